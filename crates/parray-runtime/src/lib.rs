@@ -1,1 +1,18 @@
 //! Parray's runtime: memory kinds, thread arrays (pthd, cuda, CPU emulation of cuda) and copies.
+//!
+//! Generated code uses [`Buffer`] (`#create`/`#destroy`), [`Ptr`] and [`Access`] (element
+//! reads and writes), [`detour`] (pthd arrays) and [`gpu`] (cuda arrays).
+
+pub mod barrier;
+pub mod buffer;
+pub mod elem;
+pub mod error;
+pub mod gpu;
+pub mod pthd;
+pub mod ptr;
+
+pub use buffer::Buffer;
+pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
+pub use error::{Error, Result};
+pub use pthd::{detour, ThreadCtx};
+pub use ptr::{Access, Ptr};

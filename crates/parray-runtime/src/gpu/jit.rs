@@ -1,0 +1,1 @@
+//! NVRTC compilation of generated kernels, cached in memory and on disk.

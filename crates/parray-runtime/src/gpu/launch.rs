@@ -1,0 +1,1 @@
+//! Launching generated kernels (or their CPU emulation) for cuda detours.

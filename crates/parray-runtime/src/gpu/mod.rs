@@ -1,0 +1,8 @@
+//! cuda thread arrays: backend choice, NVRTC compilation, launches, and the CPU emulation.
+
+pub mod context;
+pub mod emulate;
+pub mod jit;
+pub mod launch;
+
+pub use context::{backend, cuda_context, Backend};

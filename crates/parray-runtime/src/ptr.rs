@@ -1,0 +1,201 @@
+//! `Ptr<T>`: the paper's raw pointer into a buffer, as a copyable, thread-shareable handle.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Index};
+
+use parray_core::MemKind;
+
+use crate::elem::Element;
+
+/// Element access shared by owners ([`crate::Buffer`]) and handles ([`Ptr`]), so that a
+/// detour body compiles whichever of the two it captured.
+///
+/// # Data races
+/// `store` takes `&self`: the threads of an array write through shared handles, as CUDA
+/// threads write through raw pointers. As in CUDA, two threads that touch the same element
+/// without an ordering (`#sync`, the end of a detour) where at least one writes is a data
+/// race and undefined behaviour; so is holding a slice of a buffer (`as_slice`) while a
+/// detour writes to it. Parray programs partition their writes by thread index.
+///
+/// # Bounds
+/// Debug builds check every access against the buffer's extent and panic like a slice
+/// (`parray: offset 1030 out of bounds for M (extent 1024)`); release builds do not.
+pub trait Access<T: Element> {
+    /// Reads the element `off` elements past this handle.
+    fn load(&self, off: usize) -> T;
+    /// Writes the element `off` elements past this handle (see the data-race contract).
+    fn store(&self, off: usize, v: T);
+    /// A handle to the first element this value designates.
+    fn ptr(&self) -> Ptr<T>;
+}
+
+/// A pointer into a [`crate::Buffer`]: its base, an element offset, and what is needed to
+/// check and report accesses (extent, type name, memory kind).
+///
+/// A `Ptr` is valid while its buffer lives. It carries no lifetime because the paper's
+/// programs pass pointers freely between host code and detours; the detours themselves
+/// are scoped (they return only when every thread is done), which is what keeps the
+/// handles they capture valid. Using a `Ptr` after its buffer is dropped is undefined
+/// behaviour, as with a C pointer after `#destroy`.
+#[derive(Clone, Copy)]
+pub struct Ptr<T: Element> {
+    /// Host address of element 0 of the buffer; null for memory on the GPU.
+    base: *mut T,
+    /// Device address (`CUdeviceptr`) of element 0 for GPU memory, else 0.
+    dev: u64,
+    offset: usize,
+    extent: usize,
+    type_name: &'static str,
+    mem: MemKind,
+}
+
+// SAFETY: a Ptr is an address; sharing it between threads is the point (see `Access`).
+unsafe impl<T: Element> Send for Ptr<T> {}
+// SAFETY: as above; element accesses follow the data-race contract of `Access`.
+unsafe impl<T: Element> Sync for Ptr<T> {}
+
+impl<T: Element> Ptr<T> {
+    /// A handle to element 0 of a buffer (host memory: `base`; GPU memory: null `base`
+    /// and the device address `dev`).
+    pub(crate) fn new(
+        base: *mut T,
+        dev: u64,
+        extent: usize,
+        type_name: &'static str,
+        mem: MemKind,
+    ) -> Self {
+        Ptr {
+            base,
+            dev,
+            offset: 0,
+            extent,
+            type_name,
+            mem,
+        }
+    }
+
+    /// The host address of element 0 of the buffer (null for GPU memory).
+    pub(crate) fn base_ptr(&self) -> *mut T {
+        self.base
+    }
+
+    /// The offset, in elements, from the start of the buffer.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The buffer's extent in elements.
+    pub fn extent(&self) -> usize {
+        self.extent
+    }
+
+    /// The parray type the buffer was created for.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Where the buffer lives.
+    pub fn mem(&self) -> MemKind {
+        self.mem
+    }
+
+    /// The device address of the designated element, for GPU memory; `None` for host
+    /// memory (including dmem under the CPU emulation).
+    pub fn device_address(&self) -> Option<u64> {
+        self.base
+            .is_null()
+            .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
+    }
+
+    /// The host address of the element `off` past this handle; checked in debug builds.
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, off: usize) -> *mut T {
+        let index = self.offset + off;
+        #[cfg(debug_assertions)]
+        self.check(index);
+        // SAFETY: in bounds by the caller's contract (checked above in debug builds).
+        unsafe { self.base.add(index) }
+    }
+
+    #[cfg(debug_assertions)]
+    #[track_caller]
+    fn check(&self, index: usize) {
+        if self.base.is_null() {
+            panic!(
+                "parray: {} is {} memory on the GPU; host code cannot access it",
+                self.type_name, self.mem
+            );
+        }
+        if index >= self.extent {
+            panic!(
+                "parray: offset {index} out of bounds for {} (extent {})",
+                self.type_name, self.extent
+            );
+        }
+    }
+}
+
+impl<T: Element> Access<T> for Ptr<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T {
+        // SAFETY: `at` gives an in-bounds element of a live buffer (contract of `Ptr`).
+        unsafe { *self.at(off) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store(&self, off: usize, v: T) {
+        // SAFETY: as in `load`; races are excluded by the contract of `Access`.
+        unsafe { *self.at(off) = v }
+    }
+
+    #[inline(always)]
+    fn ptr(&self) -> Ptr<T> {
+        *self
+    }
+}
+
+impl<T: Element> Index<usize> for Ptr<T> {
+    type Output = T;
+
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, off: usize) -> &T {
+        // SAFETY: as in `load`.
+        unsafe { &*self.at(off) }
+    }
+}
+
+impl<T: Element> Add<usize> for Ptr<T> {
+    type Output = Ptr<T>;
+
+    /// `p + off`: C pointer arithmetic; bounds are checked at the access, not here.
+    #[inline(always)]
+    fn add(mut self, off: usize) -> Ptr<T> {
+        self += off;
+        self
+    }
+}
+
+impl<T: Element> AddAssign<usize> for Ptr<T> {
+    #[inline(always)]
+    fn add_assign(&mut self, off: usize) {
+        self.offset += off;
+    }
+}
+
+impl<T: Element> fmt::Debug for Ptr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Ptr<{}>({} {} + {} of {})",
+            T::ELEM,
+            self.mem,
+            self.type_name,
+            self.offset,
+            self.extent
+        )
+    }
+}
