@@ -1,0 +1,1 @@
+//! CPU emulation of a cuda grid (placeholder; written by its owner).
