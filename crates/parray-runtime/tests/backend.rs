@@ -1,0 +1,116 @@
+//! Backend selection. The backend is chosen once per process, so each case that sets
+//! `PARRAY_BACKEND` re-runs this test binary as a child with that one test selected.
+
+use std::process::Command;
+
+use parray_core::MemKind;
+use parray_runtime::gpu::{backend, cuda_context, Backend};
+use parray_runtime::{Access, Buffer, Error};
+
+/// Marks the child process, which runs the check instead of spawning.
+const CHILD: &str = "PARRAY_TEST_CHILD";
+
+/// Runs `test` alone in a child with `PARRAY_BACKEND=value`; returns its stderr.
+fn in_child(test: &str, value: &str) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("PARRAY_BACKEND", value)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "child {test} with PARRAY_BACKEND={value} failed:\n{}\n{stderr}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+#[test]
+fn auto_uses_the_gpu_exactly_when_there_is_one() {
+    if std::env::var("PARRAY_BACKEND").is_ok_and(|v| v != "auto") {
+        eprintln!("skipped: PARRAY_BACKEND is set for this run");
+        return;
+    }
+    let want = if cuda_context().is_some() {
+        Backend::Cuda
+    } else {
+        Backend::Emulate
+    };
+    assert_eq!(backend().unwrap(), want);
+}
+
+#[test]
+fn forced_cuda_without_a_gpu_is_a_clear_error() {
+    if !is_child() {
+        if cuda_context().is_some() {
+            eprintln!("skipped: this machine has a CUDA device");
+            return;
+        }
+        in_child("forced_cuda_without_a_gpu_is_a_clear_error", "cuda");
+        return;
+    }
+    let err = backend().unwrap_err();
+    assert!(matches!(err, Error::CudaUnavailable { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("parray: no CUDA driver or device: PARRAY_BACKEND=cuda, but "),
+        "{msg}"
+    );
+    // dmem needs the backend, so it fails the same way; host kinds do not.
+    let dmem = Buffer::<f32>::new("M", MemKind::Dmem, 4).unwrap_err();
+    assert_eq!(dmem.to_string(), msg);
+    Buffer::<f32>::new("P", MemKind::Paged, 4).unwrap();
+}
+
+#[test]
+fn forced_emulation_emulates() {
+    if !is_child() {
+        in_child("forced_emulation_emulates", "emulate");
+        return;
+    }
+    assert_eq!(backend().unwrap(), Backend::Emulate);
+    // dmem is host memory under the emulation, whatever the machine.
+    let d = Buffer::<f32>::new("D", MemKind::Dmem, 2).unwrap();
+    assert_eq!(d.ptr().device_address(), None);
+}
+
+#[test]
+fn unknown_backend_is_rejected() {
+    if !is_child() {
+        in_child("unknown_backend_is_rejected", "opencl");
+        return;
+    }
+    let err = backend().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "parray: PARRAY_BACKEND=\"opencl\" is not one of cuda, emulate, auto"
+    );
+}
+
+#[test]
+fn fallback_notices_are_said_once() {
+    if !is_child() {
+        if cuda_context().is_some() {
+            eprintln!("skipped: this machine has a CUDA device");
+            return;
+        }
+        let stderr = in_child("fallback_notices_are_said_once", "auto");
+        for line in [
+            "parray: no CUDA device; cuda thread arrays run on the CPU emulator",
+            "parray: no CUDA driver; pinned memory is ordinary host memory",
+        ] {
+            assert_eq!(stderr.matches(line).count(), 1, "{line:?} in:\n{stderr}");
+        }
+        return;
+    }
+    for _ in 0..3 {
+        assert_eq!(backend().unwrap(), Backend::Emulate);
+        Buffer::<f32>::new("P", MemKind::Pinned, 4).unwrap();
+    }
+}
