@@ -1,5 +1,20 @@
 //! Parray's type language: parser, dimension trees, offset algebra and code emitters.
+//!
+//! The pipeline is naga-shaped: [`parser`] turns text into an [`ast::Program`]; [`tree`]
+//! resolves it into a [`Module`] of dimension trees (validation included); [`offsets`]
+//! compiles index expressions into the simplified IR of [`expr`]; the emitters print it.
 
+pub mod ast;
+pub mod error;
+pub mod expr;
 pub mod kinds;
+pub mod offsets;
+pub mod parser;
+pub mod tree;
 
+pub use error::{Error, ErrorKind, Result, Span};
+pub use expr::{Expr, VarId, Vars};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
+pub use offsets::{compile, offset_function, Offset};
+pub use parser::{parse_index_expr, parse_program};
+pub use tree::{DimRef, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

@@ -1,0 +1,130 @@
+//! The syntax tree of the type language, as written: nothing resolved yet.
+
+use crate::error::Span;
+use crate::kinds::{ElemType, MemKind, ThreadKind};
+
+/// A whole source text: constants and declarations in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Const(ConstDecl),
+    Type(TypeDecl),
+}
+
+/// A name as written, with its position.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// `const N = 1024`
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstDecl {
+    pub name: Ident,
+    pub value: SizeExpr,
+}
+
+/// `[mem] elem dims NAME`, `#parray {...} NAME`, or a thread array `pthd dims NAME`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDecl {
+    pub name: Ident,
+    pub kind: DeclKind,
+    pub dims: Vec<Group>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeclKind {
+    /// A data type; `mem` is `None` for a pure view.
+    Data {
+        mem: Option<MemKind>,
+        elem: ElemType,
+    },
+    Thread(ThreadKind),
+}
+
+/// One bracketed group `[ ... ]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub body: GroupBody,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum GroupBody {
+    /// `[n]`: a natural leaf.
+    Size(SizeExpr),
+    /// `[[a][b]...]`: a compound of groups.
+    Compound(Vec<Group>),
+    /// `[#R]`, `[n#R]`, `[[a][b]#R]`.
+    Ref { shape: RefShape, target: Ident },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefShape {
+    /// `#R`: all of R, with R's children.
+    Whole,
+    /// `n#R`: the first n elements of R, as a leaf.
+    Sized(SizeExpr),
+    /// `S#R`: the first |S| elements of R, indexed through the structure S.
+    Structured(Vec<Group>),
+}
+
+/// An integer size expression: literals, constants, `+ - * /`, parentheses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeExpr {
+    pub kind: SizeExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeExprKind {
+    Lit(u64),
+    Name(String),
+    Neg(Box<SizeExpr>),
+    Bin(BinOp, Box<SizeExpr>, Box<SizeExpr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// An index expression `A[[2][i]][k]` naming a type (or sub-dimension) and its indices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexExpr {
+    pub target: Ident,
+    pub indices: Vec<Index>,
+    pub span: Span,
+}
+
+/// One index component: a flat value or a nested list applied to the children of a dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Index {
+    Value(IndexValue, Span),
+    Nested(Vec<Index>, Span),
+}
+
+impl Index {
+    pub fn span(&self) -> Span {
+        match self {
+            Index::Value(_, s) | Index::Nested(_, s) => *s,
+        }
+    }
+}
+
+/// A flat index value: a constant or a symbolic variable (`i`, `tid_0`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IndexValue {
+    Const(u64),
+    Var(String),
+}

@@ -1,0 +1,176 @@
+//! The offset compiler: an index expression on a type becomes a simplified [`Expr`].
+//!
+//! Rule 8 of PARRAY.md decides how indices apply to a dimension; rules 1 to 5 give each
+//! dimension's offset function, composed here symbolically with the smart constructors of
+//! `expr`, which assume that every index lies inside the dimension it indexes.
+
+use crate::ast::{Index, IndexExpr, IndexValue};
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::expr::{digit, Expr, Vars};
+use crate::tree::{Module, NodeId, NodeKind};
+
+/// Largest offset expression (in IR nodes) the compiler builds before giving up.
+pub const MAX_EXPR_WEIGHT: usize = 200_000;
+
+/// A compiled offset: the simplified expression and its index variables with their ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offset {
+    pub expr: Expr,
+    pub vars: Vars,
+}
+
+impl Offset {
+    /// C/Rust source of the offset, variables by name.
+    pub fn to_source(&self) -> String {
+        self.expr.to_source(&self.vars)
+    }
+
+    pub fn as_const(&self) -> Option<u64> {
+        self.expr.as_const()
+    }
+}
+
+/// Compile `T[...]...` (the paper's `$T[...]$`).
+pub fn compile(module: &Module, ie: &IndexExpr) -> Result<Offset> {
+    let dim = module.resolve(&ie.target)?;
+    let mut c = Compiler {
+        module,
+        vars: Vars::new(),
+    };
+    let index = match ie.indices.as_slice() {
+        [one] => one.clone(),
+        many => Index::Nested(many.to_vec(), ie.span),
+    };
+    // The first pass only gathers every variable's range (the tightest over all its
+    // uses); the second simplifies with all of them known.
+    c.index(dim.node, &index, &ie.target.name)?;
+    let expr = c.index(dim.node, &index, &ie.target.name)?;
+    Ok(Offset { expr, vars: c.vars })
+}
+
+/// The offset function of a dimension as a formula of one flat index called `var`.
+pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offset> {
+    let mut vars = Vars::new();
+    let v = vars.bind(var, module.size(node) - 1);
+    let mut c = Compiler { module, vars };
+    let expr = c.flat(node, Expr::var(v), Span::default())?;
+    Ok(Offset { expr, vars: c.vars })
+}
+
+struct Compiler<'m> {
+    module: &'m Module,
+    vars: Vars,
+}
+
+impl Compiler<'_> {
+    /// One index component applied to a node (rule 8).
+    fn index(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<Expr> {
+        match idx {
+            Index::Value(v, span) => {
+                let e = self.value(node, v, *span, name)?;
+                self.flat(node, e, *span)
+            }
+            Index::Nested(list, _) if list.len() == 1 => self.index(node, &list[0], name),
+            Index::Nested(list, span) => {
+                let n = self.module.node(node);
+                self.check_arity(node, list.len(), *span, name)?;
+                match n.kind {
+                    NodeKind::Compound => {
+                        let mut sum = Expr::constant(0);
+                        for (k, (child, sub)) in n.children.iter().zip(list).enumerate() {
+                            let part = self.index(*child, sub, &format!("{name}_{k}"))?;
+                            sum = sum.add(&part, &self.vars);
+                        }
+                        Ok(sum)
+                    }
+                    _ => {
+                        let flat = self.flatten(node, list, name)?;
+                        self.flat(node, flat, *span)
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_arity(&self, node: NodeId, given: usize, span: Span, name: &str) -> Result<()> {
+        let have = self.module.node(node).children.len();
+        if have == given {
+            return Ok(());
+        }
+        let msg = if have == 0 {
+            format!("`{name}` is a leaf dimension and takes one index, but {given} were given")
+        } else {
+            format!("`{name}` has {have} sub-dimensions, but {given} indices were given")
+        };
+        Err(Error::new(ErrorKind::Index, span, msg))
+    }
+
+    /// A flat index value at a dimension of size n: a constant below n, or a variable
+    /// whose range becomes `[0, n)`.
+    fn value(&mut self, node: NodeId, v: &IndexValue, span: Span, name: &str) -> Result<Expr> {
+        let size = self.module.size(node);
+        match v {
+            IndexValue::Const(c) if *c >= size => Err(Error::new(
+                ErrorKind::Index,
+                span,
+                format!("index {c} is out of range for `{name}` (size {size})"),
+            )),
+            IndexValue::Const(c) => Ok(Expr::constant(*c)),
+            IndexValue::Var(name) => Ok(Expr::var(self.vars.bind(name, size - 1))),
+        }
+    }
+
+    /// Indices given through a structure, flattened row-major into one index of `node`.
+    fn flatten(&mut self, node: NodeId, list: &[Index], name: &str) -> Result<Expr> {
+        let children = self.module.node(node).children.clone();
+        let mut flat = Expr::constant(0);
+        let mut weight: u64 = children.iter().map(|c| self.module.size(*c)).product();
+        for (k, (child, sub)) in children.iter().zip(list).enumerate() {
+            weight /= self.module.size(*child);
+            let part = self.flatten_one(*child, sub, &format!("{name}_{k}"))?;
+            flat = flat.add(&part.scale(weight), &self.vars);
+        }
+        Ok(flat)
+    }
+
+    fn flatten_one(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<Expr> {
+        match idx {
+            Index::Value(v, span) => self.value(node, v, *span, name),
+            Index::Nested(list, _) if list.len() == 1 => self.flatten_one(node, &list[0], name),
+            Index::Nested(list, span) => {
+                self.check_arity(node, list.len(), *span, name)?;
+                self.flatten(node, list, name)
+            }
+        }
+    }
+
+    /// `off_node(e)` for a flat index `e` (rules 1 to 5).
+    fn flat(&mut self, node: NodeId, e: Expr, span: Span) -> Result<Expr> {
+        let n = self.module.node(node);
+        let out = match n.kind {
+            NodeKind::Leaf { stride } => e.scale(stride),
+            NodeKind::Prefix { target } => self.flat(target, e, span)?,
+            NodeKind::Strided { target, weight } => self.flat(target, e.scale(weight), span)?,
+            NodeKind::Compound => {
+                let mut sum = Expr::constant(0);
+                let mut weight = 1;
+                for c in n.children.iter().rev() {
+                    let size = self.module.size(*c);
+                    let d = digit(&e, weight, Some(size), &self.vars);
+                    let part = self.flat(*c, d, span)?;
+                    sum = part.add(&sum, &self.vars);
+                    weight *= size;
+                }
+                sum
+            }
+        };
+        if out.weight() > MAX_EXPR_WEIGHT {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                span,
+                format!("the offset expression grows beyond {MAX_EXPR_WEIGHT} operations"),
+            ));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,625 @@
+//! The parser of the textual type language (grammar: SPEC.md, "Types").
+//!
+//! nom supplies the lexical pieces (blanks and comments, identifiers, literals); the
+//! structure is recursive descent over them so that every error can say exactly which
+//! token is wrong and where. Nesting depth is bounded so that no input overflows the stack.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_until, take_while, take_while1};
+use nom::character::complete::{char as nom_char, multispace1, not_line_ending};
+use nom::combinator::{recognize, value};
+use nom::multi::many0;
+use nom::sequence::{pair, preceded};
+use nom::IResult;
+
+use crate::ast::*;
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::kinds::{ElemType, MemKind, Param, ThreadKind};
+
+/// Deepest bracket or parenthesis nesting accepted.
+pub const MAX_DEPTH: usize = 128;
+
+/// Words that cannot name a type or constant.
+const RESERVED: &[&str] = &["pthd", "mpi", "cuda", "const", "parray"];
+
+/// Parse a whole program: constants and declarations.
+pub fn parse_program(src: &str) -> Result<Program> {
+    let mut p = Parser::new(src);
+    let mut items = Vec::new();
+    loop {
+        p.skip();
+        if p.at_end() {
+            break;
+        }
+        items.push(p.item()?);
+        p.skip();
+        p.eat(';');
+    }
+    Ok(Program { items })
+}
+
+/// Parse an index expression such as `A[[2][1]][3]` or `M_1[k]`.
+pub fn parse_index_expr(src: &str) -> Result<IndexExpr> {
+    let mut p = Parser::new(src);
+    p.skip();
+    let start = p.pos;
+    let target = p.ident("a type name")?;
+    let mut indices = Vec::new();
+    p.skip();
+    while p.peek() == Some('[') {
+        indices.push(p.index(0)?);
+        p.skip();
+    }
+    if indices.is_empty() {
+        return Err(p.error_here("expected `[` after the type name"));
+    }
+    p.expect_end()?;
+    Ok(IndexExpr {
+        target,
+        indices,
+        span: p.span_from(start),
+    })
+}
+
+/// Parse a size expression on its own (used for `--const NAME=VALUE`).
+pub fn parse_size_expr(src: &str) -> Result<SizeExpr> {
+    let mut p = Parser::new(src);
+    p.skip();
+    let e = p.size_expr(0)?;
+    p.expect_end()?;
+    Ok(e)
+}
+
+fn blank(i: &str) -> IResult<&str, ()> {
+    value(
+        (),
+        many0(alt((
+            value((), multispace1),
+            value((), pair(tag("//"), not_line_ending)),
+            value((), pair(pair(tag("/*"), take_until("*/")), tag("*/"))),
+        ))),
+    )(i)
+}
+
+fn identifier(i: &str) -> IResult<&str, &str> {
+    recognize(pair(
+        take_while1(|c: char| c.is_ascii_alphabetic() || c == '_'),
+        take_while(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+    ))(i)
+}
+
+fn number(i: &str) -> IResult<&str, &str> {
+    take_while1(|c: char| c.is_ascii_digit())(i)
+}
+
+fn directive(i: &str) -> IResult<&str, &str> {
+    preceded(nom_char('#'), identifier)(i)
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Parser { src, pos: 0 }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.src[self.pos..]
+    }
+
+    fn advance_to(&mut self, rest: &'a str) {
+        self.pos = self.src.len() - rest.len();
+    }
+
+    fn skip(&mut self) {
+        if let Ok((rest, ())) = blank(self.rest()) {
+            self.advance_to(rest);
+        }
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.src.len()
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn span(&self, start: usize, end: usize) -> Span {
+        Span::locate(self.src, start, end)
+    }
+
+    fn span_from(&self, start: usize) -> Span {
+        self.span(start, self.pos)
+    }
+
+    /// The span of the token at the cursor (one word, number or character).
+    fn token_here(&self) -> (Span, String) {
+        let rest = self.rest();
+        let len = identifier(rest)
+            .or_else(|_| number(rest))
+            .map(|(r, _)| rest.len() - r.len())
+            .unwrap_or_else(|_| rest.chars().next().map_or(0, char::len_utf8));
+        (
+            self.span(self.pos, self.pos + len),
+            rest[..len].to_string(),
+        )
+    }
+
+    fn error_here(&self, expected: &str) -> Error {
+        let (span, tok) = self.token_here();
+        let found = if tok.is_empty() {
+            "the end of the input".to_string()
+        } else {
+            format!("`{tok}`")
+        };
+        Error::new(ErrorKind::Syntax, span, format!("{expected}, found {found}"))
+    }
+
+    fn expect(&mut self, c: char, what: &str) -> Result<()> {
+        self.skip();
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.error_here(&format!("expected `{c}` {what}")))
+        }
+    }
+
+    fn expect_end(&mut self) -> Result<()> {
+        self.skip();
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(self.error_here("unexpected trailing input: expected the end"))
+        }
+    }
+
+    fn word(&mut self) -> Option<(&'a str, Span)> {
+        let (rest, w) = identifier(self.rest()).ok()?;
+        let start = self.pos;
+        self.advance_to(rest);
+        Some((w, self.span_from(start)))
+    }
+
+    fn peek_word(&self) -> Option<&'a str> {
+        identifier(self.rest()).ok().map(|(_, w)| w)
+    }
+
+    fn ident(&mut self, what: &str) -> Result<Ident> {
+        self.skip();
+        match self.word() {
+            Some((w, span)) => Ok(Ident {
+                name: w.to_string(),
+                span,
+            }),
+            None => Err(self.error_here(&format!("expected {what} (an identifier)"))),
+        }
+    }
+
+    /// A name being declared: an identifier that is not a keyword.
+    fn decl_name(&mut self) -> Result<Ident> {
+        self.skip();
+        if self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            let (span, tok) = self.token_here();
+            let bad_len = take_while::<_, _, nom::error::Error<&str>>(|c: char| {
+                c.is_ascii_alphanumeric() || c == '_'
+            })(self.rest())
+            .map(|(r, _)| self.rest().len() - r.len())
+            .unwrap_or(tok.len());
+            let span = self.span(span.start, span.start + bad_len);
+            let bad = &self.src[span.start..span.end];
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                span,
+                format!("`{bad}` is not a name: a name is an identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+            ));
+        }
+        let id = self.ident("the declared name")?;
+        if is_reserved(&id.name) {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                id.span,
+                format!("`{}` is a keyword and cannot be a name", id.name),
+            ));
+        }
+        Ok(id)
+    }
+
+    fn item(&mut self) -> Result<Item> {
+        let start = self.pos;
+        if self.peek_word() == Some("const") {
+            self.word();
+            let name = self.decl_name()?;
+            self.expect('=', "after the constant's name")?;
+            self.skip();
+            let value = self.size_expr(0)?;
+            return Ok(Item::Const(ConstDecl { name, value }));
+        }
+        if self.peek() == Some('#') {
+            let (rest, d) = directive(self.rest()).map_err(|_| {
+                self.error_here("expected `#parray`, a constant or a declaration")
+            })?;
+            if d != "parray" {
+                return Err(self.error_here("expected `#parray`, a constant or a declaration"));
+            }
+            self.advance_to(rest);
+            self.expect('{', "after `#parray`")?;
+            let (kind, dims) = self.decl_body()?;
+            self.expect('}', "to close `#parray {`")?;
+            let name = self.decl_name()?;
+            return Ok(Item::Type(TypeDecl {
+                name,
+                kind,
+                dims,
+                span: self.span_from(start),
+            }));
+        }
+        let (kind, dims) = self.decl_body()?;
+        let name = self.decl_name()?;
+        Ok(Item::Type(TypeDecl {
+            name,
+            kind,
+            dims,
+            span: self.span_from(start),
+        }))
+    }
+
+    /// `[mem] elem dims` or `thread dims`.
+    fn decl_body(&mut self) -> Result<(DeclKind, Vec<Group>)> {
+        self.skip();
+        let save = self.pos;
+        let Some((w, span)) = self.word() else {
+            return Err(self.error_here("expected a declaration (a memory kind, element type or thread kind)"));
+        };
+        let kind = if let Some(mem) = MemKind::from_keyword(w) {
+            self.skip();
+            let save = self.pos;
+            match self.word() {
+                Some((e, _)) if ElemType::from_keyword(e).is_some() => DeclKind::Data {
+                    mem: Some(mem),
+                    elem: ElemType::from_keyword(e).expect("checked"),
+                },
+                Some((e, espan)) => {
+                    return Err(Error::new(
+                        ErrorKind::Syntax,
+                        espan,
+                        format!("unknown element type `{e}` (expected one of {})", elem_list()),
+                    ))
+                }
+                None => {
+                    self.pos = save;
+                    return Err(self.error_here("expected an element type"));
+                }
+            }
+        } else if let Some(elem) = ElemType::from_keyword(w) {
+            DeclKind::Data { mem: None, elem }
+        } else if w == "pthd" {
+            DeclKind::Thread(ThreadKind::Pthd)
+        } else if w == "mpi" {
+            DeclKind::Thread(ThreadKind::Mpi)
+        } else if w == "cuda" {
+            DeclKind::Thread(ThreadKind::Cuda(self.params()?))
+        } else {
+            self.pos = save;
+            self.skip();
+            // A word followed by an element type is a misspelt memory kind.
+            let after = {
+                let mut q = Parser {
+                    src: self.src,
+                    pos: span.end,
+                };
+                q.skip();
+                q.peek_word().and_then(ElemType::from_keyword)
+            };
+            let msg = if after.is_some() {
+                format!(
+                    "unknown memory kind `{w}` (expected one of {})",
+                    MemKind::ALL.map(|m| m.keyword()).join(", ")
+                )
+            } else {
+                format!(
+                    "expected a declaration: unknown memory kind, element type or thread kind `{w}` (element types: {})",
+                    elem_list()
+                )
+            };
+            return Err(Error::new(ErrorKind::Syntax, span, msg));
+        };
+        let dims = self.dims()?;
+        Ok((kind, dims))
+    }
+
+    /// `( float* a, int n )`
+    fn params(&mut self) -> Result<Vec<Param>> {
+        self.expect('(', "after `cuda`")?;
+        let mut params = Vec::new();
+        self.skip();
+        if self.eat(')') {
+            return Ok(params);
+        }
+        loop {
+            self.skip();
+            let Some((ty, span)) = self.word() else {
+                return Err(self.error_here("expected a parameter type"));
+            };
+            let elem = ElemType::from_keyword(ty).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Syntax,
+                    span,
+                    format!("unknown parameter type `{ty}` (expected one of {})", elem_list()),
+                )
+            })?;
+            self.skip();
+            let pointer = self.eat('*');
+            let name = self.ident("a parameter name")?;
+            if params.iter().any(|p: &Param| p.name == name.name) {
+                return Err(Error::new(
+                    ErrorKind::Duplicate,
+                    name.span,
+                    format!("duplicate parameter `{}`", name.name),
+                ));
+            }
+            params.push(Param {
+                elem,
+                pointer,
+                name: name.name,
+            });
+            self.skip();
+            if self.eat(')') {
+                return Ok(params);
+            }
+            if !self.eat(',') {
+                return Err(self.error_here("expected `,` or `)` in the parameter list"));
+            }
+        }
+    }
+
+    fn dims(&mut self) -> Result<Vec<Group>> {
+        self.skip();
+        let mut groups = Vec::new();
+        while self.peek() == Some('[') {
+            groups.push(self.group(0)?);
+            self.skip();
+        }
+        if groups.is_empty() {
+            return Err(self.error_here("expected `[` to start the dimensions"));
+        }
+        Ok(groups)
+    }
+
+    fn check_depth(&self, depth: usize) -> Result<()> {
+        if depth >= MAX_DEPTH {
+            let (span, _) = self.token_here();
+            return Err(Error::new(
+                ErrorKind::Limit,
+                span,
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn group(&mut self, depth: usize) -> Result<Group> {
+        self.check_depth(depth)?;
+        self.skip();
+        let start = self.pos;
+        if !self.eat('[') {
+            return Err(self.error_here("expected `[`"));
+        }
+        self.skip();
+        let body = match self.peek() {
+            Some('[') => {
+                let mut inner = Vec::new();
+                while self.peek() == Some('[') {
+                    inner.push(self.group(depth + 1)?);
+                    self.skip();
+                }
+                if self.eat('#') {
+                    GroupBody::Ref {
+                        shape: RefShape::Structured(inner),
+                        target: self.ident("a referenced type after `#`")?,
+                    }
+                } else {
+                    GroupBody::Compound(inner)
+                }
+            }
+            Some('#') => {
+                self.pos += 1;
+                GroupBody::Ref {
+                    shape: RefShape::Whole,
+                    target: self.ident("a referenced type after `#`")?,
+                }
+            }
+            Some(']') => return Err(self.error_here("expected a size, `[` or `#` in the group")),
+            _ => {
+                let size = self.size_expr(depth + 1)?;
+                self.skip();
+                if self.eat('#') {
+                    GroupBody::Ref {
+                        shape: RefShape::Sized(size),
+                        target: self.ident("a referenced type after `#`")?,
+                    }
+                } else {
+                    GroupBody::Size(size)
+                }
+            }
+        };
+        self.skip();
+        if !self.eat(']') {
+            let open = self.span(start, start + 1);
+            let e = self.error_here(&format!(
+                "expected `]` to close the `[` at line {}, column {}",
+                open.line, open.col
+            ));
+            return Err(e);
+        }
+        Ok(Group {
+            body,
+            span: self.span_from(start),
+        })
+    }
+
+    /// Precedence climbing over `+ -` and `* /`.
+    fn size_expr(&mut self, depth: usize) -> Result<SizeExpr> {
+        self.check_depth(depth)?;
+        let mut lhs = self.size_term(depth)?;
+        loop {
+            self.skip();
+            let op = match self.peek() {
+                Some('+') => BinOp::Add,
+                Some('-') => BinOp::Sub,
+                _ => return Ok(lhs),
+            };
+            self.pos += 1;
+            let rhs = self.size_term(depth)?;
+            lhs = bin(self, op, lhs, rhs);
+        }
+    }
+
+    fn size_term(&mut self, depth: usize) -> Result<SizeExpr> {
+        let mut lhs = self.size_atom(depth)?;
+        loop {
+            self.skip();
+            let op = match self.peek() {
+                Some('*') => BinOp::Mul,
+                Some('/') if !self.rest().starts_with("//") && !self.rest().starts_with("/*") => {
+                    BinOp::Div
+                }
+                _ => return Ok(lhs),
+            };
+            self.pos += 1;
+            let rhs = self.size_atom(depth)?;
+            lhs = bin(self, op, lhs, rhs);
+        }
+    }
+
+    fn size_atom(&mut self, depth: usize) -> Result<SizeExpr> {
+        self.check_depth(depth)?;
+        self.skip();
+        let start = self.pos;
+        match self.peek() {
+            Some('(') => {
+                self.pos += 1;
+                let inner = self.size_expr(depth + 1)?;
+                self.skip();
+                if !self.eat(')') {
+                    return Err(self.error_here("expected `)` to close `(`"));
+                }
+                Ok(SizeExpr {
+                    kind: inner.kind,
+                    span: self.span_from(start),
+                })
+            }
+            Some('-') => {
+                self.pos += 1;
+                let inner = self.size_atom(depth + 1)?;
+                Ok(SizeExpr {
+                    kind: SizeExprKind::Neg(Box::new(inner)),
+                    span: self.span_from(start),
+                })
+            }
+            Some(c) if c.is_ascii_digit() => {
+                let (rest, digits) = number(self.rest()).expect("a digit is here");
+                self.advance_to(rest);
+                let span = self.span_from(start);
+                if identifier(rest).is_ok() {
+                    return Err(self.error_here(&format!(
+                        "expected an operator, `]` or `#` after the number `{digits}`"
+                    )));
+                }
+                let v = digits.parse::<u64>().map_err(|_| {
+                    Error::new(
+                        ErrorKind::Size,
+                        span,
+                        format!("the number `{digits}` does not fit in 64 bits"),
+                    )
+                })?;
+                Ok(SizeExpr {
+                    kind: SizeExprKind::Lit(v),
+                    span,
+                })
+            }
+            _ => match self.word() {
+                Some((w, span)) => Ok(SizeExpr {
+                    kind: SizeExprKind::Name(w.to_string()),
+                    span,
+                }),
+                None => Err(self.error_here("expected a size (a number, a constant or `(`)")),
+            },
+        }
+    }
+
+    /// One index component `[3]`, `[i]` or `[[2][1]]`.
+    fn index(&mut self, depth: usize) -> Result<Index> {
+        self.check_depth(depth)?;
+        self.skip();
+        let start = self.pos;
+        if !self.eat('[') {
+            return Err(self.error_here("expected `[`"));
+        }
+        self.skip();
+        let idx = if self.peek() == Some('[') {
+            let mut inner = Vec::new();
+            while self.peek() == Some('[') {
+                inner.push(self.index(depth + 1)?);
+                self.skip();
+            }
+            Index::Nested(inner, Span::default())
+        } else if self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            let vstart = self.pos;
+            let (rest, digits) = number(self.rest()).expect("a digit is here");
+            self.advance_to(rest);
+            let v = digits.parse::<u64>().map_err(|_| {
+                Error::new(
+                    ErrorKind::Index,
+                    self.span_from(vstart),
+                    format!("the index `{digits}` does not fit in 64 bits"),
+                )
+            })?;
+            Index::Value(IndexValue::Const(v), Span::default())
+        } else {
+            let id = self.ident("an index (a number, a variable or `[`)")?;
+            Index::Value(IndexValue::Var(id.name), Span::default())
+        };
+        self.skip();
+        if !self.eat(']') {
+            let open = self.span(start, start + 1);
+            return Err(self.error_here(&format!(
+                "expected `]` to close the `[` at line {}, column {}",
+                open.line, open.col
+            )));
+        }
+        let span = self.span_from(start);
+        Ok(match idx {
+            Index::Nested(v, _) => Index::Nested(v, span),
+            Index::Value(v, _) => Index::Value(v, span),
+        })
+    }
+}
+
+fn bin(p: &Parser, op: BinOp, lhs: SizeExpr, rhs: SizeExpr) -> SizeExpr {
+    let span = p.span(lhs.span.start, rhs.span.end);
+    SizeExpr {
+        kind: SizeExprKind::Bin(op, Box::new(lhs), Box::new(rhs)),
+        span,
+    }
+}
+
+fn is_reserved(w: &str) -> bool {
+    RESERVED.contains(&w) || MemKind::from_keyword(w).is_some() || ElemType::from_keyword(w).is_some()
+}
+
+fn elem_list() -> String {
+    ElemType::ALL.map(|e| e.keyword()).join(", ")
+}

@@ -1,0 +1,669 @@
+//! The semantic model: declarations resolved into dimension trees (PARRAY.md section 3).
+//!
+//! Every dimension is a [`Node`] in one arena shared by all types of a [`Module`], so that
+//! `#R` can *be* R's node (rule 3: D's children are R's children) and every sub-dimension
+//! is usable as a type. A node knows its size, how its offset function is built, and its
+//! largest offset; offsets themselves are produced by `offsets` (symbolic) or [`Module::offset_at`].
+
+use std::collections::HashMap;
+
+use crate::ast::*;
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::kinds::{ElemType, MemKind, ThreadKind};
+
+/// Index of a node in its module's arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// Longest chain of nested dimensions and references a type may build on.
+pub const MAX_HEIGHT: u32 = 256;
+
+/// How a node's offset function is defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A natural leaf: `off(i) = i * stride` (rule 1).
+    Leaf { stride: u64 },
+    /// Children indexed by row-major digits, offsets summed (rule 2).
+    Compound,
+    /// `off(i) = off_target(i)` on a prefix of the target: `n#R` (no children) or `S#R`
+    /// (the children are S's, as [`NodeKind::Strided`] nodes; rules 4 and 5).
+    Prefix { target: NodeId },
+    /// A dimension of the structure S in `S#R`: `off(x) = off_target(x * weight)` (rule 5).
+    Strided { target: NodeId, weight: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub size: u64,
+    pub kind: NodeKind,
+    /// Sub-dimensions, in order (`X_0`, `X_1`, ...).
+    pub children: Vec<NodeId>,
+    /// The largest offset of the node (its extent minus one).
+    pub max_offset: u64,
+    /// Length of the longest chain of children and targets below this node.
+    pub height: u32,
+}
+
+/// What a declaration declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeClass {
+    Data {
+        mem: Option<MemKind>,
+        elem: ElemType,
+    },
+    Thread(ThreadKind),
+}
+
+/// A declared type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeDef {
+    pub name: String,
+    pub class: TypeClass,
+    pub root: NodeId,
+    /// True when no dimension references another type.
+    pub natural: bool,
+    pub span: Span,
+}
+
+/// A dimension named by a path: a declared type or one of its sub-dimensions (`A_0_1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DimRef {
+    /// Index of the declared type in [`Module::types`].
+    pub ty: usize,
+    pub node: NodeId,
+}
+
+/// Resolved declarations: the arena of nodes, the types and the constants.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    nodes: Vec<Node>,
+    types: Vec<TypeDef>,
+    by_name: HashMap<String, usize>,
+    consts: HashMap<String, u64>,
+}
+
+impl Module {
+    /// Parse and resolve a whole source text.
+    pub fn parse(src: &str) -> Result<Module> {
+        Module::build(&crate::parser::parse_program(src)?, &[])
+    }
+
+    /// Resolve a parsed program; `overrides` set constants (they win over the program's own).
+    pub fn build(program: &Program, overrides: &[(String, u64)]) -> Result<Module> {
+        let mut m = Module::default();
+        for (name, v) in overrides {
+            m.consts.insert(name.clone(), *v);
+        }
+        for item in &program.items {
+            match item {
+                Item::Const(c) => m.declare_const(c, overrides)?,
+                Item::Type(t) => m.declare_type(t).map_err(|e| e.in_decl(&t.name.name))?,
+            }
+        }
+        Ok(m)
+    }
+
+    pub fn types(&self) -> &[TypeDef] {
+        &self.types
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0 as usize]
+    }
+
+    pub fn constant(&self, name: &str) -> Option<u64> {
+        self.consts.get(name).copied()
+    }
+
+    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
+        self.by_name.get(name).map(|&i| &self.types[i])
+    }
+
+    fn declare_const(&mut self, c: &ConstDecl, overrides: &[(String, u64)]) -> Result<()> {
+        let name = &c.name.name;
+        if overrides.iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        if self.consts.contains_key(name) || self.by_name.contains_key(name) {
+            return Err(Error::new(
+                ErrorKind::Duplicate,
+                c.name.span,
+                format!("`{name}` is already declared"),
+            ));
+        }
+        let v = self.eval_size(&c.value).map_err(|e| e.in_decl(name))?;
+        self.consts.insert(name.clone(), v);
+        Ok(())
+    }
+
+    fn declare_type(&mut self, t: &TypeDecl) -> Result<()> {
+        let name = &t.name.name;
+        if self.consts.contains_key(name) || self.by_name.contains_key(name) {
+            return Err(Error::new(
+                ErrorKind::Duplicate,
+                t.name.span,
+                format!("`{name}` is already declared"),
+            ));
+        }
+        let natural = !t.dims.iter().any(has_reference);
+        let class = match &t.kind {
+            DeclKind::Data { mem, elem } => TypeClass::Data {
+                mem: *mem,
+                elem: *elem,
+            },
+            DeclKind::Thread(k) => TypeClass::Thread(k.clone()),
+        };
+        if let (TypeClass::Thread(_), false) = (&class, natural) {
+            let g = t.dims.iter().find(|g| has_reference(g)).expect("artificial");
+            return Err(Error::new(
+                ErrorKind::Structure,
+                reference_span(g),
+                "a thread array's dimensions must be natural (no `#` references)",
+            ));
+        }
+        let first_new = self.nodes.len();
+        let mut top = Vec::with_capacity(t.dims.len());
+        for g in &t.dims {
+            top.push(self.build_group(g, natural)?);
+        }
+        let root = self.compound(top, t.span)?;
+        if natural {
+            self.assign_strides(first_new);
+        }
+        self.finish_nodes(first_new)?;
+        if let TypeClass::Thread(ThreadKind::Cuda(_)) = class {
+            self.check_cuda_shape(t, root)?;
+        }
+        self.by_name.insert(name.clone(), self.types.len());
+        self.types.push(TypeDef {
+            name: name.clone(),
+            class,
+            root,
+            natural,
+            span: t.span,
+        });
+        Ok(())
+    }
+
+    fn push(&mut self, size: u64, kind: NodeKind, children: Vec<NodeId>) -> NodeId {
+        self.nodes.push(Node {
+            size,
+            kind,
+            children,
+            max_offset: 0,
+            height: 0,
+        });
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    fn compound(&mut self, children: Vec<NodeId>, span: Span) -> Result<NodeId> {
+        let mut size: u64 = 1;
+        for c in &children {
+            size = size.checked_mul(self.node(*c).size).ok_or_else(|| {
+                Error::new(ErrorKind::Size, span, "the size overflows 64 bits")
+            })?;
+        }
+        Ok(self.push(size, NodeKind::Compound, children))
+    }
+
+    fn build_group(&mut self, g: &Group, natural: bool) -> Result<NodeId> {
+        match &g.body {
+            GroupBody::Size(e) => {
+                if !natural {
+                    return Err(Error::new(
+                        ErrorKind::Structure,
+                        g.span,
+                        "a natural dimension inside an artificial type: every leaf must be a `#` reference or lie under a structured reference `[...]#R`",
+                    ));
+                }
+                let n = self.eval_size(e)?;
+                Ok(self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new()))
+            }
+            GroupBody::Compound(inner) => {
+                let mut children = Vec::with_capacity(inner.len());
+                for c in inner {
+                    children.push(self.build_group(c, natural)?);
+                }
+                self.compound(children, g.span)
+            }
+            GroupBody::Ref { shape, target } => {
+                let r = self.resolve(target)?;
+                let rsize = self.node(r.node).size;
+                match shape {
+                    RefShape::Whole => Ok(r.node),
+                    RefShape::Sized(e) => {
+                        let n = self.eval_size(e)?;
+                        if n > rsize {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                e.span,
+                                format!(
+                                    "`{n}#{}` is larger than `{}` (size {rsize})",
+                                    target.name, target.name
+                                ),
+                            ));
+                        }
+                        Ok(self.push(n, NodeKind::Prefix { target: r.node }, Vec::new()))
+                    }
+                    RefShape::Structured(groups) => {
+                        let children = self.build_structure(groups, r.node, 1)?;
+                        let node = self.compound(children, g.span)?;
+                        let n = self.node(node).size;
+                        if n > rsize {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                g.span,
+                                format!(
+                                    "the structure has {n} elements, more than `{}` (size {rsize})",
+                                    target.name
+                                ),
+                            ));
+                        }
+                        self.nodes[node.0 as usize].kind = NodeKind::Prefix { target: r.node };
+                        Ok(node)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The groups of S in `S#R` at weight `outer`: each becomes a strided view of R.
+    fn build_structure(&mut self, groups: &[Group], target: NodeId, outer: u64) -> Result<Vec<NodeId>> {
+        let mut sizes = Vec::with_capacity(groups.len());
+        for g in groups {
+            sizes.push(self.structure_size(g)?);
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for (i, g) in groups.iter().enumerate() {
+            let later: u64 = sizes[i + 1..].iter().product();
+            let weight = outer * later;
+            let children = match &g.body {
+                GroupBody::Compound(inner) => self.build_structure(inner, target, weight)?,
+                _ => Vec::new(),
+            };
+            out.push(self.push(sizes[i], NodeKind::Strided { target, weight }, children));
+        }
+        Ok(out)
+    }
+
+    /// The size of a group of a structure, which may hold only sizes and compounds.
+    fn structure_size(&self, g: &Group) -> Result<u64> {
+        match &g.body {
+            GroupBody::Size(e) => self.eval_size(e),
+            GroupBody::Compound(inner) => inner.iter().try_fold(1u64, |acc, c| {
+                acc.checked_mul(self.structure_size(c)?)
+                    .ok_or_else(|| Error::new(ErrorKind::Size, g.span, "the size overflows 64 bits"))
+            }),
+            GroupBody::Ref { .. } => Err(Error::new(
+                ErrorKind::Structure,
+                reference_span(g),
+                "the structure before `#` may contain only sizes and `[...]` groups",
+            )),
+        }
+    }
+
+    /// Rule 1: strides are row-major over the natural leaves created since `first`
+    /// (leaves are created left to right, so walking backwards goes right to left).
+    fn assign_strides(&mut self, first: usize) {
+        let mut stride: u64 = 1;
+        for i in (first..self.nodes.len()).rev() {
+            if let NodeKind::Leaf { .. } = self.nodes[i].kind {
+                self.nodes[i].kind = NodeKind::Leaf { stride };
+                stride = stride.saturating_mul(self.nodes[i].size);
+            }
+        }
+    }
+
+    /// Compute heights and largest offsets of the nodes created since `first` (children first).
+    fn finish_nodes(&mut self, first: usize) -> Result<()> {
+        for i in first..self.nodes.len() {
+            let node = &self.nodes[i];
+            let below = node
+                .children
+                .iter()
+                .copied()
+                .chain(match node.kind {
+                    NodeKind::Prefix { target } | NodeKind::Strided { target, .. } => Some(target),
+                    _ => None,
+                })
+                .map(|c| self.node(c).height)
+                .max()
+                .unwrap_or(0);
+            if below + 1 > MAX_HEIGHT {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    Span::default(),
+                    format!("dimensions and references nest deeper than {MAX_HEIGHT} levels"),
+                ));
+            }
+            self.nodes[i].height = below + 1;
+            let max = self.max_strided(NodeId(i as u32), self.nodes[i].size, 1)?;
+            self.nodes[i].max_offset = max;
+        }
+        Ok(())
+    }
+
+    fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId) -> Result<()> {
+        let top = &self.node(root).children;
+        if top.len() != 2 {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                t.span,
+                format!(
+                    "a cuda thread array has exactly two top-level dimensions (grid and block), found {}",
+                    top.len()
+                ),
+            ));
+        }
+        let shape = |n: NodeId| -> Vec<u64> {
+            let node = self.node(n);
+            if node.children.is_empty() {
+                vec![node.size]
+            } else {
+                node.children.iter().map(|c| self.node(*c).size).collect()
+            }
+        };
+        let (grid, block) = (shape(top[0]), shape(top[1]));
+        for (what, dims, span) in [("grid", &grid, t.dims[0].span), ("block", &block, t.dims[1].span)] {
+            if dims.len() > 3 {
+                return Err(Error::new(
+                    ErrorKind::Structure,
+                    span,
+                    format!("the {what} has {} dimensions; CUDA allows at most 3 (z, y, x)", dims.len()),
+                ));
+            }
+        }
+        // Outermost first: the last dimension is x.
+        let xyz = |d: &[u64]| -> [u64; 3] {
+            let mut v = [1u64; 3];
+            for (k, s) in d.iter().rev().enumerate() {
+                v[k] = *s;
+            }
+            v
+        };
+        let (g, b) = (xyz(&grid), xyz(&block));
+        let block_threads: u64 = b.iter().product();
+        let err = |span: Span, msg: String| Err(Error::new(ErrorKind::Structure, span, msg));
+        if block_threads > 1024 {
+            return err(t.dims[1].span, format!("the block has {block_threads} threads; CUDA allows at most 1024"));
+        }
+        if b[0] > 1024 || b[1] > 1024 || b[2] > 64 {
+            return err(t.dims[1].span, format!("block dimensions (x, y, z) = {b:?} exceed CUDA's limits (1024, 1024, 64)"));
+        }
+        if g[0] > (1 << 31) - 1 || g[1] > 65535 || g[2] > 65535 {
+            return err(t.dims[0].span, format!("grid dimensions (x, y, z) = {g:?} exceed CUDA's limits (2^31-1, 65535, 65535)"));
+        }
+        Ok(())
+    }
+
+    /// Evaluate a size expression; the result must be positive and fit in 64 bits.
+    pub fn eval_size(&self, e: &SizeExpr) -> Result<u64> {
+        let v = self.eval_int(e)?;
+        if v <= 0 {
+            return Err(Error::new(
+                ErrorKind::Size,
+                e.span,
+                format!("a size must be positive, this one is {v}"),
+            ));
+        }
+        u64::try_from(v).map_err(|_| Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits"))
+    }
+
+    fn eval_int(&self, e: &SizeExpr) -> Result<i128> {
+        let overflow = || Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits");
+        let v = match &e.kind {
+            SizeExprKind::Lit(v) => *v as i128,
+            SizeExprKind::Name(n) => match self.consts.get(n) {
+                Some(v) => *v as i128,
+                None if self.by_name.contains_key(n) => {
+                    return Err(Error::new(
+                        ErrorKind::Unknown,
+                        e.span,
+                        format!("`{n}` is a type, not a constant (use `#{n}` to reference it)"),
+                    ))
+                }
+                None => {
+                    return Err(Error::new(
+                        ErrorKind::Unknown,
+                        e.span,
+                        format!("unknown constant `{n}`"),
+                    ))
+                }
+            },
+            SizeExprKind::Neg(a) => -self.eval_int(a)?,
+            SizeExprKind::Bin(op, a, b) => {
+                let (x, y) = (self.eval_int(a)?, self.eval_int(b)?);
+                match op {
+                    BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+                    BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                    BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    BinOp::Div => {
+                        if y == 0 {
+                            return Err(Error::new(ErrorKind::Size, e.span, "division by zero"));
+                        }
+                        if x % y != 0 {
+                            return Err(Error::new(
+                                ErrorKind::Size,
+                                e.span,
+                                format!("inexact division: {x} / {y} leaves remainder {}", x % y),
+                            ));
+                        }
+                        x / y
+                    }
+                }
+            }
+        };
+        if v.unsigned_abs() > u64::MAX as u128 {
+            return Err(overflow());
+        }
+        Ok(v)
+    }
+
+    /// The dimension named `name` (`A`, `A_0_1`): the longest declared prefix names the type.
+    pub fn lookup(&self, name: &str) -> Result<DimRef, LookupError> {
+        let mut cut = name.len();
+        loop {
+            let prefix = &name[..cut];
+            if let Some(&ty) = self.by_name.get(prefix) {
+                let mut node = self.types[ty].root;
+                let rest = &name[cut..];
+                let mut walked = prefix.to_string();
+                for part in rest.split('_').skip(1) {
+                    let k: usize = match part.parse() {
+                        Ok(k) if part.bytes().all(|b| b.is_ascii_digit()) => k,
+                        _ => return Err(LookupError::BadSuffix { ty: prefix.to_string() }),
+                    };
+                    let children = &self.node(node).children;
+                    let Some(&c) = children.get(k) else {
+                        return Err(LookupError::NoChild {
+                            parent: walked,
+                            count: children.len(),
+                            index: k,
+                        });
+                    };
+                    walked = format!("{walked}_{k}");
+                    node = c;
+                }
+                return Ok(DimRef { ty, node });
+            }
+            match name[..cut].rfind('_') {
+                Some(i) => cut = i,
+                None => return Err(LookupError::Unknown),
+            }
+        }
+    }
+
+    /// [`Module::lookup`] with an error pointing at the name as written.
+    pub fn resolve(&self, id: &Ident) -> Result<DimRef> {
+        self.lookup(&id.name).map_err(|e| {
+            let kind = ErrorKind::Unknown;
+            let msg = match e {
+                LookupError::Unknown if self.consts.contains_key(&id.name) => {
+                    format!("`{}` is a constant, not a type", id.name)
+                }
+                LookupError::Unknown => format!("unknown type `{}`", id.name),
+                LookupError::BadSuffix { ty } => format!(
+                    "`{}` is not a sub-dimension of `{ty}`: a sub-dimension is named `{ty}_<digit>_<digit>...`",
+                    id.name
+                ),
+                LookupError::NoChild { parent, count, index } => format!(
+                    "no such sub-dimension `{}`: `{parent}` has {count} sub-dimension{} (asked for number {index})",
+                    id.name,
+                    if count == 1 { "" } else { "s" }
+                ),
+            };
+            Error::new(kind, id.span, msg)
+        })
+    }
+
+    pub fn size(&self, n: NodeId) -> u64 {
+        self.node(n).size
+    }
+
+    /// Storage a buffer of this dimension needs, in elements: the largest offset plus one.
+    pub fn extent(&self, n: NodeId) -> u64 {
+        self.node(n).max_offset + 1
+    }
+
+    /// The offset of element `i` (flat) of node `n`, straight from the node definitions.
+    pub fn offset_at(&self, n: NodeId, i: u64) -> u64 {
+        let node = self.node(n);
+        match node.kind {
+            NodeKind::Leaf { stride } => i * stride,
+            NodeKind::Compound => {
+                let mut rest = i;
+                let mut off = 0;
+                for c in node.children.iter().rev() {
+                    let s = self.node(*c).size;
+                    off += self.offset_at(*c, rest % s);
+                    rest /= s;
+                }
+                off
+            }
+            NodeKind::Prefix { target } => self.offset_at(target, i),
+            NodeKind::Strided { target, weight } => self.offset_at(target, i * weight),
+        }
+    }
+
+    /// Largest offset of `off(x * w)` for `x` in `[0, n)`; exact, enumerating only strided
+    /// views that do not line up with the target's digits.
+    fn max_strided(&self, id: NodeId, n: u64, w: u64) -> Result<u64> {
+        let node = self.node(id);
+        match node.kind {
+            NodeKind::Leaf { stride } => Ok((n - 1) * w * stride),
+            NodeKind::Prefix { target } => self.max_strided(target, n, w),
+            NodeKind::Strided { target, weight } => self.max_strided(target, n, w * weight),
+            NodeKind::Compound => {
+                let kids = &node.children;
+                if w == 1 {
+                    return self.max_prefix_children(kids, n);
+                }
+                let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
+                if w % inner == 0 {
+                    // Every x * w has zero lower digits: only the first child moves.
+                    return self.max_strided(kids[0], n, w / inner);
+                }
+                Ok(self.strided_offsets(id, n, w)?.max().unwrap_or(0))
+            }
+        }
+    }
+
+    /// Largest offset over the first `n` row-major indices of the compound of `kids`.
+    fn max_prefix_children(&self, kids: &[NodeId], n: u64) -> Result<u64> {
+        let (first, rest) = kids.split_first().expect("a compound has children");
+        if rest.is_empty() {
+            return self.max_strided(*first, n, 1);
+        }
+        let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
+        let (q, r) = ((n - 1) / inner, (n - 1) % inner);
+        let last_block = self.offset_at(*first, q) + self.max_prefix_children(rest, r + 1)?;
+        if q == 0 {
+            return Ok(last_block);
+        }
+        let full_rest: u64 = rest.iter().map(|c| self.node(*c).max_offset).sum();
+        Ok(last_block.max(self.max_strided(*first, q, 1)? + full_rest))
+    }
+
+    /// `off(x * w)` for `x` in `[0, n)`, for the views whose offsets do not line up with
+    /// the target's digits; refuses views too large to enumerate.
+    fn strided_offsets(&self, id: NodeId, n: u64, w: u64) -> Result<impl Iterator<Item = u64> + '_> {
+        const LIMIT: u64 = 1 << 24;
+        if n > LIMIT {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("a strided view of {n} elements is too large to analyse (limit {LIMIT})"),
+            ));
+        }
+        Ok((0..n).map(move |x| self.offset_at(id, x * w)))
+    }
+
+    /// cnt (rule 10): `off(i) == off(0) + i` for every `i` (and `off(0)` is always 0).
+    pub fn is_contiguous(&self, id: NodeId) -> Result<bool> {
+        self.is_linear(id, self.node(id).size, 1, 1)
+    }
+
+    /// Whether `off(x * w) == x * s` for every `x` in `[0, n)`.
+    fn is_linear(&self, id: NodeId, n: u64, w: u64, s: u64) -> Result<bool> {
+        if n <= 1 {
+            return Ok(true);
+        }
+        let node = self.node(id);
+        match node.kind {
+            NodeKind::Leaf { stride } => Ok(w * stride == s),
+            NodeKind::Prefix { target } => self.is_linear(target, n, w, s),
+            NodeKind::Strided { target, weight } => self.is_linear(target, n, w * weight, s),
+            NodeKind::Compound => {
+                let kids = &node.children;
+                if w == 1 {
+                    return self.is_linear_children(kids, n, s);
+                }
+                let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
+                if w % inner == 0 {
+                    return self.is_linear(kids[0], n, w / inner, s);
+                }
+                Ok(self.strided_offsets(id, n, w)?.zip(0..).all(|(off, x)| off == x * s))
+            }
+        }
+    }
+
+    fn is_linear_children(&self, kids: &[NodeId], n: u64, s: u64) -> Result<bool> {
+        let (first, rest) = kids.split_first().expect("a compound has children");
+        if rest.is_empty() {
+            return self.is_linear(*first, n, 1, s);
+        }
+        let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
+        let q = (n - 1) / inner;
+        if q == 0 {
+            return self.is_linear_children(rest, n, s);
+        }
+        Ok(self.is_linear_children(rest, inner, s)?
+            && self.is_linear(*first, q + 1, 1, s.saturating_mul(inner))?)
+    }
+}
+
+/// Why a name did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    Unknown,
+    BadSuffix { ty: String },
+    NoChild { parent: String, count: usize, index: usize },
+}
+
+fn has_reference(g: &Group) -> bool {
+    match &g.body {
+        GroupBody::Size(_) => false,
+        GroupBody::Compound(inner) => inner.iter().any(has_reference),
+        GroupBody::Ref { .. } => true,
+    }
+}
+
+fn reference_span(g: &Group) -> Span {
+    match &g.body {
+        GroupBody::Compound(inner) => inner
+            .iter()
+            .find(|c| has_reference(c))
+            .map_or(g.span, reference_span),
+        _ => g.span,
+    }
+}
