@@ -5,6 +5,8 @@
 //! compiles index expressions into the simplified IR of [`expr`]; the emitters print it.
 
 pub mod ast;
+pub mod emit_cuda;
+pub mod emit_rust;
 pub mod error;
 pub mod expr;
 pub mod kinds;
