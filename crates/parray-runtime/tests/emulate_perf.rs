@@ -1,0 +1,82 @@
+//! Prints (does not assert) the emulation's cost per thread; meaningful with `--release`:
+//! `cargo test -p parray-runtime --release --test emulate_perf -- --nocapture`.
+
+use parray_runtime::gpu::emulate::{run_grid, GridShape};
+use std::time::{Duration, Instant};
+
+/// A raw pointer that kernels may capture: each thread writes only its own element.
+#[derive(Clone, Copy)]
+struct SyncPtr(*mut f32);
+// SAFETY: the kernels below write disjoint elements.
+unsafe impl Sync for SyncPtr {}
+// SAFETY: as above.
+unsafe impl Send for SyncPtr {}
+impl SyncPtr {
+    /// A method rather than `.0`, so that closures capture the whole (Sync) wrapper.
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+/// The best of `reps` timings of `f`.
+fn best(reps: usize, mut f: impl FnMut()) -> Duration {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .expect("reps > 0")
+}
+
+#[test]
+fn time_per_thread() {
+    const N: usize = 1024 * 1024;
+    let a: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
+    let b: Vec<f32> = (0..N).map(|i| (i % 5) as f32).collect();
+    let mut c = vec![1.0f32; N];
+    let cp = SyncPtr(c.as_mut_ptr());
+    let (a, b) = (&a, &b);
+
+    let mut launches = 0;
+    let loops = best(5, || {
+        launches += 1;
+        run_grid("fma", GridShape::new(1024, 1024), false, |t| {
+            let i = t.global_id();
+            // SAFETY: one writer per element; `c` outlives the launch.
+            unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
+        })
+        .unwrap();
+    });
+    let expect = |i: usize| launches as f32 * ((i % 7) * (i % 5)) as f32 + 1.0;
+    assert!((0..N).all(|i| c[i] == expect(i)), "wrong fma results");
+
+    let serial = best(5, || {
+        for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
+            *c += a * b;
+        }
+        std::hint::black_box(&mut c);
+    });
+
+    let barrier_threads = 64 * 256;
+    let teams = best(3, || {
+        run_grid("fma_sync", GridShape::new(64, 256), true, |t| {
+            let i = t.global_id();
+            t.sync_block();
+            // SAFETY: one writer per element; `c` outlives the launch.
+            unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
+        })
+        .unwrap();
+    });
+
+    let ns = |d: Duration, n: usize| d.as_nanos() as f64 / n as f64;
+    println!(
+        "emulate: 1024x1024 threads without barriers: {:.2} ms, {:.2} ns/thread \
+         (serial loop {:.2} ns/element); 64x256 threads with a barrier: {:.1} us/thread",
+        loops.as_secs_f64() * 1e3,
+        ns(loops, N),
+        ns(serial, N),
+        ns(teams, barrier_threads) / 1e3,
+    );
+}
