@@ -71,6 +71,10 @@ pub enum Error {
         source_code: String,
     },
 
+    /// The driver refused a compiled kernel.
+    #[error("parray: loading compiled kernel {kernel} failed: {reason}")]
+    ModuleLoad { kernel: String, reason: String },
+
     /// Loading, configuring, launching or running a kernel failed.
     #[error("parray: launch of kernel {kernel} (detour at {location}) failed: {message}")]
     Launch {

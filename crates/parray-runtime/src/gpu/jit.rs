@@ -1,1 +1,219 @@
 //! NVRTC compilation of generated kernels, cached in memory and on disk.
+//!
+//! Options: only `--gpu-architecture=sm_XY` of device 0, so the PTX is JIT-free on that
+//! device. No `--use_fast_math` (it would change results against the CPU emulation) and no
+//! `-default-device` (generated sources mark their own `__device__` helpers).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::CudaFunction;
+use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
+
+use crate::error::{Error, Result};
+use crate::gpu::context::{self, Cuda};
+
+/// First line of a disk-cache entry, followed by the FNV-1a hash of the PTX in hex.
+const ENTRY_MAGIC: &str = "parray-ptx-v1";
+
+/// The function `kernel` of `source`, compiled for device 0.
+///
+/// Each (kernel, source) is compiled once per process, and once per machine through the
+/// disk cache (`PARRAY_CACHE_DIR`, else `$XDG_CACHE_HOME/parray`, else
+/// `$HOME/.cache/parray`), whose entries are keyed by source, architecture and NVRTC
+/// version. `PARRAY_DUMP_SOURCE=1` prints each kernel's source to stderr on its first use
+/// in the process.
+pub fn compile(kernel: &str, source: &str) -> Result<CudaFunction> {
+    static LOADED: OnceLock<Mutex<HashMap<u64, CudaFunction>>> = OnceLock::new();
+    let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
+        reason: format!("kernel {kernel} needs a GPU"),
+    })?;
+    let target = target(cuda)?;
+    let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
+    // Held while compiling: two threads asking for one kernel compile it once.
+    let mut loaded = LOADED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = loaded.get(&key) {
+        return Ok(f.clone());
+    }
+    if std::env::var_os("PARRAY_DUMP_SOURCE").is_some_and(|v| v == "1") {
+        eprintln!("parray: source of kernel {kernel}:\n{source}");
+    }
+    let entry = cache_dir().map(|dir| dir.join(format!("{key:016x}.ptx")));
+    let cached = entry
+        .as_deref()
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .and_then(|text| parse_entry(&text).map(str::to_owned))
+        .and_then(|ptx| load(cuda, kernel, Ptx::from_src(ptx)).ok());
+    let function = match cached {
+        Some(f) => f,
+        None => {
+            let ptx = nvrtc::compile_ptx_with_opts(
+                source,
+                CompileOptions {
+                    options: vec![format!("--gpu-architecture={}", target.arch)],
+                    name: Some(format!("{kernel}.cu")),
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| nvrtc_error(kernel, source, e))?;
+            if let Some(path) = &entry {
+                // Best effort: a cache that cannot be written costs a recompile, not a failure.
+                let _ = write_atomically(path, &format_entry(&ptx.to_src()));
+            }
+            load(cuda, kernel, ptx)?
+        }
+    };
+    loaded.insert(key, function.clone());
+    Ok(function)
+}
+
+/// What a compilation targets: device 0's architecture and the NVRTC that compiles.
+struct Target {
+    arch: String,
+    nvrtc: String,
+}
+
+fn target(cuda: &Cuda) -> Result<&'static Target> {
+    static TARGET: OnceLock<std::result::Result<Target, String>> = OnceLock::new();
+    TARGET
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen the NVRTC library.
+            if !unsafe { nvrtc::sys::is_culib_present() } {
+                return Err("NVRTC (libnvrtc) could not be loaded; cuda detours need it".into());
+            }
+            let (major, minor) = cuda
+                .ctx
+                .compute_capability()
+                .map_err(|e| format!("the compute capability of device 0 is unknown: {e}"))?;
+            let (mut v_major, mut v_minor) = (0, 0);
+            // SAFETY: two valid out-pointers; the library is loaded (checked above).
+            unsafe { nvrtc::sys::nvrtcVersion(&mut v_major, &mut v_minor) }
+                .result()
+                .map_err(|e| format!("the NVRTC version is unknown: {e:?}"))?;
+            Ok(Target {
+                arch: format!("sm_{major}{minor}"),
+                nvrtc: format!("{v_major}.{v_minor}"),
+            })
+        })
+        .as_ref()
+        .map_err(|reason| Error::CudaUnavailable {
+            reason: reason.clone(),
+        })
+}
+
+fn load(cuda: &Cuda, kernel: &str, ptx: Ptx) -> Result<CudaFunction> {
+    cuda.ctx
+        .load_module(ptx)
+        .and_then(|module| module.load_function(kernel))
+        .map_err(|e| Error::ModuleLoad {
+            kernel: kernel.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {
+    let log = match e {
+        CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+        other => other.to_string(),
+    };
+    Error::Nvrtc {
+        kernel: kernel.to_string(),
+        log,
+        source_code: source.to_string(),
+    }
+}
+
+/// The disk cache's folder, if any environment variable names one.
+fn cache_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    var("PARRAY_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| Path::new(&d).join("parray")))
+        .or_else(|| var("HOME").map(|d| Path::new(&d).join(".cache/parray")))
+}
+
+/// A disk-cache entry: a header with the PTX's hash, so a truncated or altered file is
+/// recognised and recompiled instead of loaded.
+fn format_entry(ptx: &str) -> String {
+    format!("{ENTRY_MAGIC} {:016x}\n{ptx}", fnv1a(&[ptx]))
+}
+
+/// The PTX of a well-formed entry.
+fn parse_entry(text: &str) -> Option<&str> {
+    let (header, ptx) = text.split_once('\n')?;
+    let hash = header.strip_prefix(ENTRY_MAGIC)?.strip_prefix(' ')?;
+    (u64::from_str_radix(hash, 16).ok()? == fnv1a(&[ptx])).then_some(ptx)
+}
+
+/// Writes through a temporary file and a rename, so readers never see half an entry.
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// FNV-1a (64-bit) over the parts, each followed by a 0 byte: stable across Rust
+/// releases (unlike `DefaultHasher`), which the disk cache's file names need.
+fn fnv1a(parts: &[&str]) -> u64 {
+    parts
+        .iter()
+        .flat_map(|p| p.bytes().chain([0]))
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_corruption_is_detected() {
+        let ptx = ".version 8.0\n.target sm_90\n// body\n";
+        let entry = format_entry(ptx);
+        assert_eq!(parse_entry(&entry), Some(ptx));
+        assert_eq!(parse_entry(&entry[..entry.len() - 3]), None, "truncated");
+        assert_eq!(
+            parse_entry(&entry.replace("sm_90", "sm_80")),
+            None,
+            "altered"
+        );
+        assert_eq!(parse_entry("garbage"), None);
+        assert_eq!(
+            parse_entry(&entry.replacen("v1", "v0", 1)),
+            None,
+            "old format"
+        );
+    }
+
+    #[test]
+    fn hashes_separate_their_parts() {
+        assert_ne!(fnv1a(&["ab", "c"]), fnv1a(&["a", "bc"]));
+        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
+        // Pinned value: a change of hash would orphan every disk-cache entry.
+        assert_eq!(fnv1a(&["a"]), 0x089b_e207_b544_f1e4);
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files() {
+        let dir = std::env::temp_dir().join(format!("parray-jit-test-{}", std::process::id()));
+        let path = dir.join("nested/entry.ptx");
+        write_atomically(&path, "first").unwrap();
+        write_atomically(&path, "second").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["entry.ptx"], "no temporary file is left");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,1 +1,265 @@
-//! Launching generated kernels (or their CPU emulation) for cuda detours.
+//! cuda detours: launch the generated kernel on the GPU, or run its CPU emulation.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use crate::buffer::Buffer;
+use crate::elem::Element;
+use crate::error::{Error, Result};
+use crate::gpu::context::{self, Backend, Cuda};
+use crate::gpu::emulate::{self, EmulateError, GridShape};
+use crate::gpu::jit;
+use crate::ptr::{Access, Ptr};
+
+/// Shared memory a kernel may use without opting in (CUDA's static limit).
+const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
+
+/// One cuda detour, as the code generator describes it.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The `extern "C" __global__` function's name in `source`.
+    pub kernel: &'static str,
+    /// The generated CUDA C source.
+    pub source: Cow<'static, str>,
+    /// Blocks per grid, `[x, y, z]`.
+    pub grid: [u32; 3],
+    /// Threads per block, `[x, y, z]`.
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// Whether the body uses `#sync` (the emulation then runs each block's threads as OS
+    /// threads that can meet at a barrier, instead of a loop).
+    pub syncs: bool,
+    /// `file.rs:LINE` of the detour, for errors.
+    pub location: &'static str,
+}
+
+/// A kernel argument as the driver receives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KernelValue {
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    /// Also device addresses and `usize`.
+    U64(u64),
+}
+
+/// What can be passed to a generated kernel: GPU buffers and pointers (as device
+/// addresses) and scalars.
+pub trait KernelArg {
+    /// The value the kernel receives; an error for host memory.
+    fn kernel_value(&self) -> Result<KernelValue>;
+}
+
+impl<T: Element> KernelArg for Ptr<T> {
+    fn kernel_value(&self) -> Result<KernelValue> {
+        self.device_address()
+            .map(KernelValue::U64)
+            .ok_or(Error::NotDeviceMemory {
+                type_name: self.type_name(),
+                mem: self.mem(),
+            })
+    }
+}
+
+impl<T: Element> KernelArg for Buffer<T> {
+    fn kernel_value(&self) -> Result<KernelValue> {
+        self.ptr().kernel_value()
+    }
+}
+
+macro_rules! scalar_args {
+    ($($t:ty => $variant:ident as $as:ty),* $(,)?) => {$(
+        impl KernelArg for $t {
+            fn kernel_value(&self) -> Result<KernelValue> {
+                Ok(KernelValue::$variant(*self as $as))
+            }
+        }
+    )*};
+}
+
+scalar_args! {
+    f32 => F32 as f32,
+    f64 => F64 as f64,
+    i32 => I32 as i32,
+    u32 => U32 as u32,
+    i64 => I64 as i64,
+    u64 => U64 as u64,
+    usize => U64 as u64,
+}
+
+/// `#detour` of a cuda thread array: launches `launch.kernel` with `args` on GPU 0 under
+/// the cuda backend, or runs `emulated` for every (block, thread) under the emulation,
+/// and returns when the grid is done.
+///
+/// A GPU launch is checked against the device's limits, synchronised, and any failure
+/// (including a fault inside the kernel) becomes `Error::Launch` naming the kernel and
+/// the detour's location.
+///
+/// # Safety
+/// As for any CUDA launch: `args` must match the kernel's parameters in number and type,
+/// and the kernel must stay within the buffers it is given. The code generator
+/// guarantees the first; debug builds check the second only under the emulation.
+pub unsafe fn detour_cuda<F>(launch: &Launch, args: &[&dyn KernelArg], emulated: F) -> Result<()>
+where
+    F: Fn(&emulate::ThreadCtx) + Sync,
+{
+    match context::backend()? {
+        Backend::Emulate => emulate::run_grid(
+            launch.kernel,
+            GridShape::new(launch.grid, launch.block),
+            launch.syncs,
+            emulated,
+        )
+        .map_err(|e| emulation_error(launch, e)),
+        Backend::Cuda => {
+            let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
+                reason: "the cuda backend lost its device".into(),
+            })?;
+            // SAFETY: forwarded to the caller.
+            unsafe { run_on_gpu(cuda, launch, args) }
+        }
+    }
+}
+
+/// # Safety
+/// As [`detour_cuda`].
+unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, args: &[&dyn KernelArg]) -> Result<()> {
+    let fail = |message: String| Error::Launch {
+        kernel: launch.kernel.to_string(),
+        location: launch.location,
+        message,
+    };
+    check_limits(cuda, launch).map_err(fail)?;
+    let values = args
+        .iter()
+        .map(|a| a.kernel_value())
+        .collect::<Result<Vec<_>>>()?;
+    let function = jit::compile(launch.kernel, &launch.source)?;
+    if launch.shared_bytes > DEFAULT_SHARED_BYTES {
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                launch.shared_bytes as i32,
+            )
+            .map_err(|e| {
+                fail(format!(
+                    "opting in to {} bytes of shared memory: {e}",
+                    launch.shared_bytes
+                ))
+            })?;
+    }
+    let mut builder = cuda.stream.launch_builder(&function);
+    for value in &values {
+        match value {
+            KernelValue::F32(v) => builder.arg(v),
+            KernelValue::F64(v) => builder.arg(v),
+            KernelValue::I32(v) => builder.arg(v),
+            KernelValue::U32(v) => builder.arg(v),
+            KernelValue::I64(v) => builder.arg(v),
+            KernelValue::U64(v) => builder.arg(v),
+        };
+    }
+    let config = LaunchConfig {
+        grid_dim: launch.grid.into(),
+        block_dim: launch.block.into(),
+        shared_mem_bytes: launch.shared_bytes,
+    };
+    // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
+    // launch, which copies them.
+    unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
+    cuda.stream
+        .synchronize()
+        .map_err(|e| fail(format!("the kernel failed while running: {e}")))
+}
+
+/// The launch limits of device 0, read once.
+struct Limits {
+    block: [u32; 3],
+    block_threads: u32,
+    grid: [u32; 3],
+    shared_bytes: u32,
+}
+
+/// Refuses, with a readable reason, a configuration device 0 cannot launch.
+fn check_limits(cuda: &Cuda, launch: &Launch) -> std::result::Result<(), String> {
+    static LIMITS: OnceLock<std::result::Result<Limits, String>> = OnceLock::new();
+    let limits = LIMITS
+        .get_or_init(|| {
+            use CUdevice_attribute::*;
+            let get = |a| {
+                cuda.ctx
+                    .attribute(a)
+                    .map(|v| v as u32)
+                    .map_err(|e| format!("reading the device's limits: {e}"))
+            };
+            Ok(Limits {
+                block: [
+                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+                ],
+                block_threads: get(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+                grid: [
+                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+                ],
+                shared_bytes: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            })
+        })
+        .as_ref()?;
+    let within = |what: &str, got: [u32; 3], max: [u32; 3]| {
+        if got.contains(&0) || got.iter().zip(max).any(|(&g, m)| g > m) {
+            Err(format!("{what} {got:?} is outside [1, 1, 1]..={max:?}"))
+        } else {
+            Ok(())
+        }
+    };
+    within("grid", launch.grid, limits.grid)?;
+    within("block", launch.block, limits.block)?;
+    let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
+    if threads > u64::from(limits.block_threads) {
+        return Err(format!(
+            "block {:?} has {threads} threads; the device allows {}",
+            launch.block, limits.block_threads
+        ));
+    }
+    if launch.shared_bytes > limits.shared_bytes {
+        return Err(format!(
+            "{} bytes of shared memory per block; the device allows {}",
+            launch.shared_bytes, limits.shared_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// An emulation failure, in the runtime's terms.
+fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
+    match e {
+        EmulateError::Panicked {
+            kernel,
+            block,
+            thread,
+            message,
+        } => {
+            let shape = GridShape::new(launch.grid, launch.block);
+            Error::ThreadPanicked {
+                array: kernel,
+                tid: block.flatten(shape.grid) * shape.block_threads()
+                    + thread.flatten(shape.block),
+                message,
+            }
+        }
+        other => Error::Launch {
+            kernel: launch.kernel.to_string(),
+            location: launch.location,
+            message: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,190 @@
+//! cuda detours. Tests without `#[ignore]` run on the backend at hand (the CPU emulation
+//! on a machine without a GPU); the ignored ones need a GPU:
+//! `PARRAY_BACKEND=cuda cargo test -p parray-runtime --test cuda -- --include-ignored`.
+
+use parray_core::MemKind;
+use parray_runtime::gpu::launch::{detour_cuda, Launch};
+use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::{Access, Buffer, Error, Ptr, Result};
+
+const VADD: &str = r#"
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"#;
+
+fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch {
+    Launch {
+        kernel,
+        source: source.into(),
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        shared_bytes: 0,
+        syncs: false,
+        location: "tests/cuda.rs:1",
+    }
+}
+
+fn dmem(values: &[f32]) -> Buffer<f32> {
+    let mut b = Buffer::new("V", MemKind::Dmem, values.len()).unwrap();
+    b.copy_from_slice(values).unwrap();
+    b
+}
+
+/// The detour a generated `vadd` would be: `c[i] = a[i] + b[i]` for `i < n`, in blocks of
+/// `block` threads.
+fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: Ptr<f32>, n: usize, block: u32) -> Result<()> {
+    let l = launch(
+        "vadd",
+        VADD.into(),
+        n.div_ceil(block as usize) as u32,
+        block,
+    );
+    // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
+    unsafe {
+        detour_cuda(&l, &[&a, &b, &c, &n], |t| {
+            let i = t.global_id();
+            if i < n {
+                c.store(i, a.load(i) + b.load(i));
+            }
+        })
+    }
+}
+
+fn ramp(n: usize, step: f32) -> Vec<f32> {
+    (0..n).map(|i| step * i as f32).collect()
+}
+
+#[test]
+fn vector_add_runs_on_the_backend() {
+    const N: usize = 1000;
+    let (a, b, c) = (dmem(&ramp(N, 1.0)), dmem(&ramp(N, 0.5)), dmem(&[0.0; N]));
+    vector_add(a.ptr(), b.ptr(), c.ptr(), N, 128).unwrap();
+    assert_eq!(c.to_vec().unwrap(), ramp(N, 1.5));
+}
+
+#[test]
+fn kernels_receive_pointer_offsets() {
+    const N: usize = 300;
+    let (a, b, c) = (dmem(&ramp(N, 1.0)), dmem(&ramp(N, 2.0)), dmem(&[-1.0; N]));
+    // c[100 + i] = a[10 + i] + b[i] for i < 150
+    vector_add(&a + 10, b.ptr(), &c + 100, 150, 64).unwrap();
+    let got = c.to_vec().unwrap();
+    for (i, &v) in got.iter().enumerate() {
+        let want = if (100..250).contains(&i) {
+            (i - 90) as f32 + 2.0 * (i - 100) as f32
+        } else {
+            -1.0
+        };
+        assert_eq!(v, want, "c[{i}]");
+    }
+}
+
+#[test]
+fn impossible_blocks_are_refused_with_the_detour_location() {
+    let (a, b, c) = (dmem(&[0.0; 4]), dmem(&[0.0; 4]), dmem(&[0.0; 4]));
+    let err = vector_add(a.ptr(), b.ptr(), c.ptr(), 4096, 2048).unwrap_err();
+    assert!(
+        matches!(&err, Error::Launch { kernel, location: "tests/cuda.rs:1", .. } if kernel == "vadd"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("2048"), "{err}");
+}
+
+#[test]
+fn an_emulated_panic_names_the_flattened_thread() {
+    if backend().unwrap() != Backend::Emulate {
+        eprintln!("skipped: the emulation is not the backend here");
+        return;
+    }
+    let l = launch("boom", String::new(), 3, 32);
+    // SAFETY: no arguments; the emulation runs the closure only.
+    let err = unsafe {
+        detour_cuda(&l, &[], |t| {
+            if t.block_id() == 2 && t.thread_id() == 5 {
+                panic!("emulated failure");
+            }
+        })
+    }
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "parray: thread 69 of boom panicked: emulated failure"
+    );
+}
+
+fn gpu() {
+    assert_eq!(
+        backend().unwrap(),
+        Backend::Cuda,
+        "run the ignored tests with PARRAY_BACKEND=cuda on a machine with a GPU"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_buffers_are_device_memory() {
+    gpu();
+    let d = dmem(&[1.0, 2.0]);
+    let base = d.ptr().device_address().expect("dmem has a device address");
+    assert_eq!((d.ptr() + 1).device_address(), Some(base + 4));
+    assert!(matches!(d.as_slice(), Err(Error::NotHostMemory { .. })));
+    // Host memory cannot be a kernel argument.
+    let host = Buffer::<f32>::new("H", MemKind::Pinned, 4).unwrap();
+    let err = vector_add(host.ptr(), d.ptr(), d.ptr(), 2, 32).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "parray: kernel argument H is pinned memory; a cuda kernel takes dmem"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_nvrtc_errors_carry_the_log_and_source() {
+    gpu();
+    let source = "extern \"C\" __global__ void broken() { undeclared = 1; }";
+    let l = launch("broken", source.into(), 1, 1);
+    // SAFETY: the kernel never compiles.
+    let err = unsafe { detour_cuda(&l, &[], |_| {}) }.unwrap_err();
+    let Error::Nvrtc {
+        kernel,
+        log,
+        source_code,
+    } = &err
+    else {
+        panic!("unexpected {err:?}");
+    };
+    assert_eq!((kernel.as_str(), source_code.as_str()), ("broken", source));
+    assert!(log.contains("undeclared"), "{log}");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_kernels_are_cached_on_disk() {
+    gpu();
+    let dir = std::env::var_os("PARRAY_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .expect("set PARRAY_CACHE_DIR for this test");
+    // A kernel no earlier run compiled: the pid makes its name unique.
+    let name: &'static str = Box::leak(format!("vadd_{}", std::process::id()).into_boxed_str());
+    let (a, c) = (dmem(&[1.0; 8]), dmem(&[0.0; 8]));
+    let n = 8usize;
+    let l = launch(name, VADD.replace("vadd", name), 1, 8);
+    for _ in 0..2 {
+        // SAFETY: the arguments match the kernel's parameters.
+        unsafe { detour_cuda(&l, &[&a, &a, &c, &n], |_| unreachable!()) }.unwrap();
+    }
+    assert_eq!(c.to_vec().unwrap(), [2.0; 8]);
+    let entries: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .filter(|text| text.contains(&format!(".entry {name}")))
+        .collect();
+    assert_eq!(entries.len(), 1, "one entry for {name} in {dir:?}");
+    assert!(
+        entries[0].starts_with("parray-ptx-v1 "),
+        "{}",
+        &entries[0][..40]
+    );
+}
