@@ -313,7 +313,7 @@ fn misuse_is_reported_not_undefined() {
         let _ = t.shared::<u8>(0, MAX_SHARED_BYTES / 2);
         let _ = t.shared::<u8>(1, MAX_SHARED_BYTES / 2 + 1);
     });
-    assert!(msg.contains("over CUDA's"), "{msg}");
+    assert!(msg.contains("over the GPU limit"), "{msg}");
     // Out-of-bounds shared access.
     let msg = failure(GridShape::new(1, 1), false, |t| {
         // SAFETY: one thread; the index is checked (and fails).

@@ -79,7 +79,8 @@ fn panic_in_a_1024_thread_block_releases_its_team() {
         bad_thread,
     );
     assert!(
-        matches!(err, EmulateError::Panicked { block, thread, .. } if block == bad_block && thread == bad_thread),
+        matches!(err, EmulateError::Panicked { block, thread, .. }
+            if block == bad_block && thread == bad_thread),
         "{err}"
     );
 }

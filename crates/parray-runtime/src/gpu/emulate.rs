@@ -30,8 +30,10 @@ use std::thread;
 
 /// Most threads in one block (CUDA's limit on every current GPU).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
-/// Most bytes of shared memory one block may create (CUDA's limit for static `__shared__`).
-pub const MAX_SHARED_BYTES: usize = 48 * 1024;
+/// Most bytes of shared memory one block may create: the largest a current GPU grants
+/// (227 KiB on Hopper, with the dynamic shared memory opt-in), so that no kernel the GPU
+/// path can launch is refused here.
+pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// Stack of each team thread of a barrier-using launch: bodies keep only a few locals, and
 /// a launch may start 1024 threads per core.
 const TEAM_STACK_BYTES: usize = 256 * 1024;
@@ -418,7 +420,7 @@ impl BlockShared {
             let used: usize = slots.iter().flatten().map(|s| s.elem_size * s.len).sum();
             assert!(
                 used + bytes <= MAX_SHARED_BYTES,
-                "shared memory of a block would be {} bytes, over CUDA's {MAX_SHARED_BYTES}",
+                "shared memory of a block would be {} bytes, over the GPU limit {MAX_SHARED_BYTES}",
                 used + bytes
             );
             let mut store = vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())];
