@@ -41,8 +41,15 @@ impl<T: Element> Buffer<T> {
     /// cuda backend and host memory under the CPU emulation. `Smem`/`Rmem` are rejected:
     /// they exist only inside cuda detour bodies.
     pub fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
-        match mem {
-            MemKind::Paged => Self::host(type_name, mem, extent),
+        // Checked here once: cudarc's allocators would panic on an overflowing size.
+        let bytes = extent
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| alloc_error::<T>(type_name, mem, extent, "size overflows".into()))?;
+        let fail = |reason: String| alloc_error::<T>(type_name, mem, extent, reason);
+        let host = || host::<T>(bytes).ok_or_else(|| fail("out of memory".into()));
+        let (base, dev, storage) = match mem {
+            MemKind::Paged => host()?,
             MemKind::Pinned => match context::cuda() {
                 Some(cuda) if extent > 0 => {
                     // PORTABLE, not cudarc's default WRITECOMBINED: host code reads pinned
@@ -52,24 +59,22 @@ impl<T: Element> Buffer<T> {
                         cuda.ctx
                             .alloc_pinned_with_flags::<T>(extent, sys::CU_MEMHOSTALLOC_PORTABLE)
                     }
-                    .map_err(|e| alloc_error::<T>(type_name, mem, extent, e.to_string()))?;
-                    let base = slice
-                        .as_mut_ptr()
-                        .map_err(|e| alloc_error::<T>(type_name, mem, extent, e.to_string()))?;
+                    .map_err(|e| fail(e.to_string()))?;
+                    let base = slice.as_mut_ptr().map_err(|e| fail(e.to_string()))?;
                     // SAFETY: `base` points to `extent` elements just allocated.
                     unsafe { base.write_bytes(0, extent) };
-                    Ok(Buffer {
-                        ptr: Ptr::new(base, 0, extent, type_name, mem),
-                        storage: Storage::Pinned { _owner: slice },
-                    })
+                    (base, 0, Storage::Pinned { _owner: slice })
                 }
-                Some(_) => Self::host(type_name, mem, extent),
-                None => {
-                    static SAID: Once = Once::new();
-                    SAID.call_once(|| {
-                        eprintln!("parray: no CUDA driver; pinned memory is ordinary host memory")
-                    });
-                    Self::host(type_name, mem, extent)
+                cuda => {
+                    if cuda.is_none() {
+                        static SAID: Once = Once::new();
+                        SAID.call_once(|| {
+                            eprintln!(
+                                "parray: no CUDA driver; pinned memory is ordinary host memory"
+                            )
+                        });
+                    }
+                    host()?
                 }
             },
             MemKind::Dmem => match (context::backend()?, context::cuda()) {
@@ -77,45 +82,17 @@ impl<T: Element> Buffer<T> {
                     let slice = cuda
                         .stream
                         .alloc_zeros::<T>(extent)
-                        .map_err(|e| alloc_error::<T>(type_name, mem, extent, e.to_string()))?;
+                        .map_err(|e| fail(e.to_string()))?;
                     let dev = slice.device_ptr(&cuda.stream).0;
-                    Ok(Buffer {
-                        ptr: Ptr::new(std::ptr::null_mut(), dev, extent, type_name, mem),
-                        storage: Storage::Device(slice),
-                    })
+                    (std::ptr::null_mut(), dev, Storage::Device(slice))
                 }
-                _ => Self::host(type_name, mem, extent),
+                _ => host()?,
             },
-            MemKind::Smem | MemKind::Rmem => Err(Error::NotCreatable { type_name, mem }),
-        }
-    }
-
-    /// Zeroed, 64-byte-aligned host memory (a dangling aligned pointer for size 0).
-    fn host(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
-        let layout = extent
-            .checked_mul(std::mem::size_of::<T>())
-            .and_then(|bytes| {
-                Layout::from_size_align(bytes, HOST_ALIGN.max(std::mem::align_of::<T>())).ok()
-            })
-            .ok_or_else(|| alloc_error::<T>(type_name, mem, extent, "size overflows".into()))?;
-        let base = if layout.size() == 0 {
-            std::ptr::without_provenance_mut(layout.align())
-        } else {
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { alloc::alloc_zeroed(layout) };
-            if p.is_null() {
-                return Err(alloc_error::<T>(
-                    type_name,
-                    mem,
-                    extent,
-                    "out of memory".into(),
-                ));
-            }
-            p
+            MemKind::Smem | MemKind::Rmem => return Err(Error::NotCreatable { type_name, mem }),
         };
         Ok(Buffer {
-            ptr: Ptr::new(base.cast(), 0, extent, type_name, mem),
-            storage: Storage::Host(layout),
+            ptr: Ptr::new(base, dev, extent, type_name, mem),
+            storage,
         })
     }
 
@@ -235,6 +212,23 @@ fn device_op<R>(
         operation,
         reason: e.to_string(),
     })
+}
+
+/// Zeroed, 64-byte-aligned host memory of `bytes` bytes (a dangling aligned pointer for
+/// 0 bytes); `None` when out of memory.
+fn host<T: Element>(bytes: usize) -> Option<(*mut T, u64, Storage<T>)> {
+    let layout = Layout::from_size_align(bytes, HOST_ALIGN.max(std::mem::align_of::<T>())).ok()?;
+    let base = if bytes == 0 {
+        std::ptr::without_provenance_mut(layout.align())
+    } else {
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { alloc::alloc_zeroed(layout) };
+        if p.is_null() {
+            return None;
+        }
+        p
+    };
+    Some((base.cast(), 0, Storage::Host(layout)))
 }
 
 fn alloc_error<T>(type_name: &'static str, mem: MemKind, extent: usize, reason: String) -> Error {

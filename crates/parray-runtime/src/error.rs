@@ -75,7 +75,7 @@ pub enum Error {
     #[error("parray: loading compiled kernel {kernel} failed: {reason}")]
     ModuleLoad { kernel: String, reason: String },
 
-    /// Loading, configuring, launching or running a kernel failed.
+    /// Configuring, launching or running a kernel failed.
     #[error("parray: launch of kernel {kernel} (detour at {location}) failed: {message}")]
     Launch {
         kernel: String,

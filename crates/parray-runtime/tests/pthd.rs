@@ -18,6 +18,11 @@ fn every_tid_runs_exactly_once() {
 }
 
 #[test]
+fn an_empty_array_runs_nothing() {
+    detour("EMPTY", 0, |_| panic!("no thread exists")).unwrap();
+}
+
+#[test]
 fn one_thread_runs_inline() {
     let caller = std::thread::current().id();
     let mut ran = AtomicUsize::new(0);

@@ -6,3 +6,4 @@ pub mod jit;
 pub mod launch;
 
 pub use context::{backend, cuda_context, Backend};
+pub use launch::{detour_cuda, KernelArg, KernelValue, Launch};
