@@ -268,8 +268,8 @@ impl<'a> ThreadCtx<'a> {
     ///
     /// # Panics
     /// If `slot` was created earlier in the block with another element size or length, if
-    /// `T` needs more than 16-byte alignment, or if the block's shared arrays would exceed
-    /// [`MAX_SHARED_BYTES`].
+    /// `T` is zero-sized or needs more than 16-byte alignment, or if the block's shared
+    /// arrays would exceed [`MAX_SHARED_BYTES`].
     pub fn shared<T: Copy + Default>(&self, slot: usize, len: usize) -> SharedArray<'_, T> {
         SharedArray {
             ptr: self.shared.get::<T>(slot, len),
@@ -406,8 +406,8 @@ impl BlockShared {
     /// The storage of `slot`, created (and filled with defaults) on first use.
     fn get<T: Copy + Default>(&self, slot: usize, len: usize) -> *mut T {
         assert!(
-            align_of::<T>() <= align_of::<Chunk>(),
-            "shared element types are limited to 16-byte alignment"
+            size_of::<T>() > 0 && align_of::<T>() <= align_of::<Chunk>(),
+            "shared element types must be sized and at most 16-byte aligned"
         );
         let bytes = len
             .checked_mul(size_of::<T>())
