@@ -83,7 +83,9 @@ fn target(cuda: &Cuda) -> Result<&'static Target> {
         .get_or_init(|| {
             // SAFETY: only tries to dlopen the NVRTC library.
             if !unsafe { nvrtc::sys::is_culib_present() } {
-                return Err("NVRTC (libnvrtc) could not be loaded; cuda detours need it".into());
+                return Err(
+                    "NVRTC (libnvrtc) could not be loaded; add the CUDA toolkit's lib folder to LD_LIBRARY_PATH".into(),
+                );
             }
             let (major, minor) = cuda
                 .ctx
