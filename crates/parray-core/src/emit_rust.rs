@@ -15,8 +15,8 @@ pub fn to_source(off: &Offset) -> String {
 /// already be a `usize`). A constant offset is a suffixed literal so that it types on its own.
 pub fn to_tokens(off: &Offset, var: &dyn Fn(VarId) -> TokenStream) -> TokenStream {
     if let Some(c) = off.as_const() {
-        let lit = Literal::u64_unsuffixed(c);
-        return quote!(#lit usize);
+        let lit = Literal::usize_suffixed(c as usize);
+        return quote!(#lit);
     }
     expr_tokens(&off.expr, var)
 }

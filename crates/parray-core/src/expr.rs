@@ -184,11 +184,27 @@ impl Expr {
     fn coalesce(&mut self, vars: &Vars) {
         'again: loop {
             for a in 0..self.terms.len() {
-                let (ka, Term::Digit { of: xa, div: da, modulo: Some(na) }) = &self.terms[a] else {
+                let (
+                    ka,
+                    Term::Digit {
+                        of: xa,
+                        div: da,
+                        modulo: Some(na),
+                    },
+                ) = &self.terms[a]
+                else {
                     continue;
                 };
                 for b in 0..self.terms.len() {
-                    let (kb, Term::Digit { of: xb, div: db, modulo: mb }) = &self.terms[b] else {
+                    let (
+                        kb,
+                        Term::Digit {
+                            of: xb,
+                            div: db,
+                            modulo: mb,
+                        },
+                    ) = &self.terms[b]
+                    else {
                         continue;
                     };
                     if a == b || xa != xb || *db != da * na || *kb != ka * na {

@@ -32,11 +32,14 @@ impl Offset {
 
 /// Compile `T[...]...` (the paper's `$T[...]$`).
 pub fn compile(module: &Module, ie: &IndexExpr) -> Result<Offset> {
+    compile_with(module, ie, Vars::new())
+}
+
+/// [`compile`] with some variables' ranges already known (thread indices, say): each
+/// variable's range is the tightest of these and of the dimensions it indexes.
+pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offset> {
     let dim = module.resolve(&ie.target)?;
-    let mut c = Compiler {
-        module,
-        vars: Vars::new(),
-    };
+    let mut c = Compiler { module, vars };
     let index = match ie.indices.as_slice() {
         [one] => one.clone(),
         many => Index::Nested(many.to_vec(), ie.span),
@@ -70,7 +73,13 @@ impl Compiler<'_> {
                 let e = self.value(node, v, *span, name)?;
                 self.flat(node, e, *span)
             }
-            Index::Nested(list, _) if list.len() == 1 => self.index(node, &list[0], name),
+            // `[[x]]` is `[x]`, except on a dimension with one sub-dimension, where rule 8
+            // (k = 1) applies `[x]` to that sub-dimension (`x` may be nested for it).
+            Index::Nested(list, _)
+                if list.len() == 1 && self.module.node(node).children.len() != 1 =>
+            {
+                self.index(node, &list[0], name)
+            }
             Index::Nested(list, span) => {
                 let n = self.module.node(node);
                 self.check_arity(node, list.len(), *span, name)?;
@@ -136,7 +145,11 @@ impl Compiler<'_> {
     fn flatten_one(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<Expr> {
         match idx {
             Index::Value(v, span) => self.value(node, v, *span, name),
-            Index::Nested(list, _) if list.len() == 1 => self.flatten_one(node, &list[0], name),
+            Index::Nested(list, _)
+                if list.len() == 1 && self.module.node(node).children.len() != 1 =>
+            {
+                self.flatten_one(node, &list[0], name)
+            }
             Index::Nested(list, span) => {
                 self.check_arity(node, list.len(), *span, name)?;
                 self.flatten(node, list, name)

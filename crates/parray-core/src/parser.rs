@@ -6,10 +6,10 @@
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_until, take_while, take_while1};
-use nom::character::complete::{char as nom_char, multispace1, not_line_ending};
+use nom::character::complete::{multispace1, not_line_ending};
 use nom::combinator::{recognize, value};
 use nom::multi::many0;
-use nom::sequence::{pair, preceded};
+use nom::sequence::pair;
 use nom::IResult;
 
 use crate::ast::*;
@@ -92,10 +92,6 @@ fn number(i: &str) -> IResult<&str, &str> {
     take_while1(|c: char| c.is_ascii_digit())(i)
 }
 
-fn directive(i: &str) -> IResult<&str, &str> {
-    preceded(nom_char('#'), identifier)(i)
-}
-
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
@@ -152,10 +148,7 @@ impl<'a> Parser<'a> {
             .or_else(|_| number(rest))
             .map(|(r, _)| rest.len() - r.len())
             .unwrap_or_else(|_| rest.chars().next().map_or(0, char::len_utf8));
-        (
-            self.span(self.pos, self.pos + len),
-            rest[..len].to_string(),
-        )
+        (self.span(self.pos, self.pos + len), rest[..len].to_string())
     }
 
     fn error_here(&self, expected: &str) -> Error {
@@ -165,7 +158,11 @@ impl<'a> Parser<'a> {
         } else {
             format!("`{tok}`")
         };
-        Error::new(ErrorKind::Syntax, span, format!("{expected}, found {found}"))
+        Error::new(
+            ErrorKind::Syntax,
+            span,
+            format!("{expected}, found {found}"),
+        )
     }
 
     fn expect(&mut self, c: char, what: &str) -> Result<()> {
@@ -248,13 +245,12 @@ impl<'a> Parser<'a> {
             return Ok(Item::Const(ConstDecl { name, value }));
         }
         if self.peek() == Some('#') {
-            let (rest, d) = directive(self.rest()).map_err(|_| {
-                self.error_here("expected `#parray`, a constant or a declaration")
-            })?;
-            if d != "parray" {
+            self.pos += 1;
+            self.skip();
+            if self.peek_word() != Some("parray") {
                 return Err(self.error_here("expected `#parray`, a constant or a declaration"));
             }
-            self.advance_to(rest);
+            self.word();
             self.expect('{', "after `#parray`")?;
             let (kind, dims) = self.decl_body()?;
             self.expect('}', "to close `#parray {`")?;
@@ -281,7 +277,9 @@ impl<'a> Parser<'a> {
         self.skip();
         let save = self.pos;
         let Some((w, span)) = self.word() else {
-            return Err(self.error_here("expected a declaration (a memory kind, element type or thread kind)"));
+            return Err(self.error_here(
+                "expected a declaration (a memory kind, element type or thread kind)",
+            ));
         };
         let kind = if let Some(mem) = MemKind::from_keyword(w) {
             self.skip();
@@ -295,7 +293,10 @@ impl<'a> Parser<'a> {
                     return Err(Error::new(
                         ErrorKind::Syntax,
                         espan,
-                        format!("unknown element type `{e}` (expected one of {})", elem_list()),
+                        format!(
+                            "unknown element type `{e}` (expected one of {})",
+                            elem_list()
+                        ),
                     ))
                 }
                 None => {
@@ -357,7 +358,10 @@ impl<'a> Parser<'a> {
                 Error::new(
                     ErrorKind::Syntax,
                     span,
-                    format!("unknown parameter type `{ty}` (expected one of {})", elem_list()),
+                    format!(
+                        "unknown parameter type `{ty}` (expected one of {})",
+                        elem_list()
+                    ),
                 )
             })?;
             self.skip();
@@ -617,7 +621,9 @@ fn bin(p: &Parser, op: BinOp, lhs: SizeExpr, rhs: SizeExpr) -> SizeExpr {
 }
 
 fn is_reserved(w: &str) -> bool {
-    RESERVED.contains(&w) || MemKind::from_keyword(w).is_some() || ElemType::from_keyword(w).is_some()
+    RESERVED.contains(&w)
+        || MemKind::from_keyword(w).is_some()
+        || ElemType::from_keyword(w).is_some()
 }
 
 fn elem_list() -> String {

@@ -154,7 +154,11 @@ impl Module {
             DeclKind::Thread(k) => TypeClass::Thread(k.clone()),
         };
         if let (TypeClass::Thread(_), false) = (&class, natural) {
-            let g = t.dims.iter().find(|g| has_reference(g)).expect("artificial");
+            let g = t
+                .dims
+                .iter()
+                .find(|g| has_reference(g))
+                .expect("artificial");
             return Err(Error::new(
                 ErrorKind::Structure,
                 reference_span(g),
@@ -199,9 +203,9 @@ impl Module {
     fn compound(&mut self, children: Vec<NodeId>, span: Span) -> Result<NodeId> {
         let mut size: u64 = 1;
         for c in &children {
-            size = size.checked_mul(self.node(*c).size).ok_or_else(|| {
-                Error::new(ErrorKind::Size, span, "the size overflows 64 bits")
-            })?;
+            size = size
+                .checked_mul(self.node(*c).size)
+                .ok_or_else(|| Error::new(ErrorKind::Size, span, "the size overflows 64 bits"))?;
         }
         Ok(self.push(size, NodeKind::Compound, children))
     }
@@ -268,7 +272,12 @@ impl Module {
     }
 
     /// The groups of S in `S#R` at weight `outer`: each becomes a strided view of R.
-    fn build_structure(&mut self, groups: &[Group], target: NodeId, outer: u64) -> Result<Vec<NodeId>> {
+    fn build_structure(
+        &mut self,
+        groups: &[Group],
+        target: NodeId,
+        outer: u64,
+    ) -> Result<Vec<NodeId>> {
         let mut sizes = Vec::with_capacity(groups.len());
         for g in groups {
             sizes.push(self.structure_size(g)?);
@@ -291,8 +300,9 @@ impl Module {
         match &g.body {
             GroupBody::Size(e) => self.eval_size(e),
             GroupBody::Compound(inner) => inner.iter().try_fold(1u64, |acc, c| {
-                acc.checked_mul(self.structure_size(c)?)
-                    .ok_or_else(|| Error::new(ErrorKind::Size, g.span, "the size overflows 64 bits"))
+                acc.checked_mul(self.structure_size(c)?).ok_or_else(|| {
+                    Error::new(ErrorKind::Size, g.span, "the size overflows 64 bits")
+                })
             }),
             GroupBody::Ref { .. } => Err(Error::new(
                 ErrorKind::Structure,
@@ -364,12 +374,18 @@ impl Module {
             }
         };
         let (grid, block) = (shape(top[0]), shape(top[1]));
-        for (what, dims, span) in [("grid", &grid, t.dims[0].span), ("block", &block, t.dims[1].span)] {
+        for (what, dims, span) in [
+            ("grid", &grid, t.dims[0].span),
+            ("block", &block, t.dims[1].span),
+        ] {
             if dims.len() > 3 {
                 return Err(Error::new(
                     ErrorKind::Structure,
                     span,
-                    format!("the {what} has {} dimensions; CUDA allows at most 3 (z, y, x)", dims.len()),
+                    format!(
+                        "the {what} has {} dimensions; CUDA allows at most 3 (z, y, x)",
+                        dims.len()
+                    ),
                 ));
             }
         }
@@ -385,13 +401,24 @@ impl Module {
         let block_threads: u64 = b.iter().product();
         let err = |span: Span, msg: String| Err(Error::new(ErrorKind::Structure, span, msg));
         if block_threads > 1024 {
-            return err(t.dims[1].span, format!("the block has {block_threads} threads; CUDA allows at most 1024"));
+            return err(
+                t.dims[1].span,
+                format!("the block has {block_threads} threads; CUDA allows at most 1024"),
+            );
         }
         if b[0] > 1024 || b[1] > 1024 || b[2] > 64 {
-            return err(t.dims[1].span, format!("block dimensions (x, y, z) = {b:?} exceed CUDA's limits (1024, 1024, 64)"));
+            return err(
+                t.dims[1].span,
+                format!("block dimensions (x, y, z) = {b:?} exceed CUDA's limits (1024, 1024, 64)"),
+            );
         }
         if g[0] > (1 << 31) - 1 || g[1] > 65535 || g[2] > 65535 {
-            return err(t.dims[0].span, format!("grid dimensions (x, y, z) = {g:?} exceed CUDA's limits (2^31-1, 65535, 65535)"));
+            return err(
+                t.dims[0].span,
+                format!(
+                    "grid dimensions (x, y, z) = {g:?} exceed CUDA's limits (2^31-1, 65535, 65535)"
+                ),
+            );
         }
         Ok(())
     }
@@ -406,7 +433,8 @@ impl Module {
                 format!("a size must be positive, this one is {v}"),
             ));
         }
-        u64::try_from(v).map_err(|_| Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits"))
+        u64::try_from(v)
+            .map_err(|_| Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits"))
     }
 
     fn eval_int(&self, e: &SizeExpr) -> Result<i128> {
@@ -471,7 +499,11 @@ impl Module {
                 for part in rest.split('_').skip(1) {
                     let k: usize = match part.parse() {
                         Ok(k) if part.bytes().all(|b| b.is_ascii_digit()) => k,
-                        _ => return Err(LookupError::BadSuffix { ty: prefix.to_string() }),
+                        _ => {
+                            return Err(LookupError::BadSuffix {
+                                ty: prefix.to_string(),
+                            })
+                        }
                     };
                     let children = &self.node(node).children;
                     let Some(&c) = children.get(k) else {
@@ -586,7 +618,12 @@ impl Module {
 
     /// `off(x * w)` for `x` in `[0, n)`, for the views whose offsets do not line up with
     /// the target's digits; refuses views too large to enumerate.
-    fn strided_offsets(&self, id: NodeId, n: u64, w: u64) -> Result<impl Iterator<Item = u64> + '_> {
+    fn strided_offsets(
+        &self,
+        id: NodeId,
+        n: u64,
+        w: u64,
+    ) -> Result<impl Iterator<Item = u64> + '_> {
         const LIMIT: u64 = 1 << 24;
         if n > LIMIT {
             return Err(Error::new(
@@ -622,7 +659,10 @@ impl Module {
                 if w % inner == 0 {
                     return self.is_linear(kids[0], n, w / inner, s);
                 }
-                Ok(self.strided_offsets(id, n, w)?.zip(0..).all(|(off, x)| off == x * s))
+                Ok(self
+                    .strided_offsets(id, n, w)?
+                    .zip(0..)
+                    .all(|(off, x)| off == x * s))
             }
         }
     }
@@ -646,8 +686,14 @@ impl Module {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LookupError {
     Unknown,
-    BadSuffix { ty: String },
-    NoChild { parent: String, count: usize, index: usize },
+    BadSuffix {
+        ty: String,
+    },
+    NoChild {
+        parent: String,
+        count: usize,
+        index: usize,
+    },
 }
 
 fn has_reference(g: &Group) -> bool {

@@ -10,13 +10,16 @@ fn module(src: &str) -> Module {
 fn at(m: &Module, expr: &str) -> u64 {
     let ie = parse_index_expr(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
     let off = compile(m, &ie).unwrap_or_else(|e| panic!("{expr}: {e}"));
-    off.as_const().unwrap_or_else(|| panic!("{expr} is not constant"))
+    off.as_const()
+        .unwrap_or_else(|| panic!("{expr} is not constant"))
 }
 
 /// The simplified source of a symbolic index expression.
 fn src(m: &Module, expr: &str) -> String {
     let ie = parse_index_expr(expr).unwrap();
-    compile(m, &ie).unwrap_or_else(|e| panic!("{expr}: {e}")).to_source()
+    compile(m, &ie)
+        .unwrap_or_else(|e| panic!("{expr}: {e}"))
+        .to_source()
 }
 
 fn dim(m: &Module, name: &str) -> u64 {
@@ -62,7 +65,10 @@ fn fig17_halves() {
     assert_eq!(at(&m, "M[0][513]"), 524289);
     assert_eq!(at(&m, "M[1][0]"), 512);
     assert_eq!(src(&m, "M[i][j]"), "i * 512 + (j / 512) * 524288 + j % 512");
-    assert_eq!(src(&m, "M[tid_0][tid_1]"), "tid_0 * 512 + (tid_1 / 512) * 524288 + tid_1 % 512");
+    assert_eq!(
+        src(&m, "M[tid_0][tid_1]"),
+        "tid_0 * 512 + (tid_1 / 512) * 524288 + tid_1 % 512"
+    );
 }
 
 #[test]
@@ -114,7 +120,12 @@ fn symbolic_offsets_agree_with_the_tree() {
         let node = m.lookup(ty).unwrap().node;
         let f = offset_function(&m, node, "i").unwrap();
         for i in 0..m.size(node) {
-            assert_eq!(f.expr.eval(&[i]), m.offset_at(node, i), "{ty}[{i}] = {}", f.to_source());
+            assert_eq!(
+                f.expr.eval(&[i]),
+                m.offset_at(node, i),
+                "{ty}[{i}] = {}",
+                f.to_source()
+            );
         }
     }
 }

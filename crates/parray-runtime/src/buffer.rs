@@ -1,7 +1,7 @@
 //! `Buffer<T>`: the storage of one `#create`d array, freed when dropped (`#destroy`).
 
 use std::alloc::{self, Layout};
-use std::ops::{Add, Index};
+use std::ops::{Add, Index, IndexMut};
 use std::sync::Once;
 
 use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
@@ -278,6 +278,14 @@ impl<T: Element> Index<usize> for Buffer<T> {
     #[track_caller]
     fn index(&self, off: usize) -> &T {
         &self.ptr[off]
+    }
+}
+
+impl<T: Element> IndexMut<usize> for Buffer<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, off: usize) -> &mut T {
+        &mut self.ptr[off]
     }
 }
 

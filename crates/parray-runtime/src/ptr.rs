@@ -1,7 +1,7 @@
 //! `Ptr<T>`: the paper's raw pointer into a buffer, as a copyable, thread-shareable handle.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Index};
+use std::ops::{Add, AddAssign, Index, IndexMut};
 
 use parray_core::MemKind;
 
@@ -168,6 +168,15 @@ impl<T: Element> Index<usize> for Ptr<T> {
     }
 }
 
+impl<T: Element> IndexMut<usize> for Ptr<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, off: usize) -> &mut T {
+        // SAFETY: as in `store`.
+        unsafe { &mut *self.at(off) }
+    }
+}
+
 impl<T: Element> Add<usize> for Ptr<T> {
     type Output = Ptr<T>;
 
@@ -176,6 +185,16 @@ impl<T: Element> Add<usize> for Ptr<T> {
     fn add(mut self, off: usize) -> Ptr<T> {
         self += off;
         self
+    }
+}
+
+impl<T: Element> Add<usize> for &Ptr<T> {
+    type Output = Ptr<T>;
+
+    /// `&p + off`, as detour bodies write `p + off` on a captured handle.
+    #[inline(always)]
+    fn add(self, off: usize) -> Ptr<T> {
+        *self + off
     }
 }
 

@@ -1,0 +1,327 @@
+//! `parray! { ... }`: declarations in the paper's notation become Rust items.
+//!
+//! Each declared type becomes a unit struct carrying its constants and its run-time value
+//! (the resolved tree, through `parray::DataType::module`), plus a companion macro of the
+//! same name that carries its declaration to other macros (see `resolve`).
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use parray_core::ast::{Group, GroupBody, Item, Program, RefShape, SizeExpr, SizeExprKind};
+use parray_core::{MemKind, Module, ThreadKind, TypeClass};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+
+use crate::resolve::{base_name, companion, merge, Entry, Outcome};
+use crate::text::SourceMap;
+
+/// A block split into visibilities and type-language text.
+struct Block {
+    map: SourceMap,
+    /// For each `pub`, the byte offset of the declaration it applies to, and its tokens.
+    vis: Vec<(usize, TokenStream)>,
+}
+
+fn split_visibility(input: TokenStream) -> Block {
+    let mut tokens = Vec::new();
+    let mut vis = Vec::new();
+    let mut pending: Option<TokenStream> = None;
+    let mut iter = input.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        if crate::resolve::is_ident(&tt, "pub") {
+            let mut v: TokenStream = tt.into();
+            if let Some(TokenTree::Group(g)) = iter.peek() {
+                if g.delimiter() == proc_macro2::Delimiter::Parenthesis {
+                    v.extend([iter.next().expect("peeked")]);
+                }
+            }
+            pending = Some(v);
+            continue;
+        }
+        if let Some(v) = pending.take() {
+            vis.push((tokens.len(), v));
+        }
+        tokens.push(tt);
+    }
+    let map = SourceMap::new(tokens.into_iter().collect());
+    let vis = vis
+        .into_iter()
+        .map(|(i, v)| (map.top_starts.get(i).copied().unwrap_or(usize::MAX), v))
+        .collect();
+    Block { map, vis }
+}
+
+/// Parse the carried declarations of other blocks into one program prefix.
+pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
+    let mut items = Vec::new();
+    for e in entries {
+        let p = parray_core::parse_program(&e.text).map_err(|err| {
+            syn::Error::new(
+                Span::call_site(),
+                format!("carried declaration `{}`: {err}", e.name),
+            )
+        })?;
+        items.extend(p.items);
+    }
+    Ok(Program { items })
+}
+
+/// The text of each item of `program` within `text`.
+fn item_text(item: &Item, text: &str) -> (String, String) {
+    match item {
+        Item::Const(c) => (
+            c.name.name.clone(),
+            format!(
+                "const {} = {}",
+                c.name.name,
+                &text[c.value.span.start..c.value.span.end]
+            ),
+        ),
+        Item::Type(t) => (
+            t.name.name.clone(),
+            text[t.span.start..t.span.end].to_string(),
+        ),
+    }
+}
+
+pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    let block = split_visibility(input);
+    let program = parray_core::parse_program(&block.map.text).map_err(|e| block.map.error(&e))?;
+
+    // Names used but declared neither here nor in what was carried in: ask for them.
+    let known: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let mut declared = HashSet::new();
+    let mut need: Vec<Ident> = Vec::new();
+    for item in &program.items {
+        let mut used = Vec::new();
+        match item {
+            Item::Const(c) => size_names(&c.value, &mut used),
+            Item::Type(t) => t.dims.iter().for_each(|g| group_names(g, &mut used)),
+        }
+        for (name, at) in used {
+            let base = base_name(&name).to_string();
+            if !declared.contains(&base)
+                && !known.contains(base.as_str())
+                && !need.iter().any(|n| *n == base)
+            {
+                need.push(Ident::new(&base, block.map.span_at(at)));
+            }
+        }
+        let name = match item {
+            Item::Const(c) => &c.name,
+            Item::Type(t) => &t.name,
+        };
+        if base_name(&name.name) != name.name {
+            return Err(syn::Error::new(
+                block.map.span_at(name.span.start),
+                format!(
+                    "`{}` ends in `_<digits>`, which names a sub-dimension inside `$...$`; choose another name",
+                    name.name
+                ),
+            ));
+        }
+        declared.insert(name.name.clone());
+    }
+    if !need.is_empty() {
+        return Ok(Outcome::Need(need));
+    }
+
+    let mut full = entries_program(entries)?;
+    let carried = full.items.len();
+    full.items.extend(program.items.iter().cloned());
+    let module = Module::build(&full, &[]).map_err(|e| block.map.error(&e))?;
+
+    let mut out = TokenStream::new();
+    let mut payload: Vec<Entry> = entries.to_vec();
+    for item in &full.items[carried..] {
+        let (name, text) = item_text(item, &block.map.text);
+        payload.push(Entry { name, text });
+        let payload = merge(&payload, Span::call_site())?;
+        let (name_ident, start) = match item {
+            Item::Const(c) => (&c.name, c.name.span.start),
+            Item::Type(t) => (&t.name, t.span.start),
+        };
+        let vis = block
+            .vis
+            .iter()
+            .find(|(at, _)| *at == start)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let ident = Ident::new(&name_ident.name, block.map.span_at(name_ident.span.start));
+        let hidden = format_ident!(
+            "__parray_{}_{:016x}",
+            name_ident.name,
+            fingerprint(&payload, &ident)
+        );
+        out.extend(companion(&vis, &ident, &hidden, &payload));
+        out.extend(match item {
+            Item::Const(c) => {
+                let v = proc_macro2::Literal::u64_unsuffixed(
+                    module.constant(&c.name.name).expect("declared"),
+                );
+                quote!(#vis const #ident: usize = #v;)
+            }
+            Item::Type(_) => type_items(&module, &name_ident.name, &vis, &ident, &payload),
+        });
+    }
+    Ok(Outcome::Done(out))
+}
+
+/// A name for the companion macro, unique in the crate (`#[macro_export]` puts it at the root).
+fn fingerprint(payload: &[Entry], ident: &Ident) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for e in payload {
+        e.name.hash(&mut h);
+        e.text.hash(&mut h);
+    }
+    let site = proc_macro::Span::call_site();
+    (
+        site.file(),
+        site.line(),
+        site.column(),
+        format!("{:?}", ident.span()),
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+fn type_items(
+    module: &Module,
+    name: &str,
+    vis: &TokenStream,
+    ident: &Ident,
+    payload: &[Entry],
+) -> TokenStream {
+    let def = module.type_def(name).expect("declared");
+    let text: String = payload
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let size = module.size(def.root) as usize;
+    let extent = module.extent(def.root) as usize;
+    let doc = format!(
+        "Parray type `{}`.",
+        payload.last().map_or("", |e| e.text.as_str())
+    );
+    let module_fn = quote! {
+        fn module() -> &'static ::parray::core::Module {
+            static MODULE: ::std::sync::OnceLock<::parray::core::Module> = ::std::sync::OnceLock::new();
+            MODULE.get_or_init(|| {
+                ::parray::core::Module::parse(#text).expect("the declarations were checked when the program was compiled")
+            })
+        }
+    };
+    let head = quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #vis struct #ident;
+    };
+    match &def.class {
+        TypeClass::Data { mem, elem } => {
+            let elem_ty: TokenStream = elem_tokens(*elem);
+            let mem_tokens = match mem {
+                Some(m) => {
+                    let m = mem_ident(*m);
+                    quote!(::core::option::Option::Some(::parray::MemKind::#m))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let create = match mem {
+                Some(m @ (MemKind::Paged | MemKind::Pinned | MemKind::Dmem)) => {
+                    let m = mem_ident(*m);
+                    quote! {
+                        impl #ident {
+                            /// `#create`: storage for one value of this type (its extent), freed on drop.
+                            #vis fn create() -> ::parray::Result<::parray::Buffer<#elem_ty>> {
+                                ::parray::Buffer::new(#name, ::parray::MemKind::#m, #extent)
+                            }
+                        }
+                    }
+                }
+                _ => TokenStream::new(),
+            };
+            quote! {
+                #head
+                impl ::parray::DataType for #ident {
+                    type Elem = #elem_ty;
+                    const NAME: &'static str = #name;
+                    const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
+                    const SIZE: usize = #size;
+                    const EXTENT: usize = #extent;
+                    #module_fn
+                }
+                #create
+            }
+        }
+        TypeClass::Thread(kind) => {
+            let kind = match kind {
+                ThreadKind::Pthd => quote!(Pthd),
+                ThreadKind::Mpi => quote!(Mpi),
+                ThreadKind::Cuda(_) => quote!(Cuda),
+            };
+            quote! {
+                #head
+                impl ::parray::ThreadArray for #ident {
+                    const NAME: &'static str = #name;
+                    const THREADS: usize = #size;
+                    const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
+                    #module_fn
+                }
+            }
+        }
+    }
+}
+
+fn mem_ident(m: MemKind) -> Ident {
+    Ident::new(
+        match m {
+            MemKind::Paged => "Paged",
+            MemKind::Pinned => "Pinned",
+            MemKind::Dmem => "Dmem",
+            MemKind::Smem => "Smem",
+            MemKind::Rmem => "Rmem",
+        },
+        Span::call_site(),
+    )
+}
+
+/// The Rust type of an element, as a path the user's crate can name.
+pub fn elem_tokens(e: parray_core::ElemType) -> TokenStream {
+    let t = e.rust_type();
+    if t.starts_with(|c: char| c.is_ascii_uppercase()) {
+        let id = Ident::new(t, Span::call_site());
+        quote!(::parray::#id)
+    } else {
+        let id = Ident::new(t, Span::call_site());
+        quote!(#id)
+    }
+}
+
+/// Names (with their byte offsets) used by a group: reference targets and constants.
+fn group_names(g: &Group, out: &mut Vec<(String, usize)>) {
+    match &g.body {
+        GroupBody::Size(e) => size_names(e, out),
+        GroupBody::Compound(inner) => inner.iter().for_each(|c| group_names(c, out)),
+        GroupBody::Ref { shape, target } => {
+            match shape {
+                RefShape::Whole => {}
+                RefShape::Sized(e) => size_names(e, out),
+                RefShape::Structured(s) => s.iter().for_each(|c| group_names(c, out)),
+            }
+            out.push((target.name.clone(), target.span.start));
+        }
+    }
+}
+
+fn size_names(e: &SizeExpr, out: &mut Vec<(String, usize)>) {
+    match &e.kind {
+        SizeExprKind::Lit(_) => {}
+        SizeExprKind::Name(n) => out.push((n.clone(), e.span.start)),
+        SizeExprKind::Neg(a) => size_names(a, out),
+        SizeExprKind::Bin(_, a, b) => {
+            size_names(a, out);
+            size_names(b, out);
+        }
+    }
+}

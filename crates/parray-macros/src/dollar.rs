@@ -1,0 +1,419 @@
+//! The paper's `$...$` forms inside macro bodies.
+//!
+//! Before syn sees a body, every `$ ... $` becomes a placeholder macro call
+//! `__parray_dollar!( ... )` (nested forms first) and every `#sync`/`#sync_1` a call of
+//! `__parray_sync!`, so that the body parses as Rust. The placeholders are then compiled
+//! by parray-core into the simplified expressions: offsets, sizes, `cnt`, thread indices.
+
+use parray_core::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
+use parray_core::expr::{digit, Expr, VarId, Vars};
+use parray_core::{compile_with, Module, NodeId};
+use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
+
+pub const DOLLAR: &str = "__parray_dollar";
+pub const SYNC: &str = "__parray_sync";
+
+/// Replace `$...$` and `#sync...` by placeholder macro calls, recursively.
+pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
+    let mut out = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' => {
+                let mut inner = Vec::new();
+                loop {
+                    match iter.next() {
+                        Some(TokenTree::Punct(q)) if q.as_char() == '$' => break,
+                        Some(t) => inner.push(t),
+                        None => {
+                            return Err(syn::Error::new(
+                                p.span(),
+                                "this `$` is never closed: write `$...$`",
+                            ))
+                        }
+                    }
+                }
+                if inner.is_empty() {
+                    return Err(syn::Error::new(p.span(), "empty `$$`"));
+                }
+                let inner = preprocess(inner.into_iter().collect())?;
+                out.extend(placeholder(DOLLAR, p.span(), inner));
+            }
+            TokenTree::Punct(p) if p.as_char() == '#' => match iter.peek() {
+                Some(TokenTree::Ident(i)) if i.to_string().starts_with("sync") => {
+                    let i = i.clone();
+                    iter.next();
+                    let mut call = placeholder(SYNC, p.span(), quote!(#i));
+                    call.push(TokenTree::Punct(Punct::new(';', Spacing::Alone)));
+                    // `#sync;` keeps working with its own semicolon.
+                    if matches!(iter.peek(), Some(TokenTree::Punct(s)) if s.as_char() == ';') {
+                        call.pop();
+                    }
+                    out.extend(call);
+                }
+                _ => out.push(TokenTree::Punct(p)),
+            },
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), preprocess(g.stream())?);
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+fn placeholder(name: &str, span: Span, inner: TokenStream) -> Vec<TokenTree> {
+    let mut g = Group::new(Delimiter::Parenthesis, inner);
+    g.set_span(span);
+    let mut bang = Punct::new('!', Spacing::Alone);
+    bang.set_span(span);
+    vec![
+        TokenTree::Ident(Ident::new(name, span)),
+        TokenTree::Punct(bang),
+        TokenTree::Group(g),
+    ]
+}
+
+/// Which thread array the code runs on, for `$tid...$`.
+pub struct Threads<'m> {
+    pub name: String,
+    pub root: NodeId,
+    pub module: &'m Module,
+}
+
+/// Everything needed to compile `$...$` forms, and what they used.
+pub struct Forms<'m> {
+    pub module: &'m Module,
+    pub threads: Option<Threads<'m>>,
+    /// Thread-index paths used (`""` for `tid`, `"0_1"` for `tid_0_1`), in first-use order.
+    pub tids_used: Vec<String>,
+    fresh: usize,
+}
+
+/// One parsed index component of a `$...$` offset.
+enum IndexTok {
+    Nested(Vec<IndexTok>),
+    Expr(TokenStream, Span),
+}
+
+impl<'m> Forms<'m> {
+    pub fn new(module: &'m Module, threads: Option<Threads<'m>>) -> Self {
+        Forms {
+            module,
+            threads,
+            tids_used: Vec::new(),
+            fresh: 0,
+        }
+    }
+
+    /// The local that holds a thread index (`tid_0_1` -> `__parray_tid_0_1`).
+    pub fn tid_ident(path: &str) -> Ident {
+        if path.is_empty() {
+            Ident::new("__parray_tid", Span::call_site())
+        } else {
+            Ident::new(&format!("__parray_tid_{path}"), Span::call_site())
+        }
+    }
+
+    /// Compile the inside of one `$...$` into a Rust expression.
+    pub fn compile(&mut self, tokens: TokenStream, span: Span) -> syn::Result<TokenStream> {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let Some(TokenTree::Ident(head)) = tts.first() else {
+            return Err(syn::Error::new(span, "expected a `$...$` form: `$T[i]...$`, `$dim(T)$`, `$size(T)$`, `$cnt(T)$` or `$tid...$`"));
+        };
+        let word = head.to_string();
+        if let Some(path) = tid_path(&word) {
+            if tts.len() != 1 {
+                return Err(syn::Error::new(
+                    tts[1].span(),
+                    "unexpected tokens after a thread index",
+                ));
+            }
+            self.tid_node(&path, head.span())?;
+            if !self.tids_used.contains(&path) {
+                self.tids_used.push(path.clone());
+            }
+            let id = Forms::tid_ident(&path);
+            return Ok(quote!(#id));
+        }
+        if let Some(query) = query_kind(&word) {
+            let (arg, arg_span) = match tts.get(1) {
+                Some(TokenTree::Group(g))
+                    if g.delimiter() == Delimiter::Parenthesis && tts.len() == 2 =>
+                {
+                    (g.stream().to_string().replace(' ', ""), g.span())
+                }
+                _ => {
+                    return Err(syn::Error::new(
+                        head.span(),
+                        format!("expected `{word}(TYPE)`"),
+                    ))
+                }
+            };
+            let suffix = word
+                .split_once('_')
+                .map(|(_, s)| format!("_{s}"))
+                .unwrap_or_default();
+            let name = format!("{arg}{suffix}");
+            let dim = self.lookup(&name, arg_span)?;
+            return Ok(match query {
+                Query::Size => {
+                    let n = Literal::usize_suffixed(self.module.size(dim) as usize);
+                    quote_spanned!(span=> #n)
+                }
+                Query::Cnt => {
+                    let c = self
+                        .module
+                        .is_contiguous(dim)
+                        .map_err(|e| syn::Error::new(arg_span, e.message))?;
+                    quote_spanned!(span=> #c)
+                }
+            });
+        }
+        self.offset(head, &tts[1..], span)
+    }
+
+    fn lookup(&self, name: &str, span: Span) -> syn::Result<NodeId> {
+        let id = CoreIdent {
+            name: name.to_string(),
+            span: parray_core::Span::default(),
+        };
+        self.module
+            .resolve(&id)
+            .map(|d| d.node)
+            .map_err(|e| syn::Error::new(span, e.message))
+    }
+
+    fn tid_node(&self, path: &str, span: Span) -> syn::Result<NodeId> {
+        let Some(t) = &self.threads else {
+            return Err(syn::Error::new(
+                span,
+                "`$tid...$` is only meaningful inside a detour, where a thread array runs the code",
+            ));
+        };
+        let name = if path.is_empty() {
+            t.name.clone()
+        } else {
+            format!("{}_{path}", t.name)
+        };
+        self.lookup(&name, span).map_err(|_| {
+            syn::Error::new(
+                span,
+                format!("the thread array `{}` has no dimension `{name}`", t.name),
+            )
+        })
+    }
+
+    /// The thread index `path` as a function of the flat `tid` (the array is natural, so
+    /// a dimension's index is one row-major digit of the flat index).
+    pub fn tid_from_flat(&self, path: &str, tid: VarId, vars: &Vars) -> Expr {
+        let t = self.threads.as_ref().expect("threads are known");
+        let node = self
+            .tid_node(path, Span::call_site())
+            .expect("checked when used");
+        if node == t.root {
+            return Expr::var(tid);
+        }
+        let weight = if self.module.size(node) > 1 {
+            self.module.offset_at(node, 1)
+        } else {
+            1
+        };
+        digit(&Expr::var(tid), weight, Some(self.module.size(node)), vars)
+    }
+
+    fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<TokenStream> {
+        let mut indices = Vec::new();
+        for tt in rest {
+            match tt {
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+                    indices.push(parse_index(g)?)
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected `[index]` after the type name",
+                    ));
+                }
+            }
+        }
+        if indices.is_empty() {
+            return Err(syn::Error::new(
+                head.span(),
+                format!("expected `{head}[...]`: an offset needs at least one index"),
+            ));
+        }
+        let mut vars = Vars::new();
+        let mut bindings: Vec<(String, TokenStream)> = Vec::new();
+        let core_indices = indices
+            .iter()
+            .map(|ix| self.core_index(ix, &mut vars, &mut bindings))
+            .collect::<syn::Result<Vec<_>>>()?;
+        let ie = IndexExpr {
+            target: CoreIdent {
+                name: head.to_string(),
+                span: parray_core::Span::default(),
+            },
+            indices: core_indices,
+            span: parray_core::Span::default(),
+        };
+        let off =
+            compile_with(self.module, &ie, vars).map_err(|e| syn::Error::new(span, e.message))?;
+        let render = |v: VarId| -> TokenStream {
+            let name = off.vars.name(v);
+            if let Some(path) = name
+                .strip_prefix("tid")
+                .filter(|p| p.is_empty() || p.starts_with('_'))
+            {
+                let id = Forms::tid_ident(path.trim_start_matches('_'));
+                return quote!(#id);
+            }
+            if let Some((_, tokens)) = bindings.iter().find(|(n, _)| n == name) {
+                return tokens.clone();
+            }
+            let id = Ident::new(name, span);
+            quote!(#id)
+        };
+        let expr = parray_core::emit_rust::to_tokens(&off, &render);
+        // An invisible group keeps the precedence without tripping `unused_parens`.
+        let mut g = Group::new(Delimiter::None, expr);
+        g.set_span(span);
+        Ok(TokenTree::Group(g).into())
+    }
+
+    fn core_index(
+        &mut self,
+        ix: &IndexTok,
+        vars: &mut Vars,
+        bindings: &mut Vec<(String, TokenStream)>,
+    ) -> syn::Result<Index> {
+        let dummy = parray_core::Span::default();
+        Ok(match ix {
+            IndexTok::Nested(list) => Index::Nested(
+                list.iter()
+                    .map(|i| self.core_index(i, vars, bindings))
+                    .collect::<syn::Result<_>>()?,
+                dummy,
+            ),
+            IndexTok::Expr(tokens, span) => {
+                let expr: syn::Expr = syn::parse2(tokens.clone())?;
+                match &expr {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => Index::Value(IndexValue::Const(i.base10_parse::<u64>()?), dummy),
+                    syn::Expr::Macro(m) if m.mac.path.is_ident(DOLLAR) => {
+                        let inner: Vec<TokenTree> = m.mac.tokens.clone().into_iter().collect();
+                        match inner.as_slice() {
+                            [TokenTree::Ident(w)] if tid_path(&w.to_string()).is_some() => {
+                                let path = tid_path(&w.to_string()).expect("checked");
+                                let node = self.tid_node(&path, w.span())?;
+                                if !self.tids_used.contains(&path) {
+                                    self.tids_used.push(path.clone());
+                                }
+                                let name = if path.is_empty() {
+                                    "tid".to_string()
+                                } else {
+                                    format!("tid_{path}")
+                                };
+                                vars.bind(&name, self.module.size(node) - 1);
+                                Index::Value(IndexValue::Var(name), dummy)
+                            }
+                            _ => {
+                                let inner = self.compile(m.mac.tokens.clone(), *span)?;
+                                self.bound(inner, bindings)
+                            }
+                        }
+                    }
+                    syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                        let id = p.path.get_ident().expect("checked");
+                        let name = id.to_string();
+                        if !bindings.iter().any(|(n, _)| *n == name) {
+                            bindings.push((name.clone(), quote!(::parray::__private::ix(#id))));
+                        }
+                        Index::Value(IndexValue::Var(name), dummy)
+                    }
+                    _ => self.bound(quote!(#expr), bindings),
+                }
+            }
+        })
+    }
+
+    /// An index given by an arbitrary expression: a variable standing for it (the same
+    /// expression text gets the same variable). The expression is evaluated where the
+    /// variable appears; index expressions are pure, so this is only a matter of speed.
+    fn bound(&mut self, tokens: TokenStream, bindings: &mut Vec<(String, TokenStream)>) -> Index {
+        let text = tokens.to_string();
+        let name = match bindings
+            .iter()
+            .find(|(_, t)| t.to_string() == format!("::parray::__private::ix({text})"))
+        {
+            Some((n, _)) => n.clone(),
+            None => {
+                self.fresh += 1;
+                format!("__parray_i{}", self.fresh)
+            }
+        };
+        if !bindings.iter().any(|(n, _)| *n == name) {
+            bindings.push((name.clone(), quote!(::parray::__private::ix(#tokens))));
+        }
+        Index::Value(IndexValue::Var(name), parray_core::Span::default())
+    }
+}
+
+enum Query {
+    Size,
+    Cnt,
+}
+
+fn query_kind(word: &str) -> Option<Query> {
+    let base = word.split('_').next().unwrap_or(word);
+    let suffix_ok = word[base.len()..]
+        .split('_')
+        .skip(1)
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if !suffix_ok {
+        return None;
+    }
+    match base {
+        "dim" | "size" => Some(Query::Size),
+        "cnt" if word == "cnt" => Some(Query::Cnt),
+        _ => None,
+    }
+}
+
+/// `tid` -> `""`, `tid_0_1` -> `"0_1"`; `None` for other words.
+pub fn tid_path(word: &str) -> Option<String> {
+    let rest = word.strip_prefix("tid")?;
+    if rest.is_empty() {
+        return Some(String::new());
+    }
+    let rest = rest.strip_prefix('_')?;
+    rest.split('_')
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| rest.to_string())
+}
+
+fn parse_index(g: &Group) -> syn::Result<IndexTok> {
+    let tts: Vec<TokenTree> = g.stream().into_iter().collect();
+    if tts.is_empty() {
+        return Err(syn::Error::new(g.span(), "empty index `[]`"));
+    }
+    let all_brackets = tts
+        .iter()
+        .all(|t| matches!(t, TokenTree::Group(h) if h.delimiter() == Delimiter::Bracket));
+    if all_brackets {
+        let list = tts
+            .iter()
+            .map(|t| match t {
+                TokenTree::Group(h) => parse_index(h),
+                _ => unreachable!("all are bracket groups"),
+            })
+            .collect::<syn::Result<Vec<_>>>()?;
+        return Ok(IndexTok::Nested(list));
+    }
+    Ok(IndexTok::Expr(g.stream(), g.span()))
+}

@@ -1,0 +1,190 @@
+//! How a macro learns declarations made by other macro invocations.
+//!
+//! A proc macro sees only its own input, yet `$M[i][j]$` needs M's declaration. So every
+//! declared name also gets a companion `macro_rules!` macro of the same name (imported with
+//! the type by `use other::M;`) that hands its declaration text back to us. A macro that
+//! needs names it has not seen expands to a call of the first one's companion, which calls
+//! `::parray::__resume!` with the text added, and so on until all are known; then the
+//! original input is processed with every declaration it needs (continuation passing).
+
+use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{braced, bracketed, parenthesized, LitStr};
+
+/// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub text: String,
+}
+
+impl Entry {
+    pub fn tokens(&self) -> TokenStream {
+        let name = Ident::new(&self.name, proc_macro2::Span::call_site());
+        let text = Literal::string(&self.text);
+        quote!((#name #text))
+    }
+}
+
+/// Which macro the input belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Parray,
+    Detour,
+    Host,
+}
+
+impl Kind {
+    fn keyword(self) -> &'static str {
+        match self {
+            Kind::Parray => "parray",
+            Kind::Detour => "detour",
+            Kind::Host => "host",
+        }
+    }
+}
+
+/// What a macro needs or makes.
+pub enum Outcome {
+    Done(TokenStream),
+    /// These names' declarations first (idents carry the user's spans).
+    Need(Vec<Ident>),
+}
+
+/// A macro's input as resumed by `__resume!`: pending names, known declarations, the
+/// macro kind and its original tokens.
+pub struct Resumed {
+    pub pending: Vec<Ident>,
+    pub entries: Vec<Entry>,
+    pub kind: Kind,
+    pub input: TokenStream,
+}
+
+impl Parse for Resumed {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let pending_tokens;
+        bracketed!(pending_tokens in input);
+        let mut pending = Vec::new();
+        while !pending_tokens.is_empty() {
+            pending.push(pending_tokens.parse::<Ident>()?);
+        }
+        let entry_tokens;
+        bracketed!(entry_tokens in input);
+        let mut entries = Vec::new();
+        while !entry_tokens.is_empty() {
+            let inner;
+            parenthesized!(inner in entry_tokens);
+            let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
+            let text: LitStr = inner.parse()?;
+            entries.push(Entry {
+                name: name.to_string(),
+                text: text.value(),
+            });
+        }
+        let kind: Ident = input.parse()?;
+        let kind = match kind.to_string().as_str() {
+            "parray" => Kind::Parray,
+            "detour" => Kind::Detour,
+            "host" => Kind::Host,
+            _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
+        };
+        let body;
+        braced!(body in input);
+        let input: TokenStream = body.parse()?;
+        Ok(Resumed {
+            pending,
+            entries,
+            kind,
+            input,
+        })
+    }
+}
+
+/// Run `handler` on the input, or ask the companions of the names it needs.
+pub fn drive(
+    kind: Kind,
+    entries: Vec<Entry>,
+    input: TokenStream,
+    handler: impl FnOnce(&[Entry], TokenStream) -> syn::Result<Outcome>,
+) -> TokenStream {
+    match handler(&entries, input.clone()) {
+        Ok(Outcome::Done(tokens)) => tokens,
+        Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// `M! { @parray_callback [rest...] [entries...] kind { input } }`
+pub fn call_next(
+    kind: Kind,
+    names: &[Ident],
+    entries: &[Entry],
+    input: TokenStream,
+) -> TokenStream {
+    let (first, rest) = names.split_first().expect("at least one name is needed");
+    let entries = entries.iter().map(Entry::tokens);
+    let kind = Ident::new(kind.keyword(), proc_macro2::Span::call_site());
+    quote!(#first! { @parray_callback [#(#rest)*] [#(#entries)*] #kind { #input } })
+}
+
+/// The companion macro of a declared name, carrying `entries` (its declaration and all it
+/// depends on), and the `use` that gives it the declared name.
+pub fn companion(
+    vis: &TokenStream,
+    name: &Ident,
+    hidden: &Ident,
+    entries: &[Entry],
+) -> TokenStream {
+    let own = entries.iter().map(Entry::tokens);
+    quote! {
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #hidden {
+            (@parray_callback [$($pending:tt)*] [$($payload:tt)*] $($rest:tt)*) => {
+                ::parray::__resume! { [$($pending)*] [$($payload)* #(#own)*] $($rest)* }
+            };
+        }
+        #[allow(unused_imports)]
+        #vis use #hidden as #name;
+    }
+}
+
+/// Merge entries by name; the same name with different texts is an error.
+pub fn merge(entries: &[Entry], span: proc_macro2::Span) -> syn::Result<Vec<Entry>> {
+    let mut out: Vec<Entry> = Vec::new();
+    for e in entries {
+        match out.iter().find(|o| o.name == e.name) {
+            Some(o) if o.text == e.text => {}
+            Some(o) => {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "two different declarations named `{}` are in scope: `{}` and `{}`",
+                        e.name, o.text, e.text
+                    ),
+                ))
+            }
+            None => out.push(e.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// The declared name a `$...$` or `#` path refers to: the path without `_<digits>` suffixes.
+pub fn base_name(path: &str) -> &str {
+    let mut end = path.len();
+    while let Some(i) = path[..end].rfind('_') {
+        let suffix = &path[i + 1..end];
+        if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        end = i;
+    }
+    &path[..end]
+}
+
+/// True when the token is the identifier `word`.
+pub fn is_ident(tt: &TokenTree, word: &str) -> bool {
+    matches!(tt, TokenTree::Ident(i) if i == word)
+}
