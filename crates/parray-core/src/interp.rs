@@ -1,0 +1,531 @@
+//! The reference interpreter: the executable form of PARRAY.md section 3.
+//!
+//! This module is the oracle that the compiler ([`crate::tree`], [`crate::expr`],
+//! [`crate::offsets`]) is tested against. It is deliberately independent of them: it
+//! works from the parsed [`Program`] alone, resolves names itself (longest declared prefix,
+//! then `_digit` suffixes), evaluates size expressions itself, and computes every offset
+//! with concrete integers (`u128`, so nothing wraps) by direct recursion on the rules,
+//! written in the shape the rules are stated in rather than the shape that is fast:
+//!
+//! - rule 1: a natural leaf's stride is the product of the sizes of the natural leaves to
+//!   its right, computed from the list of the type's leaves in left-to-right order;
+//! - rule 2: a compound's offset is the sum of its children's offsets of the row-major
+//!   digits of the index;
+//! - rule 3: `#R` *is* R (same dimension, same children);
+//! - rules 4 and 5: `n#R` and `S#R` have `off(i) = off_R(i)`; a group of S has
+//!   `off(x) = off_P(x * w)` where P is its parent (the `S#R` dimension for a top-level
+//!   group of S, the enclosing group otherwise) and `w` the product of its later siblings'
+//!   sizes. The compiler folds these weights into one per group; here they compose
+//!   through the parent at every call, as the rule is written;
+//! - rule 8: indexing, with flat and nested indices; a compound sums its children's
+//!   offsets, a dimension made by a structured reference flattens the indices through its
+//!   structure and applies its own offset function;
+//! - rules 9 and 10: `extent` and `cnt` by enumerating every offset.
+//!
+//! It is slow on purpose (no caching, no symbolic work) and refuses nothing that section
+//! 3 allows, except that it does not check CUDA launch limits (a thread array's shape has
+//! no bearing on offsets). A nested index of one component, `[[x]]`, on a dimension with
+//! exactly one sub-dimension applies `[x]` to that sub-dimension (rule 8 with k = 1, so
+//! `x` may itself be nested for the sub-dimension's children); on any other dimension it
+//! is taken as `[x]` (a convenience beyond the rules, which the compiler also accepts).
+
+use std::collections::HashMap;
+
+use crate::ast::{
+    BinOp, DeclKind, Group, GroupBody, Index, IndexExpr, IndexValue, Item, Program, RefShape,
+    SizeExpr, SizeExprKind,
+};
+
+/// A dimension of the interpreter's model (its own numbering, unrelated to `tree::NodeId`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DimId(usize);
+
+#[derive(Debug, Clone)]
+enum Def {
+    /// Rule 1: `off(i) = i * stride`.
+    Leaf { stride: u128 },
+    /// Rule 2: sum of the children's offsets of the row-major digits.
+    Compound,
+    /// Rules 4 and 5: `off(i) = off_target(i)` (`n#R` without children, `S#R` with S's groups).
+    Prefix { target: DimId },
+    /// Rule 5: a group of S, `off(x) = off_parent(x * w)`.
+    Group { parent: DimId, w: u128 },
+}
+
+#[derive(Debug, Clone)]
+struct Dim {
+    size: u128,
+    def: Def,
+    children: Vec<DimId>,
+}
+
+/// The largest size or value the language allows.
+const MAX: u128 = u64::MAX as u128;
+
+/// A resolved program, evaluated by direct recursion on PARRAY.md section 3.
+#[derive(Debug, Clone, Default)]
+pub struct Interp {
+    dims: Vec<Dim>,
+    /// Declared types, in declaration order, with their roots.
+    types: Vec<(String, DimId)>,
+    consts: HashMap<String, i128>,
+}
+
+impl Interp {
+    /// Resolve a program; `consts` override the program's constants of the same name.
+    pub fn new(program: &Program, consts: &[(String, u64)]) -> Result<Self, String> {
+        let mut it = Interp::default();
+        for (n, v) in consts {
+            it.consts.insert(n.clone(), *v as i128);
+        }
+        for item in &program.items {
+            match item {
+                Item::Const(c) => {
+                    let name = &c.name.name;
+                    if consts.iter().any(|(n, _)| n == name) {
+                        continue;
+                    }
+                    if it.is_declared(name) {
+                        return Err(format!("`{name}` declared twice"));
+                    }
+                    let v = it.size_value(&c.value)?;
+                    it.consts.insert(name.clone(), v as i128);
+                }
+                Item::Type(t) => {
+                    let name = &t.name.name;
+                    if it.is_declared(name) {
+                        return Err(format!("`{name}` declared twice"));
+                    }
+                    let artificial = t.dims.iter().any(mentions_reference);
+                    if artificial && matches!(t.kind, DeclKind::Thread(_)) {
+                        return Err(format!("thread array `{name}` has a reference"));
+                    }
+                    let mut leaves = Vec::new();
+                    let mut top = Vec::new();
+                    for g in &t.dims {
+                        top.push(
+                            it.group(g, artificial, &mut leaves)
+                                .map_err(|e| format!("in `{name}`: {e}"))?,
+                        );
+                    }
+                    // Rule 1: stride = product of the sizes of the leaves to the right.
+                    for (k, &leaf) in leaves.iter().enumerate() {
+                        let mut stride: u128 = 1;
+                        for &right in &leaves[k + 1..] {
+                            stride = stride.saturating_mul(it.dims[right.0].size);
+                        }
+                        it.dims[leaf.0].def = Def::Leaf { stride };
+                    }
+                    // Rule 7: the root is the compound of the top-level groups.
+                    let root = it.compound(top)?;
+                    it.types.push((name.clone(), root));
+                }
+            }
+        }
+        Ok(it)
+    }
+
+    fn is_declared(&self, name: &str) -> bool {
+        self.consts.contains_key(name) || self.types.iter().any(|(n, _)| n == name)
+    }
+
+    fn push(&mut self, size: u128, def: Def, children: Vec<DimId>) -> DimId {
+        self.dims.push(Dim {
+            size,
+            def,
+            children,
+        });
+        DimId(self.dims.len() - 1)
+    }
+
+    fn compound(&mut self, children: Vec<DimId>) -> Result<DimId, String> {
+        let mut size: u128 = 1;
+        for c in &children {
+            size = size
+                .checked_mul(self.dims[c.0].size)
+                .filter(|s| *s <= MAX)
+                .ok_or("size overflows 64 bits")?;
+        }
+        Ok(self.push(size, Def::Compound, children))
+    }
+
+    /// One group of a declaration; natural leaves are collected left to right in `leaves`.
+    fn group(
+        &mut self,
+        g: &Group,
+        artificial: bool,
+        leaves: &mut Vec<DimId>,
+    ) -> Result<DimId, String> {
+        match &g.body {
+            GroupBody::Size(e) => {
+                if artificial {
+                    return Err("a natural leaf in an artificial type".into());
+                }
+                let n = self.size_value(e)?;
+                let leaf = self.push(n, Def::Leaf { stride: 0 }, Vec::new());
+                leaves.push(leaf);
+                Ok(leaf)
+            }
+            GroupBody::Compound(inner) => {
+                let mut children = Vec::new();
+                for c in inner {
+                    children.push(self.group(c, artificial, leaves)?);
+                }
+                self.compound(children)
+            }
+            GroupBody::Ref { shape, target } => {
+                let r = self.lookup(&target.name)?;
+                let rsize = self.dims[r.0].size;
+                match shape {
+                    // Rule 3: D is R.
+                    RefShape::Whole => Ok(r),
+                    // Rule 4.
+                    RefShape::Sized(e) => {
+                        let n = self.size_value(e)?;
+                        if n > rsize {
+                            return Err(format!("{n}#{} is larger than {rsize}", target.name));
+                        }
+                        Ok(self.push(n, Def::Prefix { target: r }, Vec::new()))
+                    }
+                    // Rule 5.
+                    RefShape::Structured(s) => {
+                        let size = self.structure_size(s)?;
+                        if size > rsize {
+                            return Err(format!(
+                                "structure of {size} over {} of {rsize}",
+                                target.name
+                            ));
+                        }
+                        let d = self.push(size, Def::Prefix { target: r }, Vec::new());
+                        let children = self.structure(s, d)?;
+                        self.dims[d.0].children = children;
+                        Ok(d)
+                    }
+                }
+            }
+        }
+    }
+
+    fn structure_size(&self, groups: &[Group]) -> Result<u128, String> {
+        let mut size: u128 = 1;
+        for g in groups {
+            let s = match &g.body {
+                GroupBody::Size(e) => self.size_value(e)?,
+                GroupBody::Compound(inner) => self.structure_size(inner)?,
+                GroupBody::Ref { .. } => return Err("a reference inside a structure".into()),
+            };
+            size = size
+                .checked_mul(s)
+                .filter(|s| *s <= MAX)
+                .ok_or("size overflows 64 bits")?;
+        }
+        Ok(size)
+    }
+
+    /// The groups of a structure under `parent`: `off(x) = off_parent(x * w)`.
+    fn structure(&mut self, groups: &[Group], parent: DimId) -> Result<Vec<DimId>, String> {
+        let mut out = Vec::new();
+        for (k, g) in groups.iter().enumerate() {
+            let size = self.structure_size(std::slice::from_ref(g))?;
+            let w = self.structure_size(&groups[k + 1..])?;
+            let d = self.push(size, Def::Group { parent, w }, Vec::new());
+            if let GroupBody::Compound(inner) = &g.body {
+                let children = self.structure(inner, d)?;
+                self.dims[d.0].children = children;
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// A size expression's value: positive, at most `u64::MAX`, divisions exact.
+    fn size_value(&self, e: &SizeExpr) -> Result<u128, String> {
+        let v = self.int_value(e)?;
+        if v <= 0 || v as u128 > MAX {
+            return Err(format!("size {v} is not in [1, 2^64)"));
+        }
+        Ok(v as u128)
+    }
+
+    fn int_value(&self, e: &SizeExpr) -> Result<i128, String> {
+        let v = match &e.kind {
+            SizeExprKind::Lit(v) => *v as i128,
+            SizeExprKind::Name(n) => *self
+                .consts
+                .get(n)
+                .ok_or_else(|| format!("unknown constant `{n}`"))?,
+            SizeExprKind::Neg(a) => -self.int_value(a)?,
+            SizeExprKind::Bin(op, a, b) => {
+                let (x, y) = (self.int_value(a)?, self.int_value(b)?);
+                let r = match op {
+                    BinOp::Add => x.checked_add(y),
+                    BinOp::Sub => x.checked_sub(y),
+                    BinOp::Mul => x.checked_mul(y),
+                    BinOp::Div if y == 0 => return Err("division by zero".into()),
+                    BinOp::Div if x % y != 0 => return Err(format!("inexact division {x} / {y}")),
+                    BinOp::Div => Some(x / y),
+                };
+                r.ok_or("arithmetic overflow")?
+            }
+        };
+        if v.unsigned_abs() > MAX {
+            return Err("a value overflows 64 bits".into());
+        }
+        Ok(v)
+    }
+
+    /// The dimension named by a path: the longest declared type name that is the whole
+    /// name or is followed by `_`, then one child per `_digits` suffix.
+    pub fn lookup(&self, name: &str) -> Result<DimId, String> {
+        let mut best: Option<(&str, DimId)> = None;
+        for (t, root) in &self.types {
+            let fits =
+                name == t || (name.starts_with(t.as_str()) && name[t.len()..].starts_with('_'));
+            if fits && best.is_none_or(|(b, _)| t.len() > b.len()) {
+                best = Some((t, *root));
+            }
+        }
+        let (t, mut d) = best.ok_or_else(|| format!("unknown type `{name}`"))?;
+        let rest = &name[t.len()..];
+        if rest.is_empty() {
+            return Ok(d);
+        }
+        for part in rest[1..].split('_') {
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("bad sub-dimension suffix in `{name}`"));
+            }
+            let k: usize = part
+                .parse()
+                .map_err(|_| format!("bad suffix in `{name}`"))?;
+            d = *self.dims[d.0]
+                .children
+                .get(k)
+                .ok_or_else(|| format!("`{name}`: no child {k}"))?;
+        }
+        Ok(d)
+    }
+
+    /// The declared type names, in declaration order.
+    pub fn type_names(&self) -> Vec<String> {
+        self.types.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The value of a constant (after overrides).
+    pub fn constant(&self, name: &str) -> Option<u64> {
+        self.consts.get(name).map(|v| *v as u64)
+    }
+
+    /// Every name that denotes a dimension: each type and each of its sub-dimension paths,
+    /// in declaration and then depth-first order, each listed once. A path of a type that a
+    /// longer declared name shadows (`T_1_0` after `T_1` is declared) denotes a dimension
+    /// of that other type, or nothing (then it is left out).
+    pub fn paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, root) in &self.types {
+            self.walk(name.clone(), *root, &mut out);
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|p| self.lookup(p).is_ok() && seen.insert(p.clone()));
+        out
+    }
+
+    fn walk(&self, path: String, d: DimId, out: &mut Vec<String>) {
+        out.push(path.clone());
+        for (k, c) in self.dims[d.0].children.iter().enumerate() {
+            self.walk(format!("{path}_{k}"), *c, out);
+        }
+    }
+
+    /// |D|.
+    pub fn dim_size(&self, d: DimId) -> u64 {
+        self.dims[d.0].size as u64
+    }
+
+    /// D's sub-dimensions (`D_0`, `D_1`, ...).
+    pub fn children(&self, d: DimId) -> &[DimId] {
+        &self.dims[d.0].children
+    }
+
+    /// |name|, when the name denotes a dimension.
+    pub fn size(&self, name: &str) -> Option<u64> {
+        self.lookup(name).ok().map(|d| self.dim_size(d))
+    }
+
+    /// off_D(i) for a flat index `i < |D|`.
+    pub fn off(&self, d: DimId, i: u64) -> Option<u64> {
+        let dim = &self.dims[d.0];
+        if (i as u128) >= dim.size {
+            return None;
+        }
+        u64::try_from(self.off_unchecked(d, i as u128)).ok()
+    }
+
+    fn off_unchecked(&self, d: DimId, i: u128) -> u128 {
+        let dim = &self.dims[d.0];
+        debug_assert!(i < dim.size);
+        match &dim.def {
+            Def::Leaf { stride } => i * stride,
+            Def::Compound => {
+                // Row-major digits, the last child fastest.
+                let mut digits = vec![0u128; dim.children.len()];
+                let mut rest = i;
+                for (k, c) in dim.children.iter().enumerate().rev() {
+                    let s = self.dims[c.0].size;
+                    digits[k] = rest % s;
+                    rest /= s;
+                }
+                dim.children
+                    .iter()
+                    .zip(digits)
+                    .map(|(c, x)| self.off_unchecked(*c, x))
+                    .sum()
+            }
+            Def::Prefix { target } => self.off_unchecked(*target, i),
+            Def::Group { parent, w } => self.off_unchecked(*parent, i * w),
+        }
+    }
+
+    /// off(i) of the dimension `name`.
+    pub fn offset(&self, name: &str, flat_index: u64) -> Option<u64> {
+        self.off(self.lookup(name).ok()?, flat_index)
+    }
+
+    /// Every offset of `d`, in index order.
+    pub fn offsets(&self, d: DimId) -> Vec<u64> {
+        (0..self.dim_size(d))
+            .map(|i| self.off(d, i).expect("in range"))
+            .collect()
+    }
+
+    /// extent(name) = max offset + 1, by enumeration (rule 9).
+    pub fn extent(&self, name: &str) -> u64 {
+        let d = self.lookup(name).expect("a dimension");
+        self.offsets(d)
+            .into_iter()
+            .max()
+            .expect("sizes are positive")
+            + 1
+    }
+
+    /// cnt(name), by enumeration (rule 10).
+    pub fn cnt(&self, name: &str) -> bool {
+        let d = self.lookup(name).expect("a dimension");
+        let offs = self.offsets(d);
+        offs.iter()
+            .enumerate()
+            .all(|(i, o)| *o == offs[0] + i as u64)
+    }
+
+    /// The offset of an index expression (rule 8), with the variables' values.
+    pub fn index(&self, ie: &IndexExpr, vars: &HashMap<String, u64>) -> Result<u64, String> {
+        let d = self.lookup(&ie.target.name)?;
+        let off = match ie.indices.as_slice() {
+            [one] => self.apply(d, one, vars)?,
+            many => self.apply_list(d, many, vars)?,
+        };
+        u64::try_from(off).map_err(|_| "offset overflows 64 bits".into())
+    }
+
+    /// One index on a dimension.
+    fn apply(&self, d: DimId, idx: &Index, vars: &HashMap<String, u64>) -> Result<u128, String> {
+        match idx {
+            Index::Value(v, _) => {
+                let x = self.value(d, v, vars)?;
+                Ok(self.off_unchecked(d, x))
+            }
+            Index::Nested(list, _) if list.len() == 1 && self.dims[d.0].children.len() != 1 => {
+                self.apply(d, &list[0], vars)
+            }
+            Index::Nested(list, _) => self.apply_list(d, list, vars),
+        }
+    }
+
+    /// k indices on a dimension with k children.
+    fn apply_list(
+        &self,
+        d: DimId,
+        list: &[Index],
+        vars: &HashMap<String, u64>,
+    ) -> Result<u128, String> {
+        let dim = &self.dims[d.0];
+        if dim.children.len() != list.len() {
+            return Err(format!(
+                "{} indices on a dimension with {} children",
+                list.len(),
+                dim.children.len()
+            ));
+        }
+        match dim.def {
+            Def::Compound => {
+                let mut sum = 0;
+                for (c, idx) in dim.children.iter().zip(list) {
+                    sum += self.apply(*c, idx, vars)?;
+                }
+                Ok(sum)
+            }
+            _ => {
+                let x = self.flatten_list(d, list, vars)?;
+                Ok(self.off_unchecked(d, x))
+            }
+        }
+    }
+
+    /// Indices through a structure, flattened row-major.
+    fn flatten_list(
+        &self,
+        d: DimId,
+        list: &[Index],
+        vars: &HashMap<String, u64>,
+    ) -> Result<u128, String> {
+        let dim = &self.dims[d.0];
+        if dim.children.len() != list.len() {
+            return Err(format!(
+                "{} indices on a dimension with {} children",
+                list.len(),
+                dim.children.len()
+            ));
+        }
+        let mut x = 0;
+        for (c, idx) in dim.children.iter().zip(list) {
+            x = x * self.dims[c.0].size + self.flatten_one(*c, idx, vars)?;
+        }
+        Ok(x)
+    }
+
+    fn flatten_one(
+        &self,
+        d: DimId,
+        idx: &Index,
+        vars: &HashMap<String, u64>,
+    ) -> Result<u128, String> {
+        match idx {
+            Index::Value(v, _) => self.value(d, v, vars),
+            Index::Nested(list, _) if list.len() == 1 && self.dims[d.0].children.len() != 1 => {
+                self.flatten_one(d, &list[0], vars)
+            }
+            Index::Nested(list, _) => self.flatten_list(d, list, vars),
+        }
+    }
+
+    fn value(&self, d: DimId, v: &IndexValue, vars: &HashMap<String, u64>) -> Result<u128, String> {
+        let x = match v {
+            IndexValue::Const(c) => *c,
+            IndexValue::Var(n) => *vars.get(n).ok_or_else(|| format!("no value for `{n}`"))?,
+        } as u128;
+        if x >= self.dims[d.0].size {
+            return Err(format!(
+                "index {x} out of range (size {})",
+                self.dims[d.0].size
+            ));
+        }
+        Ok(x)
+    }
+}
+
+fn mentions_reference(g: &Group) -> bool {
+    match &g.body {
+        GroupBody::Size(_) => false,
+        GroupBody::Compound(inner) => inner.iter().any(mentions_reference),
+        GroupBody::Ref { .. } => true,
+    }
+}

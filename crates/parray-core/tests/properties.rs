@@ -1,0 +1,416 @@
+//! The compiler against the reference interpreter (`parray_core::interp`, the executable
+//! form of PARRAY.md section 3) on random valid programs from `gen`, plus deterministic
+//! edge cases and the regressions that the properties found.
+
+mod gen;
+
+use std::collections::HashMap;
+
+use parray_core::interp::Interp;
+use parray_core::{compile, offset_function, parse_index_expr, parse_program, ErrorKind, Module};
+use proptest::prelude::*;
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        max_shrink_iters: 20_000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// The compiled offset of `text` under each assignment, checked against the interpreter.
+fn check_index(
+    m: &Module,
+    it: &Interp,
+    text: &str,
+    values: &[HashMap<String, u64>],
+) -> Result<(), TestCaseError> {
+    let ie = parse_index_expr(text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+    let off = compile(m, &ie).map_err(|e| TestCaseError::fail(format!("compile {text}: {e}")))?;
+    for vals in values {
+        let mut v = vec![0u64; off.vars.len()];
+        for (name, value) in vals {
+            if let Some(id) = off.vars.id(name) {
+                v[id.0 as usize] = *value;
+            }
+        }
+        let want = it
+            .index(&ie, vals)
+            .map_err(|e| TestCaseError::fail(format!("interp {text}: {e}")))?;
+        let got = off.expr.eval(&v);
+        prop_assert_eq!(got, want, "{} = {} with {:?}", text, off.to_source(), vals);
+    }
+    Ok(())
+}
+
+/// Every dimension of the program: sizes, offset functions, offset_at, extent, cnt.
+fn check_dimensions(p: &gen::GenProgram) -> Result<(), TestCaseError> {
+    let m = p.module();
+    let it = p.interp();
+    for path in it.paths() {
+        let d = it.lookup(&path).unwrap();
+        let node = m
+            .lookup(&path)
+            .map_err(|e| TestCaseError::fail(format!("lookup {path}: {e:?}")))?
+            .node;
+        let size = it.dim_size(d);
+        prop_assert_eq!(m.size(node), size, "size of {}", path);
+        let want = it.offsets(d);
+        let f = offset_function(&m, node, "i")
+            .map_err(|e| TestCaseError::fail(format!("offset_function {path}: {e}")))?;
+        let extent = m.extent(node);
+        for (i, w) in want.iter().enumerate() {
+            prop_assert_eq!(
+                f.expr.eval(&[i as u64]),
+                *w,
+                "{}[{}] by offset_function {}",
+                path,
+                i,
+                f.to_source()
+            );
+            prop_assert_eq!(
+                m.offset_at(node, i as u64),
+                *w,
+                "{}[{}] by offset_at",
+                path,
+                i
+            );
+            prop_assert!(
+                *w < extent,
+                "{}[{}] = {} outside the extent {}",
+                path,
+                i,
+                w,
+                extent
+            );
+        }
+        prop_assert_eq!(extent, it.extent(&path), "extent of {}", path);
+        let cnt = m
+            .is_contiguous(node)
+            .map_err(|e| TestCaseError::fail(format!("cnt {path}: {e}")))?;
+        prop_assert_eq!(cnt, it.cnt(&path), "cnt of {}", path);
+        if p.is_natural_path(&path) {
+            // A dimension of a natural type is `i * stride`: coalescing must be complete.
+            let src = f.to_source();
+            prop_assert!(
+                !src.contains('/') && !src.contains('%'),
+                "natural {} has offset function {}",
+                path,
+                src
+            );
+            let stride = if size > 1 { want[1] } else { 0 };
+            prop_assert!(
+                want.iter()
+                    .enumerate()
+                    .all(|(i, w)| *w == i as u64 * stride),
+                "natural {} not linear",
+                path
+            );
+            let type_root = it.type_names().contains(&path);
+            if type_root {
+                let mut sorted = want.clone();
+                sorted.sort_unstable();
+                prop_assert!(
+                    sorted.iter().enumerate().all(|(i, w)| *w == i as u64),
+                    "natural {} is not a bijection",
+                    path
+                );
+                let ok = src == "i" || (size == 1 && src == "0");
+                prop_assert!(ok, "natural type {} has offset function {}", path, src);
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// Compiled, simplified offsets equal the interpreter's for random index expressions.
+    #[test]
+    fn compiled_offsets_match_the_interpreter(case in gen::case()) {
+        let m = case.program.module();
+        let it = case.program.interp();
+        check_index(&m, &it, &case.index.text, &case.values)?;
+        let target = case.index.text.split('[').next().unwrap();
+        if case.program.is_natural_path(target) && !case.index.bounds.is_empty() {
+            let off = compile(&m, &parse_index_expr(&case.index.text).unwrap()).unwrap();
+            let src = off.to_source();
+            prop_assert!(!src.contains('/') && !src.contains('%'), "natural {} compiles to {}", case.index.text, src);
+        }
+    }
+
+    /// Fully constant index expressions compile to the interpreter's constant.
+    #[test]
+    fn constant_indices_compile_to_constants(v in gen::choices()) {
+        let mut c = gen::Choices::new(v);
+        let p = gen::gen_program(&mut c);
+        let (m, it) = (p.module(), p.interp());
+        let paths = it.paths();
+        for _ in 0..4 {
+            let target = c.pick(&paths).clone();
+            let text = gen::gen_const_index(&mut c, &it, &target);
+            let ie = parse_index_expr(&text).unwrap();
+            let off = compile(&m, &ie).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+            prop_assert_eq!(off.as_const(), Some(it.index(&ie, &HashMap::new()).unwrap()), "{} = {}", text, off.to_source());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// offset_function, offset_at, extent and cnt of every dimension agree with enumeration.
+    #[test]
+    fn every_dimension_matches_the_interpreter(p in gen::program()) {
+        check_dimensions(&p)?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Deterministic edge cases.
+
+fn both(src: &str) -> (Module, Interp) {
+    let prog = parse_program(src).unwrap_or_else(|e| panic!("{e}"));
+    let m = Module::build(&prog, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let it = Interp::new(&prog, &[]).unwrap_or_else(|e| panic!("{e}"));
+    (m, it)
+}
+
+fn program_checks(src: &str) {
+    let p = gen::GenProgram {
+        source: src.to_string(),
+        consts: Vec::new(),
+        types: parse_program(src)
+            .unwrap()
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                parray_core::ast::Item::Type(t) => {
+                    Some((t.name.name.clone(), !t.dims.iter().any(has_ref)))
+                }
+                _ => None,
+            })
+            .collect(),
+    };
+    if let Err(e) = check_dimensions(&p) {
+        panic!("{src}: {e}");
+    }
+}
+
+fn has_ref(g: &parray_core::ast::Group) -> bool {
+    use parray_core::ast::GroupBody;
+    match &g.body {
+        GroupBody::Size(_) => false,
+        GroupBody::Compound(inner) => inner.iter().any(has_ref),
+        GroupBody::Ref { .. } => true,
+    }
+}
+
+/// Runs `f` on a thread with the default 2 MiB stack (a stack overflow aborts the test).
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn worked_checks_through_the_interpreter() {
+    let (_, it) = both("pinned float [[3][2]][4] A");
+    let at = |it: &Interp, s: &str| {
+        it.index(&parse_index_expr(s).unwrap(), &HashMap::new())
+            .unwrap()
+    };
+    assert_eq!(it.size("A"), Some(24));
+    assert_eq!(at(&it, "A[5][2]"), 22);
+    let (_, it) = both("float [4][3] A\nfloat [#A_1][#A_0] B");
+    assert_eq!(at(&it, "B[2][3]"), 11);
+    let (_, it) = both("float [2][1024][512] A\nfloat [#A_1][[#A_0][#A_2]] M");
+    assert_eq!(at(&it, "M[0][513]"), 524289);
+    let (_, it) = both("float [16][17] A\nfloat [#A_0][16#A_1] B");
+    assert_eq!(it.extent("B"), 271);
+    let fig21 = "const N = 256\ndmem float [N][N] type\n\
+        dmem float [[N/16][[4][4]]#type_0][[N/32][32]#type_1] A\n\
+        dmem float [[N/32][32]#type_0][[N/256][[128][2]]#type_1] B\n\
+        dmem float [#A_0][#B_1] C\ndmem float [#C_0_1][#C_1_1_1] C0\n\
+        smem float [32][17] S\nsmem float [32#S_0][[4][4]#S_1] S0";
+    let (_, it) = both(fig21);
+    assert_eq!(
+        it.offsets(it.lookup("A_0_1_0").unwrap()),
+        vec![0, 1024, 2048, 3072]
+    );
+    assert_eq!(it.offsets(it.lookup("S0_1_0").unwrap()), vec![0, 4, 8, 12]);
+    assert_eq!(
+        &it.offsets(it.lookup("C0").unwrap())[..5],
+        &[0, 1, 256, 257, 512]
+    );
+    assert_eq!(at(&it, "A[[1][[0][2]]][[0][5]]"), 4613);
+    assert_eq!(at(&it, "S0[3][[0][2]]"), 53);
+    assert_eq!(at(&it, "C[[1][0]][[0][[5][0]]]"), 4106);
+    assert!(it.cnt("B_1_1_1"));
+    program_checks(fig21);
+}
+
+#[test]
+fn size_one_dimensions_everywhere() {
+    program_checks(
+        "int [1] A\nint [[1][1]][1] B\nint [#B][1#A][[1][1]#B_0] C\nint [[#C_1][#C_2_1]] D",
+    );
+    program_checks(
+        "int [[1][3]][[2][1]] A\nint [#A_1_0][[3][1]#A_0][[1][2]#A_1] B\nint [1#B_1][#B_2][#B_0] C",
+    );
+    let (m, _) = both("int [1][1][1] A");
+    let off = compile(&m, &parse_index_expr("A[i][j][k]").unwrap()).unwrap();
+    // Variables of size-1 dimensions are 0; the compiler keeps them (`i + j + k`), which
+    // is right but not minimal.
+    assert_eq!(off.expr.eval(&[0, 0, 0]), 0, "{}", off.to_source());
+}
+
+fn nested(depth: usize) -> String {
+    format!(
+        "float {}[2]{} A",
+        "[".repeat(depth - 1),
+        "]".repeat(depth - 1)
+    )
+}
+
+#[test]
+fn deep_nesting_works() {
+    on_small_stack(|| {
+        let (m, it) = both(&nested(100));
+        let path = format!("A{}", "_0".repeat(99));
+        assert_eq!(it.size(&path), Some(2));
+        let node = m.lookup(&path).unwrap().node;
+        assert_eq!(offset_function(&m, node, "i").unwrap().to_source(), "i");
+        let idx = format!("A{}i{}", "[".repeat(100), "]".repeat(100));
+        let off = compile(&m, &parse_index_expr(&idx).unwrap()).unwrap();
+        assert_eq!(off.to_source(), "i");
+        assert!(m.is_contiguous(node).unwrap());
+    });
+}
+
+#[test]
+fn nesting_200_levels_is_an_error_not_a_stack_overflow() {
+    on_small_stack(|| {
+        let e = Module::parse(&nested(200)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+        let idx = format!("A{}i{}", "[".repeat(200), "]".repeat(200));
+        let e = parse_index_expr(&idx).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    });
+}
+
+fn chain(n: usize, shape: &str) -> String {
+    let mut s = String::from("float [4][3] T0\n");
+    for k in 1..n {
+        s += &format!("float [{}T{}] T{k}\n", shape, k - 1);
+    }
+    s
+}
+
+#[test]
+fn long_reference_chains_never_overflow_the_stack() {
+    for shape in ["#", "12#", "[12]#", "[[3][4]]#"] {
+        on_small_stack(move || {
+            let src = chain(300, shape);
+            match Module::parse(&src) {
+                Err(e) => assert_eq!(e.kind, ErrorKind::Limit, "{shape}: {e}"),
+                Ok(m) => {
+                    let t = m.lookup("T299").unwrap().node;
+                    for i in 0..m.size(t) {
+                        let _ = m.offset_at(t, i);
+                    }
+                    let f = offset_function(&m, t, "i").unwrap();
+                    let _ = f.to_source();
+                }
+            }
+            // The longest chain that is accepted works all the way through.
+            let mut n = 300;
+            while Module::parse(&chain(n, shape)).is_err() {
+                n -= 1;
+            }
+            let src = chain(n, shape);
+            let (m, it) = both(&src);
+            let last = format!("T{}", n - 1);
+            let node = m.lookup(&last).unwrap().node;
+            let f = offset_function(&m, node, "i").unwrap();
+            let d = it.lookup(&last).unwrap();
+            for i in 0..m.size(node) {
+                assert_eq!(
+                    f.expr.eval(&[i]),
+                    it.off(d, i).unwrap(),
+                    "{shape} {last}[{i}]"
+                );
+            }
+            assert!(n >= 64, "{shape}: only {n} declarations accepted");
+        });
+    }
+}
+
+#[test]
+fn huge_sizes_overflow_into_errors() {
+    let e = Module::parse("float [4294967296][4294967296] A").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Size, "{e}");
+    assert!(Interp::new(
+        &parse_program("float [4294967296][4294967296] A").unwrap(),
+        &[]
+    )
+    .is_err());
+    let e = Module::parse("float [18446744073709551616] A").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Size, "{e}");
+    // Just below the limit works.
+    let (m, it) = both("float [4294967296][4294967295] A\nfloat [#A_1][#A_0] B");
+    let off = compile(&m, &parse_index_expr("B[4294967294][4294967295]").unwrap()).unwrap();
+    let want = it
+        .index(
+            &parse_index_expr("B[4294967294][4294967295]").unwrap(),
+            &HashMap::new(),
+        )
+        .unwrap();
+    assert_eq!(off.as_const(), Some(want));
+}
+
+// ---------------------------------------------------------------------------------------
+// Regressions found by the properties (minimal cases).
+
+fn compiled(m: &Module, text: &str) -> Result<u64, String> {
+    let off = compile(m, &parse_index_expr(text).unwrap()).map_err(|e| e.to_string())?;
+    off.as_const()
+        .ok_or_else(|| format!("{text} is not constant: {}", off.to_source()))
+}
+
+fn interpreted(it: &Interp, text: &str) -> Result<u64, String> {
+    it.index(&parse_index_expr(text).unwrap(), &HashMap::new())
+}
+
+/// Rule 8 with k = 1: `[[...]]` on a dimension with one sub-dimension applies the inner
+/// index to that sub-dimension, which may need it nested further. The compiler took every
+/// one-component nesting as transparent, so it offered these indices to the outer
+/// dimension and refused them (`T0` has 1 sub-dimensions, but 2 indices were given).
+#[test]
+fn regression_nested_index_on_single_child_dimensions() {
+    let (m, it) = both("float [[[1][4]]] T0");
+    for (text, want) in [
+        ("T0[[[[0][3]]]]", 3),
+        ("T0_0[[[0][2]]]", 2),
+        ("T0_0_0[[0][1]]", 1),
+        ("T0[[[[0][[3]]]]]", 3),
+    ] {
+        assert_eq!(interpreted(&it, text), Ok(want), "{text}");
+        assert_eq!(compiled(&m, text), Ok(want), "{text}");
+    }
+    let (m, it) = both("float [6] A\nfloat [[[2][3]]#A] B");
+    for (text, want) in [
+        ("B[[[[1][2]]]]", 5),
+        ("B_0[[[1][1]]]", 4),
+        ("B[[[5]]]", 5),
+        ("B[[5]]", 5),
+    ] {
+        assert_eq!(interpreted(&it, text), Ok(want), "{text}");
+        assert_eq!(compiled(&m, text), Ok(want), "{text}");
+    }
+}
