@@ -221,6 +221,16 @@ impl VisitMut for Translator<'_, '_> {
             return;
         }
         self.check_subset(e);
+        // A range is allowed as a `for` loop's bounds only.
+        if let Expr::ForLoop(f) = e {
+            if let Expr::Range(r) = &mut *f.expr {
+                for bound in [&mut r.start, &mut r.end].into_iter().flatten() {
+                    self.visit_expr_mut(bound);
+                }
+                self.visit_block_mut(&mut f.body);
+                return;
+            }
+        }
         // Element writes: `x[i] = v` and `x[i] op= v` through `Access`, which takes `&self`.
         match e {
             Expr::Assign(a) if matches!(&*a.left, Expr::Index(_)) => {

@@ -214,6 +214,7 @@ fn type_items(
     };
     let head = quote! {
         #[doc = #doc]
+        #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         #vis struct #ident;
     };

@@ -111,6 +111,11 @@ pub fn drive(
     match handler(&entries, input.clone()) {
         Ok(Outcome::Done(tokens)) => tokens,
         Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
+        // Detours and host blocks are expressions: keep all the errors inside one block.
+        Err(e) if kind != Kind::Parray => {
+            let errors = e.to_compile_error();
+            quote!({ #errors })
+        }
         Err(e) => e.to_compile_error(),
     }
 }

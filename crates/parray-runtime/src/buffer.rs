@@ -289,6 +289,16 @@ impl<T: Element> IndexMut<usize> for Buffer<T> {
     }
 }
 
+/// `a + off` in a detour body on a captured `&Buffer` (the body borrows what it captures).
+impl<T: Element> Add<usize> for &&Buffer<T> {
+    type Output = Ptr<T>;
+
+    #[inline(always)]
+    fn add(self, off: usize) -> Ptr<T> {
+        self.ptr + off
+    }
+}
+
 impl<T: Element> Add<usize> for &Buffer<T> {
     type Output = Ptr<T>;
 

@@ -188,6 +188,36 @@ impl<T: Element> Add<usize> for Ptr<T> {
     }
 }
 
+/// Detour bodies reach buffers through whatever the closure captured: owners, handles or
+/// references to them.
+impl<T: Element, A: Access<T> + ?Sized> Access<T> for &A {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T {
+        (**self).load(off)
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store(&self, off: usize, v: T) {
+        (**self).store(off, v)
+    }
+
+    #[inline(always)]
+    fn ptr(&self) -> Ptr<T> {
+        (**self).ptr()
+    }
+}
+
+impl<T: Element> Add<usize> for &&Ptr<T> {
+    type Output = Ptr<T>;
+
+    #[inline(always)]
+    fn add(self, off: usize) -> Ptr<T> {
+        **self + off
+    }
+}
+
 impl<T: Element> Add<usize> for &Ptr<T> {
     type Output = Ptr<T>;
 

@@ -1,0 +1,169 @@
+//! What the matrix-multiply examples share: inputs, the f64 reference check, timing, and
+//! the table row they print. The kernels themselves stay in each figure's file.
+
+#![allow(dead_code)]
+
+use std::time::Instant;
+
+use parray::{Buffer, Result};
+
+/// One measured variant.
+pub struct Run {
+    pub variant: &'static str,
+    pub threads: usize,
+    pub layout: &'static str,
+    pub seconds: f64,
+    pub n: usize,
+    pub ok: bool,
+}
+
+impl Run {
+    pub fn gflops(&self) -> f64 {
+        2.0 * (self.n as f64).powi(3) / self.seconds / 1e9
+    }
+
+    /// The figure examples' own report: time, rate and the check line.
+    pub fn report(&self) {
+        println!(
+            "{} ({} threads, {}): {:.3} s, {:.2} GFLOP/s",
+            self.variant,
+            self.threads,
+            self.layout,
+            self.seconds,
+            self.gflops()
+        );
+        println!("check: {}", if self.ok { "ok" } else { "FAILED" });
+    }
+
+    pub fn header() {
+        println!(
+            "{:<28} {:>7}  {:<34} {:>10} {:>9}  check",
+            "variant", "threads", "layout", "time (s)", "GFLOP/s"
+        );
+    }
+
+    pub fn row(&self) {
+        println!(
+            "{:<28} {:>7}  {:<34} {:>10.4} {:>9.2}  {}",
+            self.variant,
+            self.threads,
+            self.layout,
+            self.seconds,
+            self.gflops(),
+            if self.ok { "ok" } else { "FAILED" }
+        );
+    }
+}
+
+/// Deterministic pseudo-random values in [-1, 1) (xorshift64*), a fresh stream per seed.
+pub fn random_values(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let r = s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
+            (r as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Store the logical n x n matrix `m` into `buf` through the type's offsets.
+pub fn store(
+    buf: &mut Buffer<f32>,
+    n: usize,
+    m: &[f32],
+    offset: impl Fn(usize, usize) -> usize,
+) -> Result<()> {
+    let mut host = vec![f32::NAN; buf.extent()];
+    for i in 0..n {
+        for j in 0..n {
+            host[offset(i, j)] = m[i * n + j];
+        }
+    }
+    buf.copy_from_slice(&host)
+}
+
+/// Read the logical n x n matrix back out of `buf` through the type's offsets.
+pub fn load(
+    buf: &Buffer<f32>,
+    n: usize,
+    offset: impl Fn(usize, usize) -> usize,
+) -> Result<Vec<f32>> {
+    let host = buf.to_vec()?;
+    Ok((0..n * n).map(|x| host[offset(x / n, x % n)]).collect())
+}
+
+/// Compare c with the f64 product of a and b on `rows` rows spread over the matrix (every
+/// column of each): each element within 1e-5 of the sum of |a_ik * b_kj|, NaN never.
+pub fn check_product(n: usize, a: &[f32], b: &[f32], c: &[f32], rows: usize) -> bool {
+    let step = (n / rows.max(1)).max(1);
+    (0..n).step_by(step).all(|i| {
+        (0..n).all(|j| {
+            let (mut exact, mut scale) = (0.0f64, 0.0f64);
+            for k in 0..n {
+                let p = a[i * n + k] as f64 * b[k * n + j] as f64;
+                exact += p;
+                scale += p.abs();
+            }
+            let got = c[i * n + j] as f64;
+            (got - exact).abs() <= 1e-5 * scale.max(1.0)
+        })
+    })
+}
+
+/// Median wall time of `repeats` runs of `f` (after one warm-up run when repeating).
+pub fn median_seconds(repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    if repeats > 1 {
+        f()?;
+    }
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Fill a and b with fresh random matrices, run `multiply` (timed), check c.
+pub fn run_matmul(
+    variant: &'static str,
+    threads: usize,
+    layout: &'static str,
+    n: usize,
+    repeats: usize,
+    offset: impl Fn(usize, usize) -> usize + Copy,
+    bufs: (&mut Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>),
+    mut multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
+) -> Result<Run> {
+    let (a, b, c) = bufs;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let (am, bm) = (random_values(n * n, seed), random_values(n * n, seed + 1));
+    store(a, n, &am, offset)?;
+    store(b, n, &bm, offset)?;
+    store(c, n, &vec![f32::NAN; n * n], offset)?;
+    let seconds = median_seconds(repeats, || multiply(a, b, c))?;
+    let cm = load(c, n, offset)?;
+    let ok = check_product(n, &am, &bm, &cm, 32);
+    Ok(Run {
+        variant,
+        threads,
+        layout,
+        seconds,
+        n,
+        ok,
+    })
+}
+
+/// Print the figure example's report and fail the process when the check failed.
+pub fn finish(run: &Run) {
+    run.report();
+    if !run.ok {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,46 @@
+//! Fig 8 of the paper: matrix multiplication on one CPU thread, row-major 1024x1024.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {paged float [1024][1024]} M
+}
+
+/// The paper's loop nest, unchanged but for Rust syntax.
+pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
+    host! {
+        for i in 0..$dim_0(M)$ {
+            for j in 0..$dim_1(M)$ {
+                let mut cvalue = 0.0f32;
+                for k in 0..$dim_1(M)$ {
+                    cvalue += a[$M[i][k]$] * b[$M[k][j]$];
+                }
+                c[$M[i][j]$] = cvalue;
+            }
+        }
+    }
+}
+
+pub fn run(repeats: usize) -> parray::Result<common::Run> {
+    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
+    common::run_matmul(
+        "fig08 serial",
+        1,
+        "[1024][1024]",
+        host! { $dim_0(M)$ },
+        repeats,
+        |i, j| host! { $M[i][j]$ },
+        (&mut a, &mut b, &mut c),
+        |a, b, c| {
+            multiply(a, b, c);
+            Ok(())
+        },
+    )
+}
+
+fn main() -> parray::Result<()> {
+    common::finish(&run(1)?);
+    Ok(())
+}

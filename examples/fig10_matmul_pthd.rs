@@ -1,0 +1,47 @@
+//! Fig 10 of the paper: the same product on a 2x2 array of CPU threads, each computing a
+//! quarter of C. The matrix type splits rows and columns in halves, `[[2][512]][[2][512]]`.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {paged float [[2][512]][[2][512]]} M
+    #parray {pthd [2][2]} MY_TA
+}
+
+/// The paper's detour, unchanged but for Rust syntax.
+pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+    detour!(MY_TA {
+        for i in 0..$dim_0_1(M)$ {
+            for j in 0..$dim_1_1(M)$ {
+                let pa = a + $M[[$tid_0$][i]][0]$;
+                let pb = b + $M[0][[$tid_1$][j]]$;
+                let mut cvalue = 0.0f32;
+                for k in 0..$dim_1(M)$ {
+                    cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+                }
+                c[$M[[$tid_0$][i]][[$tid_1$][j]]$] = cvalue;
+            }
+        }
+    })
+}
+
+pub fn run(repeats: usize) -> parray::Result<common::Run> {
+    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
+    common::run_matmul(
+        "fig10 pthd",
+        host! { $size(MY_TA)$ },
+        "[[2][512]][[2][512]]",
+        host! { $dim_0(M)$ },
+        repeats,
+        |i, j| host! { $M[i][j]$ },
+        (&mut a, &mut b, &mut c),
+        |a, b, c| multiply(a, b, c),
+    )
+}
+
+fn main() -> parray::Result<()> {
+    common::finish(&run(1)?);
+    Ok(())
+}
