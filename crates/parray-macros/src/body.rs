@@ -66,11 +66,7 @@ impl<'a, 'm> Translator<'a, 'm> {
     }
 
     fn dollar(&mut self, tokens: TokenStream, span: Span) -> Expr {
-        match self
-            .forms
-            .compile(tokens, span)
-            .and_then(syn::parse2::<Expr>)
-        {
+        match self.forms.rust(tokens, span).and_then(syn::parse2::<Expr>) {
             Ok(e) => e,
             Err(e) => {
                 self.errors.push(e);

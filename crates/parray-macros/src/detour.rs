@@ -165,7 +165,7 @@ fn tid_lets(forms: &Forms, tid: &Ident) -> TokenStream {
         if path.is_empty() {
             continue;
         }
-        let e = forms.tid_from_flat(path, flat, &vars);
+        let e = forms.tid_from_flat(path, &parray_core::Expr::var(flat), &vars);
         let off = parray_core::Offset {
             expr: e,
             vars: vars.clone(),

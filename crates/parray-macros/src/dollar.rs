@@ -96,7 +96,7 @@ pub struct Forms<'m> {
 /// One parsed index component of a `$...$` offset.
 enum IndexTok {
     Nested(Vec<IndexTok>),
-    Expr(TokenStream, Span),
+    Expr(TokenStream),
 }
 
 impl<'m> Forms<'m> {
@@ -118,8 +118,8 @@ impl<'m> Forms<'m> {
         }
     }
 
-    /// Compile the inside of one `$...$` into a Rust expression.
-    pub fn compile(&mut self, tokens: TokenStream, span: Span) -> syn::Result<TokenStream> {
+    /// Parse and compile the inside of one `$...$`.
+    pub fn form(&mut self, tokens: TokenStream, span: Span) -> syn::Result<Form> {
         let tts: Vec<TokenTree> = tokens.into_iter().collect();
         let Some(TokenTree::Ident(head)) = tts.first() else {
             return Err(syn::Error::new(span, "expected a `$...$` form: `$T[i]...$`, `$dim(T)$`, `$size(T)$`, `$cnt(T)$` or `$tid...$`"));
@@ -132,12 +132,8 @@ impl<'m> Forms<'m> {
                     "unexpected tokens after a thread index",
                 ));
             }
-            self.tid_node(&path, head.span())?;
-            if !self.tids_used.contains(&path) {
-                self.tids_used.push(path.clone());
-            }
-            let id = Forms::tid_ident(&path);
-            return Ok(quote!(#id));
+            self.use_tid(&path, head.span())?;
+            return Ok(Form::Tid(path));
         }
         if let Some(query) = query_kind(&word) {
             let (arg, arg_span) = match tts.get(1) {
@@ -157,23 +153,61 @@ impl<'m> Forms<'m> {
                 .split_once('_')
                 .map(|(_, s)| format!("_{s}"))
                 .unwrap_or_default();
-            let name = format!("{arg}{suffix}");
-            let dim = self.lookup(&name, arg_span)?;
+            let dim = self.lookup(&format!("{arg}{suffix}"), arg_span)?;
             return Ok(match query {
-                Query::Size => {
-                    let n = Literal::usize_suffixed(self.module.size(dim) as usize);
-                    quote_spanned!(span=> #n)
-                }
-                Query::Cnt => {
-                    let c = self
-                        .module
+                Query::Size => Form::Size(self.module.size(dim)),
+                Query::Cnt => Form::Cnt(
+                    self.module
                         .is_contiguous(dim)
-                        .map_err(|e| syn::Error::new(arg_span, e.message))?;
-                    quote_spanned!(span=> #c)
-                }
+                        .map_err(|e| syn::Error::new(arg_span, e.message))?,
+                ),
             });
         }
         self.offset(head, &tts[1..], span)
+    }
+
+    /// Compile the inside of one `$...$` into a Rust expression.
+    pub fn rust(&mut self, tokens: TokenStream, span: Span) -> syn::Result<TokenStream> {
+        Ok(match self.form(tokens, span)? {
+            Form::Tid(path) => {
+                let id = Forms::tid_ident(&path);
+                quote!(#id)
+            }
+            Form::Size(n) => {
+                let n = Literal::usize_suffixed(n as usize);
+                quote_spanned!(span=> #n)
+            }
+            Form::Cnt(c) => quote_spanned!(span=> #c),
+            Form::Offset { off, atoms } => {
+                let render = |v: VarId| -> TokenStream {
+                    match atoms
+                        .iter()
+                        .find(|(n, _)| n == off.vars.name(v))
+                        .map(|(_, a)| a)
+                    {
+                        Some(Atom::Tid(path)) => {
+                            let id = Forms::tid_ident(path);
+                            quote!(#id)
+                        }
+                        Some(Atom::Expr(e)) => quote!(::parray::__private::ix(#e)),
+                        None => unreachable!("every variable is an atom"),
+                    }
+                };
+                let expr = parray_core::emit_rust::to_tokens(&off, &render);
+                // An invisible group keeps the precedence without tripping `unused_parens`.
+                let mut g = Group::new(Delimiter::None, expr);
+                g.set_span(span);
+                TokenTree::Group(g).into()
+            }
+        })
+    }
+
+    fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {
+        let node = self.tid_node(path, span)?;
+        if !self.tids_used.iter().any(|p| p == path) {
+            self.tids_used.push(path.to_string());
+        }
+        Ok(node)
     }
 
     fn lookup(&self, name: &str, span: Span) -> syn::Result<NodeId> {
@@ -207,25 +241,25 @@ impl<'m> Forms<'m> {
         })
     }
 
-    /// The thread index `path` as a function of the flat `tid` (the array is natural, so
-    /// a dimension's index is one row-major digit of the flat index).
-    pub fn tid_from_flat(&self, path: &str, tid: VarId, vars: &Vars) -> Expr {
+    /// The thread index `path` as a function of the flat thread index `tid` (the array is
+    /// natural, so a dimension's index is one row-major digit of the flat index).
+    pub fn tid_from_flat(&self, path: &str, tid: &Expr, vars: &Vars) -> Expr {
         let t = self.threads.as_ref().expect("threads are known");
         let node = self
             .tid_node(path, Span::call_site())
             .expect("checked when used");
         if node == t.root {
-            return Expr::var(tid);
+            return tid.clone();
         }
         let weight = if self.module.size(node) > 1 {
             self.module.offset_at(node, 1)
         } else {
             1
         };
-        digit(&Expr::var(tid), weight, Some(self.module.size(node)), vars)
+        digit(tid, weight, Some(self.module.size(node)), vars)
     }
 
-    fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<TokenStream> {
+    fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<Form> {
         let mut indices = Vec::new();
         for tt in rest {
             match tt {
@@ -247,10 +281,10 @@ impl<'m> Forms<'m> {
             ));
         }
         let mut vars = Vars::new();
-        let mut bindings: Vec<(String, TokenStream)> = Vec::new();
+        let mut atoms: Vec<(String, Atom)> = Vec::new();
         let core_indices = indices
             .iter()
-            .map(|ix| self.core_index(ix, &mut vars, &mut bindings))
+            .map(|ix| self.core_index(ix, &mut vars, &mut atoms))
             .collect::<syn::Result<Vec<_>>>()?;
         let ie = IndexExpr {
             target: CoreIdent {
@@ -262,106 +296,108 @@ impl<'m> Forms<'m> {
         };
         let off =
             compile_with(self.module, &ie, vars).map_err(|e| syn::Error::new(span, e.message))?;
-        let render = |v: VarId| -> TokenStream {
-            let name = off.vars.name(v);
-            if let Some(path) = name
-                .strip_prefix("tid")
-                .filter(|p| p.is_empty() || p.starts_with('_'))
-            {
-                let id = Forms::tid_ident(path.trim_start_matches('_'));
-                return quote!(#id);
-            }
-            if let Some((_, tokens)) = bindings.iter().find(|(n, _)| n == name) {
-                return tokens.clone();
-            }
-            let id = Ident::new(name, span);
-            quote!(#id)
-        };
-        let expr = parray_core::emit_rust::to_tokens(&off, &render);
-        // An invisible group keeps the precedence without tripping `unused_parens`.
-        let mut g = Group::new(Delimiter::None, expr);
-        g.set_span(span);
-        Ok(TokenTree::Group(g).into())
+        Ok(Form::Offset { off, atoms })
     }
 
     fn core_index(
         &mut self,
         ix: &IndexTok,
         vars: &mut Vars,
-        bindings: &mut Vec<(String, TokenStream)>,
+        atoms: &mut Vec<(String, Atom)>,
     ) -> syn::Result<Index> {
         let dummy = parray_core::Span::default();
         Ok(match ix {
             IndexTok::Nested(list) => Index::Nested(
                 list.iter()
-                    .map(|i| self.core_index(i, vars, bindings))
+                    .map(|i| self.core_index(i, vars, atoms))
                     .collect::<syn::Result<_>>()?,
                 dummy,
             ),
-            IndexTok::Expr(tokens, span) => {
+            IndexTok::Expr(tokens) => {
                 let expr: syn::Expr = syn::parse2(tokens.clone())?;
-                match &expr {
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(i),
-                        ..
-                    }) => Index::Value(IndexValue::Const(i.base10_parse::<u64>()?), dummy),
-                    syn::Expr::Macro(m) if m.mac.path.is_ident(DOLLAR) => {
-                        let inner: Vec<TokenTree> = m.mac.tokens.clone().into_iter().collect();
-                        match inner.as_slice() {
-                            [TokenTree::Ident(w)] if tid_path(&w.to_string()).is_some() => {
-                                let path = tid_path(&w.to_string()).expect("checked");
-                                let node = self.tid_node(&path, w.span())?;
-                                if !self.tids_used.contains(&path) {
-                                    self.tids_used.push(path.clone());
-                                }
-                                let name = if path.is_empty() {
-                                    "tid".to_string()
-                                } else {
-                                    format!("tid_{path}")
-                                };
-                                vars.bind(&name, self.module.size(node) - 1);
-                                Index::Value(IndexValue::Var(name), dummy)
+                if let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) = &expr
+                {
+                    return Ok(Index::Value(
+                        IndexValue::Const(i.base10_parse::<u64>()?),
+                        dummy,
+                    ));
+                }
+                // A thread index: its range is known, which may simplify the offset.
+                if let syn::Expr::Macro(m) = &expr {
+                    if let [TokenTree::Ident(w)] = m
+                        .mac
+                        .tokens
+                        .clone()
+                        .into_iter()
+                        .collect::<Vec<_>>()
+                        .as_slice()
+                    {
+                        if let (true, Some(path)) =
+                            (m.mac.path.is_ident(DOLLAR), tid_path(&w.to_string()))
+                        {
+                            let node = self.use_tid(&path, w.span())?;
+                            let name = if path.is_empty() {
+                                "tid".to_string()
+                            } else {
+                                format!("tid_{path}")
+                            };
+                            vars.bind(&name, self.module.size(node) - 1);
+                            atoms.push((name.clone(), Atom::Tid(path)));
+                            return Ok(Index::Value(IndexValue::Var(name), dummy));
+                        }
+                    }
+                }
+                // Any other index: one variable per distinct expression text.
+                let text = quote!(#expr).to_string();
+                let name = match atoms
+                    .iter()
+                    .find(|(_, a)| matches!(a, Atom::Expr(e) if quote!(#e).to_string() == text))
+                {
+                    Some((n, _)) => n.clone(),
+                    None => {
+                        let name = match &expr {
+                            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                                p.path.get_ident().expect("checked").to_string()
                             }
                             _ => {
-                                let inner = self.compile(m.mac.tokens.clone(), *span)?;
-                                self.bound(inner, bindings)
+                                self.fresh += 1;
+                                format!("__parray_i{}", self.fresh)
                             }
-                        }
+                        };
+                        atoms.push((name.clone(), Atom::Expr(expr)));
+                        name
                     }
-                    syn::Expr::Path(p) if p.path.get_ident().is_some() => {
-                        let id = p.path.get_ident().expect("checked");
-                        let name = id.to_string();
-                        if !bindings.iter().any(|(n, _)| *n == name) {
-                            bindings.push((name.clone(), quote!(::parray::__private::ix(#id))));
-                        }
-                        Index::Value(IndexValue::Var(name), dummy)
-                    }
-                    _ => self.bound(quote!(#expr), bindings),
-                }
+                };
+                Index::Value(IndexValue::Var(name), dummy)
             }
         })
     }
+}
 
-    /// An index given by an arbitrary expression: a variable standing for it (the same
-    /// expression text gets the same variable). The expression is evaluated where the
-    /// variable appears; index expressions are pure, so this is only a matter of speed.
-    fn bound(&mut self, tokens: TokenStream, bindings: &mut Vec<(String, TokenStream)>) -> Index {
-        let text = tokens.to_string();
-        let name = match bindings
-            .iter()
-            .find(|(_, t)| t.to_string() == format!("::parray::__private::ix({text})"))
-        {
-            Some((n, _)) => n.clone(),
-            None => {
-                self.fresh += 1;
-                format!("__parray_i{}", self.fresh)
-            }
-        };
-        if !bindings.iter().any(|(n, _)| *n == name) {
-            bindings.push((name.clone(), quote!(::parray::__private::ix(#tokens))));
-        }
-        Index::Value(IndexValue::Var(name), parray_core::Span::default())
-    }
+/// A compiled `$...$` form, before it is written for a target.
+pub enum Form {
+    /// `$tid$`, `$tid_0_1$`: the path after `tid`.
+    Tid(String),
+    /// `$dim(T)$`, `$size(T)$`, `$dim_0_1(T)$`.
+    Size(u64),
+    /// `$cnt(T)$`.
+    Cnt(bool),
+    /// `$T[...]$`: the simplified offset and what each of its variables stands for.
+    Offset {
+        off: parray_core::Offset,
+        atoms: Vec<(String, Atom)>,
+    },
+}
+
+/// What an offset's variable stands for.
+pub enum Atom {
+    Tid(String),
+    /// An index expression written by the user (evaluated where the variable appears;
+    /// index expressions are pure, so this only costs time if they are expensive).
+    Expr(syn::Expr),
 }
 
 enum Query {
@@ -415,5 +451,5 @@ fn parse_index(g: &Group) -> syn::Result<IndexTok> {
             .collect::<syn::Result<Vec<_>>>()?;
         return Ok(IndexTok::Nested(list));
     }
-    Ok(IndexTok::Expr(g.stream(), g.span()))
+    Ok(IndexTok::Expr(g.stream()))
 }

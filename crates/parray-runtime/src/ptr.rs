@@ -74,6 +74,21 @@ impl<T: Element> Ptr<T> {
         }
     }
 
+    /// A handle on memory that is not a [`crate::Buffer`]: a block's shared array or a
+    /// thread's registers under the CPU emulation of a cuda detour.
+    ///
+    /// # Safety
+    /// `base` must point to `extent` initialised elements that stay valid, and are
+    /// accessed only through the `Access` contract, for as long as the handle is used.
+    pub unsafe fn from_raw(
+        base: *mut T,
+        extent: usize,
+        type_name: &'static str,
+        mem: MemKind,
+    ) -> Self {
+        Ptr::new(base, 0, extent, type_name, mem)
+    }
+
     /// The host address of element 0 of the buffer (null for GPU memory).
     pub(crate) fn base_ptr(&self) -> *mut T {
         self.base
