@@ -13,7 +13,7 @@ mod types;
 
 pub use parray_core as core;
 pub use parray_core::MemKind;
-pub use parray_macros::{detour, host, parray};
+pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
     gpu, Access, Buffer, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr, Result,
 };
@@ -31,6 +31,8 @@ pub use parray_macros::__resume;
 #[doc(hidden)]
 pub mod __private {
     pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
+
+    use crate::{Access, Element, Ptr};
 
     /// An index value of any integer type, as the `usize` offsets are computed in.
     pub trait IndexValue: Copy {
@@ -52,5 +54,62 @@ pub mod __private {
     #[inline(always)]
     pub fn ix<I: IndexValue>(i: I) -> usize {
         i.to_index()
+    }
+
+    /// What a cuda body's emulated thread uses: its block barrier and shared arrays.
+    pub struct EmuCtx<'a, 'b>(pub &'a parray_runtime::gpu::emulate::ThreadCtx<'b>);
+
+    impl EmuCtx<'_, '_> {
+        /// `#sync` in a cuda body: the block's barrier.
+        #[inline]
+        pub fn sync(&self) {
+            self.0.sync_block()
+        }
+
+        /// `S::create()` of an smem type: the block's shared array number `slot`.
+        #[inline]
+        pub fn shared<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+            let array = self.0.shared::<T>(slot, len);
+            // SAFETY: the block's shared array lives until the body returns, which ends
+            // every use of the handle; accesses follow `Access`'s contract, as on a GPU.
+            unsafe { Ptr::from_raw(array.as_ptr(), len, name, crate::MemKind::Smem) }
+        }
+    }
+
+    /// `R::create()` of an rmem type in a cuda body: one thread's register array.
+    pub struct Registers<T: Element, const N: usize> {
+        values: std::cell::UnsafeCell<[T; N]>,
+        name: &'static str,
+    }
+
+    impl<T: Element, const N: usize> Registers<T, N> {
+        #[inline]
+        pub fn new(name: &'static str) -> Self {
+            Registers {
+                values: std::cell::UnsafeCell::new([T::default(); N]),
+                name,
+            }
+        }
+    }
+
+    impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
+        #[inline(always)]
+        #[track_caller]
+        fn load(&self, off: usize) -> T {
+            self.ptr().load(off)
+        }
+
+        #[inline(always)]
+        #[track_caller]
+        fn store(&self, off: usize, v: T) {
+            self.ptr().store(off, v)
+        }
+
+        #[inline(always)]
+        fn ptr(&self) -> Ptr<T> {
+            // SAFETY: the array lives as long as `self`, is owned by one thread (it is not
+            // `Sync`), and is reached only through `Access`.
+            unsafe { Ptr::from_raw(self.values.get().cast(), N, self.name, crate::MemKind::Rmem) }
+        }
     }
 }

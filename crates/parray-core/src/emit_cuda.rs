@@ -3,18 +3,14 @@
 use crate::expr::{Render, VarId};
 use crate::offsets::Offset;
 
-/// The offset as a C expression; `var` names each variable (e.g. `tid_0` -> `blockIdx.x`).
+/// The offset as a C expression (a sum: parenthesise it to use it as an operand); `var`
+/// names each variable (e.g. `tid_0` -> `blockIdx.x`).
 pub fn to_c(off: &Offset, var: &dyn Fn(VarId) -> String) -> String {
-    let text = Render {
+    Render {
         expr: &off.expr,
         var,
     }
-    .to_string();
-    if off.as_const().is_some() || off.expr.as_var().is_some() || !text.contains(' ') {
-        text
-    } else {
-        format!("({text})")
-    }
+    .to_string()
 }
 
 /// The offset as a C expression with each variable written by its own name.

@@ -15,8 +15,11 @@ use crate::dollar::{Forms, DOLLAR, SYNC};
 pub enum Mode {
     /// Ordinary host code: only the `$...$` forms change.
     Host,
-    /// A detour body: the subset, shared element accesses, `#sync`.
-    Detour,
+    /// A pthd detour body: the subset, shared element accesses, `#sync`.
+    Pthd,
+    /// A cuda detour body run by the CPU emulation: as `Pthd`, plus shared and register
+    /// arrays created in the body.
+    Emulate,
 }
 
 /// Methods a detour body may call on numbers (they exist in CUDA's math library too).
@@ -34,6 +37,8 @@ pub struct Translator<'a, 'm> {
     pub errors: Vec<syn::Error>,
     /// Whether the body uses `#sync`.
     pub syncs: bool,
+    /// Shared arrays created so far (each `create` of an smem type gets the next slot).
+    shared_slots: usize,
 }
 
 impl<'a, 'm> Translator<'a, 'm> {
@@ -43,6 +48,7 @@ impl<'a, 'm> Translator<'a, 'm> {
             mode,
             errors: Vec::new(),
             syncs: false,
+            shared_slots: 0,
         }
     }
 
@@ -98,7 +104,7 @@ impl<'a, 'm> Translator<'a, 'm> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
-        if self.mode == Mode::Detour && !PRINT_MACROS.contains(&name.as_str()) {
+        if self.mode != Mode::Host && !PRINT_MACROS.contains(&name.as_str()) {
             self.fail(span, format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"));
             return None;
         }
@@ -115,6 +121,51 @@ impl<'a, 'm> Translator<'a, 'm> {
             );
         }
         None
+    }
+
+    /// `S::create()` inside a detour: a block's shared array or a thread's registers.
+    fn create(&mut self, ty: &str, span: Span) -> Option<Expr> {
+        let module = self.forms.module;
+        let Ok(dim) = module.lookup(ty) else {
+            self.fail(span, format!("unknown type `{ty}`"));
+            return None;
+        };
+        let parray_core::TypeClass::Data { mem, elem } = &module.types()[dim.ty].class else {
+            self.fail(
+                span,
+                format!("`{ty}` is a thread array: only data types are created"),
+            );
+            return None;
+        };
+        let (elem, extent) = (
+            crate::decl::elem_tokens(*elem),
+            module.extent(dim.node) as usize,
+        );
+        match (mem, self.mode) {
+            (Some(parray_core::MemKind::Smem), Mode::Emulate) => {
+                let slot = self.shared_slots;
+                self.shared_slots += 1;
+                Some(parse_quote_spanned(
+                    span,
+                    quote!(__parray_ctx.shared::<#elem>(#slot, #extent, #ty)),
+                ))
+            }
+            (Some(parray_core::MemKind::Rmem), Mode::Emulate) => Some(parse_quote_spanned(
+                span,
+                quote!(::parray::__private::Registers::<#elem, #extent>::new(#ty)),
+            )),
+            (Some(parray_core::MemKind::Smem | parray_core::MemKind::Rmem), _) => {
+                self.fail(
+                    span,
+                    format!("`{ty}` is smem/rmem memory, which exists only inside cuda detours"),
+                );
+                None
+            }
+            _ => {
+                self.fail(span, format!("create `{ty}` on the host and hand it to the detour: a detour body creates only smem and rmem types"));
+                None
+            }
+        }
     }
 
     /// Reject what falls outside the detour subset (it must also compile to CUDA C).
@@ -169,7 +220,7 @@ impl<'a, 'm> Translator<'a, 'm> {
 impl VisitMut for Translator<'_, '_> {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
         match s {
-            Stmt::Item(item) if self.mode == Mode::Detour => {
+            Stmt::Item(item) if self.mode != Mode::Host => {
                 self.fail(
                     item.span(),
                     "an item (fn, struct, use...) is not part of the detour body subset",
@@ -181,7 +232,7 @@ impl VisitMut for Translator<'_, '_> {
                     *s = Stmt::Expr(e, semi.or_else(|| Some(Default::default())));
                 }
             }
-            Stmt::Local(local) if self.mode == Mode::Detour => {
+            Stmt::Local(local) if self.mode != Mode::Host => {
                 let ok = match &local.pat {
                     syn::Pat::Ident(_) => true,
                     syn::Pat::Type(t) => matches!(&*t.pat, syn::Pat::Ident(_)),
@@ -217,6 +268,14 @@ impl VisitMut for Translator<'_, '_> {
             return;
         }
         self.check_subset(e);
+        if let Expr::Call(call) = e {
+            if let Some((ty, span)) = crate::cuda::create_call(call) {
+                if let Some(new) = self.create(&ty, span) {
+                    *e = new;
+                }
+                return;
+            }
+        }
         // A range is allowed as a `for` loop's bounds only.
         if let Expr::ForLoop(f) = e {
             if let Expr::Range(r) = &mut *f.expr {

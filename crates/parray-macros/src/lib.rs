@@ -6,6 +6,7 @@
 //! (see `resolve`).
 
 mod body;
+mod cuda;
 mod decl;
 mod detour;
 mod dollar;
@@ -48,6 +49,16 @@ pub fn host(input: TokenStream) -> TokenStream {
     }
 }
 
+/// `kernel_source!(T(a, b) { body })`: the CUDA C that `detour!` generates for the same
+/// input, as a `&'static str` (for reading and for snapshot tests).
+#[proc_macro]
+pub fn kernel_source(input: TokenStream) -> TokenStream {
+    match dollar::preprocess(input.into()) {
+        Ok(input) => drive(Kind::Source, Vec::new(), input, detour::expand_source).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
 /// Continuation of the macros above once a companion macro has added its declarations.
 #[doc(hidden)]
 #[proc_macro]
@@ -63,6 +74,7 @@ pub fn __resume(input: TokenStream) -> TokenStream {
         Kind::Parray => decl::expand,
         Kind::Detour => detour::expand,
         Kind::Host => detour::expand_host,
+        Kind::Source => detour::expand_source,
     };
     drive(r.kind, r.entries, r.input, handler).into()
 }

@@ -33,6 +33,8 @@ pub enum Kind {
     Parray,
     Detour,
     Host,
+    /// `kernel_source!`: a cuda detour's generated CUDA C, as a string.
+    Source,
 }
 
 impl Kind {
@@ -41,6 +43,7 @@ impl Kind {
             Kind::Parray => "parray",
             Kind::Detour => "detour",
             Kind::Host => "host",
+            Kind::Source => "kernel_source",
         }
     }
 }
@@ -87,6 +90,7 @@ impl Parse for Resumed {
             "parray" => Kind::Parray,
             "detour" => Kind::Detour,
             "host" => Kind::Host,
+            "kernel_source" => Kind::Source,
             _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
         };
         let body;

@@ -1,0 +1,46 @@
+//! Fig 11 of the paper: Fig 10's body, character for character, on a 2x2 cuda thread
+//! array; only the types change (`paged` -> `dmem`, `pthd` -> `cuda(...)`).
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {dmem float [[2][512]][[2][512]]} M
+    #parray {cuda(float* a, float* b, float* c) [2][2]} MY_TA
+}
+
+pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+    detour!(MY_TA(a, b, c) {
+        for i in 0..$dim_0_1(M)$ {
+            for j in 0..$dim_1_1(M)$ {
+                let pa = a + $M[[$tid_0$][i]][0]$;
+                let pb = b + $M[0][[$tid_1$][j]]$;
+                let mut cvalue = 0.0f32;
+                for k in 0..$dim_1(M)$ {
+                    cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+                }
+                c[$M[[$tid_0$][i]][[$tid_1$][j]]$] = cvalue;
+            }
+        }
+    })
+}
+
+pub fn run(repeats: usize) -> parray::Result<common::Run> {
+    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
+    common::run_matmul(
+        "fig11 cuda [2][2]",
+        host! { $size(MY_TA)$ },
+        "[[2][512]][[2][512]]",
+        host! { $dim_0(M)$ },
+        repeats,
+        |i, j| host! { $M[i][j]$ },
+        (&mut a, &mut b, &mut c),
+        |a, b, c| multiply(a, b, c),
+    )
+}
+
+fn main() -> parray::Result<()> {
+    common::finish(&run(1)?);
+    Ok(())
+}
