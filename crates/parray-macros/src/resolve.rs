@@ -20,6 +20,24 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The same declaration under another name (`None` when the name is the same).
+    fn renamed(&self, name: &str) -> Option<Entry> {
+        if name == self.name {
+            return None;
+        }
+        let program = parray_core::parse_program(&self.text).ok()?;
+        let span = match program.items.first()? {
+            parray_core::ast::Item::Type(t) => t.name.span,
+            parray_core::ast::Item::Const(c) => c.name.span,
+        };
+        let mut text = self.text.clone();
+        text.replace_range(span.start..span.end, name);
+        Some(Entry {
+            name: name.to_string(),
+            text,
+        })
+    }
+
     pub fn tokens(&self) -> TokenStream {
         let name = Ident::new(&self.name, proc_macro2::Span::call_site());
         let text = Literal::string(&self.text);
@@ -75,15 +93,42 @@ impl Parse for Resumed {
         let entry_tokens;
         bracketed!(entry_tokens in input);
         let mut entries = Vec::new();
+        let mut alias: Option<(Ident, usize)> = None;
         while !entry_tokens.is_empty() {
             let inner;
             parenthesized!(inner in entry_tokens);
+            if inner.peek(syn::Token![=]) {
+                inner.parse::<syn::Token![=]>()?;
+                alias = Some((inner.call(syn::ext::IdentExt::parse_any)?, entries.len()));
+                continue;
+            }
             let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
             let text: LitStr = inner.parse()?;
             entries.push(Entry {
                 name: name.to_string(),
                 text: text.value(),
             });
+        }
+        // The companion called under another name (`use m::A as B;`) appended its entries
+        // after the marker, its own declaration last: declare it under that name too.
+        if let Some((alias, at)) = alias {
+            // Report a clash at the name that brought it in (it carries the user's span).
+            for e in &entries[at..] {
+                if let Some(o) = entries[..at].iter().find(|o| o.name == e.name && o.text != e.text) {
+                    return Err(syn::Error::new(
+                        alias.span(),
+                        format!(
+                            "`{alias}` brings a declaration `{}` that differs from the `{}` already in scope, `{}`: two different types named `{}` cannot meet in one macro",
+                            e.text, o.name, o.text, e.name
+                        ),
+                    ));
+                }
+            }
+            if let Some(own) = entries[at..].last() {
+                if let Some(e) = own.renamed(&alias.to_string()) {
+                    entries.push(e);
+                }
+            }
         }
         let kind: Ident = input.parse()?;
         let kind = match kind.to_string().as_str() {
@@ -134,7 +179,9 @@ pub fn call_next(
     let (first, rest) = names.split_first().expect("at least one name is needed");
     let entries = entries.iter().map(Entry::tokens);
     let kind = Ident::new(kind.keyword(), proc_macro2::Span::call_site());
-    quote!(#first! { @parray_callback [#(#rest)*] [#(#entries)*] #kind { #input } })
+    // `(= first)`: the name the companion is called by, which differs from the declared
+    // name when the type was imported under another one.
+    quote!(#first! { @parray_callback [#(#rest)*] [#(#entries)* (= #first)] #kind { #input } })
 }
 
 /// The companion macro of a declared name, carrying `entries` (its declaration and all it
