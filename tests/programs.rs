@@ -383,7 +383,11 @@ mod runtime_value {
         let m = <V as DataType>::module();
         assert!(m.lookup("TA").is_err());
         for path in it.paths() {
-            let m = if path.starts_with("TA") { <TA as ThreadArray>::module() } else { m };
+            let m = if path.starts_with("TA") {
+                <TA as ThreadArray>::module()
+            } else {
+                m
+            };
             let dim = m
                 .lookup(&path)
                 .unwrap_or_else(|_| panic!("{path} resolves"));
@@ -490,6 +494,40 @@ mod cross_e {
     }
 }
 
+mod cross_alias {
+    // Imported under other names: the forms and declarations use the new names.
+    use super::cross_a::M as Mat;
+    use super::cross_c::MT as Flip;
+    use super::pthd_ids::T as Team;
+    use parray::prelude::*;
+    parray! {
+        pub float [#Mat_1][#Mat_0] MatT;
+    }
+    pub fn offsets() -> (usize, usize, usize, usize) {
+        host! { ($Mat[1][2]$, $Flip[2][1]$, $MatT[2][1]$, $dim_0(Mat)$) }
+    }
+    pub fn team() -> parray::Result<usize> {
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let c = &count;
+        detour!(Team {
+            super::bump(c, $tid_1_1$);
+        })?;
+        Ok(count.into_inner())
+    }
+}
+
+fn bump(c: &AtomicUsize, by: usize) {
+    c.fetch_add(by, Ordering::SeqCst);
+}
+
+#[test]
+fn types_imported_under_other_names() -> parray::Result<()> {
+    assert_eq!(cross_alias::offsets(), (6, 6, 6, 4));
+    // [2][[2][2]]: tid_1_1 is t % 2, so four of the eight threads add 1.
+    assert_eq!(cross_alias::team()?, 4);
+    Ok(())
+}
+
 #[test]
 fn types_across_modules() -> parray::Result<()> {
     assert_eq!(cross_b::off(), 1 * 4 + 2);
@@ -526,10 +564,10 @@ fn record(log: &Mutex<Vec<[usize; 5]>>, t: usize, t0: usize, t1: usize, t10: usi
     log.lock().unwrap().push([t, t0, t1, t10, t11]);
 }
 
-mod pthd_ids {
+pub mod pthd_ids {
     use super::*;
     parray! {
-        pthd [2][[2][2]] T;
+        pub pthd [2][[2][2]] T;
     }
 
     #[test]

@@ -1,0 +1,7 @@
+use parray::prelude::*;
+
+parray! {
+    paged float [4][4] 2D;
+}
+
+fn main() {}
