@@ -1,0 +1,23 @@
+// Should compile: `S::create()` in a cuda body, where no `$...$` form names `S`. The
+// detour asks only for the names of its `$...$` forms and of the thread array, so `S` is
+// "unknown type `S`" although it is declared in scope.
+use parray::prelude::*;
+
+parray! {
+    dmem float [64] V;
+    cuda(float* v) [2][32] CT;
+}
+
+// In a block of its own: V's and CT's companions do not carry it.
+parray! {
+    smem float [4][17] S;
+}
+
+fn main() -> parray::Result<()> {
+    let v = V::create()?;
+    detour!(CT(v) {
+        let s = S::create();
+        v[$V[$tid$]$] = 1.0;
+    })?;
+    Ok(())
+}
