@@ -841,3 +841,111 @@ mod bounds {
         Ok(())
     }
 }
+
+// ---------------------------------------------------------------- Fig 21's structured references
+
+mod fig21 {
+    use super::*;
+    parray! {
+        const N = 256;
+        dmem float [N][N] TY;
+        dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A;
+        dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B;
+        dmem float [#A_0][#B_1] C;
+        dmem float [#C_0_1][#C_1_1_1] C0;
+        smem float [32][17] S;
+        smem float [32#S_0][[4][4]#S_1] S0;
+    }
+    const DECLS: &str = "const N = 256; dmem float [N][N] TY; \
+        dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A; \
+        dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B; \
+        dmem float [#A_0][#B_1] C; dmem float [#C_0_1][#C_1_1_1] C0; \
+        smem float [32][17] S; smem float [32#S_0][[4][4]#S_1] S0;";
+
+    #[test]
+    fn worked_checks_and_interpreter() {
+        // PARRAY.md section 3, worked checks for Fig 21 (N = 256).
+        assert_eq!(host! { $A[[1][[0][2]]][[0][5]]$ }, 4613);
+        assert_eq!(host! { $S0[3][[0][2]]$ }, 53);
+        assert_eq!(host! { $C[[1][0]][[0][[5][0]]]$ }, 4106);
+        assert!(host! { $cnt(B_1_1_1)$ });
+        assert_eq!(host! { $size(C0)$ }, 32);
+        let it = interp(DECLS);
+        for (i, want) in [0u64, 32, 64, 96].into_iter().enumerate() {
+            assert_eq!(host! { $A_1_0[i]$ } as u64, want);
+            assert_eq!(it.offset("A_1_0", i as u64), Some(want));
+        }
+        for i in 0..4usize {
+            assert_eq!(host! { $A_0_1_0[i]$ }, i * 1024);
+            assert_eq!(host! { $S0_1_0[i]$ }, i * 4);
+        }
+        let c0: Vec<usize> = (0..32usize).map(|i| host! { $C0[i]$ }).collect();
+        assert_eq!(&c0[..5], &[0, 1, 256, 257, 512]);
+        // Variable indices through the structures, against the interpreter.
+        for t0 in 0..16usize {
+            for t10 in 0..4usize {
+                for t11 in (0..32usize).step_by(7) {
+                    let got = host! { $A[[t0][[0][t10]]][[0][t11]]$ } as u64;
+                    let want = interp_offset(
+                        DECLS,
+                        "A[[a][[0][b]]][[0][c]]",
+                        &[("a", t0 as u64), ("b", t10 as u64), ("c", t11 as u64)],
+                    );
+                    assert_eq!(got, want, "A[[{t0}][[0][{t10}]]][[0][{t11}]]");
+                    let got = host! { $S0[t11][[t10 % 4][t0 % 4]]$ } as u64;
+                    let want = interp_offset(
+                        DECLS,
+                        "S0[c][[b][a]]",
+                        &[
+                            ("a", (t0 % 4) as u64),
+                            ("b", (t10 % 4) as u64),
+                            ("c", t11 as u64),
+                        ],
+                    );
+                    assert_eq!(got, want);
+                }
+            }
+        }
+        for i in (0..256u64).step_by(17) {
+            for j in (0..256u64).step_by(11) {
+                let (iu, ju) = (i as usize, j as usize);
+                assert_eq!(
+                    host! { $C[iu][ju]$ } as u64,
+                    interp_offset(DECLS, "C[i][j]", &[("i", i), ("j", j)])
+                );
+                assert_eq!(
+                    host! { $B[iu][ju]$ } as u64,
+                    interp_offset(DECLS, "B[i][j]", &[("i", i), ("j", j)])
+                );
+            }
+        }
+        assert_eq!(<S0 as DataType>::EXTENT as u64, it.extent("S0"));
+        assert_eq!(<S as DataType>::MEM, Some(parray::MemKind::Smem));
+    }
+}
+
+mod pinned {
+    use super::*;
+    parray! {
+        pinned double [3][5] P;
+    }
+
+    #[test]
+    fn pinned_buffers_are_host_memory() -> parray::Result<()> {
+        let mut p = P::create()?;
+        assert_eq!(p.mem(), parray::MemKind::Pinned);
+        assert_eq!(p.extent(), 15);
+        host! {
+            for r in 0..$dim_0(P)$ {
+                for c in 0..$dim_1(P)$ {
+                    p[$P[r][c]$] = (r * 5 + c) as f64;
+                }
+            }
+        }
+        assert_eq!(
+            p.as_slice()?,
+            (0..15).map(|i| i as f64).collect::<Vec<_>>().as_slice()
+        );
+        Ok(())
+    }
+}
