@@ -23,14 +23,16 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
     }
 }
 
-pub fn run(repeats: usize) -> parray::Result<common::Run> {
+pub fn run() -> parray::Result<common::Run> {
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
     common::run_matmul(
-        "fig08 serial",
-        1,
-        "[1024][1024]",
+        common::Variant {
+            name: "fig08 serial",
+            threads: 1,
+            layout: "[1024][1024]",
+            device: false,
+        },
         host! { $dim_0(M)$ },
-        repeats,
         |i, j| host! { $M[i][j]$ },
         (&mut a, &mut b, &mut c),
         |a, b, c| {
@@ -41,6 +43,6 @@ pub fn run(repeats: usize) -> parray::Result<common::Run> {
 }
 
 fn main() -> parray::Result<()> {
-    common::finish(&run(1)?);
+    common::finish(&run()?);
     Ok(())
 }

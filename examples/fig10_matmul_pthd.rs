@@ -27,14 +27,16 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
     })
 }
 
-pub fn run(repeats: usize) -> parray::Result<common::Run> {
+pub fn run() -> parray::Result<common::Run> {
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
     common::run_matmul(
-        "fig10 pthd",
-        host! { $size(MY_TA)$ },
-        "[[2][512]][[2][512]]",
+        common::Variant {
+            name: "fig10 pthd",
+            threads: host! { $size(MY_TA)$ },
+            layout: "[[2][512]][[2][512]]",
+            device: false,
+        },
         host! { $dim_0(M)$ },
-        repeats,
         |i, j| host! { $M[i][j]$ },
         (&mut a, &mut b, &mut c),
         |a, b, c| multiply(a, b, c),
@@ -42,6 +44,6 @@ pub fn run(repeats: usize) -> parray::Result<common::Run> {
 }
 
 fn main() -> parray::Result<()> {
-    common::finish(&run(1)?);
+    common::finish(&run()?);
     Ok(())
 }

@@ -20,7 +20,7 @@ macro_rules! row {
 
 fn main() -> parray::Result<()> {
     common::Run::header();
-    let checks = [row!(fig08::run(1)), row!(fig10::run(1))];
+    let checks = [row!(fig08::run()), row!(fig10::run())];
     if checks.contains(&false) {
         std::process::exit(1);
     }

@@ -21,7 +21,10 @@ pub use types::{DataType, ThreadArray, ThreadArrayKind};
 
 /// What a Parray program needs in scope.
 pub mod prelude {
-    pub use crate::{detour, host, parray, Access, Buffer, DataType, Ptr, ThreadArray};
+    pub use crate::{
+        detour, host, kernel_source, parray, Access, Buffer, DataType, Double2, Float2, Float4,
+        Int2, Int4, Ptr, ThreadArray,
+    };
 }
 
 #[doc(hidden)]
@@ -54,6 +57,18 @@ pub mod __private {
     #[inline(always)]
     pub fn ix<I: IndexValue>(i: I) -> usize {
         i.to_index()
+    }
+
+    /// `atomic_add(p, v)` in a detour body run on the CPU: adds `v` to `*p` atomically and
+    /// returns the old value, as CUDA's `atomicAdd`.
+    #[track_caller]
+    pub fn atomic_add<T: Element + parray_runtime::gpu::emulate::AtomicAdd>(p: Ptr<T>, v: T) -> T {
+        // Bounds first (debug builds), through the ordinary access path.
+        let _ = p.load(0);
+        // SAFETY: `p` designates a live element of host memory (checked above in debug
+        // builds; the contract of `Ptr` otherwise); every concurrent access to it in the
+        // body is atomic, as the CUDA rule for atomics requires.
+        unsafe { parray_runtime::gpu::emulate::atomic_add(p.host_address(), v) }
     }
 
     /// What a cuda body's emulated thread uses: its block barrier and shared arrays.

@@ -7,11 +7,21 @@ use std::time::Instant;
 
 use parray::{Buffer, Result};
 
+/// What a matrix-multiply variant is, for its report.
+pub struct Variant {
+    pub name: &'static str,
+    pub threads: usize,
+    pub layout: &'static str,
+    /// True for cuda thread arrays (timed with CUDA events, repeated on a GPU).
+    pub device: bool,
+}
+
 /// One measured variant.
 pub struct Run {
     pub variant: &'static str,
     pub threads: usize,
     pub layout: &'static str,
+    pub backend: &'static str,
     pub seconds: f64,
     pub n: usize,
     pub ok: bool,
@@ -24,6 +34,7 @@ impl Run {
 
     /// The figure examples' own report: time, rate and the check line.
     pub fn report(&self) {
+        println!("backend: {}", self.backend);
         println!(
             "{} ({} threads, {}): {:.3} s, {:.2} GFLOP/s",
             self.variant,
@@ -44,11 +55,12 @@ impl Run {
 
     pub fn row(&self) {
         println!(
-            "{:<28} {:>7}  {:<34} {:>10.4} {:>9.2}  {}",
+            "{:<24} {:<8} {:>8}  {:<30} {:>10.3} {:>9.2}  {}",
             self.variant,
+            self.backend,
             self.threads,
             self.layout,
-            self.seconds,
+            self.seconds * 1e3,
             self.gflops(),
             if self.ok { "ok" } else { "FAILED" }
         );
@@ -113,28 +125,48 @@ pub fn check_product(n: usize, a: &[f32], b: &[f32], c: &[f32], rows: usize) -> 
     })
 }
 
-/// Median wall time of `repeats` runs of `f` (after one warm-up run when repeating).
-pub fn median_seconds(repeats: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+/// Median of `repeats` timed runs of `f` (after one warm-up run when repeating, and one
+/// timed run only when the warm-up took over two seconds): CUDA events for device work
+/// on a GPU, the host clock otherwise.
+pub fn median_seconds(
+    mut repeats: usize,
+    device: bool,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<f64> {
     if repeats > 1 {
+        let warm = Instant::now();
         f()?;
+        if warm.elapsed().as_secs_f64() > 2.0 {
+            repeats = 1;
+        }
     }
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
-        let t = Instant::now();
-        f()?;
-        times.push(t.elapsed().as_secs_f64());
+        times.push(if device {
+            parray::gpu::time_ms(&mut f)? / 1e3
+        } else {
+            let t = Instant::now();
+            f()?;
+            t.elapsed().as_secs_f64()
+        });
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
 }
 
+/// The backend a variant runs on, and how many timed repeats it gets there.
+pub fn backend(device: bool) -> Result<(&'static str, usize)> {
+    Ok(match (device, parray::gpu::backend()?) {
+        (false, _) => ("cpu", 1),
+        (true, parray::gpu::Backend::Cuda) => ("cuda", 20),
+        (true, parray::gpu::Backend::Emulate) => ("emulate", 1),
+    })
+}
+
 /// Fill a and b with fresh random matrices, run `multiply` (timed), check c.
 pub fn run_matmul(
-    variant: &'static str,
-    threads: usize,
-    layout: &'static str,
+    v: Variant,
     n: usize,
-    repeats: usize,
     offset: impl Fn(usize, usize) -> usize + Copy,
     bufs: (&mut Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>),
     mut multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
@@ -147,13 +179,15 @@ pub fn run_matmul(
     store(a, n, &am, offset)?;
     store(b, n, &bm, offset)?;
     store(c, n, &vec![f32::NAN; n * n], offset)?;
-    let seconds = median_seconds(repeats, || multiply(a, b, c))?;
+    let (backend, repeats) = backend(v.device)?;
+    let seconds = median_seconds(repeats, v.device, || multiply(a, b, c))?;
     let cm = load(c, n, offset)?;
     let ok = check_product(n, &am, &bm, &cm, 32);
     Ok(Run {
-        variant,
-        threads,
-        layout,
+        variant: v.name,
+        threads: v.threads,
+        layout: v.layout,
+        backend,
         seconds,
         n,
         ok,

@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, BinOp, Expr, Stmt, Token};
 
-use crate::dollar::{Forms, DOLLAR, SYNC};
+use crate::dollar::{Atom, Form, Forms, DOLLAR, SYNC};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -72,13 +72,31 @@ impl<'a, 'm> Translator<'a, 'm> {
     }
 
     fn dollar(&mut self, tokens: TokenStream, span: Span) -> Expr {
-        match self.forms.rust(tokens, span).and_then(syn::parse2::<Expr>) {
-            Ok(e) => e,
+        let form = match self.forms.form(tokens, span) {
+            Ok(f) => f,
             Err(e) => {
                 self.errors.push(e);
-                parse_quote!(0usize)
+                return parse_quote!(0usize);
             }
-        }
+        };
+        // Index expressions are body code too: translate them first.
+        let form = match form {
+            Form::Offset { off, atoms } => Form::Offset {
+                off,
+                atoms: atoms
+                    .into_iter()
+                    .map(|(n, a)| match a {
+                        Atom::Expr(mut e) => {
+                            self.visit_expr_mut(&mut e);
+                            (n, Atom::Expr(e))
+                        }
+                        tid => (n, tid),
+                    })
+                    .collect(),
+            },
+            other => other,
+        };
+        syn::parse2(Forms::rust(form, span)).expect("a compiled form parses")
     }
 
     fn sync(&mut self, span: Span) -> Expr {
@@ -275,9 +293,18 @@ impl VisitMut for Translator<'_, '_> {
                 }
                 return;
             }
+            // The body's one builtin function (CUDA's atomicAdd).
+            if matches!(&*call.func, Expr::Path(p) if p.path.is_ident("atomic_add")) {
+                let span = call.func.span();
+                call.func = Box::new(parse_quote_spanned(
+                    span,
+                    quote!(::parray::__private::atomic_add),
+                ));
+            }
         }
-        // A range is allowed as a `for` loop's bounds only.
+        // A range is allowed as a `for` loop's bounds only; `#[unroll]` is for the GPU.
         if let Expr::ForLoop(f) = e {
+            f.attrs.retain(|a| !a.path().is_ident("unroll"));
             if let Expr::Range(r) = &mut *f.expr {
                 for bound in [&mut r.start, &mut r.end].into_iter().flatten() {
                     self.visit_expr_mut(bound);

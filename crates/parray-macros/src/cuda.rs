@@ -506,17 +506,33 @@ impl<'a, 'm> Emitter<'a, 'm> {
 
     /// An operand of an operator: parenthesised unless it is atomic.
     fn operand(&mut self, e: &Expr) -> String {
+        if let Expr::Macro(m) = e {
+            if m.mac.path.is_ident(DOLLAR) {
+                let (text, sum) = self.dollar(&m.mac);
+                return if sum { format!("({text})") } else { text };
+            }
+        }
         let text = self.expr(e);
         match e {
             Expr::Binary(_) | Expr::Cast(_) | Expr::Assign(_) | Expr::If(_) | Expr::Unary(_) => {
                 format!("({text})")
             }
-            Expr::Macro(m)
-                if m.mac.path.is_ident(DOLLAR) && text.contains(' ') && !text.starts_with('(') =>
-            {
-                format!("({text})")
-            }
             _ => text,
+        }
+    }
+
+    /// A `$...$` form as C, and whether it is a sum of several terms.
+    fn dollar(&mut self, mac: &syn::Macro) -> (String, bool) {
+        match self.forms.form(mac.tokens.clone(), mac.span()) {
+            Ok(form) => {
+                let sum = matches!(&form, Form::Offset { off, .. }
+                    if off.expr.terms.len() + usize::from(off.expr.konst != 0) > 1);
+                (self.form(form), sum)
+            }
+            Err(e) => {
+                self.errors.push(e);
+                (String::new(), false)
+            }
         }
     }
 
@@ -642,13 +658,7 @@ impl<'a, 'm> Emitter<'a, 'm> {
             return "__syncthreads()".into();
         }
         if mac.path.is_ident(DOLLAR) {
-            return match self.forms.form(mac.tokens.clone(), span) {
-                Ok(form) => self.form(form),
-                Err(e) => {
-                    self.errors.push(e);
-                    String::new()
-                }
-            };
+            return self.dollar(mac).0;
         }
         let name = mac
             .path

@@ -200,6 +200,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 &args,
                 &stmts,
                 &array,
+                body.span(),
             )))
         }
         ThreadKind::Mpi => Err(syn::Error::new(
@@ -301,6 +302,7 @@ fn cuda(
     args: &Punctuated<syn::Expr, Token![,]>,
     stmts: &[syn::Stmt],
     array: &Ident,
+    body: Span,
 ) -> TokenStream {
     let tid = Forms::tid_ident("");
     let lets = tid_lets(forms, &tid);
@@ -312,7 +314,8 @@ fn cuda(
     let mut arg_refs = Vec::new();
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
         let hidden = format_ident!("__parray_arg{i}");
-        let name = Ident::new(&p.name, Span::call_site());
+        // The body names the parameters: give them the body's hygiene.
+        let name = Ident::new(&p.name, body);
         let elem = crate::decl::elem_tokens(p.elem);
         if p.pointer {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));));

@@ -166,9 +166,9 @@ impl<'m> Forms<'m> {
         self.offset(head, &tts[1..], span)
     }
 
-    /// Compile the inside of one `$...$` into a Rust expression.
-    pub fn rust(&mut self, tokens: TokenStream, span: Span) -> syn::Result<TokenStream> {
-        Ok(match self.form(tokens, span)? {
+    /// A compiled form as a Rust expression (its index expressions already translated).
+    pub fn rust(form: Form, span: Span) -> TokenStream {
+        match form {
             Form::Tid(path) => {
                 let id = Forms::tid_ident(&path);
                 quote!(#id)
@@ -199,7 +199,7 @@ impl<'m> Forms<'m> {
                 g.set_span(span);
                 TokenTree::Group(g).into()
             }
-        })
+        }
     }
 
     fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {

@@ -114,7 +114,10 @@ impl Parse for Resumed {
         if let Some((alias, at)) = alias {
             // Report a clash at the name that brought it in (it carries the user's span).
             for e in &entries[at..] {
-                if let Some(o) = entries[..at].iter().find(|o| o.name == e.name && o.text != e.text) {
+                if let Some(o) = entries[..at]
+                    .iter()
+                    .find(|o| o.name == e.name && o.text != e.text)
+                {
                     return Err(syn::Error::new(
                         alias.span(),
                         format!(

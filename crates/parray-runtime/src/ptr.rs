@@ -94,6 +94,15 @@ impl<T: Element> Ptr<T> {
         self.base
     }
 
+    /// The host address of the designated element; null for memory on the GPU.
+    pub fn host_address(&self) -> *mut T {
+        if self.base.is_null() {
+            self.base
+        } else {
+            self.base.wrapping_add(self.offset)
+        }
+    }
+
     /// The offset, in elements, from the start of the buffer.
     pub fn offset(&self) -> usize {
         self.offset

@@ -25,6 +25,31 @@ const ENTRY_MAGIC: &str = "parray-ptx-v1";
 /// version. `PARRAY_DUMP_SOURCE=1` prints each kernel's source to stderr on its first use
 /// in the process.
 pub fn compile(kernel: &str, source: &str) -> Result<CudaFunction> {
+    compile_keyed(kernel, source)
+}
+
+/// [`compile`] for sources that live as long as the process (the kernels `detour!`
+/// generates): found again by address, so that a launch does not rehash its source.
+pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction> {
+    static BY_ADDRESS: OnceLock<Mutex<HashMap<(usize, usize), CudaFunction>>> = OnceLock::new();
+    let key = (source.as_ptr() as usize, source.len());
+    let by_address = BY_ADDRESS.get_or_init(Default::default);
+    if let Some(f) = by_address
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+    {
+        return Ok(f.clone());
+    }
+    let f = compile_keyed(kernel, source)?;
+    by_address
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, f.clone());
+    Ok(f)
+}
+
+fn compile_keyed(kernel: &str, source: &str) -> Result<CudaFunction> {
     static LOADED: OnceLock<Mutex<HashMap<u64, CudaFunction>>> = OnceLock::new();
     let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
         reason: format!("kernel {kernel} needs a GPU"),

@@ -140,7 +140,10 @@ unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, args: &[&dyn KernelArg]) -> R
         .iter()
         .map(|a| a.kernel_value())
         .collect::<Result<Vec<_>>>()?;
-    let function = jit::compile(launch.kernel, &launch.source)?;
+    let function = match &launch.source {
+        Cow::Borrowed(source) => jit::compile_static(launch.kernel, source)?,
+        Cow::Owned(source) => jit::compile(launch.kernel, source)?,
+    };
     if launch.shared_bytes > DEFAULT_SHARED_BYTES {
         function
             .set_attribute(

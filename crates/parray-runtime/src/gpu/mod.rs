@@ -4,6 +4,8 @@ pub mod context;
 pub mod emulate;
 pub mod jit;
 pub mod launch;
+pub mod timing;
 
 pub use context::{backend, cuda_context, Backend};
 pub use launch::{detour_cuda, KernelArg, KernelValue, Launch};
+pub use timing::time_ms;

@@ -1,0 +1,304 @@
+//! GPU performance of the generated kernels beside hand-written ones compiled the same way
+//! (NVRTC, the device's own architecture), all measured in this one run: CUDA events,
+//! median of 20 repeats after a warm-up. Needs a GPU (`PARRAY_BACKEND` unset or `cuda`).
+//!
+//! `cargo run --release --example bench`
+
+mod common;
+#[allow(dead_code)]
+#[path = "fig07_transpose.rs"]
+mod fig07;
+#[allow(dead_code)]
+#[path = "fig13_matmul_gpu.rs"]
+mod fig13;
+#[allow(dead_code)]
+#[path = "fig17_matmul_halves.rs"]
+mod fig17;
+#[allow(dead_code)]
+#[path = "fig18_matmul_strips.rs"]
+mod fig18a;
+#[allow(dead_code)]
+#[path = "fig18_matmul_blocks.rs"]
+mod fig18b;
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use parray::gpu::{Backend, KernelArg, Launch};
+use parray::prelude::*;
+
+parray! {
+    #parray {cuda() [1][1]} EMPTY
+    #parray {dmem float [1024][1024]} ROWMAJOR
+    #parray {dmem float [8192][8192]} SQUARE
+    #parray {dmem float [[8192/16][16]][[8192/16][16]]} BIG16
+    #parray {cuda(float* worki, float* worko) [[8192/16][8192/16]][[16][16]]} CUDA16
+    #parray {smem float [16][17]} T16
+    #parray {smem float [#T16_0][16#T16_1]} TV16
+    #parray {dmem float [[8192/32][32]][[8192/32][32]]} BIG32
+    #parray {cuda(float* worki, float* worko) [[8192/32][8192/32]][[32][32]]} CUDA32
+    #parray {smem float [32][33]} T32
+    #parray {smem float [#T32_0][32#T32_1]} TV32
+}
+
+/// Fig 14 (the CUDA Programming Guide's kernel) on Fig 13's launch shape: a block per row.
+const FIG14_ROWS: &str = r#"
+extern "C" __global__ void fig14_rows(float* A, float* B, float* C) {
+    int row = blockIdx.x;
+    int col = threadIdx.x;
+    float Cvalue = 0;
+    for (int e = 0; e < 1024; ++e)
+        Cvalue += A[row * 1024 + e] * B[e * 1024 + col];
+    C[row * 1024 + col] = Cvalue;
+}
+"#;
+
+/// Fig 14 with the guide's 16x16 blocks.
+const FIG14_TILES: &str = r#"
+extern "C" __global__ void fig14_tiles(float* A, float* B, float* C) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float Cvalue = 0;
+    for (int e = 0; e < 1024; ++e)
+        Cvalue += A[row * 1024 + e] * B[e * 1024 + col];
+    C[row * 1024 + col] = Cvalue;
+}
+"#;
+
+/// The usual hand-tuned transpose: 32x32 tiles, 32x8 threads, four rows each.
+const TRANSPOSE_HAND: &str = r#"
+extern "C" __global__ void transpose_hand(const float* in, float* out) {
+    __shared__ float tile[32][33];
+    int x = blockIdx.x * 32 + threadIdx.x;
+    int y = blockIdx.y * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += 8) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * 8192 + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x;
+    y = blockIdx.x * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += 8) out[(y + j) * 8192 + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+"#;
+
+fn hand(
+    kernel: &'static str,
+    source: &'static str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[&dyn KernelArg],
+) -> parray::Result<()> {
+    let launch = Launch {
+        kernel,
+        source: Cow::Borrowed(source),
+        grid,
+        block,
+        shared_bytes: 0,
+        syncs: false,
+        location: concat!(file!(), ":", line!()),
+    };
+    // SAFETY: each hand-written kernel takes exactly the buffers passed here.
+    unsafe { parray::gpu::detour_cuda(&launch, args, |_| unreachable!("bench runs on a GPU only")) }
+}
+
+fn transpose16(i: &Buffer<f32>, o: &Buffer<f32>) -> parray::Result<()> {
+    detour!(CUDA16(i, o) {
+        let tile = T16::create();
+        tile[$TV16[$tid_1_0$][$tid_1_1$]$] = worki[$BIG16[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
+        #sync;
+        worko[$BIG16[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$TV16[$tid_1_1$][$tid_1_0$]$];
+    })
+}
+
+fn transpose32(i: &Buffer<f32>, o: &Buffer<f32>) -> parray::Result<()> {
+    detour!(CUDA32(i, o) {
+        let tile = T32::create();
+        tile[$TV32[$tid_1_0$][$tid_1_1$]$] = worki[$BIG32[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
+        #sync;
+        worko[$BIG32[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$TV32[$tid_1_1$][$tid_1_0$]$];
+    })
+}
+
+fn ms(f: impl FnMut() -> parray::Result<()>) -> parray::Result<f64> {
+    Ok(common::median_seconds(20, true, f)? * 1e3)
+}
+
+fn main() -> parray::Result<()> {
+    if parray::gpu::backend()? != Backend::Cuda {
+        println!("bench measures GPU kernels: no CUDA device here, nothing to do");
+        return Ok(());
+    }
+    let n = 1024usize;
+    let flop = 2.0 * (n as f64).powi(3);
+    println!("== matrix product {n}x{n} (median of 20, CUDA events)");
+    println!(
+        "{:<34} {:>9} {:>10} {:>8}  check",
+        "variant", "ms", "GFLOP/s", "vs fig13"
+    );
+    let row = |name: &str, t: f64, base: f64, ok: bool| {
+        println!(
+            "{name:<34} {t:>9.4} {:>10.1} {:>7.1}%  {}",
+            flop / t / 1e6,
+            100.0 * base / t,
+            if ok { "ok" } else { "FAILED" }
+        );
+    };
+    let r13 = fig13::run()?;
+    let base = r13.seconds * 1e3;
+    row("fig13 parray (1024x1024 threads)", base, base, r13.ok);
+    // The hand-written kernels on the same row-major data, checked the same way.
+    let (mut a, mut b, mut c) = (
+        ROWMAJOR::create()?,
+        ROWMAJOR::create()?,
+        ROWMAJOR::create()?,
+    );
+    for (name, kernel, source, grid, block) in [
+        (
+            "fig14 hand, same launch shape",
+            "fig14_rows",
+            FIG14_ROWS,
+            [1024, 1, 1],
+            [1024, 1, 1],
+        ),
+        (
+            "fig14 hand, 16x16 blocks",
+            "fig14_tiles",
+            FIG14_TILES,
+            [64, 64, 1],
+            [16, 16, 1],
+        ),
+    ] {
+        let run = common::run_matmul(
+            common::Variant {
+                name,
+                threads: n * n,
+                layout: "[1024][1024]",
+                device: true,
+            },
+            n,
+            |i, j| i * n + j,
+            (&mut a, &mut b, &mut c),
+            |a, b, c| hand(kernel, source, grid, block, &[a, b, &*c]),
+        )?;
+        row(name, run.seconds * 1e3, base, run.ok);
+    }
+    // Each included figure has its own `common`, so take the fields out.
+    macro_rules! summary {
+        ($run:expr) => {{
+            let run = $run?;
+            (run.variant, run.seconds * 1e3, run.ok)
+        }};
+    }
+    for (name, t, ok) in [
+        summary!(fig17::run()),
+        summary!(fig18a::run()),
+        summary!(fig18b::run()),
+    ] {
+        row(name, t, base, ok);
+    }
+
+    let big = 8192usize;
+    let bytes = 2.0 * (big * big * 4) as f64;
+    println!("\n== transpose {big}x{big} float (bytes read + written over time)");
+    let input: Vec<f32> = common::random_values(big * big, 11);
+    let (mut i, o) = (SQUARE::create()?, SQUARE::create()?);
+    i.copy_from_slice(&input)?;
+    let ctx = parray::gpu::cuda_context().expect("the cuda backend has a context");
+    let stream = ctx.default_stream();
+    let (src, dst) = (
+        i.ptr().device_address().expect("dmem"),
+        o.ptr().device_address().expect("dmem"),
+    );
+    let copy = ms(|| {
+        // SAFETY: both buffers hold `big * big` floats on this device.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(dst, src, big * big * 4, stream.cu_stream())
+        }
+        .map_err(|e| parray::Error::Driver {
+            type_name: "SQUARE",
+            operation: "copy",
+            reason: e.to_string(),
+        })
+    })?;
+    let transposed = |out: &Buffer<f32>| -> parray::Result<bool> {
+        let v = out.to_vec()?;
+        Ok((0..big * big).all(|x| v[x] == input[(x % big) * big + x / big]))
+    };
+    println!(
+        "{:<34} {:>9} {:>10} {:>8}  check",
+        "variant", "ms", "GB/s", "vs copy"
+    );
+    let trow = |name: &str, t: f64, ok: bool| {
+        println!(
+            "{name:<34} {t:>9.4} {:>10.0} {:>7.1}%  {}",
+            bytes / t / 1e6,
+            100.0 * copy / t,
+            if ok { "ok" } else { "FAILED" }
+        );
+    };
+    trow("device-to-device copy (driver)", copy, true);
+    let t = ms(|| {
+        hand(
+            "transpose_hand",
+            TRANSPOSE_HAND,
+            [256, 256, 1],
+            [32, 8, 1],
+            &[&i, &o],
+        )
+    })?;
+    trow("hand transpose 32x8 threads", t, transposed(&o)?);
+    let t = ms(|| transpose16(&i, &o))?;
+    trow("fig07 parray, 16x16 tiles", t, transposed(&o)?);
+    let t = ms(|| transpose32(&i, &o))?;
+    trow("fig07 parray, 32x32 tiles", t, transposed(&o)?);
+    let t = ms(|| fig07::transpose_big(&i, &o))?;
+    trow("fig07 parray, 32x32 tiles, 4 rows", t, transposed(&o)?);
+    let t = ms(|| fig07::copy_big(&i, &o))?;
+    trow("parray copy detour", t, o.to_vec()? == input);
+
+    println!("(the first two parray rows are Fig 7's body as printed: one element per thread)");
+    println!(
+        "\n== launch overhead (empty kernel, cached; host time per launch + sync, median of 2000)"
+    );
+    let source: &'static str = parray::kernel_source!(EMPTY() {});
+    let name = source
+        .split("void ")
+        .nth(1)
+        .and_then(|s| s.split('(').next())
+        .expect("a kernel name");
+    let function = parray::gpu::jit::compile_static(name, source)?;
+    let per_call = |mut f: Box<dyn FnMut() -> parray::Result<()> + '_>| -> parray::Result<f64> {
+        for _ in 0..100 {
+            f()?;
+        }
+        let mut times: Vec<f64> = (0..2000)
+            .map(|_| {
+                let t = Instant::now();
+                f().map(|_| t.elapsed().as_secs_f64() * 1e6)
+            })
+            .collect::<parray::Result<_>>()?;
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    };
+    let raw = per_call(Box::new(|| {
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the kernel takes no parameters.
+        let mut builder = stream.launch_builder(&function);
+        unsafe { builder.launch(cfg) }
+            .and_then(|_| stream.synchronize())
+            .map_err(|e| parray::Error::Driver {
+                type_name: "EMPTY",
+                operation: "raw launch",
+                reason: e.to_string(),
+            })
+    }))?;
+    let detour = per_call(Box::new(|| detour!(EMPTY() {})))?;
+    println!("raw cudarc launch + sync: {raw:.2} us");
+    println!(
+        "parray detour (launch + sync): {detour:.2} us  (+{:.2} us)",
+        detour - raw
+    );
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! Fig 7 of the paper: a matrix transpose through a padded shared-memory tile. The tile
+//! type A is 16x17 so that the column reads hit 16 different banks; B views its first 16
+//! columns. Run at the paper's 128x128 float2 and, on a GPU, at 8192x8192 float as
+//! bandwidth beside a copy kernel of the same bytes. At that size one element per thread
+//! leaves the memory system idle, so the big version gives each thread of a 32x8 block
+//! four rows of a 32x32 tile: the rows split as `[[4][8]]` in the types, and the body
+//! loops over the `[4]`.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {dmem float2 [[128/16][16]][[128/16][16]]} DATA
+    #parray {cuda(float2* worki, float2* worko) [[128/16][128/16]][[16][16]]} MYCUDATA
+    #parray {smem float2 [16][17]} A
+    #parray {smem float2 [#A_0][16#A_1]} B
+}
+
+parray! {
+    #parray {dmem float [[8192/32][[4][8]]][[8192/32][32]]} BIG
+    #parray {cuda(float* worki, float* worko) [[8192/32][8192/32]][[8][32]]} BIGCUDA
+    #parray {smem float [[4][8]][33]} T
+    #parray {smem float [#T_0][32#T_1]} TV
+    #parray {cuda(float* worki, float* worko) [8192*8192/1024][1024]} COPY
+}
+
+/// The paper's body, as in Fig 7.
+pub fn transpose(adri: &Buffer<Float2>, adro: &Buffer<Float2>) -> parray::Result<()> {
+    detour!(MYCUDATA(adri, adro) {
+        let tile = A::create();
+        tile[$B[$tid_1_0$][$tid_1_1$]$] = worki[$DATA[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
+        #sync;
+        worko[$DATA[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$B[$tid_1_1$][$tid_1_0$]$];
+    })
+}
+
+/// The same transpose on the 8192x8192 types, four rows of the tile per thread.
+pub fn transpose_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+    detour!(BIGCUDA(adri, adro) {
+        let tile = T::create();
+        #[unroll]
+        for j in 0..$dim(T_0_0)$ {
+            tile[$TV[[j][$tid_1_0$]][$tid_1_1$]$] = worki[$BIG[[$tid_0_0$][[j][$tid_1_0$]]][[$tid_0_1$][$tid_1_1$]]$];
+        }
+        #sync;
+        #[unroll]
+        for j in 0..$dim(T_0_0)$ {
+            worko[$BIG[[$tid_0_1$][[j][$tid_1_0$]]][[$tid_0_0$][$tid_1_1$]]$] = tile[$TV[$tid_1_1$][j * 8 + $tid_1_0$]$];
+        }
+    })
+}
+
+/// The baseline: a copy of the same bytes, one element per thread.
+pub fn copy_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+    detour!(COPY(adri, adro) {
+        worko[$tid$] = worki[$tid$];
+    })
+}
+
+/// Transpose `n x n` values with `run`, check the result exactly, return the median time.
+fn measure<T: parray::Element + PartialEq>(
+    n: usize,
+    make: impl Fn(f32, f32) -> T,
+    create: impl Fn() -> parray::Result<Buffer<T>>,
+    run: impl Fn(&Buffer<T>, &Buffer<T>) -> parray::Result<()>,
+    transposes: bool,
+) -> parray::Result<(f64, bool)> {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(7, |d| d.as_nanos() as u64);
+    let (xs, ys) = (
+        common::random_values(n * n, seed),
+        common::random_values(n * n, seed + 1),
+    );
+    let input: Vec<T> = xs.iter().zip(&ys).map(|(x, y)| make(*x, *y)).collect();
+    let (mut i, mut o) = (create()?, create()?);
+    i.copy_from_slice(&input)?;
+    o.copy_from_slice(&vec![make(f32::NAN, f32::NAN); n * n])?;
+    let (_, repeats) = common::backend(true)?;
+    let seconds = common::median_seconds(repeats, true, || run(&i, &o))?;
+    let out = o.to_vec()?;
+    let ok = (0..n * n).all(|x| {
+        let (r, c) = (x / n, x % n);
+        let from = if transposes { c * n + r } else { x };
+        out[x] == input[from]
+    });
+    Ok((seconds, ok))
+}
+
+fn main() -> parray::Result<()> {
+    let n = host! { $dim_0(DATA)$ };
+    let (seconds, ok) = measure(n, Float2::new, DATA::create, transpose, true)?;
+    let (backend, _) = common::backend(true)?;
+    println!("backend: {backend}");
+    println!("transpose {n}x{n} float2: {:.3} ms", seconds * 1e3);
+    let mut all_ok = ok;
+    if backend == "cuda" {
+        let big = host! { $dim_0(BIG)$ };
+        let bytes = 2.0 * (big * big * 4) as f64;
+        let (t, ok_t) = measure(big, |x, _| x, BIG::create, transpose_big, true)?;
+        let (c, ok_c) = measure(big, |x, _| x, BIG::create, copy_big, false)?;
+        println!(
+            "transpose {big}x{big} float: {:.3} ms, {:.0} GB/s",
+            t * 1e3,
+            bytes / t / 1e9
+        );
+        println!(
+            "copy      {big}x{big} float: {:.3} ms, {:.0} GB/s",
+            c * 1e3,
+            bytes / c / 1e9
+        );
+        println!("transpose / copy bandwidth: {:.1}%", 100.0 * c / t);
+        all_ok &= ok_t && ok_c;
+    } else {
+        println!("(the 8192x8192 bandwidth run needs a GPU)");
+    }
+    println!("check: {}", if all_ok { "ok" } else { "FAILED" });
+    if !all_ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! Fig 12 of the paper: one GPU thread per element of C. Fig 11's body is unchanged; the
+//! matrix type's inner dimensions shrink to 1 and the thread array grows to 1024x1024.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {dmem float [[1024][1]][[1024][1]]} M
+    #parray {cuda(float* a, float* b, float* c) [1024][1024]} MY_TA
+}
+
+pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+    detour!(MY_TA(a, b, c) {
+        for i in 0..$dim_0_1(M)$ {
+            for j in 0..$dim_1_1(M)$ {
+                let pa = a + $M[[$tid_0$][i]][0]$;
+                let pb = b + $M[0][[$tid_1$][j]]$;
+                let mut cvalue = 0.0f32;
+                for k in 0..$dim_1(M)$ {
+                    cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+                }
+                c[$M[[$tid_0$][i]][[$tid_1$][j]]$] = cvalue;
+            }
+        }
+    })
+}
+
+pub fn run() -> parray::Result<common::Run> {
+    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
+    common::run_matmul(
+        common::Variant {
+            name: "fig12 cuda",
+            threads: host! { $size(MY_TA)$ },
+            layout: "[[1024][1]][[1024][1]]",
+            device: true,
+        },
+        host! { $dim_0(M)$ },
+        |i, j| host! { $M[i][j]$ },
+        (&mut a, &mut b, &mut c),
+        |a, b, c| multiply(a, b, c),
+    )
+}
+
+fn main() -> parray::Result<()> {
+    common::finish(&run()?);
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! Fig 17 of the paper: Fig 13's body unchanged on a matrix stored as two 1024x512 halves,
+//! each contiguous. Only the declarations change: the storage type A and the view M.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    #parray {dmem float [2][1024][512]} A
+    #parray {float [#A_1][[#A_0][#A_2]]} M
+    #parray {cuda(float* a, float* b, float* c) [1024][1024]} MY_TA
+}
+
+pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+    detour!(MY_TA(a, b, c) {
+        let pa = a + $M[$tid_0$][0]$;
+        let pb = b + $M[0][$tid_1$]$;
+        let mut cvalue = 0.0f32;
+        for k in 0..$dim_1(M)$ {
+            cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+        }
+        c[$M[$tid_0$][$tid_1$]$] = cvalue;
+    })
+}
+
+pub fn run() -> parray::Result<common::Run> {
+    let (mut a, mut b, mut c) = (A::create()?, A::create()?, A::create()?);
+    common::run_matmul(
+        common::Variant {
+            name: "fig17 cuda halves",
+            threads: host! { $size(MY_TA)$ },
+            layout: "[2][1024][512] as [#A_1][[#A_0][#A_2]]",
+            device: true,
+        },
+        host! { $dim_0(M)$ },
+        |i, j| host! { $M[i][j]$ },
+        (&mut a, &mut b, &mut c),
+        |a, b, c| multiply(a, b, c),
+    )
+}
+
+fn main() -> parray::Result<()> {
+    common::finish(&run()?);
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The detour body subset on a cuda thread array gives what it gives on a pthd array: each
+//! construct runs once on 2x8 CPU threads and once on a 2-block x 8-thread cuda grid (the
+//! GPU where there is one, else the CPU emulation), and the outputs must agree exactly.
+//! Constructs only a cuda body has (shared and register arrays) are checked against plain
+//! Rust. On the GPU machine: `PARRAY_BACKEND=cuda cuda_bodies`.
+
+use parray::prelude::*;
+
+parray! {
+    paged int [16] HOST_OUT;
+    dmem int [16] DEV_OUT;
+    paged float [16] HOST_F;
+    dmem float [16] DEV_F;
+    pthd [2][8] CPU;
+    cuda(int* out, float* fout, int n) [2][8] GPU;
+    smem int [8] SHARED;
+    rmem float [4] REGS;
+}
+
+/// Run `body` on both arrays and compare the int and float outputs.
+macro_rules! same_on_both {
+    ($name:ident, |$out:ident, $fout:ident, $n:ident| $body:tt) => {
+        #[test]
+        fn $name() -> parray::Result<()> {
+            let (host, hostf) = (HOST_OUT::create()?, HOST_F::create()?);
+            {
+                #[allow(unused_variables)]
+                let ($out, $fout, $n) = (&host, &hostf, 5i32);
+                detour!(CPU $body)?;
+            }
+            let (dev, devf) = (DEV_OUT::create()?, DEV_F::create()?);
+            detour!(GPU(&dev, &devf, 5i32) $body)?;
+            assert_eq!(host.to_vec()?, dev.to_vec()?, "int outputs differ");
+            let (a, b) = (hostf.to_vec()?, devf.to_vec()?);
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() <= 1e-5 * x.abs().max(1.0), "float outputs differ: {a:?} vs {b:?}");
+            }
+            Ok(())
+        }
+    };
+}
+
+same_on_both!(thread_indices, |out, fout, n| {
+    out[$tid$] = ($tid_0$ * 100 + $tid_1$) as i32;
+});
+
+same_on_both!(arithmetic_and_casts, |out, fout, n| {
+    let t = $tid$ as i32;
+    let mut x = t * 3 - 7;
+    x += n;
+    x *= 2;
+    x -= t % 3;
+    out[$tid$] = x / 2 + (t << 2) - (x >> 1) + (t & 5) + (t | 8) + (t ^ 3);
+    fout[$tid$] = t as f32 / 3.0f32 - 0.5f32;
+});
+
+same_on_both!(control_flow, |out, fout, n| {
+    let t = $tid$ as i32;
+    let mut acc = 0i32;
+    let mut k = 0i32;
+    while k < t {
+        if k % 2 == 0 {
+            acc += k;
+        } else if k % 3 == 0 {
+            acc -= 1;
+        } else {
+            acc += 100;
+        }
+        k += 1;
+    }
+    #[unroll]
+    for j in 0..4 {
+        if j == 2 {
+            continue;
+        }
+        acc += j;
+    }
+    for j in 0..10 {
+        if j > t {
+            break;
+        }
+        acc += 1000;
+    }
+    out[$tid$] = if t > 7 { acc } else { -acc };
+});
+
+same_on_both!(math_methods, |out, fout, n| {
+    let x = $tid$ as f32 + 0.25f32;
+    fout[$tid$] = x.sqrt() + x.mul_add(2.0f32, 1.0f32) + x.min(3.0f32) + x.max(9.0f32) + (-x).abs() + x.floor();
+    out[$tid$] = ($tid$ as i32).min(n).max(2);
+});
+
+same_on_both!(pointer_offsets, |out, fout, n| {
+    let p = out + $HOST_OUT[$tid$]$;
+    p[0] = 7;
+    let q = fout + $tid_0$ * 8;
+    q[$tid_1$] = 2.5f32;
+    q[$tid_1$] += 1.0f32;
+});
+
+same_on_both!(atomics, |out, fout, n| {
+    atomic_add(out + 0, 1i32);
+    atomic_add(out + ($tid_1$ + 1), $tid_0$ as i32);
+});
+
+parray! {
+    dmem int [8] SUMS;
+    cuda(int* sums) [4][8] REDUCE;
+    dmem float [4][8] TABLE;
+    cuda(float* table) [4][8] SQUARES;
+}
+
+#[test]
+fn shared_memory_and_barriers() -> parray::Result<()> {
+    // Each block sums its threads' ids through shared memory; thread 0 writes the sum.
+    let mut sums = SUMS::create()?;
+    sums.copy_from_slice(&[-1; 8])?;
+    detour!(REDUCE(&sums) {
+        let s = SHARED::create();
+        s[$tid_1$] = $tid$ as i32;
+        #sync;
+        if $tid_1$ == 0 {
+            let mut total = 0i32;
+            for j in 0..$dim(SHARED)$ {
+                total += s[j];
+            }
+            sums[$tid_0$] = total;
+        }
+    })?;
+    let expected: Vec<i32> = (0..8)
+        .map(|b| {
+            if b < 4 {
+                (0..8).map(|t| (b * 8 + t) as i32).sum()
+            } else {
+                -1
+            }
+        })
+        .collect();
+    assert_eq!(sums.to_vec()?, expected);
+    Ok(())
+}
+
+#[test]
+fn register_arrays() -> parray::Result<()> {
+    let table = TABLE::create()?;
+    detour!(SQUARES(&table) {
+        let r = REGS::create();
+        for j in 0..$size(REGS)$ {
+            r[j] = ($tid$ + j) as f32;
+        }
+        let mut total = 0.0f32;
+        for j in 0..$size(REGS)$ {
+            total += r[j] * r[j];
+        }
+        table[$TABLE[$tid_0$][$tid_1$]$] = total;
+    })?;
+    let expected: Vec<f32> = (0..32)
+        .map(|t| (0..4).map(|j| ((t + j) * (t + j)) as f32).sum())
+        .collect();
+    assert_eq!(table.to_vec()?, expected);
+    Ok(())
+}
+
+parray! {
+    pthd [2] TWO;
+    dmem int [8] ROW;
+    cuda(int* row, int base) [1][8] FILL;
+}
+
+#[test]
+fn pthd_thread_detours_into_cuda() -> parray::Result<()> {
+    // Each of two CPU threads launches its own kernels (the paper's nested detours).
+    let rows = [ROW::create()?, ROW::create()?];
+    let rows_ref = &rows;
+    detour!(TWO {
+        launch_fill(rows_ref, $tid$);
+    })?;
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            r.to_vec()?,
+            (0..8).map(|t| (i * 100 + t) as i32).collect::<Vec<_>>()
+        );
+    }
+    Ok(())
+}
+
+fn launch_fill(rows: &[Buffer<i32>; 2], which: usize) {
+    detour!(FILL(&rows[which], (which * 100) as i32) {
+        row[$tid_1$] = base + $tid_1$ as i32;
+    })
+    .expect("the inner detour runs");
+}

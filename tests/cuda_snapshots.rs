@@ -1,0 +1,103 @@
+//! The CUDA C generated for every figure, pinned: a change to the code generator shows
+//! up here as a diff to review (`cargo insta review`).
+
+use parray::prelude::*;
+
+/// One module per figure with its declarations, all sharing one body.
+macro_rules! figures {
+    ($($fig:ident { $($decl:tt)* })* ; $body:tt) => {
+        $(
+            mod $fig {
+                use super::*;
+                parray! { $($decl)* }
+                pub fn source() -> &'static str {
+                    kernel_source!(MY_TA(a, b, c) $body)
+                }
+            }
+        )*
+        #[test]
+        fn figures_share_one_body() {
+            $( insta::assert_snapshot!(stringify!($fig), $fig::source()); )*
+        }
+    };
+}
+
+mod fig10_body {
+    use super::*;
+    figures! {
+        fig11 {
+            dmem float [[2][512]][[2][512]] M;
+            cuda(float* a, float* b, float* c) [2][2] MY_TA;
+        }
+        fig12 {
+            dmem float [[1024][1]][[1024][1]] M;
+            cuda(float* a, float* b, float* c) [1024][1024] MY_TA;
+        }
+        ;
+        {
+            for i in 0..$dim_0_1(M)$ {
+                for j in 0..$dim_1_1(M)$ {
+                    let pa = a + $M[[$tid_0$][i]][0]$;
+                    let pb = b + $M[0][[$tid_1$][j]]$;
+                    let mut cvalue = 0.0f32;
+                    for k in 0..$dim_1(M)$ {
+                        cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+                    }
+                    c[$M[[$tid_0$][i]][[$tid_1$][j]]$] = cvalue;
+                }
+            }
+        }
+    }
+}
+
+mod fig13_body {
+    use super::*;
+    figures! {
+        fig13 {
+            dmem float [1024][1024] M;
+            cuda(float* a, float* b, float* c) [1024][1024] MY_TA;
+        }
+        fig17 {
+            dmem float [2][1024][512] A;
+            float [#A_1][[#A_0][#A_2]] M;
+            cuda(float* a, float* b, float* c) [1024][1024] MY_TA;
+        }
+        fig18a {
+            dmem float [4][1024][256] A;
+            float [#A_1][[#A_0][#A_2]] M;
+            cuda(float* a, float* b, float* c) [1024][1024] MY_TA;
+        }
+        fig18b {
+            dmem float [2][2][512][512] A;
+            float [[#A_0][#A_2]][[#A_1][#A_3]] M;
+            cuda(float* a, float* b, float* c) [1024][1024] MY_TA;
+        }
+        ;
+        {
+            let pa = a + $M[$tid_0$][0]$;
+            let pb = b + $M[0][$tid_1$]$;
+            let mut cvalue = 0.0f32;
+            for k in 0..$dim_1(M)$ {
+                cvalue += pa[$M[0][k]$] * pb[$M[k][0]$];
+            }
+            c[$M[$tid_0$][$tid_1$]$] = cvalue;
+        }
+    }
+}
+
+parray! {
+    #parray {dmem float2 [[128/16][16]][[128/16][16]]} DATA
+    #parray {cuda(float2* worki, float2* worko) [[128/16][128/16]][[16][16]]} MYCUDATA
+    #parray {smem float2 [16][17]} A
+    #parray {smem float2 [#A_0][16#A_1]} B
+}
+
+#[test]
+fn fig07_transpose() {
+    insta::assert_snapshot!(kernel_source!(MYCUDATA(adri, adro) {
+        let tile = A::create();
+        tile[$B[$tid_1_0$][$tid_1_1$]$] = worki[$DATA[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
+        #sync;
+        worko[$DATA[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$B[$tid_1_1$][$tid_1_0$]$];
+    }));
+}
