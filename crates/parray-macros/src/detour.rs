@@ -14,11 +14,17 @@ use crate::decl::entries_program;
 use crate::dollar::{preprocess, tid_path, Forms, Threads, DOLLAR};
 use crate::resolve::{base_name, merge, Entry, Outcome};
 
-/// Declared names the `$...$` forms of `tokens` refer to.
+/// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
 fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
     let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
     for (i, tt) in tts.iter().enumerate() {
         match tt {
+            TokenTree::Ident(ty)
+                if matches!(&tts[i + 1..], [TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(f), ..]
+                    if a.as_char() == ':' && b.as_char() == ':' && f == "create") =>
+            {
+                out.push(ty.clone());
+            }
             TokenTree::Ident(id) if *id == DOLLAR => {
                 if let Some(TokenTree::Group(g)) = tts.get(i + 2) {
                     let inner: Vec<TokenTree> = g.stream().into_iter().collect();

@@ -1,6 +1,4 @@
-// Should compile: a `$...$` form used as an index, or inside an index expression, of
-// another `$...$` form. Since d4739c0 the inner form reaches rustc as an untranslated
-// `__parray_dollar!` call ("cannot find macro `__parray_dollar` in this scope").
+// A `$...$` form used as an index, or inside an index expression, of another form.
 use parray::prelude::*;
 
 parray! {

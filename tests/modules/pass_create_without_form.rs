@@ -1,6 +1,4 @@
-// Should compile: `S::create()` in a cuda body, where no `$...$` form names `S`. The
-// detour asks only for the names of its `$...$` forms and of the thread array, so `S` is
-// "unknown type `S`" although it is declared in scope.
+// `S::create()` in a cuda body, where no `$...$` form names `S` (declared in another block).
 use parray::prelude::*;
 
 parray! {
