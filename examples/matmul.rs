@@ -1,5 +1,8 @@
-//! The paper's evolution of matrix multiplication, every variant that exists so far, in
-//! one table: `cargo run --release --example matmul`.
+//! The paper's evolution of matrix multiplication in one table, from one CPU thread (Fig 8)
+//! to CPU threads (Fig 10), the same body on GPU threads (Fig 11), a thread per element
+//! (Figs 12, 13) and other storage layouts under the same body (Figs 17, 18):
+//! `cargo run --release --example matmul`. Without a GPU the cuda rows run on the CPU
+//! emulation (`backend` says which).
 
 mod common;
 #[allow(dead_code)]
@@ -8,6 +11,24 @@ mod fig08;
 #[allow(dead_code)]
 #[path = "fig10_matmul_pthd.rs"]
 mod fig10;
+#[allow(dead_code)]
+#[path = "fig11_matmul_gpu4.rs"]
+mod fig11;
+#[allow(dead_code)]
+#[path = "fig12_matmul_gpu.rs"]
+mod fig12;
+#[allow(dead_code)]
+#[path = "fig13_matmul_gpu.rs"]
+mod fig13;
+#[allow(dead_code)]
+#[path = "fig17_matmul_halves.rs"]
+mod fig17;
+#[allow(dead_code)]
+#[path = "fig18_matmul_strips.rs"]
+mod fig18a;
+#[allow(dead_code)]
+#[path = "fig18_matmul_blocks.rs"]
+mod fig18b;
 
 /// Print one variant's row as soon as it is measured; true when its check passed.
 macro_rules! row {
@@ -20,7 +41,16 @@ macro_rules! row {
 
 fn main() -> parray::Result<()> {
     common::Run::header();
-    let checks = [row!(fig08::run()), row!(fig10::run())];
+    let checks = [
+        row!(fig08::run()),
+        row!(fig10::run()),
+        row!(fig11::run()),
+        row!(fig12::run()),
+        row!(fig13::run()),
+        row!(fig17::run()),
+        row!(fig18a::run()),
+        row!(fig18b::run()),
+    ];
     if checks.contains(&false) {
         std::process::exit(1);
     }
