@@ -217,7 +217,12 @@ fn describe(m: &Module, node: NodeId, canon: &HashMap<NodeId, String>) -> String
             )
         }
         NodeKind::Strided { target, weight } => {
-            format!("strided: off_{}(i * {weight})", name_of(canon, target))
+            let arg = if weight == 1 {
+                "i".to_string()
+            } else {
+                format!("i * {weight}")
+            };
+            format!("strided: off_{}({arg})", name_of(canon, target))
         }
     }
 }

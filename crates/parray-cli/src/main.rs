@@ -65,7 +65,8 @@ enum Cmd {
     Offsets {
         #[command(flatten)]
         common: Common,
-        /// A type or sub-dimension (`M`, `A_0_1`); repeatable; default: every declared type
+        /// A type or sub-dimension (`M`, `A_0_1`); repeatable; default: every declared type,
+        /// thread arrays included
         #[arg(long = "type", value_name = "NAME")]
         types: Vec<String>,
         /// Also compute every offset straight from the dimension tree and fail (exit 70)

@@ -612,6 +612,22 @@ fn semantic_errors() {
 }
 
 #[test]
+fn limit_errors_point_at_their_declaration() {
+    // The library reports this limit without a position; the CLI points at the declaration.
+    let mut src = String::from("float [2] T0\n");
+    for k in 1..300 {
+        src.push_str(&format!("float [#T{}] T{k}\n", k - 1));
+    }
+    bad(&src, 256, 1, "nest deeper than 256 levels");
+    bad(
+        "float [3][33554433] A\nfloat [[33554432][3]#A] B\n",
+        2,
+        1,
+        "too large to analyse",
+    );
+}
+
+#[test]
 fn syntax_errors() {
     bad("float [4] 3x\n", 1, 11, "`3x` is not a name");
     bad(
