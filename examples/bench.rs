@@ -201,23 +201,7 @@ fn main() -> parray::Result<()> {
     let input: Vec<f32> = common::random_values(big * big, 11);
     let (mut i, o) = (SQUARE::create()?, SQUARE::create()?);
     i.copy_from_slice(&input)?;
-    let ctx = parray::gpu::cuda_context().expect("the cuda backend has a context");
-    let stream = ctx.default_stream();
-    let (src, dst) = (
-        i.ptr().device_address().expect("dmem"),
-        o.ptr().device_address().expect("dmem"),
-    );
-    let copy = ms(|| {
-        // SAFETY: both buffers hold `big * big` floats on this device.
-        unsafe {
-            cudarc::driver::result::memcpy_dtod_async(dst, src, big * big * 4, stream.cu_stream())
-        }
-        .map_err(|e| parray::Error::Driver {
-            type_name: "SQUARE",
-            operation: "copy",
-            reason: e.to_string(),
-        })
-    })?;
+    let copy = common::device_copy_ms(&i, &o, big * big * 4)?;
     let transposed = |out: &Buffer<f32>| -> parray::Result<bool> {
         let v = out.to_vec()?;
         Ok((0..big * big).all(|x| v[x] == input[(x % big) * big + x / big]))
@@ -258,6 +242,8 @@ fn main() -> parray::Result<()> {
     println!(
         "\n== launch overhead (empty kernel, cached; host time per launch + sync, median of 2000)"
     );
+    let ctx = parray::gpu::cuda_context().expect("the cuda backend has a context");
+    let stream = ctx.default_stream();
     let source: &'static str = parray::kernel_source!(EMPTY() {});
     let name = source
         .split("void ")

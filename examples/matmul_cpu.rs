@@ -73,15 +73,17 @@ fn main() -> parray::Result<()> {
         c = parray::Buffer::new("hand", parray::MemKind::Paged, extent)?;
     }
     let run = common::run_matmul(
-        if variant == "parray" {
-            "matmul_cpu parray"
-        } else {
-            "matmul_cpu hand"
+        common::Variant {
+            name: if variant == "parray" {
+                "matmul_cpu parray"
+            } else {
+                "matmul_cpu hand"
+            },
+            threads: 1,
+            layout: "row-major",
+            device: false,
         },
-        1,
-        "row-major",
         n,
-        1,
         move |i, j| i * n + j,
         (&mut a, &mut b, &mut c),
         |a, b, c| {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use parray::{Buffer, Result};
+use parray::{Access, Buffer, Result};
 
 /// What a matrix-multiply variant is, for its report.
 pub struct Variant {
@@ -36,11 +36,11 @@ impl Run {
     pub fn report(&self) {
         println!("backend: {}", self.backend);
         println!(
-            "{} ({} threads, {}): {:.3} s, {:.2} GFLOP/s",
+            "{} ({} threads, {}): {:.3} ms, {:.2} GFLOP/s",
             self.variant,
             self.threads,
             self.layout,
-            self.seconds,
+            self.seconds * 1e3,
             self.gflops()
         );
         println!("check: {}", if self.ok { "ok" } else { "FAILED" });
@@ -48,8 +48,8 @@ impl Run {
 
     pub fn header() {
         println!(
-            "{:<28} {:>7}  {:<34} {:>10} {:>9}  check",
-            "variant", "threads", "layout", "time (s)", "GFLOP/s"
+            "{:<24} {:<8} {:>8}  {:<30} {:>10} {:>9}  check",
+            "variant", "backend", "threads", "layout", "time (ms)", "GFLOP/s"
         );
     }
 
@@ -65,6 +65,30 @@ impl Run {
             if self.ok { "ok" } else { "FAILED" }
         );
     }
+}
+
+/// Milliseconds of a device-to-device copy of `bytes` from `src` to `dst` through the
+/// driver (`cuMemcpyDtoDAsync`), median of 20: the bandwidth baseline of the GPU examples.
+pub fn device_copy_ms<T: parray::Element>(
+    src: &Buffer<T>,
+    dst: &Buffer<T>,
+    bytes: usize,
+) -> Result<f64> {
+    let ctx = parray::gpu::cuda_context().expect("only called with the cuda backend");
+    let stream = ctx.default_stream();
+    let (s, d) = (
+        src.ptr().device_address().expect("dmem on the GPU"),
+        dst.ptr().device_address().expect("dmem on the GPU"),
+    );
+    Ok(median_seconds(20, true, || {
+        // SAFETY: both buffers hold at least `bytes` bytes on this device.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, stream.cu_stream()) }
+            .map_err(|e| parray::Error::Driver {
+                type_name: src.type_name(),
+                operation: "device-to-device copy",
+                reason: e.to_string(),
+            })
+    })? * 1e3)
 }
 
 /// Deterministic pseudo-random values in [-1, 1) (xorshift64*), a fresh stream per seed.
