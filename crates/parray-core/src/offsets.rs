@@ -159,6 +159,10 @@ impl Compiler<'_> {
 
     /// `off_node(e)` for a flat index `e` (rules 1 to 5).
     fn flat(&mut self, node: NodeId, e: Expr, span: Span) -> Result<Expr> {
+        // A constant index has a constant offset: no need to build the composition.
+        if let Some(c) = e.as_const() {
+            return Ok(Expr::constant(self.module.offset_at(node, c)));
+        }
         let n = self.module.node(node);
         let out = match n.kind {
             NodeKind::Leaf { stride } => e.scale(stride),

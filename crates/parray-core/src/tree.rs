@@ -170,11 +170,22 @@ impl Module {
         for g in &t.dims {
             top.push(self.build_group(g, natural)?);
         }
-        let root = self.compound(top, t.span)?;
+        let dims_span = Span {
+            end: t.dims.last().map_or(t.span.end, |g| g.span.end),
+            ..t.dims.first().map_or(t.span, |g| g.span)
+        };
+        let root = self.compound(top, dims_span)?;
         if natural {
             self.assign_strides(first_new);
         }
-        self.finish_nodes(first_new)?;
+        // Limits found while analysing the new nodes have no token of their own: they
+        // belong to the declaration.
+        self.finish_nodes(first_new).map_err(|mut e| {
+            if e.span == Span::default() {
+                e.span = t.span;
+            }
+            e
+        })?;
         if let TypeClass::Thread(ThreadKind::Cuda(_)) = class {
             self.check_cuda_shape(t, root)?;
         }
@@ -567,7 +578,11 @@ impl Module {
                 let mut off = 0;
                 for c in node.children.iter().rev() {
                     let s = self.node(*c).size;
-                    off += self.offset_at(*c, rest % s);
+                    // Every offset function maps 0 to 0: a zero digit costs nothing (and
+                    // types that share subtrees need not be walked path by path).
+                    if rest % s != 0 {
+                        off += self.offset_at(*c, rest % s);
+                    }
                     rest /= s;
                 }
                 off
@@ -591,7 +606,7 @@ impl Module {
                     return self.max_prefix_children(kids, n);
                 }
                 let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
-                if w % inner == 0 {
+                if w.is_multiple_of(inner) {
                     // Every x * w has zero lower digits: only the first child moves.
                     return self.max_strided(kids[0], n, w / inner);
                 }
@@ -602,18 +617,49 @@ impl Module {
 
     /// Largest offset over the first `n` row-major indices of the compound of `kids`.
     fn max_prefix_children(&self, kids: &[NodeId], n: u64) -> Result<u64> {
+        // All of the compound: its children's digits are independent, their maxima add.
+        if kids.iter().map(|c| self.node(*c).size).product::<u64>() == n {
+            return kids.iter().try_fold(0u64, |acc, c| {
+                acc.checked_add(self.node(*c).max_offset).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Size,
+                        Span::default(),
+                        "the offsets overflow 64 bits (the storage would exceed 2^64 elements)",
+                    )
+                })
+            });
+        }
         let (first, rest) = kids.split_first().expect("a compound has children");
         if rest.is_empty() {
             return self.max_strided(*first, n, 1);
         }
         let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
         let (q, r) = ((n - 1) / inner, (n - 1) % inner);
-        let last_block = self.offset_at(*first, q) + self.max_prefix_children(rest, r + 1)?;
+        // Each sum below is an offset that some index reaches: if one overflows, the
+        // type's storage would exceed 2^64 elements.
+        let overflow = || {
+            Error::new(
+                ErrorKind::Size,
+                Span::default(),
+                "the offsets overflow 64 bits (the storage would exceed 2^64 elements)",
+            )
+        };
+        let last_block = self
+            .offset_at(*first, q)
+            .checked_add(self.max_prefix_children(rest, r + 1)?)
+            .ok_or_else(overflow)?;
         if q == 0 {
             return Ok(last_block);
         }
-        let full_rest: u64 = rest.iter().map(|c| self.node(*c).max_offset).sum();
-        Ok(last_block.max(self.max_strided(*first, q, 1)? + full_rest))
+        let full_rest = rest
+            .iter()
+            .try_fold(0u64, |acc, c| acc.checked_add(self.node(*c).max_offset))
+            .ok_or_else(overflow)?;
+        let full_blocks = self
+            .max_strided(*first, q, 1)?
+            .checked_add(full_rest)
+            .ok_or_else(overflow)?;
+        Ok(last_block.max(full_blocks))
     }
 
     /// `off(x * w)` for `x` in `[0, n)`, for the views whose offsets do not line up with
@@ -656,7 +702,7 @@ impl Module {
                     return self.is_linear_children(kids, n, s);
                 }
                 let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
-                if w % inner == 0 {
+                if w.is_multiple_of(inner) {
                     return self.is_linear(kids[0], n, w / inner, s);
                 }
                 Ok(self
