@@ -4,6 +4,9 @@
 //!
 //! `cargo run --release --example bench`
 
+// Each included figure brings its own copy of `common`, as when it is built alone.
+#![allow(clippy::duplicate_mod)]
+
 mod common;
 #[allow(dead_code)]
 #[path = "fig07_transpose.rs"]

@@ -4,6 +4,9 @@
 //! `cargo run --release --example matmul`. Without a GPU the cuda rows run on the CPU
 //! emulation (`backend` says which).
 
+// Each included figure brings its own copy of `common`, as when it is built alone.
+#![allow(clippy::duplicate_mod)]
+
 mod common;
 #[allow(dead_code)]
 #[path = "fig08_matmul_serial.rs"]

@@ -130,7 +130,7 @@ fn shared_memory_and_barriers() -> parray::Result<()> {
     let expected: Vec<i32> = (0..8)
         .map(|b| {
             if b < 4 {
-                (0..8).map(|t| (b * 8 + t) as i32).sum()
+                (0..8).map(|t| b * 8 + t).sum()
             } else {
                 -1
             }

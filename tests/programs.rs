@@ -3,6 +3,14 @@
 //! the declaration by hand, or parray-core's reference interpreter (`core::interp`), which
 //! shares no code with the offset compiler the macros use.
 
+// `$...$` forms expand to constants and literal arithmetic: asserting them is the point.
+#![allow(
+    clippy::assertions_on_constants,
+    clippy::bool_comparison,
+    clippy::identity_op,
+    clippy::explicit_counter_loop
+)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -180,7 +188,7 @@ mod offsets {
     #[test]
     fn arbitrary_index_expressions_and_types() {
         let row = |r: usize, c: usize| r * 1024 + c;
-        let v = vec![0u8; 9];
+        let v = [0u8; 9];
         host! {
             for i in 0..1023usize {
                 for k in [0usize, 1, 511, 512, 1023] {

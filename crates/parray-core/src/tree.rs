@@ -580,7 +580,7 @@ impl Module {
                     let s = self.node(*c).size;
                     // Every offset function maps 0 to 0: a zero digit costs nothing (and
                     // types that share subtrees need not be walked path by path).
-                    if rest % s != 0 {
+                    if !rest.is_multiple_of(s) {
                         off += self.offset_at(*c, rest % s);
                     }
                     rest /= s;

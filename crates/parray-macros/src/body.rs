@@ -296,10 +296,7 @@ impl VisitMut for Translator<'_, '_> {
             // The body's one builtin function (CUDA's atomicAdd).
             if matches!(&*call.func, Expr::Path(p) if p.path.is_ident("atomic_add")) {
                 let span = call.func.span();
-                call.func = Box::new(parse_quote_spanned(
-                    span,
-                    quote!(::parray::__private::atomic_add),
-                ));
+                *call.func = parse_quote_spanned(span, quote!(::parray::__private::atomic_add));
             }
         }
         // A range is allowed as a `for` loop's bounds only; `#[unroll]` is for the GPU.
@@ -364,8 +361,8 @@ impl VisitMut for Translator<'_, '_> {
             }
             // `a + off` where `a` is a captured buffer: the closure only borrows it.
             Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) && is_plain_name(&b.left) => {
-                let left = &b.left;
-                b.left = Box::new(parse_quote!(&#left));
+                let left = b.left.clone();
+                *b.left = parse_quote!(&#left);
             }
             _ => {}
         }

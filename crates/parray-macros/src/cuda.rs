@@ -716,14 +716,14 @@ impl<'a, 'm> Emitter<'a, 'm> {
         let mut rest = fmt.value();
         while let Some(i) = rest.find(['{', '}', '%']) {
             c_fmt.push_str(&rest[..i]);
-            let tail = &rest[i..];
-            if tail.starts_with("{{") || tail.starts_with("}}") {
+            let tail = rest[i..].to_string();
+            if let Some(after) = tail.strip_prefix("{{").or_else(|| tail.strip_prefix("}}")) {
                 c_fmt.push_str(&tail[..1]);
-                rest = tail[2..].to_string();
-            } else if tail.starts_with('%') {
+                rest = after.to_string();
+            } else if let Some(after) = tail.strip_prefix('%') {
                 c_fmt.push_str("%%");
-                rest = tail[1..].to_string();
-            } else if tail.starts_with("{}") {
+                rest = after.to_string();
+            } else if let Some(after) = tail.strip_prefix("{}") {
                 let Some(arg) = args.next() else {
                     self.fail(fmt.span(), "more `{}` than arguments");
                     return String::new();
@@ -739,7 +739,7 @@ impl<'a, 'm> Emitter<'a, 'm> {
                 };
                 c_fmt.push_str(spec);
                 c_args.push(value);
-                rest = tail[2..].to_string();
+                rest = after.to_string();
             } else {
                 self.fail(
                     fmt.span(),
