@@ -385,6 +385,19 @@ impl Interp {
         }
     }
 
+    /// An upper bound of D's offsets (exact for dimensions built without prefixes): the
+    /// sum of the children's bounds for a compound, the target's or parent's bound for a
+    /// view. When it fits in 64 bits, so does every offset of D.
+    pub fn offset_bound(&self, d: DimId) -> u128 {
+        let dim = &self.dims[d.0];
+        match &dim.def {
+            Def::Leaf { stride } => (dim.size - 1) * stride,
+            Def::Compound => dim.children.iter().map(|c| self.offset_bound(*c)).sum(),
+            Def::Prefix { target } => self.offset_bound(*target),
+            Def::Group { parent, .. } => self.offset_bound(*parent),
+        }
+    }
+
     /// off(i) of the dimension `name`.
     pub fn offset(&self, name: &str, flat_index: u64) -> Option<u64> {
         self.off(self.lookup(name).ok()?, flat_index)

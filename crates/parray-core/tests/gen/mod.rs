@@ -43,9 +43,13 @@ impl Choices {
 
     /// A number in `[0, n)` (`n >= 1`).
     pub fn below(&mut self, n: u64) -> u64 {
-        let v = self.data.get(self.pos).copied().unwrap_or(0);
+        let mut v = self.data.get(self.pos).copied().unwrap_or(0) as u64;
         self.pos += 1;
-        v as u64 % n.max(1)
+        if n > 1 << 32 {
+            v = v << 32 | self.data.get(self.pos).copied().unwrap_or(0) as u64;
+            self.pos += 1;
+        }
+        v % n.max(1)
     }
 
     /// True with probability about `percent`%; false on 0.
@@ -104,6 +108,32 @@ impl GenProgram {
         })
     }
 
+    /// A program from its text (which must parse): its constants' values are not computed.
+    pub fn from_source(source: &str) -> GenProgram {
+        use parray_core::ast::{Group, GroupBody, Item};
+        fn has_ref(g: &Group) -> bool {
+            match &g.body {
+                GroupBody::Size(_) => false,
+                GroupBody::Compound(inner) => inner.iter().any(has_ref),
+                GroupBody::Ref { .. } => true,
+            }
+        }
+        let ast = parse_program(source).unwrap_or_else(|e| panic!("{e}\n{source}"));
+        let mut consts = Vec::new();
+        let mut types = Vec::new();
+        for item in &ast.items {
+            match item {
+                Item::Const(k) => consts.push((k.name.name.clone(), 0)),
+                Item::Type(t) => types.push((t.name.name.clone(), !t.dims.iter().any(has_ref))),
+            }
+        }
+        GenProgram {
+            source: source.to_string(),
+            consts,
+            types,
+        }
+    }
+
     /// Whether the type that `path` starts from is natural (by the longest declared prefix).
     pub fn is_natural_path(&self, path: &str) -> bool {
         let (_, natural) = self
@@ -152,8 +182,7 @@ pub fn case() -> impl Strategy<Value = Case> {
         let mut c = Choices::new(v);
         let program = gen_program(&mut c);
         let interp = program.interp();
-        let paths = interp.paths();
-        let target = c.pick(&paths).clone();
+        let target = gen_target(&mut c, &program, &interp);
         let index = gen_index(&mut c, &interp, &target);
         let values = gen_values(&mut c, &index.bounds, 6);
         Case {
@@ -162,6 +191,30 @@ pub fn case() -> impl Strategy<Value = Case> {
             values,
         }
     })
+}
+
+/// A dimension to index: mostly a declared type (the artificial ones more often, the
+/// later ones more often), else any sub-dimension path.
+pub fn gen_target(c: &mut Choices, program: &GenProgram, interp: &Interp) -> String {
+    let artificial: Vec<&String> = program
+        .types
+        .iter()
+        .filter(|(_, n)| !n)
+        .map(|(t, _)| t)
+        .collect();
+    match c.below(5) {
+        0 | 1 => c.pick(&interp.paths()).clone(),
+        2 => c.pick(&program.types).0.clone(),
+        _ if !artificial.is_empty() => {
+            // The last one half of the time.
+            if c.flag(50) {
+                artificial[artificial.len() - 1].clone()
+            } else {
+                (*c.pick(&artificial)).clone()
+            }
+        }
+        _ => program.types.last().expect("a type").0.clone(),
+    }
 }
 
 /// `n` assignments of the variables within `bounds`: all zeros, all maxima, then random.
@@ -230,6 +283,50 @@ pub fn gen_const_index(c: &mut Choices, interp: &Interp, path: &str) -> String {
     format!("{path}{}", comp(c, interp, d, 0))
 }
 
+/// An index expression on `path` of random shape, constants only, each at most a little
+/// above the size of the dimension it is aimed at: often invalid (wrong number of
+/// components, out of range), for checking that the compiler refuses what the rules refuse.
+pub fn gen_any_index(c: &mut Choices, interp: &Interp, path: &str) -> String {
+    fn comp(c: &mut Choices, interp: &Interp, d: Option<DimId>, depth: u32) -> String {
+        let kids: &[DimId] = d.map_or(&[], |d| interp.children(d));
+        if depth < 6 && c.flag(45) {
+            // Usually as many components as sub-dimensions, sometimes one more or fewer.
+            let n = match c.below(6) {
+                0 => 1 + c.below(3) as usize,
+                1 => kids.len() + 1,
+                _ => kids.len().max(1),
+            };
+            let inner: String = (0..n)
+                .map(|k| comp(c, interp, kids.get(k).copied(), depth + 1))
+                .collect();
+            format!("[{inner}]")
+        } else {
+            let size = d.map_or(3, |d| interp.dim_size(d));
+            let v = if c.flag(10) {
+                size.saturating_add(c.below(2))
+            } else {
+                c.below(size)
+            };
+            format!("[{v}]")
+        }
+    }
+    let d = interp.lookup(path).expect("a dimension");
+    let kids = interp.children(d);
+    if kids.len() >= 2 && c.flag(50) {
+        let n = if c.flag(15) {
+            kids.len() + 1
+        } else {
+            kids.len()
+        };
+        let all: String = (0..n)
+            .map(|k| comp(c, interp, kids.get(k).copied(), 1))
+            .collect();
+        format!("{path}{all}")
+    } else {
+        format!("{path}{}", comp(c, interp, Some(d), 0))
+    }
+}
+
 fn gen_component(
     c: &mut Choices,
     interp: &Interp,
@@ -271,8 +368,19 @@ const PREFIXES: &[&str] = &[
     "#parray",
 ];
 
-/// The generator proper: a program as a function of the choices.
+/// The generator proper: a program as a function of the choices (small sizes).
 pub fn gen_program(c: &mut Choices) -> GenProgram {
+    gen_program_sized(c, false)
+}
+
+/// Random valid programs with huge sizes (up to 2^64 - 1 elements per type: leaves such
+/// as `[4294967296]`), for overflow hunting; too large to enumerate.
+pub fn big_program() -> impl Strategy<Value = GenProgram> {
+    choices().prop_map(|v| gen_program_sized(&mut Choices::new(v), true))
+}
+
+/// [`gen_program`], with huge sizes when `big`.
+pub fn gen_program_sized(c: &mut Choices, big: bool) -> GenProgram {
     let mut source = String::new();
     let mut consts: Vec<(String, u64)> = Vec::new();
     for k in 0..c.below(4) as usize {
@@ -301,7 +409,7 @@ pub fn gen_program(c: &mut Choices) -> GenProgram {
         }
         .interp();
         let natural = t == 0 || !c.flag(70);
-        let mut budget = MAX_ELEMS;
+        let mut budget = if big { u64::MAX } else { MAX_ELEMS };
         let ngroups = 1 + c.below(if natural { 4 } else { 3 });
         let mut dims = String::new();
         for _ in 0..ngroups {
@@ -358,6 +466,9 @@ fn type_name(
 
 /// A size expression of value `s`, now and then through the constants.
 fn size_text(c: &mut Choices, s: u64, consts: &[(String, u64)]) -> String {
+    if s > 1 << 32 {
+        return s.to_string();
+    }
     if consts.is_empty() || !c.flag(40) {
         return if c.flag(10) {
             format!("{}/2", s * 2)
@@ -368,7 +479,7 @@ fn size_text(c: &mut Choices, s: u64, consts: &[(String, u64)]) -> String {
     let (k, v) = c.pick(consts).clone();
     match c.below(5) {
         0 if v == s => k,
-        1 if s % v == 0 => format!("{k}*{}", s / v),
+        1 if s.is_multiple_of(v) => format!("{k}*{}", s / v),
         2 if s > v => format!("{k} + {}", s - v),
         2 if s < v => format!("({k} - {})", v - s),
         3 if 2 * s >= v => format!("({k} + {}) / 2", 2 * s - v),
@@ -390,7 +501,17 @@ fn natural_group(
             .collect();
         return format!("[{inner}]");
     }
-    let s = 1 + c.below((*budget).clamp(1, 6));
+    const BIG: &[u64] = &[7, 256, 65536, 1 << 20, (1 << 32) - 1, 1 << 32, 1 << 40];
+    let s = if *budget > MAX_ELEMS && c.flag(40) {
+        let s = *c.pick(BIG);
+        if s <= *budget {
+            s
+        } else {
+            1 + c.below(*budget)
+        }
+    } else {
+        1 + c.below((*budget).clamp(1, 6))
+    };
     *budget /= s;
     format!("[{}]", size_text(c, s, consts))
 }
@@ -455,7 +576,16 @@ fn structure(c: &mut Choices, total: u64, depth: u32, consts: &[(String, u64)]) 
         let f = if g + 1 == k {
             rest
         } else {
-            let divisors: Vec<u64> = (1..=rest).filter(|d| rest % d == 0).collect();
+            let divisors: Vec<u64> = if rest <= MAX_ELEMS {
+                (1..=rest).filter(|d| rest.is_multiple_of(*d)).collect()
+            } else {
+                let mut d: Vec<u64> = [2, 3, 4, 5, 6, 7, 8, 16, 256, 65536, 1 << 20, 1 << 32]
+                    .into_iter()
+                    .filter(|d| rest.is_multiple_of(*d))
+                    .collect();
+                d.extend([1, rest]);
+                d
+            };
             *c.pick(&divisors)
         };
         rest /= f;
@@ -466,4 +596,59 @@ fn structure(c: &mut Choices, total: u64, depth: u32, consts: &[(String, u64)]) 
         }
     }
     out
+}
+
+/// A small random edit of a valid program, which may make it invalid: a number changed
+/// (sizes, `n` of `n#R`, structure sizes, constants), a reference retargeted to another
+/// path or to a name that does not exist, or a natural leaf put into a type.
+pub fn mutate(c: &mut Choices, program: &GenProgram) -> String {
+    let src = &program.source;
+    let bytes = src.as_bytes();
+    // Spans of the numbers that are not part of a name.
+    let mut numbers = Vec::new();
+    let mut k = 0;
+    while k < bytes.len() {
+        if bytes[k].is_ascii_digit()
+            && (k == 0 || !(bytes[k - 1].is_ascii_alphanumeric() || bytes[k - 1] == b'_'))
+        {
+            let start = k;
+            while k < bytes.len() && bytes[k].is_ascii_digit() {
+                k += 1;
+            }
+            numbers.push((start, k));
+        } else {
+            k += 1;
+        }
+    }
+    let refs: Vec<usize> = src
+        .match_indices('#')
+        .filter(|(i, _)| !src[*i..].starts_with("#parray"))
+        .map(|(i, _)| i)
+        .collect();
+    match c.below(3) {
+        0 if !numbers.is_empty() => {
+            let (a, b) = *c.pick(&numbers);
+            format!("{}{}{}", &src[..a], c.below(9), &src[b..])
+        }
+        1 if !refs.is_empty() => {
+            let at = *c.pick(&refs) + 1;
+            let end = at
+                + src[at..]
+                    .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .unwrap_or(src.len() - at);
+            let interp = program.interp();
+            let mut names = interp.paths();
+            names.push("Nope".to_string());
+            names.push(format!("{}_9", &src[at..end]));
+            names.push("K".to_string());
+            let to = c.pick(&names).clone();
+            format!("{}{}{}", &src[..at], to, &src[end..])
+        }
+        _ => {
+            // A natural leaf before some group.
+            let opens: Vec<usize> = src.match_indices('[').map(|(i, _)| i).collect();
+            let at = *c.pick(&opens);
+            format!("{}[2]{}", &src[..at], &src[at..])
+        }
+    }
 }
