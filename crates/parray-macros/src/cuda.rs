@@ -524,6 +524,13 @@ impl<'a, 'm> Emitter<'a, 'm> {
     /// A `$...$` form as C, and whether it is a sum of several terms.
     fn dollar(&mut self, mac: &syn::Macro) -> (String, bool) {
         match self.forms.form(mac.tokens.clone(), mac.span()) {
+            Ok(Form::Offset { off, .. }) if off.expr.max(&off.vars) > u32::MAX as u64 => {
+                self.fail(
+                    mac.span(),
+                    "this offset can exceed 2^32 - 1: index arithmetic in a cuda body is 32-bit",
+                );
+                (String::new(), false)
+            }
             Ok(form) => {
                 let sum = matches!(&form, Form::Offset { off, .. }
                     if off.expr.terms.len() + usize::from(off.expr.konst != 0) > 1);
