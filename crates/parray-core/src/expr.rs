@@ -223,6 +223,15 @@ impl Expr {
         }
     }
 
+    /// The form with every coefficient and the constant divided by `g` (rounding the
+    /// constant down: callers divide out a factor of every coefficient).
+    fn divide_exact(&self, g: u64) -> Expr {
+        Expr {
+            terms: self.terms.iter().map(|(k, t)| (k / g, t.clone())).collect(),
+            konst: self.konst / g,
+        }
+    }
+
     /// Remove the terms whose coefficient is a multiple of `m` (they vanish modulo `m`).
     fn drop_multiples(&self, m: u64) -> Expr {
         Expr {
@@ -316,11 +325,7 @@ fn divide(e: &Expr, d: u64, vars: &Vars) -> Expr {
     // floor((g*r' + s) / (g*d')) == floor(r' / d') when s < g: divide out the common factor.
     let g = r.terms.iter().fold(d, |g, (k, _)| gcd(g, *k));
     if g > 1 {
-        let reduced = Expr {
-            terms: r.terms.iter().map(|(k, t)| (k / g, t.clone())).collect(),
-            konst: r.konst / g,
-        };
-        return q.add(&divide(&reduced, d / g, vars), vars);
+        return q.add(&divide(&r.divide_exact(g), d / g, vars), vars);
     }
     let term = match r.single_term() {
         // (x / d1) / d == x / (d1*d)
@@ -371,11 +376,7 @@ fn remainder(e: &Expr, m: u64, vars: &Vars) -> Expr {
     // (g*r') % (g*m') == g * (r' % m'): take the common factor out.
     let g = r.terms.iter().fold(gcd(m, r.konst), |g, (k, _)| gcd(g, *k));
     if g > 1 {
-        let reduced = Expr {
-            terms: r.terms.iter().map(|(k, t)| (k / g, t.clone())).collect(),
-            konst: r.konst / g,
-        };
-        return remainder(&reduced, m / g, vars).scale(g);
+        return remainder(&r.divide_exact(g), m / g, vars).scale(g);
     }
     let term = match r.single_term() {
         // (x / d) % m
