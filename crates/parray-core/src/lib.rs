@@ -8,6 +8,7 @@ pub mod ast;
 pub mod emit_cuda;
 pub mod emit_rust;
 pub mod error;
+pub mod explain;
 pub mod expr;
 pub mod interp;
 pub mod kinds;

@@ -1,0 +1,385 @@
+//! A type's dimension tree, for a person to read (what `parray explain` prints).
+//!
+//! For each dimension: its name (the path it is reached by), size, what kind of dimension
+//! it is (natural leaf, compound, prefix/structured/strided reference, or `#X` when it is
+//! another dimension reached again), extent, `cnt` and its offset formula `off(i) = ...`.
+//! A thread array's header also says how its thread ids map to the hardware (section 4).
+//!
+//! ```text
+//! B: pinned float (page-locked host memory), artificial
+//! size 12, extent 12 (storage in elements: largest offset + 1)
+//!
+//! B       size 12  compound of 2                  extent 12  cnt no   off(i) = i / 4 + (i % 4) * 3
+//! ├─ B_0  size 3   #A_1 (natural leaf, stride 1)  extent 3   cnt yes  off(i) = i
+//! └─ B_1  size 4   #A_0 (natural leaf, stride 3)  extent 10  cnt no   off(i) = i * 3
+//! ```
+//!
+//! (Fig 4's `B = [#A_1][#A_0]` over `A = [4][3]`.) The text is the `parray explain`
+//! command's; `tests/figures.rs` pins it for every declaration of the paper's figures.
+
+use std::collections::HashMap;
+use std::fmt::{self, Write};
+
+use crate::kinds::{MemKind, ThreadKind};
+use crate::offsets::offset_function;
+use crate::tree::{DimRef, Module, NodeId, NodeKind, TypeClass};
+
+/// Most dimensions listed for one type (references can make trees exponentially large).
+pub const MAX_LINES: usize = 1000;
+/// Longest formula shown in full.
+pub const MAX_FORMULA: usize = 240;
+
+/// The name each node is first reached by: declared types in order, paths depth-first.
+pub fn canonical_names(m: &Module) -> HashMap<NodeId, String> {
+    fn walk(m: &Module, node: NodeId, path: String, names: &mut HashMap<NodeId, String>) {
+        if names.contains_key(&node) {
+            return;
+        }
+        for (k, c) in m.node(node).children.iter().enumerate() {
+            walk(m, *c, format!("{path}_{k}"), names);
+        }
+        names.entry(node).or_insert(path);
+    }
+    let mut names = HashMap::new();
+    for t in m.types() {
+        // The root first, so a type's root is named by the type even if a child is shared.
+        names.entry(t.root).or_insert_with(|| t.name.clone());
+        for (k, c) in m.node(t.root).children.iter().enumerate() {
+            walk(m, *c, format!("{}_{k}", t.name), &mut names);
+        }
+    }
+    names
+}
+
+/// The explanation of every declared type, in declaration order, separated by blank lines.
+pub fn explain_types(m: &Module) -> String {
+    let dims: Vec<(&str, DimRef)> = m
+        .types()
+        .iter()
+        .enumerate()
+        .map(|(ty, t)| (t.name.as_str(), DimRef { ty, node: t.root }))
+        .collect();
+    explain(m, dims)
+}
+
+/// The explanation of each dimension (a name as written, `A` or `A_0_1`, and what it
+/// resolves to), separated by blank lines.
+pub fn explain<'n>(m: &Module, dims: impl IntoIterator<Item = (&'n str, DimRef)>) -> String {
+    let mut out = String::new();
+    write_explain(m, dims, &mut out).expect("writing to a String cannot fail");
+    out
+}
+
+/// [`explain`] into any writer.
+pub fn write_explain<'n>(
+    m: &Module,
+    dims: impl IntoIterator<Item = (&'n str, DimRef)>,
+    out: &mut dyn Write,
+) -> fmt::Result {
+    let canon = canonical_names(m);
+    for (n, (name, dim)) in dims.into_iter().enumerate() {
+        if n > 0 {
+            out.write_char('\n')?;
+        }
+        explain_one(m, name, dim, &canon, out)?;
+    }
+    Ok(())
+}
+
+struct Row {
+    tree: String,
+    name: String,
+    size: String,
+    what: String,
+    extent: String,
+    cnt: &'static str,
+    formula: String,
+}
+
+fn explain_one(
+    m: &Module,
+    name: &str,
+    dim: DimRef,
+    canon: &HashMap<NodeId, String>,
+    out: &mut dyn Write,
+) -> fmt::Result {
+    let def = &m.types()[dim.ty];
+    let whole = name == def.name;
+    writeln!(
+        out,
+        "{name}: {}{}",
+        if whole {
+            String::new()
+        } else {
+            format!("sub-dimension of `{}`, ", def.name)
+        },
+        header(&def.class, def.natural)
+    )?;
+    writeln!(
+        out,
+        "size {}, extent {} (storage in elements: largest offset + 1)",
+        m.size(dim.node),
+        m.extent(dim.node)
+    )?;
+    if let (TypeClass::Thread(kind), true) = (&def.class, whole) {
+        thread_mapping(m, dim.node, kind, out)?;
+    }
+    out.write_char('\n')?;
+
+    let mut rows = Vec::new();
+    let mut hidden = 0usize;
+    let mut walk = Walk {
+        m,
+        top: dim.node,
+        canon,
+        rows: &mut rows,
+        hidden: &mut hidden,
+    };
+    walk.collect(dim.node, name.to_string(), String::new(), String::new());
+    let w = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).max().unwrap_or(0);
+    let wn = w(&|r| r.tree.chars().count() + r.name.len());
+    let ws = w(&|r| r.size.len());
+    let ww = w(&|r| r.what.chars().count());
+    let we = w(&|r| r.extent.len());
+    for r in &rows {
+        let name = format!("{}{}", r.tree, r.name);
+        writeln!(
+            out,
+            "{name}{}  size {:<ws$}  {}{}  extent {:<we$}  cnt {:<3}  off(i) = {}",
+            " ".repeat(wn - name.chars().count()),
+            r.size,
+            r.what,
+            " ".repeat(ww - r.what.chars().count()),
+            r.extent,
+            r.cnt,
+            r.formula,
+        )?;
+    }
+    if hidden > 0 {
+        writeln!(
+            out,
+            "... the listing stops at {MAX_LINES} dimensions: {hidden} more subtrees not shown (use --type to explain one)"
+        )?;
+    }
+    Ok(())
+}
+
+/// The rows of one explanation, depth-first.
+struct Walk<'a> {
+    m: &'a Module,
+    /// The dimension being explained (never shown as `#X`, even if it is reached again).
+    top: NodeId,
+    canon: &'a HashMap<NodeId, String>,
+    rows: &'a mut Vec<Row>,
+    hidden: &'a mut usize,
+}
+
+impl Walk<'_> {
+    fn collect(&mut self, node: NodeId, path: String, tree: String, indent: String) {
+        if self.rows.len() >= MAX_LINES {
+            *self.hidden += 1;
+            return;
+        }
+        let m = self.m;
+        let n = m.node(node);
+        let formula = match offset_function(m, node, "i") {
+            Ok(f) => shorten(f.to_source()),
+            Err(e) => format!("(not shown: {})", e.message),
+        };
+        let cnt = match m.is_contiguous(node) {
+            Ok(true) => "yes",
+            Ok(false) => "no",
+            Err(_) => "?",
+        };
+        let mut what = describe(m, node, self.canon);
+        if let Some(c) = self.canon.get(&node) {
+            if *c != path && node != self.top {
+                what = format!("#{c} ({what})");
+            }
+        }
+        self.rows.push(Row {
+            tree,
+            name: path.clone(),
+            size: n.size.to_string(),
+            what,
+            extent: m.extent(node).to_string(),
+            cnt,
+            formula,
+        });
+        let k = n.children.len();
+        for (i, c) in n.children.iter().enumerate() {
+            let last = i + 1 == k;
+            let branch = format!("{indent}{}", if last { "└─ " } else { "├─ " });
+            let deeper = format!("{indent}{}", if last { "   " } else { "│  " });
+            self.collect(*c, format!("{path}_{i}"), branch, deeper);
+        }
+    }
+}
+
+fn name_of(canon: &HashMap<NodeId, String>, n: NodeId) -> String {
+    canon
+        .get(&n)
+        .cloned()
+        .unwrap_or_else(|| format!("node {}", n.0))
+}
+
+/// What a node is, in words.
+fn describe(m: &Module, node: NodeId, canon: &HashMap<NodeId, String>) -> String {
+    let n = m.node(node);
+    match n.kind {
+        NodeKind::Leaf { stride } => format!("natural leaf, stride {stride}"),
+        NodeKind::Compound => format!("compound of {}", n.children.len()),
+        NodeKind::Prefix { target } if n.children.is_empty() => {
+            format!("prefix {}#{}", n.size, name_of(canon, target))
+        }
+        NodeKind::Prefix { target } => {
+            format!(
+                "structured {}#{}",
+                structure(m, &n.children),
+                name_of(canon, target)
+            )
+        }
+        NodeKind::Strided { target, weight } => {
+            let arg = if weight == 1 {
+                "i".to_string()
+            } else {
+                format!("i * {weight}")
+            };
+            format!("strided: off_{}({arg})", name_of(canon, target))
+        }
+    }
+}
+
+/// The structure S of `S#R`, with its sizes evaluated: `[16][[4][4]]`.
+fn structure(m: &Module, children: &[NodeId]) -> String {
+    children
+        .iter()
+        .map(|c| {
+            let n = m.node(*c);
+            if n.children.is_empty() {
+                format!("[{}]", n.size)
+            } else {
+                format!("[{}]", structure(m, &n.children))
+            }
+        })
+        .collect()
+}
+
+fn shorten(s: String) -> String {
+    if s.len() <= MAX_FORMULA {
+        return s;
+    }
+    let mut cut = MAX_FORMULA;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{} ... ({} more characters)", &s[..cut], s.len() - cut)
+}
+
+fn header(class: &TypeClass, natural: bool) -> String {
+    let shape = if natural { "natural" } else { "artificial" };
+    match class {
+        TypeClass::Data { mem, elem } => match mem {
+            Some(mem) => format!("{mem} {elem} ({}), {shape}", mem_words(*mem)),
+            None => format!("{elem}, no memory kind (a pure view), {shape}"),
+        },
+        TypeClass::Thread(ThreadKind::Pthd) => "pthd thread array (CPU threads)".to_string(),
+        TypeClass::Thread(ThreadKind::Mpi) => {
+            "mpi thread array (processes; tid = rank)".to_string()
+        }
+        TypeClass::Thread(ThreadKind::Cuda(params)) => format!(
+            "cuda({}) thread array (a GPU grid; the parameters are the kernel's signature)",
+            params
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn mem_words(m: MemKind) -> &'static str {
+    match m {
+        MemKind::Paged => "pageable host memory",
+        MemKind::Pinned => "page-locked host memory",
+        MemKind::Dmem => "GPU global memory",
+        MemKind::Smem => "GPU shared memory, one array per block",
+        MemKind::Rmem => "GPU registers, one array per thread",
+    }
+}
+
+/// Section 4: how the thread ids of a thread array map to the hardware.
+fn thread_mapping(m: &Module, root: NodeId, kind: &ThreadKind, out: &mut dyn Write) -> fmt::Result {
+    let top = &m.node(root).children;
+    let total = m.size(root);
+    match kind {
+        ThreadKind::Cuda(_) if top.len() == 2 => {
+            let (grid, block) = (top[0], top[1]);
+            writeln!(
+                out,
+                "grid of {} blocks (tid_0) x {} threads per block (tid_1); tid = tid_0 * {} + tid_1",
+                m.size(grid),
+                m.size(block),
+                m.size(block)
+            )?;
+            for (k, (node, what, dim)) in [
+                (grid, "blockIdx", "gridDim"),
+                (block, "threadIdx", "blockDim"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let kids = &m.node(node).children;
+                let mut xyz = [1u64; 3];
+                let mut maps = Vec::new();
+                if kids.is_empty() {
+                    xyz[0] = m.size(node);
+                    maps.push(format!("tid_{k} = {what}.x"));
+                } else {
+                    let n = kids.len();
+                    for (j, c) in kids.iter().enumerate() {
+                        let axis = n - 1 - j;
+                        if axis < 3 {
+                            xyz[axis] = m.size(*c);
+                            maps.push(format!("tid_{k}_{j} = {what}.{}", ["x", "y", "z"][axis]));
+                        }
+                    }
+                }
+                writeln!(
+                    out,
+                    "  {dim} = (x {}, y {}, z {}): {}",
+                    xyz[0],
+                    xyz[1],
+                    xyz[2],
+                    maps.join(", ")
+                )?;
+            }
+        }
+        _ => {
+            let unit = if matches!(kind, ThreadKind::Mpi) {
+                "processes"
+            } else {
+                "threads"
+            };
+            let mut parts = Vec::new();
+            let mut weight: u64 = total;
+            for (k, c) in top.iter().enumerate() {
+                let s = m.size(*c);
+                weight /= s;
+                let f = match (k, weight) {
+                    (_, 1) if k == 0 => "tid".to_string(),
+                    (0, w) => format!("tid / {w}"),
+                    (_, 1) => format!("tid % {s}"),
+                    (_, w) => format!("tid / {w} % {s}"),
+                };
+                parts.push(format!("tid_{k} = {f}"));
+            }
+            writeln!(
+                out,
+                "{total} {unit}, tid in 0..{total}: {}",
+                parts.join(", ")
+            )?;
+        }
+    }
+    Ok(())
+}
