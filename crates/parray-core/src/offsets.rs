@@ -125,7 +125,11 @@ impl Compiler<'_> {
                 format!("index {c} is out of range for `{name}` (size {size})"),
             )),
             IndexValue::Const(c) => Ok(Expr::constant(*c)),
-            IndexValue::Var(name) => Ok(Expr::var(self.vars.bind(name, size - 1))),
+            // An index into a dimension of size 1 can only be 0.
+            IndexValue::Var(name) => {
+                let v = self.vars.bind(name, size - 1);
+                Ok(if self.vars.max(v) == 0 { Expr::constant(0) } else { Expr::var(v) })
+            }
         }
     }
 
