@@ -55,8 +55,9 @@ pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offse
 pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offset> {
     let mut vars = Vars::new();
     let v = vars.bind(var, module.size(node) - 1);
+    let index = if module.size(node) == 1 { Expr::constant(0) } else { Expr::var(v) };
     let mut c = Compiler { module, vars };
-    let expr = c.flat(node, Expr::var(v), Span::default())?;
+    let expr = c.flat(node, index, Span::default())?;
     Ok(Offset { expr, vars: c.vars })
 }
 

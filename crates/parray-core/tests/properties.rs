@@ -728,13 +728,9 @@ fn regression_offsets_beyond_64_bits_are_an_error() {
 }
 
 /// A structure group of size 1 under a huge later sibling (`[[1][4294967298]#C]`): its
-/// index variable can only be 0, but the compiler keeps it with the coefficient
-/// 4294967298, which the stride 4294967295 of `C`'s last child then overflows: a panic in
-/// debug builds (`attempt to multiply with overflow` in `Expr::scale`), a wrapped
-/// coefficient in release builds (`i * 4294967294`, harmless only because `i` is 0).
-/// Expected: `0`. A variable whose range is `[0, 0]` is the constant 0.
+/// index variable can only be 0, so it is the constant 0 (it once kept the coefficient
+/// 4294967298, which the stride 4294967295 of `C`'s last child then overflowed).
 #[test]
-#[ignore = "known bug reported to the lead: zero-range variables keep overflowing coefficients"]
 fn regression_zero_range_variables_do_not_overflow() {
     let src = "float [4294967296][4294967295] A\nfloat [#A_1][#A_0] C\nfloat [[1][4294967298]#C] D";
     let (m, it) = both(src);
