@@ -274,16 +274,9 @@ proptest! {
         let p = gen::gen_program_sized(&mut c, true);
         let src = p.source.clone();
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_huge(&mut c, &p)))
-            .or_else(|e| {
+            .map_err(|e| {
                 let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
-                // KNOWN BUG (regression_zero_range_variables_do_not_overflow, reported to
-                // the lead): a variable that can only be 0 keeps a coefficient that may
-                // overflow. Skipped here until it is fixed, so that this property is not
-                // flaky for everyone; remove this arm then.
-                if msg.as_deref() == Some("attempt to multiply with overflow") {
-                    return Ok(Ok(()));
-                }
-                Err(TestCaseError::fail(format!("panic {msg:?} on\n{src}")))
+                TestCaseError::fail(format!("panic {msg:?} on\n{src}"))
             })??;
     }
 }
