@@ -186,6 +186,36 @@ proptest! {
         }
     }
 
+    /// compile_with: variables given tighter ranges beforehand (thread indices) are
+    /// simplified with them, and still agree with the interpreter inside them.
+    #[test]
+    fn preset_variable_ranges_match_the_interpreter(case in gen::case(), v in gen::choices()) {
+        let mut c = gen::Choices::new(v);
+        let m = case.program.module();
+        let it = case.program.interp();
+        let mut vars = parray_core::Vars::new();
+        let mut bounds = case.index.bounds.clone();
+        // Also a variable the expression does not use.
+        vars.bind("unused", 7);
+        for (name, max) in bounds.iter_mut() {
+            if c.flag(60) {
+                *max = c.below(*max + 1);
+                vars.bind(name, *max);
+            } else if c.flag(30) {
+                vars.bind(name, *max + 1 + c.below(5));
+            }
+        }
+        let ie = parse_index_expr(&case.index.text).unwrap();
+        let off = parray_core::compile_with(&m, &ie, vars).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for vals in gen::gen_values(&mut c, &bounds, 8) {
+            let mut v = vec![0u64; off.vars.len()];
+            for (name, value) in &vals {
+                v[off.vars.id(name).expect("a used variable").0 as usize] = *value;
+            }
+            prop_assert_eq!(off.expr.eval(&v), it.index(&ie, &vals).unwrap(), "{} = {} with {:?}", case.index.text, off.to_source(), vals);
+        }
+    }
+
     /// Fully constant index expressions compile to the interpreter's constant.
     #[test]
     fn constant_indices_compile_to_constants(v in gen::choices()) {
