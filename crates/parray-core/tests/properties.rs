@@ -794,3 +794,57 @@ fn shared_references_do_not_take_exponential_time() {
     assert_eq!(f.as_deref(), Some("i / 36 + i / 6 % 6 + i % 6"));
     assert_eq!(g.as_deref(), Some("i / 6 + i % 6 + j"));
 }
+
+/// Programs that section 3 (or the grammar's names) refuses, and a few it allows: the
+/// compiler and the interpreter decide alike.
+#[test]
+fn invalid_programs_are_refused_alike() {
+    let refused = [
+        "float [2] A\nfloat [[#A][2]#A] B",
+        "float [2] A\nfloat [#A][3] B",
+        "float [2] A\nfloat [[#A][3]] B",
+        "float [2] A\nfloat [3#A] B",
+        "float [2] A\nfloat [[3]#A] B",
+        "float [2][3] A\nfloat [[[2][2]][2]#A] B",
+        "float [2] A\nfloat [2] A",
+        "const A = 2\nfloat [2] A",
+        "float [2] A\nconst A = 2",
+        "float [0] A",
+        "float [3/2] A",
+        "float [2-3] A",
+        "float [2/0] A",
+        "float [-2] A",
+        "float [2] A\nfloat [#A_1] B",
+        "float [2] A\nfloat [#A_0_0] B",
+        "float [2] A\nfloat [#A_x] B",
+        "float [2] A\nfloat [#A_] B",
+        "float [2] A\nfloat [#B] B",
+        "float [2] A\npthd [#A] T",
+        "const K = 2\nfloat [2] A\nfloat [#K] B",
+        "float [2] A\nfloat [K] B",
+        "float [2] A\nfloat [A] B",
+        "const K = 3\nfloat [(K + 1) / 3] A",
+        "float [18446744073709551615 * 2 / 2] A",
+    ];
+    let accepted = [
+        "float [2] A\nfloat [[2]#A] B",
+        "float [2] A\nfloat [#A_0] A_0\nfloat [#A_0_0] C",
+        "float [2][3] A\nfloat [[1][1][6]#A] B",
+        "float [2][3] A\nfloat [[[2][1]][1]#A] B",
+        "pthd [2][2] T\nfloat [#T_1][#T_0] B",
+        "const K = 3\nfloat [(K + 3) / 3][K - 2][-1 + K] A",
+        "float [18446744073709551615] A",
+        "float [4][3] A\nfloat [#A_1][#A_0] A_1_x\nfloat [#A_1_x_1] C",
+    ];
+    for (src, want) in refused
+        .iter()
+        .map(|s| (s, false))
+        .chain(accepted.iter().map(|s| (s, true)))
+    {
+        let ast = parse_program(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let m = Module::build(&ast, &[]);
+        let it = Interp::new(&ast, &[]);
+        assert_eq!(m.is_ok(), want, "compiler on {src:?}: {:?}", m.err());
+        assert_eq!(it.is_ok(), want, "interpreter on {src:?}: {:?}", it.err());
+    }
+}
