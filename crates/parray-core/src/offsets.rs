@@ -7,10 +7,10 @@
 use crate::ast::{Index, IndexExpr, IndexValue};
 use crate::error::{Error, ErrorKind, Result, Span};
 use crate::expr::{digit, Expr, Vars};
-use crate::tree::{Module, NodeId, NodeKind};
+use crate::tree::{Module, NodeId, NodeKind, Work};
 
 /// Largest offset expression (in IR nodes) the compiler builds before giving up.
-pub const MAX_EXPR_WEIGHT: usize = 200_000;
+pub const MAX_EXPR_WEIGHT: usize = 10_000;
 
 /// A compiled offset: the simplified expression and its index variables with their ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,11 @@ pub fn compile(module: &Module, ie: &IndexExpr) -> Result<Offset> {
 /// variable's range is the tightest of these and of the dimensions it indexes.
 pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offset> {
     let dim = module.resolve(&ie.target)?;
-    let mut c = Compiler { module, vars };
+    let mut c = Compiler {
+        module,
+        vars,
+        work: Work::new(),
+    };
     let index = match ie.indices.as_slice() {
         [one] => one.clone(),
         many => Index::Nested(many.to_vec(), ie.span),
@@ -55,8 +59,16 @@ pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offse
 pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offset> {
     let mut vars = Vars::new();
     let v = vars.bind(var, module.size(node) - 1);
-    let index = if module.size(node) == 1 { Expr::constant(0) } else { Expr::var(v) };
-    let mut c = Compiler { module, vars };
+    let index = if module.size(node) == 1 {
+        Expr::constant(0)
+    } else {
+        Expr::var(v)
+    };
+    let mut c = Compiler {
+        module,
+        vars,
+        work: Work::new(),
+    };
     let expr = c.flat(node, index, Span::default())?;
     Ok(Offset { expr, vars: c.vars })
 }
@@ -64,6 +76,8 @@ pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offse
 struct Compiler<'m> {
     module: &'m Module,
     vars: Vars,
+    /// Steps left: the composition of views of views must not walk every path.
+    work: Work,
 }
 
 impl Compiler<'_> {
@@ -129,7 +143,11 @@ impl Compiler<'_> {
             // An index into a dimension of size 1 can only be 0.
             IndexValue::Var(name) => {
                 let v = self.vars.bind(name, size - 1);
-                Ok(if self.vars.max(v) == 0 { Expr::constant(0) } else { Expr::var(v) })
+                Ok(if self.vars.max(v) == 0 {
+                    Expr::constant(0)
+                } else {
+                    Expr::var(v)
+                })
             }
         }
     }
@@ -164,9 +182,13 @@ impl Compiler<'_> {
 
     /// `off_node(e)` for a flat index `e` (rules 1 to 5).
     fn flat(&mut self, node: NodeId, e: Expr, span: Span) -> Result<Expr> {
+        self.work.step().map_err(|mut err| {
+            err.span = span;
+            err
+        })?;
         // A constant index has a constant offset: no need to build the composition.
         if let Some(c) = e.as_const() {
-            return Ok(Expr::constant(self.module.offset_at(node, c)));
+            return Ok(Expr::constant(self.module.eval(node, c, &mut self.work)?));
         }
         let n = self.module.node(node);
         let out = match n.kind {
@@ -186,6 +208,12 @@ impl Compiler<'_> {
                 sum
             }
         };
+        // Building a form costs about its size again: charge it, so that compositions of
+        // large forms stop long before they take seconds.
+        self.work.spend(out.weight() as u64).map_err(|mut err| {
+            err.span = span;
+            err
+        })?;
         if out.weight() > MAX_EXPR_WEIGHT {
             return Err(Error::new(
                 ErrorKind::Limit,

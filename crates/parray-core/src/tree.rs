@@ -358,7 +358,8 @@ impl Module {
                 ));
             }
             self.nodes[i].height = below + 1;
-            let max = self.max_strided(NodeId(i as u32), self.nodes[i].size, 1)?;
+            let max =
+                self.max_strided(NodeId(i as u32), self.nodes[i].size, 1, &mut Work::new())?;
             self.nodes[i].max_offset = max;
         }
         Ok(())
@@ -570,8 +571,15 @@ impl Module {
 
     /// The offset of element `i` (flat) of node `n`, straight from the node definitions.
     pub fn offset_at(&self, n: NodeId, i: u64) -> u64 {
+        self.eval(n, i, &mut Work::unlimited())
+            .expect("unlimited work never runs out")
+    }
+
+    /// [`Module::offset_at`], within a budget of work.
+    pub(crate) fn eval(&self, n: NodeId, i: u64, work: &mut Work) -> Result<u64> {
+        work.step()?;
         let node = self.node(n);
-        match node.kind {
+        Ok(match node.kind {
             NodeKind::Leaf { stride } => i * stride,
             NodeKind::Compound => {
                 let mut rest = i;
@@ -581,60 +589,48 @@ impl Module {
                     // Every offset function maps 0 to 0: a zero digit costs nothing (and
                     // types that share subtrees need not be walked path by path).
                     if !rest.is_multiple_of(s) {
-                        off += self.offset_at(*c, rest % s);
+                        off += self.eval(*c, rest % s, work)?;
                     }
                     rest /= s;
                 }
                 off
             }
-            NodeKind::Prefix { target } => self.offset_at(target, i),
-            NodeKind::Strided { target, weight } => self.offset_at(target, i * weight),
-        }
+            NodeKind::Prefix { target } => self.eval(target, i, work)?,
+            NodeKind::Strided { target, weight } => self.eval(target, i * weight, work)?,
+        })
     }
 
     /// Largest offset of `off(x * w)` for `x` in `[0, n)`; exact, enumerating only strided
     /// views that do not line up with the target's digits.
-    fn max_strided(&self, id: NodeId, n: u64, w: u64) -> Result<u64> {
+    fn max_strided(&self, id: NodeId, n: u64, w: u64, work: &mut Work) -> Result<u64> {
+        work.step()?;
         let node = self.node(id);
         match node.kind {
             NodeKind::Leaf { stride } => Ok((n - 1) * w * stride),
-            NodeKind::Prefix { target } => self.max_strided(target, n, w),
-            NodeKind::Strided { target, weight } => self.max_strided(target, n, w * weight),
+            NodeKind::Prefix { target } => self.max_strided(target, n, w, work),
+            NodeKind::Strided { target, weight } => self.max_strided(target, n, w * weight, work),
             NodeKind::Compound => {
                 let kids = &node.children;
                 if w == 1 {
-                    return self.max_prefix_children(kids, n);
+                    return self.max_prefix_children(kids, n, work);
                 }
                 let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
                 if w.is_multiple_of(inner) {
                     // Every x * w has zero lower digits: only the first child moves.
-                    return self.max_strided(kids[0], n, w / inner);
+                    return self.max_strided(kids[0], n, w / inner, work);
                 }
-                Ok(self.strided_offsets(id, n, w)?.max().unwrap_or(0))
+                let mut max = 0;
+                self.strided_all(id, n, w, work, |_, off| {
+                    max = max.max(off);
+                    true
+                })?;
+                Ok(max)
             }
         }
     }
 
     /// Largest offset over the first `n` row-major indices of the compound of `kids`.
-    fn max_prefix_children(&self, kids: &[NodeId], n: u64) -> Result<u64> {
-        // All of the compound: its children's digits are independent, their maxima add.
-        if kids.iter().map(|c| self.node(*c).size).product::<u64>() == n {
-            return kids.iter().try_fold(0u64, |acc, c| {
-                acc.checked_add(self.node(*c).max_offset).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Size,
-                        Span::default(),
-                        "the offsets overflow 64 bits (the storage would exceed 2^64 elements)",
-                    )
-                })
-            });
-        }
-        let (first, rest) = kids.split_first().expect("a compound has children");
-        if rest.is_empty() {
-            return self.max_strided(*first, n, 1);
-        }
-        let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
-        let (q, r) = ((n - 1) / inner, (n - 1) % inner);
+    fn max_prefix_children(&self, kids: &[NodeId], n: u64, work: &mut Work) -> Result<u64> {
         // Each sum below is an offset that some index reaches: if one overflows, the
         // type's storage would exceed 2^64 elements.
         let overflow = || {
@@ -644,32 +640,45 @@ impl Module {
                 "the offsets overflow 64 bits (the storage would exceed 2^64 elements)",
             )
         };
+        let full_max = |kids: &[NodeId]| {
+            kids.iter()
+                .try_fold(0u64, |acc, c| acc.checked_add(self.node(*c).max_offset))
+                .ok_or_else(overflow)
+        };
+        // All of the compound: its children's digits are independent, their maxima add.
+        if kids.iter().map(|c| self.node(*c).size).product::<u64>() == n {
+            return full_max(kids);
+        }
+        let (first, rest) = kids.split_first().expect("a compound has children");
+        if rest.is_empty() {
+            return self.max_strided(*first, n, 1, work);
+        }
+        let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
+        let (q, r) = ((n - 1) / inner, (n - 1) % inner);
         let last_block = self
-            .offset_at(*first, q)
-            .checked_add(self.max_prefix_children(rest, r + 1)?)
+            .eval(*first, q, work)?
+            .checked_add(self.max_prefix_children(rest, r + 1, work)?)
             .ok_or_else(overflow)?;
         if q == 0 {
             return Ok(last_block);
         }
-        let full_rest = rest
-            .iter()
-            .try_fold(0u64, |acc, c| acc.checked_add(self.node(*c).max_offset))
-            .ok_or_else(overflow)?;
         let full_blocks = self
-            .max_strided(*first, q, 1)?
-            .checked_add(full_rest)
+            .max_strided(*first, q, 1, work)?
+            .checked_add(full_max(rest)?)
             .ok_or_else(overflow)?;
         Ok(last_block.max(full_blocks))
     }
 
-    /// `off(x * w)` for `x` in `[0, n)`, for the views whose offsets do not line up with
-    /// the target's digits; refuses views too large to enumerate.
-    fn strided_offsets(
+    /// Whether `f(x, off(x * w))` holds for every `x` in `[0, n)`, stopping at the first
+    /// that does not; for the views whose offsets do not line up with the target's digits.
+    fn strided_all(
         &self,
         id: NodeId,
         n: u64,
         w: u64,
-    ) -> Result<impl Iterator<Item = u64> + '_> {
+        work: &mut Work,
+        mut f: impl FnMut(u64, u64) -> bool,
+    ) -> Result<bool> {
         const LIMIT: u64 = 1 << 24;
         if n > LIMIT {
             return Err(Error::new(
@@ -678,53 +687,96 @@ impl Module {
                 format!("a strided view of {n} elements is too large to analyse (limit {LIMIT})"),
             ));
         }
-        Ok((0..n).map(move |x| self.offset_at(id, x * w)))
+        for x in 0..n {
+            if !f(x, self.eval(id, x * w, work)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// cnt (rule 10): `off(i) == off(0) + i` for every `i` (and `off(0)` is always 0).
     pub fn is_contiguous(&self, id: NodeId) -> Result<bool> {
-        self.is_linear(id, self.node(id).size, 1, 1)
+        self.is_linear(id, self.node(id).size, 1, 1, &mut Work::new())
     }
 
     /// Whether `off(x * w) == x * s` for every `x` in `[0, n)`.
-    fn is_linear(&self, id: NodeId, n: u64, w: u64, s: u64) -> Result<bool> {
+    fn is_linear(&self, id: NodeId, n: u64, w: u64, s: u64, work: &mut Work) -> Result<bool> {
+        work.step()?;
         if n <= 1 {
             return Ok(true);
         }
         let node = self.node(id);
         match node.kind {
             NodeKind::Leaf { stride } => Ok(w * stride == s),
-            NodeKind::Prefix { target } => self.is_linear(target, n, w, s),
-            NodeKind::Strided { target, weight } => self.is_linear(target, n, w * weight, s),
+            NodeKind::Prefix { target } => self.is_linear(target, n, w, s, work),
+            NodeKind::Strided { target, weight } => self.is_linear(target, n, w * weight, s, work),
             NodeKind::Compound => {
                 let kids = &node.children;
                 if w == 1 {
-                    return self.is_linear_children(kids, n, s);
+                    return self.is_linear_children(kids, n, s, work);
                 }
                 let inner: u64 = kids[1..].iter().map(|c| self.node(*c).size).product();
                 if w.is_multiple_of(inner) {
-                    return self.is_linear(kids[0], n, w / inner, s);
+                    return self.is_linear(kids[0], n, w / inner, s, work);
                 }
-                Ok(self
-                    .strided_offsets(id, n, w)?
-                    .zip(0..)
-                    .all(|(off, x)| off == x * s))
+                self.strided_all(id, n, w, work, |x, off| off == x * s)
             }
         }
     }
 
-    fn is_linear_children(&self, kids: &[NodeId], n: u64, s: u64) -> Result<bool> {
+    fn is_linear_children(&self, kids: &[NodeId], n: u64, s: u64, work: &mut Work) -> Result<bool> {
         let (first, rest) = kids.split_first().expect("a compound has children");
         if rest.is_empty() {
-            return self.is_linear(*first, n, 1, s);
+            return self.is_linear(*first, n, 1, s, work);
         }
         let inner: u64 = rest.iter().map(|c| self.node(*c).size).product();
         let q = (n - 1) / inner;
         if q == 0 {
-            return self.is_linear_children(rest, n, s);
+            return self.is_linear_children(rest, n, s, work);
         }
-        Ok(self.is_linear_children(rest, inner, s)?
-            && self.is_linear(*first, q + 1, 1, s.saturating_mul(inner))?)
+        Ok(self.is_linear_children(rest, inner, s, work)?
+            && self.is_linear(*first, q + 1, 1, s.saturating_mul(inner), work)?)
+    }
+}
+
+/// Steps one analysis (an extent, a cnt, an offset expression) may take. Types that view
+/// views can share subtrees, and a walk of such a type visits every path: without a
+/// bound, a few dozen declarations could keep the analysis running for ever.
+pub const MAX_WORK: u64 = 1 << 26;
+
+/// What is left of an analysis's budget of steps.
+pub(crate) struct Work {
+    left: u64,
+}
+
+impl Work {
+    pub(crate) fn new() -> Self {
+        Work { left: MAX_WORK }
+    }
+
+    fn unlimited() -> Self {
+        Work { left: u64::MAX }
+    }
+
+    /// One more step, or the `Limit` error once the budget is spent.
+    pub(crate) fn step(&mut self) -> Result<()> {
+        self.spend(1)
+    }
+
+    /// `n` more steps, or the `Limit` error once the budget is spent.
+    pub(crate) fn spend(&mut self, n: u64) -> Result<()> {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(Error::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("the type is too complex to analyse (more than {MAX_WORK} steps)"),
+            )),
+        }
     }
 }
 
