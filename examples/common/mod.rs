@@ -180,10 +180,12 @@ pub fn median_seconds(
 
 /// The backend a variant runs on, and how many timed repeats it gets there.
 pub fn backend(device: bool) -> Result<(&'static str, usize)> {
-    Ok(match (device, parray::gpu::backend()?) {
-        (false, _) => ("cpu", 1),
-        (true, parray::gpu::Backend::Cuda) => ("cuda", 20),
-        (true, parray::gpu::Backend::Emulate) => ("emulate", 1),
+    if !device {
+        return Ok(("cpu", 1));
+    }
+    Ok(match parray::gpu::backend()? {
+        parray::gpu::Backend::Cuda => ("cuda", 20),
+        parray::gpu::Backend::Emulate => ("emulate", 1),
     })
 }
 
