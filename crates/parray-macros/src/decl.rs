@@ -138,7 +138,13 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         payload.push(Entry { name, text });
         let payload = merge(&payload, Span::call_site())?;
         let (name_ident, start) = match item {
-            Item::Const(c) => (&c.name, c.name.span.start),
+            // A constant starts at its `const` keyword, just before the name.
+            Item::Const(c) => (
+                &c.name,
+                block.map.text[..c.name.span.start]
+                    .rfind("const")
+                    .unwrap_or(c.name.span.start),
+            ),
             Item::Type(t) => (&t.name, t.span.start),
         };
         let vis = block
