@@ -100,17 +100,28 @@ fn main() -> parray::Result<()> {
         let bytes = 2.0 * (big * big * 4) as f64;
         let (t, ok_t) = measure(big, |x, _| x, BIG::create, transpose_big, true)?;
         let (c, ok_c) = measure(big, |x, _| x, BIG::create, copy_big, false)?;
+        let (i, o) = (BIG::create()?, BIG::create()?);
+        let d2d = common::device_copy_ms(&i, &o, big * big * 4)? / 1e3;
+        let rate = |s: f64| bytes / s / 1e9;
         println!(
             "transpose {big}x{big} float: {:.3} ms, {:.0} GB/s",
             t * 1e3,
-            bytes / t / 1e9
+            rate(t)
         );
         println!(
-            "copy      {big}x{big} float: {:.3} ms, {:.0} GB/s",
+            "copy detour:            {:.3} ms, {:.0} GB/s",
             c * 1e3,
-            bytes / c / 1e9
+            rate(c)
         );
-        println!("transpose / copy bandwidth: {:.1}%", 100.0 * c / t);
+        println!(
+            "device-to-device copy:  {:.3} ms, {:.0} GB/s",
+            d2d * 1e3,
+            rate(d2d)
+        );
+        println!(
+            "transpose / device-to-device copy bandwidth: {:.1}%",
+            100.0 * d2d / t
+        );
         all_ok &= ok_t && ok_c;
     } else {
         println!("(the 8192x8192 bandwidth run needs a GPU)");
