@@ -381,7 +381,7 @@ fn tid_lets(forms: &Forms, tid: &Ident) -> TokenStream {
         };
         let value = parray_core::emit_rust::to_tokens(&off, &|_| quote!(#tid));
         let id = Forms::tid_ident(path);
-        out.extend(quote!(let #id: usize = #value;));
+        out.extend(quote!(#[allow(unused_variables)] let #id: usize = #value;));
     }
     out
 }

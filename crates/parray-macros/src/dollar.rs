@@ -193,7 +193,27 @@ impl<'m> Forms<'m> {
                         None => unreachable!("every variable is an atom"),
                     }
                 };
-                let expr = parray_core::emit_rust::to_tokens(&off, &render);
+                let mut expr = parray_core::emit_rust::to_tokens(&off, &render);
+                // Index expressions the simplification dropped (an index into a dimension
+                // of size 1 is 0) are still the user's code: borrow them so that no
+                // variable looks unused.
+                let used: Vec<&str> = off
+                    .expr
+                    .vars_used()
+                    .into_iter()
+                    .map(|v| off.vars.name(v))
+                    .collect();
+                let dropped: Vec<&syn::Expr> = atoms
+                    .iter()
+                    .filter(|(n, _)| !used.contains(&n.as_str()))
+                    .filter_map(|(_, a)| match a {
+                        Atom::Expr(e) => Some(e),
+                        Atom::Tid(_) => None,
+                    })
+                    .collect();
+                if !dropped.is_empty() {
+                    expr = quote!({ let _ = (#(&#dropped,)*); #expr });
+                }
                 // An invisible group keeps the precedence without tripping `unused_parens`.
                 let mut g = Group::new(Delimiter::None, expr);
                 g.set_span(span);
