@@ -93,10 +93,10 @@ pub struct Forms<'m> {
     fresh: usize,
 }
 
-/// One parsed index component of a `$...$` offset.
+/// One parsed index component of a `$...$` offset, with the span of its brackets.
 enum IndexTok {
-    Nested(Vec<IndexTok>),
-    Expr(TokenStream),
+    Nested(Vec<IndexTok>, Span),
+    Expr(TokenStream, Span),
 }
 
 impl<'m> Forms<'m> {
@@ -302,9 +302,10 @@ impl<'m> Forms<'m> {
         }
         let mut vars = Vars::new();
         let mut atoms: Vec<(String, Atom)> = Vec::new();
+        let mut spans = Vec::new();
         let core_indices = indices
             .iter()
-            .map(|ix| self.core_index(ix, &mut vars, &mut atoms))
+            .map(|ix| self.core_index(ix, &mut vars, &mut atoms, &mut spans))
             .collect::<syn::Result<Vec<_>>>()?;
         let ie = IndexExpr {
             target: CoreIdent {
@@ -314,8 +315,17 @@ impl<'m> Forms<'m> {
             indices: core_indices,
             span: parray_core::Span::default(),
         };
-        let off =
-            compile_with(self.module, &ie, vars).map_err(|e| syn::Error::new(span, e.message))?;
+        // The core reports an index's error at its `Span::start`, a 1-based position in
+        // `spans` (0: no index in particular).
+        let off = compile_with(self.module, &ie, vars).map_err(|e| {
+            let at = e
+                .span
+                .start
+                .checked_sub(1)
+                .and_then(|k| spans.get(k))
+                .copied();
+            syn::Error::new(at.unwrap_or(span), e.message)
+        })?;
         Ok(Form::Offset { off, atoms })
     }
 
@@ -324,16 +334,24 @@ impl<'m> Forms<'m> {
         ix: &IndexTok,
         vars: &mut Vars,
         atoms: &mut Vec<(String, Atom)>,
+        spans: &mut Vec<Span>,
     ) -> syn::Result<Index> {
-        let dummy = parray_core::Span::default();
+        let (IndexTok::Nested(_, at) | IndexTok::Expr(_, at)) = ix;
+        spans.push(*at);
+        let dummy = parray_core::Span {
+            start: spans.len(),
+            end: spans.len(),
+            line: 0,
+            col: 0,
+        };
         Ok(match ix {
-            IndexTok::Nested(list) => Index::Nested(
+            IndexTok::Nested(list, _) => Index::Nested(
                 list.iter()
-                    .map(|i| self.core_index(i, vars, atoms))
+                    .map(|i| self.core_index(i, vars, atoms, spans))
                     .collect::<syn::Result<_>>()?,
                 dummy,
             ),
-            IndexTok::Expr(tokens) => {
+            IndexTok::Expr(tokens, _) => {
                 let expr: syn::Expr = syn::parse2(tokens.clone())?;
                 if let syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Int(i),
@@ -469,7 +487,7 @@ fn parse_index(g: &Group) -> syn::Result<IndexTok> {
                 _ => unreachable!("all are bracket groups"),
             })
             .collect::<syn::Result<Vec<_>>>()?;
-        return Ok(IndexTok::Nested(list));
+        return Ok(IndexTok::Nested(list, g.span()));
     }
-    Ok(IndexTok::Expr(g.stream()))
+    Ok(IndexTok::Expr(g.stream(), g.span()))
 }
