@@ -1,0 +1,82 @@
+//! Every example runs to `check: ok` (cuda ones on the CPU emulation unless a GPU is
+//! forced with `PARRAY_BACKEND=cuda`): each is built in release mode and run as a user
+//! runs it, `cargo run --release --example NAME`.
+
+use std::process::Command;
+
+fn run_example(name: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--release", "--quiet", "--example", name, "--"])
+        .args(args)
+        .env(
+            "PARRAY_BACKEND",
+            std::env::var("PARRAY_BACKEND").unwrap_or_else(|_| "emulate".into()),
+        )
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "example {name} failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn checked(name: &str) -> String {
+    let stdout = run_example(name, &[]);
+    assert!(
+        stdout.contains("check: ok"),
+        "example {name} did not check: {stdout}"
+    );
+    stdout
+}
+
+#[test]
+fn figures_on_the_cpu() {
+    let fig01 = checked("fig01_natural");
+    assert!(fig01.contains("array access: 21") && fig01.contains("number of rows = 6"));
+    let fig04 = checked("fig04_artificial");
+    assert!(fig04.contains("array access: 123") && fig04.contains("number of rows = 3"));
+    let fig05 = checked("fig05_thread_array");
+    for line in ["myta 0 0", "myta 1 0", "myta 2 1", "myta 3 1"] {
+        assert!(fig05.contains(line), "fig05 lacks {line}: {fig05}");
+    }
+    checked("fig08_matmul_serial");
+    checked("fig10_matmul_pthd");
+    for v in ["parray", "hand"] {
+        let out = run_example("matmul_cpu", &["--variant", v, "--n", "256"]);
+        assert!(out.contains("check: ok"), "matmul_cpu {v}: {out}");
+    }
+}
+
+#[test]
+fn cuda_figures() {
+    for name in [
+        "fig07_transpose",
+        "fig11_matmul_gpu4",
+        "fig12_matmul_gpu",
+        "fig13_matmul_gpu",
+        "fig17_matmul_halves",
+        "fig18_matmul_strips",
+        "fig18_matmul_blocks",
+    ] {
+        let out = checked(name);
+        assert!(
+            out.contains("backend: "),
+            "{name} does not say its backend: {out}"
+        );
+    }
+}
+
+#[test]
+fn the_main_example() {
+    let out = run_example("matmul", &[]);
+    assert_eq!(
+        out.lines().filter(|l| l.ends_with(" ok")).count(),
+        8,
+        "{out}"
+    );
+}
