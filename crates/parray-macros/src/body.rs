@@ -116,12 +116,7 @@ impl<'a, 'm> Translator<'a, 'm> {
         if mac.path.is_ident(SYNC) {
             return Some(self.sync(span));
         }
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = macro_name(mac);
         if self.mode != Mode::Host && !PRINT_MACROS.contains(&name.as_str()) {
             self.fail(span, format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"));
             return None;
@@ -367,6 +362,15 @@ impl VisitMut for Translator<'_, '_> {
             _ => {}
         }
     }
+}
+
+/// The last segment of a macro's path (`println` for `std::println!`).
+pub fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
 }
 
 fn parse_quote_spanned(span: Span, tokens: TokenStream) -> Expr {

@@ -18,7 +18,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Lit, Stmt, Token, UnOp};
 
-use crate::body::MATH_METHODS;
+use crate::body::{macro_name, MATH_METHODS};
 use crate::dollar::{Atom, Form, Forms, DOLLAR, SYNC};
 
 /// The kernel's text and what the launch needs to know.
@@ -667,12 +667,7 @@ impl<'a, 'm> Emitter<'a, 'm> {
         if mac.path.is_ident(DOLLAR) {
             return self.dollar(mac).0;
         }
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = macro_name(mac);
         if name == "println" || name == "print" {
             return self.printf(mac, name == "println");
         }

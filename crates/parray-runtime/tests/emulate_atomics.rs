@@ -1,21 +1,10 @@
 //! `atomic_add` under contention, from OS threads and from emulated grids.
 
+mod common;
+
+use common::SyncPtr;
 use parray_runtime::gpu::emulate::{atomic_add, atomic_add_f32, run_grid, GridShape};
 use std::thread;
-
-/// A raw pointer that kernels may capture: all accesses through it are atomic.
-#[derive(Clone, Copy)]
-struct SyncPtr<T>(*mut T);
-// SAFETY: the pointee is only accessed through `atomic_add` while shared.
-unsafe impl<T> Sync for SyncPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Send for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    /// A method rather than `.0`, so that closures capture the whole (Sync) wrapper.
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
 
 #[test]
 fn a_million_f32_adds_from_os_threads() {

@@ -1,25 +1,13 @@
 //! The CPU emulation of a CUDA grid: indices, coverage, shared memory, barriers, errors.
 
+mod common;
+
+use common::SyncPtr;
 use parray_runtime::gpu::emulate::{run_grid, Dim3, EmulateError, GridShape, MAX_SHARED_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
-
-/// A raw pointer that kernels may capture: every test kernel writes disjoint elements, or
-/// orders its accesses with `sync_block`, as a CUDA kernel would.
-#[derive(Clone, Copy)]
-struct SyncPtr<T>(*mut T);
-// SAFETY: the kernels below only make race-free accesses through the pointer.
-unsafe impl<T> Sync for SyncPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Send for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    /// A method rather than `.0`, so that closures capture the whole (Sync) wrapper.
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
 
 /// Runs `f` in a thread; fails the test if it takes more than `secs` seconds (a hang).
 fn with_timeout<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {

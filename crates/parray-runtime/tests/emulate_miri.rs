@@ -2,21 +2,10 @@
 //! shared memory reuse across blocks, cancellation, atomics), sized to run under Miri:
 //! `MIRIFLAGS=-Zmiri-num-cpus=2 cargo +nightly miri test -p parray-runtime --test emulate_miri`.
 
-use parray_runtime::gpu::emulate::{atomic_add, run_grid, EmulateError, GridShape};
+mod common;
 
-/// A raw pointer that kernels may capture; each kernel's accesses through it are race-free.
-#[derive(Clone, Copy)]
-struct SyncPtr<T>(*mut T);
-// SAFETY: the kernels below write disjoint elements or use atomics.
-unsafe impl<T> Sync for SyncPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Send for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    /// A method rather than `.0`, so that closures capture the whole (Sync) wrapper.
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
+use common::SyncPtr;
+use parray_runtime::gpu::emulate::{atomic_add, run_grid, EmulateError, GridShape};
 
 /// Rotates each block's values through shared memory: thread t outputs the value of
 /// thread t+1 of its block; 5 blocks on 2 lanes reuse both shared buffers of each team.
