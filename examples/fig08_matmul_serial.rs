@@ -24,22 +24,10 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    common::run_matmul(
-        common::Variant {
-            name: "fig08 serial",
-            threads: 1,
-            layout: "[1024][1024]",
-            device: false,
-        },
-        host! { $dim_0(M)$ },
-        |i, j| host! { $M[i][j]$ },
-        (&mut a, &mut b, &mut c),
-        |a, b, c| {
-            multiply(a, b, c);
-            Ok(())
-        },
-    )
+    common::Figure::serial("fig08 serial", "[1024][1024]").run::<M, M>(|a, b, c| {
+        multiply(a, b, c);
+        Ok(())
+    })
 }
 
 fn main() -> parray::Result<()> {

@@ -27,19 +27,8 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    common::run_matmul(
-        common::Variant {
-            name: "fig12 cuda",
-            threads: host! { $size(MY_TA)$ },
-            layout: "[[1024][1]][[1024][1]]",
-            device: true,
-        },
-        host! { $dim_0(M)$ },
-        |i, j| host! { $M[i][j]$ },
-        (&mut a, &mut b, &mut c),
-        |a, b, c| multiply(a, b, c),
-    )
+    common::Figure::on::<MY_TA>("fig12 cuda", "[[1024][1]][[1024][1]]")
+        .run::<M, M>(|a, b, c| multiply(a, b, c))
 }
 
 fn main() -> parray::Result<()> {

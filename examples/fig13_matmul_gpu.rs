@@ -23,19 +23,8 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    common::run_matmul(
-        common::Variant {
-            name: "fig13 cuda",
-            threads: host! { $size(MY_TA)$ },
-            layout: "[1024][1024]",
-            device: true,
-        },
-        host! { $dim_0(M)$ },
-        |i, j| host! { $M[i][j]$ },
-        (&mut a, &mut b, &mut c),
-        |a, b, c| multiply(a, b, c),
-    )
+    common::Figure::on::<MY_TA>("fig13 cuda", "[1024][1024]")
+        .run::<M, M>(|a, b, c| multiply(a, b, c))
 }
 
 fn main() -> parray::Result<()> {

@@ -24,19 +24,11 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    let (mut a, mut b, mut c) = (A::create()?, A::create()?, A::create()?);
-    common::run_matmul(
-        common::Variant {
-            name: "fig18a cuda strips",
-            threads: host! { $size(MY_TA)$ },
-            layout: "[4][1024][256] as [#A_1][[#A_0][#A_2]]",
-            device: true,
-        },
-        host! { $dim_0(M)$ },
-        |i, j| host! { $M[i][j]$ },
-        (&mut a, &mut b, &mut c),
-        |a, b, c| multiply(a, b, c),
+    common::Figure::on::<MY_TA>(
+        "fig18a cuda strips",
+        "[4][1024][256] as [#A_1][[#A_0][#A_2]]",
     )
+    .run::<M, A>(|a, b, c| multiply(a, b, c))
 }
 
 fn main() -> parray::Result<()> {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use parray::{Access, Buffer, Result};
+use parray::{Access, Buffer, DataType, Result, ThreadArray, ThreadArrayKind};
 
 /// What a matrix-multiply variant is, for its report.
 pub struct Variant {
@@ -193,7 +193,7 @@ pub fn backend(device: bool) -> Result<(&'static str, usize)> {
 pub fn run_matmul(
     v: Variant,
     n: usize,
-    offset: impl Fn(usize, usize) -> usize + Copy,
+    offset: impl Fn(usize, usize) -> usize,
     bufs: (&mut Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>),
     mut multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
 ) -> Result<Run> {
@@ -202,12 +202,12 @@ pub fn run_matmul(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
     let (am, bm) = (random_values(n * n, seed), random_values(n * n, seed + 1));
-    store(a, n, &am, offset)?;
-    store(b, n, &bm, offset)?;
-    store(c, n, &vec![f32::NAN; n * n], offset)?;
+    store(a, n, &am, &offset)?;
+    store(b, n, &bm, &offset)?;
+    store(c, n, &vec![f32::NAN; n * n], &offset)?;
     let (backend, repeats) = backend(v.device)?;
     let seconds = median_seconds(repeats, v.device, || multiply(a, b, c))?;
-    let cm = load(c, n, offset)?;
+    let cm = load(c, n, &offset)?;
     let ok = check_product(n, &am, &bm, &cm, 32);
     Ok(Run {
         variant: v.name,
@@ -218,6 +218,81 @@ pub fn run_matmul(
         n,
         ok,
     })
+}
+
+/// How a figure's matrix product runs: on which threads, stored how.
+pub struct Figure {
+    pub name: &'static str,
+    /// The storage layout as the figure declares it.
+    pub layout: &'static str,
+    pub threads: usize,
+    pub device: bool,
+}
+
+impl Figure {
+    /// A product run by the thread array `T` (CUDA events and repeats for cuda arrays).
+    pub fn on<T: ThreadArray>(name: &'static str, layout: &'static str) -> Self {
+        Figure {
+            name,
+            layout,
+            threads: T::THREADS,
+            device: T::KIND == ThreadArrayKind::Cuda,
+        }
+    }
+
+    /// The product on the calling thread.
+    pub fn serial(name: &'static str, layout: &'static str) -> Self {
+        Figure {
+            name,
+            layout,
+            threads: 1,
+            device: false,
+        }
+    }
+
+    /// Run `multiply` on buffers of the storage type `S`, whose elements the logical
+    /// matrix type `V` (`V[i][j]`) places: both are taken as run-time values, the way a
+    /// program chooses types at run time.
+    pub fn run<V: DataType, S: DataType<Elem = f32>>(
+        self,
+        multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
+    ) -> Result<Run> {
+        let module = V::module();
+        let rows = module
+            .lookup(&format!("{}_0", V::NAME))
+            .expect("a matrix type has rows");
+        let n = module.size(rows.node) as usize;
+        let index = parray::core::parse_index_expr(&format!("{}[i][j]", V::NAME))
+            .expect("an index expression");
+        let off = parray::core::compile(module, &index).expect("V indexes as a matrix");
+        let (i, j) = (off.vars.id("i"), off.vars.id("j"));
+        let table: Vec<usize> = (0..n * n)
+            .map(|x| {
+                let mut values = vec![0; off.vars.len()];
+                for (var, value) in [(i, x / n), (j, x % n)] {
+                    if let Some(v) = var {
+                        values[v.0 as usize] = value as u64;
+                    }
+                }
+                off.expr.eval(&values) as usize
+            })
+            .collect();
+        let mem = S::MEM.expect("the storage type has a memory kind");
+        let create = || Buffer::new(S::NAME, mem, S::EXTENT);
+        let (mut a, mut b, mut c) = (create()?, create()?, create()?);
+        run_matmul(
+            Variant {
+                name: self.name,
+                threads: self.threads,
+                layout: self.layout,
+                device: self.device,
+            },
+            n,
+            |r, col| table[r * n + col],
+            (&mut a, &mut b, &mut c),
+            multiply,
+        )
+    }
 }
 
 /// Print the figure example's report and fail the process when the check failed.
