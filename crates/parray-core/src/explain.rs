@@ -313,46 +313,11 @@ fn thread_mapping(m: &Module, root: NodeId, kind: &ThreadKind, out: &mut dyn Wri
     let top = &m.node(root).children;
     let total = m.size(root);
     match kind {
-        ThreadKind::Cuda(_) if top.len() == 2 => {
-            let (grid, block) = (top[0], top[1]);
-            writeln!(
-                out,
-                "grid of {} blocks (tid_0) x {} threads per block (tid_1); tid = tid_0 * {} + tid_1",
-                m.size(grid),
-                m.size(block),
-                m.size(block)
-            )?;
-            for (k, (node, what, dim)) in [
-                (grid, "blockIdx", "gridDim"),
-                (block, "threadIdx", "blockDim"),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                let kids = &m.node(node).children;
-                let mut xyz = [1u64; 3];
-                let mut maps = Vec::new();
-                if kids.is_empty() {
-                    xyz[0] = m.size(node);
-                    maps.push(format!("tid_{k} = {what}.x"));
-                } else {
-                    let n = kids.len();
-                    for (j, c) in kids.iter().enumerate() {
-                        let axis = n - 1 - j;
-                        if axis < 3 {
-                            xyz[axis] = m.size(*c);
-                            maps.push(format!("tid_{k}_{j} = {what}.{}", ["x", "y", "z"][axis]));
-                        }
-                    }
+        ThreadKind::Cuda(_) => {
+            if let Ok(grid) = crate::grid::CudaGrid::of(m, root) {
+                for line in grid.describe(m, root) {
+                    writeln!(out, "{line}")?;
                 }
-                writeln!(
-                    out,
-                    "  {dim} = (x {}, y {}, z {}): {}",
-                    xyz[0],
-                    xyz[1],
-                    xyz[2],
-                    maps.join(", ")
-                )?;
             }
         }
         _ => {

@@ -10,6 +10,7 @@ pub mod emit_rust;
 pub mod error;
 pub mod explain;
 pub mod expr;
+pub mod grid;
 pub mod interp;
 pub mod kinds;
 pub mod offsets;
@@ -18,6 +19,7 @@ pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, Span};
 pub use expr::{Expr, VarId, Vars};
+pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
 pub use offsets::{compile, compile_with, offset_function, Offset};
 pub use parser::{parse_index_expr, parse_program};

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, Span};
+use crate::grid::GridPart;
 use crate::kinds::{ElemType, MemKind, ThreadKind};
 
 /// Index of a node in its module's arena.
@@ -366,73 +367,16 @@ impl Module {
     }
 
     fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId) -> Result<()> {
-        let top = &self.node(root).children;
-        if top.len() != 2 {
-            return Err(Error::new(
-                ErrorKind::Structure,
-                t.span,
-                format!(
-                    "a cuda thread array has exactly two top-level dimensions (grid and block), found {}",
-                    top.len()
-                ),
-            ));
-        }
-        let shape = |n: NodeId| -> Vec<u64> {
-            let node = self.node(n);
-            if node.children.is_empty() {
-                vec![node.size]
-            } else {
-                node.children.iter().map(|c| self.node(*c).size).collect()
-            }
-        };
-        let (grid, block) = (shape(top[0]), shape(top[1]));
-        for (what, dims, span) in [
-            ("grid", &grid, t.dims[0].span),
-            ("block", &block, t.dims[1].span),
-        ] {
-            if dims.len() > 3 {
-                return Err(Error::new(
-                    ErrorKind::Structure,
-                    span,
-                    format!(
-                        "the {what} has {} dimensions; CUDA allows at most 3 (z, y, x)",
-                        dims.len()
-                    ),
-                ));
-            }
-        }
-        // Outermost first: the last dimension is x.
-        let xyz = |d: &[u64]| -> [u64; 3] {
-            let mut v = [1u64; 3];
-            for (k, s) in d.iter().rev().enumerate() {
-                v[k] = *s;
-            }
-            v
-        };
-        let (g, b) = (xyz(&grid), xyz(&block));
-        let block_threads: u64 = b.iter().product();
-        let err = |span: Span, msg: String| Err(Error::new(ErrorKind::Structure, span, msg));
-        if block_threads > 1024 {
-            return err(
-                t.dims[1].span,
-                format!("the block has {block_threads} threads; CUDA allows at most 1024"),
-            );
-        }
-        if b[0] > 1024 || b[1] > 1024 || b[2] > 64 {
-            return err(
-                t.dims[1].span,
-                format!("block dimensions (x, y, z) = {b:?} exceed CUDA's limits (1024, 1024, 64)"),
-            );
-        }
-        if g[0] > (1 << 31) - 1 || g[1] > 65535 || g[2] > 65535 {
-            return err(
-                t.dims[0].span,
-                format!(
-                    "grid dimensions (x, y, z) = {g:?} exceed CUDA's limits (2^31-1, 65535, 65535)"
-                ),
-            );
-        }
-        Ok(())
+        crate::grid::CudaGrid::of(self, root)
+            .map(|_| ())
+            .map_err(|(part, message)| {
+                let span = match (part, t.dims.as_slice()) {
+                    (GridPart::Grid, [g, ..]) => g.span,
+                    (GridPart::Block, [_, b, ..]) => b.span,
+                    _ => t.span,
+                };
+                Error::new(ErrorKind::Structure, span, message)
+            })
     }
 
     /// Evaluate a size expression; the result must be positive and fit in 64 bits.
