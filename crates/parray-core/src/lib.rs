@@ -5,6 +5,7 @@
 //! compiles index expressions into the simplified IR of [`expr`]; the emitters print it.
 
 pub mod ast;
+pub mod body;
 pub mod emit_cuda;
 pub mod emit_rust;
 pub mod error;

@@ -1,6 +1,8 @@
 //! `detour!(T { body })` and `host! { ... }`.
 
-use parray_core::{Module, ThreadKind, TypeClass};
+use parray_core::body::emit_rust::{self, Mode};
+use parray_core::body::{emit_c, Body, Target};
+use parray_core::{CudaGrid, Module, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
@@ -8,10 +10,9 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::body::{Mode, Translator};
-use crate::cuda::{tid_name, Emitter};
 use crate::decl::entries_program;
 use crate::dollar::{preprocess, tid_path, Forms, Threads, DOLLAR};
+use crate::lower::lower;
 use crate::resolve::{base_name, merge, Entry, Outcome};
 
 /// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
@@ -78,7 +79,7 @@ pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     };
     let mut stmts = syn::Block::parse_within.parse2(body)?;
     let mut forms = Forms::new(&module, None);
-    Translator::new(&mut forms, Mode::Host).translate(&mut stmts)?;
+    crate::host::translate(&mut forms, &mut stmts)?;
     Ok(Outcome::Done(quote!({ #(#stmts)* })))
 }
 
@@ -132,13 +133,20 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             ))
         }
     };
-    let mut stmts = syn::Block::parse_within.parse2(body_tokens)?;
-    let threads = || Threads {
-        name: name.clone(),
-        root: def.root,
-        module: &module,
-    };
-    let size = module.size(def.root);
+    let stmts = syn::Block::parse_within.parse2(body_tokens)?;
+    let mut forms = Forms::new(
+        &module,
+        Some(Threads {
+            name: name.clone(),
+            root: def.root,
+            module: &module,
+        }),
+    );
+    let site = quote_spanned!(array.span()=> ::parray::__private::DetourSite {
+        array: #name,
+        file: ::std::file!(),
+        line: ::std::line!(),
+    });
     match kind {
         ThreadKind::Pthd => {
             if let Some(a) = args {
@@ -153,9 +161,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`{name}` is a pthd array: only cuda detours have CUDA source"),
                 ));
             }
-            let mut forms = Forms::new(&module, Some(threads()));
-            Translator::new(&mut forms, Mode::Pthd).translate(&mut stmts)?;
-            Ok(Outcome::Done(pthd(&forms, &name, size, &stmts)))
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
+            Ok(Outcome::Done(pthd(&body, &site, module.size(def.root))))
         }
         ThreadKind::Cuda(params) => {
             let Some(args) = args else {
@@ -181,33 +188,15 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     ),
                 ));
             }
-            let shape = CudaShape::of(&module, def.root);
-            let kernel_name = format!("parray_{name}_{}", array.span().unwrap().line());
-            let mut forms = Forms::new(&module, Some(threads()));
-            let kernel =
-                Emitter::new(&mut forms, &module).kernel(&kernel_name, &params, &stmts, "")?;
-            let c_tids = shape.c_tid_lets(&forms);
-            let source = kernel
-                .source
-                .replacen(") {\n", &format!(") {{\n{c_tids}"), 1);
+            let grid = CudaGrid::of(&module, def.root)
+                .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
+            let body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
+            let source = emit_c::kernel(&body, &kernel);
             if source_only {
                 return Ok(Outcome::Done(quote!(#source)));
             }
-            let mut emu_forms = Forms::new(&module, Some(threads()));
-            let mut tr = Translator::new(&mut emu_forms, Mode::Emulate);
-            tr.translate(&mut stmts)?;
-            Ok(Outcome::Done(cuda(
-                &emu_forms,
-                &shape,
-                &kernel_name,
-                &source,
-                kernel.syncs,
-                &params,
-                &args,
-                &stmts,
-                &array,
-                body.span(),
-            )))
+            Ok(Outcome::Done(cuda(&body, &grid, &kernel, &source, &args, &site)))
         }
         ThreadKind::Mpi => Err(syn::Error::new(
             array.span(),
@@ -216,124 +205,48 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     }
 }
 
-/// A cuda thread array's grid and block, `[x, y, z]`, and the axis of each dimension.
-struct CudaShape {
-    grid: [u64; 3],
-    block: [u64; 3],
-    /// Per top-level dimension (grid, block): its children's axes, outermost first.
-    axes: [Vec<usize>; 2],
-    /// Threads per block.
-    block_threads: u64,
-}
-
-impl CudaShape {
-    /// PARRAY.md section 4: each of the two dimensions maps its children, outermost first,
-    /// to z, y, x (a leaf to x alone). parray-core validated the shape.
-    fn of(module: &Module, root: parray_core::NodeId) -> Self {
-        let top = &module.node(root).children;
-        let dims = |n: parray_core::NodeId| -> Vec<u64> {
-            let node = module.node(n);
-            if node.children.is_empty() {
-                vec![node.size]
-            } else {
-                node.children.iter().map(|c| module.size(*c)).collect()
-            }
-        };
-        let (g, b) = (dims(top[0]), dims(top[1]));
-        let xyz = |d: &[u64]| {
-            let mut v = [1u64; 3];
-            for (k, s) in d.iter().rev().enumerate() {
-                v[k] = *s;
-            }
-            v
-        };
-        let axes = |d: &[u64]| (0..d.len()).map(|k| d.len() - 1 - k).collect::<Vec<_>>();
-        CudaShape {
-            grid: xyz(&g),
-            block: xyz(&b),
-            axes: [axes(&g), axes(&b)],
-            block_threads: b.iter().product(),
-        }
-    }
-
-    /// `const unsigned tid_0 = blockIdx.x;` for each thread index the body uses, written
-    /// from the flat id `tid = tid_0 * |T_1| + tid_1` by the offset simplifier.
-    fn c_tid_lets(&self, forms: &Forms) -> String {
-        let mut vars = parray_core::Vars::new();
-        let mut flat = [
-            parray_core::Expr::constant(0),
-            parray_core::Expr::constant(0),
-        ];
-        for (d, (prefix, dims)) in [("blockIdx", &self.grid), ("threadIdx", &self.block)]
-            .into_iter()
-            .enumerate()
-        {
-            let axes = &self.axes[d];
-            let mut weight = 1;
-            for &axis in axes.iter().rev() {
-                let v = vars.bind(
-                    &format!("{prefix}.{}", ["x", "y", "z"][axis]),
-                    dims[axis] - 1,
-                );
-                flat[d] = flat[d].add(&parray_core::Expr::var(v).scale(weight), &vars);
-                weight *= dims[axis];
-            }
-        }
-        let tid = flat[0].scale(self.block_threads).add(&flat[1], &vars);
-        let mut out = String::new();
-        for path in &forms.tids_used {
-            let e = forms.tid_from_flat(path, &tid, &vars);
-            let off = parray_core::Offset {
-                expr: e,
-                vars: vars.clone(),
-            };
-            out.push_str(&format!(
-                "    const unsigned {} = {};\n",
-                tid_name(path),
-                parray_core::emit_cuda::to_c_named(&off)
-            ));
-        }
-        out
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
+/// A cuda detour: the kernel's launch, and the same body for the CPU emulation (an
+/// `async` body when it has barriers, each `#sync` an `.await`).
 fn cuda(
-    forms: &Forms,
-    shape: &CudaShape,
+    body: &Body,
+    grid: &CudaGrid,
     kernel: &str,
     source: &str,
-    syncs: bool,
-    params: &[parray_core::Param],
     args: &Punctuated<syn::Expr, Token![,]>,
-    stmts: &[syn::Stmt],
-    array: &Ident,
-    body: Span,
+    site: &TokenStream,
 ) -> TokenStream {
-    let tid = Forms::tid_ident("");
-    let lets = tid_lets(forms, &tid);
-    let [gx, gy, gz] = shape.grid.map(|v| v as u32);
-    let [bx, by, bz] = shape.block.map(|v| v as u32);
-    let block_threads = shape.block_threads as usize;
+    let ctx = emit_rust::ctx_ident();
+    let [gx, gy, gz] = grid.grid;
+    let [bx, by, bz] = grid.block;
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
-    for (i, (p, a)) in params.iter().zip(args).enumerate() {
+    for (i, ((p, local), a)) in body.params.iter().zip(args).enumerate() {
         let hidden = format_ident!("__parray_arg{i}");
-        // The body names the parameters: give them the body's hygiene.
-        let name = Ident::new(&p.name, body);
-        let elem = crate::decl::elem_tokens(p.elem);
+        let l = body.local(*local);
+        let name = Ident::new(&l.name, l.span);
+        let elem = emit_rust::elem_tokens(p.elem, Mode::Pthd);
         if p.pointer {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));));
-            bind_params
-                .extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #hidden;));
+            bind_params.extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #ctx.device_ptr(#hidden);));
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
-            bind_params.extend(quote!(#[allow(unused_variables)] let #name = #hidden;));
+            bind_params.extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #hidden;));
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
-    let location = quote_spanned!(array.span()=> concat!(file!(), ":", line!()));
+    let stmts = emit_rust::body_tokens(body, Mode::Emulate);
+    let (closure, run) = if body.syncs() {
+        (
+            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| async move { #bind_params #stmts }),
+            quote!(::parray::gpu::detour_cuda_sync),
+        )
+    } else {
+        (
+            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #stmts }),
+            quote!(::parray::gpu::detour_cuda),
+        )
+    };
     quote! {{
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
@@ -342,61 +255,22 @@ fn cuda(
             grid: [#gx, #gy, #gz],
             block: [#bx, #by, #bz],
             shared_bytes: 0,
-            syncs: #syncs,
-            location: #location,
+            site: #site,
         };
-        let __parray_body = |__parray_ectx: &::parray::gpu::emulate::ThreadCtx| {
-            let __parray_ctx = ::parray::__private::EmuCtx(__parray_ectx);
-            #[allow(unused_variables)]
-            let #tid: usize = __parray_ectx.block_id() * #block_threads + __parray_ectx.thread_id();
-            #lets
-            #bind_params
-            #(#stmts)*
-        };
+        let __parray_body = #closure;
         // SAFETY: the kernel's parameters are the declaration's, and the arguments were
         // bound above to exactly those types.
-        unsafe { ::parray::gpu::detour_cuda(&__parray_launch, &[#(#arg_refs),*], __parray_body) }
+        unsafe { #run(&__parray_launch, &[#(#arg_refs),*], __parray_body) }
     }}
 }
 
-/// The prologue that defines each thread index the body uses, from the flat `tid`.
-fn tid_lets(forms: &Forms, tid: &Ident) -> TokenStream {
-    let mut vars = parray_core::Vars::new();
-    let flat = vars.bind(
-        "__parray_tid",
-        forms
-            .threads
-            .as_ref()
-            .map_or(0, |t| t.module.size(t.root) - 1),
-    );
-    let mut out = TokenStream::new();
-    for path in &forms.tids_used {
-        if path.is_empty() {
-            continue;
-        }
-        let e = forms.tid_from_flat(path, &parray_core::Expr::var(flat), &vars);
-        let off = parray_core::Offset {
-            expr: e,
-            vars: vars.clone(),
-        };
-        let value = parray_core::emit_rust::to_tokens(&off, &|_| quote!(#tid));
-        let id = Forms::tid_ident(path);
-        out.extend(quote!(#[allow(unused_variables)] let #id: usize = #value;));
-    }
-    out
-}
-
-fn pthd(forms: &Forms, name: &str, threads: u64, stmts: &[syn::Stmt]) -> TokenStream {
-    let tid = Forms::tid_ident("");
-    let lets = tid_lets(forms, &tid);
+/// A pthd detour: the body once per CPU thread.
+fn pthd(body: &Body, site: &TokenStream, threads: u64) -> TokenStream {
+    let ctx = emit_rust::ctx_ident();
+    let stmts = emit_rust::body_tokens(body, Mode::Pthd);
     let threads = threads as usize;
     quote! {{
-        let __parray_body = |__parray_ctx: &::parray::__private::PthdCtx| {
-            #[allow(unused_variables)]
-            let #tid: usize = __parray_ctx.tid();
-            #lets
-            #(#stmts)*
-        };
-        ::parray::__private::pthd_detour(#name, #threads, __parray_body)
+        let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
+        ::parray::__private::pthd_detour(&#site, #threads, __parray_body)
     }}
 }

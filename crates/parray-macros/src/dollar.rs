@@ -6,7 +6,7 @@
 //! by parray-core into the simplified expressions: offsets, sizes, `cnt`, thread indices.
 
 use parray_core::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
-use parray_core::expr::{digit, Expr, VarId, Vars};
+use parray_core::expr::{VarId, Vars};
 use parray_core::{compile_with, Module, NodeId};
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
@@ -109,15 +109,6 @@ impl<'m> Forms<'m> {
         }
     }
 
-    /// The local that holds a thread index (`tid_0_1` -> `__parray_tid_0_1`).
-    pub fn tid_ident(path: &str) -> Ident {
-        if path.is_empty() {
-            Ident::new("__parray_tid", Span::call_site())
-        } else {
-            Ident::new(&format!("__parray_tid_{path}"), Span::call_site())
-        }
-    }
-
     /// Parse and compile the inside of one `$...$`.
     pub fn form(&mut self, tokens: TokenStream, span: Span) -> syn::Result<Form> {
         let tts: Vec<TokenTree> = tokens.into_iter().collect();
@@ -170,7 +161,7 @@ impl<'m> Forms<'m> {
     pub fn rust(form: Form, span: Span) -> TokenStream {
         match form {
             Form::Tid(path) => {
-                let id = Forms::tid_ident(&path);
+                let id = parray_core::body::emit_rust::tid_ident(&path);
                 quote!(#id)
             }
             Form::Size(n) => {
@@ -186,7 +177,7 @@ impl<'m> Forms<'m> {
                         .map(|(_, a)| a)
                     {
                         Some(Atom::Tid(path)) => {
-                            let id = Forms::tid_ident(path);
+                            let id = parray_core::body::emit_rust::tid_ident(path);
                             quote!(#id)
                         }
                         Some(Atom::Expr(e)) => quote!(::parray::__private::ix(#e)),
@@ -241,7 +232,7 @@ impl<'m> Forms<'m> {
             .map_err(|e| syn::Error::new(span, e.message))
     }
 
-    fn tid_node(&self, path: &str, span: Span) -> syn::Result<NodeId> {
+    pub fn tid_node(&self, path: &str, span: Span) -> syn::Result<NodeId> {
         let Some(t) = &self.threads else {
             return Err(syn::Error::new(
                 span,
@@ -259,24 +250,6 @@ impl<'m> Forms<'m> {
                 format!("the thread array `{}` has no dimension `{name}`", t.name),
             )
         })
-    }
-
-    /// The thread index `path` as a function of the flat thread index `tid` (the array is
-    /// natural, so a dimension's index is one row-major digit of the flat index).
-    pub fn tid_from_flat(&self, path: &str, tid: &Expr, vars: &Vars) -> Expr {
-        let t = self.threads.as_ref().expect("threads are known");
-        let node = self
-            .tid_node(path, Span::call_site())
-            .expect("checked when used");
-        if node == t.root {
-            return tid.clone();
-        }
-        let weight = if self.module.size(node) > 1 {
-            self.module.offset_at(node, 1)
-        } else {
-            1
-        };
-        digit(tid, weight, Some(self.module.size(node)), vars)
     }
 
     fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<Form> {

@@ -5,11 +5,11 @@
 //! declared by another `parray!` block reach a macro through their companion macros
 //! (see `resolve`).
 
-mod body;
-mod cuda;
 mod decl;
 mod detour;
 mod dollar;
+mod host;
+mod lower;
 mod resolve;
 mod text;
 

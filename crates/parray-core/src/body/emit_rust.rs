@@ -1,0 +1,472 @@
+//! Rust back end of the body IR: the statements of a checked body as tokens, for the
+//! threads of a pthd array or the CPU emulation of a cuda grid.
+//!
+//! Every node is written with the user's span, so rustc's messages and run-time panics
+//! (bounds, overflow in debug builds) point at the user's statement. Element accesses go
+//! through the runtime's `Access` (which takes `&self`: the threads of an array write
+//! through shared handles, as CUDA threads do). Under the emulation `usize` is `u32`, as
+//! in the kernel: both compute index arithmetic in 32 bits.
+
+use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
+
+use super::{Body, BinOp, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use crate::grid::HwIndex;
+use crate::kinds::{ElemType, MemKind};
+
+/// Which Rust the body becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A pthd thread: `__parray_ctx` is the runtime's pthd `ThreadCtx`.
+    Pthd,
+    /// An emulated CUDA thread: `__parray_ctx` is the emulator's `ThreadCtx`; with
+    /// `#sync`, the body is an `async` block and each barrier an `.await`.
+    Emulate,
+}
+
+/// The local holding a thread index (`tid_0_1` -> `__parray_tid_0_1`).
+pub fn tid_ident(path: &str) -> Ident {
+    if path.is_empty() {
+        Ident::new("__parray_tid", Span::call_site())
+    } else {
+        Ident::new(&format!("__parray_tid_{path}"), Span::call_site())
+    }
+}
+
+/// The context every thread's body receives.
+pub fn ctx_ident() -> Ident {
+    Ident::new("__parray_ctx", Span::call_site())
+}
+
+/// The body's thread-index prologue and statements.
+pub fn body_tokens(body: &Body, mode: Mode) -> TokenStream {
+    let w = Writer { body, mode };
+    let ctx = ctx_ident();
+    let mut out = TokenStream::new();
+    let index_ty = w.scalar(Scalar::Usize);
+    for (path, ix) in &body.tids {
+        let off = crate::Offset {
+            expr: ix.expr.clone(),
+            vars: ix.vars.clone(),
+        };
+        let value = offset_tokens(&off, &index_ty, &|v| {
+            let hw = ix.hw.iter().find(|(id, _)| *id == v).map(|(_, h)| *h);
+            match hw.expect("every variable is a hardware index") {
+                HwIndex::Tid => quote!(#ctx.tid()),
+                HwIndex::BlockIdx(a) => {
+                    let f = axis(a);
+                    quote!(#ctx.block_idx().#f)
+                }
+                HwIndex::ThreadIdx(a) => {
+                    let f = axis(a);
+                    quote!(#ctx.thread_idx().#f)
+                }
+            }
+        });
+        let id = tid_ident(path);
+        out.extend(quote!(#[allow(unused_variables)] let #id: #index_ty = #value;));
+    }
+    out.extend(w.stmts(&body.stmts));
+    out
+}
+
+fn axis(a: usize) -> Ident {
+    Ident::new(["x", "y", "z"][a], Span::call_site())
+}
+
+/// An offset as Rust arithmetic in `ty` (`usize`, or `u32` under the emulation).
+fn offset_tokens(
+    off: &crate::Offset,
+    ty: &TokenStream,
+    var: &dyn Fn(crate::VarId) -> TokenStream,
+) -> TokenStream {
+    match off.as_const() {
+        Some(c) => {
+            let lit = Literal::u64_unsuffixed(c);
+            quote!((#lit as #ty))
+        }
+        None => crate::emit_rust::to_tokens(off, var),
+    }
+}
+
+/// Tokens that keep their precedence without tripping `unused_parens`.
+fn grouped(tokens: TokenStream, span: Span) -> TokenStream {
+    let mut g = Group::new(Delimiter::None, tokens);
+    g.set_span(span);
+    TokenTree::Group(g).into()
+}
+
+struct Writer<'b> {
+    body: &'b Body,
+    mode: Mode,
+}
+
+/// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
+pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
+    let name = match (s, mode) {
+        (Scalar::Usize, Mode::Emulate) => "u32",
+        _ => s.rust_name(),
+    };
+    let id = Ident::new(name, Span::call_site());
+    quote!(#id)
+}
+
+/// The Rust type of one element of `e` under `mode`.
+pub fn elem_tokens(e: ElemType, mode: Mode) -> TokenStream {
+    match Scalar::of_elem(e) {
+        Some(s) => scalar_tokens(s, mode),
+        None => {
+            let id = Ident::new(e.rust_type(), Span::call_site());
+            quote!(::parray::#id)
+        }
+    }
+}
+
+impl Writer<'_> {
+    fn scalar(&self, s: Scalar) -> TokenStream {
+        scalar_tokens(s, self.mode)
+    }
+
+    fn elem(&self, e: ElemType) -> TokenStream {
+        elem_tokens(e, self.mode)
+    }
+
+    /// The annotation of a `let` of type `t`, where one can be written.
+    fn annotation(&self, t: Ty) -> Option<TokenStream> {
+        match t {
+            Ty::Scalar(s) => Some(self.scalar(s)),
+            Ty::Vector(e) => Some(self.elem(e)),
+            Ty::Ptr(e) => {
+                let e = self.elem(e);
+                Some(quote!(::parray::Ptr<#e>))
+            }
+            _ => None,
+        }
+    }
+
+    fn local(&self, id: LocalId) -> Ident {
+        let l = self.body.local(id);
+        Ident::new(&l.name, l.span)
+    }
+
+    fn stmts(&self, stmts: &[Stmt]) -> TokenStream {
+        stmts.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&self, s: &Stmt) -> TokenStream {
+        let ctx = ctx_ident();
+        match s {
+            Stmt::Let { local, init, loc } => {
+                let l = self.body.local(*local);
+                let name = self.local(*local);
+                let mutability = l.mutable.then(|| quote!(mut));
+                let ty = l.ty.and_then(|t| self.annotation(t)).map(|t| quote!(: #t));
+                let init = init.as_ref().map(|e| {
+                    let e = self.expr(e);
+                    quote!(= #e)
+                });
+                quote_spanned!(loc.span=> let #mutability #name #ty #init;)
+            }
+            Stmt::Create {
+                local,
+                type_name,
+                elem,
+                mem,
+                len,
+                slot,
+                loc,
+            } => {
+                let name = self.local(*local);
+                let el = self.elem(*elem);
+                let len = Literal::usize_unsuffixed(*len as usize);
+                if *mem == MemKind::Smem {
+                    quote_spanned!(loc.span=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name);)
+                } else {
+                    quote_spanned!(loc.span=> let #name = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
+                }
+            }
+            Stmt::Expr { expr, loc } => {
+                let e = self.expr(expr);
+                quote_spanned!(loc.span=> #e;)
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                loc,
+            } => {
+                let c = self.expr(cond);
+                let t = self.stmts(then);
+                let e = els.as_ref().map(|e| {
+                    let e = self.stmts(e);
+                    quote!(else { #e })
+                });
+                quote_spanned!(loc.span=> if #c { #t } #e)
+            }
+            Stmt::While { cond, body, loc } => {
+                let c = self.expr(cond);
+                let b = self.stmts(body);
+                quote_spanned!(loc.span=> while #c { #b })
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                loc,
+                ..
+            } => {
+                let v = self.local(*var);
+                let (s, e) = (self.expr(start), self.expr(end));
+                let b = self.stmts(body);
+                let range = if *inclusive {
+                    quote!(#s..=#e)
+                } else {
+                    quote!(#s..#e)
+                };
+                quote_spanned!(loc.span=> for #v in #range { #b })
+            }
+            Stmt::Block { body, loc } => {
+                let b = self.stmts(body);
+                quote_spanned!(loc.span=> { #b })
+            }
+            Stmt::Sync { loc } => {
+                let line = loc.line;
+                match self.mode {
+                    Mode::Pthd => quote_spanned!(loc.span=> #ctx.sync(#line);),
+                    Mode::Emulate => quote_spanned!(loc.span=> #ctx.barrier(#line).await;),
+                }
+            }
+            Stmt::Break { loc } => quote_spanned!(loc.span=> break;),
+            Stmt::Continue { loc } => quote_spanned!(loc.span=> continue;),
+            Stmt::Return { loc } => quote_spanned!(loc.span=> return;),
+            Stmt::Print {
+                pieces,
+                args,
+                newline,
+                loc,
+            } => {
+                let fmt: String = pieces
+                    .iter()
+                    .map(|p| p.replace('{', "{{").replace('}', "}}"))
+                    .collect::<Vec<_>>()
+                    .join("{}");
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                if *newline {
+                    quote_spanned!(loc.span=> ::std::println!(#fmt #(, #args)*);)
+                } else {
+                    quote_spanned!(loc.span=> ::std::print!(#fmt #(, #args)*);)
+                }
+            }
+        }
+    }
+
+    /// An index value as the `usize` that `Access` takes.
+    fn index(&self, e: &Expr) -> TokenStream {
+        let t = self.expr(e);
+        match (e.ty, self.mode) {
+            (Ty::Scalar(Scalar::Usize), Mode::Pthd) => t,
+            (Ty::Host, _) => quote_spanned!(e.span=> ::parray::__private::ix(#t)),
+            _ => quote_spanned!(e.span=> (#t as usize)),
+        }
+    }
+
+    /// A pointer-like operand as a borrowed `Access` value.
+    fn access(&self, e: &Expr) -> TokenStream {
+        let t = self.expr(e);
+        quote_spanned!(e.span=> &#t)
+    }
+
+    fn expr(&self, e: &Expr) -> TokenStream {
+        grouped(self.expr_inner(e), e.span)
+    }
+
+    fn expr_inner(&self, e: &Expr) -> TokenStream {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Lit(l) => self.lit(l, e.ty, span),
+            ExprKind::Local(id) => {
+                let id = self.local(*id);
+                quote!(#id)
+            }
+            ExprKind::Capture(name) => {
+                let id = Ident::new(name, span);
+                quote!(#id)
+            }
+            ExprKind::Tid(path) => {
+                let id = tid_ident(path);
+                quote!(#id)
+            }
+            ExprKind::Size(n) => self.lit(&Lit::Int(u128::from(*n), None), Ty::USIZE, span),
+            ExprKind::Cnt(c) => quote_spanned!(span=> #c),
+            ExprKind::Offset { off, args } => {
+                let index_ty = self.scalar(Scalar::Usize);
+                let render = |v: crate::VarId| -> TokenStream {
+                    let a = &args[v.0 as usize];
+                    let t = self.expr(a);
+                    match (a.ty, self.mode) {
+                        (Ty::Host, _) => quote_spanned!(a.span=> ::parray::__private::ix(#t)),
+                        (Ty::Scalar(Scalar::Usize), _) => t,
+                        _ => quote_spanned!(a.span=> (#t as #index_ty)),
+                    }
+                };
+                let mut out = offset_tokens(off, &index_ty, &render);
+                // Index expressions the simplification dropped (an index into a dimension
+                // of size 1 is 0) are still the user's code: borrow them so that no
+                // variable looks unused.
+                let used = off.expr.vars_used();
+                let dropped: Vec<TokenStream> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !used.iter().any(|v| v.0 as usize == *k))
+                    .filter(|(_, a)| !matches!(a.kind, ExprKind::Tid(_)))
+                    .map(|(_, a)| self.expr(a))
+                    .collect();
+                if !dropped.is_empty() {
+                    out = quote!({ let _ = (#(&#dropped,)*); #out });
+                }
+                quote_spanned!(span=> #out)
+            }
+            ExprKind::Unary(op, x) => {
+                let x = self.expr(x);
+                match op {
+                    UnOp::Neg => quote_spanned!(span=> -#x),
+                    UnOp::Not => quote_spanned!(span=> !#x),
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                // `a + off` on a captured buffer: the closure only borrows it.
+                if *op == BinOp::Add && matches!(l.kind, ExprKind::Capture(_)) {
+                    let (l, r) = (self.access(l), self.index(r));
+                    return quote_spanned!(span=> #l + #r);
+                }
+                if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {
+                    let (l, r) = (self.expr(l), self.index(r));
+                    return quote_spanned!(span=> #l + #r);
+                }
+                let (l, r) = (self.expr(l), self.expr(r));
+                let op = binop_tokens(*op, span);
+                quote_spanned!(span=> #l #op #r)
+            }
+            ExprKind::Assign(op, place, value) => self.assign(*op, place, value, span),
+            ExprKind::Cast(x, s) => {
+                let x = self.expr(x);
+                let t = self.scalar(*s);
+                quote_spanned!(span=> #x as #t)
+            }
+            ExprKind::Index(base, ix) => {
+                let (b, i) = (self.access(base), self.index(ix));
+                quote_spanned!(span=> ::parray::Access::load(#b, #i))
+            }
+            ExprKind::Field(base, lane) => {
+                let b = self.expr(base);
+                let f = Ident::new(["x", "y", "z", "w"][*lane as usize], span);
+                quote_spanned!(span=> #b.#f)
+            }
+            ExprKind::Method(m, recv, args) => {
+                let r = self.expr(recv);
+                let name = Ident::new(m.rust_name(), span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #r.#name(#(#args),*))
+            }
+            ExprKind::AtomicAdd(p, v) => {
+                let (p, v) = (self.access(p), self.expr(v));
+                quote_spanned!(span=> ::parray::__private::atomic_add(::parray::Access::ptr(#p), #v))
+            }
+            ExprKind::MakeVector(v, args) => {
+                let t = self.elem(*v);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #t::new(#(#args),*))
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                quote_spanned!(span=> if #c { #a } else { #b })
+            }
+        }
+    }
+
+    /// `x = v`, `x op= v`; an element through `Access::store`.
+    fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
+        let v = self.expr(value);
+        if let ExprKind::Index(base, ix) = &place.kind {
+            let (b, i) = (self.access(base), self.index(ix));
+            return match op {
+                None => quote_spanned!(span=> ::parray::Access::store(#b, #i, #v)),
+                Some(op) => {
+                    let op = binop_tokens(op, span);
+                    quote_spanned!(span=> {
+                        let __parray_at: usize = #i;
+                        let __parray_old = ::parray::Access::load(#b, __parray_at);
+                        ::parray::Access::store(#b, __parray_at, __parray_old #op #v)
+                    })
+                }
+            };
+        }
+        let p = self.expr_inner(place);
+        match op {
+            None => quote_spanned!(span=> #p = #v),
+            Some(op) => {
+                let op: TokenStream = format!("{}=", op.symbol()).parse().expect("an operator");
+                let op = respan(op, span);
+                quote_spanned!(span=> #p #op #v)
+            }
+        }
+    }
+
+    fn lit(&self, l: &Lit, ty: Ty, span: Span) -> TokenStream {
+        let mut lit = match (l, ty) {
+            (Lit::Bool(b), _) => return quote_spanned!(span=> #b),
+            (Lit::Int(v, _), Ty::Host) => Literal::u128_unsuffixed(*v),
+            (Lit::Float(d, _), Ty::Host) => d.parse::<TokenStream>().map_or_else(
+                |_| Literal::f64_unsuffixed(0.0),
+                |t| match t.into_iter().next() {
+                    Some(TokenTree::Literal(l)) => l,
+                    _ => Literal::f64_unsuffixed(0.0),
+                },
+            ),
+            (Lit::Int(v, _), Ty::Scalar(s)) => {
+                let suffix = match (s, self.mode) {
+                    (Scalar::Usize, Mode::Emulate) => "u32",
+                    _ => s.rust_name(),
+                };
+                let text = if s.is_float() {
+                    format!("{v}.0{suffix}")
+                } else {
+                    format!("{v}{suffix}")
+                };
+                text.parse::<Literal>().expect("a literal")
+            }
+            (Lit::Float(d, _), Ty::Scalar(s)) => {
+                let d = if d.contains(['.', 'e', 'E']) {
+                    d.clone()
+                } else {
+                    format!("{d}.0")
+                };
+                let text = if d.contains(['e', 'E']) {
+                    format!("{d}_{}", s.rust_name())
+                } else {
+                    format!("{d}{}", s.rust_name())
+                };
+                text.parse::<Literal>().expect("a literal")
+            }
+            _ => unreachable!("a literal of type {ty}"),
+        };
+        lit.set_span(span);
+        quote!(#lit)
+    }
+}
+
+fn binop_tokens(op: BinOp, span: Span) -> TokenStream {
+    respan(op.symbol().parse().expect("an operator"), span)
+}
+
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}

@@ -1,0 +1,577 @@
+//! The body IR: a detour body, lowered once from Rust syntax, typed once, then written
+//! for every back end (Rust for pthd threads and the CPU emulation of cuda grids, CUDA C
+//! for the GPU).
+//!
+//! The front end (parray-macros' `lower`) resolves names to [`LocalId`]s and compiles the
+//! `$...$` forms; [`check`] infers and checks types with Rust's rules (unsuffixed
+//! literals take their type from use, else `i32`/`f64`); [`emit_c`] and [`emit_rust`]
+//! print the checked body. Spans are data: each node keeps the user's span, so errors,
+//! `#line` directives and panics point at the user's code.
+
+pub mod check;
+pub mod emit_c;
+pub mod emit_rust;
+
+use proc_macro2::Span;
+
+use crate::grid::ThreadIndex;
+use crate::kinds::{ElemType, MemKind, Param};
+use crate::offsets::Offset;
+
+/// Which threads run the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// CPU threads: Rust only; the body may capture host variables.
+    Pthd,
+    /// A CUDA grid: CUDA C on the GPU and the same body as Rust on the CPU emulation; the
+    /// body sees only its kernel parameters and its own locals.
+    Cuda,
+}
+
+/// A scalar type of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    I8,
+    I32,
+    U32,
+    I64,
+    U64,
+    /// Rust's index type. In a cuda body it is 32 bits wide on every back end (CUDA's
+    /// `unsigned`, the emulator's `u32`), as index arithmetic on a GPU should be.
+    Usize,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 9] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    /// The Rust name as written in a body (`usize` for [`Scalar::Usize`]).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+            Scalar::I64 => "i64",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    pub fn from_rust_name(s: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|t| t.rust_name() == s)
+    }
+
+    pub fn is_int(self) -> bool {
+        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I32 | Scalar::I64)
+    }
+
+    /// The scalar an element of this type is, for scalar elements.
+    pub fn of_elem(e: ElemType) -> Option<Scalar> {
+        Some(match e {
+            ElemType::Float => Scalar::F32,
+            ElemType::Double => Scalar::F64,
+            ElemType::Int => Scalar::I32,
+            ElemType::Unsigned => Scalar::U32,
+            ElemType::Char => Scalar::I8,
+            ElemType::Long => Scalar::I64,
+            _ => return None,
+        })
+    }
+}
+
+/// A type of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(Scalar),
+    /// `Float2`, `Float4`, `Double2`, `Int2`, `Int4`.
+    Vector(ElemType),
+    /// A pointer into an array of elements (a kernel parameter, a captured buffer moved
+    /// by `p + off`).
+    Ptr(ElemType),
+    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread).
+    Array {
+        elem: ElemType,
+        mem: MemKind,
+        len: u64,
+    },
+    /// Statements and expressions that give no value.
+    Unit,
+    /// A host value captured by a pthd body: rustc types it.
+    Host,
+    /// An inference variable (only while [`check`] runs).
+    Infer(u32),
+}
+
+impl Ty {
+    pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+
+    /// The value type of one element of type `e`.
+    pub fn of_elem(e: ElemType) -> Ty {
+        match Scalar::of_elem(e) {
+            Some(s) => Ty::Scalar(s),
+            None => Ty::Vector(e),
+        }
+    }
+
+    pub fn scalar(self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ty::Scalar(s) => f.write_str(s.rust_name()),
+            Ty::Vector(e) => f.write_str(e.rust_type()),
+            Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
+            Ty::Array { elem, mem, len } => write!(f, "a {mem} array of {len} {}", elem.rust_type()),
+            Ty::Unit => f.write_str("()"),
+            Ty::Host => f.write_str("a host value"),
+            Ty::Infer(_) => f.write_str("{number}"),
+        }
+    }
+}
+
+/// Where a node comes from: the user's tokens, and their line (0: unknown) for `#line`.
+#[derive(Debug, Clone, Copy)]
+pub struct Loc {
+    pub span: Span,
+    pub line: u32,
+}
+
+/// A local of the body: a kernel parameter, a `let`, a `for` variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LocalId(pub u32);
+
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// The user's name (the emitters may rename to avoid C redeclarations).
+    pub name: String,
+    pub span: Span,
+    pub mutable: bool,
+    /// Declared (`let x: f32`) or inferred by [`check`].
+    pub ty: Option<Ty>,
+    /// A kernel parameter (bound by the launch, not by a `let`).
+    pub param: bool,
+}
+
+/// A body after lowering.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub target: Target,
+    /// The thread array's name (kernel names and error messages).
+    pub array: String,
+    /// The user's file, for `#line`.
+    pub file: String,
+    /// The kernel parameters, in order; each is also a local.
+    pub params: Vec<(Param, LocalId)>,
+    pub locals: Vec<Local>,
+    /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
+    /// expressions of the hardware indices, in first-use order.
+    pub tids: Vec<(String, ThreadIndex)>,
+    pub stmts: Vec<Stmt>,
+}
+
+impl Body {
+    pub fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id.0 as usize]
+    }
+
+    /// Whether a `#sync` appears anywhere in the body.
+    pub fn syncs(&self) -> bool {
+        fn any(stmts: &[Stmt]) -> bool {
+            stmts.iter().any(|s| match s {
+                Stmt::Sync { .. } => true,
+                Stmt::If { then, els, .. } => any(then) || els.as_deref().is_some_and(any),
+                Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
+                    any(body)
+                }
+                _ => false,
+            })
+        }
+        any(&self.stmts)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Let {
+        local: LocalId,
+        init: Option<Expr>,
+        loc: Loc,
+    },
+    /// `let s = S::create();` of an smem or rmem type.
+    Create {
+        local: LocalId,
+        type_name: String,
+        elem: ElemType,
+        mem: MemKind,
+        len: u64,
+        /// The shared array's number in the body (smem only).
+        slot: usize,
+        loc: Loc,
+    },
+    Expr {
+        expr: Expr,
+        loc: Loc,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+        loc: Loc,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        inclusive: bool,
+        /// `#[unroll]` (`Some(None)`) or `#[unroll(N)]`.
+        unroll: Option<Option<u32>>,
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    Block {
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `#sync`: the block's (cuda) or the array's (pthd) barrier.
+    Sync {
+        loc: Loc,
+    },
+    Break {
+        loc: Loc,
+    },
+    Continue {
+        loc: Loc,
+    },
+    Return {
+        loc: Loc,
+    },
+    /// `println!`/`print!` with `{}` placeholders.
+    Print {
+        /// The literal text between placeholders (one more piece than arguments).
+        pieces: Vec<String>,
+        args: Vec<Expr>,
+        newline: bool,
+        loc: Loc,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// Set by [`check`].
+    pub ty: Ty,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr {
+            kind,
+            span,
+            ty: Ty::Unit,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Lit {
+    /// Digits and an optional suffix type.
+    Int(u128, Option<Scalar>),
+    /// Decimal text (`base10_digits`) and an optional suffix type.
+    Float(String, Option<Scalar>),
+    Bool(bool),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    /// The operator's symbol, the same in Rust and C.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+}
+
+/// The math methods of the subset (each exists in CUDA's math library).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Abs,
+    Min,
+    Max,
+    MulAdd,
+    Powf,
+    Powi,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Recip,
+}
+
+impl Method {
+    pub const ALL: [Method; 21] = [
+        Method::Sqrt,
+        Method::Exp,
+        Method::Exp2,
+        Method::Ln,
+        Method::Log2,
+        Method::Log10,
+        Method::Sin,
+        Method::Cos,
+        Method::Tan,
+        Method::Tanh,
+        Method::Abs,
+        Method::Min,
+        Method::Max,
+        Method::MulAdd,
+        Method::Powf,
+        Method::Powi,
+        Method::Floor,
+        Method::Ceil,
+        Method::Round,
+        Method::Trunc,
+        Method::Recip,
+    ];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Method::Sqrt => "sqrt",
+            Method::Exp => "exp",
+            Method::Exp2 => "exp2",
+            Method::Ln => "ln",
+            Method::Log2 => "log2",
+            Method::Log10 => "log10",
+            Method::Sin => "sin",
+            Method::Cos => "cos",
+            Method::Tan => "tan",
+            Method::Tanh => "tanh",
+            Method::Abs => "abs",
+            Method::Min => "min",
+            Method::Max => "max",
+            Method::MulAdd => "mul_add",
+            Method::Powf => "powf",
+            Method::Powi => "powi",
+            Method::Floor => "floor",
+            Method::Ceil => "ceil",
+            Method::Round => "round",
+            Method::Trunc => "trunc",
+            Method::Recip => "recip",
+        }
+    }
+
+    pub fn from_rust_name(s: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.rust_name() == s)
+    }
+
+    /// Number of arguments besides the receiver.
+    pub fn arity(self) -> usize {
+        match self {
+            Method::Min | Method::Max | Method::Powf | Method::Powi => 1,
+            Method::MulAdd => 2,
+            _ => 0,
+        }
+    }
+
+    /// Whether the method exists for integers too (else floats only).
+    pub fn on_ints(self) -> bool {
+        matches!(self, Method::Abs | Method::Min | Method::Max)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Lit(Lit),
+    Local(LocalId),
+    /// A host variable captured by a pthd body.
+    Capture(String),
+    /// `$tid$`, `$tid_0_1$`: the path after `tid`.
+    Tid(String),
+    /// `$dim(T)$`, `$size(T)$`: a `usize` constant.
+    Size(u64),
+    /// `$cnt(T)$`.
+    Cnt(bool),
+    /// `$T[...]$`: the simplified offset (a `usize`) and, for each of its variables, the
+    /// index expression it stands for.
+    Offset {
+        off: Offset,
+        args: Vec<Expr>,
+    },
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `place = value` (`None`) or `place op= value`.
+    Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>, Scalar),
+    /// An element of an array or a pointer.
+    Index(Box<Expr>, Box<Expr>),
+    /// `.x`, `.y`, `.z`, `.w` of a vector.
+    Field(Box<Expr>, u8),
+    Method(Method, Box<Expr>, Vec<Expr>),
+    /// `atomic_add(p, v)`: CUDA's `atomicAdd`; the old value.
+    AtomicAdd(Box<Expr>, Box<Expr>),
+    /// `Float2::new(x, y)` and the other vector constructors.
+    MakeVector(ElemType, Vec<Expr>),
+    /// `if c { a } else { b }` as a value.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// A problem found in a body, at the user's tokens.
+#[derive(Debug, Clone)]
+pub struct Diag {
+    pub span: Span,
+    pub message: String,
+}
+
+impl Diag {
+    pub fn new(span: Span, message: impl Into<String>) -> Diag {
+        Diag {
+            span,
+            message: message.into(),
+        }
+    }
+}
+
+/// Binding strength of a binary operator in Rust (`*` 10 ... `||` 2); C agrees except
+/// that it ranks `&`, `^`, `|` below comparisons, which the C emitter parenthesises.
+pub fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => 10,
+        BinOp::Add | BinOp::Sub => 9,
+        BinOp::Shl | BinOp::Shr => 8,
+        BinOp::BitAnd => 7,
+        BinOp::BitXor => 6,
+        BinOp::BitOr => 5,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 4,
+        BinOp::And => 3,
+        BinOp::Or => 2,
+    }
+}
+
+/// The value of `x`, `y`, `z`, `w` as a lane number.
+pub fn lane(name: &str) -> Option<u8> {
+    ["x", "y", "z", "w"]
+        .iter()
+        .position(|l| *l == name)
+        .map(|p| p as u8)
+}
+
+/// The lanes a vector element type has.
+pub fn lanes(e: ElemType) -> u8 {
+    match e {
+        ElemType::Float4 | ElemType::Int4 => 4,
+        ElemType::Float2 | ElemType::Double2 | ElemType::Int2 => 2,
+        _ => 0,
+    }
+}
+
+/// The scalar of a vector's lanes.
+pub fn lane_scalar(e: ElemType) -> Scalar {
+    match e {
+        ElemType::Double2 => Scalar::F64,
+        ElemType::Int2 | ElemType::Int4 => Scalar::I32,
+        _ => Scalar::F32,
+    }
+}

@@ -1,0 +1,104 @@
+//! `host! { ... }`: ordinary Rust in which the `$...$` forms are compiled; nothing else
+//! changes (host code is not a detour body: any Rust goes).
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, Stmt};
+
+use crate::dollar::{Forms, DOLLAR, SYNC};
+
+/// Replaces every form in `stmts`; all errors are reported together.
+pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
+    let mut h = Host {
+        forms,
+        errors: Vec::new(),
+    };
+    for s in stmts.iter_mut() {
+        h.visit_stmt_mut(s);
+    }
+    let mut errors = h.errors.into_iter();
+    match errors.next() {
+        None => Ok(()),
+        Some(mut first) => {
+            errors.for_each(|e| first.combine(e));
+            Err(first)
+        }
+    }
+}
+
+struct Host<'a, 'm> {
+    forms: &'a mut Forms<'m>,
+    errors: Vec<syn::Error>,
+}
+
+impl Host<'_, '_> {
+    /// The replacement of a placeholder macro, if `mac` is one.
+    fn replace(&mut self, mac: &syn::Macro) -> Option<Expr> {
+        let span: Span = mac.span();
+        if mac.path.is_ident(SYNC) {
+            self.errors.push(syn::Error::new(
+                span,
+                "`#sync` is a barrier among the threads of a detour; it has no meaning in host code",
+            ));
+            return Some(syn::parse_quote!(()));
+        }
+        if !mac.path.is_ident(DOLLAR) {
+            return None;
+        }
+        Some(match self.forms.form(mac.tokens.clone(), span) {
+            Ok(mut form) => {
+                // Index expressions are host code too: translate their forms first.
+                if let crate::dollar::Form::Offset { atoms, .. } = &mut form {
+                    for (_, atom) in atoms.iter_mut() {
+                        if let crate::dollar::Atom::Expr(e) = atom {
+                            self.visit_expr_mut(e);
+                        }
+                    }
+                }
+                syn::parse2(Forms::rust(form, span)).expect("a compiled form parses")
+            }
+            Err(e) => {
+                self.errors.push(e);
+                syn::parse_quote!(0usize)
+            }
+        })
+    }
+}
+
+impl VisitMut for Host<'_, '_> {
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        if let Stmt::Macro(m) = s {
+            if let Some(e) = self.replace(&m.mac) {
+                let semi = m.semi_token.or_else(|| Some(Default::default()));
+                *s = Stmt::Expr(e, semi);
+                return;
+            }
+        }
+        visit_mut::visit_stmt_mut(self, s);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Macro(m) = e {
+            if let Some(new) = self.replace(&m.mac) {
+                *e = new;
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        // Forms inside `println!("{}", $dim(T)$)` and the like.
+        if let Ok(mut args) = mac.parse_body_with(
+            syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+        ) {
+            if mac.tokens.to_string().contains(DOLLAR) {
+                for a in args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+                mac.tokens = quote::quote!(#args);
+            }
+        }
+    }
+}

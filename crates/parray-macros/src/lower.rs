@@ -1,0 +1,824 @@
+//! The front end of detour bodies: Rust syntax (syn) lowered once into parray-core's body
+//! IR. Names become locals (or, in a pthd body, captured host variables), `$...$` forms
+//! are compiled by parray-core (each once), and whatever falls outside the subset of
+//! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
+
+use parray_core::body::{
+    BinOp, Body, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty,
+    UnOp,
+};
+use parray_core::{thread_index, ElemType, MemKind, Param, TypeClass};
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::Token;
+
+use crate::dollar::{Atom, Form, Forms, DOLLAR, SYNC};
+
+/// Lowers the statements of a detour body run by the thread array of `forms`.
+pub fn lower(
+    forms: &mut Forms,
+    target: Target,
+    params: &[Param],
+    stmts: &[syn::Stmt],
+    body_span: Span,
+) -> syn::Result<Body> {
+    let threads = forms.threads.as_ref().expect("a detour has threads");
+    let array = threads.name.clone();
+    let mut lw = Lowerer {
+        forms,
+        target,
+        locals: Vec::new(),
+        scopes: vec![Vec::new()],
+        errors: Vec::new(),
+        shared_slots: 0,
+        loops: 0,
+    };
+    let params: Vec<(Param, LocalId)> = params
+        .iter()
+        .map(|p| {
+            let ty = if p.pointer {
+                Ty::Ptr(p.elem)
+            } else {
+                Ty::of_elem(p.elem)
+            };
+            let id = lw.declare(&p.name, body_span, true, Some(ty), true);
+            (p.clone(), id)
+        })
+        .collect();
+    let stmts = lw.stmts(stmts);
+    let tids = {
+        let t = lw.forms.threads.as_ref().expect("a detour has threads");
+        let module = t.module;
+        let kind = match &module.types()[module.lookup(&t.name).expect("declared").ty].class {
+            TypeClass::Thread(k) => k.clone(),
+            TypeClass::Data { .. } => unreachable!("checked: a thread array"),
+        };
+        lw.forms
+            .tids_used
+            .iter()
+            .map(|path| {
+                let node = lw
+                    .forms
+                    .tid_node(path, Span::call_site())
+                    .expect("checked when used");
+                (path.clone(), thread_index(module, t.root, &kind, node))
+            })
+            .collect()
+    };
+    let mut errors = lw.errors.into_iter();
+    if let Some(mut first) = errors.next() {
+        errors.for_each(|e| first.combine(e));
+        return Err(first);
+    }
+    let mut body = Body {
+        target,
+        array,
+        file: Span::call_site().unwrap().file(),
+        params,
+        locals: lw.locals,
+        tids,
+        stmts,
+    };
+    parray_core::body::check::check(&mut body).map_err(|diags| {
+        let mut errors = diags.into_iter().map(|d| syn::Error::new(d.span, d.message));
+        let mut first = errors.next().expect("at least one problem");
+        errors.for_each(|e| first.combine(e));
+        first
+    })?;
+    Ok(body)
+}
+
+struct Lowerer<'a, 'm> {
+    forms: &'a mut Forms<'m>,
+    target: Target,
+    locals: Vec<Local>,
+    /// Names in scope, innermost scope last.
+    scopes: Vec<Vec<(String, LocalId)>>,
+    errors: Vec<syn::Error>,
+    /// Shared arrays created so far (each `create` of an smem type gets the next slot).
+    shared_slots: usize,
+    /// How many loops enclose the statement being lowered.
+    loops: usize,
+}
+
+/// The line of a span, for `#line` directives.
+fn loc(span: Span) -> Loc {
+    Loc {
+        span,
+        line: span.unwrap().line() as u32,
+    }
+}
+
+/// A placeholder for what failed to lower (its error is already recorded).
+fn poison(span: Span) -> Expr {
+    Expr::new(ExprKind::Lit(Lit::Int(0, None)), span)
+}
+
+impl Lowerer<'_, '_> {
+    fn fail(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, msg));
+    }
+
+    fn subset(&mut self, span: Span, what: &str) {
+        self.fail(
+            span,
+            format!("{what} is not part of the detour body subset (SPEC.md, \"Detour bodies\")"),
+        );
+    }
+
+    fn declare(
+        &mut self,
+        name: &str,
+        span: Span,
+        mutable: bool,
+        ty: Option<Ty>,
+        param: bool,
+    ) -> LocalId {
+        let id = LocalId(self.locals.len() as u32);
+        self.locals.push(Local {
+            name: name.to_string(),
+            span,
+            mutable,
+            ty,
+            param,
+        });
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .push((name.to_string(), id));
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<LocalId> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, id)| *id))
+    }
+
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(Vec::new());
+        let out = f(self);
+        self.scopes.pop();
+        out
+    }
+
+    fn block(&mut self, b: &syn::Block) -> Vec<Stmt> {
+        self.scoped(|this| this.stmts(&b.stmts))
+    }
+
+    fn stmts(&mut self, stmts: &[syn::Stmt]) -> Vec<Stmt> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt) -> Option<Stmt> {
+        match s {
+            syn::Stmt::Local(l) => self.local(l),
+            syn::Stmt::Item(item) => {
+                self.subset(item.span(), "an item (fn, struct, use...)");
+                None
+            }
+            syn::Stmt::Macro(m) => self.macro_stmt(&m.mac),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local) -> Option<Stmt> {
+        let (ident, mutable, annotated) = match &l.pat {
+            syn::Pat::Ident(p) => (p.ident.clone(), p.mutability.is_some(), None),
+            syn::Pat::Type(t) => match &*t.pat {
+                syn::Pat::Ident(p) => (p.ident.clone(), p.mutability.is_some(), Some(&*t.ty)),
+                _ => {
+                    self.subset(l.pat.span(), "a `let` pattern other than one name");
+                    return None;
+                }
+            },
+            _ => {
+                self.subset(l.pat.span(), "a `let` pattern other than one name");
+                return None;
+            }
+        };
+        let span = l.span();
+        if l.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
+            self.subset(span, "`let ... else`");
+        }
+        let init = l.init.as_ref().map(|i| &*i.expr);
+        if let Some(syn::Expr::Call(call)) = init {
+            if let Some((ty_name, ty_span)) = create_call(call) {
+                return self.create(&ident, &ty_name, ty_span, span);
+            }
+        }
+        let ty = annotated.and_then(|t| {
+            let found = type_name(t).and_then(|n| value_type(&n));
+            if found.is_none() {
+                self.fail(t.span(), "a type outside the body subset (f32, f64, i8, i32, u32, i64, u64, usize, bool, Float2, Float4, Double2, Int2, Int4)");
+            }
+            found
+        });
+        // The initialiser sees the names before this `let` (Rust's scoping).
+        let init = init.map(|e| self.expr(e));
+        let local = self.declare(&ident.to_string(), ident.span(), mutable, ty, false);
+        Some(Stmt::Let {
+            local,
+            init,
+            loc: loc(span),
+        })
+    }
+
+    /// `let s = S::create();` of an smem or rmem type: a shared or register array.
+    fn create(&mut self, ident: &syn::Ident, ty_name: &str, span: Span, stmt: Span) -> Option<Stmt> {
+        let module = self.forms.module;
+        let Ok(def) = module.lookup(ty_name) else {
+            self.fail(span, format!("unknown type `{ty_name}`"));
+            return None;
+        };
+        let TypeClass::Data { mem, elem } = &module.types()[def.ty].class else {
+            self.fail(span, format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"));
+            return None;
+        };
+        let (mem, elem) = (*mem, *elem);
+        match (mem, self.target) {
+            (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
+            (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {
+                self.fail(span, format!("`{ty_name}` is smem/rmem memory, which exists only inside cuda detours"));
+                return None;
+            }
+            _ => {
+                self.fail(span, format!("create `{ty_name}` on the host and hand it to the detour: a detour body creates only smem and rmem types"));
+                return None;
+            }
+        }
+        let mem = mem.expect("matched above");
+        let slot = self.shared_slots;
+        if mem == MemKind::Smem {
+            self.shared_slots += 1;
+        }
+        let len = module.extent(def.node);
+        let local = self.declare(&ident.to_string(), ident.span(), false, None, false);
+        Some(Stmt::Create {
+            local,
+            type_name: ty_name.to_string(),
+            elem,
+            mem,
+            len,
+            slot,
+            loc: loc(stmt),
+        })
+    }
+
+    fn macro_stmt(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        let span = mac.span();
+        if mac.path.is_ident(SYNC) {
+            let level = mac.tokens.to_string();
+            let ok = match self.target {
+                Target::Pthd => level == "sync",
+                Target::Cuda => level == "sync" || level == "sync_1",
+            };
+            if !ok {
+                let msg = match self.target {
+                    Target::Pthd => "a pthd body synchronises its array: write `#sync`",
+                    Target::Cuda => "a cuda body synchronises its block: write `#sync` or `#sync_1`",
+                };
+                self.fail(span, msg);
+            }
+            return Some(Stmt::Sync { loc: loc(span) });
+        }
+        let name = macro_name(mac);
+        if name == "println" || name == "print" {
+            return self.print(mac, name == "println");
+        }
+        if mac.path.is_ident(DOLLAR) {
+            let expr = self.dollar(mac);
+            return Some(Stmt::Expr {
+                expr,
+                loc: loc(span),
+            });
+        }
+        self.subset(span, &format!("the macro `{name}!` (only `println!` and `print!`)"));
+        None
+    }
+
+    /// `println!("a {} b {}", x, y)`: plain `{}` placeholders, one meaning everywhere.
+    fn print(&mut self, mac: &syn::Macro, newline: bool) -> Option<Stmt> {
+        let span = mac.span();
+        let Ok(args) = mac.parse_body_with(Punctuated::<syn::Expr, Token![,]>::parse_terminated)
+        else {
+            self.fail(span, "expected a format string and comma-separated arguments");
+            return None;
+        };
+        let mut args = args.into_iter();
+        let Some(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(fmt),
+            ..
+        })) = args.next()
+        else {
+            self.fail(span, "expected a format string");
+            return None;
+        };
+        let mut pieces = vec![String::new()];
+        let text = fmt.value();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek()) {
+                ('{', Some('{')) | ('}', Some('}')) => {
+                    chars.next();
+                    pieces.last_mut().expect("a piece").push(c);
+                }
+                ('{', Some('}')) => {
+                    chars.next();
+                    pieces.push(String::new());
+                }
+                ('{' | '}', _) => {
+                    self.fail(fmt.span(), "a detour body's format strings use plain `{}` placeholders only");
+                    return None;
+                }
+                _ => pieces.last_mut().expect("a piece").push(c),
+            }
+        }
+        let args: Vec<Expr> = args.map(|a| self.expr(&a)).collect();
+        if args.len() + 1 != pieces.len() {
+            self.fail(span, format!("{} placeholders but {} arguments", pieces.len() - 1, args.len()));
+            return None;
+        }
+        Some(Stmt::Print {
+            pieces,
+            args,
+            newline,
+            loc: loc(span),
+        })
+    }
+
+    fn expr_stmt(&mut self, e: &syn::Expr) -> Option<Stmt> {
+        let span = e.span();
+        Some(match e {
+            syn::Expr::If(i) => self.if_stmt(i),
+            syn::Expr::While(w) => {
+                if w.label.is_some() {
+                    self.subset(span, "a loop label");
+                }
+                let cond = self.expr(&w.cond);
+                self.loops += 1;
+                let body = self.block(&w.body);
+                self.loops -= 1;
+                Stmt::While {
+                    cond,
+                    body,
+                    loc: loc(span),
+                }
+            }
+            syn::Expr::ForLoop(f) => return self.for_loop(f),
+            syn::Expr::Block(b) if b.label.is_none() => Stmt::Block {
+                body: self.block(&b.block),
+                loc: loc(span),
+            },
+            syn::Expr::Break(b) if b.label.is_none() && b.expr.is_none() => {
+                self.in_loop(span, "break");
+                Stmt::Break { loc: loc(span) }
+            }
+            syn::Expr::Continue(c) if c.label.is_none() => {
+                self.in_loop(span, "continue");
+                Stmt::Continue { loc: loc(span) }
+            }
+            syn::Expr::Return(r) if r.expr.is_none() => Stmt::Return { loc: loc(span) },
+            syn::Expr::Macro(m) => return self.macro_stmt(&m.mac),
+            _ => Stmt::Expr {
+                expr: self.expr(e),
+                loc: loc(span),
+            },
+        })
+    }
+
+    fn in_loop(&mut self, span: Span, what: &str) {
+        if self.loops == 0 {
+            self.fail(span, format!("`{what}` outside a loop"));
+        }
+    }
+
+    fn if_stmt(&mut self, i: &syn::ExprIf) -> Stmt {
+        let cond = self.expr(&i.cond);
+        let then = self.block(&i.then_branch);
+        let els = i.else_branch.as_ref().map(|(_, e)| match &**e {
+            syn::Expr::If(next) => vec![self.if_stmt(next)],
+            syn::Expr::Block(b) => self.block(&b.block),
+            other => {
+                self.fail(other.span(), "unexpected `else` branch");
+                Vec::new()
+            }
+        });
+        Stmt::If {
+            cond,
+            then,
+            els,
+            loc: loc(i.span()),
+        }
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Option<Stmt> {
+        let span = f.span();
+        if f.label.is_some() {
+            self.subset(span, "a loop label");
+        }
+        let mut unroll = None;
+        for attr in &f.attrs {
+            if !attr.path().is_ident("unroll") {
+                self.fail(attr.span(), "the only attribute of a detour body is `#[unroll]`");
+                continue;
+            }
+            unroll = match &attr.meta {
+                syn::Meta::Path(_) => Some(None),
+                syn::Meta::List(l) => match syn::parse2::<syn::LitInt>(l.tokens.clone())
+                    .and_then(|n| n.base10_parse::<u32>())
+                {
+                    Ok(n) => Some(Some(n)),
+                    Err(_) => {
+                        self.fail(attr.span(), "write `#[unroll]` or `#[unroll(N)]`");
+                        None
+                    }
+                },
+                syn::Meta::NameValue(_) => {
+                    self.fail(attr.span(), "write `#[unroll]` or `#[unroll(N)]`");
+                    None
+                }
+            };
+        }
+        let syn::Pat::Ident(var) = &*f.pat else {
+            self.subset(f.pat.span(), "a `for` pattern other than one name");
+            return None;
+        };
+        let syn::Expr::Range(r) = &*f.expr else {
+            self.subset(f.expr.span(), "a `for` loop over something other than a range `a..b`");
+            return None;
+        };
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            self.fail(r.span(), "a `for` range needs both bounds");
+            return None;
+        };
+        let (start, end) = (self.expr(start), self.expr(end));
+        self.loops += 1;
+        let (v, body) = self.scoped(|this| {
+            let v = this.declare(&var.ident.to_string(), var.ident.span(), false, None, false);
+            (v, this.block(&f.body))
+        });
+        self.loops -= 1;
+        Some(Stmt::For {
+            var: v,
+            start,
+            end,
+            inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            unroll,
+            body,
+            loc: loc(span),
+        })
+    }
+
+    fn boxed(&mut self, e: &syn::Expr) -> Box<Expr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr(&mut self, e: &syn::Expr) -> Expr {
+        let span = e.span();
+        let kind = match e {
+            syn::Expr::Lit(l) => match self.lit(&l.lit) {
+                Some(l) => ExprKind::Lit(l),
+                None => return poison(span),
+            },
+            syn::Expr::Path(p) => match p.path.get_ident() {
+                Some(id) if p.qself.is_none() => match self.lookup(&id.to_string()) {
+                    Some(local) => ExprKind::Local(local),
+                    None if self.target == Target::Pthd => ExprKind::Capture(id.to_string()),
+                    None => {
+                        self.fail(id.span(), format!("`{id}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., int {id})`) and pass it in the detour's argument list"));
+                        return poison(span);
+                    }
+                },
+                _ => {
+                    self.subset(span, "a path");
+                    return poison(span);
+                }
+            },
+            syn::Expr::Paren(p) => return self.expr(&p.expr),
+            syn::Expr::Group(g) => return self.expr(&g.expr),
+            syn::Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => ExprKind::Unary(UnOp::Neg, self.boxed(&u.expr)),
+                syn::UnOp::Not(_) => ExprKind::Unary(UnOp::Not, self.boxed(&u.expr)),
+                _ => {
+                    self.subset(span, "a dereference `*`");
+                    return poison(span);
+                }
+            },
+            syn::Expr::Binary(b) => {
+                let (l, r) = (self.boxed(&b.left), self.boxed(&b.right));
+                match binop(&b.op) {
+                    (Some(op), false) => ExprKind::Binary(op, l, r),
+                    (Some(op), true) => self.assign(Some(op), l, r),
+                    (None, _) => {
+                        self.subset(span, "this operator");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::Assign(a) => {
+                let (l, r) = (self.boxed(&a.left), self.boxed(&a.right));
+                self.assign(None, l, r)
+            }
+            syn::Expr::Cast(c) => {
+                let inner = self.boxed(&c.expr);
+                match type_name(&c.ty).as_deref().and_then(Scalar::from_rust_name) {
+                    Some(s) => ExprKind::Cast(inner, s),
+                    None => {
+                        self.fail(c.ty.span(), "a cast to a type outside the body subset (f32, f64, i8, i32, u32, i64, u64, usize, bool)");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::Index(ix) => ExprKind::Index(self.boxed(&ix.expr), self.boxed(&ix.index)),
+            syn::Expr::Field(f) => {
+                let lane = match &f.member {
+                    syn::Member::Named(n) => parray_core::body::lane(&n.to_string()),
+                    syn::Member::Unnamed(_) => None,
+                };
+                match lane {
+                    Some(l) => ExprKind::Field(self.boxed(&f.base), l),
+                    None => {
+                        self.subset(f.member.span(), "a field other than `.x`, `.y`, `.z`, `.w`");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::MethodCall(m) => match Method::from_rust_name(&m.method.to_string()) {
+                Some(method) if m.turbofish.is_none() => {
+                    let recv = self.boxed(&m.receiver);
+                    let args = m.args.iter().map(|a| self.expr(a)).collect();
+                    ExprKind::Method(method, recv, args)
+                }
+                _ => {
+                    let all: Vec<&str> = Method::ALL.iter().map(|m| m.rust_name()).collect();
+                    self.fail(m.method.span(), format!("the method `{}` is not part of the detour body subset (math methods: {})", m.method, all.join(", ")));
+                    return poison(span);
+                }
+            },
+            syn::Expr::Call(c) => match self.call(c) {
+                Some(k) => k,
+                None => return poison(span),
+            },
+            syn::Expr::Macro(m) if m.mac.path.is_ident(DOLLAR) => return self.dollar(&m.mac),
+            syn::Expr::If(i) => match self.select(i) {
+                Some(k) => k,
+                None => return poison(span),
+            },
+            other => {
+                let what = match other {
+                    syn::Expr::Array(_) => "an array literal",
+                    syn::Expr::Async(_) | syn::Expr::Await(_) => "async code",
+                    syn::Expr::Closure(_) => "a closure",
+                    syn::Expr::Const(_) => "a const block",
+                    syn::Expr::Let(_) => "`let` in a condition",
+                    syn::Expr::Loop(_) => "`loop` (use `while`)",
+                    syn::Expr::Match(_) => "`match` (use `if`/`else`)",
+                    syn::Expr::Reference(_) => "a reference `&`",
+                    syn::Expr::Repeat(_) => "an array repeat expression",
+                    syn::Expr::Struct(_) => "a struct literal",
+                    syn::Expr::Try(_) | syn::Expr::TryBlock(_) => "the `?` operator",
+                    syn::Expr::Tuple(_) => "a tuple",
+                    syn::Expr::Unsafe(_) => "an `unsafe` block",
+                    syn::Expr::Range(_) => "a range outside a `for` loop",
+                    syn::Expr::Return(_) => "`return` with a value",
+                    syn::Expr::Macro(_) => "a macro in an expression (`println!` is a statement)",
+                    _ => "this expression",
+                };
+                self.subset(span, what);
+                return poison(span);
+            }
+        };
+        Expr::new(kind, span)
+    }
+
+    fn assign(&mut self, op: Option<BinOp>, place: Box<Expr>, value: Box<Expr>) -> ExprKind {
+        let ok = match &place.kind {
+            ExprKind::Local(_) | ExprKind::Index(..) => true,
+            ExprKind::Field(base, _) => matches!(base.kind, ExprKind::Local(_)),
+            ExprKind::Capture(name) => {
+                self.fail(place.span, format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
+                true
+            }
+            _ => {
+                self.fail(place.span, "this cannot be assigned to: assign a local, an element `a[i]`, or a field of a local");
+                true
+            }
+        };
+        debug_assert!(ok);
+        ExprKind::Assign(op, place, value)
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Option<ExprKind> {
+        let span = c.span();
+        let syn::Expr::Path(p) = &*c.func else {
+            self.subset(span, "a call of something other than a name");
+            return None;
+        };
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let args: Vec<&syn::Expr> = c.args.iter().collect();
+        match segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            ["atomic_add"] if args.len() == 2 => {
+                Some(ExprKind::AtomicAdd(self.boxed(args[0]), self.boxed(args[1])))
+            }
+            [v, "new"] if vector_elem(v).is_some() => {
+                let e = vector_elem(v).expect("checked");
+                Some(ExprKind::MakeVector(e, args.iter().map(|a| self.expr(a)).collect()))
+            }
+            [_, "create"] if args.is_empty() => {
+                self.fail(span, "bind a created array to a name: `let s = S::create();`");
+                None
+            }
+            _ => {
+                self.fail(c.func.span(), "calls to Rust functions cannot run on every back end: a body may call `atomic_add(ptr, value)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
+                None
+            }
+        }
+    }
+
+    /// `if c { a } else { b }` as a value.
+    fn select(&mut self, i: &syn::ExprIf) -> Option<ExprKind> {
+        let cond = self.boxed(&i.cond);
+        let then = self.value_block(&i.then_branch)?;
+        let other = match i.else_branch.as_ref().map(|(_, e)| &**e) {
+            Some(syn::Expr::Block(b)) => self.value_block(&b.block)?,
+            Some(syn::Expr::If(n)) => Expr::new(self.select(n)?, n.span()),
+            _ => {
+                self.fail(i.span(), "an `if` used as a value needs an `else`");
+                return None;
+            }
+        };
+        Some(ExprKind::Select(cond, Box::new(then), Box::new(other)))
+    }
+
+    fn value_block(&mut self, b: &syn::Block) -> Option<Expr> {
+        match b.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => Some(self.expr(e)),
+            _ => {
+                self.fail(b.span(), "an `if` used as a value needs one expression in each branch");
+                None
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &syn::Lit) -> Option<Lit> {
+        let suffix = |this: &mut Self, s: &str, span: Span| -> Option<Option<Scalar>> {
+            if s.is_empty() {
+                return Some(None);
+            }
+            match Scalar::from_rust_name(s).filter(|t| *t != Scalar::Bool) {
+                Some(t) => Some(Some(t)),
+                None => {
+                    this.fail(span, format!("the suffix `{s}` is outside the body subset"));
+                    None
+                }
+            }
+        };
+        match l {
+            syn::Lit::Int(i) => {
+                let s = suffix(self, i.suffix(), i.span())?;
+                if s.is_some_and(Scalar::is_float) {
+                    return Some(Lit::Float(i.base10_digits().to_string(), s));
+                }
+                match i.base10_parse::<u128>() {
+                    Ok(v) => Some(Lit::Int(v, s)),
+                    Err(e) => {
+                        self.errors.push(e);
+                        None
+                    }
+                }
+            }
+            syn::Lit::Float(f) => {
+                let s = suffix(self, f.suffix(), f.span())?;
+                Some(Lit::Float(f.base10_digits().to_string(), s))
+            }
+            syn::Lit::Bool(b) => Some(Lit::Bool(b.value)),
+            other => {
+                self.subset(other.span(), "this literal");
+                None
+            }
+        }
+    }
+
+    /// A `$...$` form: compiled by parray-core once, its index expressions lowered.
+    fn dollar(&mut self, mac: &syn::Macro) -> Expr {
+        let span = mac.span();
+        let form = match self.forms.form(mac.tokens.clone(), span) {
+            Ok(f) => f,
+            Err(e) => {
+                self.errors.push(e);
+                return poison(span);
+            }
+        };
+        let kind = match form {
+            Form::Tid(path) => ExprKind::Tid(path),
+            Form::Size(n) => ExprKind::Size(n),
+            Form::Cnt(c) => ExprKind::Cnt(c),
+            Form::Offset { off, atoms } => {
+                if self.target == Target::Cuda && off.expr.max(&off.vars) > u64::from(u32::MAX) {
+                    self.fail(span, "this offset can exceed 2^32 - 1: index arithmetic in a cuda body is 32-bit");
+                    return poison(span);
+                }
+                // One argument per variable of the offset, in the order of its `VarId`s.
+                let names: Vec<String> = off.vars.names().map(str::to_string).collect();
+                let args = names
+                    .iter()
+                    .map(|name| {
+                        match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
+                            Some(Atom::Tid(path)) => Expr::new(ExprKind::Tid(path.clone()), span),
+                            Some(Atom::Expr(e)) => self.expr(e),
+                            None => unreachable!("every variable is an atom"),
+                        }
+                    })
+                    .collect();
+                ExprKind::Offset { off, args }
+            }
+        };
+        Expr::new(kind, span)
+    }
+}
+
+/// A binary operator, and whether it is a compound assignment (`+=`).
+fn binop(op: &syn::BinOp) -> (Option<BinOp>, bool) {
+    use syn::BinOp as S;
+    let (op, assign) = match op {
+        S::Add(_) => (BinOp::Add, false),
+        S::Sub(_) => (BinOp::Sub, false),
+        S::Mul(_) => (BinOp::Mul, false),
+        S::Div(_) => (BinOp::Div, false),
+        S::Rem(_) => (BinOp::Rem, false),
+        S::And(_) => (BinOp::And, false),
+        S::Or(_) => (BinOp::Or, false),
+        S::BitXor(_) => (BinOp::BitXor, false),
+        S::BitAnd(_) => (BinOp::BitAnd, false),
+        S::BitOr(_) => (BinOp::BitOr, false),
+        S::Shl(_) => (BinOp::Shl, false),
+        S::Shr(_) => (BinOp::Shr, false),
+        S::Eq(_) => (BinOp::Eq, false),
+        S::Lt(_) => (BinOp::Lt, false),
+        S::Le(_) => (BinOp::Le, false),
+        S::Ne(_) => (BinOp::Ne, false),
+        S::Ge(_) => (BinOp::Ge, false),
+        S::Gt(_) => (BinOp::Gt, false),
+        S::AddAssign(_) => (BinOp::Add, true),
+        S::SubAssign(_) => (BinOp::Sub, true),
+        S::MulAssign(_) => (BinOp::Mul, true),
+        S::DivAssign(_) => (BinOp::Div, true),
+        S::RemAssign(_) => (BinOp::Rem, true),
+        S::BitXorAssign(_) => (BinOp::BitXor, true),
+        S::BitAndAssign(_) => (BinOp::BitAnd, true),
+        S::BitOrAssign(_) => (BinOp::BitOr, true),
+        S::ShlAssign(_) => (BinOp::Shl, true),
+        S::ShrAssign(_) => (BinOp::Shr, true),
+        _ => return (None, false),
+    };
+    (Some(op), assign)
+}
+
+/// The last segment of a macro's path (`println` for `std::println!`).
+pub fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
+/// `S::create()` with no arguments: the type's name.
+pub fn create_call(call: &syn::ExprCall) -> Option<(String, Span)> {
+    let syn::Expr::Path(p) = &*call.func else {
+        return None;
+    };
+    let segs: Vec<_> = p.path.segments.iter().collect();
+    match segs.as_slice() {
+        [ty, f] if f.ident == "create" && call.args.is_empty() => {
+            Some((ty.ident.to_string(), ty.ident.span()))
+        }
+        _ => None,
+    }
+}
+
+fn type_name(t: &syn::Type) -> Option<String> {
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The vector element type named `Float2`, `Int4`, ...
+fn vector_elem(name: &str) -> Option<ElemType> {
+    ElemType::ALL
+        .into_iter()
+        .find(|e| Scalar::of_elem(*e).is_none() && e.rust_type() == name)
+}
+
+/// A `let` annotation: a scalar or a vector type.
+fn value_type(name: &str) -> Option<Ty> {
+    Scalar::from_rust_name(name)
+        .map(Ty::Scalar)
+        .or_else(|| vector_elem(name).map(Ty::Vector))
+}
