@@ -575,3 +575,6 @@ pub fn lane_scalar(e: ElemType) -> Scalar {
         _ => Scalar::F32,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,208 @@
+//! The IR's own tests: bodies built by hand, typed by `check`, written by both emitters.
+
+use proc_macro2::Span;
+
+use super::emit_rust::{body_tokens, Mode};
+use super::*;
+
+/// A builder of small cuda bodies.
+struct B {
+    body: Body,
+}
+
+fn loc() -> Loc {
+    Loc {
+        span: Span::call_site(),
+        line: 0,
+    }
+}
+
+fn e(kind: ExprKind) -> Expr {
+    Expr::new(kind, Span::call_site())
+}
+
+fn int(v: u128) -> Expr {
+    e(ExprKind::Lit(Lit::Int(v, None)))
+}
+
+fn float(d: &str) -> Expr {
+    e(ExprKind::Lit(Lit::Float(d.into(), None)))
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
+}
+
+impl B {
+    fn new(params: &[(&str, ElemType, bool)]) -> B {
+        let mut b = B {
+            body: Body {
+                target: Target::Cuda,
+                array: "T".into(),
+                file: "test.rs".into(),
+                params: Vec::new(),
+                locals: Vec::new(),
+                tids: Vec::new(),
+                stmts: Vec::new(),
+            },
+        };
+        for (name, elem, pointer) in params {
+            let ty = if *pointer { Ty::Ptr(*elem) } else { Ty::of_elem(*elem) };
+            let id = b.local(name, true, Some(ty));
+            b.body.params.push((
+                crate::Param {
+                    elem: *elem,
+                    pointer: *pointer,
+                    name: name.to_string(),
+                },
+                id,
+            ));
+        }
+        b
+    }
+
+    fn local(&mut self, name: &str, mutable: bool, ty: Option<Ty>) -> LocalId {
+        self.body.locals.push(Local {
+            name: name.into(),
+            span: Span::call_site(),
+            mutable,
+            ty,
+            param: false,
+        });
+        LocalId(self.body.locals.len() as u32 - 1)
+    }
+
+    fn get(&self, name: &str) -> Expr {
+        let id = self.body.locals.iter().rposition(|l| l.name == name).unwrap();
+        e(ExprKind::Local(LocalId(id as u32)))
+    }
+
+    fn let_(&mut self, name: &str, mutable: bool, init: Expr) -> &mut Self {
+        let local = self.local(name, mutable, None);
+        self.body.stmts.push(Stmt::Let {
+            local,
+            init: Some(init),
+            loc: loc(),
+        });
+        self
+    }
+
+    fn stmt(&mut self, expr: Expr) -> &mut Self {
+        self.body.stmts.push(Stmt::Expr { expr, loc: loc() });
+        self
+    }
+
+    fn checked(&mut self) -> Result<&Body, Vec<String>> {
+        check::check(&mut self.body)
+            .map(|()| &self.body)
+            .map_err(|d| d.into_iter().map(|d| d.message).collect())
+    }
+}
+
+#[test]
+fn a_float_literal_takes_its_type_from_use() {
+    // let mut t = 0.0; t += x as f64;  (f64 in Rust, so in the kernel too)
+    let mut b = B::new(&[("x", ElemType::Int, false)]);
+    b.let_("t", true, float("0.0"));
+    let (t, x) = (b.get("t"), b.get("x"));
+    let cast = e(ExprKind::Cast(Box::new(x), Scalar::F64));
+    b.stmt(e(ExprKind::Assign(Some(BinOp::Add), Box::new(t), Box::new(cast))));
+    let body = b.checked().unwrap();
+    assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
+    let c = emit_c::kernel(body, "k");
+    assert!(c.contains("double t = 0.0;"), "{c}");
+    let rust = body_tokens(body, Mode::Emulate).to_string();
+    assert!(rust.contains("t : f64 = 0.0f64"), "{rust}");
+}
+
+#[test]
+fn unconstrained_literals_default_to_i32_and_f64() {
+    let mut b = B::new(&[]);
+    b.let_("i", false, int(3)).let_("f", false, float("1.5"));
+    let body = b.checked().unwrap();
+    assert_eq!(body.locals[0].ty, Some(Ty::Scalar(Scalar::I32)));
+    assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
+    let c = emit_c::kernel(body, "k");
+    assert!(c.contains("int i = 3;") && c.contains("double f = 1.5;"), "{c}");
+}
+
+#[test]
+fn mixed_number_types_are_an_error_with_a_cast_hint() {
+    let mut b = B::new(&[("n", ElemType::Int, false), ("x", ElemType::Float, false)]);
+    let sum = bin(BinOp::Add, b.get("n"), b.get("x"));
+    b.let_("s", false, sum);
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("`i32` and `f32`") && errors[0].contains("cast"), "{errors:?}");
+}
+
+#[test]
+fn i64_atomics_use_the_unsigned_64_bit_atomic() {
+    let mut b = B::new(&[("p", ElemType::Long, true)]);
+    let add = e(ExprKind::AtomicAdd(Box::new(b.get("p")), Box::new(int(5))));
+    b.stmt(add);
+    let body = b.checked().unwrap();
+    let c = emit_c::kernel(body, "k");
+    assert!(
+        c.contains("(long long)atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))"),
+        "{c}"
+    );
+}
+
+#[test]
+fn usize_is_32_bits_in_the_kernel_and_its_emulation() {
+    let mut b = B::new(&[]);
+    let size = e(ExprKind::Size(1024));
+    b.let_("n", false, bin(BinOp::Mul, size, int(2)));
+    let body = b.checked().unwrap();
+    assert_eq!(body.locals[0].ty, Some(Ty::USIZE));
+    assert!(emit_c::kernel(body, "k").contains("unsigned n = 1024u * 2u;"));
+    let rust = body_tokens(body, Mode::Emulate).to_string();
+    assert!(rust.contains("n : u32 = 1024u32 * 2u32"), "{rust}");
+    let pthd = body_tokens(body, Mode::Pthd).to_string();
+    assert!(pthd.contains("n : usize = 1024usize * 2usize"), "{pthd}");
+}
+
+#[test]
+fn assigning_an_immutable_local_is_an_error() {
+    let mut b = B::new(&[]);
+    b.let_("k", false, int(1));
+    let k = b.get("k");
+    b.stmt(e(ExprKind::Assign(None, Box::new(k), Box::new(int(2)))));
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("let mut k"), "{errors:?}");
+}
+
+#[test]
+fn c_parenthesises_bitwise_operands_and_casts() {
+    // (a & 1) == 0 must keep its parentheses in C, where `&` ranks below `==`.
+    let mut b = B::new(&[("a", ElemType::Int, false)]);
+    let and = bin(BinOp::BitAnd, b.get("a"), int(1));
+    b.let_("even", false, bin(BinOp::Eq, and, int(0)));
+    let shifted = bin(BinOp::Shl, b.get("a"), int(2));
+    b.let_("f", false, e(ExprKind::Cast(Box::new(shifted), Scalar::F32)));
+    let body = b.checked().unwrap();
+    let c = emit_c::kernel(body, "k");
+    assert!(c.contains("bool even = (a & 1) == 0;"), "{c}");
+    assert!(c.contains("float f = (float)(a << 2);"), "{c}");
+}
+
+#[test]
+fn math_methods_follow_the_receiver_type() {
+    let mut b = B::new(&[("x", ElemType::Float, false), ("y", ElemType::Double, false)]);
+    let sx = e(ExprKind::Method(Method::Sqrt, Box::new(b.get("x")), Vec::new()));
+    let my = e(ExprKind::Method(Method::Max, Box::new(b.get("y")), vec![float("0.5")]));
+    b.let_("a", false, sx).let_("m", false, my);
+    let body = b.checked().unwrap();
+    let c = emit_c::kernel(body, "k");
+    assert!(c.contains("float a = sqrtf(x);"), "{c}");
+    assert!(c.contains("double m = fmax(y, 0.5);"), "{c}");
+}
+
+#[test]
+fn a_method_on_an_ambiguous_literal_is_an_error() {
+    let mut b = B::new(&[]);
+    let s = e(ExprKind::Method(Method::Sqrt, Box::new(float("2.0")), Vec::new()));
+    b.let_("r", false, s);
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("ambiguous"), "{errors:?}");
+}
