@@ -295,14 +295,7 @@ fn mem_ident(m: MemKind) -> Ident {
 
 /// The Rust type of an element, as a path the user's crate can name.
 pub fn elem_tokens(e: parray_core::ElemType) -> TokenStream {
-    let t = e.rust_type();
-    if t.starts_with(|c: char| c.is_ascii_uppercase()) {
-        let id = Ident::new(t, Span::call_site());
-        quote!(::parray::#id)
-    } else {
-        let id = Ident::new(t, Span::call_site());
-        quote!(#id)
-    }
+    parray_core::body::emit_rust::elem_tokens(e, parray_core::body::emit_rust::Mode::Pthd)
 }
 
 /// Names (with their byte offsets) used by a group: reference targets and constants.

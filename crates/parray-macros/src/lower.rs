@@ -492,8 +492,9 @@ impl Lowerer<'_, '_> {
                         return poison(span);
                     }
                 },
+                _ if self.target == Target::Pthd => ExprKind::Capture(quote::quote!(#p).to_string()),
                 _ => {
-                    self.subset(span, "a path");
+                    self.subset(span, "a path in a cuda body");
                     return poison(span);
                 }
             },
@@ -631,8 +632,13 @@ impl Lowerer<'_, '_> {
                 self.fail(span, "bind a created array to a name: `let s = S::create();`");
                 None
             }
+            _ if self.target == Target::Pthd => {
+                let f = &c.func;
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                Some(ExprKind::HostCall(quote::quote!(#f).to_string(), args))
+            }
             _ => {
-                self.fail(c.func.span(), "calls to Rust functions cannot run on every back end: a body may call `atomic_add(ptr, value)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
+                self.fail(c.func.span(), "calls to Rust functions cannot run on the GPU: a cuda body may call `atomic_add(ptr, value)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
                 None
             }
         }

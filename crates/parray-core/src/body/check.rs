@@ -248,6 +248,12 @@ impl Checker {
                 self.local_ty(*id, span, &name)
             }
             ExprKind::Capture(_) => Ty::Host,
+            ExprKind::HostCall(_, args) => {
+                for a in args {
+                    self.expr(a, body);
+                }
+                Ty::Host
+            }
             ExprKind::Tid(_) | ExprKind::Size(_) => Ty::USIZE,
             ExprKind::Cnt(_) => Ty::BOOL,
             ExprKind::Offset { args, .. } => {
@@ -543,7 +549,9 @@ fn visit_children(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
         | ExprKind::Cnt(_) => {}
         ExprKind::Unary(UnOp::Neg, _) => {}
         ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
-        ExprKind::Offset { args, .. } | ExprKind::MakeVector(_, args) => args.iter_mut().for_each(f),
+        ExprKind::Offset { args, .. }
+        | ExprKind::MakeVector(_, args)
+        | ExprKind::HostCall(_, args) => args.iter_mut().for_each(f),
         ExprKind::Binary(_, a, b)
         | ExprKind::Assign(_, a, b)
         | ExprKind::Index(a, b)

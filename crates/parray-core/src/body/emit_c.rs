@@ -313,7 +313,9 @@ impl<'b> Writer<'b> {
         match &e.kind {
             ExprKind::Lit(l) => (self.lit(l, e.ty), ATOM),
             ExprKind::Local(id) => (self.names[id.0 as usize].clone(), ATOM),
-            ExprKind::Capture(name) => unreachable!("a cuda body captures nothing ({name})"),
+            ExprKind::Capture(name) | ExprKind::HostCall(name, _) => {
+                unreachable!("a cuda body captures and calls nothing of the host ({name})")
+            }
             ExprKind::Tid(path) => (tid_name(path), ATOM),
             ExprKind::Size(n) => (unsigned_literal(*n), ATOM),
             ExprKind::Cnt(c) => (c.to_string(), ATOM),

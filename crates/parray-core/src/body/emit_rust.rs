@@ -290,9 +290,11 @@ impl Writer<'_> {
                 let id = self.local(*id);
                 quote!(#id)
             }
-            ExprKind::Capture(name) => {
-                let id = Ident::new(name, span);
-                quote!(#id)
+            ExprKind::Capture(path) => path_tokens(path, span),
+            ExprKind::HostCall(path, args) => {
+                let f = path_tokens(path, span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #f(#(#args),*))
             }
             ExprKind::Tid(path) => {
                 let id = tid_ident(path);
@@ -455,6 +457,11 @@ impl Writer<'_> {
         lit.set_span(span);
         quote!(#lit)
     }
+}
+
+/// A Rust path written as text (`std::f32::consts::PI`), at the user's span.
+fn path_tokens(path: &str, span: Span) -> TokenStream {
+    respan(path.parse().expect("a path parses"), span)
 }
 
 fn binop_tokens(op: BinOp, span: Span) -> TokenStream {

@@ -486,8 +486,11 @@ impl Method {
 pub enum ExprKind {
     Lit(Lit),
     Local(LocalId),
-    /// A host variable captured by a pthd body.
+    /// A host variable (or a path, `std::f32::consts::PI`) captured by a pthd body.
     Capture(String),
+    /// A call of a Rust function by a pthd body (CPU threads call what they like; rustc
+    /// checks it).
+    HostCall(String, Vec<Expr>),
     /// `$tid$`, `$tid_0_1$`: the path after `tid`.
     Tid(String),
     /// `$dim(T)$`, `$size(T)$`: a `usize` constant.
