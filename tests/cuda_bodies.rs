@@ -190,3 +190,139 @@ fn launch_fill(rows: &[Buffer<i32>; 2], which: usize) {
     })
     .expect("the inner detour runs");
 }
+
+// One meaning: an unsuffixed float literal is typed by its use, on the CPU and in the
+// kernel alike. 2^24 + 1 is exact in f64 and rounds away in f32: a body that computed in
+// `float` on the GPU would write 0 where Rust writes 1.
+same_on_both!(float_literals_typed_by_use, |out, fout, n| {
+    let mut t = 16777216.0;
+    t += ($tid$ as f64) * 0.0 + 1.0f64;
+    out[$tid$] = (t - 16777216.0) as i32;
+    let mut u = 0.5;
+    u *= $tid_1$ as f32;
+    fout[$tid$] = u;
+});
+
+// `usize` arithmetic in a cuda body is 32-bit on the GPU and in the emulator (u32), so
+// both compute what a pthd body computes as long as nothing exceeds 2^32 - 1.
+same_on_both!(usize_arithmetic, |out, fout, n| {
+    let big: usize = 65536;
+    let m = big * 16384 + $tid$;
+    out[$tid$] = (m % 1000) as i32;
+});
+
+parray! {
+    paged long [16] HOST_L;
+    dmem long [16] DEV_L;
+    pthd [2][8] CPU_L;
+    cuda(long* acc) [2][8] GPU_L;
+}
+
+#[test]
+fn signed_64_bit_atomics() -> parray::Result<()> {
+    // CUDA has no `atomicAdd(long long*, long long)`: the body's i64 atomic adds the same
+    // bits through the unsigned one, and gives the old value.
+    let host = HOST_L::create()?;
+    {
+        let acc = &host;
+        detour!(CPU_L {
+            let old = atomic_add(acc + 0, -3_000_000_000i64);
+            atomic_add(acc + ($tid_1$ + 1), old / old.max(1) + $tid$ as i64);
+        })?;
+    }
+    let dev = DEV_L::create()?;
+    detour!(GPU_L(&dev) {
+        let old = atomic_add(acc + 0, -3_000_000_000i64);
+        atomic_add(acc + ($tid_1$ + 1), old / old.max(1) + $tid$ as i64);
+    })?;
+    let (h, d) = (host.to_vec()?, dev.to_vec()?);
+    assert_eq!(h[0], -48_000_000_000);
+    assert_eq!(h[0], d[0]);
+    // The old values differ by schedule; the sum of the tids does not.
+    let tids = |v: &[i64]| v[1..9].iter().map(|x| x.rem_euclid(1 << 20)).sum::<i64>();
+    assert_eq!(tids(&h), tids(&d));
+    Ok(())
+}
+
+parray! {
+    dmem int [64] HALVES;
+    cuda(int* out) [2][32] HALF_SYNC;
+    cuda(int* out) [2][32] TWO_SYNCS;
+    paged int [64] PAGED64;
+    dmem int [4] SMALL;
+    cuda(int* out) [2][32] OVERRUN;
+}
+
+/// Whether cuda detours run on the CPU emulation (where divergence and bounds are
+/// checked; on a GPU both are undefined behaviour).
+fn emulated() -> bool {
+    parray::gpu::backend().is_ok_and(|b| b == parray::gpu::Backend::Emulate)
+}
+
+#[test]
+fn a_sync_that_only_some_threads_reach_is_an_error_naming_it() {
+    if !emulated() {
+        return;
+    }
+    let out = HALVES::create().unwrap();
+    let started = std::time::Instant::now();
+    let err = detour!(HALF_SYNC(&out) {
+        if $tid_1$ < 16 {
+            #sync;
+        }
+        out[$tid$] = 1;
+    })
+    .unwrap_err();
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    let line = line!() - 7;
+    match &err {
+        parray::Error::DivergentSync { line: l, .. } => assert_eq!(*l, line, "{err}"),
+        other => panic!("expected a divergent sync, got {other}"),
+    }
+    assert!(err.to_string().contains(&format!("{line}")), "{err}");
+}
+
+#[test]
+fn threads_at_two_different_syncs_are_an_error() {
+    if !emulated() {
+        return;
+    }
+    let out = HALVES::create().unwrap();
+    let err = detour!(TWO_SYNCS(&out) {
+        if $tid_1$ % 2 == 0 {
+            #sync;
+        } else {
+            #sync;
+        }
+        out[$tid$] = 1;
+    })
+    .unwrap_err();
+    assert!(matches!(err, parray::Error::DivergentSync { .. }), "{err}");
+}
+
+#[test]
+fn a_paged_array_is_refused_as_a_kernel_argument_on_every_backend() {
+    let paged = PAGED64::create().unwrap();
+    let err = detour!(HALF_SYNC(&paged) {
+        out[$tid$] = 1;
+    })
+    .unwrap_err();
+    assert!(matches!(err, parray::Error::NotDeviceMemory { .. }), "{err}");
+}
+
+#[test]
+fn a_panic_names_the_statement_the_block_and_the_thread() {
+    if !emulated() || !cfg!(debug_assertions) {
+        return;
+    }
+    let small = SMALL::create().unwrap();
+    let err = detour!(OVERRUN(&small) {
+        let i = $tid$;
+        out[i] = 1;
+    })
+    .unwrap_err();
+    let text = err.to_string();
+    let line = line!() - 5;
+    assert!(text.contains(&format!("tests/cuda_bodies.rs:{line}")), "{text}");
+    assert!(text.contains("block (") && text.contains("OVERRUN"), "{text}");
+}
