@@ -33,7 +33,9 @@ pub use parray_macros::__resume;
 /// Items the macros' expansions refer to; not part of the API.
 #[doc(hidden)]
 pub mod __private {
+    pub use parray_runtime::gpu::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
+    pub use parray_runtime::DetourSite;
 
     use crate::{Access, Element, Ptr};
 
@@ -63,32 +65,7 @@ pub mod __private {
     /// returns the old value, as CUDA's `atomicAdd`.
     #[track_caller]
     pub fn atomic_add<T: Element + parray_runtime::gpu::emulate::AtomicAdd>(p: Ptr<T>, v: T) -> T {
-        // Bounds first (debug builds), through the ordinary access path.
-        let _ = p.load(0);
-        // SAFETY: `p` designates a live element of host memory (checked above in debug
-        // builds; the contract of `Ptr` otherwise); every concurrent access to it in the
-        // body is atomic, as the CUDA rule for atomics requires.
-        unsafe { parray_runtime::gpu::emulate::atomic_add(p.host_address(), v) }
-    }
-
-    /// What a cuda body's emulated thread uses: its block barrier and shared arrays.
-    pub struct EmuCtx<'a, 'b>(pub &'a parray_runtime::gpu::emulate::ThreadCtx<'b>);
-
-    impl EmuCtx<'_, '_> {
-        /// `#sync` in a cuda body: the block's barrier.
-        #[inline]
-        pub fn sync(&self) {
-            self.0.sync_block()
-        }
-
-        /// `S::create()` of an smem type: the block's shared array number `slot`.
-        #[inline]
-        pub fn shared<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
-            let array = self.0.shared::<T>(slot, len);
-            // SAFETY: the block's shared array lives until the body returns, which ends
-            // every use of the handle; accesses follow `Access`'s contract, as on a GPU.
-            unsafe { Ptr::from_raw(array.as_ptr(), len, name, crate::MemKind::Smem) }
-        }
+        p.atomic_add(v)
     }
 
     /// `R::create()` of an rmem type in a cuda body: one thread's register array.

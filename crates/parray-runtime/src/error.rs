@@ -1,6 +1,96 @@
 //! The runtime's errors: each says what failed and where (type, kernel, thread, detour).
 
+use std::fmt;
+
 use parray_core::MemKind;
+
+/// Where a detour is in the user's source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetourSite {
+    /// The thread array's name (`MY_TA`).
+    pub array: &'static str,
+    /// The file of the `detour!`, as `file!()` gives it.
+    pub file: &'static str,
+    /// The line of the `detour!`.
+    pub line: u32,
+}
+
+impl fmt::Display for DetourSite {
+    /// `MY_TA, detour at src/main.rs:12`: the array and where its detour is.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, detour at {}:{}", self.array, self.file, self.line)
+    }
+}
+
+/// One thread of a thread array, as errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadId {
+    /// Thread `tid` of a pthd array.
+    Pthd { tid: usize },
+    /// Thread `tid` (`$tid$`) of a cuda array, with its `blockIdx` and `threadIdx` (x, y, z).
+    Cuda {
+        tid: u64,
+        block: [u32; 3],
+        thread: [u32; 3],
+    },
+}
+
+impl ThreadId {
+    /// What every thread must reach a `#sync` with: its block (cuda) or its array (pthd).
+    fn sync_scope(&self) -> &'static str {
+        match self {
+            ThreadId::Pthd { .. } => "array",
+            ThreadId::Cuda { .. } => "block",
+        }
+    }
+}
+
+impl fmt::Display for ThreadId {
+    /// `thread 63`, or `thread 63 (block (0, 0, 0), thread (63, 0, 0))` for cuda.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ThreadId::Pthd { tid } => write!(f, "thread {tid}"),
+            ThreadId::Cuda {
+                tid,
+                block: [bx, by, bz],
+                thread: [tx, ty, tz],
+            } => write!(
+                f,
+                "thread {tid} (block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}))"
+            ),
+        }
+    }
+}
+
+/// The explanation of a divergent `#sync`, shared by [`Error`] and the emulator's error;
+/// `file` names the barrier's file when known (`src/k.rs:7`, else `line 7`).
+pub(crate) fn divergence_message(
+    file: Option<&str>,
+    line: u32,
+    waiting: &ThreadId,
+    left: &ThreadId,
+    other_line: Option<u32>,
+) -> String {
+    let at = |line: u32| match file {
+        Some(file) => format!("{file}:{line}"),
+        None => format!("line {line}"),
+    };
+    let other = match other_line {
+        Some(other) => format!("{left} waits at the #sync at {} instead", at(other)),
+        None => format!("{left} left the body without reaching it"),
+    };
+    format!(
+        "{waiting} waits at the #sync at {}, but {other}: a #sync must be reached by every \
+         thread of the {}, all at the same #sync",
+        at(line),
+        waiting.sync_scope()
+    )
+}
+
+/// ` at src/main.rs:15:9` when the place of a panic is known, else nothing.
+pub(crate) fn panic_place(at: &Option<String>) -> String {
+    at.as_ref().map(|at| format!(" at {at}")).unwrap_or_default()
+}
 
 /// Everything the runtime can fail with. Clone, so that a once-per-process decision
 /// (the backend) can hand its failure to every caller.
@@ -76,19 +166,41 @@ pub enum Error {
     ModuleLoad { kernel: String, reason: String },
 
     /// Configuring, launching or running a kernel failed.
-    #[error("parray: launch of kernel {kernel} (detour at {location}) failed: {message}")]
+    #[error("parray: {site}: launch of kernel {kernel} failed: {message}")]
     Launch {
         kernel: String,
-        location: &'static str,
+        site: DetourSite,
         message: String,
     },
 
-    /// The body of a detour panicked in one of the array's threads.
-    #[error("parray: thread {tid} of {array} panicked: {message}")]
-    ThreadPanicked {
-        array: &'static str,
+    /// The operating system refused to start a thread of a pthd array.
+    #[error("parray: {site}: cannot start thread {tid}: {reason}")]
+    Spawn {
+        site: DetourSite,
         tid: usize,
+        reason: String,
+    },
+
+    /// The body of a detour panicked in one of the array's threads (the first, if
+    /// several did); `at` is the `file:line:col` of the panic, the user's statement.
+    #[error("parray: {site}: {thread} panicked{}: {message}", panic_place(at))]
+    ThreadPanicked {
+        site: DetourSite,
+        thread: ThreadId,
+        at: Option<String>,
         message: String,
+    },
+
+    /// Not every thread of a block (cuda) or array (pthd) reached the `#sync` at `line`
+    /// of the detour's file: `left` returned from the body while `waiting` waited there,
+    /// or `left` waits at another `#sync`, at `other_line`.
+    #[error("parray: {site}: {}", divergence_message(Some(site.file), *line, waiting, left, *other_line))]
+    DivergentSync {
+        site: DetourSite,
+        line: u32,
+        waiting: ThreadId,
+        left: ThreadId,
+        other_line: Option<u32>,
     },
 }
 

@@ -8,11 +8,12 @@ pub mod buffer;
 pub mod elem;
 pub mod error;
 pub mod gpu;
+mod panics;
 pub mod pthd;
 pub mod ptr;
 
 pub use buffer::Buffer;
 pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
-pub use error::{Error, Result};
+pub use error::{DetourSite, Error, Result, ThreadId};
 pub use pthd::{detour, ThreadCtx};
 pub use ptr::{Access, Ptr};

@@ -1,22 +1,45 @@
 //! pthd thread arrays: `#detour` runs a body once per CPU thread and returns when all are done.
 
-use std::any::Any;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 
-use crate::barrier::Barrier;
-use crate::error::{Error, Result};
+use crate::barrier::{Barrier, Divergence, SyncError};
+use crate::error::{DetourSite, Error, Result, ThreadId};
+use crate::panics::{self, Caught};
 
 /// What a thread of a pthd array knows about itself.
 pub struct ThreadCtx<'a> {
     tid: usize,
     nthreads: usize,
-    barrier: &'a Barrier,
+    array: &'a Array,
 }
 
-/// The unwind payload of a thread leaving a poisoned `#sync`: not a failure of its own,
-/// so the detour reports the thread that panicked first instead.
-struct Unwound;
+/// What the threads of one detour share.
+struct Array {
+    site: DetourSite,
+    barrier: Barrier,
+    /// The first failure (a panic or a divergent `#sync`).
+    error: Mutex<Option<Error>>,
+}
+
+impl Array {
+    /// Records `err` unless an earlier failure was recorded.
+    fn fail(&self, err: Error) {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(err);
+    }
+
+    fn diverged(&self, d: Divergence) {
+        self.fail(Error::DivergentSync {
+            site: self.site,
+            line: d.line,
+            waiting: ThreadId::Pthd { tid: d.waiting },
+            left: ThreadId::Pthd { tid: d.left },
+            other_line: d.other_line,
+        });
+    }
+}
 
 impl ThreadCtx<'_> {
     /// `$tid$`: this thread's flattened index in the array.
@@ -31,43 +54,62 @@ impl ThreadCtx<'_> {
         self.nthreads
     }
 
-    /// `#sync`: waits until every thread of the array has arrived.
+    /// `#sync` at line `line` of the detour's file: waits until every thread of the array
+    /// has arrived at it.
     ///
-    /// If another thread panicked, this thread unwinds out of the body (silently) instead
-    /// of waiting forever; the detour then returns that thread's panic as its error.
-    pub fn sync(&self) {
-        if self.barrier.wait().is_err() {
-            panic::resume_unwind(Box::new(Unwound));
+    /// If another thread failed, or the threads diverged (one returned from the body, or
+    /// waits at another line's `#sync`), this thread leaves the body quietly instead of
+    /// waiting forever; the detour returns the failure.
+    pub fn sync(&self, line: u32) {
+        match self.array.barrier.wait(self.tid, line) {
+            Ok(()) => {}
+            Err(SyncError::Poisoned) => panics::unwind_quietly(),
+            Err(SyncError::Diverged(d)) => {
+                self.array.diverged(d);
+                panics::unwind_quietly()
+            }
         }
     }
 }
 
-/// `#detour`: runs `body` once for each of the `nthreads` threads of the pthd array
-/// `array` on scoped OS threads (inline when there is one) and returns when all are done.
+/// `#detour`: runs `body` once for each of the `nthreads` threads of the pthd array at
+/// `site` on scoped OS threads (inline when there is one) and returns when all are done.
 ///
-/// A panicking thread poisons the array's barrier, so that no other thread hangs in
-/// `sync`, and becomes `Error::ThreadPanicked` (the first panic, if several).
-pub fn detour<F>(array: &'static str, nthreads: usize, body: F) -> Result<()>
+/// # Errors
+/// The first failure: `Error::ThreadPanicked` for a panicking thread,
+/// `Error::DivergentSync` for a `#sync` that not every thread reached, `Error::Spawn` if
+/// the OS refused a thread. Each poisons the array's barrier, so no thread hangs in
+/// `sync`.
+pub fn detour<F>(site: &DetourSite, nthreads: usize, body: F) -> Result<()>
 where
     F: Fn(&ThreadCtx) + Sync,
 {
-    let barrier = Barrier::new(nthreads);
-    let first_panic = Mutex::new(None);
+    let array = Array {
+        site: *site,
+        barrier: Barrier::new(nthreads),
+        error: Mutex::new(None),
+    };
     let run = |tid: usize| {
         let ctx = ThreadCtx {
             tid,
             nthreads,
-            barrier: &barrier,
+            array: &array,
         };
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(&ctx))) {
-            barrier.poison();
-            if !payload.is::<Unwound>() {
-                let mut first = first_panic.lock().unwrap_or_else(|e| e.into_inner());
-                first.get_or_insert(Error::ThreadPanicked {
-                    array,
-                    tid,
-                    message: panic_message(payload.as_ref()),
+        match panics::catch(|| body(&ctx)) {
+            Ok(()) => {
+                if let Err(d) = array.barrier.leave(tid) {
+                    array.diverged(d);
+                }
+            }
+            Err(Caught::Quiet) => {}
+            Err(Caught::Panicked(p)) => {
+                array.fail(Error::ThreadPanicked {
+                    site: *site,
+                    thread: ThreadId::Pthd { tid },
+                    at: p.at,
+                    message: p.message,
                 });
+                array.barrier.poison();
             }
         }
     };
@@ -77,21 +119,22 @@ where
         std::thread::scope(|s| {
             for tid in 0..nthreads {
                 let run = &run;
-                s.spawn(move || run(tid));
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || run(tid));
+                if let Err(e) = spawned {
+                    array.fail(Error::Spawn {
+                        site: *site,
+                        tid,
+                        reason: e.to_string(),
+                    });
+                    // Releases the threads already started.
+                    array.barrier.poison();
+                    break;
+                }
             }
         });
     }
-    match first_panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    match array.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(err) => Err(err),
         None => Ok(()),
     }
-}
-
-/// The text of a panic payload (`panic!` gives `&str` or `String`).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".into())
 }

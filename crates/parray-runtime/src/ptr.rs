@@ -6,6 +6,7 @@ use std::ops::{Add, AddAssign, Index, IndexMut};
 use parray_core::MemKind;
 
 use crate::elem::Element;
+use crate::gpu::emulate::{atomic_add, AtomicAdd};
 
 /// Element access shared by owners ([`crate::Buffer`]) and handles ([`Ptr`]), so that a
 /// detour body compiles whichever of the two it captured.
@@ -17,9 +18,18 @@ use crate::elem::Element;
 /// race and undefined behaviour; so is holding a slice of a buffer (`as_slice`) while a
 /// detour writes to it. Parray programs partition their writes by thread index.
 ///
+/// Atomics are the exception: threads may update an element concurrently when every
+/// access to it meanwhile is [`Ptr::atomic_add`], as CUDA's `atomicAdd`.
+///
 /// # Bounds
 /// Debug builds check every access against the buffer's extent and panic like a slice
 /// (`parray: offset 1030 out of bounds for M (extent 1024)`); release builds do not.
+///
+/// # dmem
+/// Host code cannot access `dmem` elements: on a GPU they have no host address, and under
+/// the CPU emulation (where they are host memory) they are refused the same way, in every
+/// build, so that host code that runs here also runs on a GPU. Only the emulated kernel's
+/// view of its arguments (`gpu::emulate::ThreadCtx::device_ptr`) reaches them.
 pub trait Access<T: Element> {
     /// Reads the element `off` elements past this handle.
     fn load(&self, off: usize) -> T;
@@ -47,6 +57,9 @@ pub struct Ptr<T: Element> {
     extent: usize,
     type_name: &'static str,
     mem: MemKind,
+    /// Whether elements may be accessed through `base`: false for dmem (except in an
+    /// emulated kernel's view). Invariant: when true, `base` is a host address (not null).
+    access: bool,
 }
 
 // SAFETY: a Ptr is an address; sharing it between threads is the point (see `Access`).
@@ -71,6 +84,17 @@ impl<T: Element> Ptr<T> {
             extent,
             type_name,
             mem,
+            access: mem != MemKind::Dmem && !base.is_null(),
+        }
+    }
+
+    /// This dmem handle as an emulated kernel sees it: accessible, since under the CPU
+    /// emulation the kernel's device memory is host memory. Other handles are unchanged
+    /// (launches refuse them as arguments), and so is dmem on a GPU (no host address).
+    pub(crate) fn kernel_view(self) -> Self {
+        Ptr {
+            access: self.access || !self.base.is_null(),
+            ..self
         }
     }
 
@@ -89,12 +113,14 @@ impl<T: Element> Ptr<T> {
         Ptr::new(base, 0, extent, type_name, mem)
     }
 
-    /// The host address of element 0 of the buffer (null for GPU memory).
+    /// The host address of element 0 of the buffer (null for GPU memory); for the buffer's
+    /// own copies, which do not go through element accesses.
     pub(crate) fn base_ptr(&self) -> *mut T {
         self.base
     }
 
-    /// The host address of the designated element; null for memory on the GPU.
+    /// The host address of the designated element; null for memory on the GPU. (Under the
+    /// emulation dmem has one, but element accesses through it are refused.)
     pub fn host_address(&self) -> *mut T {
         if self.base.is_null() {
             self.base
@@ -131,32 +157,58 @@ impl<T: Element> Ptr<T> {
             .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
     }
 
-    /// The host address of the element `off` past this handle; checked in debug builds.
+    /// The host address of the element `off` past this handle: refused for dmem (see
+    /// [`Access`]), checked against the extent in debug builds.
     #[inline(always)]
     #[track_caller]
     fn at(&self, off: usize) -> *mut T {
+        if !self.access {
+            self.refuse();
+        }
         let index = self.offset + off;
         #[cfg(debug_assertions)]
-        self.check(index);
-        // SAFETY: in bounds by the caller's contract (checked above in debug builds).
-        unsafe { self.base.add(index) }
-    }
-
-    #[cfg(debug_assertions)]
-    #[track_caller]
-    fn check(&self, index: usize) {
-        if self.base.is_null() {
-            panic!(
-                "parray: {} is {} memory on the GPU; host code cannot access it",
-                self.type_name, self.mem
-            );
-        }
         if index >= self.extent {
             panic!(
                 "parray: offset {index} out of bounds for {} (extent {})",
                 self.type_name, self.extent
             );
         }
+        // SAFETY: `access` guarantees a host base (invariant of the field); the element is
+        // in bounds by the caller's contract (checked above in debug builds).
+        unsafe { self.base.add(index) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn refuse(&self) -> ! {
+        panic!(
+            "parray: {} is {} memory on the GPU; host code cannot access it",
+            self.type_name, self.mem
+        )
+    }
+}
+
+impl<T: Element + AtomicAdd> Ptr<T> {
+    /// CUDA's `atomicAdd(p, v)`: adds `v` to the designated element atomically and returns
+    /// the old value (checked like an access).
+    ///
+    /// # Panics
+    /// As an access; also if the element is not aligned for the atomic of its size (only
+    /// possible on targets where a 64-bit number is less aligned than its atomic).
+    #[track_caller]
+    pub fn atomic_add(&self, v: T) -> T {
+        let p = self.at(0);
+        assert!(
+            p.addr() % T::ATOMIC_ALIGN == 0,
+            "parray: atomic_add on an element of {} that is not {}-byte aligned",
+            self.type_name,
+            T::ATOMIC_ALIGN
+        );
+        // SAFETY: `at` gives an element of live memory (contract of `Ptr`), aligned for the
+        // atomic (checked above); the contract of `Access` makes every concurrent access
+        // to it atomic.
+        unsafe { atomic_add(p, v) }
     }
 }
 

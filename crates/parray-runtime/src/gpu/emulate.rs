@@ -2,46 +2,53 @@
 //!
 //! The emulation gives the body what a CUDA kernel gets, and no more: every block and every
 //! thread runs exactly once with its `blockIdx`/`threadIdx`, each block has its own
-//! [shared memory](ThreadCtx::shared), threads of a block meet at
-//! [`ThreadCtx::sync_block`] (`__syncthreads`, Parray's `#sync_1`), and
-//! [`atomic_add`] updates memory like `atomicAdd`. Blocks run in no particular order,
-//! concurrently, as on a GPU.
+//! [shared memory](ThreadCtx::shared_ptr), the threads of a block meet at
+//! [`ThreadCtx::barrier`] (`__syncthreads`, Parray's `#sync`), and [`atomic_add`] updates
+//! memory like `atomicAdd`. Blocks run in no particular order, concurrently, as on a GPU.
 //!
-//! Two strategies, chosen by the caller (the code generator knows whether a body syncs):
-//! - without barriers, each core runs whole blocks as plain loops over the threads, so a
+//! Blocks are spread over the cores ("lanes"); a lane runs one block at a time, all of its
+//! threads on the lane's OS thread, so a block has no data races of its own:
+//! - [`run_grid`], for a body without `#sync`, calls the body once per thread, in order: a
 //!   thread costs a few nanoseconds on top of its body;
-//! - with barriers, each core owns a *team* of OS threads, one per thread of a block, that
-//!   runs the core's blocks one after the other, meeting at a [`Barrier`].
+//! - [`run_grid_sync`], for a body with `#sync`, takes an `async` body in which each `#sync`
+//!   is `ctx.barrier(LINE).await`: one stackless coroutine per thread. The lane polls the
+//!   block's coroutines in thread order, round after round; a round ends with every thread
+//!   waiting at a barrier (which opens if it is the same for all) or every thread finished
+//!   (the block is done). Anything else is a `#sync` that not every thread reaches, where a
+//!   GPU would hang or worse: it is reported at once as [`EmulateError::DivergentSync`].
 //!
-//! A panic in any emulated thread poisons the barriers, stops the remaining blocks and
-//! comes back as [`EmulateError::Panicked`]; nothing hangs.
+//! A panic in an emulated thread stops the remaining blocks and comes back as
+//! [`EmulateError::Panicked`], with the place of the panic; nothing hangs.
 
-use crate::barrier::Barrier;
-use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::marker::PhantomData;
+use std::future::Future;
 use std::mem::{align_of, size_of};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
-};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::ops::Range;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 
-/// Most threads in one block (CUDA's limit on every current GPU).
-pub const MAX_BLOCK_THREADS: u32 = 1024;
+use parray_core::grid::CudaGrid;
+use parray_core::MemKind;
+
+use crate::elem::Element;
+use crate::error::{divergence_message, panic_place, ThreadId};
+use crate::panics::{self, Caught};
+use crate::ptr::Ptr;
+
 /// Most bytes of shared memory one block may create: the largest a current GPU grants
 /// (227 KiB on Hopper, with the dynamic shared memory opt-in), so that no kernel the GPU
 /// path can launch is refused here.
 pub const MAX_SHARED_BYTES: usize = 227 * 1024;
-/// Stack of each team thread of a barrier-using launch: bodies keep only a few locals, and
-/// a launch may start 1024 threads per core.
-const TEAM_STACK_BYTES: usize = 256 * 1024;
 
 /// A CUDA `dim3`: used both for sizes (grid, block) and for indices (blockIdx, threadIdx).
 ///
 /// Named fields rather than `[u32; 3]` so generated code reads like CUDA (`.x`, `.y`,
-/// `.z`); `x` varies fastest in every flattening.
+/// `.z`). How indices flatten is `parray_core::grid::CudaGrid`'s business.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Dim3 {
     pub x: u32,
@@ -53,27 +60,6 @@ impl Dim3 {
     /// `dim3(x, y, z)`.
     pub const fn new(x: u32, y: u32, z: u32) -> Self {
         Dim3 { x, y, z }
-    }
-
-    /// Number of points of a size: `x * y * z`.
-    pub const fn volume(self) -> usize {
-        self.x as usize * self.y as usize * self.z as usize
-    }
-
-    /// The flat id of index `self` within size `dims`, `x` fastest.
-    pub const fn flatten(self, dims: Dim3) -> usize {
-        self.x as usize + dims.x as usize * (self.y as usize + dims.y as usize * self.z as usize)
-    }
-
-    /// The index whose flat id within size `dims` is `id` (inverse of [`Dim3::flatten`]).
-    pub const fn unflatten(id: usize, dims: Dim3) -> Self {
-        let (dx, dy) = (dims.x as usize, dims.y as usize);
-        // Each component is below a u32 extent, so the casts are exact.
-        Dim3 {
-            x: (id % dx) as u32,
-            y: (id / dx % dy) as u32,
-            z: (id / dx / dy) as u32,
-        }
     }
 }
 
@@ -88,6 +74,13 @@ impl From<[u32; 3]> for Dim3 {
     /// `[x, y, z]`.
     fn from([x, y, z]: [u32; 3]) -> Self {
         Dim3::new(x, y, z)
+    }
+}
+
+impl From<Dim3> for [u32; 3] {
+    /// `[x, y, z]`.
+    fn from(d: Dim3) -> Self {
+        [d.x, d.y, d.z]
     }
 }
 
@@ -112,37 +105,12 @@ impl GridShape {
             block: block.into(),
         }
     }
+}
 
-    /// Number of blocks in the grid.
-    pub const fn num_blocks(&self) -> usize {
-        self.grid.volume()
-    }
-
-    /// Number of threads in each block.
-    pub const fn block_threads(&self) -> usize {
-        self.block.volume()
-    }
-
-    /// Rejects what a CUDA launch would reject, so that a kernel that runs here also
-    /// launches on a GPU.
-    fn validate(&self) -> Result<(), String> {
-        let (g, b) = (self.grid, self.block);
-        if g.volume() == 0 || b.volume() == 0 {
-            return Err("every grid and block extent must be at least 1".into());
-        }
-        if g.x > i32::MAX as u32 || g.y > 65535 || g.z > 65535 {
-            return Err("grid extents are limited to (2^31-1, 65535, 65535)".into());
-        }
-        if b.x > 1024 || b.y > 1024 || b.z > 64 {
-            return Err("block extents are limited to (1024, 1024, 64)".into());
-        }
-        if b.volume() > MAX_BLOCK_THREADS as usize {
-            return Err(format!(
-                "a block has at most {MAX_BLOCK_THREADS} threads, not {}",
-                b.volume()
-            ));
-        }
-        Ok(())
+impl From<GridShape> for CudaGrid {
+    /// The shape as the one mapping of grids knows it (limits, flat ids).
+    fn from(s: GridShape) -> Self {
+        CudaGrid::new(s.grid.into(), s.block.into())
     }
 }
 
@@ -155,44 +123,58 @@ impl fmt::Display for GridShape {
 /// Why an emulated launch failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmulateError {
-    /// The configuration is one CUDA would refuse to launch.
+    /// The configuration is one CUDA would refuse to launch (or one with more threads
+    /// than a `usize` numbers).
     #[error("kernel `{kernel}`: invalid launch configuration {shape}: {reason}")]
     InvalidShape {
         kernel: &'static str,
         shape: GridShape,
         reason: String,
     },
-    /// An emulated thread panicked (the first one, if several did).
-    #[error("kernel `{kernel}`: thread {thread} of block {block} panicked: {message}")]
+    /// An emulated thread panicked (the first one, if several did), at `at`
+    /// (`file:line:col`) when known.
+    #[error("kernel `{kernel}`: {thread} panicked{}: {message}", panic_place(at))]
     Panicked {
         kernel: &'static str,
-        block: Dim3,
-        thread: Dim3,
+        thread: ThreadId,
+        at: Option<String>,
         message: String,
     },
-    /// The operating system refused to start a thread of a block team.
-    #[error("kernel `{kernel}`: cannot start an emulation thread: {message}")]
-    Spawn {
+    /// Not every thread of a block reached the barrier at `line`: `left` finished while
+    /// `waiting` waited there, or `left` waits at the barrier at `other_line`.
+    #[error("kernel `{kernel}`: {}", divergence_message(None, *line, waiting, left, *other_line))]
+    DivergentSync {
         kernel: &'static str,
-        message: String,
+        line: u32,
+        waiting: ThreadId,
+        left: ThreadId,
+        other_line: Option<u32>,
+    },
+    /// A thread's body awaited something other than [`ThreadCtx::barrier`], which nothing
+    /// in the emulation will ever complete.
+    #[error("kernel `{kernel}`: {thread} awaited something other than a #sync")]
+    Stalled {
+        kernel: &'static str,
+        thread: ThreadId,
     },
 }
 
 /// What one emulated thread sees: its indices, its block's shared memory and barrier.
 ///
-/// Registers are not here: they are the body's ordinary locals.
-pub struct ThreadCtx<'a> {
-    shape: GridShape,
+/// No lifetime, so that an `async` body owns it (`move |ctx: ThreadCtx| async move {..}`);
+/// not `Send`: a block's threads never leave their lane's OS thread. Registers are not
+/// here: they are the body's ordinary locals.
+pub struct ThreadCtx {
+    grid: CudaGrid,
     block_idx: Dim3,
     thread_idx: Dim3,
     block_id: usize,
     thread_id: usize,
-    shared: &'a BlockShared,
-    /// The block's barrier; `None` when the launch runs blocks as loops.
-    barrier: Option<&'a Barrier>,
+    global_id: usize,
+    block: Rc<Block>,
 }
 
-impl<'a> ThreadCtx<'a> {
+impl ThreadCtx {
     /// `blockIdx`.
     #[inline]
     pub fn block_idx(&self) -> Dim3 {
@@ -208,13 +190,13 @@ impl<'a> ThreadCtx<'a> {
     /// `blockDim`.
     #[inline]
     pub fn block_dim(&self) -> Dim3 {
-        self.shape.block
+        self.grid.block.into()
     }
 
     /// `gridDim`.
     #[inline]
     pub fn grid_dim(&self) -> Dim3 {
-        self.shape.grid
+        self.grid.grid.into()
     }
 
     /// The flattened block id, `x` fastest (Parray's `$tid_0$`).
@@ -233,127 +215,93 @@ impl<'a> ThreadCtx<'a> {
     /// (Parray's `$tid$`).
     #[inline]
     pub fn global_id(&self) -> usize {
-        self.block_id * self.shape.block_threads() + self.thread_id
+        self.global_id
     }
 
-    /// `__syncthreads()`: waits until every thread of the block has arrived.
+    /// `#sync` at line `line` of the detour's file, in a body run by [`run_grid_sync`]:
+    /// `ctx.barrier(line).await` returns when every thread of the block waits at it.
     ///
-    /// As in CUDA, all threads of a block must reach the same sequence of syncs. If another
-    /// thread of the launch panicked, this unwinds the calling thread quietly (no panic
-    /// message) so that the launch ends with that thread's error.
-    ///
-    /// # Panics
-    /// When the launch was made with `uses_barrier == false` and the block has more than
-    /// one thread: the code generator declared a body without barriers that has one.
-    pub fn sync_block(&self) {
-        match self.barrier {
-            Some(b) => {
-                if b.wait().is_err() {
-                    panic::resume_unwind(Box::new(Cancelled));
-                }
-            }
-            None => assert!(
-                self.shape.block_threads() == 1,
-                "sync_block in a kernel launched with uses_barrier == false"
-            ),
+    /// As in CUDA, every thread of a block must reach the same barriers in the same order;
+    /// the emulator reports any other case as [`EmulateError::DivergentSync`].
+    #[inline]
+    pub fn barrier(&self, line: u32) -> SyncWait<'_> {
+        SyncWait {
+            block: &self.block,
+            line,
+            arrived_in: None,
         }
     }
 
-    /// The block's shared array number `slot` of `len` elements (Parray's `#create` of an
-    /// `smem` type; each `create` in a body has its own compile-time slot).
+    /// `S::create()` of an smem type: the block's shared array number `slot` (each
+    /// `create` in a body has its own compile-time slot) of `len` elements, as a `Ptr` of
+    /// `MemKind::Smem` named `name`.
     ///
-    /// All threads of a block get the same memory, every block its own; it holds
-    /// `T::default()` (zero for numbers) when the block starts. The memory is valid until
-    /// the body returns.
+    /// All threads of a block get the same memory, every block its own; it is zero (the
+    /// `Default` of every element type) when the block starts, and lives until the launch
+    /// ends.
     ///
     /// # Panics
     /// If `slot` was created earlier in the block with another element size or length, if
-    /// `T` is zero-sized or needs more than 16-byte alignment, or if the block's shared
-    /// arrays would exceed [`MAX_SHARED_BYTES`].
-    pub fn shared<T: Copy + Default>(&self, slot: usize, len: usize) -> SharedArray<'_, T> {
-        SharedArray {
-            ptr: self.shared.get::<T>(slot, len),
-            len,
-            _life: PhantomData,
+    /// `T` needs more than 16-byte alignment, or if the block's shared arrays would exceed
+    /// [`MAX_SHARED_BYTES`]. (A panic in a body ends the launch with its error.)
+    #[track_caller]
+    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+        let base = self.block.shared::<T>(slot, len);
+        // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
+        // are a valid `Element`), which stay allocated until the lane ends, after every
+        // body of the launch; all users of the block run on this OS thread, one at a time,
+        // through `Access`.
+        unsafe { Ptr::from_raw(base, len, name, MemKind::Smem) }
+    }
+
+    /// A kernel argument as the kernel sees it: a dmem pointer that the body may access
+    /// (host code may not, see `Access`). Other pointers are returned unchanged: a launch
+    /// refuses them as arguments before running any body.
+    #[inline]
+    pub fn device_ptr<T: Element>(&self, p: Ptr<T>) -> Ptr<T> {
+        p.kernel_view()
+    }
+
+    /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
+    fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
+        self.thread_id = thread_id;
+        self.thread_idx = thread_idx;
+        // Exact: `Run::new` checked that every tid of the grid fits in a usize.
+        self.global_id = self.grid.tid(self.block_id as u64, thread_id as u64) as usize;
+    }
+
+    /// A context for another thread of the same block.
+    fn for_thread(&self, thread_id: usize, thread_idx: Dim3) -> ThreadCtx {
+        let mut ctx = ThreadCtx {
+            block: self.block.clone(),
+            ..*self
+        };
+        ctx.set_thread(thread_id, thread_idx);
+        ctx
+    }
+}
+
+/// The future of [`ThreadCtx::barrier`]: pending once, at the barrier, then ready when
+/// the emulator has opened it.
+#[must_use = "a barrier does nothing unless awaited"]
+pub struct SyncWait<'a> {
+    block: &'a Block,
+    line: u32,
+    /// The barrier phase in which this thread arrived.
+    arrived_in: Option<u64>,
+}
+
+impl Future for SyncWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let phase = self.block.phase.get();
+        if self.arrived_in.is_some_and(|arrived| arrived != phase) {
+            return Poll::Ready(());
         }
-    }
-}
-
-/// A handle on one shared array of a block (see [`ThreadCtx::shared`]).
-///
-/// Threads of a block share the memory without synchronisation, as on a GPU: the handle
-/// only gives raw access, and the body orders conflicting accesses with
-/// [`ThreadCtx::sync_block`].
-pub struct SharedArray<'a, T> {
-    ptr: *mut T,
-    len: usize,
-    _life: PhantomData<&'a T>,
-}
-
-impl<T> Clone for SharedArray<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for SharedArray<'_, T> {}
-
-impl<T: Copy> SharedArray<'_, T> {
-    /// The first element; valid for `len()` elements while the handle lives.
-    #[inline]
-    pub fn as_ptr(&self) -> *mut T {
-        self.ptr
-    }
-
-    /// Number of elements.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the array has no elements.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Reads element `i`.
-    ///
-    /// # Safety
-    /// No other thread of the block may write element `i` between the last
-    /// [`ThreadCtx::sync_block`] and the next one (CUDA's rule for a race-free read).
-    ///
-    /// # Panics
-    /// If `i >= len()`.
-    #[inline]
-    pub unsafe fn read(&self, i: usize) -> T {
-        assert!(
-            i < self.len,
-            "shared index {i} out of bounds (len {})",
-            self.len
-        );
-        // SAFETY: in bounds and initialised (filled with T::default() at block start); the
-        // caller excludes concurrent writes.
-        unsafe { self.ptr.add(i).read() }
-    }
-
-    /// Writes element `i`.
-    ///
-    /// # Safety
-    /// No other thread of the block may read or write element `i` between the last
-    /// [`ThreadCtx::sync_block`] and the next one.
-    ///
-    /// # Panics
-    /// If `i >= len()`.
-    #[inline]
-    pub unsafe fn write(&self, i: usize, v: T) {
-        assert!(
-            i < self.len,
-            "shared index {i} out of bounds (len {})",
-            self.len
-        );
-        // SAFETY: in bounds; the caller excludes concurrent accesses.
-        unsafe { self.ptr.add(i).write(v) }
+        self.arrived_in = Some(phase);
+        self.block.arrived.set(Some(self.line));
+        Poll::Pending
     }
 }
 
@@ -368,72 +316,53 @@ struct Slot {
     store: Vec<Chunk>,
     elem_size: usize,
     len: usize,
-    /// Refills the array with `T::default()`, for the `T` it was created with.
-    refill: unsafe fn(*mut u8, usize),
 }
 
-/// Writes `T::default()` to `len` elements at `ptr`.
+/// The state of the block a lane is running, shared by the block's threads.
 ///
-/// # Safety
-/// `ptr` must be valid for writing `len` elements of `T`, aligned, and unshared meanwhile.
-unsafe fn fill_default<T: Copy + Default>(ptr: *mut u8, len: usize) {
-    let p = ptr.cast::<T>();
-    for i in 0..len {
-        // SAFETY: the caller guarantees `len` writable, aligned, unshared elements.
-        unsafe { p.add(i).write(T::default()) };
-    }
+/// Kept for the lane's next blocks: shared storage is created on first use and zeroed
+/// between blocks.
+#[derive(Default)]
+struct Block {
+    /// Shared arrays by slot.
+    shared: RefCell<Vec<Option<Slot>>>,
+    /// The line of the barrier at which the thread just polled waits (set by its
+    /// [`SyncWait`], taken by the lane).
+    arrived: Cell<Option<u32>>,
+    /// Incremented each time the lane opens the barrier.
+    phase: Cell<u64>,
 }
 
-/// The shared memory of the block a team (or a loop lane) is running.
-///
-/// Storage is created on first use and kept for the next blocks, refilled in between.
-struct BlockShared {
-    slots: Mutex<Vec<Option<Slot>>>,
-}
-
-impl BlockShared {
-    fn new() -> Self {
-        BlockShared {
-            slots: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Vec<Option<Slot>>> {
-        // A panic never leaves the table half-updated, so std's poisoning adds nothing.
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The storage of `slot`, created (and filled with defaults) on first use.
-    fn get<T: Copy + Default>(&self, slot: usize, len: usize) -> *mut T {
+impl Block {
+    /// The storage of shared array `slot`, created (zeroed) on first use in the lane.
+    #[track_caller]
+    fn shared<T: Element>(&self, slot: usize, len: usize) -> *mut T {
         assert!(
-            size_of::<T>() > 0 && align_of::<T>() <= align_of::<Chunk>(),
-            "shared element types must be sized and at most 16-byte aligned"
+            align_of::<T>() <= align_of::<Chunk>(),
+            "shared element types must be at most 16-byte aligned"
         );
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .expect("shared array size overflows");
-        let mut slots = self.lock();
+        let bytes = len.checked_mul(size_of::<T>()).unwrap_or(usize::MAX);
+        let mut slots = self.shared.borrow_mut();
         if slots.len() <= slot {
             slots.resize_with(slot + 1, || None);
         }
         if slots[slot].is_none() {
             let used: usize = slots.iter().flatten().map(|s| s.elem_size * s.len).sum();
             assert!(
-                used + bytes <= MAX_SHARED_BYTES,
-                "shared memory of a block would be {} bytes, over the GPU limit {MAX_SHARED_BYTES}",
-                used + bytes
+                bytes <= MAX_SHARED_BYTES - used,
+                "shared memory of a block would be over the GPU limit of {MAX_SHARED_BYTES} \
+                 bytes ({used} bytes, and {len} elements of {} bytes more)",
+                size_of::<T>()
             );
-            let mut store = vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())];
-            // SAFETY: `store` holds at least `bytes` bytes, 16-aligned, and is not shared yet.
-            unsafe { fill_default::<T>(store.as_mut_ptr().cast(), len) };
             slots[slot] = Some(Slot {
-                store,
+                store: vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())],
                 elem_size: size_of::<T>(),
                 len,
-                refill: fill_default::<T>,
             });
         }
-        let s = slots[slot].as_mut().expect("slot was just created");
+        let Some(s) = slots[slot].as_mut() else {
+            unreachable!("slot {slot} was created above")
+        };
         assert!(
             s.elem_size == size_of::<T>() && s.len == len,
             "shared slot {slot} created as {} x {} bytes, used as {len} x {} bytes",
@@ -441,166 +370,312 @@ impl BlockShared {
             s.elem_size,
             size_of::<T>()
         );
-        // Vec::as_mut_ptr does not reborrow the buffer, so pointers handed out earlier to
-        // other threads stay valid; the buffer never moves or shrinks while the block runs.
+        // Vec::as_mut_ptr does not reborrow the buffer, so pointers handed out earlier
+        // stay valid; the buffer never moves or shrinks while the lane runs.
         s.store.as_mut_ptr().cast()
     }
 
-    /// Gives every array its initial value again, for the next block.
+    /// Readies the block state for the next block: shared arrays zeroed, no arrival.
     ///
-    /// Only call while no thread runs a block on this memory.
+    /// Only call while no thread of the previous block can run any more.
     fn reset(&self) {
-        for s in self.lock().iter_mut().flatten() {
-            // SAFETY: the slot was created for `s.len` elements of the type `refill` writes,
-            // and the caller guarantees nobody uses the memory meanwhile.
-            unsafe { (s.refill)(s.store.as_mut_ptr().cast(), s.len) };
+        for s in self.shared.borrow_mut().iter_mut().flatten() {
+            s.store.fill(Chunk([0; 16]));
+        }
+        self.arrived.set(None);
+    }
+}
+
+/// How a lane runs the threads of one block.
+trait Strategy {
+    /// Runs every thread of the block whose thread 0 is `ctx`, keeping in `current` the
+    /// id of the thread running (for errors).
+    fn run_block(
+        &mut self,
+        run: &Run,
+        ctx: ThreadCtx,
+        current: &Cell<usize>,
+    ) -> Result<(), EmulateError>;
+}
+
+/// [`run_grid`]'s strategy: one call of the body per thread.
+struct Loops<'f, F>(&'f F);
+
+impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
+    fn run_block(
+        &mut self,
+        run: &Run,
+        mut ctx: ThreadCtx,
+        current: &Cell<usize>,
+    ) -> Result<(), EmulateError> {
+        for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
+            ctx.set_thread(t, thread_idx);
+            current.set(t);
+            (self.0)(&ctx);
+        }
+        Ok(())
+    }
+}
+
+/// [`run_grid_sync`]'s strategy: one coroutine per thread, polled round after round.
+struct Coroutines<'f, F, Fut> {
+    body: &'f F,
+    /// The block's threads, by thread id; kept empty between blocks, so that its
+    /// allocation serves every block of the lane.
+    threads: Vec<Fut>,
+}
+
+impl<F, Fut> Strategy for Coroutines<'_, F, Fut>
+where
+    F: Fn(ThreadCtx) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    fn run_block(
+        &mut self,
+        run: &Run,
+        ctx: ThreadCtx,
+        current: &Cell<usize>,
+    ) -> Result<(), EmulateError> {
+        // Unpolled futures may move, so filling the vector may reallocate it.
+        for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
+            current.set(t);
+            self.threads.push((self.body)(ctx.for_thread(t, thread_idx)));
+        }
+        let result = self.rounds(run, &ctx, current);
+        // Drops every future in place, before any can move.
+        self.threads.clear();
+        result
+    }
+}
+
+impl<F, Fut: Future<Output = ()>> Coroutines<'_, F, Fut> {
+    /// Polls the block's threads in order, round after round, until all have finished
+    /// or they diverge.
+    fn rounds(
+        &mut self,
+        run: &Run,
+        ctx: &ThreadCtx,
+        current: &Cell<usize>,
+    ) -> Result<(), EmulateError> {
+        let block = &ctx.block;
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            // The first thread of the round waiting at a barrier, with the barrier's line;
+            // the first that finished.
+            let mut waiting: Option<(u32, usize)> = None;
+            let mut left: Option<usize> = None;
+            for (t, thread) in self.threads.iter_mut().enumerate() {
+                current.set(t);
+                // SAFETY: `thread` is pinned from its first poll, here, until `run_block`
+                // clears the vector (or the lane drops it, after a panic), which drops it
+                // in place: meanwhile nothing pushes to the vector, reallocates it, or
+                // moves, swaps or replaces its elements.
+                let thread = unsafe { Pin::new_unchecked(thread) };
+                let at = match thread.poll(&mut cx) {
+                    Poll::Ready(()) => None,
+                    Poll::Pending => match block.arrived.take() {
+                        Some(line) => Some(line),
+                        None => return Err(run.stalled(ctx.block_id, t)),
+                    },
+                };
+                let diverged = match (at, waiting, left) {
+                    (None, Some((line, w)), _) => Some((line, w, t, None)),
+                    (None, None, _) => {
+                        left.get_or_insert(t);
+                        None
+                    }
+                    (Some(line), _, Some(l)) => Some((line, t, l, None)),
+                    (Some(line), None, None) => {
+                        waiting = Some((line, t));
+                        None
+                    }
+                    (Some(line), Some((first, w)), None) => {
+                        (line != first).then_some((first, w, t, Some(line)))
+                    }
+                };
+                if let Some((line, w, l, other_line)) = diverged {
+                    return Err(run.diverged(ctx.block_id, line, w, l, other_line));
+                }
+            }
+            if waiting.is_none() {
+                return Ok(());
+            }
+            // Every thread waits at the same barrier: open it.
+            block.phase.set(block.phase.get().wrapping_add(1));
         }
     }
 }
 
-/// The unwinding payload of a thread cancelled because another one panicked.
-struct Cancelled;
-
-/// State shared by all workers of one launch.
-struct Launch<'f, F> {
+/// One launch: the grid, the blocks left to run, the first failure.
+struct Run {
     kernel: &'static str,
-    shape: GridShape,
-    body: &'f F,
-    /// Set (before the barriers are poisoned) when a thread panicked.
+    grid: CudaGrid,
+    blocks: u64,
+    /// `threadIdx` of each thread id of a block, from the one mapping, once per launch.
+    thread_idx: Vec<Dim3>,
+    lanes: usize,
+    /// The first block no lane has taken, and how many blocks a lane takes at once.
+    next: AtomicU64,
+    chunk: u64,
+    /// Set when a thread failed: lanes take no more blocks.
     stop: AtomicBool,
     error: Mutex<Option<EmulateError>>,
-    /// One per team; empty for loop launches.
-    barriers: Vec<Barrier>,
 }
 
-impl<F: Fn(&ThreadCtx) + Sync> Launch<'_, F> {
-    /// Records the first failure, then stops every worker and releases every waiter.
-    fn fail(&self, err: EmulateError) {
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(err);
-        self.stop.store(true, Ordering::SeqCst);
-        for b in &self.barriers {
-            b.poison();
-        }
-    }
-
-    /// Records the panic `payload` of the thread described by `ctx`, unless it is a
-    /// cancellation caused by an earlier panic.
-    fn fail_panicked(&self, ctx: &ThreadCtx, payload: Box<dyn Any + Send>) {
-        if payload.is::<Cancelled>() {
-            return;
-        }
-        let message = if let Some(s) = payload.downcast_ref::<&str>() {
-            (*s).to_string()
-        } else if let Some(s) = payload.downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "non-string panic payload".to_string()
+impl Run {
+    /// Checks the shape as CUDA would, and plans the lanes.
+    fn new(kernel: &'static str, shape: GridShape) -> Result<Run, EmulateError> {
+        let grid = CudaGrid::from(shape);
+        let invalid = |reason| EmulateError::InvalidShape {
+            kernel,
+            shape,
+            reason,
         };
-        self.fail(EmulateError::Panicked {
-            kernel: self.kernel,
-            block: ctx.block_idx,
-            thread: ctx.thread_idx,
-            message,
+        grid.validate().map_err(invalid)?;
+        let (blocks, block_threads) = (grid.num_blocks(), grid.block_threads());
+        let numbered = blocks
+            .checked_mul(block_threads)
+            .is_some_and(|n| usize::try_from(n).is_ok());
+        if !numbered {
+            return Err(invalid(format!(
+                "{blocks} x {block_threads} threads are more than a usize numbers"
+            )));
+        }
+        // Chunks cover about 4096 threads, so that tiny blocks do not contend on the
+        // counter, yet leave at least 8 chunks per lane for balance.
+        let lanes = (cores() as u64).min(blocks);
+        let chunk = 4096u64
+            .div_ceil(block_threads)
+            .min(blocks / (lanes * 8))
+            .max(1);
+        Ok(Run {
+            kernel,
+            grid,
+            blocks,
+            thread_idx: (0..block_threads)
+                .map(|t| grid.thread_idx(t).into())
+                .collect(),
+            // At most the cores, a usize.
+            lanes: lanes as usize,
+            next: AtomicU64::new(0),
+            chunk,
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+        })
+    }
+
+    /// Runs every block on the lanes (the calling thread is one), each lane with its own
+    /// `strategy()`, and returns the first failure.
+    fn execute<S: Strategy>(self, strategy: impl Fn() -> S + Sync) -> Result<(), EmulateError> {
+        let lane = || self.lane(&mut strategy());
+        thread::scope(|s| {
+            for _ in 1..self.lanes {
+                // A lane the OS refuses to start is no loss: the others take its blocks.
+                let _ = thread::Builder::new().spawn_scoped(s, lane);
+            }
+            lane();
         });
-    }
-
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    fn finish(self) -> Result<(), EmulateError> {
         match self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    /// A context for thread 0 of block 0, to be moved through the grid.
-    fn ctx<'a>(&self, shared: &'a BlockShared, barrier: Option<&'a Barrier>) -> ThreadCtx<'a> {
-        ThreadCtx {
-            shape: self.shape,
-            block_idx: Dim3::new(0, 0, 0),
-            thread_idx: Dim3::new(0, 0, 0),
-            block_id: 0,
-            thread_id: 0,
-            shared,
-            barrier,
-        }
-    }
-
-    /// Loop strategy, one lane: takes chunks of blocks from `next` and runs each block's
-    /// threads in order, `x` fastest.
-    fn loop_lane(&self, next: &AtomicUsize, chunk: usize) {
-        let shared = BlockShared::new();
-        let mut ctx = self.ctx(&shared, None);
-        let n = self.shape.num_blocks();
-        let (grid, block) = (self.shape.grid, self.shape.block);
-        let run = panic::catch_unwind(AssertUnwindSafe(|| {
-            while !self.stopped() {
-                let first = next.fetch_add(chunk, Ordering::Relaxed);
-                if first >= n {
-                    break;
-                }
-                for b in first..n.min(first + chunk) {
-                    shared.reset();
-                    ctx.block_id = b;
-                    ctx.block_idx = Dim3::unflatten(b, grid);
-                    let mut t = 0;
-                    for z in 0..block.z {
-                        for y in 0..block.y {
-                            for x in 0..block.x {
-                                ctx.thread_idx = Dim3 { x, y, z };
-                                ctx.thread_id = t;
-                                (self.body)(&ctx);
-                                t += 1;
-                            }
-                        }
-                    }
+    /// One lane: takes chunks of blocks until none is left, running each with `strategy`.
+    fn lane(&self, strategy: &mut impl Strategy) {
+        let block = Rc::new(Block::default());
+        let (block_id, thread_id) = (Cell::new(0), Cell::new(0));
+        let result = panics::catch(|| {
+            while let Some(ids) = self.take() {
+                for b in ids {
+                    block_id.set(b);
+                    block.reset();
+                    let ctx = ThreadCtx {
+                        grid: self.grid,
+                        block_idx: self.grid.block_idx(b as u64).into(),
+                        thread_idx: self.thread_idx[0],
+                        block_id: b,
+                        thread_id: 0,
+                        global_id: self.grid.tid(b as u64, 0) as usize,
+                        block: block.clone(),
+                    };
+                    strategy.run_block(self, ctx, &thread_id)?;
                 }
             }
-        }));
-        if let Err(payload) = run {
-            self.fail_panicked(&ctx, payload);
+            Ok(())
+        });
+        let err = match result {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e,
+            Err(caught) => {
+                let panic = match caught {
+                    Caught::Panicked(p) => p,
+                    // Only a pthd `#sync` unwinds quietly: one that an emulated body called
+                    // on an enclosing pthd array that failed.
+                    Caught::Quiet => panics::Panic {
+                        message: "left by the failure of an enclosing pthd array".into(),
+                        at: None,
+                    },
+                };
+                EmulateError::Panicked {
+                    kernel: self.kernel,
+                    thread: self.thread(block_id.get(), thread_id.get()),
+                    at: panic.at,
+                    message: panic.message,
+                }
+            }
+        };
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(err);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// The next chunk of block ids for a lane; `None` once all are taken or a thread failed.
+    fn take(&self) -> Option<Range<usize>> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        // No overflow: the counter ends below `blocks` (< 2^63) plus a chunk per lane.
+        let first = self.next.fetch_add(self.chunk, Ordering::Relaxed);
+        // Block ids fit in a usize (checked in `new`).
+        (first < self.blocks).then(|| first as usize..self.blocks.min(first + self.chunk) as usize)
+    }
+
+    /// Thread `thread_id` of block `block_id`, as errors name it.
+    fn thread(&self, block_id: usize, thread_id: usize) -> ThreadId {
+        let (b, t) = (block_id as u64, thread_id as u64);
+        ThreadId::Cuda {
+            tid: self.grid.tid(b, t),
+            block: self.grid.block_idx(b),
+            thread: self.grid.thread_idx(t),
         }
     }
 
-    /// Team strategy, one member: thread `thread_id` of every block `lane, lane + lanes,
-    /// ...`, meeting its team at `barrier` inside and between blocks.
-    ///
-    /// Two shared memories alternate between consecutive blocks: while the team runs one,
-    /// the leader refills the other, which nobody touches any more (everyone passed the
-    /// barrier that ended the block before), so one barrier per block is enough.
-    fn team_member(
+    /// Threads `waiting` and `left` of block `block_id` did not meet at the barrier at
+    /// `line`.
+    fn diverged(
         &self,
-        lane: usize,
-        lanes: usize,
-        thread_id: usize,
-        barrier: &Barrier,
-        shared: &[BlockShared; 2],
-    ) {
-        let thread_idx = Dim3::unflatten(thread_id, self.shape.block);
-        for (k, b) in (lane..self.shape.num_blocks()).step_by(lanes).enumerate() {
-            if self.stopped() {
-                return;
-            }
-            if thread_id == 0 {
-                shared[(k + 1) % 2].reset();
-            }
-            let mut ctx = self.ctx(&shared[k % 2], Some(barrier));
-            ctx.block_id = b;
-            ctx.block_idx = Dim3::unflatten(b, self.shape.grid);
-            ctx.thread_id = thread_id;
-            ctx.thread_idx = thread_idx;
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(&ctx))) {
-                self.fail_panicked(&ctx, payload);
-                return;
-            }
-            if barrier.wait().is_err() {
-                return;
-            }
+        block_id: usize,
+        line: u32,
+        waiting: usize,
+        left: usize,
+        other_line: Option<u32>,
+    ) -> EmulateError {
+        EmulateError::DivergentSync {
+            kernel: self.kernel,
+            line,
+            waiting: self.thread(block_id, waiting),
+            left: self.thread(block_id, left),
+            other_line,
+        }
+    }
+
+    fn stalled(&self, block_id: usize, thread_id: usize) -> EmulateError {
+        EmulateError::Stalled {
+            kernel: self.kernel,
+            thread: self.thread(block_id, thread_id),
         }
     }
 }
@@ -612,104 +687,45 @@ fn cores() -> usize {
 }
 
 /// Runs `body` once for every thread of the grid `shape`, as the CUDA kernel `kernel`
-/// would, and returns when all are done.
-///
-/// `uses_barrier` says whether the body may call [`ThreadCtx::sync_block`]: if not, blocks
-/// run as plain loops (fast); if so, each block's threads are OS threads of a team.
+/// would, and returns when all are done. For bodies without `#sync`.
 ///
 /// # Errors
 /// [`EmulateError::InvalidShape`] for a configuration CUDA would refuse,
-/// [`EmulateError::Panicked`] if a thread panicked (the remaining blocks are skipped),
-/// [`EmulateError::Spawn`] if a team thread could not be started.
-pub fn run_grid<F>(
-    kernel: &'static str,
-    shape: GridShape,
-    uses_barrier: bool,
-    body: F,
-) -> Result<(), EmulateError>
+/// [`EmulateError::Panicked`] if a thread panicked (the remaining blocks are skipped).
+pub fn run_grid<F>(kernel: &'static str, shape: GridShape, body: F) -> Result<(), EmulateError>
 where
     F: Fn(&ThreadCtx) + Sync,
 {
-    shape
-        .validate()
-        .map_err(|reason| EmulateError::InvalidShape {
-            kernel,
-            shape,
-            reason,
-        })?;
-    let blocks = shape.num_blocks();
-    let lanes = cores().min(blocks);
-    // A one-thread block needs no team: its syncs are no-ops.
-    let teams = uses_barrier && shape.block_threads() > 1;
-    let launch = Launch {
-        kernel,
-        shape,
+    Run::new(kernel, shape)?.execute(|| Loops(&body))
+}
+
+/// Runs the coroutine `body(ctx)` for every thread of the grid `shape`, as the CUDA
+/// kernel `kernel` would, and returns when all are done. For bodies with `#sync`, each of
+/// which is `ctx.barrier(line).await`.
+///
+/// # Errors
+/// As [`run_grid`], and [`EmulateError::DivergentSync`] when not every thread of a block
+/// reaches the same barrier, [`EmulateError::Stalled`] when a body awaits anything else.
+pub fn run_grid_sync<F, Fut>(
+    kernel: &'static str,
+    shape: GridShape,
+    body: F,
+) -> Result<(), EmulateError>
+where
+    F: Fn(ThreadCtx) -> Fut + Sync,
+    Fut: Future<Output = ()>,
+{
+    Run::new(kernel, shape)?.execute(|| Coroutines {
         body: &body,
-        stop: AtomicBool::new(false),
-        error: Mutex::new(None),
-        barriers: if teams {
-            (0..lanes)
-                .map(|_| Barrier::new(shape.block_threads()))
-                .collect()
-        } else {
-            Vec::new()
-        },
-    };
-    if teams {
-        run_teams(&launch, lanes);
-    } else {
-        run_loops(&launch, lanes);
-    }
-    launch.finish()
-}
-
-/// Loop strategy: `lanes` workers (the caller is one) take chunks of blocks until none is
-/// left. Chunks cover about 4096 threads, so tiny blocks do not contend on the counter,
-/// yet leave at least 8 chunks per lane for balance.
-fn run_loops<F: Fn(&ThreadCtx) + Sync>(launch: &Launch<'_, F>, lanes: usize) {
-    let blocks = launch.shape.num_blocks();
-    let chunk = 4096usize
-        .div_ceil(launch.shape.block_threads())
-        .min(blocks / (lanes * 8))
-        .max(1);
-    let next = AtomicUsize::new(0);
-    thread::scope(|s| {
-        for _ in 1..lanes {
-            s.spawn(|| launch.loop_lane(&next, chunk));
-        }
-        launch.loop_lane(&next, chunk);
-    });
-}
-
-/// Team strategy: one team of `block_threads` OS threads per lane, lane `l` running blocks
-/// `l, l + lanes, ...`.
-fn run_teams<F: Fn(&ThreadCtx) + Sync>(launch: &Launch<'_, F>, lanes: usize) {
-    let shared: Vec<[BlockShared; 2]> = (0..lanes)
-        .map(|_| [BlockShared::new(), BlockShared::new()])
-        .collect();
-    thread::scope(|s| {
-        for (lane, (barrier, shared)) in launch.barriers.iter().zip(&shared).enumerate() {
-            for t in 0..launch.shape.block_threads() {
-                let spawned = thread::Builder::new()
-                    .stack_size(TEAM_STACK_BYTES)
-                    .spawn_scoped(s, move || {
-                        launch.team_member(lane, lanes, t, barrier, shared)
-                    });
-                if let Err(e) = spawned {
-                    // Started members are released by the poisoned barriers.
-                    launch.fail(EmulateError::Spawn {
-                        kernel: launch.kernel,
-                        message: e.to_string(),
-                    });
-                    return;
-                }
-            }
-        }
-    });
+        threads: Vec::new(),
+    })
 }
 
 /// Element types of CUDA's `atomicAdd`.
 pub trait AtomicAdd: Copy {
+    /// The alignment the update needs: that of the atomic type of the same size.
+    const ATOMIC_ALIGN: usize;
+
     /// Adds `v` to `*ptr` atomically and returns the old value.
     ///
     /// # Safety
@@ -720,6 +736,8 @@ pub trait AtomicAdd: Copy {
 macro_rules! atomic_add_int {
     ($($t:ty => $atomic:ty),*) => {$(
         impl AtomicAdd for $t {
+            const ATOMIC_ALIGN: usize = align_of::<$atomic>();
+
             /// Wrapping on overflow, as on a GPU.
             #[inline]
             unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
@@ -736,6 +754,8 @@ atomic_add_int!(i32 => AtomicI32, u32 => AtomicU32, i64 => AtomicI64, u64 => Ato
 macro_rules! atomic_add_float {
     ($($t:ty => $atomic:ty),*) => {$(
         impl AtomicAdd for $t {
+            const ATOMIC_ALIGN: usize = align_of::<$atomic>();
+
             /// A compare-and-swap loop on the bits, as CUDA's own emulation of float atomics.
             #[inline]
             unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
@@ -765,8 +785,8 @@ atomic_add_float!(f32 => AtomicU32, f64 => AtomicU64);
 /// to the host once [`run_grid`] returns.
 ///
 /// # Safety
-/// `ptr` must be valid for reads and writes, aligned for `T`'s atomic counterpart
-/// (`align_of::<T>()` for all types on 64-bit targets; 8 for `f64`/`u64`/`i64` on others),
+/// `ptr` must be valid for reads and writes, aligned to `T::ATOMIC_ALIGN` (that of `T`
+/// on 64-bit targets; 8 for `f64`/`u64`/`i64` on some others),
 /// and while any thread may be updating it, every access to `*ptr` must go through these
 /// atomics.
 #[inline]

@@ -1,16 +1,19 @@
 //! cuda detours: launch the generated kernel on the GPU, or run its CPU emulation.
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::sync::OnceLock;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::buffer::Buffer;
+use parray_core::MemKind;
+
 use crate::elem::Element;
-use crate::error::{Error, Result};
+use crate::error::{DetourSite, Error, Result};
 use crate::gpu::context::{self, Backend, Cuda};
-use crate::gpu::emulate::{self, EmulateError, GridShape};
+use crate::gpu::emulate::{self, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
 use crate::ptr::{Access, Ptr};
 
@@ -30,11 +33,8 @@ pub struct Launch {
     pub block: [u32; 3],
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
-    /// Whether the body uses `#sync` (the emulation then runs each block's threads as OS
-    /// threads that can meet at a barrier, instead of a loop).
-    pub syncs: bool,
-    /// `file.rs:LINE` of the detour, for errors.
-    pub location: &'static str,
+    /// The detour in the user's source, for errors.
+    pub site: DetourSite,
 }
 
 /// A kernel argument as the driver receives it.
@@ -49,21 +49,26 @@ pub enum KernelValue {
     U64(u64),
 }
 
-/// What can be passed to a generated kernel: GPU buffers and pointers (as device
+/// What can be passed to a generated kernel: dmem buffers and pointers (as device
 /// addresses) and scalars.
 pub trait KernelArg {
-    /// The value the kernel receives; an error for host memory.
+    /// The value the kernel receives; an error for anything but dmem, under every backend.
     fn kernel_value(&self) -> Result<KernelValue>;
 }
 
 impl<T: Element> KernelArg for Ptr<T> {
     fn kernel_value(&self) -> Result<KernelValue> {
-        self.device_address()
-            .map(KernelValue::U64)
-            .ok_or(Error::NotDeviceMemory {
+        if self.mem() != MemKind::Dmem {
+            return Err(Error::NotDeviceMemory {
                 type_name: self.type_name(),
                 mem: self.mem(),
-            })
+            });
+        }
+        // Under the emulation the device is the host: its addresses are host addresses.
+        let address = self
+            .device_address()
+            .unwrap_or(self.host_address().addr() as u64);
+        Ok(KernelValue::U64(address))
     }
 }
 
@@ -93,13 +98,15 @@ scalar_args! {
     usize => U64 as u64,
 }
 
-/// `#detour` of a cuda thread array: launches `launch.kernel` with `args` on GPU 0 under
-/// the cuda backend, or runs `emulated` for every (block, thread) under the emulation,
-/// and returns when the grid is done.
+/// `#detour` of a cuda thread array whose body has no `#sync`: launches `launch.kernel`
+/// with `args` on GPU 0 under the cuda backend, or runs `emulated` for every (block,
+/// thread) under the emulation, and returns when the grid is done.
 ///
-/// A GPU launch is checked against the device's limits, synchronised, and any failure
-/// (including a fault inside the kernel) becomes `Error::Launch` naming the kernel and
-/// the detour's location.
+/// The arguments are checked first, the same way under both backends: a pointer that is
+/// not dmem is `Error::NotDeviceMemory`, before anything runs. A GPU launch is checked
+/// against the device's limits, synchronised, and any failure (including a fault inside
+/// the kernel) becomes `Error::Launch` naming the kernel and the detour's site; an
+/// emulated one reports a panicking thread as `Error::ThreadPanicked`.
 ///
 /// # Safety
 /// As for any CUDA launch: `args` must match the kernel's parameters in number and type,
@@ -107,39 +114,77 @@ scalar_args! {
 /// guarantees the first; debug builds check the second only under the emulation.
 pub unsafe fn detour_cuda<F>(launch: &Launch, args: &[&dyn KernelArg], emulated: F) -> Result<()>
 where
-    F: Fn(&emulate::ThreadCtx) + Sync,
+    F: Fn(&ThreadCtx) + Sync,
 {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        detour(launch, args, || {
+            emulate::run_grid(launch.kernel, shape(launch), emulated)
+        })
+    }
+}
+
+/// [`detour_cuda`] for a body with `#sync`: the emulation runs `emulated(ctx)` as one
+/// coroutine per thread, each `#sync` being `ctx.barrier(line).await`, and reports a
+/// `#sync` that not every thread of a block reaches as `Error::DivergentSync`.
+///
+/// # Safety
+/// As [`detour_cuda`].
+pub unsafe fn detour_cuda_sync<F, Fut>(
+    launch: &Launch,
+    args: &[&dyn KernelArg],
+    emulated: F,
+) -> Result<()>
+where
+    F: Fn(ThreadCtx) -> Fut + Sync,
+    Fut: Future<Output = ()>,
+{
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        detour(launch, args, || {
+            emulate::run_grid_sync(launch.kernel, shape(launch), emulated)
+        })
+    }
+}
+
+/// Checks `args`, then runs the launch on the backend: the GPU, or `emulate`.
+///
+/// # Safety
+/// As [`detour_cuda`].
+unsafe fn detour(
+    launch: &Launch,
+    args: &[&dyn KernelArg],
+    emulate: impl FnOnce() -> std::result::Result<(), EmulateError>,
+) -> Result<()> {
+    let values = args
+        .iter()
+        .map(|a| a.kernel_value())
+        .collect::<Result<Vec<_>>>()?;
     match context::backend()? {
-        Backend::Emulate => emulate::run_grid(
-            launch.kernel,
-            GridShape::new(launch.grid, launch.block),
-            launch.syncs,
-            emulated,
-        )
-        .map_err(|e| emulation_error(launch, e)),
+        Backend::Emulate => emulate().map_err(|e| emulation_error(launch, e)),
         Backend::Cuda => {
             let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
                 reason: "the cuda backend lost its device".into(),
             })?;
             // SAFETY: forwarded to the caller.
-            unsafe { run_on_gpu(cuda, launch, args) }
+            unsafe { run_on_gpu(cuda, launch, &values) }
         }
     }
 }
 
+fn shape(launch: &Launch) -> GridShape {
+    GridShape::new(launch.grid, launch.block)
+}
+
 /// # Safety
 /// As [`detour_cuda`].
-unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, args: &[&dyn KernelArg]) -> Result<()> {
+unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, values: &[KernelValue]) -> Result<()> {
     let fail = |message: String| Error::Launch {
         kernel: launch.kernel.to_string(),
-        location: launch.location,
+        site: launch.site,
         message,
     };
     check_limits(cuda, launch).map_err(fail)?;
-    let values = args
-        .iter()
-        .map(|a| a.kernel_value())
-        .collect::<Result<Vec<_>>>()?;
     let function = match &launch.source {
         Cow::Borrowed(source) => jit::compile_static(launch.kernel, source)?,
         Cow::Owned(source) => jit::compile(launch.kernel, source)?,
@@ -158,7 +203,7 @@ unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, args: &[&dyn KernelArg]) -> R
             })?;
     }
     let mut builder = cuda.stream.launch_builder(&function);
-    for value in &values {
+    for value in values {
         match value {
             KernelValue::F32(v) => builder.arg(v),
             KernelValue::F64(v) => builder.arg(v),
@@ -242,27 +287,40 @@ fn check_limits(cuda: &Cuda, launch: &Launch) -> std::result::Result<(), String>
     Ok(())
 }
 
-/// An emulation failure, in the runtime's terms.
+/// An emulation failure, in the runtime's terms: what the detour at `launch.site` reports.
 fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
+    let site = launch.site;
     match e {
         EmulateError::Panicked {
-            kernel,
-            block,
             thread,
+            at,
             message,
-        } => {
-            let shape = GridShape::new(launch.grid, launch.block);
-            Error::ThreadPanicked {
-                array: kernel,
-                tid: block.flatten(shape.grid) * shape.block_threads()
-                    + thread.flatten(shape.block),
-                message,
+            ..
+        } => Error::ThreadPanicked {
+            site,
+            thread,
+            at,
+            message,
+        },
+        EmulateError::DivergentSync {
+            line,
+            waiting,
+            left,
+            other_line,
+            ..
+        } => Error::DivergentSync {
+            site,
+            line,
+            waiting,
+            left,
+            other_line,
+        },
+        other @ (EmulateError::InvalidShape { .. } | EmulateError::Stalled { .. }) => {
+            Error::Launch {
+                kernel: launch.kernel.to_string(),
+                site,
+                message: other.to_string(),
             }
         }
-        other => Error::Launch {
-            kernel: launch.kernel.to_string(),
-            location: launch.location,
-            message: other.to_string(),
-        },
     }
 }
