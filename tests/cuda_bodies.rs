@@ -274,7 +274,7 @@ fn a_sync_that_only_some_threads_reach_is_an_error_naming_it() {
     })
     .unwrap_err();
     assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
-    let line = line!() - 7;
+    let line = line!() - 6;
     match &err {
         parray::Error::DivergentSync { line: l, .. } => assert_eq!(*l, line, "{err}"),
         other => panic!("expected a divergent sync, got {other}"),
@@ -322,7 +322,7 @@ fn a_panic_names_the_statement_the_block_and_the_thread() {
     })
     .unwrap_err();
     let text = err.to_string();
-    let line = line!() - 5;
+    let line = line!() - 4;
     assert!(text.contains(&format!("tests/cuda_bodies.rs:{line}")), "{text}");
     assert!(text.contains("block (") && text.contains("OVERRUN"), "{text}");
 }

@@ -82,18 +82,11 @@ fn offset_tokens(
 ) -> TokenStream {
     match off.as_const() {
         Some(c) => {
-            let lit = Literal::u64_unsuffixed(c);
-            quote!((#lit as #ty))
+            let lit: Literal = format!("{c}{ty}").parse().expect("a literal");
+            quote!(#lit)
         }
         None => crate::emit_rust::to_tokens(off, var),
     }
-}
-
-/// Tokens that keep their precedence without tripping `unused_parens`.
-fn grouped(tokens: TokenStream, span: Span) -> TokenStream {
-    let mut g = Group::new(Delimiter::None, tokens);
-    g.set_span(span);
-    TokenTree::Group(g).into()
 }
 
 struct Writer<'b> {
@@ -264,25 +257,40 @@ impl Writer<'_> {
 
     /// An index value as the `usize` that `Access` takes.
     fn index(&self, e: &Expr) -> TokenStream {
-        let t = self.expr(e);
         match (e.ty, self.mode) {
-            (Ty::Scalar(Scalar::Usize), Mode::Pthd) => t,
-            (Ty::Host, _) => quote_spanned!(e.span=> ::parray::__private::ix(#t)),
-            _ => quote_spanned!(e.span=> (#t as usize)),
+            (Ty::Scalar(Scalar::Usize), Mode::Pthd) => self.expr(e),
+            (Ty::Host, _) => {
+                let t = self.expr(e);
+                quote_spanned!(e.span=> ::parray::__private::ix(#t))
+            }
+            _ => {
+                let t = self.operand(e, CAST);
+                quote_spanned!(e.span=> #t as usize)
+            }
         }
     }
 
     /// A pointer-like operand as a borrowed `Access` value.
     fn access(&self, e: &Expr) -> TokenStream {
-        let t = self.expr(e);
+        let t = self.operand(e, UNARY);
         quote_spanned!(e.span=> &#t)
     }
 
-    fn expr(&self, e: &Expr) -> TokenStream {
-        grouped(self.expr_inner(e), e.span)
+    /// An operand of an operator that binds with strength `min`: parenthesised if it binds
+    /// less tightly (a cast always, as `a as u32 < b` would read as generics).
+    fn operand(&self, e: &Expr, min: u8) -> TokenStream {
+        let t = self.expr(e);
+        let p = strength(e);
+        if p < min || (matches!(e.kind, ExprKind::Cast(..)) && min < CAST) {
+            let mut g = Group::new(Delimiter::Parenthesis, t);
+            g.set_span(e.span);
+            TokenTree::Group(g).into()
+        } else {
+            t
+        }
     }
 
-    fn expr_inner(&self, e: &Expr) -> TokenStream {
+    fn expr(&self, e: &Expr) -> TokenStream {
         let span = e.span;
         match &e.kind {
             ExprKind::Lit(l) => self.lit(l, e.ty, span),
@@ -304,13 +312,19 @@ impl Writer<'_> {
             ExprKind::Cnt(c) => quote_spanned!(span=> #c),
             ExprKind::Offset { off, args } => {
                 let index_ty = self.scalar(Scalar::Usize);
+                // Each variable is an operand of the offset's products and sums.
                 let render = |v: crate::VarId| -> TokenStream {
                     let a = &args[v.0 as usize];
-                    let t = self.expr(a);
                     match (a.ty, self.mode) {
-                        (Ty::Host, _) => quote_spanned!(a.span=> ::parray::__private::ix(#t)),
-                        (Ty::Scalar(Scalar::Usize), _) => t,
-                        _ => quote_spanned!(a.span=> (#t as #index_ty)),
+                        (Ty::Host, _) => {
+                            let t = self.expr(a);
+                            quote_spanned!(a.span=> ::parray::__private::ix(#t))
+                        }
+                        (Ty::Scalar(Scalar::Usize), _) => self.operand(a, ATOM),
+                        _ => {
+                            let t = self.operand(a, CAST);
+                            quote_spanned!(a.span=> (#t as #index_ty))
+                        }
                     }
                 };
                 let mut out = offset_tokens(off, &index_ty, &render);
@@ -331,7 +345,7 @@ impl Writer<'_> {
                 quote_spanned!(span=> #out)
             }
             ExprKind::Unary(op, x) => {
-                let x = self.expr(x);
+                let x = self.operand(x, UNARY);
                 match op {
                     UnOp::Neg => quote_spanned!(span=> -#x),
                     UnOp::Not => quote_spanned!(span=> !#x),
@@ -343,17 +357,19 @@ impl Writer<'_> {
                     let (l, r) = (self.access(l), self.index(r));
                     return quote_spanned!(span=> #l + #r);
                 }
+                let p = super::precedence(*op);
                 if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {
-                    let (l, r) = (self.expr(l), self.index(r));
+                    let (l, r) = (self.operand(l, p), self.index(r));
                     return quote_spanned!(span=> #l + #r);
                 }
-                let (l, r) = (self.expr(l), self.expr(r));
+                // Left-associative; comparisons do not chain.
+                let (l, r) = (self.operand(l, p), self.operand(r, p + 1));
                 let op = binop_tokens(*op, span);
                 quote_spanned!(span=> #l #op #r)
             }
             ExprKind::Assign(op, place, value) => self.assign(*op, place, value, span),
             ExprKind::Cast(x, s) => {
-                let x = self.expr(x);
+                let x = self.operand(x, CAST);
                 let t = self.scalar(*s);
                 quote_spanned!(span=> #x as #t)
             }
@@ -362,12 +378,12 @@ impl Writer<'_> {
                 quote_spanned!(span=> ::parray::Access::load(#b, #i))
             }
             ExprKind::Field(base, lane) => {
-                let b = self.expr(base);
+                let b = self.operand(base, ATOM);
                 let f = Ident::new(["x", "y", "z", "w"][*lane as usize], span);
                 quote_spanned!(span=> #b.#f)
             }
             ExprKind::Method(m, recv, args) => {
-                let r = self.expr(recv);
+                let r = self.operand(recv, ATOM);
                 let name = Ident::new(m.rust_name(), span);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
                 quote_spanned!(span=> #r.#name(#(#args),*))
@@ -405,7 +421,7 @@ impl Writer<'_> {
                 }
             };
         }
-        let p = self.expr_inner(place);
+        let p = self.expr(place);
         match op {
             None => quote_spanned!(span=> #p = #v),
             Some(op) => {
@@ -462,6 +478,29 @@ impl Writer<'_> {
 /// A Rust path written as text (`std::f32::consts::PI`), at the user's span.
 fn path_tokens(path: &str, span: Span) -> TokenStream {
     respan(path.parse().expect("a path parses"), span)
+}
+
+/// Binding strengths in Rust: atoms (names, literals, calls, method calls), unary
+/// operators, `as`, then the binary operators (`*` 10 ... `||` 2), assignments.
+const ATOM: u8 = 20;
+const UNARY: u8 = 15;
+const CAST: u8 = 14;
+
+fn strength(e: &Expr) -> u8 {
+    match &e.kind {
+        ExprKind::Unary(..) => UNARY,
+        ExprKind::Cast(..) => CAST,
+        ExprKind::Binary(op, ..) => super::precedence(*op),
+        ExprKind::Assign(..) | ExprKind::Select(..) => 0,
+        ExprKind::Offset { off, .. } => {
+            if off.as_const().is_some() {
+                ATOM
+            } else {
+                super::precedence(BinOp::Add)
+            }
+        }
+        _ => ATOM,
+    }
 }
 
 fn binop_tokens(op: BinOp, span: Span) -> TokenStream {
