@@ -95,8 +95,11 @@ fn hand(
         grid,
         block,
         shared_bytes: 0,
-        syncs: false,
-        location: concat!(file!(), ":", line!()),
+        site: parray::DetourSite {
+            array: kernel,
+            file: file!(),
+            line: line!(),
+        },
     };
     // SAFETY: each hand-written kernel takes exactly the buffers passed here.
     unsafe { parray::gpu::detour_cuda(&launch, args, |_| unreachable!("bench runs on a GPU only")) }

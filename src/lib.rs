@@ -15,7 +15,8 @@ pub use parray_core as core;
 pub use parray_core::MemKind;
 pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
-    gpu, Access, Buffer, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr, Result,
+    gpu, Access, Buffer, DetourSite, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr,
+    Result, ThreadId,
 };
 pub use types::{DataType, ThreadArray, ThreadArrayKind};
 

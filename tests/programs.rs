@@ -659,20 +659,26 @@ mod pthd_panic {
         });
         match r {
             Err(parray::Error::ThreadPanicked {
-                array,
-                tid,
+                site,
+                thread,
+                at,
                 message,
             }) => {
-                assert_eq!((array, tid), ("T", 2));
+                assert_eq!((site.array, thread), ("T", parray::ThreadId::Pthd { tid: 2 }));
                 assert_eq!(message, "thread two gives up");
+                // The panic is the user's own `panic!`, in `maybe_fail`.
+                assert!(at.is_some_and(|at| at.starts_with("tests/programs.rs:")));
             }
             other => panic!("expected a thread panic, got {other:?}"),
         }
+        let line = line!() + 1;
         let e = detour!(T { maybe_fail($tid$); }).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "parray: thread 2 of T panicked: thread two gives up"
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("parray: T, detour at tests/programs.rs:{line}: thread 2 panicked at tests/programs.rs:")),
+            "{text}"
         );
+        assert!(text.ends_with(": thread two gives up"), "{text}");
     }
 }
 
@@ -824,13 +830,14 @@ mod bounds {
         });
         assert_eq!(msg, "parray: offset 5 out of bounds for V (extent 4)");
         let c = V::create()?;
+        let line = line!() + 1;
         let e = detour!(T {
             c[$V[$tid$]$ + 1] = 1.0;
         })
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "parray: thread 3 of T panicked: parray: offset 4 out of bounds for V (extent 4)"
+            format!("parray: T, detour at tests/programs.rs:{line}: thread 3 panicked at tests/programs.rs:{}:13: parray: offset 4 out of bounds for V (extent 4)", line + 1)
         );
         Ok(())
     }

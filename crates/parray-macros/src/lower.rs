@@ -295,7 +295,10 @@ impl Lowerer<'_, '_> {
                 loc: loc(span),
             });
         }
-        self.subset(span, &format!("the macro `{name}!` (only `println!` and `print!`)"));
+        self.fail(
+            span,
+            format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"),
+        );
         None
     }
 
@@ -448,6 +451,8 @@ impl Lowerer<'_, '_> {
         };
         let syn::Expr::Range(r) = &*f.expr else {
             self.subset(f.expr.span(), "a `for` loop over something other than a range `a..b`");
+            // Its own problems too (`w.iter()`), all at once.
+            self.expr(&f.expr);
             return None;
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {

@@ -249,8 +249,10 @@ impl Checker {
             }
             ExprKind::Capture(_) => Ty::Host,
             ExprKind::HostCall(_, args) => {
+                // rustc types the arguments of a Rust function.
                 for a in args {
-                    self.expr(a, body);
+                    let t = self.expr(a, body);
+                    self.unify(Ty::Host, t, a.span, "an argument");
                 }
                 Ty::Host
             }
