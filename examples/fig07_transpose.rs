@@ -51,6 +51,17 @@ pub fn transpose_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<(
     })
 }
 
+/// The same transpose without the tile and its barrier: each thread moves its four
+/// elements straight from input to output (the emulation's baseline for barriers).
+pub fn transpose_big_direct(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+    detour!(BIGCUDA(adri, adro) {
+        #[unroll]
+        for j in 0..$dim(T_0_0)$ {
+            worko[$BIG[[$tid_0_1$][[$tid_1_1$ / 8][$tid_1_1$ % 8]]][[$tid_0_0$][j * 8 + $tid_1_0$]]$] = worki[$BIG[[$tid_0_0$][[j][$tid_1_0$]]][[$tid_0_1$][$tid_1_1$]]$];
+        }
+    })
+}
+
 /// The baseline: a copy of the same bytes, one element per thread.
 pub fn copy_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
     detour!(COPY(adri, adro) {
@@ -123,8 +134,18 @@ fn main() -> parray::Result<()> {
             100.0 * d2d / t
         );
         all_ok &= ok_t && ok_c;
+    } else if std::env::args().any(|a| a == "--emulated-8192") {
+        // What emulating a barrier costs: the tiled transpose (one `#sync` per block)
+        // against the same transpose without the tile, both on the CPU emulation.
+        let big = host! { $dim_0(BIG)$ };
+        let (t, ok_t) = measure(big, |x, _| x, BIG::create, transpose_big, true)?;
+        let (d, ok_d) = measure(big, |x, _| x, BIG::create, transpose_big_direct, true)?;
+        println!("emulated transpose {big}x{big} float, tiled with #sync: {:.3} s", t);
+        println!("emulated transpose {big}x{big} float, direct, no barrier: {:.3} s", d);
+        println!("barrier emulation cost: {:.2}x", t / d);
+        all_ok &= ok_t && ok_d;
     } else {
-        println!("(the 8192x8192 bandwidth run needs a GPU)");
+        println!("(the 8192x8192 bandwidth run needs a GPU; on the emulation: --emulated-8192)");
     }
     println!("check: {}", if all_ok { "ok" } else { "FAILED" });
     if !all_ok {
