@@ -34,7 +34,7 @@ pub struct Launch {
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
     /// The detour in the user's source, for errors.
-    pub site: DetourSite,
+    pub site: &'static DetourSite,
 }
 
 /// A kernel argument as the driver receives it.
