@@ -471,9 +471,12 @@ impl<F, Fut: Future<Output = ()>> Coroutines<'_, F, Fut> {
                 // in place: meanwhile nothing pushes to the vector, reallocates it, or
                 // moves, swaps or replaces its elements.
                 let thread = unsafe { Pin::new_unchecked(thread) };
-                let at = match thread.poll(&mut cx) {
+                let poll = thread.poll(&mut cx);
+                // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
+                let arrived = block.arrived.take();
+                let at = match poll {
                     Poll::Ready(()) => None,
-                    Poll::Pending => match block.arrived.take() {
+                    Poll::Pending => match arrived {
                         Some(line) => Some(line),
                         None => return Err(run.stalled(ctx.block_id, t)),
                     },
