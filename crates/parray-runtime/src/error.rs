@@ -4,7 +4,9 @@ use std::fmt;
 
 use parray_core::MemKind;
 
-/// Where a detour is in the user's source.
+/// Where a detour is in the user's source. Errors and launches hold it as a
+/// `&'static DetourSite` (the macros write a constant, promoted to a static), which keeps
+/// `Error` small enough to return by value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DetourSite {
     /// The thread array's name (`MY_TA`).
@@ -89,7 +91,9 @@ pub(crate) fn divergence_message(
 
 /// ` at src/main.rs:15:9` when the place of a panic is known, else nothing.
 pub(crate) fn panic_place(at: &Option<String>) -> String {
-    at.as_ref().map(|at| format!(" at {at}")).unwrap_or_default()
+    at.as_ref()
+        .map(|at| format!(" at {at}"))
+        .unwrap_or_default()
 }
 
 /// Everything the runtime can fail with. Clone, so that a once-per-process decision
@@ -169,14 +173,14 @@ pub enum Error {
     #[error("parray: {site}: launch of kernel {kernel} failed: {message}")]
     Launch {
         kernel: String,
-        site: DetourSite,
+        site: &'static DetourSite,
         message: String,
     },
 
     /// The operating system refused to start a thread of a pthd array.
     #[error("parray: {site}: cannot start thread {tid}: {reason}")]
     Spawn {
-        site: DetourSite,
+        site: &'static DetourSite,
         tid: usize,
         reason: String,
     },
@@ -185,7 +189,7 @@ pub enum Error {
     /// several did); `at` is the `file:line:col` of the panic, the user's statement.
     #[error("parray: {site}: {thread} panicked{}: {message}", panic_place(at))]
     ThreadPanicked {
-        site: DetourSite,
+        site: &'static DetourSite,
         thread: ThreadId,
         at: Option<String>,
         message: String,
@@ -196,7 +200,7 @@ pub enum Error {
     /// or `left` waits at another `#sync`, at `other_line`.
     #[error("parray: {site}: {}", divergence_message(Some(site.file), *line, waiting, left, *other_line))]
     DivergentSync {
-        site: DetourSite,
+        site: &'static DetourSite,
         line: u32,
         waiting: ThreadId,
         left: ThreadId,
@@ -206,3 +210,15 @@ pub enum Error {
 
 /// The runtime's result type.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clippy's `result_large_err` flags every function returning an `Err` over 128
+    /// bytes, users' functions returning `parray::Result` included.
+    #[test]
+    fn errors_stay_small() {
+        assert!(std::mem::size_of::<Error>() <= 128);
+    }
+}

@@ -15,7 +15,7 @@ pub struct ThreadCtx<'a> {
 
 /// What the threads of one detour share.
 struct Array {
-    site: DetourSite,
+    site: &'static DetourSite,
     barrier: Barrier,
     /// The first failure (a panic or a divergent `#sync`).
     error: Mutex<Option<Error>>,
@@ -80,12 +80,12 @@ impl ThreadCtx<'_> {
 /// `Error::DivergentSync` for a `#sync` that not every thread reached, `Error::Spawn` if
 /// the OS refused a thread. Each poisons the array's barrier, so no thread hangs in
 /// `sync`.
-pub fn detour<F>(site: &DetourSite, nthreads: usize, body: F) -> Result<()>
+pub fn detour<F>(site: &'static DetourSite, nthreads: usize, body: F) -> Result<()>
 where
     F: Fn(&ThreadCtx) + Sync,
 {
     let array = Array {
-        site: *site,
+        site,
         barrier: Barrier::new(nthreads),
         error: Mutex::new(None),
     };
@@ -104,7 +104,7 @@ where
             Err(Caught::Quiet) => {}
             Err(Caught::Panicked(p)) => {
                 array.fail(Error::ThreadPanicked {
-                    site: *site,
+                    site,
                     thread: ThreadId::Pthd { tid },
                     at: p.at,
                     message: p.message,
@@ -122,7 +122,7 @@ where
                 let spawned = std::thread::Builder::new().spawn_scoped(s, move || run(tid));
                 if let Err(e) = spawned {
                     array.fail(Error::Spawn {
-                        site: *site,
+                        site,
                         tid,
                         reason: e.to_string(),
                     });

@@ -200,7 +200,7 @@ impl<T: Element + AtomicAdd> Ptr<T> {
     pub fn atomic_add(&self, v: T) -> T {
         let p = self.at(0);
         assert!(
-            p.addr() % T::ATOMIC_ALIGN == 0,
+            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
             "parray: atomic_add on an element of {} that is not {}-byte aligned",
             self.type_name,
             T::ATOMIC_ALIGN

@@ -1,35 +1,13 @@
 //! Backend selection. The backend is chosen once per process, so each case that sets
 //! `PARRAY_BACKEND` re-runs this test binary as a child with that one test selected.
 
-use std::process::Command;
+#[path = "common/child.rs"]
+mod child;
 
+use child::{in_child, is_child};
 use parray_core::MemKind;
 use parray_runtime::gpu::{backend, cuda_context, Backend};
 use parray_runtime::{Access, Buffer, Error};
-
-/// Marks the child process, which runs the check instead of spawning.
-const CHILD: &str = "PARRAY_TEST_CHILD";
-
-/// Runs `test` alone in a child with `PARRAY_BACKEND=value`; returns its stderr.
-fn in_child(test: &str, value: &str) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("PARRAY_BACKEND", value)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "child {test} with PARRAY_BACKEND={value} failed:\n{}\n{stderr}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    stderr
-}
-
-fn is_child() -> bool {
-    std::env::var_os(CHILD).is_some()
-}
 
 #[test]
 fn auto_uses_the_gpu_exactly_when_there_is_one() {

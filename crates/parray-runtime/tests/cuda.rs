@@ -5,7 +5,7 @@
 use parray_core::MemKind;
 use parray_runtime::gpu::launch::{detour_cuda, Launch};
 use parray_runtime::gpu::{backend, Backend};
-use parray_runtime::{Access, Buffer, Error, Ptr, Result};
+use parray_runtime::{Access, Buffer, DetourSite, Error, Ptr, Result, ThreadId};
 
 const VADD: &str = r#"
 extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
@@ -21,10 +21,16 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
         grid: [grid, 1, 1],
         block: [block, 1, 1],
         shared_bytes: 0,
-        syncs: false,
-        location: "tests/cuda.rs:1",
+        site: SITE,
     }
 }
+
+/// The site every launch of these tests claims.
+const SITE: &DetourSite = &DetourSite {
+    array: "TA",
+    file: "tests/cuda.rs",
+    line: 1,
+};
 
 fn dmem(values: &[f32]) -> Buffer<f32> {
     let mut b = Buffer::new("V", MemKind::Dmem, values.len()).unwrap();
@@ -44,6 +50,7 @@ fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: Ptr<f32>, n: usize, block: u32) -> Re
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
     unsafe {
         detour_cuda(&l, &[&a, &b, &c, &n], |t| {
+            let (a, b, c) = (t.device_ptr(a), t.device_ptr(b), t.device_ptr(c));
             let i = t.global_id();
             if i < n {
                 c.store(i, a.load(i) + b.load(i));
@@ -82,23 +89,29 @@ fn kernels_receive_pointer_offsets() {
 }
 
 #[test]
-fn impossible_blocks_are_refused_with_the_detour_location() {
+fn impossible_blocks_are_refused_with_the_detour_site() {
     let (a, b, c) = (dmem(&[0.0; 4]), dmem(&[0.0; 4]), dmem(&[0.0; 4]));
     let err = vector_add(a.ptr(), b.ptr(), c.ptr(), 4096, 2048).unwrap_err();
     assert!(
-        matches!(&err, Error::Launch { kernel, location: "tests/cuda.rs:1", .. } if kernel == "vadd"),
+        matches!(&err, Error::Launch { kernel, site: SITE, .. } if kernel == "vadd"),
         "{err:?}"
     );
-    assert!(err.to_string().contains("2048"), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("parray: TA, detour at tests/cuda.rs:1: launch of kernel vadd failed"),
+        "{msg}"
+    );
+    assert!(msg.contains("2048"), "{msg}");
 }
 
 #[test]
-fn an_emulated_panic_names_the_flattened_thread() {
+fn an_emulated_panic_names_the_thread_and_the_line() {
     if backend().unwrap() != Backend::Emulate {
         eprintln!("skipped: the emulation is not the backend here");
         return;
     }
     let l = launch("boom", String::new(), 3, 32);
+    let line = line!() + 5;
     // SAFETY: no arguments; the emulation runs the closure only.
     let err = unsafe {
         detour_cuda(&l, &[], |t| {
@@ -108,9 +121,19 @@ fn an_emulated_panic_names_the_flattened_thread() {
         })
     }
     .unwrap_err();
+    let at = format!("{}:{line}:17", file!());
+    assert!(
+        matches!(&err, Error::ThreadPanicked { site: SITE, thread, at: Some(a), .. }
+            if *thread == ThreadId::Cuda { tid: 69, block: [2, 0, 0], thread: [5, 0, 0] }
+                && *a == at),
+        "{err:?}"
+    );
     assert_eq!(
         err.to_string(),
-        "parray: thread 69 of boom panicked: emulated failure"
+        format!(
+            "parray: TA, detour at tests/cuda.rs:1: thread 69 (block (2, 0, 0), thread (5, 0, 0)) \
+             panicked at {at}: emulated failure"
+        )
     );
 }
 

@@ -3,7 +3,11 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{atomic_add, atomic_add_f32, run_grid, GridShape};
+use parray_core::MemKind;
+use parray_runtime::gpu::emulate::{
+    atomic_add, atomic_add_f32, run_grid, run_grid_sync, GridShape,
+};
+use parray_runtime::{Access, Buffer};
 use std::thread;
 
 #[test]
@@ -26,26 +30,27 @@ fn a_million_f32_adds_from_os_threads() {
 
 #[test]
 fn a_million_f32_adds_from_grids() {
-    for (uses_barrier, grid, block, per_thread) in [(false, 1000, 1000, 1), (true, 250, 1000, 4)] {
-        let mut total = 0.0f32;
-        let p = SyncPtr(&mut total as *mut f32);
-        run_grid(
-            "count",
-            GridShape::new(grid, block),
-            uses_barrier,
-            move |t| {
-                for _ in 0..per_thread {
-                    // SAFETY: `total` outlives the launch and is only accessed atomically.
-                    unsafe { atomic_add(p.get(), 1.0f32) };
-                }
-                if uses_barrier {
-                    t.sync_block();
-                }
-            },
-        )
-        .unwrap();
-        assert_eq!(total, 1e6, "barrier {uses_barrier}");
-    }
+    let mut total = 0.0f32;
+    let p = SyncPtr(&mut total as *mut f32);
+    run_grid("count", GridShape::new(1000, 1000), move |_| {
+        // SAFETY: `total` outlives the launch and is only accessed atomically.
+        unsafe { atomic_add(p.get(), 1.0f32) };
+    })
+    .unwrap();
+    assert_eq!(total, 1e6, "loops");
+
+    let mut total = 0.0f32;
+    let p = SyncPtr(&mut total as *mut f32);
+    run_grid_sync("count", GridShape::new(250, 1000), |t| async move {
+        for _ in 0..4 {
+            // SAFETY: `total` outlives the launch and is only accessed atomically.
+            unsafe { atomic_add(p.get(), 1.0f32) };
+        }
+        t.barrier(line!()).await;
+    })
+    .unwrap();
+    // Every partial sum up to 2^24 is exact in f32, so no add may be lost.
+    assert_eq!(total, 1e6, "coroutines");
 }
 
 #[test]
@@ -57,18 +62,13 @@ fn integer_adds_return_each_old_value_once() {
         SyncPtr(&mut counter as *mut i32),
         SyncPtr(seen.as_mut_ptr()),
     );
-    run_grid(
-        "ticket",
-        GridShape::new(N as u32 / 500, 500),
-        false,
-        move |_| {
-            // SAFETY: `counter` is only accessed atomically during the launch.
-            let old = unsafe { atomic_add(c.get(), 1) };
-            // SAFETY: every old value is returned once, so each element has one writer
-            // (checked below: a duplicate would leave some element at 0).
-            unsafe { *sp.get().add(old as usize) = 1 };
-        },
-    )
+    run_grid("ticket", GridShape::new(N as u32 / 500, 500), move |_| {
+        // SAFETY: `counter` is only accessed atomically during the launch.
+        let old = unsafe { atomic_add(c.get(), 1) };
+        // SAFETY: every old value is returned once, so each element has one writer
+        // (checked below: a duplicate would leave some element at 0).
+        unsafe { *sp.get().add(old as usize) = 1 };
+    })
     .unwrap();
     assert_eq!(counter, N as i32);
     assert!(seen.iter().all(|&s| s == 1));
@@ -105,4 +105,15 @@ fn other_types_add_and_wrap() {
         assert_eq!(atomic_add_f32(&mut 1.5f32, 2.0), 1.5);
     }
     assert_eq!((vals.2, vals.4), (1, i32::MIN));
+}
+
+#[test]
+fn ptr_atomic_add_updates_the_designated_element() {
+    let b = Buffer::<i64>::new("COUNT", MemKind::Paged, 2).unwrap();
+    let p = b.ptr() + 1;
+    run_grid("ptr_count", GridShape::new(100, 100), |_| {
+        p.atomic_add(3);
+    })
+    .unwrap();
+    assert_eq!(b.to_vec().unwrap(), [0, 30_000]);
 }

@@ -1,66 +1,58 @@
 //! The CPU emulation of a CUDA grid: indices, coverage, shared memory, barriers, errors.
 
 mod common;
+#[path = "common/timeout.rs"]
+mod timeout;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{run_grid, Dim3, EmulateError, GridShape, MAX_SHARED_BYTES};
+use parray_core::grid::CudaGrid;
+use parray_runtime::gpu::emulate::{
+    run_grid, run_grid_sync, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
+};
+use parray_runtime::{Access, Float2};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
+use timeout::within;
 
-/// Runs `f` in a thread; fails the test if it takes more than `secs` seconds (a hang).
-fn with_timeout<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    let h = thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(r) => {
-            h.join().unwrap();
-            r
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match h.join() {
-            Err(e) => std::panic::resume_unwind(e),
-            Ok(()) => unreachable!("the thread sent no result yet did not panic"),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("timed out after {secs} s (hang)"),
-    }
+/// Whether every index accessor of `t` agrees with an independent computation.
+fn indices_agree(t: &ThreadCtx, [gx, gy, gz]: [u32; 3], [bx, by, bz]: [u32; 3]) -> bool {
+    let (b, th) = (t.block_idx(), t.thread_idx());
+    let in_range = b.x < gx && b.y < gy && b.z < gz && th.x < bx && th.y < by && th.z < bz;
+    let block_id = (b.x + gx * (b.y + gy * b.z)) as usize;
+    let thread_id = (th.x + bx * (th.y + by * th.z)) as usize;
+    let per_block = (bx * by * bz) as usize;
+    in_range
+        && t.block_id() == block_id
+        && t.thread_id() == thread_id
+        && t.global_id() == block_id * per_block + thread_id
+        && t.grid_dim() == Dim3::new(gx, gy, gz)
+        && t.block_dim() == Dim3::new(bx, by, bz)
 }
 
 /// Runs a kernel recording, for each global thread, how often it ran and whether every
-/// index accessor agreed with an independent computation; returns the counts.
-fn coverage(grid: [u32; 3], block: [u32; 3], uses_barrier: bool) -> Vec<u32> {
+/// index accessor agreed; returns the counts. With `sync`, the body is a coroutine that
+/// meets its block at two barriers around the count.
+fn coverage(grid: [u32; 3], block: [u32; 3], sync: bool) -> Vec<u32> {
     let shape = GridShape::new(grid, block);
-    let [gx, gy, gz] = grid;
-    let [bx, by, bz] = block;
-    let threads = (gx * gy * gz * bx * by * bz) as usize;
+    let threads = grid.iter().chain(&block).product::<u32>() as usize;
     let counts: Vec<AtomicU32> = (0..threads).map(|_| AtomicU32::new(0)).collect();
     let bad = AtomicUsize::new(0);
-    run_grid("coverage", shape, uses_barrier, |t| {
-        let (b, th) = (t.block_idx(), t.thread_idx());
-        let in_range = b.x < gx && b.y < gy && b.z < gz && th.x < bx && th.y < by && th.z < bz;
-        let block_id = (b.x + gx * (b.y + gy * b.z)) as usize;
-        let thread_id = (th.x + bx * (th.y + by * th.z)) as usize;
-        let per_block = (bx * by * bz) as usize;
-        let ok = in_range
-            && t.block_id() == block_id
-            && t.thread_id() == thread_id
-            && t.global_id() == block_id * per_block + thread_id
-            && t.grid_dim() == Dim3::new(gx, gy, gz)
-            && t.block_dim() == Dim3::new(bx, by, bz);
-        if !ok {
-            bad.fetch_add(1, Ordering::Relaxed);
-            return;
+    let (counts_ref, bad_ref) = (&counts, &bad);
+    let count = move |t: &ThreadCtx| {
+        if indices_agree(t, grid, block) {
+            counts_ref[t.global_id()].fetch_add(1, Ordering::Relaxed);
+        } else {
+            bad_ref.fetch_add(1, Ordering::Relaxed);
         }
-        if uses_barrier {
-            t.sync_block();
-        }
-        counts[block_id * per_block + thread_id].fetch_add(1, Ordering::Relaxed);
-        if uses_barrier {
-            t.sync_block();
-        }
-    })
+    };
+    if sync {
+        run_grid_sync("coverage", shape, |t| async move {
+            t.barrier(line!()).await;
+            count(&t);
+            t.barrier(line!()).await;
+        })
+    } else {
+        run_grid("coverage", shape, count)
+    }
     .unwrap();
     assert_eq!(bad.into_inner(), 0, "index accessors disagree");
     counts.into_iter().map(AtomicU32::into_inner).collect()
@@ -68,8 +60,8 @@ fn coverage(grid: [u32; 3], block: [u32; 3], uses_barrier: bool) -> Vec<u32> {
 
 #[test]
 fn every_thread_runs_exactly_once() {
-    with_timeout(60, || {
-        for uses_barrier in [false, true] {
+    within(60, || {
+        for sync in [false, true] {
             for (grid, block) in [
                 ([3, 2, 1], [4, 2, 2]),
                 ([2, 3, 4], [3, 1, 5]),
@@ -78,10 +70,10 @@ fn every_thread_runs_exactly_once() {
                 ([7, 1, 3], [32, 1, 1]),
                 ([1000, 7, 1], [3, 1, 1]),
             ] {
-                let counts = coverage(grid, block, uses_barrier);
+                let counts = coverage(grid, block, sync);
                 assert!(
                     counts.iter().all(|&c| c == 1),
-                    "grid {grid:?} block {block:?} barrier {uses_barrier}: {:?}",
+                    "grid {grid:?} block {block:?} sync {sync}: {:?}",
                     counts.iter().enumerate().find(|(_, &c)| c != 1)
                 );
             }
@@ -90,25 +82,14 @@ fn every_thread_runs_exactly_once() {
 }
 
 #[test]
-fn dim3_flattening_is_x_fastest() {
-    let dims = Dim3::new(4, 2, 3);
-    let mut id = 0;
-    for z in 0..3 {
-        for y in 0..2 {
-            for x in 0..4 {
-                let d = Dim3::new(x, y, z);
-                assert_eq!(d.flatten(dims), id);
-                assert_eq!(Dim3::unflatten(id, dims), d);
-                id += 1;
-            }
-        }
-    }
-    assert_eq!(dims.volume(), 24);
+fn shapes_convert_and_display() {
     assert_eq!(Dim3::from(7), Dim3::new(7, 1, 1));
     assert_eq!(Dim3::from([1, 2, 3]), Dim3::new(1, 2, 3));
+    assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
     assert_eq!(Dim3::new(1, 2, 3).to_string(), "(1, 2, 3)");
     let shape = GridShape::new([2, 3, 1], 64);
-    assert_eq!((shape.num_blocks(), shape.block_threads()), (6, 64));
+    let grid = CudaGrid::from(shape);
+    assert_eq!((grid.grid, grid.block), ([2, 3, 1], [64, 1, 1]));
     assert_eq!(shape.to_string(), "<<<(2, 3, 1), (64, 1, 1)>>>");
 }
 
@@ -118,25 +99,22 @@ fn block_sums(blocks: u32, n: u32) -> Vec<u64> {
     let mut out = vec![u64::MAX; blocks as usize];
     let outp = SyncPtr(out.as_mut_ptr());
     let pow2 = n.next_power_of_two() as usize;
-    run_grid("reduce", GridShape::new(blocks, n), true, move |t| {
-        let s = t.shared::<u64>(0, n as usize);
+    run_grid_sync("reduce", GridShape::new(blocks, n), |t| async move {
+        let s = t.shared_ptr::<i64>(0, n as usize, "S");
         let (tid, n) = (t.thread_id(), n as usize);
-        // SAFETY: each thread writes its own element before the first barrier.
-        unsafe { s.write(tid, (t.block_id() * n + tid) as u64) };
-        t.sync_block();
+        s.store(tid, (t.block_id() * n + tid) as i64);
+        t.barrier(line!()).await;
         let mut stride = pow2 / 2;
         while stride > 0 {
             if tid < stride && tid + stride < n {
-                // SAFETY: in this step, thread tid alone touches elements tid and tid+stride
-                // (tid < stride), and steps are separated by barriers.
-                unsafe { s.write(tid, s.read(tid) + s.read(tid + stride)) };
+                s.store(tid, s.load(tid) + s.load(tid + stride));
             }
-            t.sync_block();
+            t.barrier(line!()).await;
             stride /= 2;
         }
         if tid == 0 {
             // SAFETY: one writer per block, distinct elements; `out` outlives the launch.
-            unsafe { *outp.get().add(t.block_id()) = s.read(0) };
+            unsafe { *outp.get().add(t.block_id()) = s.load(0) as u64 };
         }
     })
     .unwrap();
@@ -145,7 +123,7 @@ fn block_sums(blocks: u32, n: u32) -> Vec<u64> {
 
 #[test]
 fn shared_memory_block_reduction() {
-    with_timeout(120, || {
+    within(120, || {
         for (blocks, n) in [(6u32, 256u32), (5, 96), (4, 1024), (3, 1)] {
             let sums = block_sums(blocks, n);
             let (nn, tri) = (n as u64, n as u64 * (n as u64 - 1) / 2);
@@ -160,10 +138,12 @@ fn shared_memory_block_reduction() {
 fn transpose_through_padded_tile() {
     // Fig 7 at 64x64: DATA [[64/16][16]][[64/16][16]], tile A = smem [16][17],
     // B = [#A_0][16#A_1]; tid_0_0 = blockIdx.y, tid_0_1 = blockIdx.x, likewise for threads.
-    with_timeout(60, || {
+    within(60, || {
         const N: usize = 64;
-        let input: Vec<[f32; 2]> = (0..N * N).map(|i| [i as f32, -(i as f32)]).collect();
-        let mut output = vec![[f32::NAN; 2]; N * N];
+        let input: Vec<Float2> = (0..N * N)
+            .map(|i| Float2::new(i as f32, -(i as f32)))
+            .collect();
+        let mut output = vec![Float2::new(f32::NAN, f32::NAN); N * N];
         let (wi, wo) = (
             SyncPtr(input.as_ptr().cast_mut()),
             SyncPtr(output.as_mut_ptr()),
@@ -172,16 +152,15 @@ fn transpose_through_padded_tile() {
             |i0: u32, i1: u32, j0: u32, j1: u32| ((i0 * 16 + i1) * 64 + j0 * 16 + j1) as usize;
         let b = |i: u32, j: u32| (i * 17 + j) as usize;
         let shape = GridShape::new([4, 4, 1], [16, 16, 1]);
-        run_grid("transpose", shape, true, move |t| {
-            let tile = t.shared::<[f32; 2]>(0, 16 * 17);
+        run_grid_sync("transpose", shape, |t| async move {
+            let tile = t.shared_ptr::<Float2>(0, 16 * 17, "A");
             let (b0, b1) = (t.block_idx().y, t.block_idx().x);
             let (t0, t1) = (t.thread_idx().y, t.thread_idx().x);
-            // SAFETY: every thread writes a distinct tile element and reads its own input
-            // element; the launch ends before `input` is dropped.
-            unsafe { tile.write(b(t0, t1), *wi.get().add(data(b0, t0, b1, t1))) };
-            t.sync_block();
-            // SAFETY: the tile is only read after the barrier; output elements are distinct.
-            unsafe { *wo.get().add(data(b1, t0, b0, t1)) = tile.read(b(t1, t0)) };
+            // SAFETY: reads this thread's own input element; `input` outlives the launch.
+            tile.store(b(t0, t1), unsafe { *wi.get().add(data(b0, t0, b1, t1)) });
+            t.barrier(line!()).await;
+            // SAFETY: output elements are distinct per thread; `output` outlives the launch.
+            unsafe { *wo.get().add(data(b1, t0, b0, t1)) = tile.load(b(t1, t0)) };
         })
         .unwrap();
         for i in 0..N {
@@ -194,44 +173,50 @@ fn transpose_through_padded_tile() {
 
 /// Checks that each block sees its own, freshly zeroed shared arrays (two slots, two
 /// types), with more blocks than cores so that memory is reused between blocks.
-fn shared_is_per_block(uses_barrier: bool) {
+fn shared_is_per_block(sync: bool) {
     const BLOCKS: u32 = 24;
-    const N: u32 = 64;
+    const N: usize = 64;
     let bad = AtomicUsize::new(0);
     let ran = AtomicUsize::new(0);
-    run_grid("per_block", GridShape::new(BLOCKS, N), uses_barrier, |t| {
-        let ints = t.shared::<u32>(0, N as usize);
-        let floats = t.shared::<f64>(3, 1 + N as usize);
+    let (bad, ran) = (&bad, &ran);
+    let shape = GridShape::new(BLOCKS, N as u32);
+    let tag = |t: &ThreadCtx, tid: usize| t.block_id() as u32 * 1000 + tid as u32;
+    // Before any barrier: each thread checks and writes its own elements.
+    let first = move |t: &ThreadCtx| {
+        let ints = t.shared_ptr::<u32>(0, N, "I");
+        let floats = t.shared_ptr::<f64>(3, 1 + N, "F");
         let tid = t.thread_id();
-        let tag = t.block_id() as u32 * 1000 + tid as u32;
-        // SAFETY: each thread touches only its own elements before the barrier.
-        unsafe {
-            if ints.read(tid) != 0 || floats.read(tid + 1) != 0.0 {
-                bad.fetch_add(1, Ordering::Relaxed);
-            }
-            ints.write(tid, tag);
-            floats.write(tid + 1, f64::from(tag));
+        if ints.load(tid) != 0 || floats.load(tid + 1) != 0.0 {
+            bad.fetch_add(1, Ordering::Relaxed);
         }
-        if uses_barrier {
-            t.sync_block();
-            let other = (tid + 1) % N as usize;
-            let want = t.block_id() as u32 * 1000 + other as u32;
-            // SAFETY: after the barrier nobody writes; reading a neighbour's element is safe.
-            let (i, f) = unsafe { (ints.read(other), floats.read(other + 1)) };
-            if i != want || f != f64::from(want) {
-                bad.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        ints.store(tid, tag(t, tid));
+        floats.store(tid + 1, f64::from(tag(t, tid)));
         ran.fetch_add(1, Ordering::Relaxed);
-    })
+        (ints, floats)
+    };
+    if sync {
+        run_grid_sync("per_block", shape, |t| async move {
+            let (ints, floats) = first(&t);
+            t.barrier(line!()).await;
+            let other = (t.thread_id() + 1) % N;
+            let want = tag(&t, other);
+            if ints.load(other) != want || floats.load(other + 1) != f64::from(want) {
+                bad.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    } else {
+        run_grid("per_block", shape, |t| {
+            first(t);
+        })
+    }
     .unwrap();
-    assert_eq!(bad.into_inner(), 0);
-    assert_eq!(ran.into_inner(), (BLOCKS * N) as usize);
+    assert_eq!(bad.load(Ordering::Relaxed), 0);
+    assert_eq!(ran.load(Ordering::Relaxed), BLOCKS as usize * N);
 }
 
 #[test]
 fn shared_memory_is_distinct_and_zeroed_per_block() {
-    with_timeout(60, || {
+    within(60, || {
         shared_is_per_block(true);
         shared_is_per_block(false);
     });
@@ -239,12 +224,12 @@ fn shared_memory_is_distinct_and_zeroed_per_block() {
 
 #[test]
 fn one_thread_blocks_may_sync() {
-    // A barrier-using body whose blocks have one thread needs no team: syncs are no-ops.
     let sum = AtomicUsize::new(0);
-    run_grid("solo", GridShape::new(100, 1), true, |t| {
-        t.sync_block();
-        sum.fetch_add(t.global_id(), Ordering::Relaxed);
-        t.sync_block();
+    let sum_ref = &sum;
+    run_grid_sync("solo", GridShape::new(100, 1), |t| async move {
+        t.barrier(line!()).await;
+        sum_ref.fetch_add(t.global_id(), Ordering::Relaxed);
+        t.barrier(line!()).await;
     })
     .unwrap();
     assert_eq!(sum.into_inner(), 99 * 100 / 2);
@@ -261,26 +246,25 @@ fn invalid_shapes_are_rejected_like_cuda() {
         ([1, 1, 1], [32, 32, 2]),
     ] {
         let shape = GridShape::new(grid, block);
-        let r = run_grid("bad", shape, false, |_| panic!("must not run"));
-        match r {
-            Err(EmulateError::InvalidShape {
-                kernel, shape: s, ..
-            }) => {
-                assert_eq!((kernel, s), ("bad", shape));
+        let loops = run_grid("bad", shape, |_| panic!("must not run"));
+        let coroutines = run_grid_sync("bad", shape, |_| async { panic!("must not run") });
+        for r in [loops, coroutines] {
+            match r {
+                Err(EmulateError::InvalidShape {
+                    kernel, shape: s, ..
+                }) => {
+                    assert_eq!((kernel, s), ("bad", shape));
+                }
+                other => panic!("{shape}: expected InvalidShape, got {other:?}"),
             }
-            other => panic!("{shape}: expected InvalidShape, got {other:?}"),
         }
     }
 }
 
 /// Runs a kernel that is expected to fail, returning its error's message.
-fn failure(
-    shape: GridShape,
-    uses_barrier: bool,
-    body: fn(&parray_runtime::gpu::emulate::ThreadCtx),
-) -> String {
-    with_timeout(20, move || {
-        run_grid("oops", shape, uses_barrier, body)
+fn failure(shape: GridShape, body: fn(&ThreadCtx)) -> String {
+    within(20, move || {
+        run_grid("oops", shape, body)
             .expect_err("kernel should fail")
             .to_string()
     })
@@ -288,24 +272,39 @@ fn failure(
 
 #[test]
 fn misuse_is_reported_not_undefined() {
-    // A sync in a launch declared without barriers.
-    let msg = failure(GridShape::new(2, 4), false, |t| t.sync_block());
-    assert!(msg.contains("uses_barrier == false"), "{msg}");
     // One slot used with two lengths.
-    let msg = failure(GridShape::new(1, 2), true, |t| {
-        let _ = t.shared::<f32>(0, 8 + t.thread_id());
+    let msg = failure(GridShape::new(1, 2), |t| {
+        let _ = t.shared_ptr::<f32>(0, 8 + t.thread_id(), "S");
     });
     assert!(msg.contains("shared slot 0"), "{msg}");
     // More shared memory than a CUDA block may have.
-    let msg = failure(GridShape::new(1, 1), false, |t| {
-        let _ = t.shared::<u8>(0, MAX_SHARED_BYTES / 2);
-        let _ = t.shared::<u8>(1, MAX_SHARED_BYTES / 2 + 1);
+    let msg = failure(GridShape::new(1, 1), |t| {
+        let _ = t.shared_ptr::<i8>(0, MAX_SHARED_BYTES / 2, "A");
+        let _ = t.shared_ptr::<i8>(1, MAX_SHARED_BYTES / 2 + 1, "B");
     });
     assert!(msg.contains("over the GPU limit"), "{msg}");
-    // Out-of-bounds shared access.
-    let msg = failure(GridShape::new(1, 1), false, |t| {
-        // SAFETY: one thread; the index is checked (and fails).
-        unsafe { t.shared::<i32>(0, 4).write(4, 1) };
+    // Out-of-bounds shared access (checked in debug builds, as every access).
+    if cfg!(debug_assertions) {
+        let msg = failure(GridShape::new(1, 1), |t| {
+            t.shared_ptr::<i32>(0, 4, "S4").store(4, 1);
+        });
+        assert!(msg.contains("out of bounds for S4"), "{msg}");
+    }
+    // Awaiting anything but a barrier would never complete.
+    let err = within(20, || {
+        run_grid_sync("pending", GridShape::new(2, 3), |_| {
+            std::future::pending::<()>()
+        })
+        .unwrap_err()
     });
-    assert!(msg.contains("out of bounds"), "{msg}");
+    assert!(
+        matches!(
+            err,
+            EmulateError::Stalled {
+                kernel: "pending",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }

@@ -1,127 +1,182 @@
-//! A panicking emulated thread ends the launch with an error naming it, and never hangs.
+//! A panicking emulated thread ends the launch with an error naming it and the place of
+//! the panic, and never hangs.
 
-use parray_runtime::gpu::emulate::{run_grid, Dim3, EmulateError, GridShape};
+#[path = "common/timeout.rs"]
+mod timeout;
+
+use parray_runtime::gpu::emulate::{run_grid, run_grid_sync, Dim3, EmulateError, GridShape};
+use parray_runtime::{Access, ThreadId};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
+use timeout::within;
 
-/// Runs `f` in a thread; fails the test if it takes more than 20 s (a hang).
-fn within_20s<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(20))
-        .expect("the launch hung (or its harness panicked)")
-}
+/// Where the panic of [`launch_with_panic`] happens.
+const PANIC_LINE: u32 = line!() + 16;
 
 /// Launches `blocks` x `block` threads where thread `bad_thread` of block `bad_block`
-/// panics after the first barrier; returns the error and how many threads finished.
+/// panics (after the first barrier, with `sync`); returns the error and how many threads
+/// finished.
 fn launch_with_panic(
-    uses_barrier: bool,
+    sync: bool,
     blocks: Dim3,
     block: Dim3,
     bad_block: Dim3,
     bad_thread: Dim3,
 ) -> (EmulateError, usize) {
-    within_20s(move || {
+    within(20, move || {
         let finished = AtomicUsize::new(0);
-        let err = run_grid("faulty", GridShape::new(blocks, block), uses_barrier, |t| {
-            if uses_barrier {
-                t.sync_block();
-            }
+        let check = |t: &parray_runtime::gpu::emulate::ThreadCtx| {
             if t.block_idx() == bad_block && t.thread_idx() == bad_thread {
                 panic!("boom at {}", t.global_id());
             }
-            if uses_barrier {
-                t.sync_block();
-                t.sync_block();
-            }
-            finished.fetch_add(1, Ordering::Relaxed);
-        })
+        };
+        let shape = GridShape::new(blocks, block);
+        let finished_ref = &finished;
+        let err = if sync {
+            run_grid_sync("faulty", shape, |t| async move {
+                t.barrier(line!()).await;
+                check(&t);
+                t.barrier(line!()).await;
+                t.barrier(line!()).await;
+                finished_ref.fetch_add(1, Ordering::Relaxed);
+            })
+        } else {
+            run_grid("faulty", shape, |t| {
+                check(t);
+                finished_ref.fetch_add(1, Ordering::Relaxed);
+            })
+        }
         .expect_err("a thread panicked, the launch must fail");
         (err, finished.into_inner())
     })
 }
 
+/// The `ThreadId` of `thread` in `block` of a `blocks` x `block_dim` grid.
+fn cuda_thread(blocks: Dim3, block_dim: Dim3, block: Dim3, thread: Dim3) -> ThreadId {
+    let flat = |i: Dim3, d: Dim3| u64::from(i.x + d.x * (i.y + d.y * i.z));
+    let per_block = u64::from(block_dim.x * block_dim.y * block_dim.z);
+    ThreadId::Cuda {
+        tid: flat(block, blocks) * per_block + flat(thread, block_dim),
+        block: block.into(),
+        thread: thread.into(),
+    }
+}
+
 #[test]
-fn panic_with_barriers_names_block_and_thread() {
+fn panic_with_barriers_names_block_thread_and_line() {
     let (blocks, block) = (Dim3::new(4, 2, 1), Dim3::new(8, 4, 1));
     let (bad_block, bad_thread) = (Dim3::new(2, 1, 0), Dim3::new(3, 1, 0));
     let (err, finished) = launch_with_panic(true, blocks, block, bad_block, bad_thread);
     let gid = (2 + 4) * 32 + 3 + 8;
-    assert_eq!(
-        err,
-        EmulateError::Panicked {
-            kernel: "faulty",
-            block: bad_block,
-            thread: bad_thread,
-            message: format!("boom at {gid}"),
-        }
+    let EmulateError::Panicked {
+        kernel,
+        thread,
+        at,
+        message,
+    } = &err
+    else {
+        panic!("unexpected {err:?}");
+    };
+    assert_eq!(*kernel, "faulty");
+    assert_eq!(*thread, cuda_thread(blocks, block, bad_block, bad_thread));
+    assert_eq!(*message, format!("boom at {gid}"));
+    let at = at.as_deref().expect("the panic's place is known");
+    assert!(
+        at.starts_with(&format!("{}:{PANIC_LINE}:", file!())),
+        "{at} is not line {PANIC_LINE} of {}",
+        file!()
     );
     let msg = err.to_string();
-    for part in ["faulty", "block (2, 1, 0)", "thread (3, 1, 0)", "boom"] {
+    for part in [
+        "faulty",
+        &format!("thread {gid} (block (2, 1, 0), thread (3, 1, 0)) panicked at {at}"),
+        "boom",
+    ] {
         assert!(msg.contains(part), "{part:?} missing from {msg:?}");
     }
     // The failing block cannot finish, so not every thread did.
-    assert!(finished < blocks.volume() * block.volume());
+    assert!(finished < 8 * 32);
 }
 
 #[test]
-fn panic_in_a_1024_thread_block_releases_its_team() {
+fn panic_in_a_1024_thread_block_stops_its_block() {
+    let (blocks, block) = (Dim3::new(3, 1, 1), Dim3::new(1024, 1, 1));
     let (bad_block, bad_thread) = (Dim3::new(1, 0, 0), Dim3::new(1023, 0, 0));
-    let (err, _) = launch_with_panic(
-        true,
-        Dim3::new(3, 1, 1),
-        Dim3::new(1024, 1, 1),
-        bad_block,
-        bad_thread,
-    );
+    let (err, _) = launch_with_panic(true, blocks, block, bad_block, bad_thread);
+    let want = cuda_thread(blocks, block, bad_block, bad_thread);
     assert!(
-        matches!(err, EmulateError::Panicked { block, thread, .. }
-            if block == bad_block && thread == bad_thread),
+        matches!(&err, EmulateError::Panicked { thread, .. } if *thread == want),
         "{err}"
     );
 }
 
 #[test]
 fn panic_without_barriers_names_block_and_thread() {
+    let (blocks, block) = (Dim3::new(6, 1, 3), Dim3::new(2, 2, 2));
     let (bad_block, bad_thread) = (Dim3::new(5, 0, 2), Dim3::new(0, 1, 1));
-    let (err, finished) = launch_with_panic(
-        false,
-        Dim3::new(6, 1, 3),
-        Dim3::new(2, 2, 2),
-        bad_block,
-        bad_thread,
-    );
+    let (err, finished) = launch_with_panic(false, blocks, block, bad_block, bad_thread);
+    let want = cuda_thread(blocks, block, bad_block, bad_thread);
     assert!(
-        matches!(&err, EmulateError::Panicked { kernel: "faulty", block, thread, message }
-            if *block == bad_block && *thread == bad_thread && message.starts_with("boom")),
+        matches!(&err, EmulateError::Panicked { kernel: "faulty", thread, at: Some(at), message }
+            if *thread == want && message.starts_with("boom") && at.contains(file!())),
         "{err}"
     );
     assert!(finished < 18 * 8);
 }
 
 #[test]
+fn an_out_of_bounds_access_points_at_the_statement() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: release builds do not check bounds");
+        return;
+    }
+    let line = line!() + 3;
+    let err = run_grid("oob", GridShape::new(1, 4), |t| {
+        let s = t.shared_ptr::<f32>(0, 4, "S");
+        s.store(t.thread_id() + 1, 1.0);
+    })
+    .unwrap_err();
+    let EmulateError::Panicked { thread, at, .. } = &err else {
+        panic!("unexpected {err:?}");
+    };
+    assert_eq!(
+        thread.to_string(),
+        "thread 3 (block (0, 0, 0), thread (3, 0, 0))"
+    );
+    let at = at.as_deref().unwrap();
+    assert!(at.starts_with(&format!("{}:{line}:", file!())), "{at}");
+    assert!(
+        err.to_string()
+            .contains("offset 4 out of bounds for S (extent 4)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn panic_stops_the_remaining_blocks() {
-    for uses_barrier in [false, true] {
+    for sync in [false, true] {
         let blocks = AtomicUsize::new(0);
-        let started = within_20s(move || {
-            let r = run_grid("early", GridShape::new(20_000, 32), uses_barrier, |t| {
+        let started = within(20, move || {
+            let shape = GridShape::new(20_000, 32);
+            let blocks_ref = &blocks;
+            let step = move |t: &parray_runtime::gpu::emulate::ThreadCtx| {
                 if t.thread_id() == 0 {
-                    blocks.fetch_add(1, Ordering::Relaxed);
+                    blocks_ref.fetch_add(1, Ordering::Relaxed);
                 }
                 if t.block_id() == 0 && t.thread_id() == 31 {
                     panic!("first block fails");
                 }
-            });
+            };
+            let r = if sync {
+                run_grid_sync("early", shape, |t| async move {
+                    step(&t);
+                    t.barrier(line!()).await;
+                })
+            } else {
+                run_grid("early", shape, step)
+            };
             assert!(r.is_err());
             blocks.into_inner()
         });
-        assert!(
-            started < 20_000,
-            "barrier {uses_barrier}: all {started} blocks ran"
-        );
+        assert!(started < 20_000, "sync {sync}: all {started} blocks ran");
     }
 }

@@ -1,22 +1,11 @@
 //! Prints (does not assert) the emulation's cost per thread; meaningful with `--release`:
 //! `cargo test -p parray-runtime --release --test emulate_perf -- --nocapture`.
 
-use parray_runtime::gpu::emulate::{run_grid, GridShape};
-use std::time::{Duration, Instant};
+mod common;
 
-/// A raw pointer that kernels may capture: each thread writes only its own element.
-#[derive(Clone, Copy)]
-struct SyncPtr(*mut f32);
-// SAFETY: the kernels below write disjoint elements.
-unsafe impl Sync for SyncPtr {}
-// SAFETY: as above.
-unsafe impl Send for SyncPtr {}
-impl SyncPtr {
-    /// A method rather than `.0`, so that closures capture the whole (Sync) wrapper.
-    fn get(self) -> *mut f32 {
-        self.0
-    }
-}
+use common::SyncPtr;
+use parray_runtime::gpu::emulate::{run_grid, run_grid_sync, GridShape};
+use std::time::{Duration, Instant};
 
 /// The best of `reps` timings of `f`.
 fn best(reps: usize, mut f: impl FnMut()) -> Duration {
@@ -40,9 +29,9 @@ fn time_per_thread() {
     let (a, b) = (&a, &b);
 
     let mut launches = 0;
-    let loops = best(5, || {
+    let loops = best(20, || {
         launches += 1;
-        run_grid("fma", GridShape::new(1024, 1024), false, |t| {
+        run_grid("fma", GridShape::new(1024, 1024), |t| {
             let i = t.global_id();
             // SAFETY: one writer per element; `c` outlives the launch.
             unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
@@ -60,10 +49,10 @@ fn time_per_thread() {
     });
 
     let barrier_threads = 64 * 256;
-    let teams = best(3, || {
-        run_grid("fma_sync", GridShape::new(64, 256), true, |t| {
+    let coroutines = best(3, || {
+        run_grid_sync("fma_sync", GridShape::new(64, 256), |t| async move {
             let i = t.global_id();
-            t.sync_block();
+            t.barrier(line!()).await;
             // SAFETY: one writer per element; `c` outlives the launch.
             unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
         })
@@ -73,10 +62,10 @@ fn time_per_thread() {
     let ns = |d: Duration, n: usize| d.as_nanos() as f64 / n as f64;
     println!(
         "emulate: 1024x1024 threads without barriers: {:.2} ms, {:.2} ns/thread \
-         (serial loop {:.2} ns/element); 64x256 threads with a barrier: {:.1} us/thread",
+         (serial loop {:.2} ns/element); 64x256 threads with a barrier: {:.1} ns/thread",
         loops.as_secs_f64() * 1e3,
         ns(loops, N),
         ns(serial, N),
-        ns(teams, barrier_threads) / 1e3,
+        ns(coroutines, barrier_threads),
     );
 }

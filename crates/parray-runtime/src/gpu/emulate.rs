@@ -170,7 +170,8 @@ pub struct ThreadCtx {
     thread_idx: Dim3,
     block_id: usize,
     thread_id: usize,
-    global_id: usize,
+    /// The tid of the block's thread 0: a block's tids are consecutive (`CudaGrid::tid`).
+    block_tid: usize,
     block: Rc<Block>,
 }
 
@@ -215,7 +216,7 @@ impl ThreadCtx {
     /// (Parray's `$tid$`).
     #[inline]
     pub fn global_id(&self) -> usize {
-        self.global_id
+        self.block_tid + self.thread_id
     }
 
     /// `#sync` at line `line` of the detour's file, in a body run by [`run_grid_sync`]:
@@ -266,8 +267,6 @@ impl ThreadCtx {
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
         self.thread_id = thread_id;
         self.thread_idx = thread_idx;
-        // Exact: `Run::new` checked that every tid of the grid fits in a usize.
-        self.global_id = self.grid.tid(self.block_id as u64, thread_id as u64) as usize;
     }
 
     /// A context for another thread of the same block.
@@ -341,7 +340,7 @@ impl Block {
             align_of::<T>() <= align_of::<Chunk>(),
             "shared element types must be at most 16-byte aligned"
         );
-        let bytes = len.checked_mul(size_of::<T>()).unwrap_or(usize::MAX);
+        let bytes = len.saturating_mul(size_of::<T>());
         let mut slots = self.shared.borrow_mut();
         if slots.len() <= slot {
             slots.resize_with(slot + 1, || None);
@@ -439,7 +438,8 @@ where
         // Unpolled futures may move, so filling the vector may reallocate it.
         for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
             current.set(t);
-            self.threads.push((self.body)(ctx.for_thread(t, thread_idx)));
+            self.threads
+                .push((self.body)(ctx.for_thread(t, thread_idx)));
         }
         let result = self.rounds(run, &ctx, current);
         // Drops every future in place, before any can move.
@@ -471,9 +471,12 @@ impl<F, Fut: Future<Output = ()>> Coroutines<'_, F, Fut> {
                 // in place: meanwhile nothing pushes to the vector, reallocates it, or
                 // moves, swaps or replaces its elements.
                 let thread = unsafe { Pin::new_unchecked(thread) };
-                let at = match thread.poll(&mut cx) {
+                let poll = thread.poll(&mut cx);
+                // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
+                let arrived = block.arrived.take();
+                let at = match poll {
                     Poll::Ready(()) => None,
-                    Poll::Pending => match block.arrived.take() {
+                    Poll::Pending => match arrived {
                         Some(line) => Some(line),
                         None => return Err(run.stalled(ctx.block_id, t)),
                     },
@@ -596,7 +599,8 @@ impl Run {
                         thread_idx: self.thread_idx[0],
                         block_id: b,
                         thread_id: 0,
-                        global_id: self.grid.tid(b as u64, 0) as usize,
+                        // Exact: `new` checked that every tid of the grid fits in a usize.
+                        block_tid: self.grid.tid(b as u64, 0) as usize,
                         block: block.clone(),
                     };
                     strategy.run_block(self, ctx, &thread_id)?;

@@ -7,9 +7,9 @@ use std::sync::OnceLock;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use crate::buffer::Buffer;
 use parray_core::MemKind;
 
+use crate::buffer::Buffer;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
 use crate::gpu::context::{self, Backend, Cuda};
@@ -34,7 +34,7 @@ pub struct Launch {
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
     /// The detour in the user's source, for errors.
-    pub site: DetourSite,
+    pub site: &'static DetourSite,
 }
 
 /// A kernel argument as the driver receives it.
@@ -118,7 +118,7 @@ where
 {
     // SAFETY: forwarded to the caller.
     unsafe {
-        detour(launch, args, || {
+        check_and_run(launch, args, || {
             emulate::run_grid(launch.kernel, shape(launch), emulated)
         })
     }
@@ -141,7 +141,7 @@ where
 {
     // SAFETY: forwarded to the caller.
     unsafe {
-        detour(launch, args, || {
+        check_and_run(launch, args, || {
             emulate::run_grid_sync(launch.kernel, shape(launch), emulated)
         })
     }
@@ -151,7 +151,7 @@ where
 ///
 /// # Safety
 /// As [`detour_cuda`].
-unsafe fn detour(
+unsafe fn check_and_run(
     launch: &Launch,
     args: &[&dyn KernelArg],
     emulate: impl FnOnce() -> std::result::Result<(), EmulateError>,
@@ -172,6 +172,7 @@ unsafe fn detour(
     }
 }
 
+/// The launch's `<<<grid, block>>>` for the emulator.
 fn shape(launch: &Launch) -> GridShape {
     GridShape::new(launch.grid, launch.block)
 }

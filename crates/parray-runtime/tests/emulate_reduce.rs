@@ -1,0 +1,68 @@
+//! The block reduction that motivated the coroutine emulation of `#sync`: 2^20 floats,
+//! 256-thread blocks, a shared array of 256 and a halving loop with a `#sync` per step.
+//! Prints the time (meaningful with `--release`):
+//! `cargo test -p parray-runtime --release --test emulate_reduce -- --nocapture`.
+
+use std::time::Instant;
+
+use parray_core::MemKind;
+use parray_runtime::gpu::emulate::{run_grid_sync, GridShape};
+use parray_runtime::{Access, Buffer};
+
+const N: usize = 1 << 20;
+const BLOCK: usize = 256;
+
+#[test]
+fn block_reduction_of_a_million_floats() {
+    let values: Vec<f32> = (0..N)
+        .map(|i| ((i * 7919) % 1000) as f32 / 8.0 - 60.0)
+        .collect();
+    let mut input = Buffer::<f32>::new("IN", MemKind::Paged, N).unwrap();
+    input.copy_from_slice(&values).unwrap();
+    let sums = Buffer::<f32>::new("SUMS", MemKind::Paged, N / BLOCK).unwrap();
+    let (inp, out) = (input.ptr(), sums.ptr());
+
+    let start = Instant::now();
+    let shape = GridShape::new((N / BLOCK) as u32, BLOCK as u32);
+    run_grid_sync("reduce", shape, |ctx| async move {
+        let sh = ctx.shared_ptr::<f32>(0, BLOCK, "SH");
+        let t = ctx.thread_id();
+        sh.store(t, inp.load(ctx.global_id()));
+        ctx.barrier(line!()).await;
+        let mut s = BLOCK / 2;
+        while s > 0 {
+            if t < s {
+                sh.store(t, sh.load(t) + sh.load(t + s));
+            }
+            ctx.barrier(line!()).await;
+            s /= 2;
+        }
+        if t == 0 {
+            out.store(ctx.block_id(), sh.load(0));
+        }
+    })
+    .unwrap();
+    let elapsed = start.elapsed();
+    println!(
+        "emulate: block reduction of {N} f32 in {}-thread blocks: {:.1} ms",
+        BLOCK,
+        elapsed.as_secs_f64() * 1e3
+    );
+
+    let got = sums.to_vec().unwrap();
+    for (b, (&sum, chunk)) in got.iter().zip(values.chunks(BLOCK)).enumerate() {
+        let want: f64 = chunk.iter().map(|&v| f64::from(v)).sum();
+        let scale: f64 = chunk.iter().map(|&v| f64::from(v.abs())).sum();
+        assert!(
+            (f64::from(sum) - want).abs() <= 1e-6 * scale.max(1.0),
+            "block {b}: {sum} vs {want}"
+        );
+    }
+    let total: f64 = got.iter().map(|&s| f64::from(s)).sum();
+    let want: f64 = values.iter().map(|&v| f64::from(v)).sum();
+    let scale: f64 = values.iter().map(|&v| f64::from(v.abs())).sum();
+    assert!(
+        (total - want).abs() <= 1e-6 * scale,
+        "total {total} vs {want}"
+    );
+}

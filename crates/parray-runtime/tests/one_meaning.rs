@@ -1,0 +1,154 @@
+//! What a GPU refuses, the emulation refuses: host code indexing dmem, and host memory as
+//! a kernel argument. Each case runs in a child with `PARRAY_BACKEND=emulate` (the backend
+//! is chosen once per process).
+
+#[path = "common/child.rs"]
+mod child;
+
+use std::panic;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use child::{in_child, is_child};
+use parray_core::MemKind;
+use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_sync, Launch};
+use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::{Access, Buffer, DetourSite, Error};
+
+/// The message of host code touching dmem, on a GPU and under the emulation alike.
+const REFUSED: &str = "parray: D is dmem memory on the GPU; host code cannot access it";
+
+fn launch(block: u32) -> Launch {
+    Launch {
+        kernel: "k",
+        source: "".into(),
+        grid: [2, 1, 1],
+        block: [block, 1, 1],
+        shared_bytes: 0,
+        site: &DetourSite {
+            array: "CT",
+            file: "tests/one_meaning.rs",
+            line: 1,
+        },
+    }
+}
+
+/// The message of the panic of `f`, which must panic.
+fn panic_message(f: impl FnOnce() + panic::UnwindSafe) -> String {
+    let payload = panic::catch_unwind(f).expect_err("must panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_else(|| payload.downcast_ref::<&str>().unwrap().to_string())
+}
+
+#[test]
+fn host_code_cannot_index_emulated_dmem() {
+    if !is_child() {
+        in_child("host_code_cannot_index_emulated_dmem", "emulate");
+        return;
+    }
+    assert_eq!(backend().unwrap(), Backend::Emulate);
+    let mut d = Buffer::<f32>::new("D", MemKind::Dmem, 4).unwrap();
+    d.copy_from_slice(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let p = d.ptr() + 1;
+    // In every build profile, not only where bounds are checked.
+    assert_eq!(
+        panic_message(|| {
+            d.load(0);
+        }),
+        REFUSED
+    );
+    assert_eq!(panic_message(|| p.store(0, 5.0)), REFUSED);
+    assert_eq!(
+        panic_message(|| {
+            let _ = p[1];
+        }),
+        REFUSED
+    );
+    assert_eq!(
+        panic_message(|| {
+            p.atomic_add(1.0);
+        }),
+        REFUSED
+    );
+    assert!(matches!(d.as_slice(), Err(Error::NotHostMemory { .. })));
+    // Copies are the way in and out, and they saw no write.
+    assert_eq!(d.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn only_the_kernels_view_of_an_argument_reaches_dmem() {
+    if !is_child() {
+        in_child(
+            "only_the_kernels_view_of_an_argument_reaches_dmem",
+            "emulate",
+        );
+        return;
+    }
+    let d = Buffer::<f32>::new("D", MemKind::Dmem, 64).unwrap();
+    let p = d.ptr();
+    // SAFETY: one dmem argument, as the closure uses it, within its extent.
+    unsafe {
+        detour_cuda(&launch(32), &[&p], |t| {
+            let a = t.device_ptr(p);
+            a.store(t.global_id(), t.global_id() as f32);
+        })
+    }
+    .unwrap();
+    assert_eq!(
+        d.to_vec().unwrap(),
+        (0..64).map(|i| i as f32).collect::<Vec<_>>()
+    );
+    // A body that uses a dmem pointer without the kernel's view fails as on a GPU.
+    // SAFETY: as above.
+    let err = unsafe {
+        detour_cuda(&launch(32), &[&p], |t| {
+            p.store(t.global_id(), 0.0);
+        })
+    }
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::ThreadPanicked { message, .. } if message == REFUSED),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn host_memory_arguments_are_refused_before_running() {
+    if !is_child() {
+        in_child(
+            "host_memory_arguments_are_refused_before_running",
+            "emulate",
+        );
+        return;
+    }
+    let ran = AtomicUsize::new(0);
+    for mem in [MemKind::Paged, MemKind::Pinned] {
+        let h = Buffer::<f32>::new("H", mem, 64).unwrap();
+        let d = Buffer::<f32>::new("D", MemKind::Dmem, 64).unwrap();
+        let n = 64usize;
+        // SAFETY: the launch is refused before anything runs.
+        let errs = unsafe {
+            [
+                detour_cuda(&launch(32), &[&d, &h, &n], |_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                }),
+                detour_cuda_sync(&launch(32), &[&h.ptr()], |_| async {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                }),
+            ]
+        };
+        for err in errs {
+            let err = err.unwrap_err();
+            assert!(
+                matches!(err, Error::NotDeviceMemory { type_name: "H", mem: m } if m == mem),
+                "{err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("parray: kernel argument H is {mem} memory; a cuda kernel takes dmem")
+            );
+        }
+    }
+    assert_eq!(ran.into_inner(), 0);
+}
