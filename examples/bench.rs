@@ -95,7 +95,7 @@ fn hand(
         grid,
         block,
         shared_bytes: 0,
-        site: parray::DetourSite {
+        site: &parray::DetourSite {
             array: kernel,
             file: file!(),
             line: line!(),

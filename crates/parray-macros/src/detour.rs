@@ -235,15 +235,18 @@ fn cuda(
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
-    let stmts = emit_rust::body_tokens(body, Mode::Emulate);
+    let prologue = emit_rust::prologue_tokens(body, Mode::Emulate);
+    let stmts = emit_rust::stmts_tokens(body, Mode::Emulate);
     let (closure, run) = if body.syncs() {
+        // The parameters and thread indices are bound before the coroutine starts, so
+        // that each thread's future holds only what its body uses across barriers.
         (
-            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| async move { #bind_params #stmts }),
+            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue async move { #stmts } }),
             quote!(::parray::gpu::detour_cuda_sync),
         )
     } else {
         (
-            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #stmts }),
+            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue #stmts }),
             quote!(::parray::gpu::detour_cuda),
         )
     };
@@ -255,7 +258,7 @@ fn cuda(
             grid: [#gx, #gy, #gz],
             block: [#bx, #by, #bz],
             shared_bytes: 0,
-            site: #site,
+            site: &#site,
         };
         let __parray_body = #closure;
         // SAFETY: the kernel's parameters are the declaration's, and the arguments were

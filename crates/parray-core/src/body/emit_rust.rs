@@ -40,6 +40,18 @@ pub fn ctx_ident() -> Ident {
 
 /// The body's thread-index prologue and statements.
 pub fn body_tokens(body: &Body, mode: Mode) -> TokenStream {
+    let mut out = prologue_tokens(body, mode);
+    out.extend(stmts_tokens(body, mode));
+    out
+}
+
+/// The statements of the body.
+pub fn stmts_tokens(body: &Body, mode: Mode) -> TokenStream {
+    Writer { body, mode }.stmts(&body.stmts)
+}
+
+/// The `let`s of the thread indices the body uses, from the hardware indices.
+pub fn prologue_tokens(body: &Body, mode: Mode) -> TokenStream {
     let w = Writer { body, mode };
     let ctx = ctx_ident();
     let mut out = TokenStream::new();
@@ -66,7 +78,6 @@ pub fn body_tokens(body: &Body, mode: Mode) -> TokenStream {
         let id = tid_ident(path);
         out.extend(quote!(#[allow(unused_variables)] let #id: #index_ty = #value;));
     }
-    out.extend(w.stmts(&body.stmts));
     out
 }
 
