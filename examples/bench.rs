@@ -96,7 +96,7 @@ fn hand(
         block,
         shared_bytes: 0,
         site: &parray::DetourSite {
-            array: kernel,
+            array: "hand-written kernel",
             file: file!(),
             line: line!(),
         },

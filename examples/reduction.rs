@@ -50,11 +50,17 @@ fn main() -> parray::Result<()> {
     // Each block adds 256 values in f32: allow a few ulps per addition.
     let ok = (total - expected).abs() <= 1e-5 * values.iter().map(|x| x.abs() as f64).sum::<f64>();
     println!("backend: {backend}");
-    println!("block reduction of {n} floats (256-thread blocks, 9 barriers each): {:.3} ms", seconds * 1e3);
+    println!(
+        "block reduction of {n} floats (256-thread blocks, 9 barriers each): {:.3} ms",
+        seconds * 1e3
+    );
     if backend == "cuda" {
         let other = DATA::create()?;
         let copy = common::device_copy_ms(&data, &other, n * 4)? / 1e3;
-        println!("device-to-device copy of the same bytes: {:.3} ms", copy * 1e3);
+        println!(
+            "device-to-device copy of the same bytes: {:.3} ms",
+            copy * 1e3
+        );
     }
     println!("sum {total:.3}, f64 reference {expected:.3}");
     println!("check: {}", if ok { "ok" } else { "FAILED" });

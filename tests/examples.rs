@@ -62,6 +62,7 @@ fn cuda_figures() {
         "fig17_matmul_halves",
         "fig18_matmul_strips",
         "fig18_matmul_blocks",
+        "reduction",
     ] {
         let out = checked(name);
         assert!(

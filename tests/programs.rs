@@ -664,7 +664,10 @@ mod pthd_panic {
                 at,
                 message,
             }) => {
-                assert_eq!((site.array, thread), ("T", parray::ThreadId::Pthd { tid: 2 }));
+                assert_eq!(
+                    (site.array, thread),
+                    ("T", parray::ThreadId::Pthd { tid: 2 })
+                );
                 assert_eq!(message, "thread two gives up");
                 // The panic is the user's own `panic!`, in `maybe_fail`.
                 assert!(at.is_some_and(|at| at.starts_with("tests/programs.rs:")));

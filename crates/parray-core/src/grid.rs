@@ -285,7 +285,11 @@ fn flatten(i: [u32; 3], dims: [u32; 3]) -> u64 {
 fn unflatten(id: u64, dims: [u32; 3]) -> [u32; 3] {
     let [dx, dy, _] = dims.map(u64::from);
     // Each component is below its u32 extent.
-    [(id % dx) as u32, (id / dx % dy) as u32, (id / dx / dy) as u32]
+    [
+        (id % dx) as u32,
+        (id / dx % dy) as u32,
+        (id / dx / dy) as u32,
+    ]
 }
 
 #[cfg(test)]

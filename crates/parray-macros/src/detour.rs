@@ -196,7 +196,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             if source_only {
                 return Ok(Outcome::Done(quote!(#source)));
             }
-            Ok(Outcome::Done(cuda(&body, &grid, &kernel, &source, &args, &site)))
+            Ok(Outcome::Done(cuda(
+                &body, &grid, &kernel, &source, &args, &site,
+            )))
         }
         ThreadKind::Mpi => Err(syn::Error::new(
             array.span(),
@@ -231,7 +233,8 @@ fn cuda(
             bind_params.extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #ctx.device_ptr(#hidden);));
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
-            bind_params.extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #hidden;));
+            bind_params
+                .extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #hidden;));
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
@@ -241,7 +244,12 @@ fn cuda(
         // The parameters and thread indices are bound before the coroutine starts, so
         // that each thread's future holds only what its body uses across barriers.
         (
-            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue async move { #stmts } }),
+            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| {
+                #bind_params
+                #prologue
+                let #ctx = #ctx.block_ctx();
+                async move { #stmts }
+            }),
             quote!(::parray::gpu::detour_cuda_sync),
         )
     } else {

@@ -90,9 +90,9 @@ impl VisitMut for Host<'_, '_> {
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
         // Forms inside `println!("{}", $dim(T)$)` and the like.
-        if let Ok(mut args) = mac.parse_body_with(
-            syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
-        ) {
+        if let Ok(mut args) = mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
             if mac.tokens.to_string().contains(DOLLAR) {
                 for a in args.iter_mut() {
                     self.visit_expr_mut(a);

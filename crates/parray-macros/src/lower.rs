@@ -4,8 +4,7 @@
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
 use parray_core::body::{
-    BinOp, Body, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty,
-    UnOp,
+    BinOp, Body, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty, UnOp,
 };
 use parray_core::{thread_index, ElemType, MemKind, Param, TypeClass};
 use proc_macro2::Span;
@@ -81,7 +80,9 @@ pub fn lower(
         stmts,
     };
     parray_core::body::check::check(&mut body).map_err(|diags| {
-        let mut errors = diags.into_iter().map(|d| syn::Error::new(d.span, d.message));
+        let mut errors = diags
+            .into_iter()
+            .map(|d| syn::Error::new(d.span, d.message));
         let mut first = errors.next().expect("at least one problem");
         errors.for_each(|e| first.combine(e));
         first
@@ -227,21 +228,35 @@ impl Lowerer<'_, '_> {
     }
 
     /// `let s = S::create();` of an smem or rmem type: a shared or register array.
-    fn create(&mut self, ident: &syn::Ident, ty_name: &str, span: Span, stmt: Span) -> Option<Stmt> {
+    fn create(
+        &mut self,
+        ident: &syn::Ident,
+        ty_name: &str,
+        span: Span,
+        stmt: Span,
+    ) -> Option<Stmt> {
         let module = self.forms.module;
         let Ok(def) = module.lookup(ty_name) else {
             self.fail(span, format!("unknown type `{ty_name}`"));
             return None;
         };
         let TypeClass::Data { mem, elem } = &module.types()[def.ty].class else {
-            self.fail(span, format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"));
+            self.fail(
+                span,
+                format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"),
+            );
             return None;
         };
         let (mem, elem) = (*mem, *elem);
         match (mem, self.target) {
             (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
             (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {
-                self.fail(span, format!("`{ty_name}` is smem/rmem memory, which exists only inside cuda detours"));
+                self.fail(
+                    span,
+                    format!(
+                        "`{ty_name}` is smem/rmem memory, which exists only inside cuda detours"
+                    ),
+                );
                 return None;
             }
             _ => {
@@ -278,7 +293,9 @@ impl Lowerer<'_, '_> {
             if !ok {
                 let msg = match self.target {
                     Target::Pthd => "a pthd body synchronises its array: write `#sync`",
-                    Target::Cuda => "a cuda body synchronises its block: write `#sync` or `#sync_1`",
+                    Target::Cuda => {
+                        "a cuda body synchronises its block: write `#sync` or `#sync_1`"
+                    }
                 };
                 self.fail(span, msg);
             }
@@ -307,7 +324,10 @@ impl Lowerer<'_, '_> {
         let span = mac.span();
         let Ok(args) = mac.parse_body_with(Punctuated::<syn::Expr, Token![,]>::parse_terminated)
         else {
-            self.fail(span, "expected a format string and comma-separated arguments");
+            self.fail(
+                span,
+                "expected a format string and comma-separated arguments",
+            );
             return None;
         };
         let mut args = args.into_iter();
@@ -333,7 +353,10 @@ impl Lowerer<'_, '_> {
                     pieces.push(String::new());
                 }
                 ('{' | '}', _) => {
-                    self.fail(fmt.span(), "a detour body's format strings use plain `{}` placeholders only");
+                    self.fail(
+                        fmt.span(),
+                        "a detour body's format strings use plain `{}` placeholders only",
+                    );
                     return None;
                 }
                 _ => pieces.last_mut().expect("a piece").push(c),
@@ -341,7 +364,14 @@ impl Lowerer<'_, '_> {
         }
         let args: Vec<Expr> = args.map(|a| self.expr(&a)).collect();
         if args.len() + 1 != pieces.len() {
-            self.fail(span, format!("{} placeholders but {} arguments", pieces.len() - 1, args.len()));
+            self.fail(
+                span,
+                format!(
+                    "{} placeholders but {} arguments",
+                    pieces.len() - 1,
+                    args.len()
+                ),
+            );
             return None;
         }
         Some(Stmt::Print {
@@ -425,7 +455,10 @@ impl Lowerer<'_, '_> {
         let mut unroll = None;
         for attr in &f.attrs {
             if !attr.path().is_ident("unroll") {
-                self.fail(attr.span(), "the only attribute of a detour body is `#[unroll]`");
+                self.fail(
+                    attr.span(),
+                    "the only attribute of a detour body is `#[unroll]`",
+                );
                 continue;
             }
             unroll = match &attr.meta {
@@ -450,7 +483,10 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let syn::Expr::Range(r) = &*f.expr else {
-            self.subset(f.expr.span(), "a `for` loop over something other than a range `a..b`");
+            self.subset(
+                f.expr.span(),
+                "a `for` loop over something other than a range `a..b`",
+            );
             // Its own problems too (`w.iter()`), all at once.
             self.expr(&f.expr);
             return None;
@@ -497,7 +533,9 @@ impl Lowerer<'_, '_> {
                         return poison(span);
                     }
                 },
-                _ if self.target == Target::Pthd => ExprKind::Capture(quote::quote!(#p).to_string()),
+                _ if self.target == Target::Pthd => {
+                    ExprKind::Capture(quote::quote!(#p).to_string())
+                }
                 _ => {
                     self.subset(span, "a path in a cuda body");
                     return poison(span);
@@ -623,18 +661,35 @@ impl Lowerer<'_, '_> {
             self.subset(span, "a call of something other than a name");
             return None;
         };
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let args: Vec<&syn::Expr> = c.args.iter().collect();
-        match segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            ["atomic_add"] if args.len() == 2 => {
-                Some(ExprKind::AtomicAdd(self.boxed(args[0]), self.boxed(args[1])))
-            }
+        match segs
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            ["atomic_add"] if args.len() == 2 => Some(ExprKind::AtomicAdd(
+                self.boxed(args[0]),
+                self.boxed(args[1]),
+            )),
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");
-                Some(ExprKind::MakeVector(e, args.iter().map(|a| self.expr(a)).collect()))
+                Some(ExprKind::MakeVector(
+                    e,
+                    args.iter().map(|a| self.expr(a)).collect(),
+                ))
             }
             [_, "create"] if args.is_empty() => {
-                self.fail(span, "bind a created array to a name: `let s = S::create();`");
+                self.fail(
+                    span,
+                    "bind a created array to a name: `let s = S::create();`",
+                );
                 None
             }
             _ if self.target == Target::Pthd => {
@@ -668,7 +723,10 @@ impl Lowerer<'_, '_> {
         match b.stmts.as_slice() {
             [syn::Stmt::Expr(e, None)] => Some(self.expr(e)),
             _ => {
-                self.fail(b.span(), "an `if` used as a value needs one expression in each branch");
+                self.fail(
+                    b.span(),
+                    "an `if` used as a value needs one expression in each branch",
+                );
                 None
             }
         }
@@ -736,13 +794,13 @@ impl Lowerer<'_, '_> {
                 let names: Vec<String> = off.vars.names().map(str::to_string).collect();
                 let args = names
                     .iter()
-                    .map(|name| {
-                        match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
+                    .map(
+                        |name| match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
                             Some(Atom::Tid(path)) => Expr::new(ExprKind::Tid(path.clone()), span),
                             Some(Atom::Expr(e)) => self.expr(e),
                             None => unreachable!("every variable is an atom"),
-                        }
-                    })
+                        },
+                    )
                     .collect();
                 ExprKind::Offset { off, args }
             }

@@ -10,8 +10,8 @@
 use proc_macro2::Span;
 
 use super::{
-    lane_scalar, lanes, Body, BinOp, Diag, Expr, ExprKind, Lit, LocalId, Method, Scalar, Stmt,
-    Ty, UnOp,
+    lane_scalar, lanes, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method, Scalar, Stmt, Ty,
+    UnOp,
 };
 use crate::kinds::ElemType;
 
@@ -121,8 +121,17 @@ impl Checker {
                     self.vars[x as usize].bound = Some(t);
                     t
                 } else {
-                    let lit = if kind == Kind::Int { "an integer" } else { "a float" };
-                    self.fail(span, format!("mismatched types in {what}: {lit} literal where `{t}` is expected"));
+                    let lit = if kind == Kind::Int {
+                        "an integer"
+                    } else {
+                        "a float"
+                    };
+                    self.fail(
+                        span,
+                        format!(
+                            "mismatched types in {what}: {lit} literal where `{t}` is expected"
+                        ),
+                    );
                     t
                 }
             }
@@ -195,7 +204,9 @@ impl Checker {
             Stmt::Expr { expr, .. } => {
                 self.expr(expr, body);
             }
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 self.condition(cond, body);
                 self.stmts(then, body);
                 if let Some(e) = els {
@@ -224,8 +235,10 @@ impl Checker {
                     self.expr(a, body);
                 }
             }
-            Stmt::Sync { .. } | Stmt::Break { .. } | Stmt::Continue { .. } | Stmt::Return { .. } => {
-            }
+            Stmt::Sync { .. }
+            | Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. } => {}
         }
     }
 
@@ -307,7 +320,10 @@ impl Checker {
                 let t = self.expr(x, body);
                 let t = self.resolve(t);
                 if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
-                    self.fail(x.span, format!("`{t}` cannot be cast to `{}`", s.rust_name()));
+                    self.fail(
+                        x.span,
+                        format!("`{t}` cannot be cast to `{}`", s.rust_name()),
+                    );
                 }
                 Ty::Scalar(*s)
             }
@@ -319,7 +335,10 @@ impl Checker {
                     Ty::Ptr(el) | Ty::Array { elem: el, .. } => Ty::of_elem(el),
                     Ty::Host => Ty::Host,
                     t => {
-                        self.fail(base.span, format!("`{t}` cannot be indexed: only arrays and pointers can"));
+                        self.fail(
+                            base.span,
+                            format!("`{t}` cannot be indexed: only arrays and pointers can"),
+                        );
                         Ty::Host
                     }
                 }
@@ -331,7 +350,13 @@ impl Checker {
                     Ty::Vector(v) if lane < lanes(v) => Ty::Scalar(lane_scalar(v)),
                     Ty::Host => Ty::Host,
                     t => {
-                        self.fail(span, format!("`{t}` has no field `{}`", ["x", "y", "z", "w"][lane as usize]));
+                        self.fail(
+                            span,
+                            format!(
+                                "`{t}` has no field `{}`",
+                                ["x", "y", "z", "w"][lane as usize]
+                            ),
+                        );
                         Ty::Host
                     }
                 }
@@ -348,14 +373,24 @@ impl Checker {
                 if matches!(tr, Ty::Infer(_)) {
                     self.fail(recv.span, format!("can't call `{}` on a number of ambiguous type: give it a suffix (`2.0f32`) or a typed `let`", m.rust_name()));
                 } else if !ok {
-                    self.fail(recv.span, format!("`{}` is not a method of `{tr}`", m.rust_name()));
+                    self.fail(
+                        recv.span,
+                        format!("`{}` is not a method of `{tr}`", m.rust_name()),
+                    );
                 }
                 if args.len() != m.arity() {
-                    self.fail(span, format!("`{}` takes {} argument(s)", m.rust_name(), m.arity()));
+                    self.fail(
+                        span,
+                        format!("`{}` takes {} argument(s)", m.rust_name(), m.arity()),
+                    );
                 }
                 for a in args.iter_mut() {
                     let ta = self.expr(a, body);
-                    let want = if m == Method::Powi { Ty::Scalar(Scalar::I32) } else { tr };
+                    let want = if m == Method::Powi {
+                        Ty::Scalar(Scalar::I32)
+                    } else {
+                        tr
+                    };
                     self.unify(want, ta, a.span, "this argument");
                 }
                 tr
@@ -364,7 +399,8 @@ impl Checker {
                 let tp = self.expr(p, body);
                 let tv = self.expr(v, body);
                 match self.resolve(tp) {
-                    Ty::Ptr(el) if matches!(Scalar::of_elem(el), Some(s) if s.is_int() && s != Scalar::I8 || s.is_float()) => {
+                    Ty::Ptr(el) if matches!(Scalar::of_elem(el), Some(s) if s.is_int() && s != Scalar::I8 || s.is_float()) =>
+                    {
                         let t = Ty::of_elem(el);
                         self.unify(t, tv, v.span, "this `atomic_add`");
                         t
@@ -379,7 +415,10 @@ impl Checker {
             ExprKind::MakeVector(v, args) => {
                 let v = *v;
                 if args.len() != lanes(v) as usize {
-                    self.fail(span, format!("`{}::new` takes {} values", v.rust_type(), lanes(v)));
+                    self.fail(
+                        span,
+                        format!("`{}::new` takes {} values", v.rust_type(), lanes(v)),
+                    );
                 }
                 for a in args.iter_mut() {
                     let ta = self.expr(a, body);
@@ -424,11 +463,17 @@ impl Checker {
                 if matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) => {}
             Ty::Scalar(s) if s != Scalar::Bool => {
                 if s.is_float() && matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
-                    self.fail(ls, format!("`{}` is for integers, not `{}`", op.symbol(), s.rust_name()));
+                    self.fail(
+                        ls,
+                        format!("`{}` is for integers, not `{}`", op.symbol(), s.rust_name()),
+                    );
                 }
             }
             Ty::Infer(_) | Ty::Host => {}
-            other => self.fail(ls, format!("`{}` is not defined for `{other}`", op.symbol())),
+            other => self.fail(
+                ls,
+                format!("`{}` is not defined for `{other}`", op.symbol()),
+            ),
         }
         t
     }
@@ -470,7 +515,9 @@ impl Checker {
                     }
                 }
                 Stmt::Expr { expr, .. } => self.finish_expr(expr),
-                Stmt::If { cond, then, els, .. } => {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
                     self.finish_expr(cond);
                     self.finish_stmts(then, body);
                     if let Some(e) = els {
@@ -493,7 +540,10 @@ impl Checker {
                     match body.local(*var).ty {
                         Some(Ty::Scalar(s)) if s.is_int() => {}
                         Some(Ty::Host) | None => {}
-                        Some(t) => self.fail(end.span, format!("a `for` range must be of integers, not `{t}`")),
+                        Some(t) => self.fail(
+                            end.span,
+                            format!("a `for` range must be of integers, not `{t}`"),
+                        ),
                     }
                     self.finish_stmts(b, body);
                 }
@@ -502,7 +552,13 @@ impl Checker {
                     for a in args {
                         self.finish_expr(a);
                         if !matches!(a.ty, Ty::Scalar(_) | Ty::Host) {
-                            self.fail(a.span, format!("`{}` cannot be printed with `{{}}`: print its components", a.ty));
+                            self.fail(
+                                a.span,
+                                format!(
+                                    "`{}` cannot be printed with `{{}}`: print its components",
+                                    a.ty
+                                ),
+                            );
                         }
                     }
                 }
@@ -521,7 +577,10 @@ impl Checker {
             ExprKind::Lit(Lit::Int(v, _)) => {
                 if let Ty::Scalar(s) = e.ty {
                     if s.is_int() && !fits(*v, s) {
-                        self.fail(e.span, format!("the literal {v} does not fit in `{}`", s.rust_name()));
+                        self.fail(
+                            e.span,
+                            format!("the literal {v} does not fit in `{}`", s.rust_name()),
+                        );
                     }
                 }
             }
@@ -529,7 +588,10 @@ impl Checker {
                 self.finish_expr(x);
                 if let Ty::Scalar(s) = x.ty {
                     if s.is_int() && !s.is_signed() {
-                        self.fail(e.span, format!("cannot negate an unsigned `{}`", s.rust_name()));
+                        self.fail(
+                            e.span,
+                            format!("cannot negate an unsigned `{}`", s.rust_name()),
+                        );
                     }
                 }
             }

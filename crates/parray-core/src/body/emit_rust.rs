@@ -10,7 +10,7 @@
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
-use super::{Body, BinOp, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use super::{BinOp, Body, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
 use crate::grid::HwIndex;
 use crate::kinds::{ElemType, MemKind};
 
@@ -364,9 +364,11 @@ impl Writer<'_> {
             }
             ExprKind::Binary(op, l, r) => {
                 // `a + off` on a captured buffer: the closure only borrows it.
+                // (Spanned as the macro's own code: whether the borrow is needed depends on
+                // what was captured, which clippy's `op_ref` should not judge.)
                 if *op == BinOp::Add && matches!(l.kind, ExprKind::Capture(_)) {
-                    let (l, r) = (self.access(l), self.index(r));
-                    return quote_spanned!(span=> #l + #r);
+                    let (l, r) = (self.operand(l, UNARY), self.index(r));
+                    return quote!(&#l + #r);
                 }
                 let p = super::precedence(*op);
                 if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {

@@ -151,7 +151,9 @@ impl std::fmt::Display for Ty {
             Ty::Scalar(s) => f.write_str(s.rust_name()),
             Ty::Vector(e) => f.write_str(e.rust_type()),
             Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
-            Ty::Array { elem, mem, len } => write!(f, "a {mem} array of {len} {}", elem.rust_type()),
+            Ty::Array { elem, mem, len } => {
+                write!(f, "a {mem} array of {len} {}", elem.rust_type())
+            }
             Ty::Unit => f.write_str("()"),
             Ty::Host => f.write_str("a host value"),
             Ty::Infer(_) => f.write_str("{number}"),

@@ -47,7 +47,11 @@ impl B {
             },
         };
         for (name, elem, pointer) in params {
-            let ty = if *pointer { Ty::Ptr(*elem) } else { Ty::of_elem(*elem) };
+            let ty = if *pointer {
+                Ty::Ptr(*elem)
+            } else {
+                Ty::of_elem(*elem)
+            };
             let id = b.local(name, true, Some(ty));
             b.body.params.push((
                 crate::Param {
@@ -73,7 +77,12 @@ impl B {
     }
 
     fn get(&self, name: &str) -> Expr {
-        let id = self.body.locals.iter().rposition(|l| l.name == name).unwrap();
+        let id = self
+            .body
+            .locals
+            .iter()
+            .rposition(|l| l.name == name)
+            .unwrap();
         e(ExprKind::Local(LocalId(id as u32)))
     }
 
@@ -106,7 +115,11 @@ fn a_float_literal_takes_its_type_from_use() {
     b.let_("t", true, float("0.0"));
     let (t, x) = (b.get("t"), b.get("x"));
     let cast = e(ExprKind::Cast(Box::new(x), Scalar::F64));
-    b.stmt(e(ExprKind::Assign(Some(BinOp::Add), Box::new(t), Box::new(cast))));
+    b.stmt(e(ExprKind::Assign(
+        Some(BinOp::Add),
+        Box::new(t),
+        Box::new(cast),
+    )));
     let body = b.checked().unwrap();
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
     let c = emit_c::kernel(body, "k");
@@ -123,7 +136,10 @@ fn unconstrained_literals_default_to_i32_and_f64() {
     assert_eq!(body.locals[0].ty, Some(Ty::Scalar(Scalar::I32)));
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
     let c = emit_c::kernel(body, "k");
-    assert!(c.contains("int i = 3;") && c.contains("double f = 1.5;"), "{c}");
+    assert!(
+        c.contains("int i = 3;") && c.contains("double f = 1.5;"),
+        "{c}"
+    );
 }
 
 #[test]
@@ -132,7 +148,10 @@ fn mixed_number_types_are_an_error_with_a_cast_hint() {
     let sum = bin(BinOp::Add, b.get("n"), b.get("x"));
     b.let_("s", false, sum);
     let errors = b.checked().unwrap_err();
-    assert!(errors[0].contains("`i32` and `f32`") && errors[0].contains("cast"), "{errors:?}");
+    assert!(
+        errors[0].contains("`i32` and `f32`") && errors[0].contains("cast"),
+        "{errors:?}"
+    );
 }
 
 #[test]
@@ -179,7 +198,11 @@ fn c_parenthesises_bitwise_operands_and_casts() {
     let and = bin(BinOp::BitAnd, b.get("a"), int(1));
     b.let_("even", false, bin(BinOp::Eq, and, int(0)));
     let shifted = bin(BinOp::Shl, b.get("a"), int(2));
-    b.let_("f", false, e(ExprKind::Cast(Box::new(shifted), Scalar::F32)));
+    b.let_(
+        "f",
+        false,
+        e(ExprKind::Cast(Box::new(shifted), Scalar::F32)),
+    );
     let body = b.checked().unwrap();
     let c = emit_c::kernel(body, "k");
     assert!(c.contains("bool even = (a & 1) == 0;"), "{c}");
@@ -188,9 +211,20 @@ fn c_parenthesises_bitwise_operands_and_casts() {
 
 #[test]
 fn math_methods_follow_the_receiver_type() {
-    let mut b = B::new(&[("x", ElemType::Float, false), ("y", ElemType::Double, false)]);
-    let sx = e(ExprKind::Method(Method::Sqrt, Box::new(b.get("x")), Vec::new()));
-    let my = e(ExprKind::Method(Method::Max, Box::new(b.get("y")), vec![float("0.5")]));
+    let mut b = B::new(&[
+        ("x", ElemType::Float, false),
+        ("y", ElemType::Double, false),
+    ]);
+    let sx = e(ExprKind::Method(
+        Method::Sqrt,
+        Box::new(b.get("x")),
+        Vec::new(),
+    ));
+    let my = e(ExprKind::Method(
+        Method::Max,
+        Box::new(b.get("y")),
+        vec![float("0.5")],
+    ));
     b.let_("a", false, sx).let_("m", false, my);
     let body = b.checked().unwrap();
     let c = emit_c::kernel(body, "k");
@@ -201,7 +235,11 @@ fn math_methods_follow_the_receiver_type() {
 #[test]
 fn a_method_on_an_ambiguous_literal_is_an_error() {
     let mut b = B::new(&[]);
-    let s = e(ExprKind::Method(Method::Sqrt, Box::new(float("2.0")), Vec::new()));
+    let s = e(ExprKind::Method(
+        Method::Sqrt,
+        Box::new(float("2.0")),
+        Vec::new(),
+    ));
     b.let_("r", false, s);
     let errors = b.checked().unwrap_err();
     assert!(errors[0].contains("ambiguous"), "{errors:?}");

@@ -226,11 +226,7 @@ impl ThreadCtx {
     /// the emulator reports any other case as [`EmulateError::DivergentSync`].
     #[inline]
     pub fn barrier(&self, line: u32) -> SyncWait<'_> {
-        SyncWait {
-            block: &self.block,
-            line,
-            arrived_in: None,
-        }
+        self.block.barrier(line)
     }
 
     /// `S::create()` of an smem type: the block's shared array number `slot` (each
@@ -247,12 +243,13 @@ impl ThreadCtx {
     /// [`MAX_SHARED_BYTES`]. (A panic in a body ends the launch with its error.)
     #[track_caller]
     pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
-        let base = self.block.shared::<T>(slot, len);
-        // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
-        // are a valid `Element`), which stay allocated until the lane ends, after every
-        // body of the launch; all users of the block run on this OS thread, one at a time,
-        // through `Access`.
-        unsafe { Ptr::from_raw(base, len, name, MemKind::Smem) }
+        self.block.shared_ptr(slot, len, name)
+    }
+
+    /// What the thread's coroutine keeps of this context across its barriers: the block.
+    #[inline]
+    pub fn block_ctx(&self) -> BlockCtx {
+        BlockCtx(self.block.clone())
     }
 
     /// A kernel argument as the kernel sees it: a dmem pointer that the body may access
@@ -280,6 +277,26 @@ impl ThreadCtx {
     }
 }
 
+/// The part of a [`ThreadCtx`] a body with barriers keeps across them: its block's
+/// barrier and shared arrays, one pointer wide, so that the futures of a block's threads
+/// stay small enough to stay in cache between rounds.
+#[derive(Clone)]
+pub struct BlockCtx(Rc<Block>);
+
+impl BlockCtx {
+    /// As [`ThreadCtx::barrier`].
+    #[inline]
+    pub fn barrier(&self, line: u32) -> SyncWait<'_> {
+        self.0.barrier(line)
+    }
+
+    /// As [`ThreadCtx::shared_ptr`].
+    #[track_caller]
+    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+        self.0.shared_ptr(slot, len, name)
+    }
+}
+
 /// The future of [`ThreadCtx::barrier`]: pending once, at the barrier, then ready when
 /// the emulator has opened it.
 #[must_use = "a barrier does nothing unless awaited"]
@@ -287,7 +304,7 @@ pub struct SyncWait<'a> {
     block: &'a Block,
     line: u32,
     /// The barrier phase in which this thread arrived.
-    arrived_in: Option<u64>,
+    arrived_in: Option<u32>,
 }
 
 impl Future for SyncWait<'_> {
@@ -328,11 +345,30 @@ struct Block {
     /// The line of the barrier at which the thread just polled waits (set by its
     /// [`SyncWait`], taken by the lane).
     arrived: Cell<Option<u32>>,
-    /// Incremented each time the lane opens the barrier.
-    phase: Cell<u64>,
+    /// Incremented (wrapping) each time the lane opens the barrier.
+    phase: Cell<u32>,
 }
 
 impl Block {
+    #[inline]
+    fn barrier(&self, line: u32) -> SyncWait<'_> {
+        SyncWait {
+            block: self,
+            line,
+            arrived_in: None,
+        }
+    }
+
+    #[track_caller]
+    fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+        let base = self.shared::<T>(slot, len);
+        // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
+        // are a valid `Element`), which stay allocated until the lane ends, after every
+        // body of the launch; all users of the block run on this OS thread, one at a time,
+        // through `Access`.
+        unsafe { Ptr::from_raw(base, len, name, MemKind::Smem) }
+    }
+
     /// The storage of shared array `slot`, created (zeroed) on first use in the lane.
     #[track_caller]
     fn shared<T: Element>(&self, slot: usize, len: usize) -> *mut T {
@@ -435,12 +471,6 @@ where
         ctx: ThreadCtx,
         current: &Cell<usize>,
     ) -> Result<(), EmulateError> {
-        // Unpolled futures may move, so filling the vector may reallocate it.
-        for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
-            current.set(t);
-            self.threads
-                .push((self.body)(ctx.for_thread(t, thread_idx)));
-        }
         let result = self.rounds(run, &ctx, current);
         // Drops every future in place, before any can move.
         self.threads.clear();
@@ -448,9 +478,44 @@ where
     }
 }
 
-impl<F, Fut: Future<Output = ()>> Coroutines<'_, F, Fut> {
-    /// Polls the block's threads in order, round after round, until all have finished
-    /// or they diverge.
+/// What a round of polls saw: the first thread waiting at a barrier (with the barrier's
+/// line) and the first that finished.
+#[derive(Default)]
+struct Round {
+    waiting: Option<(u32, usize)>,
+    left: Option<usize>,
+}
+
+impl Round {
+    /// Takes in that thread `t` waits at the barrier at `at` (or finished, `None`); the
+    /// divergence it reveals, as (line, waiting, left, other line).
+    fn see(&mut self, t: usize, at: Option<u32>) -> Option<(u32, usize, usize, Option<u32>)> {
+        match (at, self.waiting, self.left) {
+            (None, Some((line, w)), _) => Some((line, w, t, None)),
+            (None, None, _) => {
+                self.left.get_or_insert(t);
+                None
+            }
+            (Some(line), _, Some(l)) => Some((line, t, l, None)),
+            (Some(line), None, None) => {
+                self.waiting = Some((line, t));
+                None
+            }
+            (Some(line), Some((first, w)), None) => {
+                (line != first).then_some((first, w, t, Some(line)))
+            }
+        }
+    }
+}
+
+impl<F, Fut> Coroutines<'_, F, Fut>
+where
+    F: Fn(ThreadCtx) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    /// Starts the block's threads and polls them in order, round after round, until all
+    /// have finished or they diverge. A thread's first poll follows its creation at once,
+    /// while its future is still in cache.
     fn rounds(
         &mut self,
         run: &Run,
@@ -458,53 +523,53 @@ impl<F, Fut: Future<Output = ()>> Coroutines<'_, F, Fut> {
         current: &Cell<usize>,
     ) -> Result<(), EmulateError> {
         let block = &ctx.block;
-        let mut cx = Context::from_waker(Waker::noop());
-        loop {
-            // The first thread of the round waiting at a barrier, with the barrier's line;
-            // the first that finished.
-            let mut waiting: Option<(u32, usize)> = None;
-            let mut left: Option<usize> = None;
-            for (t, thread) in self.threads.iter_mut().enumerate() {
-                current.set(t);
-                // SAFETY: `thread` is pinned from its first poll, here, until `run_block`
-                // clears the vector (or the lane drops it, after a panic), which drops it
-                // in place: meanwhile nothing pushes to the vector, reallocates it, or
-                // moves, swaps or replaces its elements.
-                let thread = unsafe { Pin::new_unchecked(thread) };
-                let poll = thread.poll(&mut cx);
-                // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
-                let arrived = block.arrived.take();
-                let at = match poll {
-                    Poll::Ready(()) => None,
-                    Poll::Pending => match arrived {
-                        Some(line) => Some(line),
-                        None => return Err(run.stalled(ctx.block_id, t)),
-                    },
-                };
-                let diverged = match (at, waiting, left) {
-                    (None, Some((line, w)), _) => Some((line, w, t, None)),
-                    (None, None, _) => {
-                        left.get_or_insert(t);
-                        None
-                    }
-                    (Some(line), _, Some(l)) => Some((line, t, l, None)),
-                    (Some(line), None, None) => {
-                        waiting = Some((line, t));
-                        None
-                    }
-                    (Some(line), Some((first, w)), None) => {
-                        (line != first).then_some((first, w, t, Some(line)))
-                    }
-                };
-                if let Some((line, w, l, other_line)) = diverged {
-                    return Err(run.diverged(ctx.block_id, line, w, l, other_line));
-                }
+        let n = run.thread_idx.len();
+        // With room for the whole block, the pushes below never reallocate: a future, once
+        // pushed, stays where it is until `run_block` clears the vector.
+        self.threads.reserve_exact(n);
+        let mut round = Round::default();
+        for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
+            current.set(t);
+            self.threads
+                .push((self.body)(ctx.for_thread(t, thread_idx)));
+            let at = self.poll(run, ctx, t)?;
+            if let Some((line, w, l, other)) = round.see(t, at) {
+                return Err(run.diverged(ctx.block_id, line, w, l, other));
             }
-            if waiting.is_none() {
-                return Ok(());
-            }
+        }
+        while round.waiting.is_some() {
             // Every thread waits at the same barrier: open it.
             block.phase.set(block.phase.get().wrapping_add(1));
+            round = Round::default();
+            for t in 0..n {
+                current.set(t);
+                let at = self.poll(run, ctx, t)?;
+                if let Some((line, w, l, other)) = round.see(t, at) {
+                    return Err(run.diverged(ctx.block_id, line, w, l, other));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls thread `t`: `None` when it finished, else the line of the barrier it waits at.
+    #[inline]
+    fn poll(&mut self, run: &Run, ctx: &ThreadCtx, t: usize) -> Result<Option<u32>, EmulateError> {
+        let mut cx = Context::from_waker(Waker::noop());
+        // SAFETY: the future is pinned from its first poll until `run_block` clears the
+        // vector (or the lane drops it, after a panic), which drops it in place: meanwhile
+        // the vector never reallocates (`rounds` reserved room for the whole block before
+        // the first push) and nothing moves, swaps or replaces its elements.
+        let thread = unsafe { Pin::new_unchecked(&mut self.threads[t]) };
+        let poll = thread.poll(&mut cx);
+        // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
+        let arrived = ctx.block.arrived.take();
+        match poll {
+            Poll::Ready(()) => Ok(None),
+            Poll::Pending => match arrived {
+                Some(line) => Ok(Some(line)),
+                None => Err(run.stalled(ctx.block_id, t)),
+            },
         }
     }
 }
