@@ -326,19 +326,18 @@ fn thread_mapping(m: &Module, root: NodeId, kind: &ThreadKind, out: &mut dyn Wri
             } else {
                 "threads"
             };
-            let mut parts = Vec::new();
-            let mut weight: u64 = total;
-            for (k, c) in top.iter().enumerate() {
-                let s = m.size(*c);
-                weight /= s;
-                let f = match (k, weight) {
-                    (_, 1) if k == 0 => "tid".to_string(),
-                    (0, w) => format!("tid / {w}"),
-                    (_, 1) => format!("tid % {s}"),
-                    (_, w) => format!("tid / {w} % {s}"),
-                };
-                parts.push(format!("tid_{k} = {f}"));
-            }
+            let parts: Vec<String> = top
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let ix = crate::grid::thread_index(m, root, kind, *c);
+                    let off = crate::Offset {
+                        expr: ix.expr,
+                        vars: ix.vars,
+                    };
+                    format!("tid_{k} = {}", off.to_source())
+                })
+                .collect();
             writeln!(
                 out,
                 "{total} {unit}, tid in 0..{total}: {}",
