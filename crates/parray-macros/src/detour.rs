@@ -228,13 +228,22 @@ fn cuda(
         let l = body.local(*local);
         let name = Ident::new(&l.name, l.span);
         let elem = emit_rust::elem_tokens(p.elem, Mode::Pthd);
+        let allow = quote!(#[allow(unused_mut, unused_variables)]);
         if p.pointer {
-            bind_args.extend(quote_spanned!(a.span()=> let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));));
-            bind_params.extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #ctx.device_ptr(#hidden);));
+            // The kernel's view of its argument, once per launch.
+            let view = format_ident!("__parray_view{i}");
+            bind_args.extend(quote_spanned!(a.span()=>
+                let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));
+                let #view = &#hidden.in_kernel();
+            ));
+            bind_params.extend(if emit_rust::param_by_ref(body, Mode::Emulate, *local) {
+                quote!(#allow let #name = #view;)
+            } else {
+                quote!(#allow let mut #name = *#view;)
+            });
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
-            bind_params
-                .extend(quote!(#[allow(unused_mut, unused_variables)] let mut #name = #hidden;));
+            bind_params.extend(quote!(#allow let mut #name = #hidden;));
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }

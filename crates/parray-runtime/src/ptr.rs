@@ -29,7 +29,8 @@ use crate::gpu::emulate::{atomic_add, AtomicAdd};
 /// Host code cannot access `dmem` elements: on a GPU they have no host address, and under
 /// the CPU emulation (where they are host memory) they are refused the same way, in every
 /// build, so that host code that runs here also runs on a GPU. Only the emulated kernel's
-/// view of its arguments (`gpu::emulate::ThreadCtx::device_ptr`) reaches them.
+/// view of its arguments ([`Ptr::in_kernel`], which cuda detours take of their pointer
+/// arguments) reaches them.
 pub trait Access<T: Element> {
     /// Reads the element `off` elements past this handle.
     fn load(&self, off: usize) -> T;
@@ -88,10 +89,11 @@ impl<T: Element> Ptr<T> {
         }
     }
 
-    /// This dmem handle as an emulated kernel sees it: accessible, since under the CPU
-    /// emulation the kernel's device memory is host memory. Other handles are unchanged
-    /// (launches refuse them as arguments), and so is dmem on a GPU (no host address).
-    pub(crate) fn kernel_view(self) -> Self {
+    /// This handle as the emulated kernel of a cuda detour sees its argument: dmem becomes
+    /// accessible, since under the CPU emulation device memory is host memory. Other
+    /// handles are unchanged (launches refuse them as arguments), and so is dmem on a GPU
+    /// (no host address). For the code `detour!` generates, once per launch.
+    pub fn in_kernel(self) -> Self {
         Ptr {
             access: self.access || !self.base.is_null(),
             ..self

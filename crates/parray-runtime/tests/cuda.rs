@@ -50,7 +50,7 @@ fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: Ptr<f32>, n: usize, block: u32) -> Re
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
     unsafe {
         detour_cuda(&l, &[&a, &b, &c, &n], |t| {
-            let (a, b, c) = (t.device_ptr(a), t.device_ptr(b), t.device_ptr(c));
+            let (a, b, c) = (a.in_kernel(), b.in_kernel(), c.in_kernel());
             let i = t.global_id();
             if i < n {
                 c.store(i, a.load(i) + b.load(i));

@@ -90,7 +90,7 @@ fn only_the_kernels_view_of_an_argument_reaches_dmem() {
     // SAFETY: one dmem argument, as the closure uses it, within its extent.
     unsafe {
         detour_cuda(&launch(32), &[&p], |t| {
-            let a = t.device_ptr(p);
+            let a = p.in_kernel();
             a.store(t.global_id(), t.global_id() as f32);
         })
     }

@@ -105,6 +105,17 @@ struct Writer<'b> {
     mode: Mode,
 }
 
+/// Whether the pointer parameter `local` is held by reference: in the coroutine of an
+/// emulated body with barriers, so that each thread's future keeps a reference to the
+/// launch's pointer instead of a copy (the futures of a block then stay in cache). A
+/// parameter the body assigns is held by value.
+pub fn param_by_ref(body: &Body, mode: Mode, local: LocalId) -> bool {
+    mode == Mode::Emulate
+        && body.params.iter().any(|(p, id)| *id == local && p.pointer)
+        && body.syncs()
+        && !body.assigns(local)
+}
+
 /// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
 pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
     let name = match (s, mode) {
@@ -151,6 +162,16 @@ impl Writer<'_> {
     fn local(&self, id: LocalId) -> Ident {
         let l = self.body.local(id);
         Ident::new(&l.name, l.span)
+    }
+
+    /// A local as a value: a parameter held by reference is read through it.
+    fn local_value(&self, id: LocalId) -> TokenStream {
+        let name = self.local(id);
+        if param_by_ref(self.body, self.mode, id) {
+            quote!((*#name))
+        } else {
+            quote!(#name)
+        }
     }
 
     fn stmts(&self, stmts: &[Stmt]) -> TokenStream {
@@ -305,10 +326,7 @@ impl Writer<'_> {
         let span = e.span;
         match &e.kind {
             ExprKind::Lit(l) => self.lit(l, e.ty, span),
-            ExprKind::Local(id) => {
-                let id = self.local(*id);
-                quote!(#id)
-            }
+            ExprKind::Local(id) => self.local_value(*id),
             ExprKind::Capture(path) => path_tokens(path, span),
             ExprKind::HostCall(path, args) => {
                 let f = path_tokens(path, span);

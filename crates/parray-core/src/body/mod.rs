@@ -206,6 +206,17 @@ impl Body {
         &self.locals[id.0 as usize]
     }
 
+    /// Whether the body assigns `local` anywhere (`x = ...`, `x += ...`).
+    pub fn assigns(&self, local: LocalId) -> bool {
+        let mut found = false;
+        visit_exprs(&self.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                found |= matches!(place.kind, ExprKind::Local(id) if id == local);
+            }
+        });
+        found
+    }
+
     /// Whether a `#sync` appears anywhere in the body.
     pub fn syncs(&self) -> bool {
         fn any(stmts: &[Stmt]) -> bool {
@@ -219,6 +230,74 @@ impl Body {
             })
         }
         any(&self.stmts)
+    }
+}
+
+/// Applies `f` to every expression of `stmts`, outermost first.
+pub fn visit_exprs(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+        f(e);
+        match &e.kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Capture(_)
+            | ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::Cnt(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => expr(x, f),
+            ExprKind::Offset { args, .. }
+            | ExprKind::MakeVector(_, args)
+            | ExprKind::HostCall(_, args) => args.iter().for_each(|a| expr(a, f)),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Assign(_, a, b)
+            | ExprKind::Index(a, b)
+            | ExprKind::AtomicAdd(a, b) => {
+                expr(a, f);
+                expr(b, f);
+            }
+            ExprKind::Method(_, r, args) => {
+                expr(r, f);
+                args.iter().for_each(|a| expr(a, f));
+            }
+            ExprKind::Select(c, a, b) => {
+                expr(c, f);
+                expr(a, f);
+                expr(b, f);
+            }
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Let { init, .. } => init.iter().for_each(|e| expr(e, f)),
+            Stmt::Expr { expr: e, .. } => expr(e, f),
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                expr(cond, f);
+                visit_exprs(then, f);
+                if let Some(e) = els {
+                    visit_exprs(e, f);
+                }
+            }
+            Stmt::While { cond, body, .. } => {
+                expr(cond, f);
+                visit_exprs(body, f);
+            }
+            Stmt::For {
+                start, end, body, ..
+            } => {
+                expr(start, f);
+                expr(end, f);
+                visit_exprs(body, f);
+            }
+            Stmt::Block { body, .. } => visit_exprs(body, f),
+            Stmt::Print { args, .. } => args.iter().for_each(|a| expr(a, f)),
+            Stmt::Create { .. }
+            | Stmt::Sync { .. }
+            | Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. } => {}
+        }
     }
 }
 

@@ -252,14 +252,6 @@ impl ThreadCtx {
         BlockCtx(self.block.clone())
     }
 
-    /// A kernel argument as the kernel sees it: a dmem pointer that the body may access
-    /// (host code may not, see `Access`). Other pointers are returned unchanged: a launch
-    /// refuses them as arguments before running any body.
-    #[inline]
-    pub fn device_ptr<T: Element>(&self, p: Ptr<T>) -> Ptr<T> {
-        p.kernel_view()
-    }
-
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
         self.thread_id = thread_id;
