@@ -340,3 +340,25 @@ fn a_panic_names_the_statement_the_block_and_the_thread() {
         "{text}"
     );
 }
+
+#[test]
+fn overflow_in_a_debug_build_names_the_statement() {
+    // The GPU wraps; a debug build of the emulation stops at the statement that overflows
+    // (its `usize` and `u32` are the kernel's 32 bits).
+    if !emulated() || !cfg!(debug_assertions) {
+        return;
+    }
+    let out = HALVES::create().unwrap();
+    let line = line!() + 3;
+    let err = detour!(OVERRUN(&out) {
+        let big: u32 = 4_000_000_000;
+        out[$tid$] = (big + $tid$ as u32 * 1_000_000_000) as i32;
+    })
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("overflow"), "{text}");
+    assert!(
+        text.contains(&format!("tests/cuda_bodies.rs:{line}")),
+        "{text}"
+    );
+}

@@ -18,6 +18,7 @@ use crate::kinds::ElemType;
 /// Infers and checks the types of `body`; all problems are reported together.
 pub fn check(body: &mut Body) -> Result<(), Vec<Diag>> {
     let mut cx = Checker {
+        target: body.target,
         body_locals: body.locals.iter().map(|l| l.ty).collect(),
         vars: Vec::new(),
         diags: Vec::new(),
@@ -51,6 +52,7 @@ struct Var {
 }
 
 struct Checker {
+    target: super::Target,
     /// The locals' types as inference goes (`None`: not yet declared).
     body_locals: Vec<Option<Ty>>,
     vars: Vec<Var>,
@@ -109,8 +111,9 @@ impl Checker {
             (Ty::Infer(x), Ty::Infer(y)) => {
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
                 if kx != ky {
-                    self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, `as f32`)"));
-                    return a;
+                    self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
+                    // Reported once: the rest of the expression checks against anything.
+                    return Ty::Host;
                 }
                 self.vars[y as usize].parent = x;
                 a
@@ -129,22 +132,19 @@ impl Checker {
                     self.fail(
                         span,
                         format!(
-                            "mismatched types in {what}: {lit} literal where `{t}` is expected"
+                            "mismatched types in {what}: {lit} where `{t}` is expected (write a literal of that type, or a cast)"
                         ),
                     );
-                    t
+                    Ty::Host
                 }
             }
-            (Ty::Host, t) | (t, Ty::Host) => {
-                let _ = t;
-                Ty::Host
-            }
+            (Ty::Host, _) | (_, Ty::Host) => Ty::Host,
             _ => {
                 self.fail(
                     span,
-                    format!("mismatched types in {what}: `{a}` and `{b}` (Rust converts no number implicitly: write a cast, `x as {a}`)"),
+                    format!("mismatched types in {what}: `{a}` and `{b}` (Rust converts no number implicitly: write a cast, such as `as {a}`)"),
                 );
-                a
+                Ty::Host
             }
         }
     }
@@ -576,7 +576,7 @@ impl Checker {
         match &mut e.kind {
             ExprKind::Lit(Lit::Int(v, _)) => {
                 if let Ty::Scalar(s) = e.ty {
-                    if s.is_int() && !fits(*v, s) {
+                    if s.is_int() && !fits(*v, s, self.target) {
                         self.fail(
                             e.span,
                             format!("the literal {v} does not fit in `{}`", s.rust_name()),
@@ -636,10 +636,11 @@ fn visit_children(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
 }
 
 /// Whether the literal `v` fits in the integer type `s` (in a cuda body `usize` is 32 bits).
-fn fits(v: u128, s: Scalar) -> bool {
+fn fits(v: u128, s: Scalar, target: super::Target) -> bool {
     let max: u128 = match s {
         Scalar::I8 => i8::MAX as u128,
         Scalar::I32 => i32::MAX as u128,
+        Scalar::Usize if target == super::Target::Pthd => usize::MAX as u128,
         Scalar::U32 | Scalar::Usize => u32::MAX as u128,
         Scalar::I64 => i64::MAX as u128,
         Scalar::U64 => u64::MAX as u128,

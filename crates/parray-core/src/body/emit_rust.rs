@@ -164,9 +164,10 @@ impl Writer<'_> {
         Ident::new(&l.name, l.span)
     }
 
-    /// A local as a value: a parameter held by reference is read through it.
-    fn local_value(&self, id: LocalId) -> TokenStream {
-        let name = self.local(id);
+    /// A local as a value, at the span of its use (where a panic in the expression that
+    /// uses it points): a parameter held by reference is read through it.
+    fn local_value(&self, id: LocalId, span: Span) -> TokenStream {
+        let name = Ident::new(&self.body.local(id).name, span);
         if param_by_ref(self.body, self.mode, id) {
             quote!((*#name))
         } else {
@@ -326,7 +327,7 @@ impl Writer<'_> {
         let span = e.span;
         match &e.kind {
             ExprKind::Lit(l) => self.lit(l, e.ty, span),
-            ExprKind::Local(id) => self.local_value(*id),
+            ExprKind::Local(id) => self.local_value(*id, span),
             ExprKind::Capture(path) => path_tokens(path, span),
             ExprKind::HostCall(path, args) => {
                 let f = path_tokens(path, span);
