@@ -573,64 +573,24 @@ impl Checker {
 
     fn finish_expr(&mut self, e: &mut Expr) {
         e.ty = self.finish_ty(e.ty);
-        match &mut e.kind {
-            ExprKind::Lit(Lit::Int(v, _)) => {
-                if let Ty::Scalar(s) = e.ty {
-                    if s.is_int() && !fits(*v, s, self.target) {
-                        self.fail(
-                            e.span,
-                            format!("the literal {v} does not fit in `{}`", s.rust_name()),
-                        );
-                    }
+        if let (ExprKind::Lit(Lit::Int(v, _)), Ty::Scalar(s)) = (&e.kind, e.ty) {
+            if s.is_int() && !fits(*v, s, self.target) {
+                self.fail(
+                    e.span,
+                    format!("the literal {v} does not fit in `{}`", s.rust_name()),
+                );
+            }
+        }
+        e.for_each_child_mut(&mut |c| self.finish_expr(c));
+        if let ExprKind::Unary(UnOp::Neg, x) = &e.kind {
+            if let Ty::Scalar(s) = x.ty {
+                if s.is_int() && !s.is_signed() {
+                    self.fail(
+                        e.span,
+                        format!("cannot negate an unsigned `{}`", s.rust_name()),
+                    );
                 }
             }
-            ExprKind::Unary(UnOp::Neg, x) => {
-                self.finish_expr(x);
-                if let Ty::Scalar(s) = x.ty {
-                    if s.is_int() && !s.is_signed() {
-                        self.fail(
-                            e.span,
-                            format!("cannot negate an unsigned `{}`", s.rust_name()),
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
-        visit_children(e, &mut |c| self.finish_expr(c));
-    }
-}
-
-/// Applies `f` to the direct sub-expressions of `e` (except a negation's operand, which
-/// `finish_expr` handles itself).
-fn visit_children(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
-    match &mut e.kind {
-        ExprKind::Lit(_)
-        | ExprKind::Local(_)
-        | ExprKind::Capture(_)
-        | ExprKind::Tid(_)
-        | ExprKind::Size(_)
-        | ExprKind::Cnt(_) => {}
-        ExprKind::Unary(UnOp::Neg, _) => {}
-        ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
-        ExprKind::Offset { args, .. }
-        | ExprKind::MakeVector(_, args)
-        | ExprKind::HostCall(_, args) => args.iter_mut().for_each(f),
-        ExprKind::Binary(_, a, b)
-        | ExprKind::Assign(_, a, b)
-        | ExprKind::Index(a, b)
-        | ExprKind::AtomicAdd(a, b) => {
-            f(a);
-            f(b);
-        }
-        ExprKind::Method(_, r, args) => {
-            f(r);
-            args.iter_mut().for_each(f);
-        }
-        ExprKind::Select(c, a, b) => {
-            f(c);
-            f(a);
-            f(b);
         }
     }
 }

@@ -237,34 +237,7 @@ impl Body {
 pub fn visit_exprs(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
     fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         f(e);
-        match &e.kind {
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Capture(_)
-            | ExprKind::Tid(_)
-            | ExprKind::Size(_)
-            | ExprKind::Cnt(_) => {}
-            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => expr(x, f),
-            ExprKind::Offset { args, .. }
-            | ExprKind::MakeVector(_, args)
-            | ExprKind::HostCall(_, args) => args.iter().for_each(|a| expr(a, f)),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Assign(_, a, b)
-            | ExprKind::Index(a, b)
-            | ExprKind::AtomicAdd(a, b) => {
-                expr(a, f);
-                expr(b, f);
-            }
-            ExprKind::Method(_, r, args) => {
-                expr(r, f);
-                args.iter().for_each(|a| expr(a, f));
-            }
-            ExprKind::Select(c, a, b) => {
-                expr(c, f);
-                expr(a, f);
-                expr(b, f);
-            }
-        }
+        e.for_each_child(&mut |c| expr(c, f));
     }
     for s in stmts {
         match s {
@@ -385,6 +358,70 @@ impl Expr {
             kind,
             span,
             ty: Ty::Unit,
+        }
+    }
+
+    /// Applies `f` to each direct sub-expression, in evaluation order.
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        match &self.kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Capture(_)
+            | ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::Cnt(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
+            ExprKind::Offset { args, .. }
+            | ExprKind::MakeVector(_, args)
+            | ExprKind::HostCall(_, args) => args.iter().for_each(f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Assign(_, a, b)
+            | ExprKind::Index(a, b)
+            | ExprKind::AtomicAdd(a, b) => {
+                f(a);
+                f(b);
+            }
+            ExprKind::Method(_, r, args) => {
+                f(r);
+                args.iter().for_each(f);
+            }
+            ExprKind::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+        }
+    }
+
+    /// [`Expr::for_each_child`], mutably.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Capture(_)
+            | ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::Cnt(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
+            ExprKind::Offset { args, .. }
+            | ExprKind::MakeVector(_, args)
+            | ExprKind::HostCall(_, args) => args.iter_mut().for_each(f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Assign(_, a, b)
+            | ExprKind::Index(a, b)
+            | ExprKind::AtomicAdd(a, b) => {
+                f(a);
+                f(b);
+            }
+            ExprKind::Method(_, r, args) => {
+                f(r);
+                args.iter_mut().for_each(f);
+            }
+            ExprKind::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
         }
     }
 }
