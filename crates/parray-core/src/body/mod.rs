@@ -344,6 +344,41 @@ pub enum Stmt {
     },
 }
 
+/// The direct sub-expressions of an [`ExprKind`] (borrowed as `$kind` is), each given to
+/// `$f`: one list for the shared and the mutable walk.
+macro_rules! children {
+    ($kind:expr, $f:ident, $iter:ident) => {
+        match $kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Capture(_)
+            | ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::Cnt(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => $f(x),
+            ExprKind::Offset { args, .. }
+            | ExprKind::MakeVector(_, args)
+            | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Assign(_, a, b)
+            | ExprKind::Index(a, b)
+            | ExprKind::AtomicAdd(a, b) => {
+                $f(a);
+                $f(b);
+            }
+            ExprKind::Method(_, r, args) => {
+                $f(r);
+                args.$iter().for_each($f);
+            }
+            ExprKind::Select(c, a, b) => {
+                $f(c);
+                $f(a);
+                $f(b);
+            }
+        }
+    };
+}
+
 #[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -363,66 +398,12 @@ impl Expr {
 
     /// Applies `f` to each direct sub-expression, in evaluation order.
     pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
-        match &self.kind {
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Capture(_)
-            | ExprKind::Tid(_)
-            | ExprKind::Size(_)
-            | ExprKind::Cnt(_) => {}
-            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
-            ExprKind::Offset { args, .. }
-            | ExprKind::MakeVector(_, args)
-            | ExprKind::HostCall(_, args) => args.iter().for_each(f),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Assign(_, a, b)
-            | ExprKind::Index(a, b)
-            | ExprKind::AtomicAdd(a, b) => {
-                f(a);
-                f(b);
-            }
-            ExprKind::Method(_, r, args) => {
-                f(r);
-                args.iter().for_each(f);
-            }
-            ExprKind::Select(c, a, b) => {
-                f(c);
-                f(a);
-                f(b);
-            }
-        }
+        children!(&self.kind, f, iter)
     }
 
     /// [`Expr::for_each_child`], mutably.
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
-        match &mut self.kind {
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Capture(_)
-            | ExprKind::Tid(_)
-            | ExprKind::Size(_)
-            | ExprKind::Cnt(_) => {}
-            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => f(x),
-            ExprKind::Offset { args, .. }
-            | ExprKind::MakeVector(_, args)
-            | ExprKind::HostCall(_, args) => args.iter_mut().for_each(f),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Assign(_, a, b)
-            | ExprKind::Index(a, b)
-            | ExprKind::AtomicAdd(a, b) => {
-                f(a);
-                f(b);
-            }
-            ExprKind::Method(_, r, args) => {
-                f(r);
-                args.iter_mut().for_each(f);
-            }
-            ExprKind::Select(c, a, b) => {
-                f(c);
-                f(a);
-                f(b);
-            }
-        }
+        children!(&mut self.kind, f, iter_mut)
     }
 }
 
