@@ -256,7 +256,7 @@ fn cuda(
             quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| {
                 #bind_params
                 #prologue
-                let #ctx = #ctx.block_ctx();
+                let #ctx = #ctx.into_block();
                 async move { #stmts }
             }),
             quote!(::parray::gpu::detour_cuda_sync),

@@ -248,8 +248,8 @@ impl ThreadCtx {
 
     /// What the thread's coroutine keeps of this context across its barriers: the block.
     #[inline]
-    pub fn block_ctx(&self) -> BlockCtx {
-        BlockCtx(self.block.clone())
+    pub fn into_block(self) -> BlockCtx {
+        BlockCtx(self.block)
     }
 
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
