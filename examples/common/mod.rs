@@ -262,19 +262,19 @@ impl Figure {
             .lookup(&format!("{}_0", V::NAME))
             .expect("a matrix type has rows");
         let n = module.size(rows.node) as usize;
-        let index = parray::core::parse_index_expr(&format!("{}[i][j]", V::NAME))
-            .expect("an index expression");
-        let off = parray::core::compile(module, &index).expect("V indexes as a matrix");
+        let off = parray::core::index_function(module, V::NAME, &["i", "j"])
+            .expect("V indexes as a matrix");
         let (i, j) = (off.vars.id("i"), off.vars.id("j"));
+        let mut offset = parray::core::eval::Program::new(&off.expr);
+        let mut values = vec![0; off.vars.len()];
         let table: Vec<usize> = (0..n * n)
             .map(|x| {
-                let mut values = vec![0; off.vars.len()];
                 for (var, value) in [(i, x / n), (j, x % n)] {
                     if let Some(v) = var {
                         values[v.0 as usize] = value as u64;
                     }
                 }
-                off.expr.eval(&values) as usize
+                offset.eval(&values) as usize
             })
             .collect();
         let mem = S::MEM.expect("the storage type has a memory kind");

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use crate::diag::{Failure, EXIT_OUTPUT};
-use crate::fast::Program;
 use crate::input::Input;
 use crate::{Color, Out, Written};
+use parray_core::eval::Program;
 
 /// Window shown in the terminal and in SVG.
 const TERM_WINDOW: u64 = 16;

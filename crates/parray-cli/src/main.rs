@@ -21,8 +21,8 @@
 mod diag;
 mod draw;
 mod explain;
-mod fast;
 mod input;
+mod output;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -30,8 +30,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use diag::{Failure, EXIT_INTERNAL, EXIT_OUTPUT};
-use fast::{push_json_str, push_u64, Program};
 use input::Input;
+use output::{push_json_str, push_u64};
+use parray_core::eval::Program;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -55,6 +55,24 @@ pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offse
     Ok(Offset { expr, vars: c.vars })
 }
 
+/// `T[v0][v1]...`, one variable per top-level dimension of the type or dimension `name`,
+/// built without text: how a program evaluates a layout it chose at run time.
+pub fn index_function(module: &Module, name: &str, vars: &[&str]) -> Result<Offset> {
+    let here = Span::default();
+    let ie = IndexExpr {
+        target: crate::ast::Ident {
+            name: name.to_string(),
+            span: here,
+        },
+        indices: vars
+            .iter()
+            .map(|v| Index::Value(IndexValue::Var(v.to_string()), here))
+            .collect(),
+        span: here,
+    };
+    compile(module, &ie)
+}
+
 /// The offset function of a dimension as a formula of one flat index called `var`.
 pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offset> {
     let mut vars = Vars::new();
@@ -222,5 +240,20 @@ impl Compiler<'_> {
             ));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_function_is_the_parsed_index_expression() {
+        let m = Module::parse("dmem float [2][1024][512] A\nfloat [#A_1][[#A_0][#A_2]] M").unwrap();
+        let built = index_function(&m, "M", &["i", "j"]).unwrap();
+        let parsed = compile(&m, &crate::parse_index_expr("M[i][j]").unwrap()).unwrap();
+        assert_eq!(built, parsed);
+        assert_eq!(built.to_source(), "i * 512 + (j / 512) * 524288 + j % 512");
+        assert!(index_function(&m, "Q", &["i"]).is_err());
     }
 }
