@@ -415,6 +415,43 @@ mod runtime_value {
         let tm = <TA as ThreadArray>::module();
         assert_eq!(tm.size(<TA as ThreadArray>::dim().node), 6);
         assert_eq!(tm.size(tm.lookup("TA_1").unwrap().node), 3);
+        // Carried as data by `parray!`, resolved at compile time: the same module the
+        // declarations' text resolves to.
+        assert_same_resolution(tm, &parray::core::Module::parse(DECLS).unwrap());
+    }
+
+    /// Two modules resolve the same declarations (their spans are positions in different
+    /// texts of them).
+    pub fn assert_same_resolution(a: &parray::core::Module, b: &parray::core::Module) {
+        assert_eq!(a.nodes(), b.nodes());
+        assert_eq!(a.constants(), b.constants());
+        let strip = |m: &parray::core::Module| -> Vec<_> {
+            m.types()
+                .iter()
+                .map(|t| (t.name.clone(), t.class.clone(), t.root, t.natural))
+                .collect()
+        };
+        assert_eq!(strip(a), strip(b));
+    }
+
+    mod cuda_value {
+        use parray::prelude::*;
+        parray! {
+            const N = 64;
+            dmem float [N][N] TY;
+            dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A;
+            cuda(float* a, long* b, int n) [[N/16][N/64]][[4][32]] CUDA;
+        }
+
+        #[test]
+        fn a_module_with_constants_references_and_parameters() {
+            let text = "const N = 64; dmem float [N][N] TY; \
+                        dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A; \
+                        cuda(float* a, long* b, int n) [[N/16][N/64]][[4][32]] CUDA;";
+            let m = <CUDA as ThreadArray>::module();
+            super::assert_same_resolution(m, &parray::core::Module::parse(text).unwrap());
+            assert_eq!(m.constant("N"), Some(64));
+        }
     }
 }
 

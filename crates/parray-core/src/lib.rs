@@ -17,6 +17,7 @@ pub mod interp;
 pub mod kinds;
 pub mod offsets;
 pub mod parser;
+pub mod tokens;
 pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, Span};

@@ -75,7 +75,7 @@ pub struct DimRef {
 }
 
 /// Resolved declarations: the arena of nodes, the types and the constants.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Module {
     nodes: Vec<Node>,
     types: Vec<TypeDef>,
@@ -102,6 +102,37 @@ impl Module {
             }
         }
         Ok(m)
+    }
+
+    /// A module from its parts, as [`Module::nodes`], [`Module::types`] and
+    /// [`Module::constants`] give them: how `parray!` carries a resolved module into the
+    /// program (as data, with no parsing at run time). The parts must come from one
+    /// module; they are not checked again.
+    pub fn from_parts(nodes: Vec<Node>, types: Vec<TypeDef>, consts: Vec<(String, u64)>) -> Module {
+        let by_name = types
+            .iter()
+            .enumerate()
+            .map(|(k, t)| (t.name.clone(), k))
+            .collect();
+        Module {
+            nodes,
+            types,
+            by_name,
+            consts: consts.into_iter().collect(),
+        }
+    }
+
+    /// The arena of dimension nodes ([`NodeId`] indexes it).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The constants, sorted by name.
+    pub fn constants(&self) -> Vec<(String, u64)> {
+        let mut all: Vec<(String, u64)> =
+            self.consts.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        all.sort();
+        all
     }
 
     pub fn types(&self) -> &[TypeDef] {

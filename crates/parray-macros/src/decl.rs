@@ -210,12 +210,15 @@ fn type_items(
         "Parray type `{}`.",
         payload.last().map_or("", |e| e.text.as_str())
     );
+    // The type's declarations, resolved here and carried as data: no parsing at run time.
+    let resolved = match Module::parse(&text) {
+        Ok(m) => parray_core::tokens::module_tokens(&m),
+        Err(e) => return syn::Error::new(ident.span(), e.to_string()).to_compile_error(),
+    };
     let module_fn = quote! {
         fn module() -> &'static ::parray::core::Module {
             static MODULE: ::std::sync::OnceLock<::parray::core::Module> = ::std::sync::OnceLock::new();
-            MODULE.get_or_init(|| {
-                ::parray::core::Module::parse(#text).expect("the declarations were checked when the program was compiled")
-            })
+            MODULE.get_or_init(|| #resolved)
         }
     };
     let head = quote! {
