@@ -524,7 +524,9 @@ where
             current.set(t);
             self.threads
                 .push((self.body)(ctx.for_thread(t, thread_idx)));
-            let at = self.poll(run, ctx, t)?;
+            let at = self
+                .poll(ctx, t)
+                .ok_or_else(|| run.stalled(ctx.block_id, t))?;
             if let Some((line, w, l, other)) = round.see(t, at) {
                 return Err(run.diverged(ctx.block_id, line, w, l, other));
             }
@@ -535,7 +537,9 @@ where
             round = Round::default();
             for t in 0..n {
                 current.set(t);
-                let at = self.poll(run, ctx, t)?;
+                let at = self
+                    .poll(ctx, t)
+                    .ok_or_else(|| run.stalled(ctx.block_id, t))?;
                 if let Some((line, w, l, other)) = round.see(t, at) {
                     return Err(run.diverged(ctx.block_id, line, w, l, other));
                 }
@@ -544,9 +548,11 @@ where
         Ok(())
     }
 
-    /// Polls thread `t`: `None` when it finished, else the line of the barrier it waits at.
+    /// Polls thread `t`: `Some(None)` when it finished, `Some(Some(line))` when it waits at
+    /// the barrier at `line`, `None` when it waits at anything else (stalled). Small, so
+    /// that the hot loop passes it in registers.
     #[inline]
-    fn poll(&mut self, run: &Run, ctx: &ThreadCtx, t: usize) -> Result<Option<u32>, EmulateError> {
+    fn poll(&mut self, ctx: &ThreadCtx, t: usize) -> Option<Option<u32>> {
         let mut cx = Context::from_waker(Waker::noop());
         // SAFETY: the future is pinned from its first poll until `run_block` clears the
         // vector (or the lane drops it, after a panic), which drops it in place: meanwhile
@@ -557,11 +563,8 @@ where
         // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
         let arrived = ctx.block.arrived.take();
         match poll {
-            Poll::Ready(()) => Ok(None),
-            Poll::Pending => match arrived {
-                Some(line) => Ok(Some(line)),
-                None => Err(run.stalled(ctx.block_id, t)),
-            },
+            Poll::Ready(()) => Some(None),
+            Poll::Pending => arrived.map(Some),
         }
     }
 }
@@ -716,6 +719,7 @@ impl Run {
 
     /// Threads `waiting` and `left` of block `block_id` did not meet at the barrier at
     /// `line`.
+    #[cold]
     fn diverged(
         &self,
         block_id: usize,
@@ -733,6 +737,7 @@ impl Run {
         }
     }
 
+    #[cold]
     fn stalled(&self, block_id: usize, thread_id: usize) -> EmulateError {
         EmulateError::Stalled {
             kernel: self.kernel,
