@@ -62,6 +62,14 @@ pub mod __private {
         i.to_index()
     }
 
+    /// The failure of `T::offset`: index `index` of dimension `dim` of `type_name` is not
+    /// below the dimension's `size`.
+    #[cold]
+    #[track_caller]
+    pub fn index_out_of_range(type_name: &str, dim: usize, index: usize, size: usize) -> ! {
+        panic!("parray: index {index} is out of range for {type_name}_{dim} (size {size})")
+    }
+
     /// `atomic_add(p, v)` in a detour body run on the CPU: adds `v` to `*p` atomically and
     /// returns the old value, as CUDA's `atomicAdd`.
     #[track_caller]

@@ -1004,3 +1004,45 @@ mod pinned {
         Ok(())
     }
 }
+
+// ---------------------------------------------------------------- typed offsets
+
+mod typed_offsets {
+    use super::*;
+    parray! {
+        paged float [2][1024][512] A;
+        float [#A_1][[#A_0][#A_2]] M;
+        paged float [[3][4]][5] D;
+        paged long [[2][3]] X;
+    }
+
+    #[test]
+    fn offset_is_the_form_with_checked_indices() {
+        assert_eq!((M::RANK, A::RANK, D::RANK, X::RANK), (2, 3, 2, 1));
+        for i in (0..1024usize).step_by(97).chain([1023]) {
+            for j in (0..1024usize).step_by(89).chain([511, 512, 1023]) {
+                assert_eq!(M::offset([i, j]), host! { $M[i][j]$ });
+                let want = interp_offset(
+                    "paged float [2][1024][512] A; float [#A_1][[#A_0][#A_2]] M;",
+                    "M[i][j]",
+                    &[("i", i as u64), ("j", j as u64)],
+                );
+                assert_eq!(M::offset([i, j]) as u64, want);
+            }
+        }
+        assert_eq!(D::offset([11, 4]), host! { $D[11][4]$ });
+        assert_eq!(X::offset([5]), 5);
+    }
+
+    #[test]
+    fn an_index_out_of_its_dimension_panics_in_every_build() {
+        // [0][1024] would be a valid offset of M's storage, but 1024 is not a column.
+        let err = std::panic::catch_unwind(|| M::offset([0, 1024])).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert_eq!(
+            msg,
+            "parray: index 1024 is out of range for M_1 (size 1024)"
+        );
+        assert!(std::panic::catch_unwind(|| D::offset([12, 0])).is_err());
+    }
+}

@@ -251,8 +251,10 @@ fn type_items(
                 }
                 _ => TokenStream::new(),
             };
+            let offset = offset_fn(module, name, def.root, vis, ident);
             quote! {
                 #head
+                #offset
                 impl ::parray::DataType for #ident {
                     type Elem = #elem_ty;
                     const NAME: &'static str = #name;
@@ -278,6 +280,64 @@ fn type_items(
                     const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
                     #module_fn
                 }
+            }
+        }
+    }
+}
+
+/// `M::offset([i, j])`: the offset of an element from one index per top-level dimension,
+/// the offset compiler's simplified expression (as `$M[i][j]$` gives it), each index
+/// checked against its dimension in every build.
+fn offset_fn(
+    module: &Module,
+    name: &str,
+    root: parray_core::NodeId,
+    vis: &TokenStream,
+    ident: &Ident,
+) -> TokenStream {
+    let kids = &module.node(root).children;
+    let sizes: Vec<u64> = if kids.is_empty() {
+        vec![module.size(root)]
+    } else {
+        kids.iter().map(|c| module.size(*c)).collect()
+    };
+    let rank = sizes.len();
+    let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+    let vars: Vec<&str> = names.iter().map(String::as_str).collect();
+    let Ok(off) = parray_core::index_function(module, name, &vars) else {
+        // Past the offset compiler's limits: `$...$` forms report it where they are used.
+        return TokenStream::new();
+    };
+    let idents: Vec<Ident> = names.iter().map(|n| format_ident!("{n}")).collect();
+    let checks = idents.iter().zip(&sizes).enumerate().map(|(d, (i, size))| {
+        let size = *size as usize;
+        quote! {
+            if #i >= #size {
+                ::parray::__private::index_out_of_range(#name, #d, #i, #size)
+            }
+        }
+    });
+    let value = parray_core::emit_rust::to_tokens(&off, &|v| {
+        let id = format_ident!("{}", off.vars.name(v));
+        quote!(#id)
+    });
+    let doc = format!(
+        "The offset of `{name}[{}]` (one index per top-level dimension, as `$...$` \
+         computes it); each index is checked against its dimension's size in every build.",
+        names.join("][")
+    );
+    quote! {
+        impl #ident {
+            /// The number of top-level dimensions: how many indices [`Self::offset`] takes.
+            #vis const RANK: usize = #rank;
+
+            #[doc = #doc]
+            #[track_caller]
+            #[allow(unused_variables)]
+            #vis fn offset(index: [usize; #rank]) -> usize {
+                let [#(#idents),*] = index;
+                #(#checks)*
+                #value
             }
         }
     }
