@@ -569,6 +569,88 @@ where
     }
 }
 
+/// The threads of one block, for a body with barriers (see [`run_grid_blocks`]): the code
+/// `detour!` generates runs each stretch of the body between barriers as a loop over the
+/// threads present there (a mask), and meets the block's barriers through
+/// [`BlockThreads::sync`]. A block's threads run one after another on one OS thread, so
+/// they share its memory without data races.
+pub struct BlockThreads<'a> {
+    /// Thread 0 of the block.
+    first: ThreadCtx,
+    run: &'a Run,
+    current: &'a Cell<usize>,
+    /// The first barrier the threads did not meet at: (line, waiting, left).
+    diverged: Cell<Option<(u32, usize, usize)>>,
+}
+
+impl BlockThreads<'_> {
+    /// Threads per block.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.run.thread_idx.len()
+    }
+
+    /// Whether the block has no thread (never: CUDA blocks have one at least).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The context of thread `t` of the block, which runs next (errors name it).
+    #[inline]
+    pub fn thread(&self, t: usize) -> ThreadCtx {
+        self.current.set(t);
+        self.first.for_thread(t, self.run.thread_idx[t])
+    }
+
+    /// As [`ThreadCtx::shared_ptr`]: the block's shared array `slot`.
+    #[track_caller]
+    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+        self.first.shared_ptr(slot, len, name)
+    }
+
+    /// `#sync` at line `line`: `present[t]` says whether thread `t` reached it. Every
+    /// thread must (or none, when all have left): otherwise the barrier is recorded as
+    /// diverged and `false` returned, and the body returns at once; the launch then fails
+    /// with [`EmulateError::DivergentSync`].
+    pub fn sync(&self, line: u32, present: &[bool]) -> bool {
+        let waiting = present.iter().position(|p| *p);
+        let left = present.iter().position(|p| !*p);
+        match (waiting, left) {
+            (Some(w), Some(l)) => {
+                self.diverged.set(Some((line, w, l)));
+                false
+            }
+            _ => true,
+        }
+    }
+}
+
+/// [`run_grid_blocks`]' strategy: the body once per block.
+struct Blocks<'f, F>(&'f F);
+
+impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
+    fn run_block(
+        &mut self,
+        run: &Run,
+        ctx: ThreadCtx,
+        current: &Cell<usize>,
+    ) -> Result<(), EmulateError> {
+        let block_id = ctx.block_id;
+        let threads = BlockThreads {
+            first: ctx,
+            run,
+            current,
+            diverged: Cell::new(None),
+        };
+        (self.0)(&threads);
+        match threads.diverged.take() {
+            Some((line, w, l)) => Err(run.diverged(block_id, line, w, l, None)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One launch: the grid, the blocks left to run, the first failure.
 struct Run {
     kernel: &'static str,
@@ -785,6 +867,22 @@ where
         body: &body,
         threads: Vec::new(),
     })
+}
+
+/// Runs `body` once for every block of the grid `shape`, as the CUDA kernel `kernel`
+/// would, for a body with barriers: `body` runs the block's threads itself, stretch by
+/// stretch between barriers (see [`BlockThreads`]), which keeps the plain loops of
+/// [`run_grid`] (and the CPU's overlap of one thread's memory accesses with the next's)
+/// between barriers.
+///
+/// # Errors
+/// As [`run_grid`], and [`EmulateError::DivergentSync`] for a barrier not every thread of
+/// a block reached.
+pub fn run_grid_blocks<F>(kernel: &'static str, shape: GridShape, body: F) -> Result<(), EmulateError>
+where
+    F: Fn(&BlockThreads) + Sync,
+{
+    Run::new(kernel, shape)?.execute(|| Blocks(&body))
 }
 
 /// Element types of CUDA's `atomicAdd`.

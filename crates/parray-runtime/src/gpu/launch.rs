@@ -147,6 +147,28 @@ where
     }
 }
 
+/// [`detour_cuda`] for a body with `#sync`: the emulation runs `emulated` once per block
+/// (see [`emulate::run_grid_blocks`]), and reports a `#sync` that not every thread of a
+/// block reaches as `Error::DivergentSync`.
+///
+/// # Safety
+/// As [`detour_cuda`].
+pub unsafe fn detour_cuda_blocks<F>(
+    launch: &Launch,
+    args: &[&dyn KernelArg],
+    emulated: F,
+) -> Result<()>
+where
+    F: Fn(&emulate::BlockThreads) + Sync,
+{
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        check_and_run(launch, args, || {
+            emulate::run_grid_blocks(launch.kernel, shape(launch), emulated)
+        })
+    }
+}
+
 /// Checks `args`, then runs the launch on the backend: the GPU, or `emulate`.
 ///
 /// # Safety
