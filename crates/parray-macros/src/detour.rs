@@ -234,34 +234,28 @@ fn cuda(
             let view = format_ident!("__parray_view{i}");
             bind_args.extend(quote_spanned!(a.span()=>
                 let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));
-                let #view = &#hidden.in_kernel();
+                let #view = #hidden.in_kernel();
             ));
-            bind_params.extend(if emit_rust::param_by_ref(body, Mode::Emulate, *local) {
-                quote!(#allow let #name = #view;)
-            } else {
-                quote!(#allow let mut #name = *#view;)
-            });
+            bind_params.extend(quote!(#allow let mut #name = #view;));
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
             bind_params.extend(quote!(#allow let mut #name = #hidden;));
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
-    let prologue = emit_rust::prologue_tokens(body, Mode::Emulate);
-    let stmts = emit_rust::stmts_tokens(body, Mode::Emulate);
     let (closure, run) = if body.syncs() {
-        // The parameters and thread indices are bound before the coroutine starts, so
-        // that each thread's future holds only what its body uses across barriers.
+        // Once per block: the stretches between barriers loop over the block's threads.
+        let block = emit_rust::block_body_tokens(body);
         (
-            quote!(move |#ctx: ::parray::gpu::emulate::ThreadCtx| {
+            quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {
                 #bind_params
-                #prologue
-                let #ctx = #ctx.into_block();
-                async move { #stmts }
+                #block
             }),
-            quote!(::parray::gpu::detour_cuda_sync),
+            quote!(::parray::gpu::detour_cuda_blocks),
         )
     } else {
+        let prologue = emit_rust::prologue_tokens(body, Mode::Emulate);
+        let stmts = emit_rust::stmts_tokens(body, Mode::Emulate);
         (
             quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue #stmts }),
             quote!(::parray::gpu::detour_cuda),
@@ -277,6 +271,7 @@ fn cuda(
             shared_bytes: 0,
             site: &#site,
         };
+        #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
         // SAFETY: the kernel's parameters are the declaration's, and the arguments were
         // bound above to exactly those types.

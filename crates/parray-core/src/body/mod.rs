@@ -219,17 +219,7 @@ impl Body {
 
     /// Whether a `#sync` appears anywhere in the body.
     pub fn syncs(&self) -> bool {
-        fn any(stmts: &[Stmt]) -> bool {
-            stmts.iter().any(|s| match s {
-                Stmt::Sync { .. } => true,
-                Stmt::If { then, els, .. } => any(then) || els.as_deref().is_some_and(any),
-                Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
-                    any(body)
-                }
-                _ => false,
-            })
-        }
-        any(&self.stmts)
+        self.stmts.iter().any(Stmt::has_sync)
     }
 }
 
@@ -270,6 +260,23 @@ pub fn visit_exprs(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
+        }
+    }
+}
+
+impl Stmt {
+    /// Whether a `#sync` appears in this statement, at any depth.
+    pub fn has_sync(&self) -> bool {
+        match self {
+            Stmt::Sync { .. } => true,
+            Stmt::If { then, els, .. } => {
+                then.iter().any(Stmt::has_sync)
+                    || els.as_deref().is_some_and(|e| e.iter().any(Stmt::has_sync))
+            }
+            Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
+                body.iter().any(Stmt::has_sync)
+            }
+            _ => false,
         }
     }
 }

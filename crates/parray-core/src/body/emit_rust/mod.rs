@@ -12,6 +12,10 @@ use quote::{quote, quote_spanned};
 
 use super::{BinOp, Body, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
 use crate::grid::HwIndex;
+
+mod blocks;
+
+pub use blocks::block_body_tokens;
 use crate::kinds::{ElemType, MemKind};
 
 /// Which Rust the body becomes.
@@ -47,12 +51,12 @@ pub fn body_tokens(body: &Body, mode: Mode) -> TokenStream {
 
 /// The statements of the body.
 pub fn stmts_tokens(body: &Body, mode: Mode) -> TokenStream {
-    Writer { body, mode }.stmts(&body.stmts)
+    Writer::new(body, mode).stmts(&body.stmts)
 }
 
 /// The `let`s of the thread indices the body uses, from the hardware indices.
 pub fn prologue_tokens(body: &Body, mode: Mode) -> TokenStream {
-    let w = Writer { body, mode };
+    let w = Writer::new(body, mode);
     let ctx = ctx_ident();
     let mut out = TokenStream::new();
     let index_ty = w.scalar(Scalar::Usize);
@@ -103,17 +107,8 @@ fn offset_tokens(
 struct Writer<'b> {
     body: &'b Body,
     mode: Mode,
-}
-
-/// Whether the pointer parameter `local` is held by reference: in the coroutine of an
-/// emulated body with barriers, so that each thread's future keeps a reference to the
-/// launch's pointer instead of a copy (the futures of a block then stay in cache). A
-/// parameter the body assigns is held by value.
-pub fn param_by_ref(body: &Body, mode: Mode, local: LocalId) -> bool {
-    mode == Mode::Emulate
-        && body.params.iter().any(|(p, id)| *id == local && p.pointer)
-        && body.syncs()
-        && !body.assigns(local)
+    /// For an emulated body with barriers: the state of its stretches (see `blocks`).
+    blocks: Option<blocks::Blocks>,
 }
 
 /// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
@@ -137,7 +132,15 @@ pub fn elem_tokens(e: ElemType, mode: Mode) -> TokenStream {
     }
 }
 
-impl Writer<'_> {
+impl<'b> Writer<'b> {
+    fn new(body: &'b Body, mode: Mode) -> Self {
+        Writer {
+            body,
+            mode,
+            blocks: None,
+        }
+    }
+
     fn scalar(&self, s: Scalar) -> TokenStream {
         scalar_tokens(s, self.mode)
     }
@@ -165,21 +168,34 @@ impl Writer<'_> {
     }
 
     /// A local as a value, at the span of its use (where a panic in the expression that
-    /// uses it points): a parameter held by reference is read through it.
+    /// uses it points); in a stretch, a local that lives across stretches is the thread's
+    /// element of its per-thread vector.
     fn local_value(&self, id: LocalId, span: Span) -> TokenStream {
-        let name = Ident::new(&self.body.local(id).name, span);
-        if param_by_ref(self.body, self.mode, id) {
-            quote!((*#name))
-        } else {
-            quote!(#name)
+        if let Some(v) = self.blocks.as_ref().and_then(|b| b.spilled_value(id)) {
+            return v;
         }
+        let name = Ident::new(&self.body.local(id).name, span);
+        quote!(#name)
     }
 
     fn stmts(&self, stmts: &[Stmt]) -> TokenStream {
         stmts.iter().map(|s| self.stmt(s)).collect()
     }
 
+    /// The body of a loop of the thread's own (a `break` in it is the loop's).
+    fn loop_body(&self, body: &[Stmt]) -> TokenStream {
+        match &self.blocks {
+            Some(b) => b.in_thread_loop(|| self.stmts(body)),
+            None => self.stmts(body),
+        }
+    }
+
     fn stmt(&self, s: &Stmt) -> TokenStream {
+        if let Some(b) = &self.blocks {
+            if let Some(t) = b.stretch_stmt(self, s) {
+                return t;
+            }
+        }
         let ctx = ctx_ident();
         match s {
             Stmt::Let { local, init, loc } => {
@@ -231,7 +247,7 @@ impl Writer<'_> {
             }
             Stmt::While { cond, body, loc } => {
                 let c = self.expr(cond);
-                let b = self.stmts(body);
+                let b = self.loop_body(body);
                 quote_spanned!(loc.span=> while #c { #b })
             }
             Stmt::For {
@@ -245,7 +261,7 @@ impl Writer<'_> {
             } => {
                 let v = self.local(*var);
                 let (s, e) = (self.expr(start), self.expr(end));
-                let b = self.stmts(body);
+                let b = self.loop_body(body);
                 let range = if *inclusive {
                     quote!(#s..=#e)
                 } else {
@@ -258,11 +274,9 @@ impl Writer<'_> {
                 quote_spanned!(loc.span=> { #b })
             }
             Stmt::Sync { loc } => {
+                // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
-                match self.mode {
-                    Mode::Pthd => quote_spanned!(loc.span=> #ctx.sync(#line);),
-                    Mode::Emulate => quote_spanned!(loc.span=> #ctx.barrier(#line).await;),
-                }
+                quote_spanned!(loc.span=> #ctx.sync(#line);)
             }
             Stmt::Break { loc } => quote_spanned!(loc.span=> break;),
             Stmt::Continue { loc } => quote_spanned!(loc.span=> continue;),
@@ -454,6 +468,10 @@ impl Writer<'_> {
             };
         }
         let p = self.expr(place);
+        let v = match (&place.kind, &self.blocks) {
+            (ExprKind::Local(id), Some(b)) => b.spilled_store(*id, v),
+            _ => v,
+        };
         match op {
             None => quote_spanned!(span=> #p = #v),
             Some(op) => {
