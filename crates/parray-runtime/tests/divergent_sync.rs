@@ -1,14 +1,20 @@
 //! A `#sync` that not every thread reaches (threads that return early, or wait at another
 //! `#sync`) is an error, reported promptly, under the emulation of cuda arrays and for
 //! pthd arrays alike: never a hang.
+//!
+//! The emulated bodies are written in the shape `detour!` generates for a body with
+//! `#sync`: called once per block, each stretch between barriers a loop over thread ids,
+//! each barrier given the mask of the threads that reach it.
+// That shape indexes per-thread arrays by thread id and returns after every barrier.
+#![allow(clippy::needless_range_loop, clippy::needless_return)]
 
 #[path = "common/timeout.rs"]
 mod timeout;
 
 use std::time::Duration;
 
-use parray_runtime::gpu::emulate::{run_grid_sync, EmulateError, GridShape};
-use parray_runtime::gpu::launch::{detour_cuda_sync, Launch};
+use parray_runtime::gpu::emulate::{run_grid_blocks, EmulateError, GridShape};
+use parray_runtime::gpu::launch::{detour_cuda_blocks, Launch};
 use parray_runtime::gpu::{backend, Backend};
 use parray_runtime::{detour, DetourSite, Error, ThreadId};
 use timeout::within;
@@ -33,12 +39,19 @@ fn cuda(block: u32, thread: u32, per_block: u32) -> ThreadId {
 
 #[test]
 fn emulated_barrier_reached_by_some_threads_only() {
-    let line = line!() + 4;
+    let line = line!() + 9;
     let err = within(PROMPT_SECS, move || {
-        run_grid_sync("partial", GridShape::new(2, 32), |t| async move {
-            if t.thread_id() < 5 {
-                t.barrier(line!()).await;
+        run_grid_blocks("partial", GridShape::new(2, 32), |b| {
+            let n = b.len();
+            // `if tid < 5 { #sync }`: the barrier's mask is the threads that take the branch.
+            let mut then = vec![false; n];
+            for t in 0..n {
+                then[t] = b.thread(t).thread_id() < 5;
             }
+            if !b.sync(line!(), &then) {
+                return;
+            }
+            // The others rejoin here and leave the body.
         })
         .unwrap_err()
     });
@@ -68,15 +81,27 @@ fn emulated_barrier_reached_by_some_threads_only() {
 
 #[test]
 fn emulated_early_return_in_a_later_block_and_phase() {
-    let line = line!() + 8;
+    let line = line!() + 18;
     let err = within(PROMPT_SECS, move || {
-        run_grid_sync("early", GridShape::new(6, 16), |t| async move {
-            t.barrier(line!()).await;
-            if t.block_id() == 4 && t.thread_id() == 9 {
+        run_grid_blocks("early", GridShape::new(6, 16), |b| {
+            let n = b.len();
+            let mut present = vec![true; n];
+            if !b.sync(line!(), &present) {
                 return;
             }
+            for t in 0..n {
+                if !present[t] {
+                    continue;
+                }
+                let ctx = b.thread(t);
+                if ctx.block_id() == 4 && ctx.thread_id() == 9 {
+                    present[t] = false; // return
+                }
+            }
             for _ in 0..3 {
-                t.barrier(line!()).await;
+                if !b.sync(line!(), &present) {
+                    return;
+                }
             }
         })
         .unwrap_err()
@@ -95,17 +120,29 @@ fn emulated_early_return_in_a_later_block_and_phase() {
 
 #[test]
 fn emulated_threads_at_two_different_barriers() {
-    let even = line!() + 4;
+    let even = line!() + 11;
     let err = within(PROMPT_SECS, move || {
-        run_grid_sync("split", GridShape::new(3, 8), |t| async move {
-            if t.thread_id() % 2 == 0 {
-                t.barrier(line!()).await;
-            } else {
-                t.barrier(line!()).await;
+        run_grid_blocks("split", GridShape::new(3, 8), |b| {
+            let n = b.len();
+            // `if tid % 2 == 0 { #sync } else { #sync }`: each branch's barrier has the
+            // mask of the threads that take the branch, so the first one already sees
+            // some threads absent.
+            let mut then = vec![false; n];
+            for t in 0..n {
+                then[t] = b.thread(t).thread_id() % 2 == 0;
             }
+            if !b.sync(line!(), &then) {
+                return;
+            }
+            let otherwise: Vec<bool> = then.iter().map(|t| !t).collect();
+            if !b.sync(line!(), &otherwise) {
+                return;
+            }
+            // Both branches rejoin here.
         })
         .unwrap_err()
     });
+    // A mask tells who is absent, not where it went: `other_line` is unknown.
     assert_eq!(
         err,
         EmulateError::DivergentSync {
@@ -113,12 +150,14 @@ fn emulated_threads_at_two_different_barriers() {
             line: even,
             waiting: cuda(0, 0, 8),
             left: cuda(0, 1, 8),
-            other_line: Some(even + 2),
+            other_line: None,
         }
     );
     assert!(
-        err.to_string()
-            .contains(&format!("waits at the #sync at line {} instead", even + 2)),
+        err.to_string().contains(&format!(
+            "thread 0 (block (0, 0, 0), thread (0, 0, 0)) waits at the #sync at line {even}, \
+             but thread 1 (block (0, 0, 0), thread (1, 0, 0))"
+        )),
         "{err}"
     );
 }
@@ -143,10 +182,16 @@ fn a_divergent_cuda_detour_names_its_site() {
     };
     // SAFETY: no arguments; the emulation runs the closure only.
     let err = unsafe {
-        detour_cuda_sync(&launch, &[], |t| async move {
-            if t.thread_id() != 2 {
-                t.barrier(7).await;
+        detour_cuda_blocks(&launch, &[], |b| {
+            let n = b.len();
+            let mut then = vec![false; n];
+            for t in 0..n {
+                then[t] = b.thread(t).thread_id() != 2;
             }
+            if !b.sync(7, &then) {
+                return;
+            }
+            // The others rejoin here and leave the body.
         })
     }
     .unwrap_err();

@@ -5,7 +5,7 @@ mod common;
 use common::SyncPtr;
 use parray_core::MemKind;
 use parray_runtime::gpu::emulate::{
-    atomic_add, atomic_add_f32, run_grid, run_grid_sync, GridShape,
+    atomic_add, atomic_add_f32, run_grid, run_grid_blocks, GridShape,
 };
 use parray_runtime::{Access, Buffer};
 use std::thread;
@@ -41,16 +41,19 @@ fn a_million_f32_adds_from_grids() {
 
     let mut total = 0.0f32;
     let p = SyncPtr(&mut total as *mut f32);
-    run_grid_sync("count", GridShape::new(250, 1000), |t| async move {
-        for _ in 0..4 {
-            // SAFETY: `total` outlives the launch and is only accessed atomically.
-            unsafe { atomic_add(p.get(), 1.0f32) };
+    run_grid_blocks("count", GridShape::new(250, 1000), |b| {
+        for t in 0..b.len() {
+            b.thread(t);
+            for _ in 0..4 {
+                // SAFETY: `total` outlives the launch and is only accessed atomically.
+                unsafe { atomic_add(p.get(), 1.0f32) };
+            }
         }
-        t.barrier(line!()).await;
+        assert!(b.sync(line!(), &vec![true; b.len()]));
     })
     .unwrap();
     // Every partial sum up to 2^24 is exact in f32, so no add may be lost.
-    assert_eq!(total, 1e6, "coroutines");
+    assert_eq!(total, 1e6, "blocks");
 }
 
 #[test]

@@ -1,4 +1,10 @@
 //! The CPU emulation of a CUDA grid: indices, coverage, shared memory, barriers, errors.
+//!
+//! Bodies with barriers are written in the shape `detour!` generates: called once per
+//! block, each stretch between barriers a loop over thread ids, each barrier given the
+//! mask of the threads that reach it.
+// That shape indexes per-thread arrays by thread id and returns after every barrier.
+#![allow(clippy::needless_range_loop, clippy::needless_return)]
 
 mod common;
 #[path = "common/timeout.rs"]
@@ -7,7 +13,7 @@ mod timeout;
 use common::SyncPtr;
 use parray_core::grid::CudaGrid;
 use parray_runtime::gpu::emulate::{
-    run_grid, run_grid_sync, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
+    run_grid, run_grid_blocks, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
 };
 use parray_runtime::{Access, Float2};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -29,7 +35,7 @@ fn indices_agree(t: &ThreadCtx, [gx, gy, gz]: [u32; 3], [bx, by, bz]: [u32; 3]) 
 }
 
 /// Runs a kernel recording, for each global thread, how often it ran and whether every
-/// index accessor agreed; returns the counts. With `sync`, the body is a coroutine that
+/// index accessor agreed; returns the counts. With `sync`, the body runs once per block and
 /// meets its block at two barriers around the count.
 fn coverage(grid: [u32; 3], block: [u32; 3], sync: bool) -> Vec<u32> {
     let shape = GridShape::new(grid, block);
@@ -45,10 +51,17 @@ fn coverage(grid: [u32; 3], block: [u32; 3], sync: bool) -> Vec<u32> {
         }
     };
     if sync {
-        run_grid_sync("coverage", shape, |t| async move {
-            t.barrier(line!()).await;
-            count(&t);
-            t.barrier(line!()).await;
+        run_grid_blocks("coverage", shape, |b| {
+            let present = vec![true; b.len()];
+            if !b.sync(line!(), &present) {
+                return;
+            }
+            for t in 0..b.len() {
+                count(&b.thread(t));
+            }
+            if !b.sync(line!(), &present) {
+                return;
+            }
         })
     } else {
         run_grid("coverage", shape, count)
@@ -99,22 +112,56 @@ fn block_sums(blocks: u32, n: u32) -> Vec<u64> {
     let mut out = vec![u64::MAX; blocks as usize];
     let outp = SyncPtr(out.as_mut_ptr());
     let pow2 = n.next_power_of_two() as usize;
-    run_grid_sync("reduce", GridShape::new(blocks, n), |t| async move {
-        let s = t.shared_ptr::<i64>(0, n as usize, "S");
-        let (tid, n) = (t.thread_id(), n as usize);
-        s.store(tid, (t.block_id() * n + tid) as i64);
-        t.barrier(line!()).await;
-        let mut stride = pow2 / 2;
-        while stride > 0 {
-            if tid < stride && tid + stride < n {
-                s.store(tid, s.load(tid) + s.load(tid + stride));
-            }
-            t.barrier(line!()).await;
-            stride /= 2;
+    run_grid_blocks("reduce", GridShape::new(blocks, n), |b| {
+        let s = b.shared_ptr::<i64>(0, n as usize, "S");
+        let n = n as usize;
+        let present = vec![true; n];
+        // Each thread's registers that live across barriers.
+        let (mut tid, mut stride) = (vec![0; n], vec![0; n]);
+        for t in 0..n {
+            let ctx = b.thread(t);
+            tid[t] = ctx.thread_id();
+            s.store(tid[t], (ctx.block_id() * n + tid[t]) as i64);
         }
-        if tid == 0 {
-            // SAFETY: one writer per block, distinct elements; `out` outlives the launch.
-            unsafe { *outp.get().add(t.block_id()) = s.load(0) as u64 };
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..n {
+            b.thread(t);
+            stride[t] = pow2 / 2;
+        }
+        // `while stride > 0 { ..; #sync; stride /= 2 }`: the loop's mask is the threads
+        // still in it.
+        let mut looping = present.clone();
+        loop {
+            for t in 0..n {
+                if looping[t] {
+                    b.thread(t);
+                    looping[t] = stride[t] > 0;
+                }
+                if looping[t] && tid[t] < stride[t] && tid[t] + stride[t] < n {
+                    s.store(tid[t], s.load(tid[t]) + s.load(tid[t] + stride[t]));
+                }
+            }
+            if !looping.contains(&true) {
+                break;
+            }
+            if !b.sync(line!(), &looping) {
+                return;
+            }
+            for t in 0..n {
+                if looping[t] {
+                    b.thread(t);
+                    stride[t] /= 2;
+                }
+            }
+        }
+        for t in 0..n {
+            let ctx = b.thread(t);
+            if tid[t] == 0 {
+                // SAFETY: one writer per block, distinct elements; `out` outlives the launch.
+                unsafe { *outp.get().add(ctx.block_id()) = s.load(0) as u64 };
+            }
         }
     })
     .unwrap();
@@ -152,15 +199,27 @@ fn transpose_through_padded_tile() {
             |i0: u32, i1: u32, j0: u32, j1: u32| ((i0 * 16 + i1) * 64 + j0 * 16 + j1) as usize;
         let b = |i: u32, j: u32| (i * 17 + j) as usize;
         let shape = GridShape::new([4, 4, 1], [16, 16, 1]);
-        run_grid_sync("transpose", shape, |t| async move {
-            let tile = t.shared_ptr::<Float2>(0, 16 * 17, "A");
-            let (b0, b1) = (t.block_idx().y, t.block_idx().x);
-            let (t0, t1) = (t.thread_idx().y, t.thread_idx().x);
-            // SAFETY: reads this thread's own input element; `input` outlives the launch.
-            tile.store(b(t0, t1), unsafe { *wi.get().add(data(b0, t0, b1, t1)) });
-            t.barrier(line!()).await;
-            // SAFETY: output elements are distinct per thread; `output` outlives the launch.
-            unsafe { *wo.get().add(data(b1, t0, b0, t1)) = tile.load(b(t1, t0)) };
+        run_grid_blocks("transpose", shape, |blk| {
+            let tile = blk.shared_ptr::<Float2>(0, 16 * 17, "A");
+            let present = vec![true; blk.len()];
+            for t in 0..blk.len() {
+                let t = blk.thread(t);
+                let (b0, b1) = (t.block_idx().y, t.block_idx().x);
+                let (t0, t1) = (t.thread_idx().y, t.thread_idx().x);
+                // SAFETY: reads this thread's own input element; `input` outlives the launch.
+                tile.store(b(t0, t1), unsafe { *wi.get().add(data(b0, t0, b1, t1)) });
+            }
+            if !blk.sync(line!(), &present) {
+                return;
+            }
+            for t in 0..blk.len() {
+                let t = blk.thread(t);
+                let (b0, b1) = (t.block_idx().y, t.block_idx().x);
+                let (t0, t1) = (t.thread_idx().y, t.thread_idx().x);
+                // SAFETY: output elements are distinct per thread; `output` outlives the
+                // launch.
+                unsafe { *wo.get().add(data(b1, t0, b0, t1)) = tile.load(b(t1, t0)) };
+            }
         })
         .unwrap();
         for i in 0..N {
@@ -195,13 +254,23 @@ fn shared_is_per_block(sync: bool) {
         (ints, floats)
     };
     if sync {
-        run_grid_sync("per_block", shape, |t| async move {
-            let (ints, floats) = first(&t);
-            t.barrier(line!()).await;
-            let other = (t.thread_id() + 1) % N;
-            let want = tag(&t, other);
-            if ints.load(other) != want || floats.load(other + 1) != f64::from(want) {
-                bad.fetch_add(1, Ordering::Relaxed);
+        run_grid_blocks("per_block", shape, |b| {
+            let present = vec![true; N];
+            let mut arrays = Vec::with_capacity(N);
+            for t in 0..N {
+                arrays.push(first(&b.thread(t)));
+            }
+            if !b.sync(line!(), &present) {
+                return;
+            }
+            for t in 0..N {
+                let t = b.thread(t);
+                let (ints, floats) = arrays[t.thread_id()];
+                let other = (t.thread_id() + 1) % N;
+                let want = tag(&t, other);
+                if ints.load(other) != want || floats.load(other + 1) != f64::from(want) {
+                    bad.fetch_add(1, Ordering::Relaxed);
+                }
             }
         })
     } else {
@@ -226,10 +295,15 @@ fn shared_memory_is_distinct_and_zeroed_per_block() {
 fn one_thread_blocks_may_sync() {
     let sum = AtomicUsize::new(0);
     let sum_ref = &sum;
-    run_grid_sync("solo", GridShape::new(100, 1), |t| async move {
-        t.barrier(line!()).await;
-        sum_ref.fetch_add(t.global_id(), Ordering::Relaxed);
-        t.barrier(line!()).await;
+    run_grid_blocks("solo", GridShape::new(100, 1), |b| {
+        let present = [true];
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        sum_ref.fetch_add(b.thread(0).global_id(), Ordering::Relaxed);
+        if !b.sync(line!(), &present) {
+            return;
+        }
     })
     .unwrap();
     assert_eq!(sum.into_inner(), 99 * 100 / 2);
@@ -247,8 +321,8 @@ fn invalid_shapes_are_rejected_like_cuda() {
     ] {
         let shape = GridShape::new(grid, block);
         let loops = run_grid("bad", shape, |_| panic!("must not run"));
-        let coroutines = run_grid_sync("bad", shape, |_| async { panic!("must not run") });
-        for r in [loops, coroutines] {
+        let blocks = run_grid_blocks("bad", shape, |_| panic!("must not run"));
+        for r in [loops, blocks] {
             match r {
                 Err(EmulateError::InvalidShape {
                     kernel, shape: s, ..
@@ -290,20 +364,23 @@ fn misuse_is_reported_not_undefined() {
         });
         assert!(msg.contains("out of bounds for S4"), "{msg}");
     }
-    // Awaiting anything but a barrier would never complete.
+    // A barrier's mask has one entry per thread of the block.
     let err = within(20, || {
-        run_grid_sync("pending", GridShape::new(2, 3), |_| {
-            std::future::pending::<()>()
+        run_grid_blocks("mask", GridShape::new(2, 3), |b| {
+            if !b.sync(line!(), &[true; 2]) {
+                return;
+            }
         })
         .unwrap_err()
     });
     assert!(
         matches!(
-            err,
-            EmulateError::Stalled {
-                kernel: "pending",
+            &err,
+            EmulateError::Panicked {
+                kernel: "mask",
+                message,
                 ..
-            }
+            } if message.contains("one entry per thread of the block")
         ),
         "{err}"
     );

@@ -1,12 +1,20 @@
-//! Small launches covering every unsafe path of the emulation (loops and coroutines,
-//! shared memory reuse across blocks, divergence and panics that drop pinned coroutines
-//! mid-block, atomics), sized to run under Miri:
+//! Small launches covering every unsafe path of the emulation (loops and blocks, shared
+//! memory reuse across blocks, divergence and panics that leave a block mid-way, atomics),
+//! sized to run under Miri:
 //! `MIRIFLAGS=-Zmiri-num-cpus=2 cargo +nightly miri test -p parray-runtime --test emulate_miri`.
+//!
+//! Bodies with barriers are written in the shape `detour!` generates: called once per
+//! block, each stretch between barriers a loop over thread ids, each barrier given the
+//! mask of the threads that reach it.
+// That shape indexes per-thread arrays by thread id and returns after every barrier.
+#![allow(clippy::needless_range_loop, clippy::needless_return)]
 
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{atomic_add, run_grid, run_grid_sync, EmulateError, GridShape};
+use parray_runtime::gpu::emulate::{
+    atomic_add, run_grid, run_grid_blocks, EmulateError, GridShape,
+};
 use parray_runtime::Access;
 
 const B: usize = 3;
@@ -18,23 +26,34 @@ const G: usize = 5;
 fn rotate_through_shared_memory() {
     let mut out = vec![0u32; B * G];
     let o = SyncPtr(out.as_mut_ptr());
-    run_grid_sync(
-        "rotate",
-        GridShape::new(G as u32, B as u32),
-        |t| async move {
-            let s = t.shared_ptr::<u32>(0, B, "S");
-            // Registers across a barrier live in the pinned coroutine.
-            let (tid, gid) = (t.thread_id(), t.global_id());
-            assert_eq!(s.load(tid), 0, "shared memory not reset");
-            s.store(tid, gid as u32);
-            t.barrier(line!()).await;
-            let next = s.load((tid + 1) % B);
-            t.barrier(line!()).await;
-            s.store(tid, 0);
+    run_grid_blocks("rotate", GridShape::new(G as u32, B as u32), |b| {
+        let s = b.shared_ptr::<u32>(0, B, "S");
+        let present = [true; B];
+        // Registers across a barrier live in the body's per-thread arrays.
+        let (mut tid, mut gid, mut next) = ([0; B], [0; B], [0; B]);
+        for t in 0..B {
+            let ctx = b.thread(t);
+            (tid[t], gid[t]) = (ctx.thread_id(), ctx.global_id());
+            assert_eq!(s.load(tid[t]), 0, "shared memory not reset");
+            s.store(tid[t], gid[t] as u32);
+        }
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..B {
+            b.thread(t);
+            next[t] = s.load((tid[t] + 1) % B);
+        }
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..B {
+            b.thread(t);
+            s.store(tid[t], 0);
             // SAFETY: distinct elements of `out`, which outlives the launch.
-            unsafe { *o.get().add(gid) = next };
-        },
-    )
+            unsafe { *o.get().add(gid[t]) = next[t] };
+        }
+    })
     .unwrap();
     for (g, &v) in out.iter().enumerate() {
         assert_eq!(v as usize, (g / B) * B + (g % B + 1) % B, "thread {g}");
@@ -55,32 +74,53 @@ fn rotate_through_shared_memory() {
 }
 
 #[test]
-fn failures_drop_pinned_coroutines() {
-    // A block whose threads wait at a barrier when one leaves: the waiting coroutines
-    // (holding a String across the await) are dropped where they are.
-    let err = run_grid_sync(
-        "diverge",
-        GridShape::new(G as u32, B as u32),
-        |t| async move {
-            let held = t.thread_id().to_string();
-            if t.block_id() == 3 && t.thread_id() == 1 {
-                return;
+fn failures_mid_block_drop_the_bodys_arrays() {
+    // A block whose threads wait at a barrier when one leaves: the body returns, dropping
+    // its per-thread arrays (Strings held across the barrier).
+    let err = run_grid_blocks("diverge", GridShape::new(G as u32, B as u32), |b| {
+        let mut present = [true; B];
+        let mut held: [String; B] = Default::default();
+        for t in 0..B {
+            let ctx = b.thread(t);
+            held[t] = ctx.thread_id().to_string();
+            if ctx.block_id() == 3 && ctx.thread_id() == 1 {
+                present[t] = false; // return
             }
-            t.barrier(line!()).await;
-            assert_eq!(held, t.thread_id().to_string());
-        },
-    )
+        }
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..B {
+            if present[t] {
+                assert_eq!(held[t], b.thread(t).thread_id().to_string());
+            }
+        }
+    })
     .unwrap_err();
     assert!(matches!(err, EmulateError::DivergentSync { .. }), "{err}");
 
-    let err = run_grid_sync("cancel", GridShape::new(4, 3), |t| async move {
-        let held = t.block_id().to_string();
-        t.barrier(line!()).await;
-        if t.block_id() == 1 && t.thread_id() == 2 {
-            panic!("stop");
+    // A thread that panics between barriers: the body unwinds, dropping the arrays.
+    let err = run_grid_blocks("cancel", GridShape::new(4, 3), |b| {
+        let present = [true; 3];
+        let mut held: [String; 3] = Default::default();
+        for t in 0..3 {
+            held[t] = b.thread(t).block_id().to_string();
         }
-        t.barrier(line!()).await;
-        assert_eq!(held, t.block_id().to_string());
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..3 {
+            let ctx = b.thread(t);
+            if ctx.block_id() == 1 && ctx.thread_id() == 2 {
+                panic!("stop");
+            }
+        }
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        for t in 0..3 {
+            assert_eq!(held[t], b.thread(t).block_id().to_string());
+        }
     })
     .unwrap_err();
     assert!(matches!(err, EmulateError::Panicked { message, .. } if message == "stop"));
@@ -90,10 +130,14 @@ fn failures_drop_pinned_coroutines() {
 fn atomics_across_lanes() {
     let mut sum = 0.0f64;
     let p = SyncPtr(&mut sum as *mut f64);
-    run_grid_sync("sum", GridShape::new(3, 4), |t| async move {
-        // SAFETY: `sum` is only accessed atomically during the launch.
-        unsafe { atomic_add(p.get(), t.global_id() as f64) };
-        t.barrier(line!()).await;
+    run_grid_blocks("sum", GridShape::new(3, 4), |b| {
+        for t in 0..4 {
+            // SAFETY: `sum` is only accessed atomically during the launch.
+            unsafe { atomic_add(p.get(), b.thread(t).global_id() as f64) };
+        }
+        if !b.sync(line!(), &[true; 4]) {
+            return;
+        }
     })
     .unwrap();
     assert_eq!(sum, 66.0);

@@ -4,7 +4,7 @@
 #[path = "common/timeout.rs"]
 mod timeout;
 
-use parray_runtime::gpu::emulate::{run_grid, run_grid_sync, Dim3, EmulateError, GridShape};
+use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError, GridShape};
 use parray_runtime::{Access, ThreadId};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use timeout::within;
@@ -32,12 +32,25 @@ fn launch_with_panic(
         let shape = GridShape::new(blocks, block);
         let finished_ref = &finished;
         let err = if sync {
-            run_grid_sync("faulty", shape, |t| async move {
-                t.barrier(line!()).await;
-                check(&t);
-                t.barrier(line!()).await;
-                t.barrier(line!()).await;
-                finished_ref.fetch_add(1, Ordering::Relaxed);
+            // Called once per block, as `detour!` runs a body with `#sync`.
+            run_grid_blocks("faulty", shape, |b| {
+                let present = vec![true; b.len()];
+                if !b.sync(line!(), &present) {
+                    return;
+                }
+                for t in 0..b.len() {
+                    check(&b.thread(t));
+                }
+                if !b.sync(line!(), &present) {
+                    return;
+                }
+                if !b.sync(line!(), &present) {
+                    return;
+                }
+                for t in 0..b.len() {
+                    b.thread(t);
+                    finished_ref.fetch_add(1, Ordering::Relaxed);
+                }
             })
         } else {
             run_grid("faulty", shape, |t| {
@@ -167,9 +180,11 @@ fn panic_stops_the_remaining_blocks() {
                 }
             };
             let r = if sync {
-                run_grid_sync("early", shape, |t| async move {
-                    step(&t);
-                    t.barrier(line!()).await;
+                run_grid_blocks("early", shape, |b| {
+                    for t in 0..b.len() {
+                        step(&b.thread(t));
+                    }
+                    assert!(b.sync(line!(), &vec![true; b.len()]));
                 })
             } else {
                 run_grid("early", shape, step)

@@ -1,10 +1,13 @@
 //! Prints (does not assert) the emulation's cost per thread; meaningful with `--release`:
 //! `cargo test -p parray-runtime --release --test emulate_perf -- --nocapture`.
+// The body with a barrier is written in the shape `detour!` generates, which indexes
+// per-thread arrays by thread id.
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{run_grid, run_grid_sync, GridShape};
+use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, GridShape};
 use std::time::{Duration, Instant};
 
 /// The best of `reps` timings of `f`.
@@ -49,12 +52,21 @@ fn time_per_thread() {
     });
 
     let barrier_threads = 64 * 256;
-    let coroutines = best(3, || {
-        run_grid_sync("fma_sync", GridShape::new(64, 256), |t| async move {
-            let i = t.global_id();
-            t.barrier(line!()).await;
-            // SAFETY: one writer per element; `c` outlives the launch.
-            unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
+    let blocks = best(3, || {
+        run_grid_blocks("fma_sync", GridShape::new(64, 256), |blk| {
+            let n = blk.len();
+            let mut i = vec![0; n];
+            for t in 0..n {
+                i[t] = blk.thread(t).global_id();
+            }
+            if blk.sync(line!(), &vec![true; n]) {
+                for t in 0..n {
+                    blk.thread(t);
+                    let i = i[t];
+                    // SAFETY: one writer per element; `c` outlives the launch.
+                    unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
+                }
+            }
         })
         .unwrap();
     });
@@ -66,6 +78,6 @@ fn time_per_thread() {
         loops.as_secs_f64() * 1e3,
         ns(loops, N),
         ns(serial, N),
-        ns(coroutines, barrier_threads),
+        ns(blocks, barrier_threads),
     );
 }

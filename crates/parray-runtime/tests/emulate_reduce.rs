@@ -1,12 +1,16 @@
-//! The block reduction that motivated the coroutine emulation of `#sync`: 2^20 floats,
-//! 256-thread blocks, a shared array of 256 and a halving loop with a `#sync` per step.
-//! Prints the time (meaningful with `--release`):
+//! The block reduction that motivated the emulation of `#sync`: 2^20 floats, 256-thread
+//! blocks, a shared array of 256 and a halving loop with a `#sync` per step, written in the
+//! shape `detour!` generates for a body with `#sync` (once per block, each stretch between
+//! barriers a loop over the threads present there). Prints the time (meaningful with
+//! `--release`):
 //! `cargo test -p parray-runtime --release --test emulate_reduce -- --nocapture`.
+// That shape indexes per-thread arrays by thread id.
+#![allow(clippy::needless_range_loop)]
 
 use std::time::Instant;
 
 use parray_core::MemKind;
-use parray_runtime::gpu::emulate::{run_grid_sync, GridShape};
+use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
 use parray_runtime::{Access, Buffer};
 
 const N: usize = 1 << 20;
@@ -24,21 +28,71 @@ fn block_reduction_of_a_million_floats() {
 
     let start = Instant::now();
     let shape = GridShape::new((N / BLOCK) as u32, BLOCK as u32);
-    run_grid_sync("reduce", shape, |ctx| async move {
-        let sh = ctx.shared_ptr::<f32>(0, BLOCK, "SH");
-        let t = ctx.thread_id();
-        sh.store(t, inp.load(ctx.global_id()));
-        ctx.barrier(line!()).await;
-        let mut s = BLOCK / 2;
-        while s > 0 {
-            if t < s {
-                sh.store(t, sh.load(t) + sh.load(t + s));
+    // Per thread:
+    //     sh[t] = in[global_id]; #sync
+    //     s = BLOCK / 2; while s > 0 { if t < s { sh[t] += sh[t + s] } #sync; s /= 2 }
+    //     if t == 0 { out[block_id] = sh[0] }
+    run_grid_blocks("reduce", shape, |b| {
+        let n = b.len();
+        let sh = b.shared_ptr::<f32>(0, BLOCK, "SH");
+        // Who is still in the body (no thread returns early here).
+        let present = vec![true; n];
+        // The registers that live across barriers, one per thread.
+        let (mut t, mut s) = (vec![0; n], vec![0; n]);
+        for i in 0..n {
+            if !present[i] {
+                continue;
             }
-            ctx.barrier(line!()).await;
-            s /= 2;
+            let ctx = b.thread(i);
+            t[i] = ctx.thread_id();
+            sh.store(t[i], inp.load(ctx.global_id()));
         }
-        if t == 0 {
-            out.store(ctx.block_id(), sh.load(0));
+        if !b.sync(line!(), &present) {
+            return;
+        }
+        // The loop's mask: the threads still in it.
+        let mut looping = present.clone();
+        for i in 0..n {
+            if looping[i] {
+                b.thread(i);
+                s[i] = BLOCK / 2;
+            }
+        }
+        loop {
+            for i in 0..n {
+                if !looping[i] {
+                    continue;
+                }
+                b.thread(i);
+                if s[i] == 0 {
+                    looping[i] = false;
+                    continue;
+                }
+                if t[i] < s[i] {
+                    sh.store(t[i], sh.load(t[i]) + sh.load(t[i] + s[i]));
+                }
+            }
+            if !looping.contains(&true) {
+                break;
+            }
+            if !b.sync(line!(), &looping) {
+                return;
+            }
+            for i in 0..n {
+                if looping[i] {
+                    b.thread(i);
+                    s[i] /= 2;
+                }
+            }
+        }
+        for i in 0..n {
+            if !present[i] {
+                continue;
+            }
+            let ctx = b.thread(i);
+            if t[i] == 0 {
+                out.store(ctx.block_id(), sh.load(0));
+            }
         }
     })
     .unwrap();

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use child::{in_child, is_child};
 use parray_core::MemKind;
-use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_sync, Launch};
+use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_blocks, Launch};
 use parray_runtime::gpu::{backend, Backend};
 use parray_runtime::{Access, Buffer, DetourSite, Error};
 
@@ -133,7 +133,7 @@ fn host_memory_arguments_are_refused_before_running() {
                 detour_cuda(&launch(32), &[&d, &h, &n], |_| {
                     ran.fetch_add(1, Ordering::Relaxed);
                 }),
-                detour_cuda_sync(&launch(32), &[&h.ptr()], |_| async {
+                detour_cuda_blocks(&launch(32), &[&h.ptr()], |_| {
                     ran.fetch_add(1, Ordering::Relaxed);
                 }),
             ]

@@ -2,34 +2,35 @@
 //!
 //! The emulation gives the body what a CUDA kernel gets, and no more: every block and every
 //! thread runs exactly once with its `blockIdx`/`threadIdx`, each block has its own
-//! [shared memory](ThreadCtx::shared_ptr), the threads of a block meet at
-//! [`ThreadCtx::barrier`] (`__syncthreads`, Parray's `#sync`), and [`atomic_add`] updates
+//! [shared memory](ThreadCtx::shared_ptr), the threads of a block meet at its barriers
+//! ([`BlockThreads::sync`]: `__syncthreads`, Parray's `#sync`), and [`atomic_add`] updates
 //! memory like `atomicAdd`. Blocks run in no particular order, concurrently, as on a GPU.
 //!
 //! Blocks are spread over the cores ("lanes"); a lane runs one block at a time, all of its
-//! threads on the lane's OS thread, so a block has no data races of its own:
-//! - [`run_grid`], for a body without `#sync`, calls the body once per thread, in order: a
-//!   thread costs a few nanoseconds on top of its body;
-//! - [`run_grid_sync`], for a body with `#sync`, takes an `async` body in which each `#sync`
-//!   is `ctx.barrier(LINE).await`: one stackless coroutine per thread. The lane polls the
-//!   block's coroutines in thread order, round after round; a round ends with every thread
-//!   waiting at a barrier (which opens if it is the same for all) or every thread finished
-//!   (the block is done). Anything else is a `#sync` that not every thread reaches, where a
-//!   GPU would hang or worse: it is reported at once as [`EmulateError::DivergentSync`].
+//! threads on the lane's OS thread, one after another: no OS thread per GPU thread, and a
+//! block has no data races of its own. Two strategies:
+//! - [`run_grid`], for a body without `#sync`: plain loops, the body called once per
+//!   thread, in thread order; a thread costs a few nanoseconds on top of its body;
+//! - [`run_grid_blocks`], for a body with `#sync`: the body is called once per block and
+//!   runs the block's threads itself, stretch by stretch between barriers. Each stretch is
+//!   a loop over the threads present there (a mask: a thread that returned, or took a
+//!   branch without the barrier, is absent), with [`BlockThreads::thread`] giving each its
+//!   context; a thread's variables that live across a barrier are the body's own arrays,
+//!   one element per thread. At a barrier the body hands its mask to
+//!   [`BlockThreads::sync`]: every thread present (or none) and the barrier opens; some
+//!   present and some not is a `#sync` that not every thread reaches, where a GPU would
+//!   hang or worse, and the launch fails at once with [`EmulateError::DivergentSync`].
 //!
 //! A panic in an emulated thread stops the remaining blocks and comes back as
-//! [`EmulateError::Panicked`], with the place of the panic; nothing hangs.
+//! [`EmulateError::Panicked`], naming the block and thread that ran and the place of the
+//! panic; nothing hangs.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::future::Future;
 use std::mem::{align_of, size_of};
 use std::ops::Range;
-use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::task::{Context, Poll, Waker};
 use std::thread;
 
 use parray_core::grid::CudaGrid;
@@ -140,8 +141,10 @@ pub enum EmulateError {
         at: Option<String>,
         message: String,
     },
-    /// Not every thread of a block reached the barrier at `line`: `left` finished while
-    /// `waiting` waited there, or `left` waits at the barrier at `other_line`.
+    /// Not every thread of a block reached the barrier at `line`: `waiting` (the first
+    /// thread present there) did, `left` (the first absent) did not. The emulation sees a
+    /// barrier's mask, not where an absent thread went (it returned, or took a branch
+    /// without this barrier), so `other_line` is always `None` here.
     #[error("kernel `{kernel}`: {}", divergence_message(None, *line, waiting, left, *other_line))]
     DivergentSync {
         kernel: &'static str,
@@ -150,21 +153,14 @@ pub enum EmulateError {
         left: ThreadId,
         other_line: Option<u32>,
     },
-    /// A thread's body awaited something other than [`ThreadCtx::barrier`], which nothing
-    /// in the emulation will ever complete.
-    #[error("kernel `{kernel}`: {thread} awaited something other than a #sync")]
-    Stalled {
-        kernel: &'static str,
-        thread: ThreadId,
-    },
 }
 
-/// What one emulated thread sees: its indices, its block's shared memory and barrier.
+/// What one emulated thread sees: its indices and its block's shared memory.
 ///
-/// No lifetime, so that an `async` body owns it (`move |ctx: ThreadCtx| async move {..}`);
-/// not `Send`: a block's threads never leave their lane's OS thread. Registers are not
-/// here: they are the body's ordinary locals.
-pub struct ThreadCtx {
+/// Borrows the block (`'b`), which lives while the block runs; not `Send`: a block's
+/// threads never leave their lane's OS thread. Registers are not here: they are the body's
+/// ordinary locals (or, across a barrier, its per-thread arrays).
+pub struct ThreadCtx<'b> {
     grid: CudaGrid,
     block_idx: Dim3,
     thread_idx: Dim3,
@@ -172,10 +168,10 @@ pub struct ThreadCtx {
     thread_id: usize,
     /// The tid of the block's thread 0: a block's tids are consecutive (`CudaGrid::tid`).
     block_tid: usize,
-    block: Rc<Block>,
+    block: &'b Block,
 }
 
-impl ThreadCtx {
+impl ThreadCtx<'_> {
     /// `blockIdx`.
     #[inline]
     pub fn block_idx(&self) -> Dim3 {
@@ -219,16 +215,6 @@ impl ThreadCtx {
         self.block_tid + self.thread_id
     }
 
-    /// `#sync` at line `line` of the detour's file, in a body run by [`run_grid_sync`]:
-    /// `ctx.barrier(line).await` returns when every thread of the block waits at it.
-    ///
-    /// As in CUDA, every thread of a block must reach the same barriers in the same order;
-    /// the emulator reports any other case as [`EmulateError::DivergentSync`].
-    #[inline]
-    pub fn barrier(&self, line: u32) -> SyncWait<'_> {
-        self.block.barrier(line)
-    }
-
     /// `S::create()` of an smem type: the block's shared array number `slot` (each
     /// `create` in a body has its own compile-time slot) of `len` elements, as a `Ptr` of
     /// `MemKind::Smem` named `name`.
@@ -246,70 +232,11 @@ impl ThreadCtx {
         self.block.shared_ptr(slot, len, name)
     }
 
-    /// What the thread's coroutine keeps of this context across its barriers: the block.
-    #[inline]
-    pub fn into_block(self) -> BlockCtx {
-        BlockCtx(self.block)
-    }
-
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
+    #[inline]
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
         self.thread_id = thread_id;
         self.thread_idx = thread_idx;
-    }
-
-    /// A context for another thread of the same block.
-    fn for_thread(&self, thread_id: usize, thread_idx: Dim3) -> ThreadCtx {
-        let mut ctx = ThreadCtx {
-            block: self.block.clone(),
-            ..*self
-        };
-        ctx.set_thread(thread_id, thread_idx);
-        ctx
-    }
-}
-
-/// The part of a [`ThreadCtx`] a body with barriers keeps across them: its block's
-/// barrier and shared arrays, one pointer wide, so that the futures of a block's threads
-/// stay small enough to stay in cache between rounds.
-#[derive(Clone)]
-pub struct BlockCtx(Rc<Block>);
-
-impl BlockCtx {
-    /// As [`ThreadCtx::barrier`].
-    #[inline]
-    pub fn barrier(&self, line: u32) -> SyncWait<'_> {
-        self.0.barrier(line)
-    }
-
-    /// As [`ThreadCtx::shared_ptr`].
-    #[track_caller]
-    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
-        self.0.shared_ptr(slot, len, name)
-    }
-}
-
-/// The future of [`ThreadCtx::barrier`]: pending once, at the barrier, then ready when
-/// the emulator has opened it.
-#[must_use = "a barrier does nothing unless awaited"]
-pub struct SyncWait<'a> {
-    block: &'a Block,
-    line: u32,
-    /// The barrier phase in which this thread arrived.
-    arrived_in: Option<u32>,
-}
-
-impl Future for SyncWait<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        let phase = self.block.phase.get();
-        if self.arrived_in.is_some_and(|arrived| arrived != phase) {
-            return Poll::Ready(());
-        }
-        self.arrived_in = Some(phase);
-        self.block.arrived.set(Some(self.line));
-        Poll::Pending
     }
 }
 
@@ -326,7 +253,8 @@ struct Slot {
     len: usize,
 }
 
-/// The state of the block a lane is running, shared by the block's threads.
+/// The state of the block a lane is running, shared by the block's threads: its shared
+/// arrays.
 ///
 /// Kept for the lane's next blocks: shared storage is created on first use and zeroed
 /// between blocks.
@@ -334,23 +262,9 @@ struct Slot {
 struct Block {
     /// Shared arrays by slot.
     shared: RefCell<Vec<Option<Slot>>>,
-    /// The line of the barrier at which the thread just polled waits (set by its
-    /// [`SyncWait`], taken by the lane).
-    arrived: Cell<Option<u32>>,
-    /// Incremented (wrapping) each time the lane opens the barrier.
-    phase: Cell<u32>,
 }
 
 impl Block {
-    #[inline]
-    fn barrier(&self, line: u32) -> SyncWait<'_> {
-        SyncWait {
-            block: self,
-            line,
-            arrived_in: None,
-        }
-    }
-
     #[track_caller]
     fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
         let base = self.shared::<T>(slot, len);
@@ -402,14 +316,13 @@ impl Block {
         s.store.as_mut_ptr().cast()
     }
 
-    /// Readies the block state for the next block: shared arrays zeroed, no arrival.
+    /// Readies the block state for the next block: shared arrays zeroed.
     ///
     /// Only call while no thread of the previous block can run any more.
     fn reset(&self) {
         for s in self.shared.borrow_mut().iter_mut().flatten() {
             s.store.fill(Chunk([0; 16]));
         }
-        self.arrived.set(None);
     }
 }
 
@@ -418,9 +331,9 @@ trait Strategy {
     /// Runs every thread of the block whose thread 0 is `ctx`, keeping in `current` the
     /// id of the thread running (for errors).
     fn run_block(
-        &mut self,
+        &self,
         run: &Run,
-        ctx: ThreadCtx,
+        ctx: ThreadCtx<'_>,
         current: &Cell<usize>,
     ) -> Result<(), EmulateError>;
 }
@@ -430,9 +343,9 @@ struct Loops<'f, F>(&'f F);
 
 impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
     fn run_block(
-        &mut self,
+        &self,
         run: &Run,
-        mut ctx: ThreadCtx,
+        mut ctx: ThreadCtx<'_>,
         current: &Cell<usize>,
     ) -> Result<(), EmulateError> {
         for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
@@ -444,146 +357,46 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
     }
 }
 
-/// [`run_grid_sync`]'s strategy: one coroutine per thread, polled round after round.
-struct Coroutines<'f, F, Fut> {
-    body: &'f F,
-    /// The block's threads, by thread id; kept empty between blocks, so that its
-    /// allocation serves every block of the lane.
-    threads: Vec<Fut>,
-}
-
-impl<F, Fut> Strategy for Coroutines<'_, F, Fut>
-where
-    F: Fn(ThreadCtx) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    fn run_block(
-        &mut self,
-        run: &Run,
-        ctx: ThreadCtx,
-        current: &Cell<usize>,
-    ) -> Result<(), EmulateError> {
-        let result = self.rounds(run, &ctx, current);
-        // Drops every future in place, before any can move.
-        self.threads.clear();
-        result
-    }
-}
-
-/// What a round of polls saw: the first thread waiting at a barrier (with the barrier's
-/// line) and the first that finished.
-#[derive(Default)]
-struct Round {
-    waiting: Option<(u32, usize)>,
-    left: Option<usize>,
-}
-
-impl Round {
-    /// Takes in that thread `t` waits at the barrier at `at` (or finished, `None`); the
-    /// divergence it reveals, as (line, waiting, left, other line).
-    fn see(&mut self, t: usize, at: Option<u32>) -> Option<(u32, usize, usize, Option<u32>)> {
-        match (at, self.waiting, self.left) {
-            (None, Some((line, w)), _) => Some((line, w, t, None)),
-            (None, None, _) => {
-                self.left.get_or_insert(t);
-                None
-            }
-            (Some(line), _, Some(l)) => Some((line, t, l, None)),
-            (Some(line), None, None) => {
-                self.waiting = Some((line, t));
-                None
-            }
-            (Some(line), Some((first, w)), None) => {
-                (line != first).then_some((first, w, t, Some(line)))
-            }
-        }
-    }
-}
-
-impl<F, Fut> Coroutines<'_, F, Fut>
-where
-    F: Fn(ThreadCtx) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    /// Starts the block's threads and polls them in order, round after round, until all
-    /// have finished or they diverge. A thread's first poll follows its creation at once,
-    /// while its future is still in cache.
-    fn rounds(
-        &mut self,
-        run: &Run,
-        ctx: &ThreadCtx,
-        current: &Cell<usize>,
-    ) -> Result<(), EmulateError> {
-        let block = &ctx.block;
-        let n = run.thread_idx.len();
-        // With room for the whole block, the pushes below never reallocate: a future, once
-        // pushed, stays where it is until `run_block` clears the vector.
-        self.threads.reserve_exact(n);
-        let mut round = Round::default();
-        for (t, &thread_idx) in run.thread_idx.iter().enumerate() {
-            current.set(t);
-            self.threads
-                .push((self.body)(ctx.for_thread(t, thread_idx)));
-            let at = self
-                .poll(ctx, t)
-                .ok_or_else(|| run.stalled(ctx.block_id, t))?;
-            if let Some((line, w, l, other)) = round.see(t, at) {
-                return Err(run.diverged(ctx.block_id, line, w, l, other));
-            }
-        }
-        while round.waiting.is_some() {
-            // Every thread waits at the same barrier: open it.
-            block.phase.set(block.phase.get().wrapping_add(1));
-            round = Round::default();
-            for t in 0..n {
-                current.set(t);
-                let at = self
-                    .poll(ctx, t)
-                    .ok_or_else(|| run.stalled(ctx.block_id, t))?;
-                if let Some((line, w, l, other)) = round.see(t, at) {
-                    return Err(run.diverged(ctx.block_id, line, w, l, other));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Polls thread `t`: `Some(None)` when it finished, `Some(Some(line))` when it waits at
-    /// the barrier at `line`, `None` when it waits at anything else (stalled). Small, so
-    /// that the hot loop passes it in registers.
-    #[inline]
-    fn poll(&mut self, ctx: &ThreadCtx, t: usize) -> Option<Option<u32>> {
-        let mut cx = Context::from_waker(Waker::noop());
-        // SAFETY: the future is pinned from its first poll until `run_block` clears the
-        // vector (or the lane drops it, after a panic), which drops it in place: meanwhile
-        // the vector never reallocates (`rounds` reserved room for the whole block before
-        // the first push) and nothing moves, swaps or replaces its elements.
-        let thread = unsafe { Pin::new_unchecked(&mut self.threads[t]) };
-        let poll = thread.poll(&mut cx);
-        // Taken whatever the poll gave, so that no arrival outlives its thread's turn.
-        let arrived = ctx.block.arrived.take();
-        match poll {
-            Poll::Ready(()) => Some(None),
-            Poll::Pending => arrived.map(Some),
-        }
-    }
-}
-
 /// The threads of one block, for a body with barriers (see [`run_grid_blocks`]): the code
 /// `detour!` generates runs each stretch of the body between barriers as a loop over the
-/// threads present there (a mask), and meets the block's barriers through
-/// [`BlockThreads::sync`]. A block's threads run one after another on one OS thread, so
-/// they share its memory without data races.
+/// threads present there (a mask), taking each thread's context from
+/// [`thread`](Self::thread), and meets the block's barriers through [`sync`](Self::sync).
+/// A block's threads run one after another on one OS thread, so they share its memory
+/// without data races.
+///
+/// ```
+/// use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
+/// use parray_runtime::Access;
+///
+/// // Each thread reads its neighbour's value after a barrier.
+/// run_grid_blocks("rotate", GridShape::new(2, 4), |b| {
+///     let n = b.len();
+///     let s = b.shared_ptr::<u32>(0, n, "S");
+///     let present = vec![true; n];
+///     for t in 0..n {
+///         let ctx = b.thread(t);
+///         s.store(t, ctx.global_id() as u32);
+///     }
+///     if !b.sync(line!(), &present) {
+///         return;
+///     }
+///     for t in 0..n {
+///         let ctx = b.thread(t);
+///         assert_eq!(s.load((t + 1) % n), (ctx.block_id() * n + (t + 1) % n) as u32);
+///     }
+/// })
+/// .unwrap();
+/// ```
 pub struct BlockThreads<'a> {
     /// Thread 0 of the block.
-    first: ThreadCtx,
+    first: ThreadCtx<'a>,
     run: &'a Run,
     current: &'a Cell<usize>,
     /// The first barrier the threads did not meet at: (line, waiting, left).
     diverged: Cell<Option<(u32, usize, usize)>>,
 }
 
-impl BlockThreads<'_> {
+impl<'a> BlockThreads<'a> {
     /// Threads per block.
     #[inline]
     pub fn len(&self) -> usize {
@@ -596,11 +409,20 @@ impl BlockThreads<'_> {
         self.len() == 0
     }
 
-    /// The context of thread `t` of the block, which runs next (errors name it).
+    /// The context of thread `t` of the block, which runs next: until another thread's
+    /// context is taken, a panic is reported as this thread's.
+    ///
+    /// # Panics
+    /// If `t` is not below [`len`](Self::len).
     #[inline]
-    pub fn thread(&self, t: usize) -> ThreadCtx {
+    pub fn thread(&self, t: usize) -> ThreadCtx<'a> {
+        let ctx = ThreadCtx {
+            thread_id: t,
+            thread_idx: self.run.thread_idx[t],
+            ..self.first
+        };
         self.current.set(t);
-        self.first.for_thread(t, self.run.thread_idx[t])
+        ctx
     }
 
     /// As [`ThreadCtx::shared_ptr`]: the block's shared array `slot`.
@@ -611,14 +433,26 @@ impl BlockThreads<'_> {
 
     /// `#sync` at line `line`: `present[t]` says whether thread `t` reached it. Every
     /// thread must (or none, when all have left): otherwise the barrier is recorded as
-    /// diverged and `false` returned, and the body returns at once; the launch then fails
-    /// with [`EmulateError::DivergentSync`].
+    /// diverged (the first such barrier of the block is the one reported) and `false`
+    /// returned, and the body must return at once; the launch then fails with
+    /// [`EmulateError::DivergentSync`].
+    ///
+    /// # Panics
+    /// If `present` does not have one entry per thread of the block.
+    #[must_use = "the body must return when a barrier diverged"]
     pub fn sync(&self, line: u32, present: &[bool]) -> bool {
+        assert_eq!(
+            present.len(),
+            self.len(),
+            "a #sync's mask must have one entry per thread of the block"
+        );
         let waiting = present.iter().position(|p| *p);
         let left = present.iter().position(|p| !*p);
         match (waiting, left) {
             (Some(w), Some(l)) => {
-                self.diverged.set(Some((line, w, l)));
+                if self.diverged.get().is_none() {
+                    self.diverged.set(Some((line, w, l)));
+                }
                 false
             }
             _ => true,
@@ -631,12 +465,14 @@ struct Blocks<'f, F>(&'f F);
 
 impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
     fn run_block(
-        &mut self,
+        &self,
         run: &Run,
-        ctx: ThreadCtx,
+        ctx: ThreadCtx<'_>,
         current: &Cell<usize>,
     ) -> Result<(), EmulateError> {
         let block_id = ctx.block_id;
+        // Until the body takes a thread's context, a panic is thread 0's.
+        current.set(0);
         let threads = BlockThreads {
             first: ctx,
             run,
@@ -709,10 +545,10 @@ impl Run {
         })
     }
 
-    /// Runs every block on the lanes (the calling thread is one), each lane with its own
-    /// `strategy()`, and returns the first failure.
-    fn execute<S: Strategy>(self, strategy: impl Fn() -> S + Sync) -> Result<(), EmulateError> {
-        let lane = || self.lane(&mut strategy());
+    /// Runs every block on the lanes (the calling thread is one) with `strategy`, and
+    /// returns the first failure.
+    fn execute(self, strategy: impl Strategy + Sync) -> Result<(), EmulateError> {
+        let lane = || self.lane(&strategy);
         thread::scope(|s| {
             for _ in 1..self.lanes {
                 // A lane the OS refuses to start is no loss: the others take its blocks.
@@ -727,8 +563,8 @@ impl Run {
     }
 
     /// One lane: takes chunks of blocks until none is left, running each with `strategy`.
-    fn lane(&self, strategy: &mut impl Strategy) {
-        let block = Rc::new(Block::default());
+    fn lane(&self, strategy: &impl Strategy) {
+        let block = Block::default();
         let (block_id, thread_id) = (Cell::new(0), Cell::new(0));
         let result = panics::catch(|| {
             while let Some(ids) = self.take() {
@@ -743,7 +579,7 @@ impl Run {
                         thread_id: 0,
                         // Exact: `new` checked that every tid of the grid fits in a usize.
                         block_tid: self.grid.tid(b as u64, 0) as usize,
-                        block: block.clone(),
+                        block: &block,
                     };
                     strategy.run_block(self, ctx, &thread_id)?;
                 }
@@ -818,14 +654,6 @@ impl Run {
             other_line,
         }
     }
-
-    #[cold]
-    fn stalled(&self, block_id: usize, thread_id: usize) -> EmulateError {
-        EmulateError::Stalled {
-            kernel: self.kernel,
-            thread: self.thread(block_id, thread_id),
-        }
-    }
 }
 
 /// Cores to use, computed once (the query reads cgroup files on Linux).
@@ -844,29 +672,7 @@ pub fn run_grid<F>(kernel: &'static str, shape: GridShape, body: F) -> Result<()
 where
     F: Fn(&ThreadCtx) + Sync,
 {
-    Run::new(kernel, shape)?.execute(|| Loops(&body))
-}
-
-/// Runs the coroutine `body(ctx)` for every thread of the grid `shape`, as the CUDA
-/// kernel `kernel` would, and returns when all are done. For bodies with `#sync`, each of
-/// which is `ctx.barrier(line).await`.
-///
-/// # Errors
-/// As [`run_grid`], and [`EmulateError::DivergentSync`] when not every thread of a block
-/// reaches the same barrier, [`EmulateError::Stalled`] when a body awaits anything else.
-pub fn run_grid_sync<F, Fut>(
-    kernel: &'static str,
-    shape: GridShape,
-    body: F,
-) -> Result<(), EmulateError>
-where
-    F: Fn(ThreadCtx) -> Fut + Sync,
-    Fut: Future<Output = ()>,
-{
-    Run::new(kernel, shape)?.execute(|| Coroutines {
-        body: &body,
-        threads: Vec::new(),
-    })
+    Run::new(kernel, shape)?.execute(Loops(&body))
 }
 
 /// Runs `body` once for every block of the grid `shape`, as the CUDA kernel `kernel`
@@ -878,11 +684,15 @@ where
 /// # Errors
 /// As [`run_grid`], and [`EmulateError::DivergentSync`] for a barrier not every thread of
 /// a block reached.
-pub fn run_grid_blocks<F>(kernel: &'static str, shape: GridShape, body: F) -> Result<(), EmulateError>
+pub fn run_grid_blocks<F>(
+    kernel: &'static str,
+    shape: GridShape,
+    body: F,
+) -> Result<(), EmulateError>
 where
     F: Fn(&BlockThreads) + Sync,
 {
-    Run::new(kernel, shape)?.execute(|| Blocks(&body))
+    Run::new(kernel, shape)?.execute(Blocks(&body))
 }
 
 /// Element types of CUDA's `atomicAdd`.

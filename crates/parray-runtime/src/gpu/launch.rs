@@ -1,7 +1,6 @@
 //! cuda detours: launch the generated kernel on the GPU, or run its CPU emulation.
 
 use std::borrow::Cow;
-use std::future::Future;
 use std::sync::OnceLock;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -13,7 +12,7 @@ use crate::buffer::Buffer;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
 use crate::gpu::context::{self, Backend, Cuda};
-use crate::gpu::emulate::{self, EmulateError, GridShape, ThreadCtx};
+use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
 use crate::ptr::{Access, Ptr};
 
@@ -99,8 +98,9 @@ scalar_args! {
 }
 
 /// `#detour` of a cuda thread array whose body has no `#sync`: launches `launch.kernel`
-/// with `args` on GPU 0 under the cuda backend, or runs `emulated` for every (block,
-/// thread) under the emulation, and returns when the grid is done.
+/// with `args` on GPU 0 under the cuda backend, or under the emulation calls `emulated`
+/// once for every (block, thread), in plain loops ([`emulate::run_grid`]), and returns
+/// when the grid is done.
 ///
 /// The arguments are checked first, the same way under both backends: a pointer that is
 /// not dmem is `Error::NotDeviceMemory`, before anything runs. A GPU launch is checked
@@ -124,32 +124,11 @@ where
     }
 }
 
-/// [`detour_cuda`] for a body with `#sync`: the emulation runs `emulated(ctx)` as one
-/// coroutine per thread, each `#sync` being `ctx.barrier(line).await`, and reports a
-/// `#sync` that not every thread of a block reaches as `Error::DivergentSync`.
-///
-/// # Safety
-/// As [`detour_cuda`].
-pub unsafe fn detour_cuda_sync<F, Fut>(
-    launch: &Launch,
-    args: &[&dyn KernelArg],
-    emulated: F,
-) -> Result<()>
-where
-    F: Fn(ThreadCtx) -> Fut + Sync,
-    Fut: Future<Output = ()>,
-{
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        check_and_run(launch, args, || {
-            emulate::run_grid_sync(launch.kernel, shape(launch), emulated)
-        })
-    }
-}
-
-/// [`detour_cuda`] for a body with `#sync`: the emulation runs `emulated` once per block
-/// (see [`emulate::run_grid_blocks`]), and reports a `#sync` that not every thread of a
-/// block reaches as `Error::DivergentSync`.
+/// [`detour_cuda`] for a body with `#sync`: the emulation calls `emulated` once per block
+/// ([`emulate::run_grid_blocks`]), which runs the block's threads itself, stretch by
+/// stretch between its barriers, each stretch a loop over the threads present there
+/// ([`BlockThreads`]); a `#sync` that some threads of a block reach and others do not is
+/// reported as `Error::DivergentSync`.
 ///
 /// # Safety
 /// As [`detour_cuda`].
@@ -159,7 +138,7 @@ pub unsafe fn detour_cuda_blocks<F>(
     emulated: F,
 ) -> Result<()>
 where
-    F: Fn(&emulate::BlockThreads) + Sync,
+    F: Fn(&BlockThreads) + Sync,
 {
     // SAFETY: forwarded to the caller.
     unsafe {
@@ -338,12 +317,10 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             left,
             other_line,
         },
-        other @ (EmulateError::InvalidShape { .. } | EmulateError::Stalled { .. }) => {
-            Error::Launch {
-                kernel: launch.kernel.to_string(),
-                site,
-                message: other.to_string(),
-            }
-        }
+        other @ EmulateError::InvalidShape { .. } => Error::Launch {
+            kernel: launch.kernel.to_string(),
+            site,
+            message: other.to_string(),
+        },
     }
 }

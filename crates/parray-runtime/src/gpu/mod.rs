@@ -7,5 +7,5 @@ pub mod launch;
 pub mod timing;
 
 pub use context::{backend, cuda_context, Backend};
-pub use launch::{detour_cuda, detour_cuda_blocks, detour_cuda_sync, KernelArg, KernelValue, Launch};
+pub use launch::{detour_cuda, detour_cuda_blocks, KernelArg, KernelValue, Launch};
 pub use timing::time_ms;
