@@ -207,8 +207,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     }
 }
 
-/// A cuda detour: the kernel's launch, and the same body for the CPU emulation (an
-/// `async` body when it has barriers, each `#sync` an `.await`).
+/// A cuda detour: the kernel's launch, and the same body for the CPU emulation (once per
+/// block, in masked stretches between barriers, when it has `#sync`).
 fn cuda(
     body: &Body,
     grid: &CudaGrid,

@@ -79,7 +79,9 @@ pub(crate) fn divergence_message(
     };
     let other = match other_line {
         Some(other) => format!("{left} waits at the #sync at {} instead", at(other)),
-        None => format!("{left} left the body without reaching it"),
+        None => format!(
+            "{left} did not reach it (it returned, or went another way through a branch or a loop)"
+        ),
     };
     format!(
         "{waiting} waits at the #sync at {}, but {other}: a #sync must be reached by every \

@@ -228,8 +228,7 @@ impl Blocks {
         for stretch in &stretches {
             let inside = uses(stretch);
             for id in declared(stretch) {
-                if total.get(&id).copied().unwrap_or(0) > inside.get(&id).copied().unwrap_or(0)
-                {
+                if total.get(&id).copied().unwrap_or(0) > inside.get(&id).copied().unwrap_or(0) {
                     spilled.insert(id, kind(id));
                 }
             }
@@ -327,7 +326,12 @@ impl Blocks {
                 quote_spanned!(loc.span=> #v[#t] = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
             }
             Stmt::Return { loc } => {
-                let masks: Vec<Ident> = self.frames.borrow().iter().map(|f| f.mask.clone()).collect();
+                let masks: Vec<Ident> = self
+                    .frames
+                    .borrow()
+                    .iter()
+                    .map(|f| f.mask.clone())
+                    .collect();
                 quote_spanned!(loc.span=> { #(#masks[#t] = false;)* break #label; })
             }
             Stmt::Break { loc } | Stmt::Continue { loc } if self.thread_loops.get() == 0 => {

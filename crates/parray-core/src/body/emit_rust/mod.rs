@@ -15,16 +15,16 @@ use crate::grid::HwIndex;
 
 mod blocks;
 
-pub use blocks::block_body_tokens;
 use crate::kinds::{ElemType, MemKind};
+pub use blocks::block_body_tokens;
 
 /// Which Rust the body becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// A pthd thread: `__parray_ctx` is the runtime's pthd `ThreadCtx`.
     Pthd,
-    /// An emulated CUDA thread: `__parray_ctx` is the emulator's `ThreadCtx`; with
-    /// `#sync`, the body is an `async` block and each barrier an `.await`.
+    /// An emulated CUDA thread: `__parray_ctx` is the emulator's `ThreadCtx` (a body with
+    /// `#sync` is written once per block by [`block_body_tokens`]).
     Emulate,
 }
 
