@@ -362,3 +362,92 @@ fn overflow_in_a_debug_build_names_the_statement() {
         "{text}"
     );
 }
+
+// Barriers inside loops, with `break`, `continue` and per-thread state across them, a
+// pointer kept across a barrier: the same values as CPU threads compute (where `#sync`
+// is a barrier of the whole array).
+same_on_both!(barriers_in_loops, |out, fout, n| {
+    let t = $tid$ as i32;
+    let mut acc = 0i32;
+    let mut k = 0i32;
+    while k < 6 {
+        acc += t * k;
+        #sync;
+        if k == 4 {
+            break;
+        }
+        k += 1;
+        if k == 2 {
+            continue;
+        }
+        acc -= 1;
+    }
+    for j in 0..3 {
+        #sync;
+        if j == 1 {
+            continue;
+        }
+        acc += j * 10 + n;
+    }
+    if n > 100 {
+        return;
+    }
+    let p = out + $HOST_OUT[$tid$]$;
+    #sync;
+    p[0] = acc;
+    fout[$tid$] = acc as f32 * 0.5f32;
+});
+
+parray! {
+    dmem float [4][8] TABLE2;
+    cuda(float* table) [4][8] ROTATE;
+    dmem int [64] TRIPS;
+    cuda(int* out) [2][32] UNEVEN;
+}
+
+#[test]
+fn registers_and_shared_memory_across_barriers() -> parray::Result<()> {
+    // Each thread keeps registers across two barriers and reads its neighbour's value
+    // from shared memory after each.
+    let table = TABLE2::create()?;
+    detour!(ROTATE(&table) {
+        let s = SHARED::create();
+        let r = REGS::create();
+        for j in 0..$size(REGS)$ {
+            r[j] = ($tid$ * 10 + j) as f32;
+        }
+        s[$tid_1$] = $tid_1$ as i32;
+        #sync;
+        let next = s[($tid_1$ + 1) % 8];
+        #sync;
+        s[$tid_1$] = next * 2;
+        #sync;
+        table[$TABLE2[$tid_0$][$tid_1$]$] = r[3] + s[($tid_1$ + 7) % 8] as f32;
+    })?;
+    let expected: Vec<f32> = (0..32)
+        .map(|tid| {
+            let t1 = tid % 8;
+            (tid * 10 + 3) as f32 + (((t1 + 7) % 8 + 1) % 8 * 2) as f32
+        })
+        .collect();
+    assert_eq!(table.to_vec()?, expected);
+    Ok(())
+}
+
+#[test]
+fn a_loop_around_a_sync_with_uneven_trips_is_an_error() {
+    if !emulated() {
+        return;
+    }
+    let out = TRIPS::create().unwrap();
+    let err = detour!(UNEVEN(&out) {
+        let mut k = 0u32;
+        while k < ($tid_1$ as u32) % 3 {
+            #sync;
+            k += 1;
+        }
+        out[$tid$] = k as i32;
+    })
+    .unwrap_err();
+    assert!(matches!(err, parray::Error::DivergentSync { .. }), "{err}");
+}

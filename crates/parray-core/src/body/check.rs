@@ -5,7 +5,7 @@
 //! pass decides, so the Rust and the CUDA C of a body compute in the same types.
 //!
 //! Post-condition of [`check`] returning `Ok`: every [`Expr::ty`] and every
-//! [`Local::ty`] is a concrete type (no [`Ty::Infer`]).
+//! [`super::Local::ty`] is a concrete type (no [`Ty::Infer`]).
 
 use proc_macro2::Span;
 
