@@ -639,19 +639,16 @@ impl Lowerer<'_, '_> {
     }
 
     fn assign(&mut self, op: Option<BinOp>, place: Box<Expr>, value: Box<Expr>) -> ExprKind {
-        let ok = match &place.kind {
-            ExprKind::Local(_) | ExprKind::Index(..) => true,
-            ExprKind::Field(base, _) => matches!(base.kind, ExprKind::Local(_)),
+        match &place.kind {
+            ExprKind::Local(_) | ExprKind::Index(..) => {}
+            ExprKind::Field(base, _) if matches!(base.kind, ExprKind::Local(_)) => {}
             ExprKind::Capture(name) => {
                 self.fail(place.span, format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
-                true
             }
             _ => {
-                self.fail(place.span, "this cannot be assigned to: assign a local, an element `a[i]`, or a field of a local");
-                true
+                self.fail(place.span, "this cannot be assigned to: assign a local, an element `a[i]` (a whole element: `a[i] = Float2::new(x, y)`), or a field of a local");
             }
-        };
-        debug_assert!(ok);
+        }
         ExprKind::Assign(op, place, value)
     }
 
