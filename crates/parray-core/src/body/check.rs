@@ -179,6 +179,12 @@ impl Checker {
                         if v == Ty::Unit {
                             self.fail(e.span, "this expression has no value to bind");
                         }
+                        if matches!(v, Ty::Array { .. }) {
+                            self.fail(
+                                e.span,
+                                "an array created in a body keeps its one name: index it directly",
+                            );
+                        }
                         self.body_locals[local.0 as usize] = Some(v);
                     }
                     (None, Some(_)) => {}

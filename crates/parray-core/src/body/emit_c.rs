@@ -36,7 +36,8 @@ fn c_type(t: Ty) -> String {
         Ty::Scalar(s) => c_scalar(s).to_string(),
         Ty::Vector(e) => e.keyword().to_string(),
         Ty::Ptr(e) => format!("{}*", e.keyword()),
-        // Arrays are declared by `Create`; the rest never reaches a C declaration.
+        // Arrays are declared by `Create` (the checker lets no `let` rename one), and no
+        // unit or host value reaches a declaration of a cuda body.
         other => unreachable!("no C declaration of {other}"),
     }
 }

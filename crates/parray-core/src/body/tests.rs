@@ -244,3 +244,22 @@ fn a_method_on_an_ambiguous_literal_is_an_error() {
     let errors = b.checked().unwrap_err();
     assert!(errors[0].contains("ambiguous"), "{errors:?}");
 }
+
+#[test]
+fn a_created_array_keeps_its_one_name() {
+    let mut b = B::new(&[]);
+    let tile = b.local("tile", false, None);
+    b.body.stmts.push(Stmt::Create {
+        local: tile,
+        type_name: "S".into(),
+        elem: ElemType::Float,
+        mem: crate::MemKind::Smem,
+        len: 16,
+        slot: 0,
+        loc: loc(),
+    });
+    let t = b.get("tile");
+    b.let_("alias", false, t);
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("keeps its one name"), "{errors:?}");
+}
