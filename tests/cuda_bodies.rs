@@ -451,3 +451,30 @@ fn a_loop_around_a_sync_with_uneven_trips_is_an_error() {
     .unwrap_err();
     assert!(matches!(err, parray::Error::DivergentSync { .. }), "{err}");
 }
+
+// Barriers in both branches of an `if` inside a loop, and in a `while` nested in a `for`:
+// the masks follow the threads through every construct.
+same_on_both!(barriers_in_nested_constructs, |out, fout, n| {
+    let t = $tid$ as i32;
+    let mut acc = 0i32;
+    for i in 0..4 {
+        if i % 2 == 0 {
+            #sync;
+            acc += i;
+            if acc > 1000 {
+                return;
+            }
+        } else {
+            acc -= 1;
+            #sync;
+        }
+        let mut j = 0;
+        while j < i {
+            #sync;
+            j += 1;
+            acc += j * t;
+        }
+    }
+    out[$tid$] = acc + n;
+    fout[$tid$] = (acc % 7) as f32;
+});

@@ -224,7 +224,7 @@ impl Body {
 }
 
 /// Applies `f` to every expression of `stmts`, outermost first.
-pub fn visit_exprs(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Expr)) {
     fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         f(e);
         e.for_each_child(&mut |c| expr(c, f));

@@ -199,8 +199,7 @@ fn declared(stmts: &[&Stmt]) -> Vec<LocalId> {
 /// How often each local is read or written in `stmts`.
 fn uses(stmts: &[&Stmt]) -> HashMap<LocalId, usize> {
     let mut count = HashMap::new();
-    let owned: Vec<Stmt> = stmts.iter().map(|s| (*s).clone()).collect();
-    visit_exprs(&owned, &mut |e| {
+    visit_exprs(stmts.iter().copied(), &mut |e| {
         if let ExprKind::Local(id) = e.kind {
             *count.entry(id).or_insert(0) += 1;
         }
