@@ -597,7 +597,7 @@ impl Lowerer<'_, '_> {
                     ExprKind::Method(method, recv, args)
                 }
                 _ => {
-                    let all: Vec<&str> = Method::ALL.iter().map(|m| m.rust_name()).collect();
+                    let all: Vec<&str> = Method::all().map(Method::rust_name).collect();
                     self.fail(m.method.span(), format!("the method `{}` is not part of the detour body subset (math methods: {})", m.method, all.join(", ")));
                     return poison(span);
                 }

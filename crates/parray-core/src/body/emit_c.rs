@@ -495,25 +495,7 @@ impl<'b> Writer<'b> {
                 let f = if f32 { "powf" } else { "pow" };
                 return format!("{f}({r}, ({})({}))", c_scalar(s), a[0]);
             }
-            Method::Sqrt => "sqrt",
-            Method::Exp => "exp",
-            Method::Exp2 => "exp2",
-            Method::Ln => "log",
-            Method::Log2 => "log2",
-            Method::Log10 => "log10",
-            Method::Sin => "sin",
-            Method::Cos => "cos",
-            Method::Tan => "tan",
-            Method::Tanh => "tanh",
-            Method::Abs => "fabs",
-            Method::Min => "fmin",
-            Method::Max => "fmax",
-            Method::MulAdd => "fma",
-            Method::Powf => "pow",
-            Method::Floor => "floor",
-            Method::Ceil => "ceil",
-            Method::Round => "round",
-            Method::Trunc => "trunc",
+            other => other.c_name(),
         };
         let mut all = vec![r];
         all.extend(a);

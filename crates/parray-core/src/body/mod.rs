@@ -518,59 +518,56 @@ pub enum Method {
     Recip,
 }
 
+/// Each method of the subset: its Rust name, and CUDA's double-precision function (with
+/// `f` appended for `f32`; `recip` and `powi` are written otherwise).
+const METHODS: [(Method, &str, &str); 21] = [
+    (Method::Sqrt, "sqrt", "sqrt"),
+    (Method::Exp, "exp", "exp"),
+    (Method::Exp2, "exp2", "exp2"),
+    (Method::Ln, "ln", "log"),
+    (Method::Log2, "log2", "log2"),
+    (Method::Log10, "log10", "log10"),
+    (Method::Sin, "sin", "sin"),
+    (Method::Cos, "cos", "cos"),
+    (Method::Tan, "tan", "tan"),
+    (Method::Tanh, "tanh", "tanh"),
+    (Method::Abs, "abs", "fabs"),
+    (Method::Min, "min", "fmin"),
+    (Method::Max, "max", "fmax"),
+    (Method::MulAdd, "mul_add", "fma"),
+    (Method::Powf, "powf", "pow"),
+    (Method::Powi, "powi", "pow"),
+    (Method::Floor, "floor", "floor"),
+    (Method::Ceil, "ceil", "ceil"),
+    (Method::Round, "round", "round"),
+    (Method::Trunc, "trunc", "trunc"),
+    (Method::Recip, "recip", ""),
+];
+
 impl Method {
-    pub const ALL: [Method; 21] = [
-        Method::Sqrt,
-        Method::Exp,
-        Method::Exp2,
-        Method::Ln,
-        Method::Log2,
-        Method::Log10,
-        Method::Sin,
-        Method::Cos,
-        Method::Tan,
-        Method::Tanh,
-        Method::Abs,
-        Method::Min,
-        Method::Max,
-        Method::MulAdd,
-        Method::Powf,
-        Method::Powi,
-        Method::Floor,
-        Method::Ceil,
-        Method::Round,
-        Method::Trunc,
-        Method::Recip,
-    ];
+    /// Every method, in the order the subset lists them.
+    pub fn all() -> impl Iterator<Item = Method> {
+        METHODS.iter().map(|(m, _, _)| *m)
+    }
+
+    fn entry(self) -> &'static (Method, &'static str, &'static str) {
+        METHODS
+            .iter()
+            .find(|(m, _, _)| *m == self)
+            .expect("every method is in the table")
+    }
 
     pub fn rust_name(self) -> &'static str {
-        match self {
-            Method::Sqrt => "sqrt",
-            Method::Exp => "exp",
-            Method::Exp2 => "exp2",
-            Method::Ln => "ln",
-            Method::Log2 => "log2",
-            Method::Log10 => "log10",
-            Method::Sin => "sin",
-            Method::Cos => "cos",
-            Method::Tan => "tan",
-            Method::Tanh => "tanh",
-            Method::Abs => "abs",
-            Method::Min => "min",
-            Method::Max => "max",
-            Method::MulAdd => "mul_add",
-            Method::Powf => "powf",
-            Method::Powi => "powi",
-            Method::Floor => "floor",
-            Method::Ceil => "ceil",
-            Method::Round => "round",
-            Method::Trunc => "trunc",
-            Method::Recip => "recip",
-        }
+        self.entry().1
+    }
+
+    /// CUDA's double-precision function of a float method (`sqrtf` is this plus `f`).
+    pub fn c_name(self) -> &'static str {
+        self.entry().2
     }
 
     pub fn from_rust_name(s: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.rust_name() == s)
+        METHODS.iter().find(|(_, r, _)| *r == s).map(|(m, _, _)| *m)
     }
 
     /// Number of arguments besides the receiver.
