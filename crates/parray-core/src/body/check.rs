@@ -10,8 +10,8 @@
 use proc_macro2::Span;
 
 use super::{
-    lane_scalar, lanes, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method, Scalar, Stmt, Ty,
-    UnOp,
+    lane_scalar, lanes, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method, PartMut, Scalar,
+    Stmt, Ty, UnOp,
 };
 use crate::kinds::ElemType;
 
@@ -514,49 +514,22 @@ impl Checker {
 
     fn finish_stmts(&mut self, stmts: &mut [Stmt], body: &Body) {
         for s in stmts {
+            s.for_each_part_mut(&mut |part| match part {
+                PartMut::Expr(e) => self.finish_expr(e),
+                PartMut::Body(b) => self.finish_stmts(b, body),
+            });
+            // What needs the final types of a statement's parts.
             match s {
-                Stmt::Let { init, .. } => {
-                    if let Some(e) = init {
-                        self.finish_expr(e);
-                    }
-                }
-                Stmt::Expr { expr, .. } => self.finish_expr(expr),
-                Stmt::If {
-                    cond, then, els, ..
-                } => {
-                    self.finish_expr(cond);
-                    self.finish_stmts(then, body);
-                    if let Some(e) = els {
-                        self.finish_stmts(e, body);
-                    }
-                }
-                Stmt::While { cond, body: b, .. } => {
-                    self.finish_expr(cond);
-                    self.finish_stmts(b, body);
-                }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    body: b,
-                    ..
-                } => {
-                    self.finish_expr(start);
-                    self.finish_expr(end);
-                    match body.local(*var).ty {
-                        Some(Ty::Scalar(s)) if s.is_int() => {}
-                        Some(Ty::Host) | None => {}
-                        Some(t) => self.fail(
-                            end.span,
-                            format!("a `for` range must be of integers, not `{t}`"),
-                        ),
-                    }
-                    self.finish_stmts(b, body);
-                }
-                Stmt::Block { body: b, .. } => self.finish_stmts(b, body),
+                Stmt::For { var, end, .. } => match body.local(*var).ty {
+                    Some(Ty::Scalar(s)) if s.is_int() => {}
+                    Some(Ty::Host) | None => {}
+                    Some(t) => self.fail(
+                        end.span,
+                        format!("a `for` range must be of integers, not `{t}`"),
+                    ),
+                },
                 Stmt::Print { args, .. } => {
-                    for a in args {
-                        self.finish_expr(a);
+                    for a in args.iter() {
                         if !matches!(a.ty, Ty::Scalar(_) | Ty::Host) {
                             self.fail(
                                 a.span,
@@ -568,11 +541,7 @@ impl Checker {
                         }
                     }
                 }
-                Stmt::Create { .. }
-                | Stmt::Sync { .. }
-                | Stmt::Break { .. }
-                | Stmt::Continue { .. }
-                | Stmt::Return { .. } => {}
+                _ => {}
             }
         }
     }

@@ -230,54 +230,83 @@ pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn Fn
         e.for_each_child(&mut |c| expr(c, f));
     }
     for s in stmts {
-        match s {
-            Stmt::Let { init, .. } => init.iter().for_each(|e| expr(e, f)),
-            Stmt::Expr { expr: e, .. } => expr(e, f),
+        s.for_each_part(&mut |part| match part {
+            Part::Expr(e) => expr(e, f),
+            Part::Body(b) => visit_exprs(b, f),
+        });
+    }
+}
+
+/// A direct part of a statement: one of its own expressions, or a nested statement list.
+pub enum Part<'s> {
+    Expr(&'s Expr),
+    Body(&'s [Stmt]),
+}
+
+/// [`Part`], mutably.
+pub enum PartMut<'s> {
+    Expr(&'s mut Expr),
+    Body(&'s mut [Stmt]),
+}
+
+/// The direct parts of a statement (borrowed as `$stmt` is), each given to `$f` as
+/// `$part`, in evaluation order: one list for the shared and the mutable walk.
+macro_rules! stmt_parts {
+    ($stmt:expr, $f:ident, $part:ident, $iter:ident) => {
+        match $stmt {
+            Stmt::Let { init, .. } => init.$iter().for_each(|e| $f($part::Expr(e))),
+            Stmt::Expr { expr, .. } => $f($part::Expr(expr)),
             Stmt::If {
                 cond, then, els, ..
             } => {
-                expr(cond, f);
-                visit_exprs(then, f);
+                $f($part::Expr(cond));
+                $f($part::Body(then));
                 if let Some(e) = els {
-                    visit_exprs(e, f);
+                    $f($part::Body(e));
                 }
             }
             Stmt::While { cond, body, .. } => {
-                expr(cond, f);
-                visit_exprs(body, f);
+                $f($part::Expr(cond));
+                $f($part::Body(body));
             }
             Stmt::For {
                 start, end, body, ..
             } => {
-                expr(start, f);
-                expr(end, f);
-                visit_exprs(body, f);
+                $f($part::Expr(start));
+                $f($part::Expr(end));
+                $f($part::Body(body));
             }
-            Stmt::Block { body, .. } => visit_exprs(body, f),
-            Stmt::Print { args, .. } => args.iter().for_each(|a| expr(a, f)),
+            Stmt::Block { body, .. } => $f($part::Body(body)),
+            Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
             Stmt::Create { .. }
             | Stmt::Sync { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
         }
-    }
+    };
 }
 
 impl Stmt {
+    /// Applies `f` to each direct part of the statement, in evaluation order.
+    pub fn for_each_part<'s>(&'s self, f: &mut dyn FnMut(Part<'s>)) {
+        stmt_parts!(self, f, Part, iter)
+    }
+
+    /// [`Stmt::for_each_part`], mutably.
+    pub fn for_each_part_mut<'s>(&'s mut self, f: &mut dyn FnMut(PartMut<'s>)) {
+        stmt_parts!(self, f, PartMut, iter_mut)
+    }
+
     /// Whether a `#sync` appears in this statement, at any depth.
     pub fn has_sync(&self) -> bool {
-        match self {
-            Stmt::Sync { .. } => true,
-            Stmt::If { then, els, .. } => {
-                then.iter().any(Stmt::has_sync)
-                    || els.as_deref().is_some_and(|e| e.iter().any(Stmt::has_sync))
+        let mut found = matches!(self, Stmt::Sync { .. });
+        self.for_each_part(&mut |part| {
+            if let Part::Body(b) = part {
+                found |= b.iter().any(Stmt::has_sync);
             }
-            Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
-                body.iter().any(Stmt::has_sync)
-            }
-            _ => false,
-        }
+        });
+        found
     }
 }
 

@@ -20,7 +20,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::{ctx_ident, prologue_tokens, Mode, Writer};
-use crate::body::{visit_exprs, Body, ExprKind, LocalId, Stmt, Ty};
+use crate::body::{visit_exprs, Body, ExprKind, LocalId, Part, Stmt, Ty};
 use crate::kinds::MemKind;
 
 /// The block's threads, as `detour!` binds them.
@@ -159,24 +159,17 @@ fn register_name(body: &Body, id: LocalId) -> String {
 
 /// Every statement of `stmts`, at any depth, outermost first.
 fn walk_stmts(stmts: &[Stmt]) -> impl Iterator<Item = &Stmt> {
-    let mut all = Vec::new();
     fn go<'s>(stmts: &'s [Stmt], all: &mut Vec<&'s Stmt>) {
         for s in stmts {
             all.push(s);
-            match s {
-                Stmt::If { then, els, .. } => {
-                    go(then, all);
-                    if let Some(e) = els {
-                        go(e, all);
-                    }
+            s.for_each_part(&mut |part| {
+                if let Part::Body(b) = part {
+                    go(b, all);
                 }
-                Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
-                    go(body, all)
-                }
-                _ => {}
-            }
+            });
         }
     }
+    let mut all = Vec::new();
     go(stmts, &mut all);
     all.into_iter()
 }
