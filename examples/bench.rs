@@ -105,7 +105,7 @@ fn hand(
     unsafe { parray::gpu::detour_cuda(&launch, args, |_| unreachable!("bench runs on a GPU only")) }
 }
 
-fn transpose16(i: &Buffer<f32>, o: &Buffer<f32>) -> parray::Result<()> {
+fn transpose16(i: &Array<BIG16>, o: &mut Array<BIG16>) -> parray::Result<()> {
     detour!(CUDA16(i, o) {
         let tile = T16::create();
         tile[$TV16[$tid_1_0$][$tid_1_1$]$] = worki[$BIG16[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
@@ -114,7 +114,7 @@ fn transpose16(i: &Buffer<f32>, o: &Buffer<f32>) -> parray::Result<()> {
     })
 }
 
-fn transpose32(i: &Buffer<f32>, o: &Buffer<f32>) -> parray::Result<()> {
+fn transpose32(i: &Array<BIG32>, o: &mut Array<BIG32>) -> parray::Result<()> {
     detour!(CUDA32(i, o) {
         let tile = T32::create();
         tile[$TV32[$tid_1_0$][$tid_1_1$]$] = worki[$BIG32[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
@@ -205,10 +205,10 @@ fn main() -> parray::Result<()> {
     let bytes = 2.0 * (big * big * 4) as f64;
     println!("\n== transpose {big}x{big} float (bytes read + written over time)");
     let input: Vec<f32> = common::random_values(big * big, 11);
-    let (mut i, o) = (SQUARE::create()?, SQUARE::create()?);
+    let (mut i, mut o) = (SQUARE::create()?, SQUARE::create()?);
     i.copy_from_slice(&input)?;
     let copy = common::device_copy_ms(&i, &o, big * big * 4)?;
-    let transposed = |out: &Buffer<f32>| -> parray::Result<bool> {
+    let transposed = |out: &Array<SQUARE>| -> parray::Result<bool> {
         let v = out.to_vec()?;
         Ok((0..big * big).all(|x| v[x] == input[(x % big) * big + x / big]))
     };
@@ -235,13 +235,13 @@ fn main() -> parray::Result<()> {
         )
     })?;
     trow("hand transpose 32x8 threads", t, transposed(&o)?);
-    let t = ms(|| transpose16(&i, &o))?;
+    let t = ms(|| transpose16(i.as_type()?, o.as_type_mut()?))?;
     trow("fig07 parray, 16x16 tiles", t, transposed(&o)?);
-    let t = ms(|| transpose32(&i, &o))?;
+    let t = ms(|| transpose32(i.as_type()?, o.as_type_mut()?))?;
     trow("fig07 parray, 32x32 tiles", t, transposed(&o)?);
-    let t = ms(|| fig07::transpose_big(&i, &o))?;
+    let t = ms(|| fig07::transpose_big(i.as_type()?, o.as_type_mut()?))?;
     trow("fig07 parray, 32x32 tiles, 4 rows", t, transposed(&o)?);
-    let t = ms(|| fig07::copy_big(&i, &o))?;
+    let t = ms(|| fig07::copy_big(i.as_type()?, o.as_type_mut()?))?;
     trow("parray copy detour", t, o.to_vec()? == input);
 
     println!("(the first two parray rows are Fig 7's body as printed: one element per thread)");

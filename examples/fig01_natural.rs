@@ -3,7 +3,7 @@
 use parray::prelude::*;
 
 parray! {
-    #parray {pinned float [[3][2]][4]} A
+    pub #parray {pinned float [[3][2]][4]} A
 }
 
 fn main() -> parray::Result<()> {

@@ -3,8 +3,8 @@
 use parray::prelude::*;
 
 parray! {
-    #parray {pinned float [4][3]} A
-    #parray {pinned float [#A_1][#A_0]} B
+    pub #parray {pinned float [4][3]} A
+    pub #parray {pinned float [#A_1][#A_0]} B
 }
 
 fn main() -> parray::Result<()> {

@@ -11,14 +11,14 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float2 [[128/16][16]][[128/16][16]]} DATA
+    pub #parray {dmem float2 [[128/16][16]][[128/16][16]]} DATA
     #parray {cuda(float2* worki, float2* worko) [[128/16][128/16]][[16][16]]} MYCUDATA
     #parray {smem float2 [16][17]} A
     #parray {smem float2 [#A_0][16#A_1]} B
 }
 
 parray! {
-    #parray {dmem float [[8192/32][[4][8]]][[8192/32][32]]} BIG
+    pub #parray {dmem float [[8192/32][[4][8]]][[8192/32][32]]} BIG
     #parray {cuda(float* worki, float* worko) [[8192/32][8192/32]][[8][32]]} BIGCUDA
     #parray {smem float [[4][8]][33]} T
     #parray {smem float [#T_0][32#T_1]} TV
@@ -26,7 +26,7 @@ parray! {
 }
 
 /// The paper's body, as in Fig 7.
-pub fn transpose(adri: &Buffer<Float2>, adro: &Buffer<Float2>) -> parray::Result<()> {
+pub fn transpose(adri: &Array<DATA>, adro: &mut Array<DATA>) -> parray::Result<()> {
     detour!(MYCUDATA(adri, adro) {
         let tile = A::create();
         tile[$B[$tid_1_0$][$tid_1_1$]$] = worki[$DATA[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
@@ -36,7 +36,7 @@ pub fn transpose(adri: &Buffer<Float2>, adro: &Buffer<Float2>) -> parray::Result
 }
 
 /// The same transpose on the 8192x8192 types, four rows of the tile per thread.
-pub fn transpose_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+pub fn transpose_big(adri: &Array<BIG>, adro: &mut Array<BIG>) -> parray::Result<()> {
     detour!(BIGCUDA(adri, adro) {
         let tile = T::create();
         #[unroll]
@@ -53,7 +53,7 @@ pub fn transpose_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<(
 
 /// The same transpose without the tile and its barrier: each thread moves its four
 /// elements straight from input to output (the emulation's baseline for barriers).
-pub fn transpose_big_direct(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+pub fn transpose_big_direct(adri: &Array<BIG>, adro: &mut Array<BIG>) -> parray::Result<()> {
     detour!(BIGCUDA(adri, adro) {
         #[unroll]
         for j in 0..$dim(T_0_0)$ {
@@ -64,7 +64,7 @@ pub fn transpose_big_direct(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::R
 
 /// `transpose_big` without its `#sync`: wrong (threads read tile entries before others
 /// write them), and used only to time what the emulation of the barrier itself costs.
-pub fn transpose_big_unsynced(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+pub fn transpose_big_unsynced(adri: &Array<BIG>, adro: &mut Array<BIG>) -> parray::Result<()> {
     detour!(BIGCUDA(adri, adro) {
         let tile = T::create();
         #[unroll]
@@ -79,20 +79,22 @@ pub fn transpose_big_unsynced(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray:
 }
 
 /// The baseline: a copy of the same bytes, one element per thread.
-pub fn copy_big(adri: &Buffer<f32>, adro: &Buffer<f32>) -> parray::Result<()> {
+pub fn copy_big(adri: &Array<BIG>, adro: &mut Array<BIG>) -> parray::Result<()> {
     detour!(COPY(adri, adro) {
         worko[$tid$] = worki[$tid$];
     })
 }
 
 /// Transpose `n x n` values with `run`, check the result exactly, return the median time.
-fn measure<T: parray::Element + PartialEq>(
+fn measure<T: DataType>(
     n: usize,
-    make: impl Fn(f32, f32) -> T,
-    create: impl Fn() -> parray::Result<Buffer<T>>,
-    run: impl Fn(&Buffer<T>, &Buffer<T>) -> parray::Result<()>,
+    make: impl Fn(f32, f32) -> T::Elem,
+    run: impl Fn(&Array<T>, &mut Array<T>) -> parray::Result<()>,
     transposes: bool,
-) -> parray::Result<(f64, bool)> {
+) -> parray::Result<(f64, bool)>
+where
+    T::Elem: PartialEq,
+{
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(7, |d| d.as_nanos() as u64);
@@ -100,12 +102,12 @@ fn measure<T: parray::Element + PartialEq>(
         common::random_values(n * n, seed),
         common::random_values(n * n, seed + 1),
     );
-    let input: Vec<T> = xs.iter().zip(&ys).map(|(x, y)| make(*x, *y)).collect();
-    let (mut i, mut o) = (create()?, create()?);
+    let input: Vec<T::Elem> = xs.iter().zip(&ys).map(|(x, y)| make(*x, *y)).collect();
+    let (mut i, mut o) = (Array::<T>::new()?, Array::<T>::new()?);
     i.copy_from_slice(&input)?;
     o.copy_from_slice(&vec![make(f32::NAN, f32::NAN); n * n])?;
     let (_, repeats) = common::backend(true)?;
-    let seconds = common::median_seconds(repeats, true, || run(&i, &o))?;
+    let seconds = common::median_seconds(repeats, true, || run(&i, &mut o))?;
     let out = o.to_vec()?;
     let ok = (0..n * n).all(|x| {
         let (r, c) = (x / n, x % n);
@@ -117,7 +119,7 @@ fn measure<T: parray::Element + PartialEq>(
 
 fn main() -> parray::Result<()> {
     let n = host! { $dim_0(DATA)$ };
-    let (seconds, ok) = measure(n, Float2::new, DATA::create, transpose, true)?;
+    let (seconds, ok) = measure(n, Float2::new, transpose, true)?;
     let (backend, _) = common::backend(true)?;
     println!("backend: {backend}");
     println!("transpose {n}x{n} float2: {:.3} ms", seconds * 1e3);
@@ -125,8 +127,8 @@ fn main() -> parray::Result<()> {
     if backend == "cuda" {
         let big = host! { $dim_0(BIG)$ };
         let bytes = 2.0 * (big * big * 4) as f64;
-        let (t, ok_t) = measure(big, |x, _| x, BIG::create, transpose_big, true)?;
-        let (c, ok_c) = measure(big, |x, _| x, BIG::create, copy_big, false)?;
+        let (t, ok_t) = measure(big, |x, _| x, transpose_big, true)?;
+        let (c, ok_c) = measure(big, |x, _| x, copy_big, false)?;
         let (i, o) = (BIG::create()?, BIG::create()?);
         let d2d = common::device_copy_ms(&i, &o, big * big * 4)? / 1e3;
         let rate = |s: f64| bytes / s / 1e9;
@@ -155,12 +157,12 @@ fn main() -> parray::Result<()> {
         // against the same transpose without the tile, both on the CPU emulation, the
         // median of 5 runs each (the results checked once).
         let big = host! { $dim_0(BIG)$ };
-        let (_, ok_t) = measure(big, |x, _| x, BIG::create, transpose_big, true)?;
-        let (_, ok_d) = measure(big, |x, _| x, BIG::create, transpose_big_direct, true)?;
-        let (i, o) = (BIG::create()?, BIG::create()?);
-        let t = common::median_seconds(5, false, || transpose_big(&i, &o))?;
-        let d = common::median_seconds(5, false, || transpose_big_direct(&i, &o))?;
-        let u = common::median_seconds(5, false, || transpose_big_unsynced(&i, &o))?;
+        let (_, ok_t) = measure(big, |x, _| x, transpose_big, true)?;
+        let (_, ok_d) = measure(big, |x, _| x, transpose_big_direct, true)?;
+        let (i, mut o) = (BIG::create()?, BIG::create()?);
+        let t = common::median_seconds(5, false, || transpose_big(&i, &mut o))?;
+        let d = common::median_seconds(5, false, || transpose_big_direct(&i, &mut o))?;
+        let u = common::median_seconds(5, false, || transpose_big_unsynced(&i, &mut o))?;
         println!("emulated transpose {big}x{big} float, tiled with #sync: {t:.3} s");
         println!("emulated transpose {big}x{big} float, direct, no barrier: {d:.3} s");
         println!("emulated tiled body without its #sync (wrong, timing only): {u:.3} s");

@@ -5,11 +5,11 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {paged float [1024][1024]} M
+    pub #parray {paged float [1024][1024]} M
 }
 
 /// The paper's loop nest, unchanged but for Rust syntax.
-pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
+pub fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) {
     host! {
         for i in 0..$dim_0(M)$ {
             for j in 0..$dim_1(M)$ {

@@ -6,11 +6,11 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float [[2][512]][[2][512]]} M
+    pub #parray {dmem float [[2][512]][[2][512]]} M
     #parray {cuda(float* a, float* b, float* c) [2][2]} MY_TA
 }
 
-pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+pub fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) -> parray::Result<()> {
     detour!(MY_TA(a, b, c) {
         for i in 0..$dim_0_1(M)$ {
             for j in 0..$dim_1_1(M)$ {
@@ -27,8 +27,7 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    common::Figure::on::<MY_TA>("fig11 cuda [2][2]", "[[2][512]][[2][512]]")
-        .run::<M, M>(|a, b, c| multiply(a, b, c))
+    common::Figure::on::<MY_TA>("fig11 cuda [2][2]", "[[2][512]][[2][512]]").run::<M, M>(multiply)
 }
 
 fn main() -> parray::Result<()> {

@@ -6,11 +6,11 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float [1024][1024]} M
+    pub #parray {dmem float [1024][1024]} M
     #parray {cuda(float* a, float* b, float* c) [1024][1024]} MY_TA
 }
 
-pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+pub fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) -> parray::Result<()> {
     detour!(MY_TA(a, b, c) {
         let pa = a + $M[$tid_0$][0]$;
         let pb = b + $M[0][$tid_1$]$;
@@ -23,8 +23,7 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 }
 
 pub fn run() -> parray::Result<common::Run> {
-    common::Figure::on::<MY_TA>("fig13 cuda", "[1024][1024]")
-        .run::<M, M>(|a, b, c| multiply(a, b, c))
+    common::Figure::on::<MY_TA>("fig13 cuda", "[1024][1024]").run::<M, M>(multiply)
 }
 
 fn main() -> parray::Result<()> {

@@ -6,12 +6,12 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float [2][2][512][512]} A
+    pub #parray {dmem float [2][2][512][512]} A
     #parray {float [[#A_0][#A_2]][[#A_1][#A_3]]} M
     #parray {cuda(float* a, float* b, float* c) [1024][1024]} MY_TA
 }
 
-pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+pub fn multiply(a: &Array<A>, b: &Array<A>, c: &mut Array<A>) -> parray::Result<()> {
     detour!(MY_TA(a, b, c) {
         let pa = a + $M[$tid_0$][0]$;
         let pb = b + $M[0][$tid_1$]$;
@@ -25,7 +25,7 @@ pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Re
 
 pub fn run() -> parray::Result<common::Run> {
     common::Figure::on::<MY_TA>("fig18b cuda blocks", "[2][2][512][512] as 2x2 blocks")
-        .run::<M, A>(|a, b, c| multiply(a, b, c))
+        .run::<M, A>(multiply)
 }
 
 fn main() -> parray::Result<()> {

@@ -6,12 +6,12 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float [4][1024][256]} A
+    pub #parray {dmem float [4][1024][256]} A
     #parray {float [#A_1][[#A_0][#A_2]]} M
     #parray {cuda(float* a, float* b, float* c) [1024][1024]} MY_TA
 }
 
-pub fn multiply(a: &Buffer<f32>, b: &Buffer<f32>, c: &Buffer<f32>) -> parray::Result<()> {
+pub fn multiply(a: &Array<A>, b: &Array<A>, c: &mut Array<A>) -> parray::Result<()> {
     detour!(MY_TA(a, b, c) {
         let pa = a + $M[$tid_0$][0]$;
         let pb = b + $M[0][$tid_1$]$;
@@ -28,7 +28,7 @@ pub fn run() -> parray::Result<common::Run> {
         "fig18a cuda strips",
         "[4][1024][256] as [#A_1][[#A_0][#A_2]]",
     )
-    .run::<M, A>(|a, b, c| multiply(a, b, c))
+    .run::<M, A>(multiply)
 }
 
 fn main() -> parray::Result<()> {

@@ -1,9 +1,10 @@
-//! The cost of the interface: one matrix product through `$M[i][k]$` offsets and the same
-//! loop with hand-written `i * n + k`, for instruction counts under callgrind:
+//! The cost of the interface: one matrix product through `$M[i][k]$` offsets on typed
+//! arrays (every access checked) and the same loop with hand-written `i * n + k` on
+//! slices (every access checked by Rust), for instruction counts under callgrind:
 //!
 //! ```text
 //! valgrind --tool=callgrind --toggle-collect='*multiply_*' \
-//!     target/release/examples/matmul_cpu --variant parray --n 256
+//!     target/release/examples/matmul_cpu --variant parray
 //! ```
 
 mod common;
@@ -16,7 +17,7 @@ parray! {
 
 /// The product with Parray offsets (n is M's, 256).
 #[inline(never)]
-fn multiply_parray(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
+fn multiply_parray(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) {
     host! {
         for i in 0..$dim_0(M)$ {
             for j in 0..$dim_1(M)$ {
@@ -30,9 +31,9 @@ fn multiply_parray(a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
     }
 }
 
-/// The same loop with the offsets written by hand.
+/// The same loop with the offsets written by hand, on slices.
 #[inline(never)]
-fn multiply_hand(n: usize, a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) {
+fn multiply_hand(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     for i in 0..n {
         for j in 0..n {
             let mut cvalue = 0.0f32;
@@ -45,33 +46,16 @@ fn multiply_hand(n: usize, a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>
 }
 
 fn main() -> parray::Result<()> {
-    let mut variant = String::from("parray");
-    let mut n = 256usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--variant", Some(v)) if v == "parray" || v == "hand" => variant = v,
-            ("--n", Some(v)) => n = v.parse().unwrap_or(0),
-            _ => {
-                eprintln!("usage: matmul_cpu --variant parray|hand --n N");
-                std::process::exit(2);
-            }
+    let variant = match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
+        [] => "parray".to_string(),
+        [flag, v] if flag == "--variant" && (v == "parray" || v == "hand") => v.clone(),
+        _ => {
+            eprintln!("usage: matmul_cpu [--variant parray|hand]");
+            std::process::exit(2);
         }
-    }
-    let declared = host! { $dim_0(M)$ };
-    if variant == "parray" && n != declared {
-        eprintln!(
-            "error: --variant parray is compiled for n = {declared} (the type M); got --n {n}"
-        );
-        std::process::exit(2);
-    }
+    };
+    let n = M::DIMS[0];
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    if variant == "hand" {
-        let extent = n * n;
-        a = parray::Buffer::new("hand", parray::MemKind::Paged, extent)?;
-        b = parray::Buffer::new("hand", parray::MemKind::Paged, extent)?;
-        c = parray::Buffer::new("hand", parray::MemKind::Paged, extent)?;
-    }
     let run = common::run_matmul(
         common::Variant {
             name: if variant == "parray" {
@@ -90,7 +74,7 @@ fn main() -> parray::Result<()> {
             if variant == "parray" {
                 multiply_parray(a, b, c)
             } else {
-                multiply_hand(n, a, b, c)
+                multiply_hand(n, a.as_slice()?, b.as_slice()?, c.as_mut_slice()?)
             }
             Ok(())
         },

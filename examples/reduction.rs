@@ -8,13 +8,13 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    #parray {dmem float [4096 * 256]} DATA
-    #parray {dmem float [4096]} PARTIAL
+    pub #parray {dmem float [4096 * 256]} DATA
+    pub #parray {dmem float [4096]} PARTIAL
     #parray {cuda(float* data, float* partial) [4096][256]} REDUCE
     #parray {smem float [256]} CACHE
 }
 
-pub fn reduce(data: &Buffer<f32>, partial: &Buffer<f32>) -> parray::Result<()> {
+pub fn reduce(data: &Array<DATA>, partial: &mut Array<PARTIAL>) -> parray::Result<()> {
     detour!(REDUCE(data, partial) {
         let cache = CACHE::create();
         cache[$tid_1$] = data[$tid$];
@@ -39,12 +39,13 @@ fn main() -> parray::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(7, |d| d.as_nanos() as u64);
     let values = common::random_values(n, seed);
-    let (mut data, partial) = (DATA::create()?, PARTIAL::create()?);
+    let (mut data, mut partial) = (DATA::create()?, PARTIAL::create()?);
     data.copy_from_slice(&values)?;
     let (backend, repeats) = common::backend(true)?;
     // The emulation is timed over a few runs too: it is the figure this example is for.
     let repeats = repeats.max(3);
-    let seconds = common::median_seconds(repeats, backend == "cuda", || reduce(&data, &partial))?;
+    let seconds =
+        common::median_seconds(repeats, backend == "cuda", || reduce(&data, &mut partial))?;
     let total: f64 = partial.to_vec()?.iter().map(|&x| f64::from(x)).sum();
     let expected: f64 = values.iter().map(|&x| f64::from(x)).sum();
     // Each block adds 256 values in f32: allow a few ulps per addition.

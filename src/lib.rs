@@ -9,22 +9,19 @@
 //! parray! { pub paged float [[3][2]][4] A; }
 //! ```
 
-mod types;
-
 pub use parray_core as core;
 pub use parray_core::MemKind;
 pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
-    gpu, Access, Buffer, DetourSite, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr,
-    Result, ThreadId,
+    gpu, Access, AccessMut, Array, DataType, DetourSite, Double2, Element, Error, Float2, Float4,
+    Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId, ViewOf,
 };
-pub use types::{DataType, ThreadArray, ThreadArrayKind};
 
 /// What a Parray program needs in scope.
 pub mod prelude {
     pub use crate::{
-        detour, host, kernel_source, parray, Access, Buffer, DataType, Double2, Float2, Float4,
-        Int2, Int4, Ptr, ThreadArray,
+        detour, host, kernel_source, parray, Access, AccessMut, Array, DataType, Double2, Float2,
+        Float4, Int2, Int4, Ptr, PtrMut, ThreadArray, ViewOf,
     };
 }
 
@@ -38,26 +35,46 @@ pub mod __private {
     pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;
 
-    use crate::{Access, Element, Ptr};
-
-    /// An index value of any integer type, as the `usize` offsets are computed in.
+    /// An index value of any integer type, as the `usize` offsets are computed in; a
+    /// negative index panics (it would otherwise wrap into the array, in any build).
     pub trait IndexValue: Copy {
         fn to_index(self) -> usize;
     }
 
     macro_rules! index_value {
-        ($($t:ty),*) => {$(
-            impl IndexValue for $t {
-                #[inline(always)]
-                fn to_index(self) -> usize {
-                    self as usize
+        (unsigned $($t:ty),*; signed $($s:ty),*) => {
+            $(
+                impl IndexValue for $t {
+                    #[inline(always)]
+                    fn to_index(self) -> usize {
+                        self as usize
+                    }
                 }
-            }
-        )*};
+            )*
+            $(
+                impl IndexValue for $s {
+                    #[inline(always)]
+                    #[track_caller]
+                    fn to_index(self) -> usize {
+                        if self < 0 {
+                            negative_index(self as i64);
+                        }
+                        self as usize
+                    }
+                }
+            )*
+        };
     }
-    index_value!(usize, u8, u16, u32, u64, i8, i16, i32, i64, isize);
+    index_value!(unsigned usize, u8, u16, u32, u64; signed i8, i16, i32, i64, isize);
+
+    #[cold]
+    #[track_caller]
+    fn negative_index(i: i64) -> ! {
+        panic!("parray: index {i} is negative")
+    }
 
     #[inline(always)]
+    #[track_caller]
     pub fn ix<I: IndexValue>(i: I) -> usize {
         i.to_index()
     }
@@ -70,47 +87,22 @@ pub mod __private {
         panic!("parray: index {index} is out of range for {type_name}_{dim} (size {size})")
     }
 
-    /// `atomic_add(p, v)` in a detour body run on the CPU: adds `v` to `*p` atomically and
-    /// returns the old value, as CUDA's `atomicAdd`.
+    /// `T::offset_of` with a slice of the wrong length.
+    #[cold]
     #[track_caller]
-    pub fn atomic_add<T: Element + parray_runtime::gpu::emulate::AtomicAdd>(p: Ptr<T>, v: T) -> T {
-        p.atomic_add(v)
+    pub fn wrong_rank(type_name: &str, rank: usize, given: usize) -> ! {
+        panic!(
+            "parray: {type_name} has {rank} top-level dimensions, but {given} indices were given"
+        )
     }
 
-    /// `R::create()` of an rmem type in a cuda body: one thread's register array.
-    pub struct Registers<T: Element, const N: usize> {
-        values: std::cell::UnsafeCell<[T; N]>,
-        name: &'static str,
+    /// `T::offset` of a type whose offset expression is past the offset compiler's limits.
+    #[cold]
+    #[track_caller]
+    pub fn offset_too_complex(type_name: &str) -> ! {
+        panic!("parray: the offset function of {type_name} is past the offset compiler's limits")
     }
 
-    impl<T: Element, const N: usize> Registers<T, N> {
-        #[inline]
-        pub fn new(name: &'static str) -> Self {
-            Registers {
-                values: std::cell::UnsafeCell::new([T::default(); N]),
-                name,
-            }
-        }
-    }
-
-    impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
-        #[inline(always)]
-        #[track_caller]
-        fn load(&self, off: usize) -> T {
-            self.ptr().load(off)
-        }
-
-        #[inline(always)]
-        #[track_caller]
-        fn store(&self, off: usize, v: T) {
-            self.ptr().store(off, v)
-        }
-
-        #[inline(always)]
-        fn ptr(&self) -> Ptr<T> {
-            // SAFETY: the array lives as long as `self`, is owned by one thread (it is not
-            // `Sync`), and is reached only through `Access`.
-            unsafe { Ptr::from_raw(self.values.get().cast(), N, self.name, crate::MemKind::Rmem) }
-        }
-    }
+    pub use parray_runtime::array::handles::{indexed_as, Handles, IndexedAs, Writable};
+    pub use parray_runtime::gpu::emulate::Registers;
 }

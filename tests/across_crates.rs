@@ -31,7 +31,7 @@ fn offsets_of_a_type_from_another_crate() {
 
 #[test]
 fn detour_on_a_thread_array_from_another_crate() -> parray::Result<()> {
-    let buf = GRID::create()?;
+    let mut buf = GRID::create()?;
     detour!(WORKERS {
         buf[$GRID[[$tid_0$][$tid_1$]][0]$] = ($tid$ + 1) as f32;
     })?;

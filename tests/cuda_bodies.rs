@@ -7,8 +7,9 @@
 use parray::prelude::*;
 
 parray! {
-    paged int [16] HOST_OUT;
-    dmem int [16] DEV_OUT;
+    int [16] OUT_IX;
+    paged int [#OUT_IX_0] HOST_OUT;
+    dmem int [#OUT_IX_0] DEV_OUT;
     paged float [16] HOST_F;
     dmem float [16] DEV_F;
     pthd [2][8] CPU;
@@ -22,14 +23,14 @@ macro_rules! same_on_both {
     ($name:ident, |$out:ident, $fout:ident, $n:ident| $body:tt) => {
         #[test]
         fn $name() -> parray::Result<()> {
-            let (host, hostf) = (HOST_OUT::create()?, HOST_F::create()?);
+            let (mut host, mut hostf) = (HOST_OUT::create()?, HOST_F::create()?);
             {
                 #[allow(unused_variables)]
-                let ($out, $fout, $n) = (&host, &hostf, 5i32);
+                let ($out, $fout, $n) = (&mut host, &mut hostf, 5i32);
                 detour!(CPU $body)?;
             }
-            let (dev, devf) = (DEV_OUT::create()?, DEV_F::create()?);
-            detour!(GPU(&dev, &devf, 5i32) $body)?;
+            let (mut dev, mut devf) = (DEV_OUT::create()?, DEV_F::create()?);
+            detour!(GPU(&mut dev, &mut devf, 5i32) $body)?;
             assert_eq!(host.to_vec()?, dev.to_vec()?, "int outputs differ");
             let (a, b) = (hostf.to_vec()?, devf.to_vec()?);
             for (x, y) in a.iter().zip(&b) {
@@ -91,7 +92,7 @@ same_on_both!(math_methods, |out, fout, n| {
 });
 
 same_on_both!(pointer_offsets, |out, fout, n| {
-    let p = out + $HOST_OUT[$tid$]$;
+    let p = out + $OUT_IX[$tid$]$;
     p[0] = 7;
     let q = fout + $tid_0$ * 8;
     q[$tid_1$] = 2.5f32;
@@ -115,7 +116,7 @@ fn shared_memory_and_barriers() -> parray::Result<()> {
     // Each block sums its threads' ids through shared memory; thread 0 writes the sum.
     let mut sums = SUMS::create()?;
     sums.copy_from_slice(&[-1; 8])?;
-    detour!(REDUCE(&sums) {
+    detour!(REDUCE(&mut sums) {
         let s = SHARED::create();
         s[$tid_1$] = $tid$ as i32;
         #sync;
@@ -142,8 +143,8 @@ fn shared_memory_and_barriers() -> parray::Result<()> {
 
 #[test]
 fn register_arrays() -> parray::Result<()> {
-    let table = TABLE::create()?;
-    detour!(SQUARES(&table) {
+    let mut table = TABLE::create()?;
+    detour!(SQUARES(&mut table) {
         let r = REGS::create();
         for j in 0..$size(REGS)$ {
             r[j] = ($tid$ + j) as f32;
@@ -170,11 +171,16 @@ parray! {
 #[test]
 fn pthd_thread_detours_into_cuda() -> parray::Result<()> {
     // Each of two CPU threads launches its own kernels (the paper's nested detours).
-    let rows = [ROW::create()?, ROW::create()?];
-    let rows_ref = &rows;
-    detour!(TWO {
-        launch_fill(rows_ref, $tid$);
-    })?;
+    let mut rows = [ROW::create()?, ROW::create()?];
+    {
+        // One write handle per row: each thread launches into its own.
+        let [r0, r1] = &mut rows;
+        let handles = [r0.ptr_mut(), r1.ptr_mut()];
+        let handles = &handles;
+        detour!(TWO {
+            launch_fill(handles, $tid$);
+        })?;
+    }
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(
             r.to_vec()?,
@@ -184,8 +190,8 @@ fn pthd_thread_detours_into_cuda() -> parray::Result<()> {
     Ok(())
 }
 
-fn launch_fill(rows: &[Buffer<i32>; 2], which: usize) {
-    detour!(FILL(&rows[which], (which * 100) as i32) {
+fn launch_fill(rows: &[PtrMut<i32>; 2], which: usize) {
+    detour!(FILL(rows[which], (which * 100) as i32) {
         row[$tid_1$] = base + $tid_1$ as i32;
     })
     .expect("the inner detour runs");
@@ -222,16 +228,16 @@ parray! {
 fn signed_64_bit_atomics() -> parray::Result<()> {
     // CUDA has no `atomicAdd(long long*, long long)`: the body's i64 atomic adds the same
     // bits through the unsigned one, and gives the old value.
-    let host = HOST_L::create()?;
+    let mut host = HOST_L::create()?;
     {
-        let acc = &host;
+        let acc = &mut host;
         detour!(CPU_L {
             let old = atomic_add(acc + 0, -3_000_000_000i64);
             atomic_add(acc + ($tid_1$ + 1), old / old.max(1) + $tid$ as i64);
         })?;
     }
-    let dev = DEV_L::create()?;
-    detour!(GPU_L(&dev) {
+    let mut dev = DEV_L::create()?;
+    detour!(GPU_L(&mut dev) {
         let old = atomic_add(acc + 0, -3_000_000_000i64);
         atomic_add(acc + ($tid_1$ + 1), old / old.max(1) + $tid$ as i64);
     })?;
@@ -264,10 +270,10 @@ fn a_sync_that_only_some_threads_reach_is_an_error_naming_it() {
     if !emulated() {
         return;
     }
-    let out = HALVES::create().unwrap();
+    let mut out = HALVES::create().unwrap();
     let started = std::time::Instant::now();
     let sync_line = line!() + 3;
-    let err = detour!(HALF_SYNC(&out) {
+    let err = detour!(HALF_SYNC(&mut out) {
         if $tid_1$ < 16 {
             #sync;
         }
@@ -292,8 +298,8 @@ fn threads_at_two_different_syncs_are_an_error() {
     if !emulated() {
         return;
     }
-    let out = HALVES::create().unwrap();
-    let err = detour!(TWO_SYNCS(&out) {
+    let mut out = HALVES::create().unwrap();
+    let err = detour!(TWO_SYNCS(&mut out) {
         if $tid_1$ % 2 == 0 {
             #sync;
         } else {
@@ -307,8 +313,8 @@ fn threads_at_two_different_syncs_are_an_error() {
 
 #[test]
 fn a_paged_array_is_refused_as_a_kernel_argument_on_every_backend() {
-    let paged = PAGED64::create().unwrap();
-    let err = detour!(HALF_SYNC(&paged) {
+    let mut paged = PAGED64::create().unwrap();
+    let err = detour!(HALF_SYNC(&mut paged) {
         out[$tid$] = 1;
     })
     .unwrap_err();
@@ -320,12 +326,12 @@ fn a_paged_array_is_refused_as_a_kernel_argument_on_every_backend() {
 
 #[test]
 fn a_panic_names_the_statement_the_block_and_the_thread() {
-    if !emulated() || !cfg!(debug_assertions) {
+    if !emulated() {
         return;
     }
-    let small = SMALL::create().unwrap();
+    let mut small = SMALL::create().unwrap();
     let line = line!() + 3;
-    let err = detour!(OVERRUN(&small) {
+    let err = detour!(OVERRUN(&mut small) {
         let i = $tid$;
         out[i] = 1;
     })
@@ -348,9 +354,9 @@ fn overflow_in_a_debug_build_names_the_statement() {
     if !emulated() || !cfg!(debug_assertions) {
         return;
     }
-    let out = HALVES::create().unwrap();
+    let mut out = HALVES::create().unwrap();
     let line = line!() + 3;
-    let err = detour!(OVERRUN(&out) {
+    let err = detour!(OVERRUN(&mut out) {
         let big: u32 = 4_000_000_000;
         out[$tid$] = (big + $tid$ as u32 * 1_000_000_000) as i32;
     })
@@ -392,7 +398,7 @@ same_on_both!(barriers_in_loops, |out, fout, n| {
     if n > 100 {
         return;
     }
-    let p = out + $HOST_OUT[$tid$]$;
+    let p = out + $OUT_IX[$tid$]$;
     #sync;
     p[0] = acc;
     fout[$tid$] = acc as f32 * 0.5f32;
@@ -409,8 +415,8 @@ parray! {
 fn registers_and_shared_memory_across_barriers() -> parray::Result<()> {
     // Each thread keeps registers across two barriers and reads its neighbour's value
     // from shared memory after each.
-    let table = TABLE2::create()?;
-    detour!(ROTATE(&table) {
+    let mut table = TABLE2::create()?;
+    detour!(ROTATE(&mut table) {
         let s = SHARED::create();
         let r = REGS::create();
         for j in 0..$size(REGS)$ {
@@ -439,8 +445,8 @@ fn a_loop_around_a_sync_with_uneven_trips_is_an_error() {
     if !emulated() {
         return;
     }
-    let out = TRIPS::create().unwrap();
-    let err = detour!(UNEVEN(&out) {
+    let mut out = TRIPS::create().unwrap();
+    let err = detour!(UNEVEN(&mut out) {
         let mut k = 0u32;
         while k < ($tid_1$ as u32) % 3 {
             #sync;

@@ -739,10 +739,10 @@ mod pthd_memory {
     fn captures_calls_and_writes() -> parray::Result<()> {
         let by = 3.0f32;
         let offset = 0.5f32;
-        let c = V::create()?;
+        let mut c = V::create()?;
         let mut d = V::create()?;
         d.fill(1.0)?;
-        let p: Ptr<f32> = Access::ptr(&d);
+        let p: PtrMut<f32> = d.ptr_mut();
         detour!(T8 {
             c[$V[$tid$]$] = scale($tid$ as f32, by) + offset;
             c[$V[$tid$]$] += 100.0;
@@ -761,7 +761,7 @@ mod pthd_memory {
     fn fig10_shape_matmul_against_plain_rust() -> parray::Result<()> {
         let n = 8usize;
         let (mut a, mut b) = (M::create()?, M::create()?);
-        let c = M::create()?;
+        let mut c = M::create()?;
         let av: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
         let bv: Vec<f32> = (0..n * n).map(|i| ((i * 5) % 13) as f32 - 6.0).collect();
         a.copy_from_slice(&av)?;
@@ -795,8 +795,8 @@ mod pthd_memory {
         let mut a = M::create()?;
         let v: Vec<f32> = (0..64).map(|i| i as f32).collect();
         a.copy_from_slice(&v)?;
-        let out = V::create()?;
-        let pa: Ptr<f32> = Access::ptr(&a);
+        let mut out = V::create()?;
+        let pa: Ptr<f32> = a.ptr();
         detour!(T8 {
             // Row tid of the 8x8 matrix, through a moved pointer.
             let mut row = pa + $M[$tid$][0]$;
@@ -823,7 +823,7 @@ mod nested_detour {
         paged int [2][3] G;
     }
 
-    fn inner(g: &Buffer<i32>, outer: usize) {
+    fn inner(g: &PtrMut<i32>, outer: usize) {
         detour!(INNER {
             g[$G[outer][$tid$]$] = (outer * 10 + $tid$) as i32;
         })
@@ -832,11 +832,14 @@ mod nested_detour {
 
     #[test]
     fn a_thread_detours_again() -> parray::Result<()> {
-        let g = G::create()?;
-        let gr = &g;
-        detour!(OUTER {
-            inner(gr, $tid$);
-        })?;
+        let mut g = G::create()?;
+        {
+            let handle = g.ptr_mut();
+            let gr = &handle;
+            detour!(OUTER {
+                inner(gr, $tid$);
+            })?;
+        }
         assert_eq!(g.to_vec()?, vec![0, 1, 2, 10, 11, 12]);
         Ok(())
     }
@@ -861,15 +864,15 @@ mod bounds {
             .unwrap()
     }
 
-    #[cfg(debug_assertions)]
+    // In every build profile.
     #[test]
-    fn debug_bounds_panic_names_type_offset_extent() -> parray::Result<()> {
+    fn bounds_panic_names_type_offset_extent() -> parray::Result<()> {
         let x = V::create()?;
         let msg = panic_text(|| {
             let _ = host! { x[$V[3]$ + 2] };
         });
         assert_eq!(msg, "parray: offset 5 out of bounds for V (extent 4)");
-        let c = V::create()?;
+        let mut c = V::create()?;
         let line = line!() + 1;
         let e = detour!(T {
             c[$V[$tid$]$ + 1] = 1.0;

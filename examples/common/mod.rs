@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use parray::{Access, Buffer, DataType, Result, ThreadArray, ThreadArrayKind};
+use parray::{Array, DataType, Result, ThreadArray, ThreadArrayKind};
 
 /// What a matrix-multiply variant is, for its report.
 pub struct Variant {
@@ -69,9 +69,9 @@ impl Run {
 
 /// Milliseconds of a device-to-device copy of `bytes` from `src` to `dst` through the
 /// driver (`cuMemcpyDtoDAsync`), median of 20: the bandwidth baseline of the GPU examples.
-pub fn device_copy_ms<T: parray::Element>(
-    src: &Buffer<T>,
-    dst: &Buffer<T>,
+pub fn device_copy_ms<S: DataType, D: DataType>(
+    src: &Array<S>,
+    dst: &Array<D>,
     bytes: usize,
 ) -> Result<f64> {
     let ctx = parray::gpu::cuda_context().expect("only called with the cuda backend");
@@ -106,8 +106,8 @@ pub fn random_values(len: usize, seed: u64) -> Vec<f32> {
 }
 
 /// Store the logical n x n matrix `m` into `buf` through the type's offsets.
-pub fn store(
-    buf: &mut Buffer<f32>,
+pub fn store<S: DataType<Elem = f32>>(
+    buf: &mut Array<S>,
     n: usize,
     m: &[f32],
     offset: impl Fn(usize, usize) -> usize,
@@ -122,8 +122,8 @@ pub fn store(
 }
 
 /// Read the logical n x n matrix back out of `buf` through the type's offsets.
-pub fn load(
-    buf: &Buffer<f32>,
+pub fn load<S: DataType<Elem = f32>>(
+    buf: &Array<S>,
     n: usize,
     offset: impl Fn(usize, usize) -> usize,
 ) -> Result<Vec<f32>> {
@@ -190,12 +190,12 @@ pub fn backend(device: bool) -> Result<(&'static str, usize)> {
 }
 
 /// Fill a and b with fresh random matrices, run `multiply` (timed), check c.
-pub fn run_matmul(
+pub fn run_matmul<S: DataType<Elem = f32>>(
     v: Variant,
     n: usize,
     offset: impl Fn(usize, usize) -> usize,
-    bufs: (&mut Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>),
-    mut multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
+    bufs: (&mut Array<S>, &mut Array<S>, &mut Array<S>),
+    mut multiply: impl FnMut(&Array<S>, &Array<S>, &mut Array<S>) -> Result<()>,
 ) -> Result<Run> {
     let (a, b, c) = bufs;
     let seed = std::time::SystemTime::now()
@@ -250,12 +250,12 @@ impl Figure {
         }
     }
 
-    /// Run `multiply` on buffers of the storage type `S`, whose elements the logical
-    /// matrix type `V` (`V[i][j]`) places: both are taken as run-time values, the way a
-    /// program chooses types at run time.
+    /// Run `multiply` on arrays of the storage type `S`, whose elements the logical
+    /// matrix type `V` (`V[i][j]`) places, with `V`'s offset function as a run-time value
+    /// (the layout table is built from the type's tree, not from `V::offset`).
     pub fn run<V: DataType, S: DataType<Elem = f32>>(
         self,
-        multiply: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>) -> Result<()>,
+        multiply: impl FnMut(&Array<S>, &Array<S>, &mut Array<S>) -> Result<()>,
     ) -> Result<Run> {
         let module = V::module();
         let rows = module
@@ -277,8 +277,7 @@ impl Figure {
                 offset.eval(&values) as usize
             })
             .collect();
-        let mem = S::MEM.expect("the storage type has a memory kind");
-        let create = || Buffer::new(S::NAME, mem, S::EXTENT);
+        let create = Array::<S>::new;
         let (mut a, mut b, mut c) = (create()?, create()?, create()?);
         run_matmul(
             Variant {

@@ -12,7 +12,7 @@ parray! {
 }
 
 fn main() -> parray::Result<()> {
-    let v = V::create()?;
+    let mut v = V::create()?;
     detour!(CT(v) {
         let s = S::create();
         v[$V[$tid$]$] = 1.0;

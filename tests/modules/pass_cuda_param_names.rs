@@ -7,7 +7,7 @@ parray! {
 }
 
 fn main() -> parray::Result<()> {
-    let v = V::create()?;
+    let mut v = V::create()?;
     detour!(CT(v) {
         a[$V[$tid$]$] = 1.0;
     })?;

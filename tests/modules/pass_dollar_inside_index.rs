@@ -12,7 +12,7 @@ fn main() -> parray::Result<()> {
         assert_eq!($M[$dim_0_1(M)$][0]$, 512 * 1024);
         assert_eq!($M[$dim_0_1(M)$ - 1][0]$, 511 * 1024);
     }
-    let v = V::create()?;
+    let mut v = V::create()?;
     detour!(T {
         v[$V[$tid$ + 4]$] = 1.0;
     })?;

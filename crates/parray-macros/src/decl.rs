@@ -169,6 +169,9 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             }
             Item::Type(_) => type_items(&module, &name_ident.name, &vis, &ident, &payload),
         });
+        if let Item::Type(_) = item {
+            out.extend(view_impls(&module, &full, &name_ident.name, &ident));
+        }
     }
     Ok(Outcome::Done(out))
 }
@@ -238,29 +241,28 @@ fn type_items(
                 None => quote!(::core::option::Option::None),
             };
             let create = match mem {
-                Some(m @ (MemKind::Paged | MemKind::Pinned | MemKind::Dmem)) => {
-                    let m = mem_ident(*m);
+                Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem) => {
                     quote! {
                         impl #ident {
                             /// `#create`: storage for one value of this type (its extent), freed on drop.
-                            #vis fn create() -> ::parray::Result<::parray::Buffer<#elem_ty>> {
-                                ::parray::Buffer::new(#name, ::parray::MemKind::#m, #extent)
+                            #vis fn create() -> ::parray::Result<::parray::Array<#ident>> {
+                                ::parray::Array::new()
                             }
                         }
                     }
                 }
                 _ => TokenStream::new(),
             };
-            let offset = offset_fn(module, name, def.root, vis, ident);
+            let offset = offset_fns(module, name, def.root);
             quote! {
                 #head
-                #offset
                 impl ::parray::DataType for #ident {
                     type Elem = #elem_ty;
                     const NAME: &'static str = #name;
                     const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
                     const SIZE: usize = #size;
                     const EXTENT: usize = #extent;
+                    #offset
                     #module_fn
                 }
                 #create
@@ -285,16 +287,10 @@ fn type_items(
     }
 }
 
-/// `M::offset([i, j])`: the offset of an element from one index per top-level dimension,
-/// the offset compiler's simplified expression (as `$M[i][j]$` gives it), each index
-/// checked against its dimension in every build.
-fn offset_fn(
-    module: &Module,
-    name: &str,
-    root: parray_core::NodeId,
-    vis: &TokenStream,
-    ident: &Ident,
-) -> TokenStream {
+/// The offset function of a type, for `DataType`: `M::offset([i, j])` (the offset
+/// compiler's simplified expression, as `$M[i][j]$` gives it) and `M::offset_of(&[i, j])`,
+/// each index checked against its dimension in every build.
+fn offset_fns(module: &Module, name: &str, root: parray_core::NodeId) -> TokenStream {
     let kids = &module.node(root).children;
     let sizes: Vec<u64> = if kids.is_empty() {
         vec![module.size(root)]
@@ -304,10 +300,6 @@ fn offset_fn(
     let rank = sizes.len();
     let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
     let vars: Vec<&str> = names.iter().map(String::as_str).collect();
-    let Ok(off) = parray_core::index_function(module, name, &vars) else {
-        // Past the offset compiler's limits: `$...$` forms report it where they are used.
-        return TokenStream::new();
-    };
     let idents: Vec<Ident> = names.iter().map(|n| format_ident!("{n}")).collect();
     let checks = idents.iter().zip(&sizes).enumerate().map(|(d, (i, size))| {
         let size = *size as usize;
@@ -317,28 +309,104 @@ fn offset_fn(
             }
         }
     });
-    let value = parray_core::emit_rust::to_tokens(&off, &|v| {
-        let id = format_ident!("{}", off.vars.name(v));
-        quote!(#id)
-    });
-    let doc = format!(
-        "The offset of `{name}[{}]` (one index per top-level dimension, as `$...$` \
-         computes it); each index is checked against its dimension's size in every build.",
-        names.join("][")
-    );
+    let value = match parray_core::index_function(module, name, &vars) {
+        Ok(off) => parray_core::emit_rust::to_tokens(&off, &|v| {
+            let id = format_ident!("{}", off.vars.name(v));
+            quote!(#id)
+        }),
+        // Past the offset compiler's limits (`$...$` forms on it fail to compile too).
+        Err(_) => quote!(::parray::__private::offset_too_complex(#name)),
+    };
+    let dims = sizes.iter().map(|s| *s as usize);
     quote! {
-        impl #ident {
-            /// The number of top-level dimensions: how many indices [`Self::offset`] takes.
-            #vis const RANK: usize = #rank;
+        type Index = [usize; #rank];
+        const RANK: usize = #rank;
+        const DIMS: &'static [usize] = &[#(#dims),*];
 
-            #[doc = #doc]
-            #[track_caller]
-            #[allow(unused_variables)]
-            #vis fn offset(index: [usize; #rank]) -> usize {
-                let [#(#idents),*] = index;
-                #(#checks)*
-                #value
+        #[track_caller]
+        #[allow(unused_variables)]
+        fn offset(index: [usize; #rank]) -> usize {
+            let [#(#idents),*] = index;
+            #(#checks)*
+            #value
+        }
+
+        #[track_caller]
+        fn offset_of(index: &[usize]) -> usize {
+            match <[usize; #rank]>::try_from(index) {
+                ::core::result::Result::Ok(index) => Self::offset(index),
+                ::core::result::Result::Err(_) => {
+                    ::parray::__private::wrong_rank(#name, #rank, index.len())
+                }
             }
+        }
+    }
+}
+
+/// `impl ViewOf<V> for V`, and for each type `S` whose dimensions `V` refers to (directly
+/// or through other types) the views that fit: `V` views `S` (and `S` views `V`: a
+/// storage type declared on a layout's dimensions is indexed by that layout) where the
+/// elements are the same, the memory kinds agree (or the view has none) and the view's
+/// extent fits in the storage's.
+fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> TokenStream {
+    let data = |n: &str| match module.type_def(n).map(|d| (&d.class, d.root)) {
+        Some((TypeClass::Data { mem, elem }, root)) => Some((*mem, *elem, module.extent(root))),
+        _ => None,
+    };
+    let Some((mem, elem, extent)) = data(name) else {
+        return TokenStream::new();
+    };
+    let refs = |n: &str| -> Vec<String> {
+        let mut used = Vec::new();
+        for item in &program.items {
+            if let Item::Type(t) = item {
+                if t.name.name == n {
+                    t.dims.iter().for_each(|g| ref_targets(g, &mut used));
+                }
+            }
+        }
+        used
+    };
+    let mut seen = vec![name.to_string()];
+    let mut todo = refs(name);
+    while let Some(n) = todo.pop() {
+        if !seen.contains(&n) {
+            todo.extend(refs(&n));
+            seen.push(n);
+        }
+    }
+    let fits = |view: (Option<MemKind>, u64), storage: (Option<MemKind>, u64)| {
+        (view.0.is_none() || view.0 == storage.0) && view.1 <= storage.1
+    };
+    let mut out = quote!(impl ::parray::ViewOf<#ident> for #ident {});
+    for s in &seen[1..] {
+        let Some((smem, selem, sextent)) = data(s) else {
+            continue;
+        };
+        if selem != elem {
+            continue;
+        }
+        let s = Ident::new(s, ident.span());
+        if fits((mem, extent), (smem, sextent)) {
+            out.extend(quote!(impl ::parray::ViewOf<#s> for #ident {}));
+        }
+        if fits((smem, sextent), (mem, extent)) {
+            out.extend(quote!(impl ::parray::ViewOf<#ident> for #s {}));
+        }
+    }
+    out
+}
+
+/// The declared types a group refers to (`#A_1` refers to `A`).
+fn ref_targets(g: &Group, out: &mut Vec<String>) {
+    match &g.body {
+        GroupBody::Size(_) => {}
+        GroupBody::Compound(inner) => inner.iter().for_each(|c| ref_targets(c, out)),
+        GroupBody::Ref { shape, target } => {
+            if let RefShape::Structured(s) = shape {
+                s.iter().for_each(|c| ref_targets(c, out));
+            }
+            out.push(base_name(&target.name).to_string());
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `detour!(T { body })` and `host! { ... }`.
 
+use parray_core::body::bounds::{self, Proof, Root, RootUse};
 use parray_core::body::emit_rust::{self, Mode};
 use parray_core::body::{emit_c, Body, Target};
 use parray_core::{CudaGrid, Module, ThreadKind, TypeClass};
@@ -161,8 +162,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`{name}` is a pthd array: only cuda detours have CUDA source"),
                 ));
             }
-            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
-            Ok(Outcome::Done(pthd(&body, &site, module.size(def.root))))
+            let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
+            let proof = bounds::prove(&mut body);
+            Ok(Outcome::Done(pthd(
+                &body,
+                &proof,
+                &site,
+                module.size(def.root),
+            )))
         }
         ThreadKind::Cuda(params) => {
             let Some(args) = args else {
@@ -190,14 +197,15 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
-            let body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            let proof = bounds::prove(&mut body);
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
             let source = emit_c::kernel(&body, &kernel);
             if source_only {
                 return Ok(Outcome::Done(quote!(#source)));
             }
             Ok(Outcome::Done(cuda(
-                &body, &grid, &kernel, &source, &args, &site,
+                &body, &proof, &grid, &kernel, &source, &args, &site,
             )))
         }
         ThreadKind::Mpi => Err(syn::Error::new(
@@ -207,10 +215,43 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     }
 }
 
+/// Before a detour starts: each array it indexes as a declared type holds that type's
+/// extent (a compile-time error when its type is not one the declared type views).
+fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+    let Some(use_) = use_ else {
+        return TokenStream::new();
+    };
+    let site = Ident::new("__parray_site", Span::call_site());
+    use_.indexed_as
+        .iter()
+        .map(|(ty, _)| {
+            let ty = Ident::new(ty, use_.span);
+            quote_spanned!(use_.span=>
+                ::parray::__private::indexed_as::<#ty, _>(&(#value), #name, #site)?;
+            )
+        })
+        .collect()
+}
+
+/// The detour's expression: the checks, then `run` (a `Result`) unless one failed.
+fn checked(site: &TokenStream, checks: TokenStream, run: TokenStream) -> TokenStream {
+    quote! {{
+        let __parray_site: &'static ::parray::DetourSite = &#site;
+        #[allow(clippy::redundant_closure_call)]
+        let __parray_checked = (|| -> ::parray::Result<()> { #checks Ok(()) })();
+        match __parray_checked {
+            ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+            ::core::result::Result::Ok(()) => #run,
+        }
+    }}
+}
+
 /// A cuda detour: the kernel's launch, and the same body for the CPU emulation (once per
-/// block, in masked stretches between barriers, when it has `#sync`).
+/// block, in masked stretches between barriers, when it has `#sync`). Arrays the body
+/// writes are borrowed exclusively (write handles), the others shared.
 fn cuda(
     body: &Body,
+    proof: &Proof,
     grid: &CudaGrid,
     kernel: &str,
     source: &str,
@@ -220,6 +261,7 @@ fn cuda(
     let ctx = emit_rust::ctx_ident();
     let [gx, gy, gz] = grid.grid;
     let [bx, by, bz] = grid.block;
+    let mut checks = TokenStream::new();
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
@@ -230,10 +272,17 @@ fn cuda(
         let elem = emit_rust::elem_tokens(p.elem, Mode::Pthd);
         let allow = quote!(#[allow(unused_mut, unused_variables)]);
         if p.pointer {
+            let use_ = proof.root(&Root::Local(*local));
+            checks.extend(extent_checks(use_, &quote!(#a), &l.name));
+            let handle = if use_.is_some_and(|u| u.written) {
+                quote_spanned!(a.span()=> { use ::parray::__private::Writable as _; (#a).parray_writable() })
+            } else {
+                quote_spanned!(a.span()=> { use ::parray::__private::Handles as _; (#a).parray_handle() })
+            };
             // The kernel's view of its argument, once per launch.
             let view = format_ident!("__parray_view{i}");
             bind_args.extend(quote_spanned!(a.span()=>
-                let #hidden: ::parray::Ptr<#elem> = ::parray::Access::ptr(&(#a));
+                let #hidden = #handle;
                 let #view = #hidden.in_kernel();
             ));
             bind_params.extend(quote!(#allow let mut #name = #view;));
@@ -261,7 +310,7 @@ fn cuda(
             quote!(::parray::gpu::detour_cuda),
         )
     };
-    quote! {{
+    let launch = quote! {{
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
@@ -269,23 +318,43 @@ fn cuda(
             grid: [#gx, #gy, #gz],
             block: [#bx, #by, #bz],
             shared_bytes: 0,
-            site: &#site,
+            site: __parray_site,
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
         // SAFETY: the kernel's parameters are the declaration's, and the arguments were
         // bound above to exactly those types.
         unsafe { #run(&__parray_launch, &[#(#arg_refs),*], __parray_body) }
-    }}
+    }};
+    checked(site, checks, launch)
 }
 
-/// A pthd detour: the body once per CPU thread.
-fn pthd(body: &Body, site: &TokenStream, threads: u64) -> TokenStream {
+/// A pthd detour: the body once per CPU thread. A captured array the body writes is
+/// borrowed exclusively for the detour (a write handle shadows its name), the others are
+/// captured by reference.
+fn pthd(body: &Body, proof: &Proof, site: &TokenStream, threads: u64) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
     let stmts = emit_rust::body_tokens(body, Mode::Pthd);
     let threads = threads as usize;
-    quote! {{
+    let mut checks = TokenStream::new();
+    let mut writers = TokenStream::new();
+    for use_ in &proof.roots {
+        let Root::Capture(path) = &use_.root else {
+            continue;
+        };
+        let value = emit_rust::path_tokens(path, use_.span);
+        checks.extend(extent_checks(Some(use_), &value, path));
+        if use_.written && !path.contains("::") {
+            let name = Ident::new(path, use_.span);
+            writers.extend(quote_spanned!(use_.span=>
+                let #name = { use ::parray::__private::Writable as _; #name.parray_writable() };
+            ));
+        }
+    }
+    let run = quote! {{
+        #writers
         let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
-        ::parray::__private::pthd_detour(&#site, #threads, __parray_body)
-    }}
+        ::parray::__private::pthd_detour(__parray_site, #threads, __parray_body)
+    }};
+    checked(site, checks, run)
 }

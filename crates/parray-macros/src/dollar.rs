@@ -6,6 +6,7 @@
 //! by parray-core into the simplified expressions: offsets, sizes, `cnt`, thread indices.
 
 use parray_core::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
+use parray_core::body::Indexed;
 use parray_core::expr::{VarId, Vars};
 use parray_core::{compile_with, Module, NodeId};
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
@@ -169,7 +170,7 @@ impl<'m> Forms<'m> {
                 quote_spanned!(span=> #n)
             }
             Form::Cnt(c) => quote_spanned!(span=> #c),
-            Form::Offset { off, atoms } => {
+            Form::Offset { off, atoms, .. } => {
                 let render = |v: VarId| -> TokenStream {
                     match atoms
                         .iter()
@@ -299,7 +300,16 @@ impl<'m> Forms<'m> {
                 .copied();
             syn::Error::new(at.unwrap_or(span), e.message)
         })?;
-        Ok(Form::Offset { off, atoms })
+        let type_name = crate::resolve::base_name(&head.to_string()).to_string();
+        let extent = self
+            .module
+            .type_def(&type_name)
+            .map_or(0, |def| self.module.extent(def.root));
+        Ok(Form::Offset {
+            off,
+            atoms,
+            of: Indexed { type_name, extent },
+        })
     }
 
     fn core_index(
@@ -400,6 +410,7 @@ pub enum Form {
     Offset {
         off: parray_core::Offset,
         atoms: Vec<(String, Atom)>,
+        of: Indexed,
     },
 }
 

@@ -4,7 +4,8 @@
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
 use parray_core::body::{
-    BinOp, Body, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty, UnOp,
+    BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty,
+    UnOp,
 };
 use parray_core::{thread_index, ElemType, MemKind, Param, TypeClass};
 use proc_macro2::Span;
@@ -576,7 +577,9 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
-            syn::Expr::Index(ix) => ExprKind::Index(self.boxed(&ix.expr), self.boxed(&ix.index)),
+            syn::Expr::Index(ix) => {
+                ExprKind::Index(self.boxed(&ix.expr), self.boxed(&ix.index), Check::Checked)
+            }
             syn::Expr::Field(f) => {
                 let lane = match &f.member {
                     syn::Member::Named(n) => parray_core::body::lane(&n.to_string()),
@@ -782,7 +785,7 @@ impl Lowerer<'_, '_> {
             Form::Tid(path) => ExprKind::Tid(path),
             Form::Size(n) => ExprKind::Size(n),
             Form::Cnt(c) => ExprKind::Cnt(c),
-            Form::Offset { off, atoms } => {
+            Form::Offset { off, atoms, of } => {
                 if self.target == Target::Cuda && off.expr.max(&off.vars) > u64::from(u32::MAX) {
                     self.fail(span, "this offset can exceed 2^32 - 1: index arithmetic in a cuda body is 32-bit");
                     return poison(span);
@@ -799,7 +802,7 @@ impl Lowerer<'_, '_> {
                         },
                     )
                     .collect();
-                ExprKind::Offset { off, args }
+                ExprKind::Offset { off, args, of }
             }
         };
         Expr::new(kind, span)

@@ -1,7 +1,7 @@
-//! `Buffer<T>`: the storage of one `#create`d array, freed when dropped (`#destroy`).
+//! `Buffer<T>`: the untyped storage of one `#create`d array, freed when dropped
+//! (`#destroy`); [`crate::Array`] gives it its parray type.
 
 use std::alloc::{self, Layout};
-use std::ops::{Add, Index, IndexMut};
 use std::sync::Once;
 
 use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
@@ -10,18 +10,24 @@ use parray_core::MemKind;
 use crate::elem::Element;
 use crate::error::{Error, Result};
 use crate::gpu::context::{self, Backend};
-use crate::ptr::{Access, Ptr};
+use crate::ptr::Raw;
 
 /// Host allocations are aligned to a cache line, so that vector loads and the paper's
 /// tiled loops never straddle lines at the start of an array.
 const HOST_ALIGN: usize = 64;
 
 /// Owned, zero-initialised storage for `extent` elements of one parray type.
-pub struct Buffer<T: Element> {
-    /// Handle to element 0; every access goes through it.
-    ptr: Ptr<T>,
+pub(crate) struct Buffer<T: Element> {
+    /// Element 0; every handle starts from it.
+    raw: Raw<T>,
     storage: Storage<T>,
 }
+
+// SAFETY: the buffer owns its elements as a `Vec` does: moving it to another thread moves
+// the ownership, and through `&Buffer` elements are only read.
+unsafe impl<T: Element> Send for Buffer<T> {}
+// SAFETY: as above.
+unsafe impl<T: Element> Sync for Buffer<T> {}
 
 /// Who frees the memory.
 enum Storage<T> {
@@ -40,7 +46,7 @@ impl<T: Element> Buffer<T> {
     /// is present (else host memory, said once on stderr); `Dmem` is GPU memory under the
     /// cuda backend and host memory under the CPU emulation. `Smem`/`Rmem` are rejected:
     /// they exist only inside cuda detour bodies.
-    pub fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
+    pub(crate) fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
         // Checked here once: cudarc's allocators would panic on an overflowing size.
         let bytes = extent
             .checked_mul(std::mem::size_of::<T>())
@@ -91,36 +97,36 @@ impl<T: Element> Buffer<T> {
             MemKind::Smem | MemKind::Rmem => return Err(Error::NotCreatable { type_name, mem }),
         };
         Ok(Buffer {
-            ptr: Ptr::new(base, dev, extent, type_name, mem),
+            raw: Raw::new(base, dev, extent, type_name, mem),
             storage,
         })
     }
 
     /// The number of elements.
-    pub fn extent(&self) -> usize {
-        self.ptr.extent()
+    pub(crate) fn extent(&self) -> usize {
+        self.raw.extent()
     }
 
     /// Where the storage lives.
-    pub fn mem(&self) -> MemKind {
-        self.ptr.mem()
+    pub(crate) fn mem(&self) -> MemKind {
+        self.raw.mem()
     }
 
     /// The parray type the buffer was created for.
-    pub fn type_name(&self) -> &'static str {
-        self.ptr.type_name()
+    pub(crate) fn type_name(&self) -> &'static str {
+        self.raw.type_name()
     }
 
     /// The elements, for host memory (`paged`, `pinned`); dmem is refused under every
     /// backend, so that host code that works under the emulation also works on a GPU.
-    pub fn as_slice(&self) -> Result<&[T]> {
+    pub(crate) fn as_slice(&self) -> Result<&[T]> {
         let base = self.host_base("read")?;
         // SAFETY: `extent` initialised elements owned by `self`.
         Ok(unsafe { std::slice::from_raw_parts(base, self.extent()) })
     }
 
     /// The elements, mutably, for host memory (see [`Buffer::as_slice`]).
-    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+    pub(crate) fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         let base = self.host_base("write")?;
         // SAFETY: as in `as_slice`, and `&mut self` excludes other borrows.
         Ok(unsafe { std::slice::from_raw_parts_mut(base, self.extent()) })
@@ -128,7 +134,7 @@ impl<T: Element> Buffer<T> {
 
     /// Copies `src` into the buffer (host to device for dmem); `src.len()` must equal the
     /// extent.
-    pub fn copy_from_slice(&mut self, src: &[T]) -> Result<()> {
+    pub(crate) fn copy_from_slice(&mut self, src: &[T]) -> Result<()> {
         if src.len() != self.extent() {
             return Err(Error::SizeMismatch {
                 type_name: self.type_name(),
@@ -144,7 +150,7 @@ impl<T: Element> Buffer<T> {
             }),
             Storage::Host(_) | Storage::Pinned { .. } => {
                 // SAFETY: host memory of `extent` elements, exclusively borrowed.
-                let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.base_ptr(), src.len()) };
+                let dst = unsafe { std::slice::from_raw_parts_mut(self.raw.base_ptr(), src.len()) };
                 dst.copy_from_slice(src);
                 Ok(())
             }
@@ -152,7 +158,7 @@ impl<T: Element> Buffer<T> {
     }
 
     /// Copies the elements out (device to host for dmem).
-    pub fn to_vec(&self) -> Result<Vec<T>> {
+    pub(crate) fn to_vec(&self) -> Result<Vec<T>> {
         match &self.storage {
             Storage::Device(slice) => {
                 device_op(self.type_name(), "device-to-host copy", |stream| {
@@ -164,7 +170,7 @@ impl<T: Element> Buffer<T> {
             Storage::Host(_) | Storage::Pinned { .. } => {
                 // SAFETY: `extent` initialised host elements owned by `self`.
                 Ok(
-                    unsafe { std::slice::from_raw_parts(self.ptr.base_ptr(), self.extent()) }
+                    unsafe { std::slice::from_raw_parts(self.raw.base_ptr(), self.extent()) }
                         .to_vec(),
                 )
             }
@@ -172,12 +178,12 @@ impl<T: Element> Buffer<T> {
     }
 
     /// Sets every element to `v`.
-    pub fn fill(&mut self, v: T) -> Result<()> {
+    pub(crate) fn fill(&mut self, v: T) -> Result<()> {
         match self.storage {
             Storage::Device(_) => self.copy_from_slice(&vec![v; self.extent()]),
             Storage::Host(_) | Storage::Pinned { .. } => {
                 // SAFETY: `extent` host elements, exclusively borrowed.
-                unsafe { std::slice::from_raw_parts_mut(self.ptr.base_ptr(), self.extent()) }
+                unsafe { std::slice::from_raw_parts_mut(self.raw.base_ptr(), self.extent()) }
                     .fill(v);
                 Ok(())
             }
@@ -192,7 +198,7 @@ impl<T: Element> Buffer<T> {
                 operation,
             });
         }
-        Ok(self.ptr.base_ptr())
+        Ok(self.raw.base_ptr())
     }
 }
 
@@ -245,66 +251,17 @@ impl<T: Element> Drop for Buffer<T> {
         if let Storage::Host(layout) = self.storage {
             if layout.size() > 0 {
                 // SAFETY: allocated in `host` with this very layout.
-                unsafe { alloc::dealloc(self.ptr.base_ptr().cast(), layout) };
+                unsafe { alloc::dealloc(self.raw.base_ptr().cast(), layout) };
             }
         }
         // Pinned and device storage free themselves when the field is dropped.
     }
 }
 
-impl<T: Element> Access<T> for Buffer<T> {
-    #[inline(always)]
-    #[track_caller]
-    fn load(&self, off: usize) -> T {
-        self.ptr.load(off)
-    }
-
-    #[inline(always)]
-    #[track_caller]
-    fn store(&self, off: usize, v: T) {
-        self.ptr.store(off, v)
-    }
-
-    #[inline(always)]
-    fn ptr(&self) -> Ptr<T> {
-        self.ptr
-    }
-}
-
-impl<T: Element> Index<usize> for Buffer<T> {
-    type Output = T;
-
-    #[inline(always)]
-    #[track_caller]
-    fn index(&self, off: usize) -> &T {
-        &self.ptr[off]
-    }
-}
-
-impl<T: Element> IndexMut<usize> for Buffer<T> {
-    #[inline(always)]
-    #[track_caller]
-    fn index_mut(&mut self, off: usize) -> &mut T {
-        &mut self.ptr[off]
-    }
-}
-
-/// `a + off` in a detour body on a captured `&Buffer` (the body borrows what it captures).
-impl<T: Element> Add<usize> for &&Buffer<T> {
-    type Output = Ptr<T>;
-
-    #[inline(always)]
-    fn add(self, off: usize) -> Ptr<T> {
-        self.ptr + off
-    }
-}
-
-impl<T: Element> Add<usize> for &Buffer<T> {
-    type Output = Ptr<T>;
-
-    #[inline(always)]
-    fn add(self, off: usize) -> Ptr<T> {
-        self.ptr + off
+impl<T: Element> Buffer<T> {
+    /// Element 0, for the array's handles.
+    pub(crate) fn raw(&self) -> Raw<T> {
+        self.raw
     }
 }
 

@@ -1,19 +1,82 @@
 //! Element types: the Rust side of the type language's `float`, `int`, `float2`, ...
 
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use parray_core::ElemType;
 
 /// A type that can be the element of a parray data type.
 ///
 /// # Safety
-/// The layout (size and alignment) must be that of the CUDA C type named by `ELEM`, and
-/// the all-zero bit pattern must be a valid value: buffers are zero-initialised and
-/// shared bit-for-bit with generated kernels.
+/// The layout (size and alignment) must be that of the CUDA C type named by `ELEM`, the
+/// all-zero bit pattern must be a valid value (buffers are zero-initialised and shared
+/// bit-for-bit with generated kernels), every bit pattern of its size must be a valid
+/// value (elements are read word by word), it has no padding, and its size is 1, 4, 8 or
+/// 16 bytes with an alignment of at least its size up to 8 (see [`load_relaxed`]).
 pub unsafe trait Element:
     Copy + Send + Sync + Default + 'static + DeviceRepr + ValidAsZeroBits
 {
     /// The type-language element this Rust type stands for.
     const ELEM: ElemType;
+}
+
+/// Reads the element at `p` with relaxed atomic loads of its words: how writable handles
+/// read, so that threads of a detour that race on an element get some value written
+/// there (as on a GPU), never undefined behaviour.
+///
+/// # Safety
+/// `p` must be valid for reads and aligned, and every concurrent access to the element
+/// must be atomic (through [`store_relaxed`] or an atomic update).
+#[inline(always)]
+pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
+    // SAFETY (all arms): `Element` guarantees the size, an alignment of at least the
+    // word's, no padding and that any bits are a value; the caller guarantees the rest.
+    unsafe {
+        match size_of::<T>() {
+            1 => {
+                std::mem::transmute_copy(&AtomicU8::from_ptr(p as *mut u8).load(Ordering::Relaxed))
+            }
+            4 => std::mem::transmute_copy(
+                &AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed),
+            ),
+            8 => std::mem::transmute_copy(
+                &AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
+            ),
+            _ => {
+                let w = p as *mut u64;
+                let words = [
+                    AtomicU64::from_ptr(w).load(Ordering::Relaxed),
+                    AtomicU64::from_ptr(w.add(1)).load(Ordering::Relaxed),
+                ];
+                std::mem::transmute_copy(&words)
+            }
+        }
+    }
+}
+
+/// Writes `v` at `p` with relaxed atomic stores of its words (see [`load_relaxed`]).
+///
+/// # Safety
+/// As [`load_relaxed`], for writes.
+#[inline(always)]
+pub(crate) unsafe fn store_relaxed<T: Element>(p: *mut T, v: T) {
+    // SAFETY (all arms): as in `load_relaxed`.
+    unsafe {
+        match size_of::<T>() {
+            1 => AtomicU8::from_ptr(p as *mut u8)
+                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
+            4 => AtomicU32::from_ptr(p as *mut u32)
+                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
+            8 => AtomicU64::from_ptr(p as *mut u64)
+                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
+            _ => {
+                let words: [u64; 2] = std::mem::transmute_copy(&v);
+                let w = p as *mut u64;
+                AtomicU64::from_ptr(w).store(words[0], Ordering::Relaxed);
+                AtomicU64::from_ptr(w.add(1)).store(words[1], Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 macro_rules! scalar_elements {
@@ -73,4 +136,36 @@ vector_elements! {
     Int2(i32, align 8) { x, y },
     /// CUDA's `int4` (16-byte aligned).
     Int4(i32, align 16) { x, y, z, w },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<T: Element + PartialEq + std::fmt::Debug>(v: T) {
+        assert!(matches!(size_of::<T>(), 1 | 4 | 8 | 16), "{:?}", T::ELEM);
+        assert!(align_of::<T>() >= size_of::<T>().min(8), "{:?}", T::ELEM);
+        let mut slot = T::default();
+        // SAFETY: a live, aligned local, not shared.
+        unsafe {
+            store_relaxed(&mut slot, v);
+            assert_eq!(load_relaxed(&slot), v);
+        }
+    }
+
+    /// Every element type meets the word-access part of `Element`'s contract.
+    #[test]
+    fn elements_are_read_and_written_by_words() {
+        check(1.5f32);
+        check(-2.25f64);
+        check(-7i32);
+        check(7u32);
+        check(-3i8);
+        check(-1i64 << 40);
+        check(Float2::new(1.0, 2.0));
+        check(Float4::new(1.0, 2.0, 3.0, 4.0));
+        check(Double2::new(1.0, -2.0));
+        check(Int2::new(1, -2));
+        check(Int4::new(1, -2, 3, -4));
+    }
 }

@@ -118,6 +118,30 @@ pub enum Error {
         mem: MemKind,
     },
 
+    /// `Array::new` of a type without a memory kind: a view has no storage of its own.
+    #[error("parray: {type_name} is a view (it has no memory kind); create the type it views and `view` it")]
+    ViewNotCreatable { type_name: &'static str },
+
+    /// `Array::as_type` to a type that does not fit the storage.
+    #[error("parray: {type_name} ({mem} memory, extent {extent}) cannot be seen as {view} (extent {view_extent}): a view needs the storage's memory kind and at most its extent")]
+    NotAView {
+        type_name: &'static str,
+        mem: MemKind,
+        extent: usize,
+        view: &'static str,
+        view_extent: usize,
+    },
+
+    /// A detour indexes `name` as a type whose extent exceeds the elements it has.
+    #[error("parray: {site}: `{name}` is indexed as {indexed_as} (extent {need}), but only {have} elements remain in it")]
+    TooSmall {
+        site: &'static DetourSite,
+        name: &'static str,
+        indexed_as: &'static str,
+        need: usize,
+        have: usize,
+    },
+
     /// A host-only operation was used on device memory.
     #[error("parray: {type_name} is {mem} memory on the GPU; host code cannot {operation} it")]
     NotHostMemory {

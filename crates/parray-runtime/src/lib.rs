@@ -1,19 +1,23 @@
 //! Parray's runtime: memory kinds, thread arrays (pthd, cuda, CPU emulation of cuda) and copies.
 //!
-//! Generated code uses [`Buffer`] (`#create`/`#destroy`), [`Ptr`] and [`Access`] (element
-//! reads and writes), [`detour`] (pthd arrays) and [`gpu`] (cuda arrays).
+//! Generated code uses [`Array`] (`#create`/`#destroy`), [`Ptr`], [`PtrMut`], [`Access`]
+//! and [`AccessMut`] (element reads and writes), [`detour`] (pthd arrays) and [`gpu`]
+//! (cuda arrays).
 
+pub mod array;
 pub mod barrier;
-pub mod buffer;
+mod buffer;
 pub mod elem;
 pub mod error;
 pub mod gpu;
 mod panics;
 pub mod pthd;
 pub mod ptr;
+pub mod types;
 
-pub use buffer::Buffer;
+pub use array::Array;
 pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
 pub use error::{DetourSite, Error, Result, ThreadId};
 pub use pthd::{detour, ThreadCtx};
-pub use ptr::{Access, Ptr};
+pub use ptr::{Access, AccessMut, Ptr, PtrMut};
+pub use types::{DataType, ThreadArray, ThreadArrayKind, ViewOf};

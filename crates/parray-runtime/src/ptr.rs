@@ -1,56 +1,43 @@
-//! `Ptr<T>`: the paper's raw pointer into a buffer, as a copyable, thread-shareable handle.
+//! Handles into an array: [`Ptr`] reads, [`PtrMut`] reads and writes; both borrow the
+//! array they point into, so that no handle outlives its storage.
+//!
+//! # Why two handles
+//! A detour's threads share their handles, as CUDA threads share raw pointers. A handle
+//! that only reads borrows its array shared (`&Array`): nothing writes the array while it
+//! lives, so its loads are plain loads. A handle that writes borrows its array exclusively
+//! (`&mut Array`), and every access through it is a relaxed atomic access of the
+//! element's words: two threads that write one element without an ordering (`#sync`, the
+//! end of the detour) leave one of the values, as on a GPU, and never undefined behaviour.
+//! On x86 and ARM such accesses are ordinary loads and stores.
+//!
+//! # Bounds
+//! Every access is checked against the array's extent, in every build, and panics like a
+//! slice (`parray: offset 1030 out of bounds for M (extent 1024)`). Generated detour code
+//! skips the check (`*_unchecked`) only where the offset compiler proved the access in
+//! range for every thread and loop iteration, and the detour checked the array's extent
+//! before starting.
+//!
+//! # dmem
+//! Host code cannot access `dmem` elements: on a GPU they have no host address, and under
+//! the CPU emulation (where they are host memory) they are refused the same way, so that
+//! host code that runs here also runs on a GPU. Only the emulated kernel's view of its
+//! arguments ([`Ptr::in_kernel`], which cuda detours take of their pointer arguments)
+//! reaches them.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Index, IndexMut};
+use std::marker::PhantomData;
+use std::ops::{Add, AddAssign};
 
 use parray_core::MemKind;
 
-use crate::elem::Element;
-use crate::gpu::emulate::{atomic_add, AtomicAdd};
+use crate::elem::{load_relaxed, store_relaxed, Element};
+use crate::gpu::emulate::AtomicAdd;
 
-/// Element access shared by owners ([`crate::Buffer`]) and handles ([`Ptr`]), so that a
-/// detour body compiles whichever of the two it captured.
-///
-/// # Data races
-/// `store` takes `&self`: the threads of an array write through shared handles, as CUDA
-/// threads write through raw pointers. As in CUDA, two threads that touch the same element
-/// without an ordering (`#sync`, the end of a detour) where at least one writes is a data
-/// race and undefined behaviour; so is holding a slice of a buffer (`as_slice`) while a
-/// detour writes to it. Parray programs partition their writes by thread index.
-///
-/// Atomics are the exception: threads may update an element concurrently when every
-/// access to it meanwhile is [`Ptr::atomic_add`], as CUDA's `atomicAdd`.
-///
-/// # Bounds
-/// Debug builds check every access against the buffer's extent and panic like a slice
-/// (`parray: offset 1030 out of bounds for M (extent 1024)`); release builds do not.
-///
-/// # dmem
-/// Host code cannot access `dmem` elements: on a GPU they have no host address, and under
-/// the CPU emulation (where they are host memory) they are refused the same way, in every
-/// build, so that host code that runs here also runs on a GPU. Only the emulated kernel's
-/// view of its arguments ([`Ptr::in_kernel`], which cuda detours take of their pointer
-/// arguments) reaches them.
-pub trait Access<T: Element> {
-    /// Reads the element `off` elements past this handle.
-    fn load(&self, off: usize) -> T;
-    /// Writes the element `off` elements past this handle (see the data-race contract).
-    fn store(&self, off: usize, v: T);
-    /// A handle to the first element this value designates.
-    fn ptr(&self) -> Ptr<T>;
-}
-
-/// A pointer into a [`crate::Buffer`]: its base, an element offset, and what is needed to
-/// check and report accesses (extent, type name, memory kind).
-///
-/// A `Ptr` is valid while its buffer lives. It carries no lifetime because the paper's
-/// programs pass pointers freely between host code and detours; the detours themselves
-/// are scoped (they return only when every thread is done), which is what keeps the
-/// handles they capture valid. Using a `Ptr` after its buffer is dropped is undefined
-/// behaviour, as with a C pointer after `#destroy`.
+/// What both handles hold: where element 0 of the array is, which element they designate,
+/// and what is needed to check and report accesses.
 #[derive(Clone, Copy)]
-pub struct Ptr<T: Element> {
-    /// Host address of element 0 of the buffer; null for memory on the GPU.
+pub(crate) struct Raw<T: Element> {
+    /// Host address of element 0 of the array; null for memory on the GPU.
     base: *mut T,
     /// Device address (`CUdeviceptr`) of element 0 for GPU memory, else 0.
     dev: u64,
@@ -59,18 +46,14 @@ pub struct Ptr<T: Element> {
     type_name: &'static str,
     mem: MemKind,
     /// Whether elements may be accessed through `base`: false for dmem (except in an
-    /// emulated kernel's view). Invariant: when true, `base` is a host address (not null).
+    /// emulated kernel's view). Invariant: when true, `base` is a host address (not null)
+    /// of `extent` initialised elements, valid while the handle's borrow lasts.
     access: bool,
 }
 
-// SAFETY: a Ptr is an address; sharing it between threads is the point (see `Access`).
-unsafe impl<T: Element> Send for Ptr<T> {}
-// SAFETY: as above; element accesses follow the data-race contract of `Access`.
-unsafe impl<T: Element> Sync for Ptr<T> {}
-
-impl<T: Element> Ptr<T> {
-    /// A handle to element 0 of a buffer (host memory: `base`; GPU memory: null `base`
-    /// and the device address `dev`).
+impl<T: Element> Raw<T> {
+    /// Element 0 of an array (host memory: `base`; GPU memory: null `base` and the device
+    /// address `dev`).
     pub(crate) fn new(
         base: *mut T,
         dev: u64,
@@ -78,7 +61,7 @@ impl<T: Element> Ptr<T> {
         type_name: &'static str,
         mem: MemKind,
     ) -> Self {
-        Ptr {
+        Raw {
             base,
             dev,
             offset: 0,
@@ -89,95 +72,55 @@ impl<T: Element> Ptr<T> {
         }
     }
 
-    /// This handle as the emulated kernel of a cuda detour sees its argument: dmem becomes
-    /// accessible, since under the CPU emulation device memory is host memory. Other
-    /// handles are unchanged (launches refuse them as arguments), and so is dmem on a GPU
-    /// (no host address). For the code `detour!` generates, once per launch.
-    pub fn in_kernel(self) -> Self {
-        Ptr {
-            access: self.access || !self.base.is_null(),
-            ..self
-        }
-    }
-
-    /// A handle on memory that is not a [`crate::Buffer`]: a block's shared array or a
-    /// thread's registers under the CPU emulation of a cuda detour.
-    ///
-    /// # Safety
-    /// `base` must point to `extent` initialised elements that stay valid, and are
-    /// accessed only through the `Access` contract, for as long as the handle is used.
-    pub unsafe fn from_raw(
-        base: *mut T,
-        extent: usize,
-        type_name: &'static str,
-        mem: MemKind,
-    ) -> Self {
-        Ptr::new(base, 0, extent, type_name, mem)
-    }
-
-    /// The host address of element 0 of the buffer (null for GPU memory); for the buffer's
-    /// own copies, which do not go through element accesses.
     pub(crate) fn base_ptr(&self) -> *mut T {
         self.base
     }
 
-    /// The host address of the designated element; null for memory on the GPU. (Under the
-    /// emulation dmem has one, but element accesses through it are refused.)
-    pub fn host_address(&self) -> *mut T {
-        if self.base.is_null() {
-            self.base
-        } else {
-            self.base.wrapping_add(self.offset)
-        }
-    }
-
-    /// The offset, in elements, from the start of the buffer.
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-
-    /// The buffer's extent in elements.
-    pub fn extent(&self) -> usize {
+    pub(crate) fn extent(&self) -> usize {
         self.extent
     }
 
-    /// The parray type the buffer was created for.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         self.type_name
     }
 
-    /// Where the buffer lives.
-    pub fn mem(&self) -> MemKind {
+    pub(crate) fn mem(&self) -> MemKind {
         self.mem
     }
 
-    /// The device address of the designated element, for GPU memory; `None` for host
-    /// memory (including dmem under the CPU emulation).
-    pub fn device_address(&self) -> Option<u64> {
-        self.base
-            .is_null()
-            .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
-    }
-
-    /// The host address of the element `off` past this handle: refused for dmem (see
-    /// [`Access`]), checked against the extent in debug builds.
+    /// The host address of the element `off` past this handle: refused for dmem, checked
+    /// against the extent.
     #[inline(always)]
     #[track_caller]
-    fn at(&self, off: usize) -> *mut T {
+    pub(crate) fn at(&self, off: usize) -> *mut T {
         if !self.access {
             self.refuse();
         }
-        let index = self.offset + off;
-        #[cfg(debug_assertions)]
-        if index >= self.extent {
-            panic!(
-                "parray: offset {index} out of bounds for {} (extent {})",
-                self.type_name, self.extent
-            );
+        match self.offset.checked_add(off) {
+            Some(index) if index < self.extent => self.base.wrapping_add(index),
+            _ => self.out_of_bounds(off),
         }
-        // SAFETY: `access` guarantees a host base (invariant of the field); the element is
-        // in bounds by the caller's contract (checked above in debug builds).
-        unsafe { self.base.add(index) }
+    }
+
+    /// [`Raw::at`] for memory known to be on the host (only the bounds are checked).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn at_host(&self, off: usize) -> *mut T {
+        debug_assert!(self.access);
+        match self.offset.checked_add(off) {
+            Some(index) if index < self.extent => self.base.wrapping_add(index),
+            _ => self.out_of_bounds(off),
+        }
+    }
+
+    /// [`Raw::at`] without the checks.
+    ///
+    /// # Safety
+    /// The handle must allow access and `offset + off` must be below the extent.
+    #[inline(always)]
+    unsafe fn at_unchecked(&self, off: usize) -> *mut T {
+        // SAFETY: in bounds of the allocation by the caller's contract.
+        unsafe { self.base.add(self.offset + off) }
     }
 
     #[cold]
@@ -189,84 +132,283 @@ impl<T: Element> Ptr<T> {
             self.type_name, self.mem
         )
     }
-}
 
-impl<T: Element + AtomicAdd> Ptr<T> {
-    /// CUDA's `atomicAdd(p, v)`: adds `v` to the designated element atomically and returns
-    /// the old value (checked like an access).
-    ///
-    /// # Panics
-    /// As an access; also if the element is not aligned for the atomic of its size (only
-    /// possible on targets where a 64-bit number is less aligned than its atomic).
+    #[cold]
+    #[inline(never)]
     #[track_caller]
-    pub fn atomic_add(&self, v: T) -> T {
-        let p = self.at(0);
-        assert!(
-            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
-            "parray: atomic_add on an element of {} that is not {}-byte aligned",
+    fn out_of_bounds(&self, off: usize) -> ! {
+        panic!(
+            "parray: offset {} out of bounds for {} (extent {})",
+            self.offset as u128 + off as u128,
             self.type_name,
-            T::ATOMIC_ALIGN
-        );
-        // SAFETY: `at` gives an element of live memory (contract of `Ptr`), aligned for the
-        // atomic (checked above); the contract of `Access` makes every concurrent access
-        // to it atomic.
-        unsafe { atomic_add(p, v) }
+            self.extent
+        )
+    }
+
+    fn in_kernel(self) -> Self {
+        Raw {
+            access: self.access || !self.base.is_null(),
+            ..self
+        }
+    }
+
+    fn device_address(&self) -> Option<u64> {
+        self.base
+            .is_null()
+            .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
+    }
+
+    fn host_address(&self) -> *mut T {
+        if self.base.is_null() {
+            self.base
+        } else {
+            self.base.wrapping_add(self.offset)
+        }
+    }
+
+    fn fmt(&self, kind: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{kind}<{}>({} {} + {} of {})",
+            T::ELEM,
+            self.mem,
+            self.type_name,
+            self.offset,
+            self.extent
+        )
     }
 }
 
-impl<T: Element> Access<T> for Ptr<T> {
+/// Reading elements, through an array or a handle: what a detour body's `x[off]` calls.
+pub trait Access<T: Element> {
+    /// The element `off` elements past this handle (checked; see the module docs).
+    fn load(&self, off: usize) -> T;
+
+    /// [`Access::load`] without the bounds check.
+    ///
+    /// # Safety
+    /// The element must be in bounds and host-accessible: generated code calls this only
+    /// where the offset compiler proved the offset below an extent the detour checked.
+    unsafe fn load_unchecked(&self, off: usize) -> T;
+}
+
+/// Writing elements: what a detour body's `x[off] = v` calls.
+pub trait AccessMut<T: Element>: Access<T> {
+    /// Writes the element `off` elements past this handle (checked).
+    fn store(&self, off: usize, v: T);
+
+    /// [`AccessMut::store`] without the bounds check.
+    ///
+    /// # Safety
+    /// As [`Access::load_unchecked`].
+    unsafe fn store_unchecked(&self, off: usize, v: T);
+
+    /// CUDA's `atomicAdd`: adds `v` to the element `off` past this handle atomically and
+    /// returns the old value (checked like an access).
+    fn atomic_add(&self, off: usize, v: T) -> T
+    where
+        T: AtomicAdd;
+}
+
+/// A handle that reads an array: element `offset` of it, borrowed for `'a`.
+#[derive(Clone, Copy)]
+pub struct Ptr<'a, T: Element> {
+    raw: Raw<T>,
+    _array: PhantomData<&'a [T]>,
+}
+
+/// A handle that reads and writes an array, which it borrows exclusively for `'a`; it is
+/// `Copy` so that a detour's threads can share it (see the module docs).
+#[derive(Clone, Copy)]
+pub struct PtrMut<'a, T: Element> {
+    raw: Raw<T>,
+    _array: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a read handle is a shared borrow of elements that nothing writes while it lives.
+unsafe impl<T: Element> Send for Ptr<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Element> Sync for Ptr<'_, T> {}
+// SAFETY: every access through a write handle is atomic (see the module docs), and the
+// exclusive borrow keeps every other access to the array away while it lives.
+unsafe impl<T: Element> Send for PtrMut<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Element> Sync for PtrMut<'_, T> {}
+
+macro_rules! handle_common {
+    ($name:ident) => {
+        impl<'a, T: Element> $name<'a, T> {
+            /// # Safety
+            /// `raw` must designate memory valid for `'a`, accessed as the handle's kind
+            /// requires (see the module docs).
+            pub(crate) unsafe fn from_raw_parts(raw: Raw<T>) -> Self {
+                $name {
+                    raw,
+                    _array: PhantomData,
+                }
+            }
+
+            /// This handle as the emulated kernel of a cuda detour sees its argument: dmem
+            /// becomes accessible, since under the CPU emulation device memory is host
+            /// memory. Other handles are unchanged (launches refuse them as arguments), and
+            /// so is dmem on a GPU (no host address). For the code `detour!` generates.
+            pub fn in_kernel(self) -> Self {
+                $name {
+                    raw: self.raw.in_kernel(),
+                    _array: PhantomData,
+                }
+            }
+
+            /// The host address of the designated element; null for memory on the GPU.
+            pub fn host_address(&self) -> *mut T {
+                self.raw.host_address()
+            }
+
+            /// The device address of the designated element, for GPU memory; `None` for
+            /// host memory (including dmem under the CPU emulation).
+            pub fn device_address(&self) -> Option<u64> {
+                self.raw.device_address()
+            }
+
+            /// The offset, in elements, from the start of the array.
+            pub fn offset(&self) -> usize {
+                self.raw.offset
+            }
+
+            /// The array's extent in elements.
+            pub fn extent(&self) -> usize {
+                self.raw.extent
+            }
+
+            /// Elements from the designated one to the end of the array.
+            pub fn remaining(&self) -> usize {
+                self.raw.extent.saturating_sub(self.raw.offset)
+            }
+
+            /// The parray type the array was created for.
+            pub fn type_name(&self) -> &'static str {
+                self.raw.type_name
+            }
+
+            /// Where the array lives.
+            pub fn mem(&self) -> MemKind {
+                self.raw.mem
+            }
+        }
+
+        impl<'a, T: Element> Add<usize> for $name<'a, T> {
+            type Output = $name<'a, T>;
+
+            /// `p + off`: C pointer arithmetic; bounds are checked at the access.
+            #[inline(always)]
+            fn add(mut self, off: usize) -> Self {
+                self += off;
+                self
+            }
+        }
+
+        impl<'a, T: Element> Add<usize> for &$name<'a, T> {
+            type Output = $name<'a, T>;
+
+            /// `&p + off`, as detour bodies write `p + off` on a captured handle.
+            #[inline(always)]
+            fn add(self, off: usize) -> $name<'a, T> {
+                *self + off
+            }
+        }
+
+        impl<'a, T: Element> Add<usize> for &&$name<'a, T> {
+            type Output = $name<'a, T>;
+
+            #[inline(always)]
+            fn add(self, off: usize) -> $name<'a, T> {
+                **self + off
+            }
+        }
+
+        impl<T: Element> AddAssign<usize> for $name<'_, T> {
+            #[inline(always)]
+            fn add_assign(&mut self, off: usize) {
+                self.raw.offset = self.raw.offset.wrapping_add(off);
+            }
+        }
+
+        impl<T: Element> fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.raw.fmt(stringify!($name), f)
+            }
+        }
+    };
+}
+
+handle_common!(Ptr);
+handle_common!(PtrMut);
+
+impl<T: Element> Access<T> for Ptr<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn load(&self, off: usize) -> T {
-        // SAFETY: `at` gives an in-bounds element of a live buffer (contract of `Ptr`).
-        unsafe { *self.at(off) }
+        // SAFETY: `at` gives an in-bounds element of the borrowed array, which nothing
+        // writes while this handle lives.
+        unsafe { *self.raw.at(off) }
     }
 
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T {
+        // SAFETY: in bounds and accessible by the caller's contract; unwritten as above.
+        unsafe { *self.raw.at_unchecked(off) }
+    }
+}
+
+impl<T: Element> Access<T> for PtrMut<'_, T> {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T {
+        // SAFETY: `at` gives an aligned in-bounds element of the exclusively borrowed
+        // array, accessed only atomically while this handle lives.
+        unsafe { load_relaxed(self.raw.at(off)) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T {
+        // SAFETY: in bounds by the caller's contract; atomic as above.
+        unsafe { load_relaxed(self.raw.at_unchecked(off)) }
+    }
+}
+
+impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn store(&self, off: usize, v: T) {
-        // SAFETY: as in `load`; races are excluded by the contract of `Access`.
-        unsafe { *self.at(off) = v }
-    }
-
-    #[inline(always)]
-    fn ptr(&self) -> Ptr<T> {
-        *self
-    }
-}
-
-impl<T: Element> Index<usize> for Ptr<T> {
-    type Output = T;
-
-    #[inline(always)]
-    #[track_caller]
-    fn index(&self, off: usize) -> &T {
         // SAFETY: as in `load`.
-        unsafe { &*self.at(off) }
+        unsafe { store_relaxed(self.raw.at(off), v) }
     }
-}
 
-impl<T: Element> IndexMut<usize> for Ptr<T> {
     #[inline(always)]
+    unsafe fn store_unchecked(&self, off: usize, v: T) {
+        // SAFETY: as in `load_unchecked`.
+        unsafe { store_relaxed(self.raw.at_unchecked(off), v) }
+    }
+
     #[track_caller]
-    fn index_mut(&mut self, off: usize) -> &mut T {
-        // SAFETY: as in `store`.
-        unsafe { &mut *self.at(off) }
+    fn atomic_add(&self, off: usize, v: T) -> T
+    where
+        T: AtomicAdd,
+    {
+        let p = self.raw.at(off);
+        assert!(
+            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
+            "parray: atomic_add on an element of {} that is not {}-byte aligned",
+            self.raw.type_name,
+            T::ATOMIC_ALIGN
+        );
+        // SAFETY: an aligned in-bounds element, every access to which is atomic while
+        // this handle lives.
+        unsafe { crate::gpu::emulate::atomic_add(p, v) }
     }
 }
 
-impl<T: Element> Add<usize> for Ptr<T> {
-    type Output = Ptr<T>;
-
-    /// `p + off`: C pointer arithmetic; bounds are checked at the access, not here.
-    #[inline(always)]
-    fn add(mut self, off: usize) -> Ptr<T> {
-        self += off;
-        self
-    }
-}
-
-/// Detour bodies reach buffers through whatever the closure captured: owners, handles or
+/// Detour bodies reach arrays through whatever the closure captured: owners, handles or
 /// references to them.
 impl<T: Element, A: Access<T> + ?Sized> Access<T> for &A {
     #[inline(always)]
@@ -276,53 +418,44 @@ impl<T: Element, A: Access<T> + ?Sized> Access<T> for &A {
     }
 
     #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T {
+        // SAFETY: forwarded.
+        unsafe { (**self).load_unchecked(off) }
+    }
+}
+
+impl<T: Element, A: Access<T> + ?Sized> Access<T> for &mut A {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T {
+        (**self).load(off)
+    }
+
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T {
+        // SAFETY: forwarded.
+        unsafe { (**self).load_unchecked(off) }
+    }
+}
+
+impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
+    #[inline(always)]
     #[track_caller]
     fn store(&self, off: usize, v: T) {
         (**self).store(off, v)
     }
 
     #[inline(always)]
-    fn ptr(&self) -> Ptr<T> {
-        (**self).ptr()
+    unsafe fn store_unchecked(&self, off: usize, v: T) {
+        // SAFETY: forwarded.
+        unsafe { (**self).store_unchecked(off, v) }
     }
-}
 
-impl<T: Element> Add<usize> for &&Ptr<T> {
-    type Output = Ptr<T>;
-
-    #[inline(always)]
-    fn add(self, off: usize) -> Ptr<T> {
-        **self + off
-    }
-}
-
-impl<T: Element> Add<usize> for &Ptr<T> {
-    type Output = Ptr<T>;
-
-    /// `&p + off`, as detour bodies write `p + off` on a captured handle.
-    #[inline(always)]
-    fn add(self, off: usize) -> Ptr<T> {
-        *self + off
-    }
-}
-
-impl<T: Element> AddAssign<usize> for Ptr<T> {
-    #[inline(always)]
-    fn add_assign(&mut self, off: usize) {
-        self.offset += off;
-    }
-}
-
-impl<T: Element> fmt::Debug for Ptr<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Ptr<{}>({} {} + {} of {})",
-            T::ELEM,
-            self.mem,
-            self.type_name,
-            self.offset,
-            self.extent
-        )
+    #[track_caller]
+    fn atomic_add(&self, off: usize, v: T) -> T
+    where
+        T: AtomicAdd,
+    {
+        (**self).atomic_add(off, v)
     }
 }

@@ -1,13 +1,22 @@
 //! Backend selection. The backend is chosen once per process, so each case that sets
 //! `PARRAY_BACKEND` re-runs this test binary as a child with that one test selected.
 
+#[macro_use]
+mod common;
+
 #[path = "common/child.rs"]
 mod child;
 
 use child::{in_child, is_child};
-use parray_core::MemKind;
 use parray_runtime::gpu::{backend, cuda_context, Backend};
-use parray_runtime::{Access, Buffer, Error};
+use parray_runtime::{Array, Error};
+
+flat_types! {
+    M = Dmem f32 [4];
+    P = Paged f32 [4];
+    D = Dmem f32 [2];
+    PINNED = Pinned f32 [4];
+}
 
 #[test]
 fn auto_uses_the_gpu_exactly_when_there_is_one() {
@@ -41,9 +50,9 @@ fn forced_cuda_without_a_gpu_is_a_clear_error() {
         "{msg}"
     );
     // dmem needs the backend, so it fails the same way; host kinds do not.
-    let dmem = Buffer::<f32>::new("M", MemKind::Dmem, 4).unwrap_err();
+    let dmem = Array::<M>::new().unwrap_err();
     assert_eq!(dmem.to_string(), msg);
-    Buffer::<f32>::new("P", MemKind::Paged, 4).unwrap();
+    Array::<P>::new().unwrap();
 }
 
 #[test]
@@ -54,7 +63,7 @@ fn forced_emulation_emulates() {
     }
     assert_eq!(backend().unwrap(), Backend::Emulate);
     // dmem is host memory under the emulation, whatever the machine.
-    let d = Buffer::<f32>::new("D", MemKind::Dmem, 2).unwrap();
+    let d = Array::<D>::new().unwrap();
     assert_eq!(d.ptr().device_address(), None);
 }
 
@@ -89,6 +98,6 @@ fn fallback_notices_are_said_once() {
     }
     for _ in 0..3 {
         assert_eq!(backend().unwrap(), Backend::Emulate);
-        Buffer::<f32>::new("P", MemKind::Pinned, 4).unwrap();
+        Array::<PINNED>::new().unwrap();
     }
 }

@@ -2,10 +2,23 @@
 //! on a machine without a GPU); the ignored ones need a GPU:
 //! `PARRAY_BACKEND=cuda cargo test -p parray-runtime --test cuda -- --include-ignored`.
 
-use parray_core::MemKind;
+#[macro_use]
+mod common;
+
 use parray_runtime::gpu::launch::{detour_cuda, Launch};
 use parray_runtime::gpu::{backend, Backend};
-use parray_runtime::{Access, Buffer, DetourSite, Error, Ptr, Result, ThreadId};
+use parray_runtime::{
+    Access, AccessMut, Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId,
+};
+
+flat_types! {
+    V1000 = Dmem f32 [1000];
+    V300 = Dmem f32 [300];
+    V4 = Dmem f32 [4];
+    V2 = Dmem f32 [2];
+    V8 = Dmem f32 [8];
+    H = Pinned f32 [4];
+}
 
 const VADD: &str = r#"
 extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
@@ -32,15 +45,15 @@ const SITE: &DetourSite = &DetourSite {
     line: 1,
 };
 
-fn dmem(values: &[f32]) -> Buffer<f32> {
-    let mut b = Buffer::new("V", MemKind::Dmem, values.len()).unwrap();
+fn dmem<T: DataType<Elem = f32>>(values: &[f32]) -> Array<T> {
+    let mut b = Array::new().unwrap();
     b.copy_from_slice(values).unwrap();
     b
 }
 
 /// The detour a generated `vadd` would be: `c[i] = a[i] + b[i]` for `i < n`, in blocks of
 /// `block` threads.
-fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: Ptr<f32>, n: usize, block: u32) -> Result<()> {
+fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: PtrMut<f32>, n: usize, block: u32) -> Result<()> {
     let l = launch(
         "vadd",
         VADD.into(),
@@ -66,17 +79,25 @@ fn ramp(n: usize, step: f32) -> Vec<f32> {
 #[test]
 fn vector_add_runs_on_the_backend() {
     const N: usize = 1000;
-    let (a, b, c) = (dmem(&ramp(N, 1.0)), dmem(&ramp(N, 0.5)), dmem(&[0.0; N]));
-    vector_add(a.ptr(), b.ptr(), c.ptr(), N, 128).unwrap();
+    let (a, b, mut c) = (
+        dmem::<V1000>(&ramp(N, 1.0)),
+        dmem::<V1000>(&ramp(N, 0.5)),
+        dmem::<V1000>(&[0.0; N]),
+    );
+    vector_add(a.ptr(), b.ptr(), c.ptr_mut(), N, 128).unwrap();
     assert_eq!(c.to_vec().unwrap(), ramp(N, 1.5));
 }
 
 #[test]
 fn kernels_receive_pointer_offsets() {
     const N: usize = 300;
-    let (a, b, c) = (dmem(&ramp(N, 1.0)), dmem(&ramp(N, 2.0)), dmem(&[-1.0; N]));
+    let (a, b, mut c) = (
+        dmem::<V300>(&ramp(N, 1.0)),
+        dmem::<V300>(&ramp(N, 2.0)),
+        dmem::<V300>(&[-1.0; N]),
+    );
     // c[100 + i] = a[10 + i] + b[i] for i < 150
-    vector_add(&a + 10, b.ptr(), &c + 100, 150, 64).unwrap();
+    vector_add(&a + 10, b.ptr(), c.ptr_mut() + 100, 150, 64).unwrap();
     let got = c.to_vec().unwrap();
     for (i, &v) in got.iter().enumerate() {
         let want = if (100..250).contains(&i) {
@@ -90,8 +111,12 @@ fn kernels_receive_pointer_offsets() {
 
 #[test]
 fn impossible_blocks_are_refused_with_the_detour_site() {
-    let (a, b, c) = (dmem(&[0.0; 4]), dmem(&[0.0; 4]), dmem(&[0.0; 4]));
-    let err = vector_add(a.ptr(), b.ptr(), c.ptr(), 4096, 2048).unwrap_err();
+    let (a, b, mut c) = (
+        dmem::<V4>(&[0.0; 4]),
+        dmem::<V4>(&[0.0; 4]),
+        dmem::<V4>(&[0.0; 4]),
+    );
+    let err = vector_add(a.ptr(), b.ptr(), c.ptr_mut(), 4096, 2048).unwrap_err();
     assert!(
         matches!(&err, Error::Launch { kernel, site: SITE, .. } if kernel == "vadd"),
         "{err:?}"
@@ -149,13 +174,13 @@ fn gpu() {
 #[ignore = "needs a GPU"]
 fn gpu_buffers_are_device_memory() {
     gpu();
-    let d = dmem(&[1.0, 2.0]);
+    let mut d = dmem::<V2>(&[1.0, 2.0]);
     let base = d.ptr().device_address().expect("dmem has a device address");
     assert_eq!((d.ptr() + 1).device_address(), Some(base + 4));
     assert!(matches!(d.as_slice(), Err(Error::NotHostMemory { .. })));
     // Host memory cannot be a kernel argument.
-    let host = Buffer::<f32>::new("H", MemKind::Pinned, 4).unwrap();
-    let err = vector_add(host.ptr(), d.ptr(), d.ptr(), 2, 32).unwrap_err();
+    let (host, other) = (Array::<H>::new().unwrap(), dmem::<V2>(&[0.0; 2]));
+    let err = vector_add(host.ptr(), other.ptr(), d.ptr_mut(), 2, 32).unwrap_err();
     assert_eq!(
         err.to_string(),
         "parray: kernel argument H is pinned memory; a cuda kernel takes dmem"
@@ -191,7 +216,7 @@ fn gpu_kernels_are_cached_on_disk() {
         .expect("set PARRAY_CACHE_DIR for this test");
     // A kernel no earlier run compiled: the pid makes its name unique.
     let name: &'static str = Box::leak(format!("vadd_{}", std::process::id()).into_boxed_str());
-    let (a, c) = (dmem(&[1.0; 8]), dmem(&[0.0; 8]));
+    let (a, c) = (dmem::<V8>(&[1.0; 8]), dmem::<V8>(&[0.0; 8]));
     let n = 8usize;
     let l = launch(name, VADD.replace("vadd", name), 1, 8);
     for _ in 0..2 {

@@ -1,14 +1,18 @@
 //! `atomic_add` under contention, from OS threads and from emulated grids.
 
+#[macro_use]
 mod common;
 
 use common::SyncPtr;
-use parray_core::MemKind;
 use parray_runtime::gpu::emulate::{
     atomic_add, atomic_add_f32, run_grid, run_grid_blocks, GridShape,
 };
-use parray_runtime::{Access, Buffer};
+use parray_runtime::{AccessMut, Array};
 use std::thread;
+
+flat_types! {
+    COUNT = Paged i64 [2];
+}
 
 #[test]
 fn a_million_f32_adds_from_os_threads() {
@@ -112,10 +116,10 @@ fn other_types_add_and_wrap() {
 
 #[test]
 fn ptr_atomic_add_updates_the_designated_element() {
-    let b = Buffer::<i64>::new("COUNT", MemKind::Paged, 2).unwrap();
-    let p = b.ptr() + 1;
+    let mut b = Array::<COUNT>::new().unwrap();
+    let p = b.ptr_mut() + 1;
     run_grid("ptr_count", GridShape::new(100, 100), |_| {
-        p.atomic_add(3);
+        p.atomic_add(0, 3);
     })
     .unwrap();
     assert_eq!(b.to_vec().unwrap(), [0, 30_000]);

@@ -15,7 +15,7 @@ use parray_core::grid::CudaGrid;
 use parray_runtime::gpu::emulate::{
     run_grid, run_grid_blocks, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
 };
-use parray_runtime::{Access, Float2};
+use parray_runtime::{Access, AccessMut, Float2};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use timeout::within;
 
@@ -251,21 +251,21 @@ fn shared_is_per_block(sync: bool) {
         ints.store(tid, tag(t, tid));
         floats.store(tid + 1, f64::from(tag(t, tid)));
         ran.fetch_add(1, Ordering::Relaxed);
-        (ints, floats)
     };
     if sync {
         run_grid_blocks("per_block", shape, |b| {
             let present = vec![true; N];
-            let mut arrays = Vec::with_capacity(N);
             for t in 0..N {
-                arrays.push(first(&b.thread(t)));
+                first(&b.thread(t));
             }
             if !b.sync(line!(), &present) {
                 return;
             }
+            // The block's arrays, as every thread of it sees them.
+            let ints = b.shared_ptr::<u32>(0, N, "I");
+            let floats = b.shared_ptr::<f64>(3, 1 + N, "F");
             for t in 0..N {
                 let t = b.thread(t);
-                let (ints, floats) = arrays[t.thread_id()];
                 let other = (t.thread_id() + 1) % N;
                 let want = tag(&t, other);
                 if ints.load(other) != want || floats.load(other + 1) != f64::from(want) {

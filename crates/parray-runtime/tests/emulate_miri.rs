@@ -15,7 +15,7 @@ use common::SyncPtr;
 use parray_runtime::gpu::emulate::{
     atomic_add, run_grid, run_grid_blocks, EmulateError, GridShape,
 };
-use parray_runtime::Access;
+use parray_runtime::{Access, AccessMut};
 
 const B: usize = 3;
 const G: usize = 5;

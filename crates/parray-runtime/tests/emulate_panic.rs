@@ -5,7 +5,7 @@
 mod timeout;
 
 use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError, GridShape};
-use parray_runtime::{Access, ThreadId};
+use parray_runtime::{AccessMut, ThreadId};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use timeout::within;
 

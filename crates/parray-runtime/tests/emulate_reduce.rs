@@ -9,22 +9,29 @@
 
 use std::time::Instant;
 
-use parray_core::MemKind;
+#[macro_use]
+mod common;
+
 use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
-use parray_runtime::{Access, Buffer};
+use parray_runtime::{Access, AccessMut, Array};
 
 const N: usize = 1 << 20;
 const BLOCK: usize = 256;
+
+flat_types! {
+    IN = Paged f32 [N];
+    SUMS = Paged f32 [N / BLOCK];
+}
 
 #[test]
 fn block_reduction_of_a_million_floats() {
     let values: Vec<f32> = (0..N)
         .map(|i| ((i * 7919) % 1000) as f32 / 8.0 - 60.0)
         .collect();
-    let mut input = Buffer::<f32>::new("IN", MemKind::Paged, N).unwrap();
+    let mut input = Array::<IN>::new().unwrap();
     input.copy_from_slice(&values).unwrap();
-    let sums = Buffer::<f32>::new("SUMS", MemKind::Paged, N / BLOCK).unwrap();
-    let (inp, out) = (input.ptr(), sums.ptr());
+    let mut sums = Array::<SUMS>::new().unwrap();
+    let (inp, out) = (input.ptr(), sums.ptr_mut());
 
     let start = Instant::now();
     let shape = GridShape::new((N / BLOCK) as u32, BLOCK as u32);

@@ -2,6 +2,9 @@
 //! a kernel argument. Each case runs in a child with `PARRAY_BACKEND=emulate` (the backend
 //! is chosen once per process).
 
+#[macro_use]
+mod common;
+
 #[path = "common/child.rs"]
 mod child;
 
@@ -9,13 +12,20 @@ use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use child::{in_child, is_child};
-use parray_core::MemKind;
 use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_blocks, Launch};
 use parray_runtime::gpu::{backend, Backend};
-use parray_runtime::{Access, Buffer, DetourSite, Error};
+use parray_runtime::{Access, AccessMut, Array, DataType, DetourSite, Error};
+
+flat_types! {
+    D = Dmem f32 [4];
+    D64 = Dmem f32 [64];
+    H = Paged f32 [64];
+    HP = Pinned f32 [64];
+}
 
 /// The message of host code touching dmem, on a GPU and under the emulation alike.
 const REFUSED: &str = "parray: D is dmem memory on the GPU; host code cannot access it";
+const REFUSED64: &str = "parray: D64 is dmem memory on the GPU; host code cannot access it";
 
 fn launch(block: u32) -> Launch {
     Launch {
@@ -48,26 +58,33 @@ fn host_code_cannot_index_emulated_dmem() {
         return;
     }
     assert_eq!(backend().unwrap(), Backend::Emulate);
-    let mut d = Buffer::<f32>::new("D", MemKind::Dmem, 4).unwrap();
+    let mut d = Array::<D>::new().unwrap();
     d.copy_from_slice(&[1.0, 2.0, 3.0, 4.0]).unwrap();
-    let p = d.ptr() + 1;
-    // In every build profile, not only where bounds are checked.
     assert_eq!(
         panic_message(|| {
             d.load(0);
         }),
         REFUSED
     );
-    assert_eq!(panic_message(|| p.store(0, 5.0)), REFUSED);
     assert_eq!(
         panic_message(|| {
-            let _ = p[1];
+            let _ = d[1];
         }),
         REFUSED
     );
+    let p = d.ptr() + 1;
     assert_eq!(
         panic_message(|| {
-            p.atomic_add(1.0);
+            p.load(1);
+        }),
+        REFUSED
+    );
+    let mut d = panic::AssertUnwindSafe(d);
+    let w = d.ptr_mut() + 1;
+    assert_eq!(panic_message(|| w.store(0, 5.0)), REFUSED);
+    assert_eq!(
+        panic_message(|| {
+            w.atomic_add(0, 1.0);
         }),
         REFUSED
     );
@@ -85,8 +102,8 @@ fn only_the_kernels_view_of_an_argument_reaches_dmem() {
         );
         return;
     }
-    let d = Buffer::<f32>::new("D", MemKind::Dmem, 64).unwrap();
-    let p = d.ptr();
+    let mut d = Array::<D64>::new().unwrap();
+    let p = d.ptr_mut();
     // SAFETY: one dmem argument, as the closure uses it, within its extent.
     unsafe {
         detour_cuda(&launch(32), &[&p], |t| {
@@ -100,6 +117,7 @@ fn only_the_kernels_view_of_an_argument_reaches_dmem() {
         (0..64).map(|i| i as f32).collect::<Vec<_>>()
     );
     // A body that uses a dmem pointer without the kernel's view fails as on a GPU.
+    let p = d.ptr_mut();
     // SAFETY: as above.
     let err = unsafe {
         detour_cuda(&launch(32), &[&p], |t| {
@@ -108,7 +126,7 @@ fn only_the_kernels_view_of_an_argument_reaches_dmem() {
     }
     .unwrap_err();
     assert!(
-        matches!(&err, Error::ThreadPanicked { message, .. } if message == REFUSED),
+        matches!(&err, Error::ThreadPanicked { message, .. } if message == REFUSED64),
         "{err:?}"
     );
 }
@@ -123,9 +141,17 @@ fn host_memory_arguments_are_refused_before_running() {
         return;
     }
     let ran = AtomicUsize::new(0);
-    for mem in [MemKind::Paged, MemKind::Pinned] {
-        let h = Buffer::<f32>::new("H", mem, 64).unwrap();
-        let d = Buffer::<f32>::new("D", MemKind::Dmem, 64).unwrap();
+    refused::<H>(&ran);
+    refused::<HP>(&ran);
+    assert_eq!(ran.into_inner(), 0);
+}
+
+/// A launch with an argument of the host type `T` is refused before running.
+fn refused<T: DataType<Elem = f32>>(ran: &AtomicUsize) {
+    {
+        let mem = T::MEM.unwrap();
+        let h = Array::<T>::new().unwrap();
+        let d = Array::<D64>::new().unwrap();
         let n = 64usize;
         // SAFETY: the launch is refused before anything runs.
         let errs = unsafe {
@@ -141,14 +167,16 @@ fn host_memory_arguments_are_refused_before_running() {
         for err in errs {
             let err = err.unwrap_err();
             assert!(
-                matches!(err, Error::NotDeviceMemory { type_name: "H", mem: m } if m == mem),
+                matches!(err, Error::NotDeviceMemory { type_name, mem: m } if m == mem && type_name == T::NAME),
                 "{err:?}"
             );
             assert_eq!(
                 err.to_string(),
-                format!("parray: kernel argument H is {mem} memory; a cuda kernel takes dmem")
+                format!(
+                    "parray: kernel argument {} is {mem} memory; a cuda kernel takes dmem",
+                    T::NAME
+                )
             );
         }
     }
-    assert_eq!(ran.into_inner(), 0);
 }

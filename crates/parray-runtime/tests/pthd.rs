@@ -1,10 +1,21 @@
 //! pthd thread arrays: `detour`, `#sync`, panics, nesting.
 
+#[macro_use]
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use parray_core::MemKind;
-use parray_runtime::{detour, Access, Buffer, DetourSite, Error, ThreadId};
+use parray_runtime::{detour, Access, AccessMut, Array, DetourSite, Error, ThreadId};
+
+const H: usize = 4; // half the side of Fig 10's matrices
+const N: usize = 2 * H;
+
+flat_types! {
+    V = Paged f32 [2];
+    OUT = Paged i32 [6];
+    M = Paged f32 [N * N];
+}
 
 /// The site of a detour of the array `$array`, at line 1 of this file (a constant, so
 /// `&'static`).
@@ -103,11 +114,8 @@ fn a_panic_becomes_an_error_naming_the_thread_and_line() {
 
 #[test]
 fn an_out_of_bounds_access_points_at_the_statement() {
-    if !cfg!(debug_assertions) {
-        eprintln!("skipped: release builds do not check bounds");
-        return;
-    }
-    let v = Buffer::<f32>::new("V", MemKind::Paged, 2).unwrap();
+    let mut v = Array::<V>::new().unwrap();
+    let v = v.ptr_mut();
     let line = line!() + 2;
     let err = detour(site!("OOB"), 3, |t| {
         v.store(t.tid(), 1.0);
@@ -176,12 +184,13 @@ fn a_panic_also_stops_later_syncs() {
 
 #[test]
 fn a_pthd_thread_can_detour_again() {
-    let out = Buffer::<i32>::new("OUT", MemKind::Paged, 6).unwrap();
+    let mut out = Array::<OUT>::new().unwrap();
+    let w = out.ptr_mut();
     detour(site!("OUTER"), 2, |outer| {
         let o = outer.tid();
         detour(site!("INNER"), 3, |inner| {
             inner.sync(line!());
-            out.store(o * 3 + inner.tid(), (10 * o + inner.tid()) as i32);
+            w.store(o * 3 + inner.tid(), (10 * o + inner.tid()) as i32);
         })
         .unwrap();
         outer.sync(line!());
@@ -228,15 +237,14 @@ fn an_inner_panic_surfaces_through_the_outer_detour() {
 /// computing one quarter of C through the shared handles.
 #[test]
 fn fig10_matrix_product_on_four_threads() {
-    const H: usize = 4; // half the side
-    const N: usize = 2 * H;
-    let mk = || Buffer::<f32>::new("M", MemKind::Paged, N * N).unwrap();
-    let (mut a, mut b, c) = (mk(), mk(), mk());
+    let mk = || Array::<M>::new().unwrap();
+    let (mut a, mut b, mut c) = (mk(), mk(), mk());
     let av: Vec<f32> = (0..N * N).map(|i| (i % 7) as f32).collect();
     let bv: Vec<f32> = (0..N * N).map(|i| (i % 5) as f32 - 2.0).collect();
     a.copy_from_slice(&av).unwrap();
     b.copy_from_slice(&bv).unwrap();
     let m = |r0: usize, r1: usize, c0: usize, c1: usize| (r0 * H + r1) * N + c0 * H + c1;
+    let cw = c.ptr_mut();
     detour(site!("MY_TA"), 4, |t| {
         let (t0, t1) = (t.tid() / 2, t.tid() % 2);
         for i in 0..H {
@@ -245,7 +253,7 @@ fn fig10_matrix_product_on_four_threads() {
                 for k in 0..N {
                     cv += a.load(m(t0, i, k / H, k % H)) * b.load(m(k / H, k % H, t1, j));
                 }
-                c.store(m(t0, i, t1, j), cv);
+                cw.store(m(t0, i, t1, j), cv);
             }
         }
     })

@@ -333,7 +333,7 @@ impl Checker {
                 }
                 Ty::Scalar(*s)
             }
-            ExprKind::Index(base, ix) => {
+            ExprKind::Index(base, ix, _) => {
                 let tb = self.expr(base, body);
                 let ti = self.expr(ix, body);
                 self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");

@@ -372,7 +372,7 @@ impl<'b> Writer<'b> {
             ExprKind::Tid(path) => (tid_name(path), ATOM),
             ExprKind::Size(n) => (unsigned_literal(*n), ATOM),
             ExprKind::Cnt(c) => (c.to_string(), ATOM),
-            ExprKind::Offset { off, args } => {
+            ExprKind::Offset { off, args, .. } => {
                 if let Some(c) = off.as_const() {
                     return (unsigned_literal(c), ATOM);
                 }
@@ -401,7 +401,7 @@ impl<'b> Writer<'b> {
                 format!("({}){}", c_scalar(*s), self.operand(x, UNARY)),
                 UNARY,
             ),
-            ExprKind::Index(base, ix) => {
+            ExprKind::Index(base, ix, _) => {
                 let (ix, _) = self.expr(ix, 0);
                 (format!("{}[{ix}]", self.operand(base, ATOM)), ATOM)
             }

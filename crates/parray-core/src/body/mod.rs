@@ -8,6 +8,7 @@
 //! print the checked body. Spans are data: each node keeps the user's span, so errors,
 //! `#line` directives and panics point at the user's code.
 
+pub mod bounds;
 pub mod check;
 pub mod emit_c;
 pub mod emit_rust;
@@ -397,7 +398,7 @@ macro_rules! children {
             | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(_, a, b)
-            | ExprKind::Index(a, b)
+            | ExprKind::Index(a, b, _)
             | ExprKind::AtomicAdd(a, b) => {
                 $f(a);
                 $f(b);
@@ -630,18 +631,19 @@ pub enum ExprKind {
     /// `$cnt(T)$`.
     Cnt(bool),
     /// `$T[...]$`: the simplified offset (a `usize`) and, for each of its variables, the
-    /// index expression it stands for.
+    /// index expression it stands for; `of` is the declared type indexed.
     Offset {
         off: Offset,
         args: Vec<Expr>,
+        of: Indexed,
     },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `place = value` (`None`) or `place op= value`.
     Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
     Cast(Box<Expr>, Scalar),
-    /// An element of an array or a pointer.
-    Index(Box<Expr>, Box<Expr>),
+    /// An element of an array or a pointer; [`bounds`] decides whether its check is needed.
+    Index(Box<Expr>, Box<Expr>, Check),
     /// `.x`, `.y`, `.z`, `.w` of a vector.
     Field(Box<Expr>, u8),
     Method(Method, Box<Expr>, Vec<Expr>),
@@ -651,6 +653,23 @@ pub enum ExprKind {
     MakeVector(ElemType, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// The declared data type a `$T[...]$` form indexes (`M` for `$M_0[i]$` too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Indexed {
+    pub type_name: String,
+    /// Elements of storage a value of the type needs.
+    pub extent: u64,
+}
+
+/// Whether an element access is checked against its array's extent when it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Checked (panics on the CPU when out of bounds).
+    Checked,
+    /// Proved within the extent for every thread and iteration ([`bounds::prove`]).
+    Proved,
 }
 
 /// A problem found in a body, at the user's tokens.

@@ -39,7 +39,7 @@ use parray_core::MemKind;
 use crate::elem::Element;
 use crate::error::{divergence_message, panic_place, ThreadId};
 use crate::panics::{self, Caught};
-use crate::ptr::Ptr;
+use crate::ptr::{Access, AccessMut, PtrMut, Raw};
 
 /// Most bytes of shared memory one block may create: the largest a current GPU grants
 /// (227 KiB on Hopper, with the dynamic shared memory opt-in), so that no kernel the GPU
@@ -216,7 +216,7 @@ impl ThreadCtx<'_> {
     }
 
     /// `S::create()` of an smem type: the block's shared array number `slot` (each
-    /// `create` in a body has its own compile-time slot) of `len` elements, as a `Ptr` of
+    /// `create` in a body has its own compile-time slot) of `len` elements, as a `PtrMut` of
     /// `MemKind::Smem` named `name`.
     ///
     /// All threads of a block get the same memory, every block its own; it is zero (the
@@ -228,7 +228,12 @@ impl ThreadCtx<'_> {
     /// `T` needs more than 16-byte alignment, or if the block's shared arrays would exceed
     /// [`MAX_SHARED_BYTES`]. (A panic in a body ends the launch with its error.)
     #[track_caller]
-    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+    pub fn shared_ptr<T: Element>(
+        &self,
+        slot: usize,
+        len: usize,
+        name: &'static str,
+    ) -> PtrMut<'_, T> {
         self.block.shared_ptr(slot, len, name)
     }
 
@@ -266,13 +271,13 @@ struct Block {
 
 impl Block {
     #[track_caller]
-    fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+    fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> PtrMut<'_, T> {
         let base = self.shared::<T>(slot, len);
         // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
         // are a valid `Element`), which stay allocated until the lane ends, after every
         // body of the launch; all users of the block run on this OS thread, one at a time,
-        // through `Access`.
-        unsafe { Ptr::from_raw(base, len, name, MemKind::Smem) }
+        // through the handle, atomically.
+        unsafe { PtrMut::from_raw_parts(Raw::new(base, 0, len, name, MemKind::Smem)) }
     }
 
     /// The storage of shared array `slot`, created (zeroed) on first use in the lane.
@@ -366,7 +371,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
 ///
 /// ```
 /// use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
-/// use parray_runtime::Access;
+/// use parray_runtime::{Access, AccessMut};
 ///
 /// // Each thread reads its neighbour's value after a barrier.
 /// run_grid_blocks("rotate", GridShape::new(2, 4), |b| {
@@ -427,7 +432,12 @@ impl<'a> BlockThreads<'a> {
 
     /// As [`ThreadCtx::shared_ptr`]: the block's shared array `slot`.
     #[track_caller]
-    pub fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> Ptr<T> {
+    pub fn shared_ptr<T: Element>(
+        &self,
+        slot: usize,
+        len: usize,
+        name: &'static str,
+    ) -> PtrMut<'_, T> {
         self.first.shared_ptr(slot, len, name)
     }
 
@@ -777,4 +787,86 @@ pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, v: T) -> T {
 pub unsafe fn atomic_add_f32(ptr: *mut f32, v: f32) -> f32 {
     // SAFETY: forwarded to the caller.
     unsafe { f32::atomic_add(ptr, v) }
+}
+
+/// `R::create()` of an rmem type in a cuda body run on the CPU: one thread's register
+/// array, accessed like an array through `Access`/`AccessMut` (checked).
+pub struct Registers<T: Element, const N: usize> {
+    values: std::cell::UnsafeCell<[T; N]>,
+    name: &'static str,
+}
+
+impl<T: Element, const N: usize> Registers<T, N> {
+    #[inline]
+    pub fn new(name: &'static str) -> Self {
+        Registers {
+            values: std::cell::UnsafeCell::new([T::default(); N]),
+            name,
+        }
+    }
+
+    /// The element `off`, checked like an array access.
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, off: usize) -> *mut T {
+        if off >= N {
+            Raw::new(
+                self.values.get().cast::<T>(),
+                0,
+                N,
+                self.name,
+                MemKind::Rmem,
+            )
+            .at(off);
+        }
+        // SAFETY: `off < N`, inside the array.
+        unsafe { self.values.get().cast::<T>().add(off) }
+    }
+}
+
+impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T {
+        // SAFETY: an element of the array, which one thread owns (`Registers` is not
+        // `Sync`) and no reference into which escapes.
+        unsafe { *self.at(off) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T {
+        // SAFETY: in bounds by the caller's contract; one owner as in `load`.
+        unsafe { *self.values.get().cast::<T>().add(off) }
+    }
+}
+
+impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
+    #[inline(always)]
+    #[track_caller]
+    fn store(&self, off: usize, v: T) {
+        // SAFETY: as in `load`.
+        unsafe { *self.at(off) = v }
+    }
+
+    #[inline(always)]
+    unsafe fn store_unchecked(&self, off: usize, v: T) {
+        // SAFETY: as in `load_unchecked`.
+        unsafe { *self.values.get().cast::<T>().add(off) = v }
+    }
+
+    #[track_caller]
+    fn atomic_add(&self, off: usize, v: T) -> T
+    where
+        T: AtomicAdd,
+    {
+        let p = self.at(off);
+        assert!(
+            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
+            "parray: atomic_add on a register of {} that is not {}-byte aligned",
+            self.name,
+            T::ATOMIC_ALIGN
+        );
+        // SAFETY: an aligned element that only this thread accesses.
+        unsafe { atomic_add(p, v) }
+    }
 }

@@ -8,13 +8,14 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use parray_core::MemKind;
 
-use crate::buffer::Buffer;
+use crate::array::Array;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
 use crate::gpu::context::{self, Backend, Cuda};
 use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
-use crate::ptr::{Access, Ptr};
+use crate::ptr::{Ptr, PtrMut};
+use crate::types::DataType;
 
 /// Shared memory a kernel may use without opting in (CUDA's static limit).
 const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
@@ -55,23 +56,30 @@ pub trait KernelArg {
     fn kernel_value(&self) -> Result<KernelValue>;
 }
 
-impl<T: Element> KernelArg for Ptr<T> {
-    fn kernel_value(&self) -> Result<KernelValue> {
-        if self.mem() != MemKind::Dmem {
-            return Err(Error::NotDeviceMemory {
-                type_name: self.type_name(),
-                mem: self.mem(),
-            });
+macro_rules! handle_args {
+    ($($handle:ident),*) => {$(
+        impl<T: Element> KernelArg for $handle<'_, T> {
+            fn kernel_value(&self) -> Result<KernelValue> {
+                if self.mem() != MemKind::Dmem {
+                    return Err(Error::NotDeviceMemory {
+                        type_name: self.type_name(),
+                        mem: self.mem(),
+                    });
+                }
+                // Under the emulation the device is the host: its addresses are host
+                // addresses.
+                let address = self
+                    .device_address()
+                    .unwrap_or(self.host_address().addr() as u64);
+                Ok(KernelValue::U64(address))
+            }
         }
-        // Under the emulation the device is the host: its addresses are host addresses.
-        let address = self
-            .device_address()
-            .unwrap_or(self.host_address().addr() as u64);
-        Ok(KernelValue::U64(address))
-    }
+    )*};
 }
 
-impl<T: Element> KernelArg for Buffer<T> {
+handle_args!(Ptr, PtrMut);
+
+impl<T: DataType> KernelArg for Array<T> {
     fn kernel_value(&self) -> Result<KernelValue> {
         self.ptr().kernel_value()
     }

@@ -52,7 +52,7 @@ fn stretch_label() -> TokenStream {
 enum Spill {
     /// A number or vector: `Vec<T>`.
     Value,
-    /// A pointer: `Vec<Option<Ptr<T>>>` (pointers have no default value).
+    /// A pointer: `Vec<Option<handle>>` (pointers have no default value).
     Pointer,
     /// A thread's register array: `Vec<Registers<T, N>>`.
     Registers,

@@ -3,14 +3,15 @@
 //!
 //! Every node is written with the user's span, so rustc's messages and run-time panics
 //! (bounds, overflow in debug builds) point at the user's statement. Element accesses go
-//! through the runtime's `Access` (which takes `&self`: the threads of an array write
-//! through shared handles, as CUDA threads do). Under the emulation `usize` is `u32`, as
-//! in the kernel: both compute index arithmetic in 32 bits.
+//! through the runtime's `Access` and `AccessMut` (which take `&self`: the threads of an
+//! array write through shared handles, as CUDA threads do), checked unless
+//! [`super::bounds`] proved them in range. Under the emulation `usize` is `u32`, as in
+//! the kernel: both compute index arithmetic in 32 bits.
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
-use super::{BinOp, Body, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use super::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
 use crate::grid::HwIndex;
 
 mod blocks;
@@ -149,15 +150,12 @@ impl<'b> Writer<'b> {
         elem_tokens(e, self.mode)
     }
 
-    /// The annotation of a `let` of type `t`, where one can be written.
+    /// The annotation of a `let` of type `t`, where one can be written (a pointer is a
+    /// read or a write handle, as what it points into: rustc infers which).
     fn annotation(&self, t: Ty) -> Option<TokenStream> {
         match t {
             Ty::Scalar(s) => Some(self.scalar(s)),
             Ty::Vector(e) => Some(self.elem(e)),
-            Ty::Ptr(e) => {
-                let e = self.elem(e);
-                Some(quote!(::parray::Ptr<#e>))
-            }
             _ => None,
         }
     }
@@ -354,7 +352,7 @@ impl<'b> Writer<'b> {
             }
             ExprKind::Size(n) => self.lit(&Lit::Int(u128::from(*n), None), Ty::USIZE, span),
             ExprKind::Cnt(c) => quote_spanned!(span=> #c),
-            ExprKind::Offset { off, args } => {
+            ExprKind::Offset { off, args, .. } => {
                 let index_ty = self.scalar(Scalar::Usize);
                 // Each variable is an operand of the offset's products and sums.
                 let render = |v: crate::VarId| -> TokenStream {
@@ -419,9 +417,18 @@ impl<'b> Writer<'b> {
                 let t = self.scalar(*s);
                 quote_spanned!(span=> #x as #t)
             }
-            ExprKind::Index(base, ix) => {
+            ExprKind::Index(base, ix, check) => {
                 let (b, i) = (self.access(base), self.index(ix));
-                quote_spanned!(span=> ::parray::Access::load(#b, #i))
+                match check {
+                    Check::Checked => quote_spanned!(span=> ::parray::Access::load(#b, #i)),
+                    // SAFETY (of the generated block): `bounds::prove` showed the offset
+                    // below the extent the detour checked before starting. The user's
+                    // expressions are evaluated outside the block.
+                    Check::Proved => quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) }
+                    }),
+                }
             }
             ExprKind::Field(base, lane) => {
                 let b = self.operand(base, ATOM);
@@ -436,7 +443,7 @@ impl<'b> Writer<'b> {
             }
             ExprKind::AtomicAdd(p, v) => {
                 let (p, v) = (self.access(p), self.expr(v));
-                quote_spanned!(span=> ::parray::__private::atomic_add(::parray::Access::ptr(#p), #v))
+                quote_spanned!(span=> ::parray::AccessMut::atomic_add(#p, 0, #v))
             }
             ExprKind::MakeVector(v, args) => {
                 let t = self.elem(*v);
@@ -450,19 +457,36 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// `x = v`, `x op= v`; an element through `Access::store`.
+    /// `x = v`, `x op= v`; an element through `AccessMut::store`.
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
         let v = self.expr(value);
-        if let ExprKind::Index(base, ix) = &place.kind {
+        if let ExprKind::Index(base, ix, check) = &place.kind {
             let (b, i) = (self.access(base), self.index(ix));
-            return match op {
-                None => quote_spanned!(span=> ::parray::Access::store(#b, #i, #v)),
-                Some(op) => {
+            return match (op, check) {
+                (None, Check::Checked) => {
+                    quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
+                }
+                (Some(op), Check::Checked) => {
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
-                        let __parray_at: usize = #i;
-                        let __parray_old = ::parray::Access::load(#b, __parray_at);
-                        ::parray::Access::store(#b, __parray_at, __parray_old #op #v)
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        let __parray_old = ::parray::Access::load(__parray_b, __parray_at);
+                        ::parray::AccessMut::store(__parray_b, __parray_at, __parray_old #op #v)
+                    })
+                }
+                // SAFETY (of the generated blocks): as for a proved load; the user's
+                // expressions are evaluated outside them.
+                (None, Check::Proved) => quote_spanned!(span=> {
+                    let (__parray_b, __parray_at, __parray_v) = (#b, #i, #v);
+                    unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
+                }),
+                (Some(op), Check::Proved) => {
+                    let op = binop_tokens(op, span);
+                    quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        let __parray_old = unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) };
+                        let __parray_v = __parray_old #op #v;
+                        unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
                     })
                 }
             };
@@ -526,7 +550,8 @@ impl<'b> Writer<'b> {
 }
 
 /// A Rust path written as text (`std::f32::consts::PI`), at the user's span.
-fn path_tokens(path: &str, span: Span) -> TokenStream {
+/// A captured path (`x`, `std::f32::consts::PI`) as tokens at `span`.
+pub fn path_tokens(path: &str, span: Span) -> TokenStream {
     respan(path.parse().expect("a path parses"), span)
 }
 

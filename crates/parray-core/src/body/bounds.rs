@@ -1,0 +1,361 @@
+//! Which arrays a body reads, writes and indexes as which type, and which of its element
+//! accesses are proved within bounds.
+//!
+//! Every access `x[e]` reaches an array through a *root*: a kernel parameter, a captured
+//! host variable (pthd) or an array the body creates. Following `let p = x + e1` chains,
+//! an access is `root[d + e]` for a displacement `d`. With an interval for every integer
+//! expression (thread indices from the thread array, `for` variables from their constant
+//! ranges, immutable locals from their initialisers, `$T[...]$` offsets from their type
+//! when each index lies inside its dimension), the access is *proved* when the interval
+//! of `d + e` lies in `[0, extent)`, the extent being the array's length for a created
+//! array and, for a parameter or a capture, the largest extent of the types the body
+//! indexes it as: the detour checks before starting that the array holds that many
+//! elements (`IndexedAs` in the runtime). Proved accesses skip their run-time check.
+
+use std::collections::HashMap;
+
+use super::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Target, Ty};
+
+/// Where an access's array comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Root {
+    /// A kernel parameter or an array created in the body.
+    Local(LocalId),
+    /// A host variable captured by a pthd body (a single identifier or a path).
+    Capture(String),
+}
+
+/// What the body does with one root.
+#[derive(Debug, Clone)]
+pub struct RootUse {
+    pub root: Root,
+    /// Stored to (`x[i] = v`, `x[i] += v`, `atomic_add`), directly or through a pointer
+    /// derived from it.
+    pub written: bool,
+    /// The declared types whose `$T[...]$` forms index it, with their extents, in first-use
+    /// order.
+    pub indexed_as: Vec<(String, u64)>,
+    /// Where the body first reaches it (for messages about it).
+    pub span: proc_macro2::Span,
+}
+
+/// The result of [`prove`].
+#[derive(Debug, Clone, Default)]
+pub struct Proof {
+    pub roots: Vec<RootUse>,
+    /// Element accesses in the body, and how many of them were proved.
+    pub accesses: usize,
+    pub proved: usize,
+}
+
+impl Proof {
+    pub fn root(&self, root: &Root) -> Option<&RootUse> {
+        self.roots.iter().find(|r| r.root == *root)
+    }
+}
+
+/// Finds the body's roots and marks each access proved in bounds as [`Check::Proved`].
+/// Run after [`super::check`] (it reads the inferred types).
+pub fn prove(body: &mut Body) -> Proof {
+    // The facts read the body as it was; the marks go into the body itself.
+    let read = body.clone();
+    let mut facts = Facts::new(&read);
+    facts.stmts(&read.stmts);
+    // The extent each root is known to have: checked by the detour, or created.
+    let extents: HashMap<Root, u64> = facts
+        .uses
+        .iter()
+        .filter_map(|u| {
+            let created = match &u.root {
+                Root::Local(id) => facts.created.get(id).copied(),
+                Root::Capture(_) => None,
+            };
+            created
+                .or_else(|| u.indexed_as.iter().map(|(_, e)| *e).max())
+                .map(|e| (u.root.clone(), e))
+        })
+        .collect();
+    let mut proof = Proof {
+        roots: facts.uses.clone(),
+        ..Proof::default()
+    };
+    mark(&mut body.stmts, &facts, &extents, &mut proof);
+    proof
+}
+
+/// An inclusive range of values.
+type Interval = (i128, i128);
+
+/// Where a pointer-valued expression points: its root, its displacement from the root's
+/// first element when known, and the types of the forms that displaced it.
+#[derive(Debug, Clone)]
+struct Place {
+    root: Root,
+    displacement: Option<Interval>,
+    types: Vec<(String, u64)>,
+}
+
+impl Place {
+    fn at(root: Root, displacement: Option<Interval>) -> Place {
+        Place {
+            root,
+            displacement,
+            types: Vec::new(),
+        }
+    }
+}
+
+/// What the forward walk learned: ranges of integer locals, places of pointer locals,
+/// created arrays, and what each root is used for.
+struct Facts<'b> {
+    body: &'b Body,
+    ranges: HashMap<LocalId, Interval>,
+    places: HashMap<LocalId, Place>,
+    created: HashMap<LocalId, u64>,
+    uses: Vec<RootUse>,
+}
+
+impl<'b> Facts<'b> {
+    fn new(body: &'b Body) -> Self {
+        let mut facts = Facts {
+            body,
+            ranges: HashMap::new(),
+            places: HashMap::new(),
+            created: HashMap::new(),
+            uses: Vec::new(),
+        };
+        for (param, local) in &body.params {
+            if param.pointer {
+                let displacement = (!body.assigns(*local)).then_some((0, 0));
+                facts
+                    .places
+                    .insert(*local, Place::at(Root::Local(*local), displacement));
+            }
+        }
+        facts
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let {
+                local,
+                init: Some(init),
+                ..
+            } => {
+                self.uses_in(init);
+                let fixed = !self.body.assigns(*local);
+                // A pointer, or in a pthd body a value computed from a capture (rustc
+                // types it; it counts only where it is indexed).
+                if matches!(init.ty, Ty::Ptr(_) | Ty::Host) {
+                    if let Some(mut place) = self.place(init) {
+                        if !fixed {
+                            place.displacement = None;
+                        }
+                        self.places.insert(*local, place);
+                    }
+                } else if fixed {
+                    if let Some(r) = self.interval(init) {
+                        self.ranges.insert(*local, r);
+                    }
+                }
+            }
+            Stmt::Create { local, len, .. } => {
+                self.created.insert(*local, *len);
+                self.places
+                    .insert(*local, Place::at(Root::Local(*local), Some((0, 0))));
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                ..
+            } => {
+                self.uses_in(start);
+                self.uses_in(end);
+                if let (Some((lo, _)), Some((_, hi))) = (self.interval(start), self.interval(end)) {
+                    let hi = if *inclusive { hi } else { hi - 1 };
+                    self.ranges.insert(*var, (lo, hi.max(lo)));
+                }
+                self.stmts(body);
+            }
+            other => other.for_each_part(&mut |part| match part {
+                super::Part::Expr(e) => self.uses_in(e),
+                super::Part::Body(b) => self.stmts(b),
+            }),
+        }
+    }
+
+    /// Records the roots that `e` indexes, writes and indexes as which types.
+    fn uses_in(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Index(base, at, _) => self.access(base, Some(at), false),
+            ExprKind::Assign(_, place, _) => {
+                if let ExprKind::Index(base, at, _) = &place.kind {
+                    self.access(base, Some(at), true);
+                }
+            }
+            ExprKind::AtomicAdd(p, _) => self.access(p, None, true),
+            _ => {}
+        }
+        e.for_each_child(&mut |c| self.uses_in(c));
+    }
+
+    fn access(&mut self, base: &Expr, at: Option<&Expr>, written: bool) {
+        let Some(Place {
+            root, mut types, ..
+        }) = self.place(base)
+        else {
+            return;
+        };
+        if let Some(at) = at {
+            forms(at, &mut types);
+        }
+        let use_ = match self.uses.iter_mut().position(|u| u.root == root) {
+            Some(i) => &mut self.uses[i],
+            None => {
+                self.uses.push(RootUse {
+                    root,
+                    written: false,
+                    indexed_as: Vec::new(),
+                    span: base.span,
+                });
+                self.uses.last_mut().expect("just pushed")
+            }
+        };
+        use_.written |= written;
+        for t in types {
+            if !use_.indexed_as.contains(&t) {
+                use_.indexed_as.push(t);
+            }
+        }
+    }
+
+    /// Where a pointer-valued expression points.
+    fn place(&self, e: &Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Local(id) => self.places.get(id).cloned(),
+            ExprKind::Capture(name) => Some(Place::at(Root::Capture(name.clone()), Some((0, 0)))),
+            ExprKind::Binary(BinOp::Add, l, r) => {
+                let mut p = self.place(l)?;
+                p.displacement = p
+                    .displacement
+                    .zip(self.interval(r))
+                    .map(|(a, b)| (a.0 + b.0, a.1 + b.1));
+                forms(r, &mut p.types);
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// The values an integer expression can take, when the analysis can bound them.
+    fn interval(&self, e: &Expr) -> Option<Interval> {
+        let r = match &e.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => (*v as i128, *v as i128),
+            ExprKind::Local(id) => *self.ranges.get(id)?,
+            ExprKind::Size(n) => (*n as i128, *n as i128),
+            ExprKind::Tid(path) => {
+                let (_, t) = self.body.tids.iter().find(|(p, _)| p == path)?;
+                (0, t.expr.max(&t.vars) as i128)
+            }
+            ExprKind::Offset { off, args, .. } => {
+                // The offset's bound holds when every index lies inside its dimension.
+                for (k, a) in args.iter().enumerate() {
+                    let max = off.vars.max(crate::VarId(k as u32)) as i128;
+                    let (lo, hi) = self.interval(a)?;
+                    if lo < 0 || hi > max {
+                        return None;
+                    }
+                }
+                (off.expr.konst as i128, off.expr.max(&off.vars) as i128)
+            }
+            ExprKind::Cast(x, s) if s.is_int() => self.interval(x)?,
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.interval(l)?, self.interval(r)?);
+                match op {
+                    BinOp::Add => (a.0 + b.0, a.1 + b.1),
+                    BinOp::Sub => (a.0 - b.1, a.1 - b.0),
+                    BinOp::Mul if a.0 >= 0 && b.0 >= 0 => (a.0 * b.0, a.1 * b.1),
+                    BinOp::Div if a.0 >= 0 && b.0 > 0 => (a.0 / b.1, a.1 / b.0),
+                    BinOp::Rem if a.0 >= 0 && b.0 > 0 => (0, a.1.min(b.1 - 1)),
+                    BinOp::BitAnd if a.0 >= 0 && b.0 >= 0 => (0, a.1.min(b.1)),
+                    BinOp::Shr if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => (a.0 >> b.1, a.1 >> b.0),
+                    BinOp::Shl if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => {
+                        (a.0 << b.0, a.1.checked_shl(b.1 as u32)?)
+                    }
+                    _ => return None,
+                }
+            }
+            ExprKind::Select(_, a, b) => {
+                let (a, b) = (self.interval(a)?, self.interval(b)?);
+                (a.0.min(b.0), a.1.max(b.1))
+            }
+            _ => return None,
+        };
+        // A value its type cannot hold wraps (or panics): nothing is known then.
+        let (min, max) = self.type_range(e.ty)?;
+        (r.0 >= min && r.1 <= max).then_some(r)
+    }
+
+    /// The values of an integer type, as the target computes it.
+    fn type_range(&self, t: Ty) -> Option<Interval> {
+        let s = match t {
+            Ty::Scalar(s) => s,
+            _ => return None,
+        };
+        Some(match s {
+            Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Scalar::U32 => (0, u32::MAX.into()),
+            Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
+            Scalar::U64 => (0, u64::MAX.into()),
+            Scalar::Usize if self.body.target == Target::Cuda => (0, u32::MAX.into()),
+            Scalar::Usize => (0, u64::MAX.into()),
+            Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+        })
+    }
+}
+
+/// The declared types of the `$T[...]$` forms in `e`.
+fn forms(e: &Expr, out: &mut Vec<(String, u64)>) {
+    if let ExprKind::Offset { of, .. } = &e.kind {
+        let t = (of.type_name.clone(), of.extent);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    e.for_each_child(&mut |c| forms(c, out));
+}
+
+/// Marks the proved accesses of `stmts`, counting them in `proof`.
+fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+    fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+        if let ExprKind::Index(base, at, check) = &mut e.kind {
+            proof.accesses += 1;
+            let within = facts.place(base).and_then(|p| {
+                let extent = *extents.get(&p.root)? as i128;
+                let (d, i) = (p.displacement?, facts.interval(at)?);
+                Some(d.0 + i.0 >= 0 && d.1 + i.1 < extent)
+            });
+            if within == Some(true) {
+                *check = Check::Proved;
+                proof.proved += 1;
+            }
+        }
+        e.for_each_child_mut(&mut |c| expr(c, facts, extents, proof));
+    }
+    for s in stmts {
+        s.for_each_part_mut(&mut |part| match part {
+            super::PartMut::Expr(e) => expr(e, facts, extents, proof),
+            super::PartMut::Body(b) => mark(b, facts, extents, proof),
+        });
+    }
+}

@@ -1,0 +1,366 @@
+//! `Array<T>`: storage that knows its parray type (layout, element, memory kind).
+//!
+//! `T::create()` gives one; it is freed when dropped (`#destroy`). Host code reads and
+//! writes elements by typed index (`a.at([i, j])`, `a.set([i, j], v)`) or by offset
+//! (`a[off]`), every access checked; handles into it ([`Ptr`], [`PtrMut`]) borrow it. An
+//! array may be looked at as another type that views its storage ([`Array::view`]).
+
+use std::marker::PhantomData;
+use std::ops::{Add, Index, IndexMut};
+
+use parray_core::MemKind;
+
+use crate::buffer::Buffer;
+use crate::elem::Element;
+use crate::error::{DetourSite, Error, Result};
+use crate::ptr::{Access, Ptr, PtrMut};
+use crate::types::{DataType, ViewOf};
+
+/// An array of the parray type `T`, owning its storage (`T::EXTENT` elements of
+/// `T::Elem`, zeroed, in `T::MEM` memory).
+#[repr(transparent)]
+pub struct Array<T: DataType> {
+    buf: Buffer<T::Elem>,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: DataType> Array<T> {
+    /// `#create`: zeroed storage for one value of `T`. Views (no memory kind) and `smem` or
+    /// `rmem` types (which exist only inside cuda bodies) are refused.
+    pub fn new() -> Result<Self> {
+        let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
+        Ok(Array {
+            buf: Buffer::new(T::NAME, mem, T::EXTENT)?,
+            _type: PhantomData,
+        })
+    }
+
+    /// The number of elements of storage.
+    pub fn extent(&self) -> usize {
+        self.buf.extent()
+    }
+
+    /// Where the storage lives.
+    pub fn mem(&self) -> MemKind {
+        self.buf.mem()
+    }
+
+    /// The parray type the array was created as.
+    pub fn type_name(&self) -> &'static str {
+        self.buf.type_name()
+    }
+
+    /// A handle reading element 0, borrowing the array.
+    pub fn ptr(&self) -> Ptr<'_, T::Elem> {
+        // SAFETY: the buffer's elements live as long as the shared borrow, which keeps
+        // every writer away.
+        unsafe { Ptr::from_raw_parts(self.buf.raw()) }
+    }
+
+    /// A handle reading and writing element 0, borrowing the array exclusively.
+    pub fn ptr_mut(&mut self) -> PtrMut<'_, T::Elem> {
+        // SAFETY: the buffer's elements live as long as the exclusive borrow, during which
+        // every access goes through this handle and its copies, atomically.
+        unsafe { PtrMut::from_raw_parts(self.buf.raw()) }
+    }
+
+    /// The same storage seen as the type `V`, which views it: a detour or a function that
+    /// takes `&Array<V>` then indexes it as `V`.
+    ///
+    /// # Panics
+    /// If `V` declares a memory kind other than the storage's (possible only with a
+    /// hand-written `ViewOf`).
+    #[track_caller]
+    pub fn view<V: ViewOf<T>>(&self) -> &Array<V> {
+        self.as_type::<V>().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Array::view`], mutably.
+    #[track_caller]
+    pub fn view_mut<V: ViewOf<T>>(&mut self) -> &mut Array<V> {
+        self.as_type_mut::<V>().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The same storage as another type `V` of the same element that it does not view by
+    /// declaration (two names for one row-major layout, say): an error unless `V`'s extent
+    /// fits in the storage and `V`'s memory kind is the storage's (or `V` is a view).
+    pub fn as_type<V: DataType<Elem = T::Elem>>(&self) -> Result<&Array<V>> {
+        self.fits::<V>()?;
+        // SAFETY: `Array` is `repr(transparent)` over `Buffer<Elem>`, and `V::Elem` is
+        // `T::Elem`: the two types have one layout. `V`'s memory kind is the storage's
+        // (checked above), which `Array`'s accesses rely on.
+        Ok(unsafe { &*(self as *const Array<T>).cast::<Array<V>>() })
+    }
+
+    /// [`Array::as_type`], mutably.
+    pub fn as_type_mut<V: DataType<Elem = T::Elem>>(&mut self) -> Result<&mut Array<V>> {
+        self.fits::<V>()?;
+        // SAFETY: as in `as_type`; the exclusive borrow passes to the result.
+        Ok(unsafe { &mut *(self as *mut Array<T>).cast::<Array<V>>() })
+    }
+
+    fn fits<V: DataType>(&self) -> Result<()> {
+        if V::MEM.is_some_and(|m| m != self.mem()) || V::EXTENT > self.extent() {
+            return Err(Error::NotAView {
+                type_name: self.type_name(),
+                mem: self.mem(),
+                extent: self.extent(),
+                view: V::NAME,
+                view_extent: V::EXTENT,
+            });
+        }
+        Ok(())
+    }
+
+    /// The element at `index` (one index per top-level dimension: `a.at([i, j])` is
+    /// `$T[i][j]$`), for host memory. Each index is checked against its dimension.
+    ///
+    /// # Panics
+    /// If an index is out of its dimension, or the array is dmem (see [`Array::to_vec`]).
+    #[track_caller]
+    pub fn at(&self, index: T::Index) -> T::Elem {
+        self.ptr().load(T::offset(index))
+    }
+
+    /// Writes the element at `index` (see [`Array::at`]).
+    #[track_caller]
+    pub fn set(&mut self, index: T::Index, v: T::Elem) {
+        let off = T::offset(index);
+        self[off] = v;
+    }
+
+    /// The elements, for host memory (`paged`, `pinned`); dmem is refused under every
+    /// backend, so that host code that works under the emulation also works on a GPU.
+    pub fn as_slice(&self) -> Result<&[T::Elem]> {
+        self.buf.as_slice()
+    }
+
+    /// The elements, mutably, for host memory (see [`Array::as_slice`]).
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T::Elem]> {
+        self.buf.as_mut_slice()
+    }
+
+    /// Copies `src` into the array (host to device for dmem); `src.len()` must equal the
+    /// extent.
+    pub fn copy_from_slice(&mut self, src: &[T::Elem]) -> Result<()> {
+        self.buf.copy_from_slice(src)
+    }
+
+    /// Copies the elements out (device to host for dmem).
+    pub fn to_vec(&self) -> Result<Vec<T::Elem>> {
+        self.buf.to_vec()
+    }
+
+    /// Sets every element to `v`.
+    pub fn fill(&mut self, v: T::Elem) -> Result<()> {
+        self.buf.fill(v)
+    }
+}
+
+impl<T: DataType> Array<T> {
+    /// The host address of element `off`, checked; a type declared `paged` or `pinned`
+    /// (the array's or the one it views) is host memory, and only the bounds need a check.
+    #[inline(always)]
+    #[track_caller]
+    fn host_element(&self, off: usize) -> *mut T::Elem {
+        let raw = self.buf.raw();
+        match T::MEM {
+            Some(MemKind::Paged | MemKind::Pinned) => raw.at_host(off),
+            _ => raw.at(off),
+        }
+    }
+}
+
+impl<T: DataType> Access<T::Elem> for Array<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn load(&self, off: usize) -> T::Elem {
+        self.ptr().load(off)
+    }
+
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, off: usize) -> T::Elem {
+        // SAFETY: forwarded.
+        unsafe { self.ptr().load_unchecked(off) }
+    }
+}
+
+impl<T: DataType> Index<usize> for Array<T> {
+    type Output = T::Elem;
+
+    /// The element at offset `off` (host memory; checked in every build).
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, off: usize) -> &T::Elem {
+        let p = self.host_element(off);
+        // SAFETY: `at` gives an in-bounds host element; the shared borrow of the array
+        // keeps writers away while the reference lives.
+        unsafe { &*p }
+    }
+}
+
+impl<T: DataType> IndexMut<usize> for Array<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, off: usize) -> &mut T::Elem {
+        let p = self.host_element(off);
+        // SAFETY: as in `index`; the exclusive borrow makes the reference unique.
+        unsafe { &mut *p }
+    }
+}
+
+/// `a + off` on an array: a read handle, as a C program's `a + off`.
+impl<'a, T: DataType> Add<usize> for &'a Array<T> {
+    type Output = Ptr<'a, T::Elem>;
+
+    #[inline(always)]
+    fn add(self, off: usize) -> Ptr<'a, T::Elem> {
+        self.ptr() + off
+    }
+}
+
+/// `a + off` in a detour body on a captured `&Array` (the body borrows what it captures).
+impl<'a, T: DataType> Add<usize> for &&'a Array<T> {
+    type Output = Ptr<'a, T::Elem>;
+
+    #[inline(always)]
+    fn add(self, off: usize) -> Ptr<'a, T::Elem> {
+        self.ptr() + off
+    }
+}
+
+impl<T: DataType> std::fmt::Debug for Array<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Array<{}>({} {}, extent {})",
+            T::NAME,
+            self.mem(),
+            <T::Elem as Element>::ELEM,
+            self.extent()
+        )
+    }
+}
+
+/// What a detour's generated code asks of the values it is given, by method call (so
+/// that `a`, `&a`, `&mut a` and handles all work); not for users.
+#[doc(hidden)]
+pub mod handles {
+    use super::*;
+
+    /// The handle a cuda detour passes for an argument it only reads: a read handle of an
+    /// array, or the handle itself. Taken by value (`(a).parray_handle()`, autoref
+    /// finding `&Array`), so that `a`, `&a` and `&mut a` all work.
+    pub trait Handles<'a, E: Element> {
+        type Handle: Copy;
+        fn parray_handle(self) -> Self::Handle;
+    }
+
+    impl<'a, T: DataType> Handles<'a, T::Elem> for &'a Array<T> {
+        type Handle = Ptr<'a, T::Elem>;
+        fn parray_handle(self) -> Ptr<'a, T::Elem> {
+            self.ptr()
+        }
+    }
+
+    impl<'a, E: Element> Handles<'a, E> for Ptr<'a, E> {
+        type Handle = Ptr<'a, E>;
+        fn parray_handle(self) -> Ptr<'a, E> {
+            self
+        }
+    }
+
+    impl<'a, E: Element> Handles<'a, E> for PtrMut<'a, E> {
+        type Handle = PtrMut<'a, E>;
+        fn parray_handle(self) -> PtrMut<'a, E> {
+            self
+        }
+    }
+
+    /// The handle a detour writes through: the array borrowed exclusively (autoref finds
+    /// `&mut Array`; a shared reference is refused by the borrow checker), or a write
+    /// handle.
+    #[diagnostic::on_unimplemented(
+        message = "the detour writes to this `{Self}`, which cannot be written",
+        note = "pass an array the detour may write (`&mut a`) or a `PtrMut`"
+    )]
+    pub trait Writable<'a, E: Element> {
+        fn parray_writable(self) -> PtrMut<'a, E>;
+    }
+
+    impl<'a, T: DataType> Writable<'a, T::Elem> for &'a mut Array<T> {
+        fn parray_writable(self) -> PtrMut<'a, T::Elem> {
+            self.ptr_mut()
+        }
+    }
+
+    impl<'a, E: Element> Writable<'a, E> for PtrMut<'a, E> {
+        fn parray_writable(self) -> PtrMut<'a, E> {
+            self
+        }
+    }
+
+    /// A value a detour indexes as the type `M`: an array of a type `M` views, or a
+    /// handle (whose remaining elements the detour checks).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is indexed as the parray type `{M}`, which does not view it",
+        note = "pass an array of `{M}` (or of a type `{M}` is declared as a view of)"
+    )]
+    pub trait IndexedAs<M: DataType> {
+        /// Elements from the designated one to the end of the storage.
+        fn parray_remaining(&self) -> usize;
+    }
+
+    impl<M: DataType, T: DataType> IndexedAs<M> for Array<T>
+    where
+        M: ViewOf<T>,
+    {
+        fn parray_remaining(&self) -> usize {
+            self.extent()
+        }
+    }
+
+    impl<M: DataType> IndexedAs<M> for Ptr<'_, M::Elem> {
+        fn parray_remaining(&self) -> usize {
+            self.remaining()
+        }
+    }
+
+    impl<M: DataType> IndexedAs<M> for PtrMut<'_, M::Elem> {
+        fn parray_remaining(&self) -> usize {
+            self.remaining()
+        }
+    }
+
+    impl<M: DataType, A: IndexedAs<M> + ?Sized> IndexedAs<M> for &A {
+        fn parray_remaining(&self) -> usize {
+            (**self).parray_remaining()
+        }
+    }
+
+    impl<M: DataType, A: IndexedAs<M> + ?Sized> IndexedAs<M> for &mut A {
+        fn parray_remaining(&self) -> usize {
+            (**self).parray_remaining()
+        }
+    }
+
+    /// Before a detour runs: `value` (the detour's `name`) is indexed as `M`, so it must
+    /// hold `M::EXTENT` elements (the accesses proved within `M` rely on it).
+    pub fn indexed_as<M: DataType, A: IndexedAs<M> + ?Sized>(
+        value: &A,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        let have = value.parray_remaining();
+        if have < M::EXTENT {
+            return Err(Error::TooSmall {
+                site,
+                name,
+                indexed_as: M::NAME,
+                need: M::EXTENT,
+                have,
+            });
+        }
+        Ok(())
+    }
+}

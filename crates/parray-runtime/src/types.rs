@@ -1,0 +1,85 @@
+//! The traits every `parray!` declaration implements: its constants and offset function at
+//! compile time, its resolved tree at run time, and which types view which storage.
+
+use parray_core::{DimRef, MemKind, Module};
+
+use crate::elem::Element;
+
+/// A data type declared with `parray!`.
+pub trait DataType: Copy + 'static {
+    /// The element type (`float` is `f32`...).
+    type Elem: Element;
+    /// One index per top-level dimension: `[usize; RANK]`.
+    type Index: Copy;
+    /// The declared name.
+    const NAME: &'static str;
+    /// Where values of this type live (`None` for a pure view).
+    const MEM: Option<MemKind>;
+    /// Number of elements (`$size(T)$`).
+    const SIZE: usize;
+    /// Elements of storage a value needs (largest offset plus one).
+    const EXTENT: usize;
+    /// The number of top-level dimensions.
+    const RANK: usize;
+    /// The size of each top-level dimension (`$dim(T_0)$`, ...).
+    const DIMS: &'static [usize];
+
+    /// The offset of the element with one index per top-level dimension (`$T[i][j]$`), the
+    /// offset compiler's simplified expression; each index is checked against its
+    /// dimension's size in every build (a panic naming the type and the dimension).
+    fn offset(index: Self::Index) -> usize;
+
+    /// [`DataType::offset`] from a slice of `RANK` indices, for code generic over the
+    /// type (`$T[i][j]$` with `T` a type parameter); a slice of another length panics.
+    fn offset_of(index: &[usize]) -> usize;
+
+    /// The resolved declarations this type belongs to: the type as a run-time value.
+    fn module() -> &'static Module;
+
+    /// The type's root dimension in [`DataType::module`].
+    fn dim() -> DimRef {
+        Self::module()
+            .lookup(Self::NAME)
+            .expect("a declared type resolves")
+    }
+}
+
+/// `Self` views the storage of an array of type `S`: an `Array<S>` may be indexed as
+/// `Self` (by a detour's `$Self[...]$`, or through [`crate::Array::view`]).
+///
+/// `parray!` implements it for every type and itself, and for a type that refers to the
+/// dimensions of another (`#parray {float [#A_1][[#A_0][#A_2]]} M` views `A`) when the
+/// elements are the same, the memory kinds agree and the view's extent fits in the
+/// storage's. It is a statement of intent checked by the compiler, not a safety
+/// condition: every access is checked against (or proved within) the array's actual
+/// extent.
+#[diagnostic::on_unimplemented(
+    message = "an array of `{S}` cannot be indexed as `{Self}`",
+    label = "indexed as `{Self}` here",
+    note = "index an array of `{Self}`, or declare `{Self}` as a view of `{S}` (a type built from `{S}`'s dimensions, such as `[#{S}_0][#{S}_1]`) with the same element, memory kind and an extent that fits"
+)]
+pub trait ViewOf<S: DataType>: DataType<Elem = S::Elem> {}
+
+/// The kinds of threads a thread array runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadArrayKind {
+    Pthd,
+    Cuda,
+    Mpi,
+}
+
+/// A thread array declared with `parray!`.
+pub trait ThreadArray: Copy + 'static {
+    const NAME: &'static str;
+    /// Number of threads (`$size(T)$`).
+    const THREADS: usize;
+    const KIND: ThreadArrayKind;
+
+    fn module() -> &'static Module;
+
+    fn dim() -> DimRef {
+        Self::module()
+            .lookup(Self::NAME)
+            .expect("a declared type resolves")
+    }
+}
