@@ -15,5 +15,6 @@ pub mod ptr;
 pub use buffer::Buffer;
 pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
 pub use error::{DetourSite, Error, Result, ThreadId};
+pub use gpu::{Device, DeviceId};
 pub use pthd::{detour, ThreadCtx};
 pub use ptr::{Access, Ptr};

@@ -7,6 +7,7 @@ use parray_core::MemKind;
 
 use crate::elem::Element;
 use crate::gpu::emulate::{atomic_add, AtomicAdd};
+use crate::gpu::DeviceId;
 
 /// Element access shared by owners ([`crate::Buffer`]) and handles ([`Ptr`]), so that a
 /// detour body compiles whichever of the two it captured.
@@ -61,6 +62,8 @@ pub struct Ptr<T: Element> {
     /// Whether elements may be accessed through `base`: false for dmem (except in an
     /// emulated kernel's view). Invariant: when true, `base` is a host address (not null).
     access: bool,
+    /// The device of a buffer's dmem, which launches run on; `None` for other memory.
+    pub(crate) device: Option<DeviceId>,
 }
 
 // SAFETY: a Ptr is an address; sharing it between threads is the point (see `Access`).
@@ -70,13 +73,14 @@ unsafe impl<T: Element> Sync for Ptr<T> {}
 
 impl<T: Element> Ptr<T> {
     /// A handle to element 0 of a buffer (host memory: `base`; GPU memory: null `base`
-    /// and the device address `dev`).
+    /// and the device address `dev`; dmem: on `device`).
     pub(crate) fn new(
         base: *mut T,
         dev: u64,
         extent: usize,
         type_name: &'static str,
         mem: MemKind,
+        device: Option<DeviceId>,
     ) -> Self {
         Ptr {
             base,
@@ -86,6 +90,7 @@ impl<T: Element> Ptr<T> {
             type_name,
             mem,
             access: mem != MemKind::Dmem && !base.is_null(),
+            device,
         }
     }
 
@@ -112,7 +117,7 @@ impl<T: Element> Ptr<T> {
         type_name: &'static str,
         mem: MemKind,
     ) -> Self {
-        Ptr::new(base, 0, extent, type_name, mem)
+        Ptr::new(base, 0, extent, type_name, mem, None)
     }
 
     /// The host address of element 0 of the buffer (null for GPU memory); for the buffer's
