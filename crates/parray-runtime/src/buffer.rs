@@ -21,7 +21,7 @@ pub struct Buffer<T: Element> {
     /// Handle to element 0; every access goes through it.
     ptr: Ptr<T>,
     storage: Storage<T>,
-    /// The device of dmem, whose stream its copies use; `None` for host memory.
+    /// The device of dmem ([`Buffer::device`]); `None` for host memory.
     device: Option<Device>,
 }
 
