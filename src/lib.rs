@@ -13,8 +13,8 @@ pub use parray_core as core;
 pub use parray_core::MemKind;
 pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
-    gpu, Access, AccessMut, Array, DataType, DetourSite, Double2, Element, Error, Float2, Float4,
-    Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId, ViewOf,
+    gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element, Error, Float2,
+    Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId, ViewOf,
 };
 
 /// What a Parray program needs in scope.

@@ -74,20 +74,26 @@ pub fn device_copy_ms<S: DataType, D: DataType>(
     dst: &Array<D>,
     bytes: usize,
 ) -> Result<f64> {
-    let ctx = parray::gpu::cuda_context().expect("only called with the cuda backend");
-    let stream = ctx.default_stream();
+    let stream = src
+        .device()
+        .and_then(parray::gpu::Device::stream)
+        .expect("only called with dmem on a GPU");
     let (s, d) = (
         src.ptr().device_address().expect("dmem on the GPU"),
         dst.ptr().device_address().expect("dmem on the GPU"),
     );
+    let driver_error = |e: cudarc::driver::DriverError| parray::Error::Driver {
+        type_name: src.type_name(),
+        operation: "device-to-device copy",
+        reason: e.to_string(),
+    };
+    // The raw call below runs in whatever context is bound to this thread: bind src's.
+    stream.context().bind_to_thread().map_err(driver_error)?;
     Ok(median_seconds(20, true, || {
-        // SAFETY: both buffers hold at least `bytes` bytes on this device.
+        // SAFETY: both buffers hold at least `bytes` bytes of GPU memory (unified
+        // addressing tells the driver each one's device).
         unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, stream.cu_stream()) }
-            .map_err(|e| parray::Error::Driver {
-                type_name: src.type_name(),
-                operation: "device-to-device copy",
-                reason: e.to_string(),
-            })
+            .map_err(driver_error)
     })? * 1e3)
 }
 

@@ -248,6 +248,11 @@ fn type_items(
                             #vis fn create() -> ::parray::Result<::parray::Array<#ident>> {
                                 ::parray::Array::new()
                             }
+
+                            /// `#create` on `device` (dmem goes there).
+                            #vis fn create_on(device: &::parray::Device) -> ::parray::Result<::parray::Array<#ident>> {
+                                ::parray::Array::new_on(device)
+                            }
                         }
                     }
                 }

@@ -13,6 +13,7 @@ use parray_core::MemKind;
 use crate::buffer::Buffer;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
+use crate::gpu::Device;
 use crate::ptr::{Access, Ptr, PtrMut};
 use crate::types::{DataType, ViewOf};
 
@@ -25,14 +26,30 @@ pub struct Array<T: DataType> {
 }
 
 impl<T: DataType> Array<T> {
-    /// `#create`: zeroed storage for one value of `T`. Views (no memory kind) and `smem` or
-    /// `rmem` types (which exist only inside cuda bodies) are refused.
+    /// `#create`: zeroed storage for one value of `T`, dmem on the calling thread's current
+    /// device ([`Device::current`]). Views (no memory kind) and `smem` or `rmem` types
+    /// (which exist only inside cuda bodies) are refused.
     pub fn new() -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
             buf: Buffer::new(T::NAME, mem, T::EXTENT)?,
             _type: PhantomData,
         })
+    }
+
+    /// [`Array::new`] on `device`: dmem goes there (a cuda detour runs on the device of
+    /// its arrays).
+    pub fn new_on(device: &Device) -> Result<Self> {
+        let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
+        Ok(Array {
+            buf: Buffer::new_on(T::NAME, mem, T::EXTENT, device)?,
+            _type: PhantomData,
+        })
+    }
+
+    /// The device of a dmem array; `None` for host memory.
+    pub fn device(&self) -> Option<&Device> {
+        self.buf.device()
     }
 
     /// The number of elements of storage.

@@ -9,7 +9,7 @@ use parray_core::MemKind;
 
 use crate::elem::Element;
 use crate::error::{Error, Result};
-use crate::gpu::context::{self, Backend};
+use crate::gpu::{cuda_context, Device};
 use crate::ptr::Raw;
 
 /// Host allocations are aligned to a cache line, so that vector loads and the paper's
@@ -21,6 +21,8 @@ pub(crate) struct Buffer<T: Element> {
     /// Element 0; every handle starts from it.
     raw: Raw<T>,
     storage: Storage<T>,
+    /// The device of dmem ([`Buffer::device`]); `None` for host memory.
+    device: Option<Device>,
 }
 
 // SAFETY: the buffer owns its elements as a `Vec` does: moving it to another thread moves
@@ -40,13 +42,45 @@ enum Storage<T> {
 }
 
 impl<T: Element> Buffer<T> {
-    /// Allocates `extent` zeroed elements of `mem` memory for the type `type_name`.
+    /// Allocates `extent` zeroed elements of `mem` memory for the type `type_name`, dmem
+    /// on the calling thread's current device ([`Device::current`]).
     ///
     /// `Paged` is 64-byte-aligned host memory; `Pinned` is page-locked when a CUDA driver
-    /// is present (else host memory, said once on stderr); `Dmem` is GPU memory under the
-    /// cuda backend and host memory under the CPU emulation. `Smem`/`Rmem` are rejected:
-    /// they exist only inside cuda detour bodies.
+    /// is present (else host memory, said once on stderr); `Dmem` is GPU memory on a GPU
+    /// and host memory on an emulated device. `Smem`/`Rmem` are rejected: they exist only
+    /// inside cuda detour bodies.
     pub(crate) fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
+        let device = match mem {
+            MemKind::Dmem => Some(Device::current()?),
+            // Host memory is on no device; pinned memory only prefers the current one.
+            MemKind::Pinned => Device::current().ok(),
+            MemKind::Paged | MemKind::Smem | MemKind::Rmem => None,
+        };
+        Self::allocate(type_name, mem, extent, device)
+    }
+
+    /// [`Buffer::new`] on `device`: dmem goes there, and pinned memory is pinned through
+    /// its context when it is a GPU (the memory is usable from every device either way).
+    pub(crate) fn new_on(
+        type_name: &'static str,
+        mem: MemKind,
+        extent: usize,
+        device: &Device,
+    ) -> Result<Self> {
+        Self::allocate(type_name, mem, extent, Some(device.clone()))
+    }
+
+    /// The device of dmem; `None` for host memory (`paged`, `pinned`).
+    pub(crate) fn device(&self) -> Option<&Device> {
+        self.device.as_ref()
+    }
+
+    fn allocate(
+        type_name: &'static str,
+        mem: MemKind,
+        extent: usize,
+        device: Option<Device>,
+    ) -> Result<Self> {
         // Checked here once: cudarc's allocators would panic on an overflowing size.
         let bytes = extent
             .checked_mul(std::mem::size_of::<T>())
@@ -56,14 +90,20 @@ impl<T: Element> Buffer<T> {
         let host = || host::<T>(bytes).ok_or_else(|| fail("out of memory".into()));
         let (base, dev, storage) = match mem {
             MemKind::Paged => host()?,
-            MemKind::Pinned => match context::cuda() {
-                Some(cuda) if extent > 0 => {
-                    // PORTABLE, not cudarc's default WRITECOMBINED: host code reads pinned
-                    // arrays, and write-combined memory is uncached for host reads.
+            // The device's context when it is a GPU, else GPU 0's when there is one.
+            MemKind::Pinned => match device
+                .as_ref()
+                .and_then(Device::context)
+                .cloned()
+                .or_else(cuda_context)
+            {
+                Some(ctx) if extent > 0 => {
+                    // PORTABLE (usable from every context), not cudarc's default
+                    // WRITECOMBINED: host code reads pinned arrays, and write-combined
+                    // memory is uncached for host reads.
                     // SAFETY: zeroed below before any use.
                     let mut slice = unsafe {
-                        cuda.ctx
-                            .alloc_pinned_with_flags::<T>(extent, sys::CU_MEMHOSTALLOC_PORTABLE)
+                        ctx.alloc_pinned_with_flags::<T>(extent, sys::CU_MEMHOSTALLOC_PORTABLE)
                     }
                     .map_err(|e| fail(e.to_string()))?;
                     let base = slice.as_mut_ptr().map_err(|e| fail(e.to_string()))?;
@@ -71,8 +111,8 @@ impl<T: Element> Buffer<T> {
                     unsafe { base.write_bytes(0, extent) };
                     (base, 0, Storage::Pinned { _owner: slice })
                 }
-                cuda => {
-                    if cuda.is_none() {
+                ctx => {
+                    if ctx.is_none() {
                         static SAID: Once = Once::new();
                         SAID.call_once(|| {
                             eprintln!(
@@ -83,22 +123,32 @@ impl<T: Element> Buffer<T> {
                     host()?
                 }
             },
-            MemKind::Dmem => match (context::backend()?, context::cuda()) {
-                (Backend::Cuda, Some(cuda)) => {
-                    let slice = cuda
-                        .stream
+            MemKind::Dmem => match device.as_ref().and_then(Device::stream) {
+                Some(stream) => {
+                    let slice = stream
                         .alloc_zeros::<T>(extent)
                         .map_err(|e| fail(e.to_string()))?;
-                    let dev = slice.device_ptr(&cuda.stream).0;
+                    let dev = slice.device_ptr(stream).0;
                     (std::ptr::null_mut(), dev, Storage::Device(slice))
                 }
-                _ => host()?,
+                // An emulated device's memory is the host's.
+                None => host()?,
             },
             MemKind::Smem | MemKind::Rmem => return Err(Error::NotCreatable { type_name, mem }),
         };
+        // Only dmem is on a device.
+        let device = device.filter(|_| mem == MemKind::Dmem);
         Ok(Buffer {
-            raw: Raw::new(base, dev, extent, type_name, mem),
+            raw: Raw::new(
+                base,
+                dev,
+                extent,
+                type_name,
+                mem,
+                device.as_ref().map(Device::id),
+            ),
             storage,
+            device,
         })
     }
 
@@ -144,10 +194,13 @@ impl<T: Element> Buffer<T> {
         }
         let type_name = self.type_name();
         match &mut self.storage {
-            Storage::Device(slice) => device_op(type_name, "host-to-device copy", |stream| {
-                stream.memcpy_htod(src, slice)?;
-                stream.synchronize()
-            }),
+            Storage::Device(slice) => {
+                let stream = slice.stream().clone();
+                device_op(type_name, "host-to-device copy", || {
+                    stream.memcpy_htod(src, slice)?;
+                    stream.synchronize()
+                })
+            }
             Storage::Host(_) | Storage::Pinned { .. } => {
                 // SAFETY: host memory of `extent` elements, exclusively borrowed.
                 let dst = unsafe { std::slice::from_raw_parts_mut(self.raw.base_ptr(), src.len()) };
@@ -160,13 +213,12 @@ impl<T: Element> Buffer<T> {
     /// Copies the elements out (device to host for dmem).
     pub(crate) fn to_vec(&self) -> Result<Vec<T>> {
         match &self.storage {
-            Storage::Device(slice) => {
-                device_op(self.type_name(), "device-to-host copy", |stream| {
-                    let v = stream.clone_dtoh(slice)?;
-                    stream.synchronize()?;
-                    Ok(v)
-                })
-            }
+            Storage::Device(slice) => device_op(self.type_name(), "device-to-host copy", || {
+                let stream = slice.stream();
+                let v = stream.clone_dtoh(slice)?;
+                stream.synchronize()?;
+                Ok(v)
+            }),
             Storage::Host(_) | Storage::Pinned { .. } => {
                 // SAFETY: `extent` initialised host elements owned by `self`.
                 Ok(
@@ -202,18 +254,14 @@ impl<T: Element> Buffer<T> {
     }
 }
 
-/// Runs a driver operation on the runtime's stream, naming the buffer in its error.
+/// Runs a driver operation on a GPU buffer, naming the buffer in its error. The
+/// operations use the stream the memory was allocated on: its device's stream.
 fn device_op<R>(
     type_name: &'static str,
     operation: &'static str,
-    op: impl FnOnce(
-        &std::sync::Arc<cudarc::driver::CudaStream>,
-    ) -> std::result::Result<R, cudarc::driver::DriverError>,
+    op: impl FnOnce() -> std::result::Result<R, cudarc::driver::DriverError>,
 ) -> Result<R> {
-    let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
-        reason: "a device buffer exists but the CUDA context is gone".into(),
-    })?;
-    op(&cuda.stream).map_err(|e| Error::Driver {
+    op().map_err(|e| Error::Driver {
         type_name,
         operation,
         reason: e.to_string(),

@@ -4,6 +4,8 @@ use std::fmt;
 
 use parray_core::MemKind;
 
+use crate::gpu::DeviceId;
+
 /// Where a detour is in the user's source. Errors and launches hold it as a
 /// `&'static DetourSite` (the macros write a constant, promoted to a static), which keeps
 /// `Error` small enough to return by value.
@@ -172,6 +174,33 @@ pub enum Error {
     /// `PARRAY_BACKEND` holds a value other than `cuda`, `emulate` or `auto`.
     #[error("parray: PARRAY_BACKEND={value:?} is not one of cuda, emulate, auto")]
     BadBackend { value: String },
+
+    /// `PARRAY_EMULATED_DEVICES` holds something other than a number of devices.
+    #[error("parray: PARRAY_EMULATED_DEVICES={value:?} is not a number of devices (1 or more)")]
+    BadEmulatedDevices { value: String },
+
+    /// `Device::nth` was asked for a device the backend does not have.
+    #[error("parray: there is no device {ordinal}: this process has {count} {what}")]
+    NoSuchDevice {
+        ordinal: usize,
+        count: usize,
+        /// The backend's devices, in words.
+        what: &'static str,
+    },
+
+    /// A cuda detour was given pointers into two devices' memory: kernel argument
+    /// `argument` is on `device`, argument `first` on `first_device` (counted from 0).
+    #[error(
+        "parray: {site}: kernel argument {argument} is on {device}, but argument {first} is \
+         on {first_device}; the arrays of one launch must be on one device"
+    )]
+    DeviceMismatch {
+        site: &'static DetourSite,
+        first: usize,
+        first_device: DeviceId,
+        argument: usize,
+        device: DeviceId,
+    },
 
     /// A CUDA driver call failed outside a kernel launch (copies, synchronisation).
     #[error("parray: CUDA {operation} of {type_name} failed: {reason}")]

@@ -18,6 +18,7 @@ pub mod types;
 pub use array::Array;
 pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
 pub use error::{DetourSite, Error, Result, ThreadId};
+pub use gpu::{Device, DeviceId};
 pub use pthd::{detour, ThreadCtx};
 pub use ptr::{Access, AccessMut, Ptr, PtrMut};
 pub use types::{DataType, ThreadArray, ThreadArrayKind, ViewOf};

@@ -32,6 +32,7 @@ use parray_core::MemKind;
 
 use crate::elem::{load_relaxed, store_relaxed, Element};
 use crate::gpu::emulate::AtomicAdd;
+use crate::gpu::DeviceId;
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
 /// and what is needed to check and report accesses.
@@ -49,6 +50,8 @@ pub(crate) struct Raw<T: Element> {
     /// emulated kernel's view). Invariant: when true, `base` is a host address (not null)
     /// of `extent` initialised elements, valid while the handle's borrow lasts.
     access: bool,
+    /// The device of a buffer's dmem, which launches run on; `None` for other memory.
+    pub(crate) device: Option<DeviceId>,
 }
 
 impl<T: Element> Raw<T> {
@@ -60,6 +63,7 @@ impl<T: Element> Raw<T> {
         extent: usize,
         type_name: &'static str,
         mem: MemKind,
+        device: Option<DeviceId>,
     ) -> Self {
         Raw {
             base,
@@ -69,6 +73,7 @@ impl<T: Element> Raw<T> {
             type_name,
             mem,
             access: mem != MemKind::Dmem && !base.is_null(),
+            device,
         }
     }
 
@@ -150,6 +155,10 @@ impl<T: Element> Raw<T> {
             access: self.access || !self.base.is_null(),
             ..self
         }
+    }
+
+    fn device(&self) -> Option<DeviceId> {
+        self.device
     }
 
     fn device_address(&self) -> Option<u64> {
@@ -262,6 +271,12 @@ macro_rules! handle_common {
             /// The host address of the designated element; null for memory on the GPU.
             pub fn host_address(&self) -> *mut T {
                 self.raw.host_address()
+            }
+
+            /// The device of the array's dmem, which launches run on; `None` for other
+            /// memory.
+            pub fn device(&self) -> Option<DeviceId> {
+                self.raw.device()
             }
 
             /// The device address of the designated element, for GPU memory; `None` for

@@ -1,30 +1,24 @@
-//! Which backend runs cuda thread arrays, and the one CUDA context of the process.
+//! Which backend runs cuda thread arrays by default: the kind of the process's devices.
 
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaContext;
 
 use crate::error::{Error, Result};
+use crate::gpu::device::{open_cuda, Device};
 
-/// What runs the body of a cuda detour.
+/// What runs the body of a cuda detour on the process's default devices
+/// ([`Device::nth`], [`Device::current`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// NVRTC-compiled kernels on GPU 0.
+    /// NVRTC-compiled kernels on the GPUs.
     Cuda,
-    /// The CPU emulation of the grid (`gpu::emulate`).
+    /// The CPU emulation of the grid (`gpu::emulate`), on emulated devices.
     Emulate,
 }
 
-/// The process's CUDA device 0: its context and the one stream every copy and launch
-/// uses, so that they are ordered without events.
-pub(crate) struct Cuda {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-}
-
 /// The backend, chosen once per process from `PARRAY_BACKEND` (`cuda`, `emulate`, or
-/// unset/`auto`: cuda when a driver and a device are present, else the emulation, said
+/// unset/`auto`: cuda when a driver and GPU 0 are present, else the emulation, said
 /// once on stderr).
 pub fn backend() -> Result<Backend> {
     static BACKEND: OnceLock<Result<Backend>> = OnceLock::new();
@@ -32,13 +26,13 @@ pub fn backend() -> Result<Backend> {
         .get_or_init(|| {
             let choice = std::env::var("PARRAY_BACKEND").unwrap_or_default();
             match choice.as_str() {
-                "cuda" => probe()
+                "cuda" => open_cuda(0)
                     .map(|_| Backend::Cuda)
                     .map_err(|reason| Error::CudaUnavailable {
                         reason: format!("PARRAY_BACKEND=cuda, but {reason}"),
                     }),
                 "emulate" => Ok(Backend::Emulate),
-                "" | "auto" => Ok(match probe() {
+                "" | "auto" => Ok(match open_cuda(0) {
                     Ok(_) => Backend::Cuda,
                     Err(_) => {
                         eprintln!("parray: no CUDA device; cuda thread arrays run on the CPU emulator");
@@ -51,36 +45,9 @@ pub fn backend() -> Result<Backend> {
         .clone()
 }
 
-/// The context of CUDA device 0, when a driver and a device are present (whatever the
-/// backend: pinned memory uses it under the emulation too).
+/// The context of GPU 0, when a driver and a GPU are present, whatever the backend: what
+/// pins pinned memory when the current device is emulated, and a way to ask whether the
+/// machine has a GPU. For a given device, [`Device::context`].
 pub fn cuda_context() -> Option<Arc<CudaContext>> {
-    cuda().map(|c| c.ctx.clone())
-}
-
-/// Device 0 with its stream, created on first use.
-pub(crate) fn cuda() -> Option<&'static Cuda> {
-    probe().ok()
-}
-
-/// Loads the driver and opens device 0, once; the error says why there is no GPU.
-fn probe() -> std::result::Result<&'static Cuda, &'static str> {
-    static CUDA: OnceLock<std::result::Result<Cuda, String>> = OnceLock::new();
-    CUDA.get_or_init(|| {
-        // SAFETY: only tries to dlopen the driver library.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err("the CUDA driver library (libcuda) could not be loaded".into());
-        }
-        // cudarc panics when a driver symbol is missing (a driver older than its bindings).
-        let ctx = panic::catch_unwind(AssertUnwindSafe(|| CudaContext::new(0)))
-            .map_err(|_| "the CUDA driver library lacks a required function".to_string())?
-            .map_err(|e| format!("CUDA device 0 could not be opened: {e}"))?;
-        // SAFETY: the runtime issues all its work on one stream, so cudarc's per-buffer
-        // events (for ordering across streams) are not needed; raw kernel arguments
-        // bypass them anyway.
-        unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
-        Ok(Cuda { ctx, stream })
-    })
-    .as_ref()
-    .map_err(String::as_str)
+    Device::cuda(0).ok()?.context().cloned()
 }

@@ -277,7 +277,7 @@ impl Block {
         // are a valid `Element`), which stay allocated until the lane ends, after every
         // body of the launch; all users of the block run on this OS thread, one at a time,
         // through the handle, atomically.
-        unsafe { PtrMut::from_raw_parts(Raw::new(base, 0, len, name, MemKind::Smem)) }
+        unsafe { PtrMut::from_raw_parts(Raw::new(base, 0, len, name, MemKind::Smem, None)) }
     }
 
     /// The storage of shared array `slot`, created (zeroed) on first use in the lane.
@@ -816,6 +816,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
                 N,
                 self.name,
                 MemKind::Rmem,
+                None,
             )
             .at(off);
         }

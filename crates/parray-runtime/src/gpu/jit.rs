@@ -1,39 +1,69 @@
-//! NVRTC compilation of generated kernels, cached in memory and on disk.
+//! NVRTC compilation of generated kernels, cached per device in memory and on disk.
 //!
-//! Options: only `--gpu-architecture=sm_XY` of device 0, so the PTX is JIT-free on that
-//! device. No `--use_fast_math` (it would change results against the CPU emulation) and no
+//! Options: only `--gpu-architecture=sm_XY` of the device, so the PTX is JIT-free on it.
+//! No `--use_fast_math` (it would change results against the CPU emulation) and no
 //! `-default-device` (generated sources mark their own `__device__` helpers).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::CudaFunction;
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
-use crate::gpu::context::{self, Cuda};
+use crate::gpu::device::{CudaDevice, Device};
 
 /// First line of a disk-cache entry, followed by the FNV-1a hash of the PTX in hex.
 const ENTRY_MAGIC: &str = "parray-ptx-v1";
 
-/// The function `kernel` of `source`, compiled for device 0.
+/// A GPU's compiled kernels: functions belong to the context they were loaded into.
+#[derive(Default)]
+pub(crate) struct Kernels {
+    /// What this device's compilations target, found on the first one.
+    target: OnceLock<std::result::Result<Target, String>>,
+    /// By the hash of (kernel, source, architecture, NVRTC version).
+    by_key: Mutex<HashMap<u64, CudaFunction>>,
+    /// By the address and length of a `'static` source.
+    by_address: Mutex<HashMap<(usize, usize), CudaFunction>>,
+}
+
+/// The function `kernel` of `source`, compiled for the calling thread's current device
+/// (which must be a GPU).
 ///
-/// Each (kernel, source) is compiled once per process, and once per machine through the
-/// disk cache (`PARRAY_CACHE_DIR`, else `$XDG_CACHE_HOME/parray`, else
-/// `$HOME/.cache/parray`), whose entries are keyed by source, architecture and NVRTC
-/// version. `PARRAY_DUMP_SOURCE=1` prints each kernel's source to stderr on its first use
-/// in the process.
+/// Each (kernel, source) is compiled once per device and process, and once per machine
+/// and architecture through the disk cache (`PARRAY_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/parray`, else `$HOME/.cache/parray`), whose entries are keyed by
+/// source, architecture and NVRTC version. `PARRAY_DUMP_SOURCE=1` prints each kernel's
+/// source to stderr on its first use on a device.
 pub fn compile(kernel: &str, source: &str) -> Result<CudaFunction> {
-    compile_keyed(kernel, source)
+    let device = Device::current()?;
+    compile_on(gpu(&device, kernel)?, kernel, source)
 }
 
 /// [`compile`] for sources that live as long as the process (the kernels `detour!`
 /// generates): found again by address, so that a launch does not rehash its source.
 pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction> {
-    static BY_ADDRESS: OnceLock<Mutex<HashMap<(usize, usize), CudaFunction>>> = OnceLock::new();
+    let device = Device::current()?;
+    compile_static_on(gpu(&device, kernel)?, kernel, source)
+}
+
+/// The GPU behind `device`, which compiling `kernel` needs.
+fn gpu<'d>(device: &'d Device, kernel: &str) -> Result<&'d CudaDevice> {
+    device.as_cuda().ok_or_else(|| Error::CudaUnavailable {
+        reason: format!("kernel {kernel} needs a GPU, and the current device is {device}"),
+    })
+}
+
+/// [`compile_static`] for the GPU `cuda`.
+pub(crate) fn compile_static_on(
+    cuda: &CudaDevice,
+    kernel: &str,
+    source: &'static str,
+) -> Result<CudaFunction> {
     let key = (source.as_ptr() as usize, source.len());
-    let by_address = BY_ADDRESS.get_or_init(Default::default);
+    let by_address = &cuda.kernels.by_address;
     if let Some(f) = by_address
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -41,7 +71,7 @@ pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction
     {
         return Ok(f.clone());
     }
-    let f = compile_keyed(kernel, source)?;
+    let f = compile_on(cuda, kernel, source)?;
     by_address
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -49,16 +79,14 @@ pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction
     Ok(f)
 }
 
-fn compile_keyed(kernel: &str, source: &str) -> Result<CudaFunction> {
-    static LOADED: OnceLock<Mutex<HashMap<u64, CudaFunction>>> = OnceLock::new();
-    let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
-        reason: format!("kernel {kernel} needs a GPU"),
-    })?;
+/// [`compile`] for the GPU `cuda`.
+pub(crate) fn compile_on(cuda: &CudaDevice, kernel: &str, source: &str) -> Result<CudaFunction> {
     let target = target(cuda)?;
     let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
     // Held while compiling: two threads asking for one kernel compile it once.
-    let mut loaded = LOADED
-        .get_or_init(Default::default)
+    let mut loaded = cuda
+        .kernels
+        .by_key
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     if let Some(f) = loaded.get(&key) {
@@ -96,15 +124,15 @@ fn compile_keyed(kernel: &str, source: &str) -> Result<CudaFunction> {
     Ok(function)
 }
 
-/// What a compilation targets: device 0's architecture and the NVRTC that compiles.
+/// What a compilation targets: the device's architecture and the NVRTC that compiles.
 struct Target {
     arch: String,
     nvrtc: String,
 }
 
-fn target(cuda: &Cuda) -> Result<&'static Target> {
-    static TARGET: OnceLock<std::result::Result<Target, String>> = OnceLock::new();
-    TARGET
+fn target(cuda: &CudaDevice) -> Result<&Target> {
+    cuda.kernels
+        .target
         .get_or_init(|| {
             // SAFETY: only tries to dlopen the NVRTC library.
             if !unsafe { nvrtc::sys::is_culib_present() } {
@@ -115,7 +143,12 @@ fn target(cuda: &Cuda) -> Result<&'static Target> {
             let (major, minor) = cuda
                 .ctx
                 .compute_capability()
-                .map_err(|e| format!("the compute capability of device 0 is unknown: {e}"))?;
+                .map_err(|e| {
+                    format!(
+                        "the compute capability of GPU {} is unknown: {e}",
+                        cuda.ctx.ordinal()
+                    )
+                })?;
             let (mut v_major, mut v_minor) = (0, 0);
             // SAFETY: two valid out-pointers; the library is loaded (checked above).
             unsafe { nvrtc::sys::nvrtcVersion(&mut v_major, &mut v_minor) }
@@ -132,7 +165,7 @@ fn target(cuda: &Cuda) -> Result<&'static Target> {
         })
 }
 
-fn load(cuda: &Cuda, kernel: &str, ptx: Ptx) -> Result<CudaFunction> {
+fn load(cuda: &CudaDevice, kernel: &str, ptx: Ptx) -> Result<CudaFunction> {
     cuda.ctx
         .load_module(ptx)
         .and_then(|module| module.load_function(kernel))
@@ -176,11 +209,15 @@ fn parse_entry(text: &str) -> Option<&str> {
     (u64::from_str_radix(hash, 16).ok()? == fnv1a(&[ptx])).then_some(ptx)
 }
 
-/// Writes through a temporary file and a rename, so readers never see half an entry.
+/// Writes through a temporary file and a rename, so readers never see half an entry. The
+/// temporary file is the writer's own (process and write), since two devices of one
+/// process may write the same entry at once.
 fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let write = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp.{}.{write}", std::process::id()));
     std::fs::write(&tmp, contents)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);

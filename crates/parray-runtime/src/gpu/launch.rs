@@ -1,7 +1,6 @@
 //! cuda detours: launch the generated kernel on the GPU, or run its CPU emulation.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -11,7 +10,7 @@ use parray_core::MemKind;
 use crate::array::Array;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
-use crate::gpu::context::{self, Backend, Cuda};
+use crate::gpu::device::{CudaDevice, Device, DeviceId};
 use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
 use crate::ptr::{Ptr, PtrMut};
@@ -45,8 +44,13 @@ pub enum KernelValue {
     I32(i32),
     U32(u32),
     I64(i64),
-    /// Also device addresses and `usize`.
+    /// Also `usize`.
     U64(u64),
+    /// An element of dmem: its address on `device` (under the emulation, a host address).
+    Pointer {
+        address: u64,
+        device: DeviceId,
+    },
 }
 
 /// What can be passed to a generated kernel: dmem buffers and pointers (as device
@@ -60,18 +64,22 @@ macro_rules! handle_args {
     ($($handle:ident),*) => {$(
         impl<T: Element> KernelArg for $handle<'_, T> {
             fn kernel_value(&self) -> Result<KernelValue> {
-                if self.mem() != MemKind::Dmem {
-                    return Err(Error::NotDeviceMemory {
-                        type_name: self.type_name(),
-                        mem: self.mem(),
-                    });
-                }
-                // Under the emulation the device is the host: its addresses are host
+                // Only arrays' dmem has a device (not the emulator's shared memory).
+                let device = match self.device() {
+                    Some(device) if self.mem() == MemKind::Dmem => device,
+                    _ => {
+                        return Err(Error::NotDeviceMemory {
+                            type_name: self.type_name(),
+                            mem: self.mem(),
+                        })
+                    }
+                };
+                // On an emulated device the device is the host: its addresses are host
                 // addresses.
                 let address = self
                     .device_address()
                     .unwrap_or(self.host_address().addr() as u64);
-                Ok(KernelValue::U64(address))
+                Ok(KernelValue::Pointer { address, device })
             }
         }
     )*};
@@ -105,13 +113,15 @@ scalar_args! {
     usize => U64 as u64,
 }
 
-/// `#detour` of a cuda thread array whose body has no `#sync`: launches `launch.kernel`
-/// with `args` on GPU 0 under the cuda backend, or under the emulation calls `emulated`
-/// once for every (block, thread), in plain loops ([`emulate::run_grid`]), and returns
-/// when the grid is done.
+/// `#detour` of a cuda thread array whose body has no `#sync`: runs on the device that
+/// its pointer arguments' dmem is on (the calling thread's current device when it has
+/// none): on a GPU, launches `launch.kernel` with `args`; on an emulated device, calls
+/// `emulated` once for every (block, thread), in plain loops ([`emulate::run_grid`]).
+/// Returns when the grid is done.
 ///
-/// The arguments are checked first, the same way under both backends: a pointer that is
-/// not dmem is `Error::NotDeviceMemory`, before anything runs. A GPU launch is checked
+/// The arguments are checked first, the same way on every device: a pointer that is not
+/// dmem is `Error::NotDeviceMemory`, and pointers into two devices' memory are
+/// `Error::DeviceMismatch`, before anything runs. A GPU launch is checked
 /// against the device's limits, synchronised, and any failure (including a fault inside
 /// the kernel) becomes `Error::Launch` naming the kernel and the detour's site; an
 /// emulated one reports a panicking thread as `Error::ThreadPanicked`.
@@ -156,7 +166,7 @@ where
     }
 }
 
-/// Checks `args`, then runs the launch on the backend: the GPU, or `emulate`.
+/// Checks `args`, then runs the launch on their device: a GPU, or `emulate`.
 ///
 /// # Safety
 /// As [`detour_cuda`].
@@ -169,16 +179,34 @@ unsafe fn check_and_run(
         .iter()
         .map(|a| a.kernel_value())
         .collect::<Result<Vec<_>>>()?;
-    match context::backend()? {
-        Backend::Emulate => emulate().map_err(|e| emulation_error(launch, e)),
-        Backend::Cuda => {
-            let cuda = context::cuda().ok_or_else(|| Error::CudaUnavailable {
-                reason: "the cuda backend lost its device".into(),
-            })?;
-            // SAFETY: forwarded to the caller.
-            unsafe { run_on_gpu(cuda, launch, &values) }
-        }
+    let device = launch_device(launch, &values)?;
+    match device.as_cuda() {
+        None => emulate().map_err(|e| emulation_error(launch, e)),
+        // SAFETY: forwarded to the caller.
+        Some(cuda) => unsafe { run_on_gpu(cuda, launch, &values) },
     }
+}
+
+/// The one device of the pointer arguments (the current device when there are none); a
+/// kernel cannot reach another device's memory.
+fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
+    let mut pointers = values.iter().enumerate().filter_map(|(i, v)| match v {
+        KernelValue::Pointer { device, .. } => Some((i, *device)),
+        _ => None,
+    });
+    let Some((first, first_device)) = pointers.next() else {
+        return Device::current();
+    };
+    if let Some((argument, device)) = pointers.find(|&(_, d)| d != first_device) {
+        return Err(Error::DeviceMismatch {
+            site: launch.site,
+            first,
+            first_device,
+            argument,
+            device,
+        });
+    }
+    Device::from_id(first_device)
 }
 
 /// The launch's `<<<grid, block>>>` for the emulator.
@@ -188,7 +216,7 @@ fn shape(launch: &Launch) -> GridShape {
 
 /// # Safety
 /// As [`detour_cuda`].
-unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, values: &[KernelValue]) -> Result<()> {
+unsafe fn run_on_gpu(cuda: &CudaDevice, launch: &Launch, values: &[KernelValue]) -> Result<()> {
     let fail = |message: String| Error::Launch {
         kernel: launch.kernel.to_string(),
         site: launch.site,
@@ -196,8 +224,8 @@ unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, values: &[KernelValue]) -> Re
     };
     check_limits(cuda, launch).map_err(fail)?;
     let function = match &launch.source {
-        Cow::Borrowed(source) => jit::compile_static(launch.kernel, source)?,
-        Cow::Owned(source) => jit::compile(launch.kernel, source)?,
+        Cow::Borrowed(source) => jit::compile_static_on(cuda, launch.kernel, source)?,
+        Cow::Owned(source) => jit::compile_on(cuda, launch.kernel, source)?,
     };
     if launch.shared_bytes > DEFAULT_SHARED_BYTES {
         function
@@ -221,6 +249,7 @@ unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, values: &[KernelValue]) -> Re
             KernelValue::U32(v) => builder.arg(v),
             KernelValue::I64(v) => builder.arg(v),
             KernelValue::U64(v) => builder.arg(v),
+            KernelValue::Pointer { address, .. } => builder.arg(address),
         };
     }
     let config = LaunchConfig {
@@ -236,18 +265,18 @@ unsafe fn run_on_gpu(cuda: &Cuda, launch: &Launch, values: &[KernelValue]) -> Re
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))
 }
 
-/// The launch limits of device 0, read once.
-struct Limits {
+/// A GPU's launch limits, read once per device.
+pub(crate) struct Limits {
     block: [u32; 3],
     block_threads: u32,
     grid: [u32; 3],
     shared_bytes: u32,
 }
 
-/// Refuses, with a readable reason, a configuration device 0 cannot launch.
-fn check_limits(cuda: &Cuda, launch: &Launch) -> std::result::Result<(), String> {
-    static LIMITS: OnceLock<std::result::Result<Limits, String>> = OnceLock::new();
-    let limits = LIMITS
+/// Refuses, with a readable reason, a configuration the GPU cannot launch.
+fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
+    let limits = cuda
+        .limits
         .get_or_init(|| {
             use CUdevice_attribute::*;
             let get = |a| {

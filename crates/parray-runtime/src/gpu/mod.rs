@@ -1,11 +1,14 @@
-//! cuda thread arrays: backend choice, NVRTC compilation, launches, and the CPU emulation.
+//! cuda thread arrays: devices and the backend, NVRTC compilation, launches, and the CPU
+//! emulation.
 
 pub mod context;
+pub mod device;
 pub mod emulate;
 pub mod jit;
 pub mod launch;
 pub mod timing;
 
 pub use context::{backend, cuda_context, Backend};
+pub use device::{Device, DeviceId};
 pub use launch::{detour_cuda, detour_cuda_blocks, KernelArg, KernelValue, Launch};
-pub use timing::time_ms;
+pub use timing::{time_ms, time_ms_on};

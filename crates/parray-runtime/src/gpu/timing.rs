@@ -4,20 +4,23 @@ use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 
-use super::context::{backend, cuda, Backend};
+use super::device::Device;
 use crate::error::{Error, Result};
 
-/// Milliseconds that `f` takes: between CUDA events recorded around it on the runtime's
-/// stream when the backend is cuda, on the host clock under the emulation.
-pub fn time_ms(mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    if backend()? == Backend::Emulate {
+/// [`time_ms_on`] the calling thread's current device.
+pub fn time_ms(f: impl FnMut() -> Result<()>) -> Result<f64> {
+    time_ms_on(&Device::current()?, f)
+}
+
+/// Milliseconds that `f` takes on `device`: between CUDA events recorded around it on the
+/// device's stream for a GPU (so only that device's work counts), on the host clock for
+/// an emulated device.
+pub fn time_ms_on(device: &Device, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let Some(stream) = device.stream() else {
         let start = Instant::now();
         f()?;
         return Ok(start.elapsed().as_secs_f64() * 1e3);
-    }
-    let cuda = cuda().ok_or_else(|| Error::CudaUnavailable {
-        reason: "the cuda backend lost its device".into(),
-    })?;
+    };
     let driver = |operation: &'static str| {
         move |e: cudarc::driver::DriverError| Error::Driver {
             type_name: "timer",
@@ -25,13 +28,11 @@ pub fn time_ms(mut f: impl FnMut() -> Result<()>) -> Result<f64> {
             reason: e.to_string(),
         }
     };
-    let start = cuda
-        .stream
+    let start = stream
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(driver("recording the start event"))?;
     f()?;
-    let end = cuda
-        .stream
+    let end = stream
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(driver("recording the end event"))?;
     end.synchronize()

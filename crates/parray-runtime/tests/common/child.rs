@@ -8,10 +8,16 @@ const CHILD: &str = "PARRAY_TEST_CHILD";
 
 /// Runs `test` alone in a child with `PARRAY_BACKEND=value`; returns its stderr.
 pub fn in_child(test: &str, value: &str) -> String {
+    in_child_with(test, value, &[])
+}
+
+/// [`in_child`] with more environment variables (other settings read once per process).
+pub fn in_child_with(test: &str, value: &str, vars: &[(&str, &str)]) -> String {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env("PARRAY_BACKEND", value)
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -1,0 +1,308 @@
+//! Devices as values: a CUDA GPU or an emulated one, each with its own memory, stream,
+//! launch limits and kernels, and a current device per thread.
+//!
+//! The backend ([`backend`]) only picks the process's default devices ([`Device::nth`],
+//! [`Device::current`]); a kernel runs on the device its arrays live on, which may be of
+//! either kind whatever the backend.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaStream, DriverError};
+
+use crate::error::{Error, Result};
+use crate::gpu::context::{backend, Backend};
+use crate::gpu::jit::Kernels;
+use crate::gpu::launch::Limits;
+
+/// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
+/// multi-device code is exercised on machines without a GPU.
+const DEFAULT_EMULATED_DEVICES: usize = 2;
+
+/// Which device some memory is on, as a `Copy` value: what a [`crate::Ptr`] (itself
+/// `Copy`) carries instead of a [`Device`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceId {
+    emulated: bool,
+    ordinal: usize,
+}
+
+impl DeviceId {
+    /// The device's number among those of its kind.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Whether the device is emulated on the CPU.
+    pub fn is_emulated(&self) -> bool {
+        self.emulated
+    }
+}
+
+impl fmt::Display for DeviceId {
+    /// `cuda:1` or `emulated:0`, as messages name devices.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.emulated { "emulated" } else { "cuda" };
+        write!(f, "{kind}:{}", self.ordinal)
+    }
+}
+
+/// A device that runs cuda thread arrays and holds their dmem: a CUDA GPU, or a device
+/// emulated on the CPU (whose memory is host memory and whose kernels run as
+/// `gpu::emulate` runs them).
+///
+/// Cheap to clone (an `Arc` inside); two values are equal when they are the same device
+/// (kind and ordinal). `Device::cuda(n)` is the same device every time it is asked for.
+#[derive(Clone)]
+pub struct Device(Kind);
+
+#[derive(Clone)]
+enum Kind {
+    Cuda(Arc<CudaDevice>),
+    Emulated(usize),
+}
+
+/// What a GPU keeps for the process: its context, the one stream its copies, launches
+/// and timings use (so they are ordered without events), and what is read or compiled
+/// once per device.
+pub(crate) struct CudaDevice {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    /// The device's launch limits, read on the first launch.
+    pub(crate) limits: OnceLock<std::result::Result<Limits, String>>,
+    /// The kernels loaded into this context (functions belong to a context).
+    pub(crate) kernels: Kernels,
+}
+
+thread_local! {
+    /// The calling thread's current device; `None` until it is first asked for or set.
+    static CURRENT: RefCell<Option<Device>> = const { RefCell::new(None) };
+}
+
+impl Device {
+    /// CUDA device `ordinal` (GPU `ordinal` of the driver's numbering), opened on first
+    /// use and the same device afterwards; an error when there is no driver or no such
+    /// GPU, whatever the backend.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        open_cuda(ordinal)
+            .map(|cuda| Device(Kind::Cuda(cuda)))
+            .map_err(|reason| Error::CudaUnavailable { reason })
+    }
+
+    /// Emulated device `ordinal`: any ordinal is one, since an emulated device is only a
+    /// name for a part of host memory and the CPU runs its kernels.
+    pub fn emulated(ordinal: usize) -> Device {
+        Device(Kind::Emulated(ordinal))
+    }
+
+    /// Device `i` of the process's backend ([`backend`]): GPU `i` under cuda, emulated
+    /// device `i` under the emulation; `Error::NoSuchDevice` when `i >= Device::count()`.
+    pub fn nth(i: usize) -> Result<Device> {
+        let count = Device::count()?;
+        let backend = backend()?;
+        if i >= count {
+            return Err(Error::NoSuchDevice {
+                ordinal: i,
+                count,
+                what: match backend {
+                    Backend::Cuda => "GPUs",
+                    Backend::Emulate => "emulated devices (PARRAY_EMULATED_DEVICES)",
+                },
+            });
+        }
+        match backend {
+            Backend::Cuda => Device::cuda(i),
+            Backend::Emulate => Ok(Device::emulated(i)),
+        }
+    }
+
+    /// How many devices the backend has: the GPUs present under cuda; under the
+    /// emulation the value of `PARRAY_EMULATED_DEVICES` (a number, 1 or more; 2 when
+    /// unset), read once per process.
+    pub fn count() -> Result<usize> {
+        match backend()? {
+            Backend::Cuda => {
+                call_driver("the GPUs could not be counted", CudaContext::device_count)
+                    .map(|n| usize::try_from(n).unwrap_or(0))
+                    .map_err(|reason| Error::CudaUnavailable { reason })
+            }
+            Backend::Emulate => emulated_count(),
+        }
+    }
+
+    /// The calling thread's current device: where `Buffer::new` puts dmem and where a
+    /// launch without array arguments runs. [`Device::nth`]`(0)` until the thread sets
+    /// another ([`Device::make_current`], [`Device::with_current`]).
+    pub fn current() -> Result<Device> {
+        if let Some(device) = CURRENT.with_borrow(Clone::clone) {
+            return Ok(device);
+        }
+        let device = Device::nth(0)?;
+        CURRENT.set(Some(device.clone()));
+        Ok(device)
+    }
+
+    /// Makes this device the calling thread's current device (other threads keep theirs).
+    pub fn make_current(&self) {
+        CURRENT.set(Some(self.clone()));
+    }
+
+    /// Runs `f` with this device as the calling thread's current device, then restores
+    /// the previous one (also when `f` panics).
+    pub fn with_current<R>(&self, f: impl FnOnce() -> R) -> R {
+        /// Puts the previous current device back when dropped.
+        struct Restore(Option<Device>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CURRENT.set(self.0.take());
+            }
+        }
+        let _restore = Restore(CURRENT.replace(Some(self.clone())));
+        f()
+    }
+
+    /// The device as memory records it.
+    pub fn id(&self) -> DeviceId {
+        match &self.0 {
+            Kind::Cuda(cuda) => DeviceId {
+                emulated: false,
+                ordinal: cuda.ctx.ordinal(),
+            },
+            Kind::Emulated(ordinal) => DeviceId {
+                emulated: true,
+                ordinal: *ordinal,
+            },
+        }
+    }
+
+    /// The device's number among those of its kind.
+    pub fn ordinal(&self) -> usize {
+        self.id().ordinal
+    }
+
+    /// Whether the CPU emulates this device.
+    pub fn is_emulated(&self) -> bool {
+        matches!(self.0, Kind::Emulated(_))
+    }
+
+    /// `cuda:1` or `emulated:0`, for messages.
+    pub fn name(&self) -> String {
+        self.id().to_string()
+    }
+
+    /// The CUDA context of a GPU (for driver calls of one's own); `None` when emulated.
+    pub fn context(&self) -> Option<&Arc<CudaContext>> {
+        self.as_cuda().map(|cuda| &cuda.ctx)
+    }
+
+    /// The stream on which the runtime orders a GPU's copies and launches (the context's
+    /// default stream); `None` when emulated.
+    pub fn stream(&self) -> Option<&Arc<CudaStream>> {
+        self.as_cuda().map(|cuda| &cuda.stream)
+    }
+
+    /// The device that `id` names (the one open GPU, or the emulated device).
+    pub(crate) fn from_id(id: DeviceId) -> Result<Device> {
+        if id.emulated {
+            Ok(Device::emulated(id.ordinal))
+        } else {
+            Device::cuda(id.ordinal)
+        }
+    }
+
+    /// The GPU's state, for a CUDA device.
+    pub(crate) fn as_cuda(&self) -> Option<&CudaDevice> {
+        match &self.0 {
+            Kind::Cuda(cuda) => Some(cuda),
+            Kind::Emulated(_) => None,
+        }
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for Device {}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({})", self.id())
+    }
+}
+
+impl fmt::Display for Device {
+    /// As [`Device::name`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.id().fmt(f)
+    }
+}
+
+/// GPU `ordinal`, opened once per process (a failure is remembered too: the devices of a
+/// machine do not change while it runs); the error says why there is no such GPU.
+pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, String> {
+    type Opened = HashMap<usize, std::result::Result<Arc<CudaDevice>, String>>;
+    static OPENED: OnceLock<Mutex<Opened>> = OnceLock::new();
+    // Held while opening: two threads asking for one GPU open it once.
+    OPENED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(ordinal)
+        .or_insert_with(|| {
+            // `CudaContext::new` retains the device's primary context and binds it to
+            // this thread; cudarc binds it again in every call made from another thread.
+            let ctx = call_driver(
+                format_args!("CUDA device {ordinal} could not be opened"),
+                || CudaContext::new(ordinal),
+            )?;
+            // SAFETY: the runtime issues all its work on a device on that device's one
+            // stream, so cudarc's per-buffer events (for ordering across streams) are not
+            // needed; raw kernel arguments bypass them anyway.
+            unsafe { ctx.disable_event_tracking() };
+            let stream = ctx.default_stream();
+            Ok(Arc::new(CudaDevice {
+                ctx,
+                stream,
+                limits: OnceLock::new(),
+                kernels: Kernels::default(),
+            }))
+        })
+        .clone()
+}
+
+/// Calls the driver through cudarc once its library is known to load, turning cudarc's
+/// panic on a missing symbol (a driver older than its bindings) into an error; a driver
+/// error is said as `what: error`.
+fn call_driver<R>(
+    what: impl fmt::Display,
+    f: impl FnOnce() -> std::result::Result<R, DriverError>,
+) -> std::result::Result<R, String> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the driver library.
+    if !*PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() }) {
+        return Err("the CUDA driver library (libcuda) could not be loaded".into());
+    }
+    panic::catch_unwind(AssertUnwindSafe(f))
+        .map_err(|_| "the CUDA driver library lacks a required function".to_string())?
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// `PARRAY_EMULATED_DEVICES`, read once per process.
+fn emulated_count() -> Result<usize> {
+    static COUNT: OnceLock<Result<usize>> = OnceLock::new();
+    COUNT
+        .get_or_init(|| match std::env::var("PARRAY_EMULATED_DEVICES") {
+            Err(_) => Ok(DEFAULT_EMULATED_DEVICES),
+            Ok(value) => match value.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(Error::BadEmulatedDevices { value }),
+            },
+        })
+        .clone()
+}
