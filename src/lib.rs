@@ -13,8 +13,9 @@ pub use parray_core as core;
 pub use parray_core::MemKind;
 pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
-    gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element, Error, Float2,
-    Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId, ViewOf,
+    generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element, Error,
+    Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
+    ViewOf,
 };
 
 /// What a Parray program needs in scope.
@@ -77,6 +78,13 @@ pub mod __private {
     #[track_caller]
     pub fn ix<I: IndexValue>(i: I) -> usize {
         i.to_index()
+    }
+
+    /// An offset or size of a type parameter in an emulated cuda body, whose `usize` is
+    /// 32 bits like the kernel's (the launch checked the type's extent fits).
+    #[inline(always)]
+    pub fn index32(v: usize) -> u32 {
+        v as u32
     }
 
     /// The failure of `T::offset`: index `index` of dimension `dim` of `type_name` is not

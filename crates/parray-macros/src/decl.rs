@@ -348,8 +348,8 @@ fn offset_fns(module: &Module, name: &str, root: parray_core::NodeId) -> TokenSt
     }
 }
 
-/// `impl ViewOf<V> for V`, and for each type `S` whose dimensions `V` refers to (directly
-/// or through other types) the views that fit: `V` views `S` (and `S` views `V`: a
+/// For each type `S` whose dimensions `V` refers to (directly or through other types), the
+/// views that fit (every type views itself by a blanket impl): `V` views `S` (and `S` views `V`: a
 /// storage type declared on a layout's dimensions is indexed by that layout) where the
 /// elements are the same, the memory kinds agree (or the view has none) and the view's
 /// extent fits in the storage's.
@@ -383,7 +383,7 @@ fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> 
     let fits = |view: (Option<MemKind>, u64), storage: (Option<MemKind>, u64)| {
         (view.0.is_none() || view.0 == storage.0) && view.1 <= storage.1
     };
-    let mut out = quote!(impl ::parray::ViewOf<#ident> for #ident {});
+    let mut out = TokenStream::new();
     for s in &seen[1..] {
         let Some((smem, selem, sextent)) = data(s) else {
             continue;

@@ -12,11 +12,12 @@ use syn::spanned::Spanned;
 use syn::Token;
 
 use crate::decl::entries_program;
-use crate::dollar::{preprocess, tid_path, Forms, Threads, DOLLAR};
+use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, DOLLAR};
 use crate::lower::lower;
 use crate::resolve::{base_name, merge, Entry, Outcome};
 
 /// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
+/// Type parameters are left out by the caller.
 fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
     let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
     for (i, tt) in tts.iter().enumerate() {
@@ -51,11 +52,53 @@ fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
     }
 }
 
+/// `<T, U>` before a detour's thread array or a `host!` block: the type parameters its
+/// forms may name (`$T[i][j]$`), and the tokens after them.
+fn type_parameters(tts: &[TokenTree]) -> syn::Result<(Vec<Ident>, &[TokenTree])> {
+    let is = |tt: Option<&TokenTree>, c: char| matches!(tt, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    if !is(tts.first(), '<') {
+        return Ok((Vec::new(), tts));
+    }
+    let mut params = Vec::new();
+    let mut k = 1;
+    loop {
+        match tts.get(k) {
+            Some(TokenTree::Ident(t)) => params.push(t.clone()),
+            other => {
+                let span = other.map_or_else(Span::call_site, TokenTree::span);
+                return Err(syn::Error::new(
+                    span,
+                    "expected a type parameter: `<T>` or `<T, U>`",
+                ));
+            }
+        }
+        k += 1;
+        if is(tts.get(k), '>') {
+            return Ok((params, &tts[k + 1..]));
+        }
+        if !is(tts.get(k), ',') {
+            let span = tts.get(k).map_or_else(Span::call_site, TokenTree::span);
+            return Err(syn::Error::new(
+                span,
+                "expected `,` or `>` after a type parameter",
+            ));
+        }
+        k += 1;
+    }
+}
+
 /// The declarations needed and not yet carried in, or the module built from those carried.
-fn module_for(entries: &[Entry], names: Vec<Ident>) -> syn::Result<Result<Module, Vec<Ident>>> {
+fn module_for(
+    entries: &[Entry],
+    names: Vec<Ident>,
+    generics: &[Ident],
+) -> syn::Result<Result<Module, Vec<Ident>>> {
     let mut need: Vec<Ident> = Vec::new();
     for n in names {
         let base = base_name(&n.to_string()).to_string();
+        if generics.iter().any(|g| *g == base) {
+            continue;
+        }
         if !entries.iter().any(|e| e.name == base) && !need.iter().any(|m| *m == base) {
             need.push(Ident::new(&base, n.span()));
         }
@@ -71,15 +114,18 @@ fn module_for(entries: &[Entry], names: Vec<Ident>) -> syn::Result<Result<Module
 }
 
 pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
-    let body = preprocess(input)?;
+    let tts: Vec<TokenTree> = input.into_iter().collect();
+    let (generics, rest) = type_parameters(&tts)?;
+    let body = preprocess(rest.iter().cloned().collect())?;
     let mut names = Vec::new();
     dollar_names(&body, &mut names);
-    let module = match module_for(entries, names)? {
+    let module = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
     let mut stmts = syn::Block::parse_within.parse2(body)?;
     let mut forms = Forms::new(&module, None);
+    forms.generics = generics.into_iter().map(TypeParam::new).collect();
     crate::host::translate(&mut forms, &mut stmts)?;
     Ok(Outcome::Done(quote!({ #(#stmts)* })))
 }
@@ -93,8 +139,9 @@ pub fn expand_source(entries: &[Entry], input: TokenStream) -> syn::Result<Outco
 }
 
 fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> syn::Result<Outcome> {
-    let tts: Vec<TokenTree> = input.into_iter().collect();
-    let (array, args, body) = match tts.as_slice() {
+    let all: Vec<TokenTree> = input.into_iter().collect();
+    let (generics, tts) = type_parameters(&all)?;
+    let (array, args, body) = match tts {
         [TokenTree::Ident(t), TokenTree::Group(b)] if b.delimiter() == Delimiter::Brace => {
             (t.clone(), None, b.clone())
         }
@@ -114,7 +161,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     let body_tokens = preprocess(body.stream())?;
     let mut names = vec![array.clone()];
     dollar_names(&body_tokens, &mut names);
-    let module = match module_for(entries, names)? {
+    let module = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
@@ -143,6 +190,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             module: &module,
         }),
     );
+    forms.generics = generics.into_iter().map(TypeParam::new).collect();
     let site = quote_spanned!(array.span()=> ::parray::__private::DetourSite {
         array: #name,
         file: ::std::file!(),
@@ -164,10 +212,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
+            let types = type_checks(&forms.generics, false);
             Ok(Outcome::Done(pthd(
                 &body,
                 &proof,
                 &site,
+                types,
                 module.size(def.root),
             )))
         }
@@ -202,10 +252,25 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
             let source = emit_c::kernel(&body, &kernel);
             if source_only {
+                if let Some(g) = forms.generics.first() {
+                    return Err(syn::Error::new(
+                        g.name.span(),
+                        "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
+                    ));
+                }
                 return Ok(Outcome::Done(quote!(#source)));
             }
+            // A generic kernel's source is made for its type arguments at its first launch.
+            let site_ident = Ident::new("__parray_site", Span::call_site());
+            let source = if forms.generics.is_empty() {
+                quote!(::std::borrow::Cow::Borrowed(#source))
+            } else {
+                let args = type_args(&forms.generics);
+                quote!(::std::borrow::Cow::Borrowed(::parray::generic::instantiate(#source, &#args, #site_ident)?))
+            };
+            let types = type_checks(&forms.generics, true);
             Ok(Outcome::Done(cuda(
-                &body, &proof, &grid, &kernel, &source, &args, &site,
+                &body, &proof, &grid, &kernel, source, types, &args, &site,
             )))
         }
         ThreadKind::Mpi => Err(syn::Error::new(
@@ -233,15 +298,44 @@ fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> Tok
         .collect()
 }
 
-/// The detour's expression: the checks, then `run` (a `Result`) unless one failed.
-fn checked(site: &TokenStream, checks: TokenStream, run: TokenStream) -> TokenStream {
+/// The type arguments of a generic detour, as the runtime checks them.
+fn type_args(generics: &[TypeParam]) -> TokenStream {
+    let args = generics.iter().map(|g| {
+        let (name, alias, dims) = (&g.name, g.name.to_string(), g.dims);
+        let indices = match g.indices {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(::parray::generic::TypeArg::of::<#name>(#alias, #indices, #dims))
+    });
+    quote!([#(#args),*])
+}
+
+/// Before a generic detour starts: its type arguments have what its body asks of them.
+fn type_checks(generics: &[TypeParam], cuda: bool) -> TokenStream {
+    if generics.is_empty() {
+        return TokenStream::new();
+    }
+    let args = type_args(generics);
+    let site = Ident::new("__parray_site", Span::call_site());
+    quote!(::parray::generic::check_types(&#args, #cuda, #site)?;)
+}
+
+/// The detour's expression: the checks, then `run` (a `Result`) unless one failed; `run`
+/// sees `prepared`, computed after the checks, as `__parray_prepared`.
+fn checked(
+    site: &TokenStream,
+    checks: TokenStream,
+    prepared: TokenStream,
+    run: TokenStream,
+) -> TokenStream {
     quote! {{
         let __parray_site: &'static ::parray::DetourSite = &#site;
         #[allow(clippy::redundant_closure_call)]
-        let __parray_checked = (|| -> ::parray::Result<()> { #checks Ok(()) })();
+        let __parray_checked = (|| -> ::parray::Result<_> { #checks Ok(#prepared) })();
         match __parray_checked {
             ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
-            ::core::result::Result::Ok(()) => #run,
+            ::core::result::Result::Ok(__parray_prepared) => #run,
         }
     }}
 }
@@ -249,19 +343,21 @@ fn checked(site: &TokenStream, checks: TokenStream, run: TokenStream) -> TokenSt
 /// A cuda detour: the kernel's launch, and the same body for the CPU emulation (once per
 /// block, in masked stretches between barriers, when it has `#sync`). Arrays the body
 /// writes are borrowed exclusively (write handles), the others shared.
+#[allow(clippy::too_many_arguments)]
 fn cuda(
     body: &Body,
     proof: &Proof,
     grid: &CudaGrid,
     kernel: &str,
-    source: &str,
+    source: TokenStream,
+    types: TokenStream,
     args: &Punctuated<syn::Expr, Token![,]>,
     site: &TokenStream,
 ) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
     let [gx, gy, gz] = grid.grid;
     let [bx, by, bz] = grid.block;
-    let mut checks = TokenStream::new();
+    let mut checks = types;
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
@@ -314,7 +410,7 @@ fn cuda(
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
-            source: ::std::borrow::Cow::Borrowed(#source),
+            source: __parray_prepared,
             grid: [#gx, #gy, #gz],
             block: [#bx, #by, #bz],
             shared_bytes: 0,
@@ -326,17 +422,23 @@ fn cuda(
         // bound above to exactly those types.
         unsafe { #run(&__parray_launch, &[#(#arg_refs),*], __parray_body) }
     }};
-    checked(site, checks, launch)
+    checked(site, checks, source, launch)
 }
 
 /// A pthd detour: the body once per CPU thread. A captured array the body writes is
 /// borrowed exclusively for the detour (a write handle shadows its name), the others are
 /// captured by reference.
-fn pthd(body: &Body, proof: &Proof, site: &TokenStream, threads: u64) -> TokenStream {
+fn pthd(
+    body: &Body,
+    proof: &Proof,
+    site: &TokenStream,
+    types: TokenStream,
+    threads: u64,
+) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
     let stmts = emit_rust::body_tokens(body, Mode::Pthd);
     let threads = threads as usize;
-    let mut checks = TokenStream::new();
+    let mut checks = types;
     let mut writers = TokenStream::new();
     for use_ in &proof.roots {
         let Root::Capture(path) = &use_.root else {
@@ -356,5 +458,5 @@ fn pthd(body: &Body, proof: &Proof, site: &TokenStream, threads: u64) -> TokenSt
         let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
         ::parray::__private::pthd_detour(__parray_site, #threads, __parray_body)
     }};
-    checked(site, checks, run)
+    checked(site, checks, quote!(()), run)
 }

@@ -91,7 +91,29 @@ pub struct Forms<'m> {
     pub threads: Option<Threads<'m>>,
     /// Thread-index paths used (`""` for `tid`, `"0_1"` for `tid_0_1`), in first-use order.
     pub tids_used: Vec<String>,
+    /// The type parameters the code is generic over (`detour!(<T> ...)`).
+    pub generics: Vec<TypeParam>,
     fresh: usize,
+}
+
+/// A type parameter of generic code, and what its forms ask of the type it will be (checked
+/// when the code is instantiated).
+pub struct TypeParam {
+    pub name: Ident,
+    /// Indices its `$T[...]$` forms give (`None`: no such form).
+    pub indices: Option<usize>,
+    /// Top-level dimensions its `$dim(T_k)$` forms reach (largest `k` plus one).
+    pub dims: usize,
+}
+
+impl TypeParam {
+    pub fn new(name: Ident) -> Self {
+        TypeParam {
+            name,
+            indices: None,
+            dims: 0,
+        }
+    }
 }
 
 /// One parsed index component of a `$...$` offset, with the span of its brackets.
@@ -106,8 +128,83 @@ impl<'m> Forms<'m> {
             module,
             threads,
             tids_used: Vec::new(),
+            generics: Vec::new(),
             fresh: 0,
         }
+    }
+
+    /// The type parameter `name`, if the code is generic over it.
+    fn generic(&self, name: &str) -> Option<usize> {
+        self.generics.iter().position(|g| g.name == name)
+    }
+
+    /// `$size(T)$`, `$dim(T_k)$` or `$dim_k(T)$` of a type parameter.
+    fn generic_size(
+        &mut self,
+        query: &Query,
+        word: &str,
+        arg: &str,
+        span: Span,
+    ) -> syn::Result<Form> {
+        let path: Vec<&str> = arg.split('_').chain(word.split('_').skip(1)).collect();
+        let ty = path[0].to_string();
+        let dims: Vec<usize> = path[1..]
+            .iter()
+            .map(|d| d.parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| syn::Error::new(span, format!("expected `{ty}_<digits>`")))?;
+        match (query, dims.as_slice()) {
+            (Query::Size, []) => Ok(Form::GenericSize { ty, dim: None }),
+            (Query::Size, [k]) => {
+                let g = self.generic(&ty).expect("a type parameter");
+                self.generics[g].dims = self.generics[g].dims.max(k + 1);
+                Ok(Form::GenericSize { ty, dim: Some(*k) })
+            }
+            _ => Err(syn::Error::new(
+                span,
+                format!("`{ty}` is a type parameter: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known before it is instantiated"),
+            )),
+        }
+    }
+
+    /// `$T[i][j]$` of a type parameter: one flat index per top-level dimension.
+    fn generic_offset(&mut self, head: &Ident, rest: &[TokenTree]) -> syn::Result<Form> {
+        let mut indices = Vec::new();
+        for tt in rest {
+            let index = match tt {
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => parse_index(g)?,
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected `[index]` after the type name",
+                    ))
+                }
+            };
+            match index {
+                IndexTok::Expr(tokens, _) => indices.push(syn::parse2::<syn::Expr>(tokens)?),
+                IndexTok::Nested(_, at) => {
+                    return Err(syn::Error::new(
+                        at,
+                        format!("`{head}` is a type parameter: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration"),
+                    ))
+                }
+            }
+        }
+        let k = self.generic(&head.to_string()).expect("a type parameter");
+        match self.generics[k].indices {
+            None => self.generics[k].indices = Some(indices.len()),
+            Some(rank) if rank != indices.len() => {
+                return Err(syn::Error::new(
+                    head.span(),
+                    format!("`{head}` is indexed with {} indices here and {rank} elsewhere; a type has one number of top-level dimensions", indices.len()),
+                ))
+            }
+            Some(_) => {}
+        }
+        Ok(Form::GenericOffset {
+            ty: head.clone(),
+            indices,
+        })
     }
 
     /// Parse and compile the inside of one `$...$`.
@@ -141,6 +238,12 @@ impl<'m> Forms<'m> {
                     ))
                 }
             };
+            if self
+                .generic(arg.split('_').next().unwrap_or_default())
+                .is_some()
+            {
+                return self.generic_size(&query, &word, &arg, arg_span);
+            }
             let suffix = word
                 .split_once('_')
                 .map(|(_, s)| format!("_{s}"))
@@ -154,6 +257,9 @@ impl<'m> Forms<'m> {
                         .map_err(|e| syn::Error::new(arg_span, e.message))?,
                 ),
             });
+        }
+        if self.generic(&word).is_some() {
+            return self.generic_offset(head, &tts[1..]);
         }
         self.offset(head, &tts[1..], span)
     }
@@ -170,6 +276,16 @@ impl<'m> Forms<'m> {
                 quote_spanned!(span=> #n)
             }
             Form::Cnt(c) => quote_spanned!(span=> #c),
+            Form::GenericOffset { ty, indices } => {
+                quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(::parray::__private::ix(#indices)),*]))
+            }
+            Form::GenericSize { ty, dim } => {
+                let ty = Ident::new(&ty, span);
+                match dim {
+                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::SIZE),
+                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::DIMS[#k]),
+                }
+            }
             Form::Offset { off, atoms, .. } => {
                 let render = |v: VarId| -> TokenStream {
                     match atoms
@@ -308,7 +424,10 @@ impl<'m> Forms<'m> {
         Ok(Form::Offset {
             off,
             atoms,
-            of: Indexed { type_name, extent },
+            of: Indexed {
+                type_name,
+                extent: Some(extent),
+            },
         })
     }
 
@@ -412,6 +531,10 @@ pub enum Form {
         atoms: Vec<(String, Atom)>,
         of: Indexed,
     },
+    /// `$T[i][j]$` of a type parameter `T`: its indices, one per top-level dimension.
+    GenericOffset { ty: Ident, indices: Vec<syn::Expr> },
+    /// `$size(T)$` or `$dim(T_k)$` of a type parameter.
+    GenericSize { ty: String, dim: Option<usize> },
 }
 
 /// What an offset's variable stands for.

@@ -49,12 +49,18 @@ impl Host<'_, '_> {
         Some(match self.forms.form(mac.tokens.clone(), span) {
             Ok(mut form) => {
                 // Index expressions are host code too: translate their forms first.
-                if let crate::dollar::Form::Offset { atoms, .. } = &mut form {
-                    for (_, atom) in atoms.iter_mut() {
-                        if let crate::dollar::Atom::Expr(e) = atom {
-                            self.visit_expr_mut(e);
+                match &mut form {
+                    crate::dollar::Form::Offset { atoms, .. } => {
+                        for (_, atom) in atoms.iter_mut() {
+                            if let crate::dollar::Atom::Expr(e) = atom {
+                                self.visit_expr_mut(e);
+                            }
                         }
                     }
+                    crate::dollar::Form::GenericOffset { indices, .. } => {
+                        indices.iter_mut().for_each(|e| self.visit_expr_mut(e));
+                    }
+                    _ => {}
                 }
                 syn::parse2(Forms::rust(form, span)).expect("a compiled form parses")
             }

@@ -785,6 +785,11 @@ impl Lowerer<'_, '_> {
             Form::Tid(path) => ExprKind::Tid(path),
             Form::Size(n) => ExprKind::Size(n),
             Form::Cnt(c) => ExprKind::Cnt(c),
+            Form::GenericOffset { ty, indices } => ExprKind::GenericOffset {
+                ty: ty.to_string(),
+                args: indices.iter().map(|e| self.expr(e)).collect(),
+            },
+            Form::GenericSize { ty, dim } => ExprKind::GenericSize { ty, dim },
             Form::Offset { off, atoms, of } => {
                 if self.target == Target::Cuda && off.expr.max(&off.vars) > u64::from(u32::MAX) {
                     self.fail(span, "this offset can exceed 2^32 - 1: index arithmetic in a cuda body is 32-bit");

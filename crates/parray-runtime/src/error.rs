@@ -134,6 +134,15 @@ pub enum Error {
         view_extent: usize,
     },
 
+    /// A generic detour was instantiated with a type its body cannot take.
+    #[error("parray: {site}: `{alias}` cannot be {type_name}: {reason}")]
+    TypeArgument {
+        site: &'static DetourSite,
+        alias: &'static str,
+        type_name: &'static str,
+        reason: String,
+    },
+
     /// A detour indexes `name` as a type whose extent exceeds the elements it has.
     #[error("parray: {site}: `{name}` is indexed as {indexed_as} (extent {need}), but only {have} elements remain in it")]
     TooSmall {

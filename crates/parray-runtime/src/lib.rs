@@ -9,6 +9,7 @@ pub mod barrier;
 mod buffer;
 pub mod elem;
 pub mod error;
+pub mod generic;
 pub mod gpu;
 mod panics;
 pub mod pthd;

@@ -47,7 +47,7 @@ pub trait DataType: Copy + 'static {
 /// `Self` views the storage of an array of type `S`: an `Array<S>` may be indexed as
 /// `Self` (by a detour's `$Self[...]$`, or through [`crate::Array::view`]).
 ///
-/// `parray!` implements it for every type and itself, and for a type that refers to the
+/// Every type views itself; `parray!` implements it for a type that refers to the
 /// dimensions of another (`#parray {float [#A_1][[#A_0][#A_2]]} M` views `A`) when the
 /// elements are the same, the memory kinds agree and the view's extent fits in the
 /// storage's. It is a statement of intent checked by the compiler, not a safety
@@ -59,6 +59,9 @@ pub trait DataType: Copy + 'static {
     note = "index an array of `{Self}`, or declare `{Self}` as a view of `{S}` (a type built from `{S}`'s dimensions, such as `[#{S}_0][#{S}_1]`) with the same element, memory kind and an extent that fits"
 )]
 pub trait ViewOf<S: DataType>: DataType<Elem = S::Elem> {}
+
+/// Every type views its own storage.
+impl<T: DataType> ViewOf<T> for T {}
 
 /// The kinds of threads a thread array runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

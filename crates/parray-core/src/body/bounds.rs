@@ -32,9 +32,9 @@ pub struct RootUse {
     /// Stored to (`x[i] = v`, `x[i] += v`, `atomic_add`), directly or through a pointer
     /// derived from it.
     pub written: bool,
-    /// The declared types whose `$T[...]$` forms index it, with their extents, in first-use
-    /// order.
-    pub indexed_as: Vec<(String, u64)>,
+    /// The declared types whose `$T[...]$` forms index it, with their extents (`None` for a
+    /// type parameter), in first-use order.
+    pub indexed_as: Vec<(String, Option<u64>)>,
     /// Where the body first reaches it (for messages about it).
     pub span: proc_macro2::Span,
 }
@@ -71,7 +71,7 @@ pub fn prove(body: &mut Body) -> Proof {
                 Root::Capture(_) => None,
             };
             created
-                .or_else(|| u.indexed_as.iter().map(|(_, e)| *e).max())
+                .or_else(|| u.indexed_as.iter().filter_map(|(_, e)| *e).max())
                 .map(|e| (u.root.clone(), e))
         })
         .collect();
@@ -92,7 +92,7 @@ type Interval = (i128, i128);
 struct Place {
     root: Root,
     displacement: Option<Interval>,
-    types: Vec<(String, u64)>,
+    types: Vec<(String, Option<u64>)>,
 }
 
 impl Place {
@@ -324,10 +324,14 @@ impl<'b> Facts<'b> {
     }
 }
 
-/// The declared types of the `$T[...]$` forms in `e`.
-fn forms(e: &Expr, out: &mut Vec<(String, u64)>) {
-    if let ExprKind::Offset { of, .. } = &e.kind {
-        let t = (of.type_name.clone(), of.extent);
+/// The types of the `$T[...]$` forms in `e`.
+fn forms(e: &Expr, out: &mut Vec<(String, Option<u64>)>) {
+    let t = match &e.kind {
+        ExprKind::Offset { of, .. } => Some((of.type_name.clone(), of.extent)),
+        ExprKind::GenericOffset { ty, .. } => Some((ty.clone(), None)),
+        _ => None,
+    };
+    if let Some(t) = t {
         if !out.contains(&t) {
             out.push(t);
         }

@@ -275,9 +275,9 @@ impl Checker {
                 }
                 Ty::Host
             }
-            ExprKind::Tid(_) | ExprKind::Size(_) => Ty::USIZE,
+            ExprKind::Tid(_) | ExprKind::Size(_) | ExprKind::GenericSize { .. } => Ty::USIZE,
             ExprKind::Cnt(_) => Ty::BOOL,
-            ExprKind::Offset { args, .. } => {
+            ExprKind::Offset { args, .. } | ExprKind::GenericOffset { args, .. } => {
                 for a in args {
                     let t = self.expr(a, body);
                     self.require_int(t, a.span, "an index");

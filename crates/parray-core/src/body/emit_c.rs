@@ -139,6 +139,60 @@ pub fn tid_name(path: &str) -> String {
 }
 
 /// A size as a 32-bit unsigned literal (64-bit if it must be).
+/// The C function a kernel calls for `$T[...]$` of the type parameter `T`
+/// ([`generic_prelude`] defines it).
+fn generic_offset_name(ty: &str) -> String {
+    format!("parray_offset_{ty}")
+}
+
+/// The C constant of `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
+fn generic_size_name(ty: &str, dim: Option<usize>) -> String {
+    match dim {
+        None => format!("PARRAY_SIZE_{ty}"),
+        Some(k) => format!("PARRAY_DIM_{ty}_{k}"),
+    }
+}
+
+/// What a kernel with `$...$` forms of the type parameter `alias` needs of the type it is
+/// instantiated with (the declared type `name` of `module`): its offset function, folded
+/// by the offset compiler as for a named type, and its sizes. Prepended to the kernel's
+/// source when the detour first runs with that type.
+pub fn generic_prelude(module: &crate::Module, name: &str, alias: &str) -> crate::Result<String> {
+    let def = module.resolve(&crate::ast::Ident {
+        name: name.to_string(),
+        span: crate::Span::default(),
+    })?;
+    let kids = &module.node(def.node).children;
+    let sizes: Vec<u64> = if kids.is_empty() {
+        vec![module.size(def.node)]
+    } else {
+        kids.iter().map(|c| module.size(*c)).collect()
+    };
+    let vars: Vec<String> = (0..sizes.len()).map(|d| format!("i{d}")).collect();
+    let names: Vec<&str> = vars.iter().map(String::as_str).collect();
+    let off = crate::index_function(module, name, &names)?;
+    let params: Vec<String> = vars.iter().map(|v| format!("unsigned {v}")).collect();
+    let mut text = format!(
+        "#define {} {}\n",
+        generic_size_name(alias, None),
+        unsigned_literal(module.size(def.node))
+    );
+    for (k, size) in sizes.iter().enumerate() {
+        text += &format!(
+            "#define {} {}\n",
+            generic_size_name(alias, Some(k)),
+            unsigned_literal(*size)
+        );
+    }
+    text += &format!(
+        "__device__ __forceinline__ unsigned {}({}) {{ return {}; }}\n",
+        generic_offset_name(alias),
+        params.join(", "),
+        emit_cuda::to_c_named(&off)
+    );
+    Ok(text)
+}
+
 pub fn unsigned_literal(n: u64) -> String {
     if n <= u32::MAX as u64 {
         format!("{n}u")
@@ -379,6 +433,17 @@ impl<'b> Writer<'b> {
                 let text = emit_cuda::to_c(off, &|v| self.operand(&args[v.0 as usize], UNARY + 1));
                 (text.clone(), strength(&text))
             }
+            ExprKind::GenericOffset { ty, args } => {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| format!("(unsigned){}", self.operand(a, UNARY)))
+                    .collect();
+                (
+                    format!("{}({})", generic_offset_name(ty), args.join(", ")),
+                    ATOM,
+                )
+            }
+            ExprKind::GenericSize { ty, dim } => (generic_size_name(ty, *dim), ATOM),
             ExprKind::Unary(op, x) => {
                 let sym = match op {
                     UnOp::Neg => "-",

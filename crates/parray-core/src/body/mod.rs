@@ -391,9 +391,11 @@ macro_rules! children {
             | ExprKind::Capture(_)
             | ExprKind::Tid(_)
             | ExprKind::Size(_)
+            | ExprKind::GenericSize { .. }
             | ExprKind::Cnt(_) => {}
             ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => $f(x),
             ExprKind::Offset { args, .. }
+            | ExprKind::GenericOffset { args, .. }
             | ExprKind::MakeVector(_, args)
             | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
             ExprKind::Binary(_, a, b)
@@ -637,6 +639,17 @@ pub enum ExprKind {
         args: Vec<Expr>,
         of: Indexed,
     },
+    /// `$T[i][j]$` with `T` a type parameter of the detour: one index per top-level
+    /// dimension, the offset function known when the detour is instantiated.
+    GenericOffset {
+        ty: String,
+        args: Vec<Expr>,
+    },
+    /// `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
+    GenericSize {
+        ty: String,
+        dim: Option<usize>,
+    },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `place = value` (`None`) or `place op= value`.
@@ -659,8 +672,9 @@ pub enum ExprKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Indexed {
     pub type_name: String,
-    /// Elements of storage a value of the type needs.
-    pub extent: u64,
+    /// Elements of storage a value of the type needs; `None` for a type parameter, whose
+    /// extent is known only when the detour is instantiated.
+    pub extent: Option<u64>,
 }
 
 /// Whether an element access is checked against its array's extent when it runs.

@@ -263,3 +263,24 @@ fn a_created_array_keeps_its_one_name() {
     let errors = b.checked().unwrap_err();
     assert!(errors[0].contains("keeps its one name"), "{errors:?}");
 }
+
+/// A generic kernel's prelude for a type: the sizes, and the offset function the offset
+/// compiler folds for the named type (here 2x2 blocks of 32x16 seen as a 64x32 matrix).
+#[test]
+fn generic_prelude_folds_the_type() {
+    let m = crate::Module::parse(
+        "#parray {paged float [2][2][32][16]} S\n\
+         #parray {float [[#S_0][#S_2]][[#S_1][#S_3]]} V",
+    )
+    .unwrap();
+    let text = super::emit_c::generic_prelude(&m, "V", "T").unwrap();
+    // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
+    assert_eq!(
+        text,
+        "#define PARRAY_SIZE_T 2048u\n\
+         #define PARRAY_DIM_T_0 64u\n\
+         #define PARRAY_DIM_T_1 32u\n\
+         __device__ __forceinline__ unsigned parray_offset_T(unsigned i0, unsigned i1) \
+         { return (i0 / 32) * 1024 + (i0 % 32) * 16 + (i1 / 16) * 512 + i1 % 16; }\n"
+    );
+}

@@ -65,7 +65,5 @@ macro_rules! flat_types {
                 })
             }
         }
-
-        impl parray_runtime::ViewOf<$name> for $name {}
     )*};
 }

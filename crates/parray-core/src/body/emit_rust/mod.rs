@@ -300,6 +300,15 @@ impl<'b> Writer<'b> {
         }
     }
 
+    /// A `usize` of a type parameter (an offset, a size) as the body's `usize`: the
+    /// emulation's is 32 bits, as the kernel's (the launch checked that it fits).
+    fn generic_value(&self, value: TokenStream) -> TokenStream {
+        match self.mode {
+            Mode::Pthd => value,
+            Mode::Emulate => quote!(::parray::__private::index32(#value)),
+        }
+    }
+
     /// An index value as the `usize` that `Access` takes.
     fn index(&self, e: &Expr) -> TokenStream {
         match (e.ty, self.mode) {
@@ -385,6 +394,30 @@ impl<'b> Writer<'b> {
                     out = quote!({ let _ = (#(&#dropped,)*); #out });
                 }
                 quote_spanned!(span=> #out)
+            }
+            ExprKind::GenericOffset { ty, args } => {
+                let ty = Ident::new(ty, span);
+                let args = args.iter().map(|a| match (a.ty, self.mode) {
+                    (Ty::Scalar(Scalar::Usize), Mode::Pthd) => self.expr(a),
+                    (Ty::Host, _) => {
+                        let t = self.expr(a);
+                        quote_spanned!(a.span=> ::parray::__private::ix(#t))
+                    }
+                    _ => {
+                        let t = self.operand(a, CAST);
+                        quote_spanned!(a.span=> #t as usize)
+                    }
+                });
+                self.generic_value(
+                    quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(#args),*])),
+                )
+            }
+            ExprKind::GenericSize { ty, dim } => {
+                let ty = Ident::new(ty, span);
+                self.generic_value(match dim {
+                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::SIZE),
+                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::DIMS[#k]),
+                })
             }
             ExprKind::Unary(op, x) => {
                 let x = self.operand(x, UNARY);

@@ -1,0 +1,127 @@
+//! Detours generic over data types (`detour!(<T> ...)`): the type arguments a detour is
+//! instantiated with, checked against what its body asks of them, and the CUDA source of
+//! each instantiation, generated at its first launch and kept for the process (the
+//! compiled kernel is cached like any other: in memory, and on disk by its source).
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use parray_core::Module;
+
+use crate::error::{DetourSite, Error, Result};
+use crate::types::DataType;
+
+/// One type argument of a generic detour: the parameter it binds (`T`), the declared type
+/// it is, and what the body asks of it.
+#[derive(Clone, Copy)]
+pub struct TypeArg {
+    alias: &'static str,
+    id: TypeId,
+    name: &'static str,
+    rank: usize,
+    extent: usize,
+    module: fn() -> &'static Module,
+    /// Indices the body's `$T[...]$` forms give (`None`: no such form).
+    indices: Option<usize>,
+    /// Top-level dimensions the body's `$dim(T_k)$` forms reach (largest `k` plus one).
+    dims: usize,
+}
+
+impl TypeArg {
+    /// `T` bound to the parameter `alias`, whose forms give `indices` indices and reach
+    /// `dims` top-level dimensions.
+    pub fn of<T: DataType>(alias: &'static str, indices: Option<usize>, dims: usize) -> Self {
+        TypeArg {
+            alias,
+            id: TypeId::of::<T>(),
+            name: T::NAME,
+            rank: T::RANK,
+            extent: T::EXTENT,
+            module: T::module,
+            indices,
+            dims,
+        }
+    }
+
+    fn refuse(&self, site: &'static DetourSite, reason: String) -> Error {
+        Error::TypeArgument {
+            site,
+            alias: self.alias,
+            type_name: self.name,
+            reason,
+        }
+    }
+}
+
+/// Before a generic detour runs: each type argument has the rank its forms index it with,
+/// the dimensions they name, and (on a GPU, where offsets are 32-bit) an extent below
+/// 2^32.
+pub fn check_types(args: &[TypeArg], cuda: bool, site: &'static DetourSite) -> Result<()> {
+    for a in args {
+        if let Some(n) = a.indices.filter(|&n| n != a.rank) {
+            return Err(a.refuse(
+                site,
+                format!(
+                    "it has {} top-level dimensions, but `${}[...]$` gives {n} indices",
+                    a.rank, a.alias
+                ),
+            ));
+        }
+        if a.dims > a.rank {
+            return Err(a.refuse(
+                site,
+                format!(
+                    "it has {} top-level dimensions, but the body asks for `$dim({}_{})$`",
+                    a.rank,
+                    a.alias,
+                    a.dims - 1
+                ),
+            ));
+        }
+        if cuda && a.extent as u64 > u64::from(u32::MAX) + 1 {
+            return Err(a.refuse(
+                site,
+                format!(
+                    "its extent {} exceeds 2^32, and a cuda body computes offsets in 32 bits",
+                    a.extent
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The CUDA source of `template` (a generic detour's kernel) for the type arguments
+/// `args`: each parameter's offset function and sizes, as the offset compiler folds them
+/// for a named type, then the kernel. Made once per (detour, types) and kept.
+pub fn instantiate(
+    template: &'static str,
+    args: &[TypeArg],
+    site: &'static DetourSite,
+) -> Result<&'static str> {
+    type Key = (usize, Vec<TypeId>);
+    static SOURCES: OnceLock<Mutex<HashMap<Key, &'static str>>> = OnceLock::new();
+    let key = (
+        template.as_ptr() as usize,
+        args.iter().map(|a| a.id).collect(),
+    );
+    let sources = SOURCES.get_or_init(Default::default);
+    if let Some(s) = sources.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(s);
+    }
+    let mut source = String::new();
+    for a in args {
+        let prelude = parray_core::body::emit_c::generic_prelude((a.module)(), a.name, a.alias)
+            .map_err(|e| a.refuse(site, e.to_string()))?;
+        source += &prelude;
+    }
+    source += template;
+    // Kept for the process, as the sources of named detours are: one per instantiation.
+    let source: &'static str = Box::leak(source.into_boxed_str());
+    sources
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, source);
+    Ok(source)
+}

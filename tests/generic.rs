@@ -1,0 +1,128 @@
+//! Code generic over data types: `$T[i][j]$`, `$dim(T_k)$` and `$size(T)$` with `T` a type
+//! parameter, in host code, pthd bodies and cuda bodies, each instantiated with three
+//! layouts of one 64x32 matrix and checked against a plain Rust sum of its rows.
+
+use parray::prelude::*;
+
+parray! {
+    // Three storages of one logical 64x32 matrix: row-major, column-major, 2x2 blocks.
+    pub paged float [64][32] ROWS;
+    pub paged float [32][64] COLS_STORE;
+    pub float [#COLS_STORE_1][#COLS_STORE_0] COLS;
+    pub paged float [2][2][32][16] BLOCKS_STORE;
+    pub float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
+    pub dmem float [64][32] DROWS;
+    pub dmem float [32][64] DCOLS_STORE;
+    pub float [#DCOLS_STORE_1][#DCOLS_STORE_0] DCOLS;
+    pub dmem float [2][2][32][16] DBLOCKS_STORE;
+    pub float [[#DBLOCKS_STORE_0][#DBLOCKS_STORE_2]][[#DBLOCKS_STORE_1][#DBLOCKS_STORE_3]] DBLOCKS;
+    pub paged float [64] SUMS;
+    pub dmem float [64] DSUMS;
+    pub pthd [4] CPU;
+    pub cuda(float* a, float* sums) [2][32] GPU;
+}
+
+/// Row sums of any 64-row matrix type, one CPU thread per 16 rows.
+fn sum_rows_pthd<T: DataType<Elem = f32>>(
+    a: &Array<T>,
+    sums: &mut Array<SUMS>,
+) -> parray::Result<()> {
+    detour!(<T> CPU {
+        let rows = $dim(T_0)$ / $size(CPU)$;
+        for r in 0..rows {
+            let i = $tid$ * rows + r;
+            let mut s = 0.0f32;
+            for j in 0..$dim(T_1)$ {
+                s += a[$T[i][j]$];
+            }
+            sums[$SUMS[i]$] = s;
+        }
+    })
+}
+
+/// Row sums on a cuda grid, one thread per row.
+fn sum_rows_cuda<T: DataType<Elem = f32>>(
+    a: &Array<T>,
+    sums: &mut Array<DSUMS>,
+) -> parray::Result<()> {
+    detour!(<T> GPU(a, sums) {
+        let mut s = 0.0f32;
+        for j in 0..$dim(T_1)$ {
+            s += a[$T[$tid$][j]$];
+        }
+        sums[$DSUMS[$tid$]$] = s;
+    })
+}
+
+/// The value of element (i, j) of the test matrix.
+fn value(i: usize, j: usize) -> f32 {
+    ((i * 37 + j * 11) % 97) as f32 - 48.0
+}
+
+fn expected() -> Vec<f32> {
+    (0..64)
+        .map(|i| (0..32).map(|j| value(i, j)).sum())
+        .collect()
+}
+
+/// Fills a storage array through the logical type `V` with host code generic over `V`.
+fn fill<V: DataType<Elem = f32>, S: DataType<Elem = f32>>(s: &mut Array<S>) -> parray::Result<()> {
+    let mut host = vec![f32::NAN; S::EXTENT];
+    host! {<V>
+        for i in 0..$dim(V_0)$ {
+            for j in 0..$dim(V_1)$ {
+                host[$V[i][j]$] = value(i, j);
+            }
+        }
+    }
+    s.copy_from_slice(&host)
+}
+
+fn on_pthd<V: DataType<Elem = f32> + ViewOf<S>, S: DataType<Elem = f32>>() -> parray::Result<()> {
+    let mut store = Array::<S>::new()?;
+    fill::<V, S>(&mut store)?;
+    let mut sums = SUMS::create()?;
+    sum_rows_pthd(store.view::<V>(), &mut sums)?;
+    assert_eq!(sums.to_vec()?, expected(), "pthd on {}", V::NAME);
+    Ok(())
+}
+
+fn on_cuda<V: DataType<Elem = f32> + ViewOf<S>, S: DataType<Elem = f32>>() -> parray::Result<()> {
+    let mut store = Array::<S>::new()?;
+    fill::<V, S>(&mut store)?;
+    let mut sums = DSUMS::create()?;
+    sum_rows_cuda(store.view::<V>(), &mut sums)?;
+    assert_eq!(sums.to_vec()?, expected(), "cuda on {}", V::NAME);
+    Ok(())
+}
+
+#[test]
+fn one_generic_pthd_body_on_three_layouts() -> parray::Result<()> {
+    on_pthd::<ROWS, ROWS>()?;
+    on_pthd::<COLS, COLS_STORE>()?;
+    on_pthd::<BLOCKS, BLOCKS_STORE>()
+}
+
+#[test]
+fn one_generic_cuda_body_on_three_layouts() -> parray::Result<()> {
+    on_cuda::<DROWS, DROWS>()?;
+    on_cuda::<DCOLS, DCOLS_STORE>()?;
+    on_cuda::<DBLOCKS, DBLOCKS_STORE>()
+}
+
+parray! {
+    pub paged float [8][8][8] CUBE;
+}
+
+#[test]
+fn a_type_of_another_rank_is_a_clear_error() {
+    let cube = CUBE::create().unwrap();
+    let mut sums = SUMS::create().unwrap();
+    let err = sum_rows_pthd(&cube, &mut sums).unwrap_err();
+    assert!(
+        err.to_string().ends_with(
+            "`T` cannot be CUBE: it has 3 top-level dimensions, but `$T[...]$` gives 2 indices"
+        ),
+        "{err}"
+    );
+}
