@@ -95,6 +95,7 @@ fn hand(
         grid,
         block,
         shared_bytes: 0,
+        checked: None,
         site: &parray::DetourSite {
             array: "hand-written kernel",
             file: file!(),

@@ -101,3 +101,36 @@ fn fig07_transpose() {
         worko[$DATA[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$B[$tid_1_1$][$tid_1_0$]$];
     }));
 }
+
+/// A kernel with accesses the offset compiler cannot prove in range (an index that is not
+/// a `$...$` form of a type, a loop bound a thread computes): each is checked against the
+/// elements its array has, and a fault is recorded for the launch to report.
+mod checked {
+    use super::*;
+    parray! {
+        dmem float [4096 * 256] DATA;
+        dmem float [4096] PARTIAL;
+        cuda(float* data, float* partial) [4096][256] REDUCE;
+        smem float [256] CACHE;
+    }
+
+    #[test]
+    fn unproved_accesses_are_checked() {
+        insta::assert_snapshot!(kernel_source!(REDUCE(data, partial) {
+            let cache = CACHE::create();
+            cache[$tid_1$] = data[$tid$];
+            #sync;
+            let mut s = $dim(CACHE)$ / 2;
+            while s > 0 {
+                if $tid_1$ < s {
+                    cache[$tid_1$] += cache[$tid_1$ + s];
+                }
+                #sync;
+                s /= 2;
+            }
+            if $tid_1$ == 0 {
+                partial[$tid_0$] = cache[0];
+            }
+        }));
+    }
+}

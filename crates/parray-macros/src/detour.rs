@@ -249,6 +249,18 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
+            if let Some(mut errors) = proof
+                .unrooted
+                .iter()
+                .map(|span| syn::Error::new(*span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array"))
+                .reduce(|mut a, b| {
+                    a.combine(b);
+                    a
+                })
+            {
+                errors.combine(syn::Error::new(array.span(), "in this cuda detour"));
+                return Err(errors);
+            }
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
             let source = emit_c::kernel(&body, &kernel);
             if source_only {
@@ -361,6 +373,9 @@ fn cuda(
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
+    // A kernel with checked accesses also takes how many elements each pointer reaches.
+    let checked_arrays = emit_c::checked_arrays(body);
+    let mut extents = Vec::new();
     for (i, ((p, local), a)) in body.params.iter().zip(args).enumerate() {
         let hidden = format_ident!("__parray_arg{i}");
         let l = body.local(*local);
@@ -382,6 +397,11 @@ fn cuda(
                 let #view = #hidden.in_kernel();
             ));
             bind_params.extend(quote!(#allow let mut #name = #view;));
+            if checked_arrays.is_some() {
+                let n = format_ident!("__parray_n{i}");
+                bind_args.extend(quote!(let #n: usize = #hidden.remaining();));
+                extents.push(quote!(&#n as &dyn ::parray::gpu::KernelArg));
+            }
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
             bind_params.extend(quote!(#allow let mut #name = #hidden;));
@@ -406,6 +426,10 @@ fn cuda(
             quote!(::parray::gpu::detour_cuda),
         )
     };
+    let checked_names = match &checked_arrays {
+        Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
+        None => quote!(::core::option::Option::None),
+    };
     let launch = quote! {{
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
@@ -415,12 +439,13 @@ fn cuda(
             block: [#bx, #by, #bz],
             shared_bytes: 0,
             site: __parray_site,
+            checked: #checked_names,
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
         // SAFETY: the kernel's parameters are the declaration's, and the arguments were
         // bound above to exactly those types.
-        unsafe { #run(&__parray_launch, &[#(#arg_refs),*], __parray_body) }
+        unsafe { #run(&__parray_launch, &[#(#arg_refs,)* #(#extents),*], __parray_body) }
     }};
     checked(site, checks, source, launch)
 }

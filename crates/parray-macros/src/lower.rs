@@ -577,9 +577,11 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
-            syn::Expr::Index(ix) => {
-                ExprKind::Index(self.boxed(&ix.expr), self.boxed(&ix.index), Check::Checked)
-            }
+            syn::Expr::Index(ix) => ExprKind::Index(
+                self.boxed(&ix.expr),
+                self.boxed(&ix.index),
+                Check::Checked(None),
+            ),
             syn::Expr::Field(f) => {
                 let lane = match &f.member {
                     syn::Member::Named(n) => parray_core::body::lane(&n.to_string()),
@@ -677,6 +679,7 @@ impl Lowerer<'_, '_> {
             ["atomic_add"] if args.len() == 2 => Some(ExprKind::AtomicAdd(
                 self.boxed(args[0]),
                 self.boxed(args[1]),
+                Check::Checked(None),
             )),
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");

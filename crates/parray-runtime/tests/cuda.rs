@@ -34,6 +34,7 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
         grid: [grid, 1, 1],
         block: [block, 1, 1],
         shared_bytes: 0,
+        checked: None,
         site: SITE,
     }
 }

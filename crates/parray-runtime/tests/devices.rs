@@ -52,6 +52,7 @@ fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: PtrMut<f32>, n: usize, ran: &AtomicBo
         grid: [n.div_ceil(64) as u32, 1, 1],
         block: [64, 1, 1],
         shared_bytes: 0,
+        checked: None,
         site: SITE,
     };
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.

@@ -176,6 +176,7 @@ fn a_divergent_cuda_detour_names_its_site() {
         grid: [1, 1, 1],
         block: [4, 1, 1],
         shared_bytes: 0,
+        checked: None,
         site: &DetourSite {
             array: "CT",
             file: "src/k.rs",

@@ -34,6 +34,7 @@ fn launch(block: u32) -> Launch {
         grid: [2, 1, 1],
         block: [block, 1, 1],
         shared_bytes: 0,
+        checked: None,
         site: &DetourSite {
             array: "CT",
             file: "tests/one_meaning.rs",

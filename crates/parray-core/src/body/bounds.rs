@@ -14,7 +14,9 @@
 
 use std::collections::HashMap;
 
-use super::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Target, Ty};
+use super::{
+    visit_exprs, BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Target, Ty,
+};
 
 /// Where an access's array comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -46,6 +48,9 @@ pub struct Proof {
     /// Element accesses in the body, and how many of them were proved.
     pub accesses: usize,
     pub proved: usize,
+    /// Accesses through a pointer whose array the analysis cannot name (a pointer
+    /// assigned from two arrays): a GPU cannot check them.
+    pub unrooted: Vec<proc_macro2::Span>,
 }
 
 impl Proof {
@@ -54,13 +59,15 @@ impl Proof {
     }
 }
 
-/// Finds the body's roots and marks each access proved in bounds as [`Check::Proved`].
-/// Run after [`super::check`] (it reads the inferred types).
+/// Finds the body's roots and marks each access proved in bounds as [`Check::Proved`], and
+/// every other with its root ([`Check::Checked`]). Run after [`super::check`] (it reads
+/// the inferred types).
 pub fn prove(body: &mut Body) -> Proof {
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
     let mut facts = Facts::new(&read);
     facts.stmts(&read.stmts);
+    facts.forget_reassigned_roots();
     // The extent each root is known to have: checked by the detour, or created.
     let extents: HashMap<Root, u64> = facts
         .uses
@@ -193,6 +200,28 @@ impl<'b> Facts<'b> {
         }
     }
 
+    /// A pointer local assigned (`p = q`) a pointer into another array than its first has
+    /// no one root: forget it (its accesses are checked by the handle on the CPU, and
+    /// cannot be on a GPU).
+    fn forget_reassigned_roots(&mut self) {
+        let mut assigned = Vec::new();
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(None, place, value) = &e.kind {
+                if let ExprKind::Local(id) = place.kind {
+                    assigned.push((id, (**value).clone()));
+                }
+            }
+        });
+        for (id, value) in assigned {
+            let Some(root) = self.places.get(&id).map(|p| p.root.clone()) else {
+                continue;
+            };
+            if self.place(&value).is_none_or(|p| p.root != root) {
+                self.places.remove(&id);
+            }
+        }
+    }
+
     /// Records the roots that `e` indexes, writes and indexes as which types.
     fn uses_in(&mut self, e: &Expr) {
         match &e.kind {
@@ -202,7 +231,7 @@ impl<'b> Facts<'b> {
                     self.access(base, Some(at), true);
                 }
             }
-            ExprKind::AtomicAdd(p, _) => self.access(p, None, true),
+            ExprKind::AtomicAdd(p, _, _) => self.access(p, None, true),
             _ => {}
         }
         e.for_each_child(&mut |c| self.uses_in(c));
@@ -342,16 +371,28 @@ fn forms(e: &Expr, out: &mut Vec<(String, Option<u64>)>) {
 /// Marks the proved accesses of `stmts`, counting them in `proof`.
 fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
     fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
-        if let ExprKind::Index(base, at, check) = &mut e.kind {
+        let access = match &mut e.kind {
+            ExprKind::Index(base, at, check) => Some((&**base, facts.interval(at), check)),
+            // `atomic_add(p, v)` updates `p[0]`.
+            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), check)),
+            _ => None,
+        };
+        if let Some((base, at, check)) = access {
             proof.accesses += 1;
-            let within = facts.place(base).and_then(|p| {
+            let place = facts.place(base);
+            let within = place.as_ref().and_then(|p| {
                 let extent = *extents.get(&p.root)? as i128;
-                let (d, i) = (p.displacement?, facts.interval(at)?);
+                let (d, i) = (p.displacement?, at?);
                 Some(d.0 + i.0 >= 0 && d.1 + i.1 < extent)
             });
             if within == Some(true) {
                 *check = Check::Proved;
                 proof.proved += 1;
+            } else {
+                if place.is_none() {
+                    proof.unrooted.push(base.span);
+                }
+                *check = Check::Checked(place.map(|p| p.root));
             }
         }
         e.for_each_child_mut(&mut |c| expr(c, facts, extents, proof));

@@ -401,7 +401,7 @@ impl Checker {
                 }
                 tr
             }
-            ExprKind::AtomicAdd(p, v) => {
+            ExprKind::AtomicAdd(p, v, _) => {
                 let tp = self.expr(p, body);
                 let tv = self.expr(v, body);
                 match self.resolve(tp) {

@@ -299,6 +299,23 @@ impl Stmt {
         stmt_parts!(self, f, PartMut, iter_mut)
     }
 
+    /// Where the statement is in the user's source.
+    pub fn loc(&self) -> Loc {
+        let (Stmt::Let { loc, .. }
+        | Stmt::Create { loc, .. }
+        | Stmt::Expr { loc, .. }
+        | Stmt::If { loc, .. }
+        | Stmt::While { loc, .. }
+        | Stmt::For { loc, .. }
+        | Stmt::Block { loc, .. }
+        | Stmt::Sync { loc }
+        | Stmt::Break { loc }
+        | Stmt::Continue { loc }
+        | Stmt::Return { loc }
+        | Stmt::Print { loc, .. }) = self;
+        *loc
+    }
+
     /// Whether a `#sync` appears in this statement, at any depth.
     pub fn has_sync(&self) -> bool {
         let mut found = matches!(self, Stmt::Sync { .. });
@@ -401,7 +418,7 @@ macro_rules! children {
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(_, a, b)
             | ExprKind::Index(a, b, _)
-            | ExprKind::AtomicAdd(a, b) => {
+            | ExprKind::AtomicAdd(a, b, _) => {
                 $f(a);
                 $f(b);
             }
@@ -661,7 +678,7 @@ pub enum ExprKind {
     Field(Box<Expr>, u8),
     Method(Method, Box<Expr>, Vec<Expr>),
     /// `atomic_add(p, v)`: CUDA's `atomicAdd`; the old value.
-    AtomicAdd(Box<Expr>, Box<Expr>),
+    AtomicAdd(Box<Expr>, Box<Expr>, Check),
     /// `Float2::new(x, y)` and the other vector constructors.
     MakeVector(ElemType, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
@@ -678,10 +695,12 @@ pub struct Indexed {
 }
 
 /// Whether an element access is checked against its array's extent when it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
-    /// Checked (panics on the CPU when out of bounds).
-    Checked,
+    /// Checked when it runs: on the CPU by the handle (a panic), on the GPU against the
+    /// extent of its root array ([`bounds::Root`], found by [`bounds::prove`]; `None`
+    /// before, or where the array is not known).
+    Checked(Option<bounds::Root>),
     /// Proved within the extent for every thread and iteration ([`bounds::prove`]).
     Proved,
 }

@@ -9,9 +9,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
 use crate::gpu::context::{backend, Backend};
@@ -75,6 +75,27 @@ pub(crate) struct CudaDevice {
     pub(crate) limits: OnceLock<std::result::Result<Limits, String>>,
     /// The kernels loaded into this context (functions belong to a context).
     pub(crate) kernels: Kernels,
+    /// The record that kernels with checked accesses write their first fault to, made on
+    /// first use (see `launch::report_fault`).
+    fault: OnceLock<std::result::Result<Mutex<CudaSlice<u64>>, String>>,
+}
+
+impl CudaDevice {
+    /// The device's fault record, held by one launch at a time.
+    pub(crate) fn fault_record(
+        &self,
+    ) -> std::result::Result<MutexGuard<'_, CudaSlice<u64>>, String> {
+        self.fault
+            .get_or_init(|| {
+                self.stream
+                    .alloc_zeros::<u64>(crate::gpu::launch::FAULT_WORDS)
+                    .map(Mutex::new)
+                    .map_err(|e| format!("allocating the fault record: {e}"))
+            })
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+            .map_err(String::clone)
+    }
 }
 
 thread_local! {
@@ -271,6 +292,7 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
                 stream,
                 limits: OnceLock::new(),
                 kernels: Kernels::default(),
+                fault: OnceLock::new(),
             }))
         })
         .clone()

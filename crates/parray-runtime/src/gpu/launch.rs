@@ -3,13 +3,13 @@
 use std::borrow::Cow;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
 
 use parray_core::MemKind;
 
 use crate::array::Array;
 use crate::elem::Element;
-use crate::error::{DetourSite, Error, Result};
+use crate::error::{DetourSite, Error, Result, ThreadId};
 use crate::gpu::device::{CudaDevice, Device, DeviceId};
 use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
@@ -34,6 +34,10 @@ pub struct Launch {
     pub shared_bytes: u32,
     /// The detour in the user's source, for errors.
     pub site: &'static DetourSite,
+    /// For a kernel with checked accesses (`emit_c::checked_arrays`), the names of the
+    /// arrays its fault record numbers; the launch passes the record after the arguments
+    /// and turns a recorded fault into the error an emulated thread's panic gives.
+    pub checked: Option<&'static [&'static str]>,
 }
 
 /// A kernel argument as the driver receives it.
@@ -240,6 +244,12 @@ unsafe fn run_on_gpu(cuda: &CudaDevice, launch: &Launch, values: &[KernelValue])
                 ))
             })?;
     }
+    // One launch at a time reads and resets the device's fault record.
+    let fault = match launch.checked {
+        Some(_) => Some(cuda.fault_record().map_err(fail)?),
+        None => None,
+    };
+    let fault_address = fault.as_ref().map(|f| f.device_ptr(&cuda.stream).0);
     let mut builder = cuda.stream.launch_builder(&function);
     for value in values {
         match value {
@@ -252,6 +262,9 @@ unsafe fn run_on_gpu(cuda: &CudaDevice, launch: &Launch, values: &[KernelValue])
             KernelValue::Pointer { address, .. } => builder.arg(address),
         };
     }
+    if let Some(address) = &fault_address {
+        builder.arg(address);
+    }
     let config = LaunchConfig {
         grid_dim: launch.grid.into(),
         block_dim: launch.block.into(),
@@ -262,8 +275,67 @@ unsafe fn run_on_gpu(cuda: &CudaDevice, launch: &Launch, values: &[KernelValue])
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     cuda.stream
         .synchronize()
-        .map_err(|e| fail(format!("the kernel failed while running: {e}")))
+        .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
+    match (fault, launch.checked) {
+        (Some(mut record), Some(names)) => report_fault(cuda, &mut record, launch, names),
+        _ => Ok(()),
+    }
 }
+
+/// After a launch with checked accesses: the first access out of bounds it recorded, as
+/// the error the emulation gives for the same access (a panic of that thread), and the
+/// record cleared for the next launch.
+fn report_fault(
+    cuda: &CudaDevice,
+    record: &mut cudarc::driver::CudaSlice<u64>,
+    launch: &Launch,
+    names: &[&str],
+) -> Result<()> {
+    let fail = |e: cudarc::driver::DriverError| Error::Launch {
+        kernel: launch.kernel.to_string(),
+        site: launch.site,
+        message: format!("reading the kernel's fault record: {e}"),
+    };
+    let mut r = [0u64; FAULT_WORDS];
+    cuda.stream.memcpy_dtoh(&*record, &mut r).map_err(fail)?;
+    if r[0] == 0 {
+        return Ok(());
+    }
+    cuda.stream.memset_zeros(record).map_err(fail)?;
+    cuda.stream.synchronize().map_err(fail)?;
+    let unpack = |w: u64| {
+        [
+            (w & 0x1f_ffff) as u32,
+            ((w >> 21) & 0x1f_ffff) as u32,
+            (w >> 42) as u32,
+        ]
+    };
+    let (block, thread) = (unpack(r[4]), unpack(r[5]));
+    let [gx, gy, _] = launch.grid;
+    let [bx, by, bz] = launch.block;
+    let block_id = u64::from(block[0])
+        + u64::from(gx) * (u64::from(block[1]) + u64::from(gy) * u64::from(block[2]));
+    let thread_id = u64::from(thread[0])
+        + u64::from(bx) * (u64::from(thread[1]) + u64::from(by) * u64::from(thread[2]));
+    let name = names.get(r[0] as usize - 1).copied().unwrap_or("an array");
+    Err(Error::ThreadPanicked {
+        site: launch.site,
+        thread: ThreadId::Cuda {
+            tid: block_id * u64::from(bx * by * bz) + thread_id,
+            block,
+            thread,
+        },
+        at: Some(format!("{}:{}", launch.site.file, r[3])),
+        message: format!(
+            "parray: offset {} out of bounds for {name} (extent {})",
+            r[1], r[2]
+        ),
+    })
+}
+
+/// Words of a device's fault record: 8 for the record, 4 of scratch (16-byte aligned) for
+/// the accesses it diverts.
+pub(crate) const FAULT_WORDS: usize = 12;
 
 /// A GPU's launch limits, read once per device.
 pub(crate) struct Limits {

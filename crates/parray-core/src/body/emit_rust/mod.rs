@@ -453,7 +453,7 @@ impl<'b> Writer<'b> {
             ExprKind::Index(base, ix, check) => {
                 let (b, i) = (self.access(base), self.index(ix));
                 match check {
-                    Check::Checked => quote_spanned!(span=> ::parray::Access::load(#b, #i)),
+                    Check::Checked(_) => quote_spanned!(span=> ::parray::Access::load(#b, #i)),
                     // SAFETY (of the generated block): `bounds::prove` showed the offset
                     // below the extent the detour checked before starting. The user's
                     // expressions are evaluated outside the block.
@@ -474,7 +474,7 @@ impl<'b> Writer<'b> {
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
                 quote_spanned!(span=> #r.#name(#(#args),*))
             }
-            ExprKind::AtomicAdd(p, v) => {
+            ExprKind::AtomicAdd(p, v, _) => {
                 let (p, v) = (self.access(p), self.expr(v));
                 quote_spanned!(span=> ::parray::AccessMut::atomic_add(#p, 0, #v))
             }
@@ -496,10 +496,10 @@ impl<'b> Writer<'b> {
         if let ExprKind::Index(base, ix, check) = &place.kind {
             let (b, i) = (self.access(base), self.index(ix));
             return match (op, check) {
-                (None, Check::Checked) => {
+                (None, Check::Checked(_)) => {
                     quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
                 }
-                (Some(op), Check::Checked) => {
+                (Some(op), Check::Checked(_)) => {
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
