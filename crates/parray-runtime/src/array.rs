@@ -180,9 +180,9 @@ impl<T: DataType> Array<T> {
     #[inline(always)]
     #[track_caller]
     fn host_element(&self, off: usize) -> *mut T::Elem {
-        let raw = self.buf.raw();
+        let raw = self.buf.raw_ref();
         match T::MEM {
-            Some(MemKind::Paged | MemKind::Pinned) => raw.at_host(off),
+            Some(MemKind::Paged | MemKind::Pinned) => raw.host_element(off),
             _ => raw.at(off),
         }
     }

@@ -311,6 +311,12 @@ impl<T: Element> Buffer<T> {
     pub(crate) fn raw(&self) -> Raw<T> {
         self.raw
     }
+
+    /// Element 0, borrowed (for accesses that need no handle).
+    #[inline(always)]
+    pub(crate) fn raw_ref(&self) -> &Raw<T> {
+        &self.raw
+    }
 }
 
 impl<T: Element> std::fmt::Debug for Buffer<T> {

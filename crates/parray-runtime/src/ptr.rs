@@ -107,14 +107,16 @@ impl<T: Element> Raw<T> {
         }
     }
 
-    /// [`Raw::at`] for memory known to be on the host (only the bounds are checked).
+    /// Element `off` of an array's own handle (offset 0) in memory known to be on the
+    /// host: only the bounds need a check.
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn at_host(&self, off: usize) -> *mut T {
-        debug_assert!(self.access);
-        match self.offset.checked_add(off) {
-            Some(index) if index < self.extent => self.base.wrapping_add(index),
-            _ => self.out_of_bounds(off),
+    pub(crate) fn host_element(&self, off: usize) -> *mut T {
+        debug_assert!(self.access && self.offset == 0);
+        if off < self.extent {
+            self.base.wrapping_add(off)
+        } else {
+            self.out_of_bounds(off)
         }
     }
 
