@@ -34,6 +34,16 @@ fn checked(name: &str) -> String {
     stdout
 }
 
+/// Out-of-range accesses are clean panics in a release build too.
+#[test]
+fn out_of_bounds_in_release() {
+    let out = checked("out_of_bounds");
+    assert!(
+        out.contains("offset 100000000 out of bounds for SMALL (extent 16)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn figures_on_the_cpu() {
     let fig01 = checked("fig01_natural");
