@@ -7,9 +7,7 @@ mod common;
 
 use parray_runtime::gpu::launch::{detour_cuda, Launch};
 use parray_runtime::gpu::{backend, Backend};
-use parray_runtime::{
-    Access, AccessMut, Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId,
-};
+use parray_runtime::{Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId};
 
 flat_types! {
     V1000 = Dmem f32 [1000];
@@ -19,13 +17,6 @@ flat_types! {
     V8 = Dmem f32 [8];
     H = Pinned f32 [4];
 }
-
-const VADD: &str = r#"
-extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
-    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[i] = a[i] + b[i];
-}
-"#;
 
 fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch {
     Launch {
@@ -52,25 +43,9 @@ fn dmem<T: DataType<Elem = f32>>(values: &[f32]) -> Array<T> {
     b
 }
 
-/// The detour a generated `vadd` would be: `c[i] = a[i] + b[i]` for `i < n`, in blocks of
-/// `block` threads.
+/// `c[i] = a[i] + b[i]` for `i < n`, in blocks of `block` threads.
 fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: PtrMut<f32>, n: usize, block: u32) -> Result<()> {
-    let l = launch(
-        "vadd",
-        VADD.into(),
-        n.div_ceil(block as usize) as u32,
-        block,
-    );
-    // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
-    unsafe {
-        detour_cuda(&l, &[&a, &b, &c, &n], |t| {
-            let (a, b, c) = (a.in_kernel(), b.in_kernel(), c.in_kernel());
-            let i = t.global_id();
-            if i < n {
-                c.store(i, a.load(i) + b.load(i));
-            }
-        })
-    }
+    common::vector_add(SITE, block, [a, b], c, n, &Default::default())
 }
 
 fn ramp(n: usize, step: f32) -> Vec<f32> {
@@ -219,7 +194,7 @@ fn gpu_kernels_are_cached_on_disk() {
     let name: &'static str = Box::leak(format!("vadd_{}", std::process::id()).into_boxed_str());
     let (a, c) = (dmem::<V8>(&[1.0; 8]), dmem::<V8>(&[0.0; 8]));
     let n = 8usize;
-    let l = launch(name, VADD.replace("vadd", name), 1, 8);
+    let l = launch(name, common::VADD.replace("vadd", name), 1, 8);
     for _ in 0..2 {
         // SAFETY: the arguments match the kernel's parameters.
         unsafe { detour_cuda(&l, &[&a, &a, &c, &n], |_| unreachable!()) }.unwrap();

@@ -14,11 +14,8 @@ mod child;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::gpu::launch::{detour_cuda, Launch};
 use parray_runtime::gpu::{backend, Backend};
-use parray_runtime::{
-    Access, AccessMut, Array, DataType, DetourSite, Device, Error, Ptr, PtrMut, Result,
-};
+use parray_runtime::{Array, DataType, DetourSite, Device, Error, Ptr, PtrMut, Result};
 
 flat_types! {
     V1 = Dmem f32 [1];
@@ -29,13 +26,6 @@ flat_types! {
     H = Pinned f32 [1];
 }
 
-const VADD: &str = r#"
-extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
-    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[i] = a[i] + b[i];
-}
-"#;
-
 /// The site every launch of these tests claims.
 const SITE: &DetourSite = &DetourSite {
     array: "TA",
@@ -43,29 +33,9 @@ const SITE: &DetourSite = &DetourSite {
     line: 1,
 };
 
-/// `c[i] = a[i] + b[i]` for `i < n`, as a generated detour would launch it; `ran` is set
-/// when the emulation runs a thread.
+/// `c[i] = a[i] + b[i]` for `i < n`; `ran` is set when the emulation runs a thread.
 fn vector_add(a: Ptr<f32>, b: Ptr<f32>, c: PtrMut<f32>, n: usize, ran: &AtomicBool) -> Result<()> {
-    let l = Launch {
-        kernel: "vadd",
-        source: VADD.into(),
-        grid: [n.div_ceil(64) as u32, 1, 1],
-        block: [64, 1, 1],
-        shared_bytes: 0,
-        checked: None,
-        site: SITE,
-    };
-    // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
-    unsafe {
-        detour_cuda(&l, &[&a, &b, &c, &n], |t| {
-            ran.store(true, Ordering::Relaxed);
-            let (a, b, c) = (a.in_kernel(), b.in_kernel(), c.in_kernel());
-            let i = t.global_id();
-            if i < n {
-                c.store(i, a.load(i) + b.load(i));
-            }
-        })
-    }
+    common::vector_add(SITE, 64, [a, b], c, n, ran)
 }
 
 /// dmem on `device` holding `values`.

@@ -67,3 +67,44 @@ macro_rules! flat_types {
         }
     )*};
 }
+
+/// The kernel a generated `c[i] = a[i] + b[i]` detour would be, for the launch tests.
+pub const VADD: &str = r#"
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned long long n) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"#;
+
+/// `VADD` launched as a detour at `site` would launch it, in blocks of `block` threads,
+/// with its CPU emulation; `ran` is set when the emulation runs a thread.
+pub fn vector_add(
+    site: &'static parray_runtime::DetourSite,
+    block: u32,
+    [a, b]: [parray_runtime::Ptr<f32>; 2],
+    c: parray_runtime::PtrMut<f32>,
+    n: usize,
+    ran: &std::sync::atomic::AtomicBool,
+) -> parray_runtime::Result<()> {
+    use parray_runtime::{Access, AccessMut};
+    let launch = parray_runtime::gpu::Launch {
+        kernel: "vadd",
+        source: VADD.into(),
+        grid: [n.div_ceil(block as usize) as u32, 1, 1],
+        block: [block, 1, 1],
+        shared_bytes: 0,
+        checked: None,
+        site,
+    };
+    // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
+    unsafe {
+        parray_runtime::gpu::detour_cuda(&launch, &[&a, &b, &c, &n], |t| {
+            ran.store(true, std::sync::atomic::Ordering::Relaxed);
+            let (a, b, c) = (a.in_kernel(), b.in_kernel(), c.in_kernel());
+            let i = t.global_id();
+            if i < n {
+                c.store(i, a.load(i) + b.load(i));
+            }
+        })
+    }
+}

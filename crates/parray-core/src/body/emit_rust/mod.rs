@@ -309,8 +309,9 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// An index value as the `usize` that `Access` takes.
-    fn index(&self, e: &Expr) -> TokenStream {
+    /// An index value as the Rust `usize` that `Access` and the offset functions of data
+    /// types take (the emulation's 32-bit `usize` widened).
+    fn host_index(&self, e: &Expr) -> TokenStream {
         match (e.ty, self.mode) {
             (Ty::Scalar(Scalar::Usize), Mode::Pthd) => self.expr(e),
             (Ty::Host, _) => {
@@ -397,17 +398,7 @@ impl<'b> Writer<'b> {
             }
             ExprKind::GenericOffset { ty, args } => {
                 let ty = Ident::new(ty, span);
-                let args = args.iter().map(|a| match (a.ty, self.mode) {
-                    (Ty::Scalar(Scalar::Usize), Mode::Pthd) => self.expr(a),
-                    (Ty::Host, _) => {
-                        let t = self.expr(a);
-                        quote_spanned!(a.span=> ::parray::__private::ix(#t))
-                    }
-                    _ => {
-                        let t = self.operand(a, CAST);
-                        quote_spanned!(a.span=> #t as usize)
-                    }
-                });
+                let args = args.iter().map(|a| self.host_index(a));
                 self.generic_value(
                     quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(#args),*])),
                 )
@@ -431,12 +422,12 @@ impl<'b> Writer<'b> {
                 // (Spanned as the macro's own code: whether the borrow is needed depends on
                 // what was captured, which clippy's `op_ref` should not judge.)
                 if *op == BinOp::Add && matches!(l.kind, ExprKind::Capture(_)) {
-                    let (l, r) = (self.operand(l, UNARY), self.index(r));
+                    let (l, r) = (self.operand(l, UNARY), self.host_index(r));
                     return quote!(&#l + #r);
                 }
                 let p = super::precedence(*op);
                 if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {
-                    let (l, r) = (self.operand(l, p), self.index(r));
+                    let (l, r) = (self.operand(l, p), self.host_index(r));
                     return quote_spanned!(span=> #l + #r);
                 }
                 // Left-associative; comparisons do not chain.
@@ -451,7 +442,7 @@ impl<'b> Writer<'b> {
                 quote_spanned!(span=> #x as #t)
             }
             ExprKind::Index(base, ix, check) => {
-                let (b, i) = (self.access(base), self.index(ix));
+                let (b, i) = (self.access(base), self.host_index(ix));
                 match check {
                     Check::Checked(_) => quote_spanned!(span=> ::parray::Access::load(#b, #i)),
                     // SAFETY (of the generated block): `bounds::prove` showed the offset
@@ -494,7 +485,7 @@ impl<'b> Writer<'b> {
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
         let v = self.expr(value);
         if let ExprKind::Index(base, ix, check) = &place.kind {
-            let (b, i) = (self.access(base), self.index(ix));
+            let (b, i) = (self.access(base), self.host_index(ix));
             return match (op, check) {
                 (None, Check::Checked(_)) => {
                     quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
