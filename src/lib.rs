@@ -13,8 +13,8 @@ pub use parray_core as core;
 pub use parray_core::MemKind;
 pub use parray_macros::{detour, host, kernel_source, parray};
 pub use parray_runtime::{
-    generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element, Error,
-    Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
+    copy, generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element,
+    Error, Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
     ViewOf,
 };
 
@@ -111,6 +111,8 @@ pub mod __private {
         panic!("parray: the offset function of {type_name} is past the offset compiler's limits")
     }
 
-    pub use parray_runtime::array::handles::{indexed_as, Handles, IndexedAs, Writable};
+    pub use parray_runtime::array::handles::{
+        indexed_as, CopyTarget, Handles, IndexedAs, Writable,
+    };
     pub use parray_runtime::gpu::emulate::Registers;
 }

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::Token;
 
 use crate::decl::entries_program;
-use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, DOLLAR};
+use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR};
 use crate::lower::lower;
 use crate::resolve::{base_name, merge, Entry, Outcome};
 
@@ -27,6 +27,22 @@ fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
                     if a.as_char() == ':' && b.as_char() == ':' && f == "create") =>
             {
                 out.push(ty.clone());
+            }
+            // `#copy S(p) to D(q)`: both types.
+            TokenTree::Ident(id) if *id == COPY => {
+                if let Some(TokenTree::Group(g)) = tts.get(i + 2) {
+                    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                    for (k, t) in inner.iter().enumerate() {
+                        if let TokenTree::Ident(t) = t {
+                            let after_to =
+                                k > 0 && matches!(&inner[k - 1], TokenTree::Ident(w) if w == "to");
+                            if k == 0 || after_to {
+                                out.push(t.clone());
+                            }
+                        }
+                    }
+                    dollar_names(&g.stream(), out);
+                }
             }
             TokenTree::Ident(id) if *id == DOLLAR => {
                 if let Some(TokenTree::Group(g)) = tts.get(i + 2) {

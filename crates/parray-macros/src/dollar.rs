@@ -14,6 +14,7 @@ use quote::{quote, quote_spanned};
 
 pub const DOLLAR: &str = "__parray_dollar";
 pub const SYNC: &str = "__parray_sync";
+pub const COPY: &str = "__parray_copy";
 
 /// Replace `$...$` and `#sync...` by placeholder macro calls, recursively.
 pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
@@ -40,6 +41,21 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                 }
                 let inner = preprocess(inner.into_iter().collect())?;
                 out.extend(placeholder(DOLLAR, p.span(), inner));
+            }
+            // `#copy S(p) to D(q);`: the tokens up to the `;`, as one placeholder call.
+            TokenTree::Punct(p)
+                if p.as_char() == '#'
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy") =>
+            {
+                iter.next();
+                let mut inner = Vec::new();
+                while let Some(t) =
+                    iter.next_if(|t| !matches!(t, TokenTree::Punct(s) if s.as_char() == ';'))
+                {
+                    inner.push(t);
+                }
+                let inner = preprocess(inner.into_iter().collect())?;
+                out.extend(placeholder(COPY, p.span(), inner));
             }
             TokenTree::Punct(p) if p.as_char() == '#' => match iter.peek() {
                 Some(TokenTree::Ident(i)) if i.to_string().starts_with("sync") => {

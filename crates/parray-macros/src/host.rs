@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Stmt};
 
-use crate::dollar::{Forms, DOLLAR, SYNC};
+use crate::dollar::{Forms, COPY, DOLLAR, SYNC};
 
 /// Replaces every form in `stmts`; all errors are reported together.
 pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
@@ -43,6 +43,9 @@ impl Host<'_, '_> {
             ));
             return Some(syn::parse_quote!(()));
         }
+        if mac.path.is_ident(COPY) {
+            return Some(self.copy(mac));
+        }
         if !mac.path.is_ident(DOLLAR) {
             return None;
         }
@@ -69,6 +72,48 @@ impl Host<'_, '_> {
                 syn::parse_quote!(0usize)
             }
         })
+    }
+}
+
+impl Host<'_, '_> {
+    /// `#copy S(a) to D(b)` in host code: a copy between two arrays (their whole types),
+    /// `parray::copy::copy::<S, D>(&a, &mut b)?`, so the enclosing function returns a
+    /// `parray::Result`.
+    fn copy(&mut self, mac: &syn::Macro) -> Expr {
+        use proc_macro2::{Delimiter, TokenTree as T};
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        match tts.as_slice() {
+            [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
+                if to == "to"
+                    && p.delimiter() == Delimiter::Parenthesis
+                    && q.delimiter() == Delimiter::Parenthesis =>
+            {
+                let (mut src, mut dst) = match (
+                    syn::parse2::<Expr>(p.stream()),
+                    syn::parse2::<Expr>(q.stream()),
+                ) {
+                    (Ok(a), Ok(b)) => (a, b),
+                    (Err(e), _) | (_, Err(e)) => {
+                        self.errors.push(e);
+                        return syn::parse_quote!(());
+                    }
+                };
+                self.visit_expr_mut(&mut src);
+                self.visit_expr_mut(&mut dst);
+                // The destination by method call, so that `b` and `&mut b` both work.
+                syn::parse_quote_spanned!(mac.span()=> ::parray::copy::copy::<#s, #d>(&(#src), {
+                    use ::parray::__private::CopyTarget as _;
+                    (#dst).parray_copy_target()
+                })?)
+            }
+            _ => {
+                self.errors.push(syn::Error::new(
+                    mac.span(),
+                    "expected `#copy S(a) to D(b);`: element k of the array `a` (of type S) goes to element k of `b` (of type D)",
+                ));
+                syn::parse_quote!(())
+            }
+        }
     }
 }
 

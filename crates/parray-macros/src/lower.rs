@@ -13,7 +13,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::dollar::{Atom, Form, Forms, DOLLAR, SYNC};
+use crate::dollar::{Atom, Form, Forms, COPY, DOLLAR, SYNC};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 pub fn lower(
@@ -302,6 +302,9 @@ impl Lowerer<'_, '_> {
             }
             return Some(Stmt::Sync { loc: loc(span) });
         }
+        if mac.path.is_ident(COPY) {
+            return self.copy(mac);
+        }
         let name = macro_name(mac);
         if name == "println" || name == "print" {
             return self.print(mac, name == "println");
@@ -318,6 +321,157 @@ impl Lowerer<'_, '_> {
             format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"),
         );
         None
+    }
+
+    /// `#copy S(p) to D(q)`: element `k` of `S` at `p` goes to element `k` of `D` at `q`,
+    /// for every `k` in logical order; desugared here into the body's own statements (a
+    /// loop, unrolled when short, of `q[$D[k]$] = p[$S[k]$]`), so every back end, the type
+    /// check and the bounds proofs treat it as the body they already know.
+    fn copy(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        let span = mac.span();
+        let tts: Vec<proc_macro2::TokenTree> = mac.tokens.clone().into_iter().collect();
+        use proc_macro2::{Delimiter, TokenTree as T};
+        let (src_ty, src, dst_ty, dst) = match tts.as_slice() {
+            [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
+                if to == "to"
+                    && p.delimiter() == Delimiter::Parenthesis
+                    && q.delimiter() == Delimiter::Parenthesis =>
+            {
+                (s.clone(), p.stream(), d.clone(), q.stream())
+            }
+            _ => {
+                self.fail(span, "expected `#copy S(p) to D(q);`: element k of type S at pointer p goes to element k of type D at q");
+                return None;
+            }
+        };
+        let side = |this: &mut Self,
+                    ty: &proc_macro2::Ident|
+         -> Option<(u64, ElemType, parray_core::Offset, String, u64)> {
+            let module = this.forms.module;
+            let name = ty.to_string();
+            if this
+                .forms
+                .generics
+                .iter()
+                .any(|g| g.name == crate::resolve::base_name(&name))
+            {
+                this.fail(ty.span(), format!("`#copy` of the type parameter `{name}` is not implemented yet: copy between declared types"));
+                return None;
+            }
+            let id = parray_core::ast::Ident {
+                name: name.clone(),
+                span: parray_core::Span::default(),
+            };
+            let dim = match module.resolve(&id) {
+                Ok(d) => d,
+                Err(e) => {
+                    this.fail(ty.span(), e.message);
+                    return None;
+                }
+            };
+            let def = &module.types()[dim.ty];
+            let TypeClass::Data { elem, .. } = def.class else {
+                this.fail(
+                    ty.span(),
+                    format!("`{name}` is a thread array; `#copy` copies data types"),
+                );
+                return None;
+            };
+            let off = match parray_core::offset_function(module, dim.node, "__parray_k") {
+                Ok(o) => o,
+                Err(e) => {
+                    this.fail(ty.span(), e.to_string());
+                    return None;
+                }
+            };
+            Some((
+                module.size(dim.node),
+                elem,
+                off,
+                def.name.clone(),
+                module.extent(def.root),
+            ))
+        };
+        let (s, d) = (side(self, &src_ty), side(self, &dst_ty));
+        let (
+            Some((n, s_elem, s_off, s_name, s_extent)),
+            Some((m, d_elem, d_off, d_name, d_extent)),
+        ) = (s, d)
+        else {
+            return None;
+        };
+        if n != m {
+            self.fail(span, format!("`#copy` copies element k to element k: `{src_ty}` has {n} elements and `{dst_ty}` has {m}"));
+            return None;
+        }
+        if s_elem != d_elem {
+            self.fail(span, format!("`#copy` copies elements unchanged: `{src_ty}` holds {s_elem} and `{dst_ty}` holds {d_elem}"));
+            return None;
+        }
+        let (src, dst) = (
+            syn::parse2::<syn::Expr>(src)
+                .map_err(|e| self.errors.push(e))
+                .ok()?,
+            syn::parse2::<syn::Expr>(dst)
+                .map_err(|e| self.errors.push(e))
+                .ok()?,
+        );
+        let at = loc(span);
+        self.scoped(|this| {
+            let k = this.declare("__parray_k", span, false, None, false);
+            // `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`: an array the body created
+            // is indexed in place (it has no pointer of its own), a pointer the same way.
+            let element = |this: &mut Self,
+                           at: &syn::Expr,
+                           off: parray_core::Offset,
+                           type_name: String,
+                           extent: u64| {
+                let mut base = this.expr(at);
+                let mut offsets = Vec::new();
+                while let ExprKind::Binary(BinOp::Add, l, r) = base.kind {
+                    offsets.push(*r);
+                    base = *l;
+                }
+                let mut index = Expr::new(
+                    ExprKind::Offset {
+                        off,
+                        args: vec![Expr::new(ExprKind::Local(k), span)],
+                        of: parray_core::body::Indexed {
+                            type_name,
+                            extent: Some(extent),
+                        },
+                    },
+                    span,
+                );
+                for o in offsets {
+                    index = Expr::new(
+                        ExprKind::Binary(BinOp::Add, Box::new(o), Box::new(index)),
+                        span,
+                    );
+                }
+                Box::new(Expr::new(
+                    ExprKind::Index(Box::new(base), Box::new(index), Check::Checked(None)),
+                    span,
+                ))
+            };
+            let value = element(this, &src, s_off, s_name, s_extent);
+            let place = element(this, &dst, d_off, d_name, d_extent);
+            let assign = Expr::new(ExprKind::Assign(None, place, value), span);
+            let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+            Some(Stmt::For {
+                var: k,
+                start: size(0),
+                end: size(n),
+                inclusive: false,
+                // Short copies (a thread's few elements) become straight-line code.
+                unroll: (n <= 64).then_some(None),
+                body: vec![Stmt::Expr {
+                    expr: assign,
+                    loc: at,
+                }],
+                loc: at,
+            })
+        })
     }
 
     /// `println!("a {} b {}", x, y)`: plain `{}` placeholders, one meaning everywhere.

@@ -52,6 +52,24 @@ impl<T: DataType> Array<T> {
         self.buf.device()
     }
 
+    pub(crate) fn buffer(&self) -> &Buffer<T::Elem> {
+        &self.buf
+    }
+
+    pub(crate) fn buffer_mut(&mut self) -> &mut Buffer<T::Elem> {
+        &mut self.buf
+    }
+
+    /// `#copy T(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
+    /// in logical order, across layouts and memory kinds ([`crate::copy::copy`]).
+    #[track_caller]
+    pub fn copy_to<D: DataType<Elem = T::Elem>>(
+        &self,
+        dst: &mut Array<D>,
+    ) -> Result<crate::copy::CopyPath> {
+        crate::copy::copy(self, dst)
+    }
+
     /// The number of elements of storage.
     pub fn extent(&self) -> usize {
         self.buf.extent()
@@ -313,6 +331,18 @@ pub mod handles {
 
     impl<'a, E: Element> Writable<'a, E> for PtrMut<'a, E> {
         fn parray_writable(self) -> PtrMut<'a, E> {
+            self
+        }
+    }
+
+    /// The destination of a `#copy` in host code, by method call (autoref finds
+    /// `&mut Array` for `b` and `&mut b` alike).
+    pub trait CopyTarget {
+        fn parray_copy_target(&mut self) -> &mut Self;
+    }
+
+    impl<T: DataType> CopyTarget for Array<T> {
+        fn parray_copy_target(&mut self) -> &mut Self {
             self
         }
     }

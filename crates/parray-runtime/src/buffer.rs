@@ -192,12 +192,18 @@ impl<T: Element> Buffer<T> {
                 got: src.len(),
             });
         }
+        self.copy_prefix_from_slice(src)
+    }
+
+    /// Copies `src` into the first `src.len()` elements (at most the extent).
+    pub(crate) fn copy_prefix_from_slice(&mut self, src: &[T]) -> Result<()> {
+        assert!(src.len() <= self.extent(), "a prefix of the buffer");
         let type_name = self.type_name();
         match &mut self.storage {
             Storage::Device(slice) => {
                 let stream = slice.stream().clone();
                 device_op(type_name, "host-to-device copy", || {
-                    stream.memcpy_htod(src, slice)?;
+                    stream.memcpy_htod(src, &mut slice.slice_mut(..src.len()))?;
                     stream.synchronize()
                 })
             }
@@ -239,6 +245,32 @@ impl<T: Element> Buffer<T> {
                     .fill(v);
                 Ok(())
             }
+        }
+    }
+
+    /// The elements wherever they are host memory, the emulation's dmem included: for the
+    /// runtime's own copies, which stand for the device there.
+    pub(crate) fn host_elements(&self) -> Result<&[T]> {
+        let base = self.emulated_or_host_base()?;
+        // SAFETY: `extent` initialised host elements owned by `self`, shared.
+        Ok(unsafe { std::slice::from_raw_parts(base, self.extent()) })
+    }
+
+    /// [`Buffer::host_elements`], mutably.
+    pub(crate) fn host_elements_mut(&mut self) -> Result<&mut [T]> {
+        let base = self.emulated_or_host_base()?;
+        // SAFETY: as above, and `&mut self` excludes other borrows.
+        Ok(unsafe { std::slice::from_raw_parts_mut(base, self.extent()) })
+    }
+
+    fn emulated_or_host_base(&self) -> Result<*mut T> {
+        match self.storage {
+            Storage::Device(_) => Err(Error::NotHostMemory {
+                type_name: self.type_name(),
+                mem: self.mem(),
+                operation: "copy on the host",
+            }),
+            Storage::Host(_) | Storage::Pinned { .. } => Ok(self.raw.base_ptr()),
         }
     }
 
@@ -310,6 +342,23 @@ impl<T: Element> Buffer<T> {
     /// Element 0, for the array's handles.
     pub(crate) fn raw(&self) -> Raw<T> {
         self.raw
+    }
+
+    /// The GPU memory of a dmem buffer on a GPU (`None` for host memory, and for dmem
+    /// under the emulation, which is host memory).
+    pub(crate) fn device_slice(&self) -> Option<&CudaSlice<T>> {
+        match &self.storage {
+            Storage::Device(slice) => Some(slice),
+            Storage::Host(_) | Storage::Pinned { .. } => None,
+        }
+    }
+
+    /// [`Buffer::device_slice`], mutably.
+    pub(crate) fn device_slice_mut(&mut self) -> Option<&mut CudaSlice<T>> {
+        match &mut self.storage {
+            Storage::Device(slice) => Some(slice),
+            Storage::Host(_) | Storage::Pinned { .. } => None,
+        }
     }
 
     /// Element 0, borrowed (for accesses that need no handle).

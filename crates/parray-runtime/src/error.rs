@@ -153,6 +153,10 @@ pub enum Error {
         have: usize,
     },
 
+    /// A `#copy` the runtime cannot do.
+    #[error("parray: #copy: {reason}")]
+    CopyUnsupported { reason: String },
+
     /// A host-only operation was used on device memory.
     #[error("parray: {type_name} is {mem} memory on the GPU; host code cannot {operation} it")]
     NotHostMemory {

@@ -7,6 +7,7 @@
 pub mod array;
 pub mod barrier;
 mod buffer;
+pub mod copy;
 pub mod elem;
 pub mod error;
 pub mod generic;

@@ -297,6 +297,42 @@ pub fn generic_prelude(module: &crate::Module, name: &str, alias: &str) -> crate
     Ok(text)
 }
 
+/// The kernel `name` that moves element `k` of the type `src` (in `src_module`) to element
+/// `k` of `dst`, one thread per element in logical order: `d[dst(k)] = s[src(k)]`, both
+/// offset functions folded by the offset compiler; `n` is the number of elements. For
+/// `#copy` between layouts on a device.
+pub fn remap_kernel(
+    name: &str,
+    elem: crate::ElemType,
+    (src_module, src): (&crate::Module, &str),
+    (dst_module, dst): (&crate::Module, &str),
+) -> crate::Result<String> {
+    let flat = |module: &crate::Module, ty: &str| -> crate::Result<(String, u64)> {
+        let def = module.resolve(&crate::ast::Ident {
+            name: ty.to_string(),
+            span: crate::Span::default(),
+        })?;
+        let off = crate::offset_function(module, def.node, "k")?;
+        Ok((emit_cuda::to_c_named(&off), module.extent(def.node)))
+    };
+    let ((s, s_extent), (d, d_extent)) = (flat(src_module, src)?, flat(dst_module, dst)?);
+    // 32-bit index arithmetic where every offset fits, as a careful kernel does.
+    let index = if s_extent.max(d_extent) <= u64::from(u32::MAX) {
+        "unsigned"
+    } else {
+        "unsigned long long"
+    };
+    let t = elem.keyword();
+    Ok(format!(
+        "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n\
+         \x20   const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20   if (i >= n) return;\n\
+         \x20   const {index} k = ({index})i;\n\
+         \x20   d[{d}] = s[{s}];\n\
+         }}\n"
+    ))
+}
+
 pub fn unsigned_literal(n: u64) -> String {
     if n <= u32::MAX as u64 {
         format!("{n}u")

@@ -220,7 +220,11 @@ fn shape(launch: &Launch) -> GridShape {
 
 /// # Safety
 /// As [`detour_cuda`].
-unsafe fn run_on_gpu(cuda: &CudaDevice, launch: &Launch, values: &[KernelValue]) -> Result<()> {
+pub(crate) unsafe fn run_on_gpu(
+    cuda: &CudaDevice,
+    launch: &Launch,
+    values: &[KernelValue],
+) -> Result<()> {
     let fail = |message: String| Error::Launch {
         kernel: launch.kernel.to_string(),
         site: launch.site,

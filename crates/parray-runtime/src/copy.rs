@@ -1,0 +1,382 @@
+//! `#copy` on the host: element `k` of an array of type `S` goes to element `k` of an array
+//! of type `D`, in logical order, whatever the two layouts and memory kinds.
+//!
+//! The path follows from the two types and where the arrays live ([`CopyPath`]): one bulk
+//! copy when both types are contiguous in logical order (`off(k) == k`), the element loop
+//! on the host when both arrays are in host memory (the emulation's dmem included), a
+//! remap kernel (`d[D(k)] = s[S(k)]`, both offset functions folded by the offset compiler)
+//! when both are on a GPU, and across the bus one transfer beside a host-side pack or
+//! scatter, or a device-side remap through a staging array when the device side is not
+//! contiguous. SPEC.md section 3.9 lists the cases.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use parray_core::eval::Program;
+
+use crate::array::Array;
+use crate::buffer::Buffer;
+use crate::elem::Element;
+use crate::error::{DetourSite, Error, Result};
+use crate::gpu::device::{CudaDevice, Device};
+use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
+use crate::types::DataType;
+
+/// How a copy between two types and memories is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyPath {
+    /// Both layouts contiguous in logical order: one memcpy (host), `cuMemcpyHtoD`,
+    /// `DtoH` or `DtoD` of the elements.
+    Bulk,
+    /// Both arrays in host memory (the emulation's dmem too): the element loop.
+    HostLoop,
+    /// Both on one GPU: a remap kernel, one thread per element.
+    DeviceRemap,
+    /// Host to GPU, the destination contiguous: pack on the host, one transfer.
+    PackAndUpload,
+    /// Host to GPU, the destination not contiguous: upload the source's storage, remap on
+    /// the device.
+    UploadAndRemap,
+    /// GPU to host, the source contiguous: one transfer, scatter on the host.
+    DownloadAndScatter,
+    /// GPU to host, the source not contiguous: remap on the device into a contiguous
+    /// staging array, one transfer, scatter on the host.
+    RemapAndDownload,
+}
+
+impl fmt::Display for CopyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CopyPath::Bulk => "one bulk copy (both contiguous in logical order)",
+            CopyPath::HostLoop => "the element loop on the host",
+            CopyPath::DeviceRemap => "a remap kernel on the device",
+            CopyPath::PackAndUpload => "pack on the host, then one host-to-device transfer",
+            CopyPath::UploadAndRemap => {
+                "one host-to-device transfer of the source, then a remap kernel"
+            }
+            CopyPath::DownloadAndScatter => "one device-to-host transfer, then scatter on the host",
+            CopyPath::RemapAndDownload => {
+                "a remap kernel into a staging array, one device-to-host transfer, then scatter"
+            }
+        })
+    }
+}
+
+/// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
+/// `k` itself (contiguous in logical order).
+fn flat<T: DataType>() -> Result<Option<Program>> {
+    let module = T::module();
+    let dim = T::dim();
+    let off = parray_core::offset_function(module, dim.node, "k").map_err(|e| {
+        Error::CopyUnsupported {
+            reason: format!("the offset function of {}: {e}", T::NAME),
+        }
+    })?;
+    let identity = off.expr.as_var().is_some() || (T::SIZE == 1 && off.as_const() == Some(0));
+    Ok((!identity).then(|| Program::new(&off.expr)))
+}
+
+/// The path a copy from an array of `S` to one of `D` takes, given where each lives (on a
+/// GPU or in host memory).
+pub fn plan<S: DataType, D: DataType<Elem = S::Elem>>(
+    src_on_gpu: bool,
+    dst_on_gpu: bool,
+) -> Result<CopyPath> {
+    let (s, d) = (flat::<S>()?.is_none(), flat::<D>()?.is_none());
+    Ok(match (src_on_gpu, dst_on_gpu) {
+        _ if s && d => CopyPath::Bulk,
+        (false, false) => CopyPath::HostLoop,
+        (true, true) => CopyPath::DeviceRemap,
+        (false, true) if d => CopyPath::PackAndUpload,
+        (false, true) => CopyPath::UploadAndRemap,
+        (true, false) if s => CopyPath::DownloadAndScatter,
+        (true, false) => CopyPath::RemapAndDownload,
+    })
+}
+
+/// `#copy S(src) to D(dst)`: element `k` of `src` goes to element `k` of `dst`, for every
+/// `k` in logical order. The types have the same number of elements (checked when the
+/// function is instantiated) and the same element; the arrays may be in any memory and
+/// layout. Returns the path taken.
+#[track_caller]
+pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &Array<S>,
+    dst: &mut Array<D>,
+) -> Result<CopyPath> {
+    const {
+        assert!(
+            S::SIZE == D::SIZE,
+            "`#copy` copies element k to element k: the two types must have as many elements"
+        )
+    };
+    let site = site(std::panic::Location::caller());
+    let (s, d) = (src.buffer(), dst.buffer_mut());
+    let path = plan::<S, D>(s.device_slice().is_some(), d.device_slice().is_some())?;
+    let (s_off, d_off) = (flat::<S>()?, flat::<D>()?);
+    let n = S::SIZE;
+    match path {
+        CopyPath::Bulk => bulk(s, d, n)?,
+        CopyPath::HostLoop => {
+            let (from, to) = (host_slice(s)?, host_slice_mut(d)?);
+            remap_on_host(from, to, n, s_off, d_off);
+        }
+        CopyPath::DeviceRemap => {
+            let cuda = same_gpu(s, d)?;
+            let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
+            remap_on_device::<S, D>(cuda, from, to, site)?;
+        }
+        CopyPath::PackAndUpload => {
+            let mut staging = vec![S::Elem::default(); n];
+            remap_on_host(host_slice(s)?, &mut staging, n, s_off, None);
+            d.copy_prefix_from_slice(&staging)?;
+        }
+        CopyPath::UploadAndRemap => {
+            let device = d.device().cloned();
+            let cuda = on_gpu(device.as_ref(), d.type_name())?;
+            let staging = cuda
+                .stream
+                .clone_htod(host_slice(s)?)
+                .map_err(|e| driver(S::NAME, "host-to-device copy", e))?;
+            let from = staging.device_ptr(&cuda.stream).0;
+            let to = device_address_mut(d, cuda);
+            remap_on_device::<S, D>(cuda, from, to, site)?;
+        }
+        CopyPath::DownloadAndScatter => {
+            let staging = s.to_vec()?;
+            remap_on_host(&staging, host_slice_mut(d)?, n, None, d_off);
+        }
+        CopyPath::RemapAndDownload => {
+            let cuda = on_gpu(s.device(), s.type_name())?;
+            let mut staging: CudaSlice<S::Elem> = cuda
+                .stream
+                .alloc_zeros(n)
+                .map_err(|e| driver(S::NAME, "allocating a staging array", e))?;
+            let from = device_address(s, cuda);
+            let to = staging.device_ptr_mut(&cuda.stream).0;
+            remap_on_device_to_contiguous::<S>(cuda, from, to, site)?;
+            let values = cuda
+                .stream
+                .clone_dtoh(&staging)
+                .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
+            remap_on_host(&values, host_slice_mut(d)?, n, None, d_off);
+        }
+    }
+    Ok(path)
+}
+
+/// Both contiguous: the first `n` elements, in one copy of the right kind.
+fn bulk<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
+    match (s.device_slice(), d.device_slice().is_some()) {
+        (None, _) => d.copy_prefix_from_slice(&host_slice(s)?[..n]),
+        (Some(_), false) => {
+            let values = s.to_vec()?;
+            host_slice_mut(d)?[..n].copy_from_slice(&values[..n]);
+            Ok(())
+        }
+        (Some(from), true) => {
+            let cuda = same_gpu(s, d)?;
+            let to = d.device_slice_mut().expect("checked: on a GPU");
+            cuda.stream
+                .memcpy_dtod(&from.slice(..n), &mut to.slice_mut(..n))
+                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))?;
+            cuda.stream
+                .synchronize()
+                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))
+        }
+    }
+}
+
+/// `to[d(k)] = from[s(k)]` for `k < n` (`None`: the identity).
+fn remap_on_host<T: Copy>(
+    from: &[T],
+    to: &mut [T],
+    n: usize,
+    mut s: Option<Program>,
+    mut d: Option<Program>,
+) {
+    for k in 0..n {
+        let at = |p: &mut Option<Program>| p.as_mut().map_or(k, |p| p.eval(&[k as u64]) as usize);
+        let (i, j) = (at(&mut s), at(&mut d));
+        to[j] = from[i];
+    }
+}
+
+/// The GPU kernel moving element `k` of `S` (at `from`) to element `k` of `D` (at `to`).
+fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
+    cuda: &CudaDevice,
+    from: u64,
+    to: u64,
+    site: &'static DetourSite,
+) -> Result<()> {
+    let source = remap_source::<S, D>(|| {
+        parray_core::body::emit_c::remap_kernel(
+            "parray_copy",
+            <S::Elem as Element>::ELEM,
+            (S::module(), S::NAME),
+            (D::module(), D::NAME),
+        )
+    })?;
+    launch_remap(cuda, source, from, to, S::SIZE, site)
+}
+
+/// [`remap_on_device`] into `n` contiguous elements.
+fn remap_on_device_to_contiguous<S: DataType>(
+    cuda: &CudaDevice,
+    from: u64,
+    to: u64,
+    site: &'static DetourSite,
+) -> Result<()> {
+    let source = remap_source::<S, S>(|| {
+        let elem = <S::Elem as Element>::ELEM;
+        let flat = parray_core::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
+        parray_core::body::emit_c::remap_kernel(
+            "parray_copy",
+            elem,
+            (S::module(), S::NAME),
+            (&flat, "FLAT"),
+        )
+    })?;
+    launch_remap(cuda, source, from, to, S::SIZE, site)
+}
+
+/// The remap kernel for `(S, D)`, made once per process.
+fn remap_source<S: 'static, D: 'static>(
+    make: impl FnOnce() -> parray_core::Result<String>,
+) -> Result<&'static str> {
+    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId), &'static str>>> = OnceLock::new();
+    let key = (TypeId::of::<S>(), TypeId::of::<D>());
+    let mut sources = SOURCES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = sources.get(&key) {
+        return Ok(s);
+    }
+    let source: &'static str = Box::leak(
+        make()
+            .map_err(|e| Error::CopyUnsupported {
+                reason: e.to_string(),
+            })?
+            .into_boxed_str(),
+    );
+    sources.insert(key, source);
+    Ok(source)
+}
+
+fn launch_remap(
+    cuda: &CudaDevice,
+    source: &'static str,
+    from: u64,
+    to: u64,
+    n: usize,
+    site: &'static DetourSite,
+) -> Result<()> {
+    const BLOCK: u32 = 256;
+    let blocks = n.div_ceil(BLOCK as usize).max(1);
+    let launch = Launch {
+        kernel: "parray_copy",
+        source: source.into(),
+        grid: [
+            u32::try_from(blocks).map_err(|_| Error::CopyUnsupported {
+                reason: format!("{n} elements need more than 2^32 blocks"),
+            })?,
+            1,
+            1,
+        ],
+        block: [BLOCK, 1, 1],
+        shared_bytes: 0,
+        site,
+        checked: None,
+    };
+    let values = [
+        KernelValue::U64(from),
+        KernelValue::U64(to),
+        KernelValue::U64(n as u64),
+    ];
+    // SAFETY: `parray_copy(const T* s, T* d, unsigned long long n)` takes these values;
+    // `from` and `to` are device arrays of that device holding every offset the two offset
+    // functions give for `k < n` (their types' extents, or `n` for the staging array).
+    unsafe { run_on_gpu(cuda, &launch, &values) }
+}
+
+/// The copy's call site, as launches and their errors name it (one per call site).
+fn site(at: &'static std::panic::Location<'static>) -> &'static DetourSite {
+    static SITES: OnceLock<Mutex<HashMap<(&'static str, u32), &'static DetourSite>>> =
+        OnceLock::new();
+    SITES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry((at.file(), at.line()))
+        .or_insert_with(|| {
+            Box::leak(Box::new(DetourSite {
+                array: "#copy",
+                file: at.file(),
+                line: at.line(),
+            }))
+        })
+}
+
+fn host_slice<T: Element>(b: &Buffer<T>) -> Result<&[T]> {
+    b.host_elements()
+}
+
+fn host_slice_mut<T: Element>(b: &mut Buffer<T>) -> Result<&mut [T]> {
+    b.host_elements_mut()
+}
+
+/// The GPU both buffers are on.
+fn same_gpu<'b, T: Element>(s: &'b Buffer<T>, d: &Buffer<T>) -> Result<&'b CudaDevice> {
+    let (sd, dd) = (s.device(), d.device());
+    match (sd, dd) {
+        (Some(a), Some(b)) if a == b => on_gpu(sd, s.type_name()),
+        (Some(a), Some(b)) => Err(Error::CopyUnsupported {
+            reason: format!(
+                "{} is on {} and {} on {}: copies between devices are not implemented yet",
+                s.type_name(),
+                a.name(),
+                d.type_name(),
+                b.name()
+            ),
+        }),
+        _ => on_gpu(sd, s.type_name()),
+    }
+}
+
+/// The GPU of a buffer's device.
+fn on_gpu<'d>(device: Option<&'d Device>, type_name: &str) -> Result<&'d CudaDevice> {
+    device
+        .and_then(Device::as_cuda)
+        .ok_or_else(|| Error::CudaUnavailable {
+            reason: format!("{type_name} is not on a GPU"),
+        })
+}
+
+fn device_address<T: Element>(b: &Buffer<T>, cuda: &CudaDevice) -> u64 {
+    b.device_slice()
+        .expect("on a GPU (checked by the plan)")
+        .device_ptr(&cuda.stream)
+        .0
+}
+
+fn device_address_mut<T: Element>(b: &mut Buffer<T>, cuda: &CudaDevice) -> u64 {
+    b.device_slice_mut()
+        .expect("on a GPU (checked by the plan)")
+        .device_ptr_mut(&cuda.stream)
+        .0
+}
+
+fn driver(
+    type_name: &'static str,
+    operation: &'static str,
+    e: cudarc::driver::DriverError,
+) -> Error {
+    Error::Driver {
+        type_name,
+        operation,
+        reason: e.to_string(),
+    }
+}

@@ -1,0 +1,179 @@
+//! `#copy S(p) to D(q)` in detour bodies: element k of S at p goes to element k of D at q,
+//! in logical order, whatever the two layouts; the same on CPU threads, on the emulation
+//! and on a GPU, checked against plain Rust.
+
+use parray::prelude::*;
+
+parray! {
+    pub paged float [64][16] A;
+    pub paged float [16][64] T_STORE;
+    pub float [#T_STORE_1][#T_STORE_0] T;
+    pub pthd [4] CPU;
+    pub dmem float [64][16] DA;
+    pub dmem float [16][64] DT_STORE;
+    pub float [#DT_STORE_1][#DT_STORE_0] DT;
+    pub cuda(float* a, float* t) [4][16] GPU;
+    pub smem float [16][17] TILE;
+    pub smem float [#TILE_0][16#TILE_1] TV;
+    pub rmem float [16] ROW;
+}
+
+fn value(i: usize, j: usize) -> f32 {
+    (i * 100 + j) as f32
+}
+
+/// The transposed storage a copy of A's rows into T's rows must give.
+fn transposed() -> Vec<f32> {
+    (0..16 * 64).map(|x| value(x % 64, x / 64)).collect()
+}
+
+fn a_values() -> Vec<f32> {
+    (0..64 * 16).map(|x| value(x / 16, x % 16)).collect()
+}
+
+#[test]
+fn rows_copied_into_a_transposed_view_on_cpu_threads() -> parray::Result<()> {
+    let mut a = A::create()?;
+    a.copy_from_slice(&a_values())?;
+    let mut t = T_STORE::create()?;
+    let (a, t) = (&a, t.view_mut::<T>());
+    detour!(CPU {
+        for r in 0..16 {
+            let row = $tid$ * 16 + r;
+            #copy A_1(a + $A[row][0]$) to T_1(t + $T[row][0]$);
+        }
+    })?;
+    assert_eq!(t.to_vec()?, transposed());
+    Ok(())
+}
+
+#[test]
+fn rows_through_registers_and_shared_memory_on_a_grid() -> parray::Result<()> {
+    let mut a = DA::create()?;
+    a.copy_from_slice(&a_values())?;
+    let mut t = DT_STORE::create()?;
+    detour!(GPU(&a, t.view_mut::<DT>()) {
+        // Each thread: its row of A into registers, then into a padded shared tile, then,
+        // after the barrier, its row of the tile into T's row (a transposing store).
+        let r = ROW::create();
+        #copy DA_1(a + $DA[$tid$][0]$) to ROW(r);
+        let s = TILE::create();
+        #copy ROW(r) to TV_1(s + $TV[$tid_1$][0]$);
+        #sync;
+        #copy TV_1(s + $TV[$tid_1$][0]$) to DT_1(t + $DT[$tid$][0]$);
+    })?;
+    assert_eq!(t.to_vec()?, transposed());
+    Ok(())
+}
+
+/// The kernel of the grid copy: each `#copy` an unrolled run of element moves whose
+/// offsets the offset compiler folded (row of 16: constant steps), all proved in bounds.
+#[test]
+fn the_copies_kernel() {
+    insta::assert_snapshot!(kernel_source!(GPU(a, t) {
+        let r = ROW::create();
+        #copy DA_1(a + $DA[$tid$][0]$) to ROW(r);
+        let s = TILE::create();
+        #copy ROW(r) to TV_1(s + $TV[$tid_1$][0]$);
+        #sync;
+        #copy TV_1(s + $TV[$tid_1$][0]$) to DT_1(t + $DT[$tid$][0]$);
+    }));
+}
+
+// ---------------------------------------------------------------- on the host
+
+use parray::copy::{plan, CopyPath};
+
+parray! {
+    pub paged float [64][48] ROWS_P;
+    pub dmem float [64][48] ROWS_D;
+    pub dmem float [2][2][32][24] BLOCKS_STORE;
+    pub float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
+    pub dmem float [48][64] COLS_STORE;
+    pub float [#COLS_STORE_1][#COLS_STORE_0] COLS;
+    pub pinned float [64][48] ROWS_PINNED;
+}
+
+fn matrix(i: usize, j: usize) -> f32 {
+    (i * 1000 + j) as f32
+}
+
+/// Element (i, j) of a 64x48 matrix stored as `S` and read through its logical type `V`.
+fn logical<V: DataType<Elem = f32>>(storage: Vec<f32>) -> Vec<f32> {
+    (0..64 * 48)
+        .map(|x| storage[V::offset_of(&[x / 48, x % 48])])
+        .collect()
+}
+
+fn expected() -> Vec<f32> {
+    (0..64 * 48).map(|x| matrix(x / 48, x % 48)).collect()
+}
+
+#[test]
+fn host_copies_across_layouts_and_memories() -> parray::Result<()> {
+    let mut rows = ROWS_P::create()?;
+    for i in 0..64 {
+        for j in 0..48 {
+            rows.set([i, j], matrix(i, j));
+        }
+    }
+    // Paged rows to device blocks, blocks to device columns, columns back to pinned rows.
+    let mut blocks = BLOCKS_STORE::create()?;
+    rows.copy_to(blocks.view_mut::<BLOCKS>())?;
+    assert_eq!(logical::<BLOCKS>(blocks.to_vec()?), expected());
+    let mut cols = COLS_STORE::create()?;
+    blocks.view::<BLOCKS>().copy_to(cols.view_mut::<COLS>())?;
+    assert_eq!(logical::<COLS>(cols.to_vec()?), expected());
+    let mut back = ROWS_PINNED::create()?;
+    cols.view::<COLS>().copy_to(&mut back)?;
+    assert_eq!(back.to_vec()?, expected());
+    // Contiguous to contiguous: one transfer.
+    let mut device_rows = ROWS_D::create()?;
+    assert_eq!(back.copy_to(&mut device_rows)?, CopyPath::Bulk);
+    assert_eq!(device_rows.to_vec()?, expected());
+    Ok(())
+}
+
+#[test]
+fn the_path_follows_from_the_types_and_memories() -> parray::Result<()> {
+    assert_eq!(plan::<ROWS_P, ROWS_D>(false, true)?, CopyPath::Bulk);
+    assert_eq!(plan::<ROWS_P, BLOCKS>(false, false)?, CopyPath::HostLoop);
+    assert_eq!(plan::<BLOCKS, COLS>(true, true)?, CopyPath::DeviceRemap);
+    assert_eq!(plan::<ROWS_P, ROWS_D>(false, true)?, CopyPath::Bulk);
+    assert_eq!(plan::<COLS, ROWS_D>(false, true)?, CopyPath::PackAndUpload);
+    assert_eq!(
+        plan::<ROWS_P, BLOCKS>(false, true)?,
+        CopyPath::UploadAndRemap
+    );
+    assert_eq!(
+        plan::<ROWS_D, COLS>(true, false)?,
+        CopyPath::DownloadAndScatter
+    );
+    assert_eq!(
+        plan::<BLOCKS, ROWS_P>(true, false)?,
+        CopyPath::RemapAndDownload
+    );
+    Ok(())
+}
+
+/// The paper's spelling in host code: `#copy S(a) to D(b);`.
+#[test]
+fn copy_in_host_code() -> parray::Result<()> {
+    let mut rows = ROWS_P::create()?;
+    rows.copy_from_slice(&expected())?;
+    let mut cols = COLS_STORE::create()?;
+    let cols = cols.view_mut::<COLS>();
+    host! {
+        #copy ROWS_P(rows) to COLS(cols);
+    }
+    let mut storage = vec![0.0; 64 * 48];
+    host! {
+        for i in 0..$dim_0(COLS)$ {
+            for j in 0..$dim_1(COLS)$ {
+                storage[$COLS_STORE[j][i]$] = matrix(i, j);
+            }
+        }
+    }
+    assert_eq!(cols.to_vec()?, storage);
+    Ok(())
+}
