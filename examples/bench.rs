@@ -42,6 +42,10 @@ parray! {
     #parray {cuda(float* worki, float* worko) [[8192/32][8192/32]][[32][32]]} CUDA32
     #parray {smem float [32][33]} T32
     #parray {smem float [#T32_0][32#T32_1]} TV32
+    #parray {dmem float [2][2][4096][4096]} QUADS_STORE
+    #parray {float [[#QUADS_STORE_0][#QUADS_STORE_2]][[#QUADS_STORE_1][#QUADS_STORE_3]]} QUADS
+    #parray {float [#SQUARE_1][#SQUARE_0]} SQUARE_T
+    #parray {pinned float [8192][8192]} PINNED
 }
 
 /// Fig 14 (the CUDA Programming Guide's kernel) on Fig 13's launch shape: a block per row.
@@ -246,6 +250,62 @@ fn main() -> parray::Result<()> {
     trow("parray copy detour", t, o.to_vec()? == input);
 
     println!("(the first two parray rows are Fig 7's body as printed: one element per thread)");
+
+    println!("\n== #copy {big}x{big} float (bytes read + written over time; the path each takes)");
+    println!(
+        "{:<34} {:>9} {:>10} {:>8}  check",
+        "variant", "ms", "GB/s", "vs copy"
+    );
+    trow("device-to-device copy (driver)", copy, true);
+    let logical = |v: &[f32], at: &dyn Fn(usize, usize) -> usize| {
+        (0..big * big).all(|x| v[at(x / big, x % big)] == input[x])
+    };
+    let mut quads = QUADS_STORE::create()?;
+    let mut path = None;
+    let t = ms(|| {
+        path = Some(i.copy_to(quads.view_mut::<QUADS>())?);
+        Ok(())
+    })?;
+    let ok = logical(&quads.to_vec()?, &|r, c| QUADS::offset([r, c]));
+    trow(
+        &format!("rows to 2x2 blocks ({:?})", path.expect("ran")),
+        t,
+        ok,
+    );
+    let t = ms(|| quads.view::<QUADS>().copy_to(&mut o).map(|_| ()))?;
+    trow("2x2 blocks to rows", t, o.to_vec()? == input);
+    let t = ms(|| i.copy_to(o.view_mut::<SQUARE_T>()).map(|_| ()))?;
+    trow("rows to [#A_1][#A_0] (transposing)", t, transposed(&o)?);
+    // Host to device: a contiguous pinned array, beside the driver's copy of its bytes.
+    let mut pinned = PINNED::create()?;
+    pinned.copy_from_slice(&input)?;
+    let h2d_bytes = (big * big * 4) as f64;
+    let raw = ms(|| {
+        let to = o.ptr_mut().device_address().expect("dmem on a GPU");
+        let stream = o.device().and_then(|d| d.stream()).expect("dmem on a GPU");
+        // SAFETY: `o` holds the 8192x8192 floats `pinned` holds, on this stream's device.
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(to, pinned.as_slice()?, stream.cu_stream())
+        }
+        .map_err(|e| parray::Error::Driver {
+            type_name: "PINNED",
+            operation: "raw host-to-device copy",
+            reason: e.to_string(),
+        })
+    })?;
+    let t = ms(|| pinned.copy_to(&mut o).map(|_| ()))?;
+    println!(
+        "{:<34} {raw:>9.4} {:>10.0}",
+        "pinned to dmem, raw cuMemcpyHtoD",
+        h2d_bytes / raw / 1e6
+    );
+    println!(
+        "{:<34} {t:>9.4} {:>10.0} {:>7.1}%  {}",
+        "pinned to dmem, #copy (Bulk)",
+        h2d_bytes / t / 1e6,
+        100.0 * raw / t,
+        if o.to_vec()? == input { "ok" } else { "FAILED" }
+    );
     println!(
         "\n== launch overhead (empty kernel, cached; host time per launch + sync, median of 2000)"
     );

@@ -177,3 +177,27 @@ fn copy_in_host_code() -> parray::Result<()> {
     assert_eq!(cols.to_vec()?, storage);
     Ok(())
 }
+
+parray! {
+    pub dmem float [96][64] WIDE;
+    pub dmem float [64][96] WIDE_T_STORE;
+    pub float [#WIDE_T_STORE_1][#WIDE_T_STORE_0] WIDE_T;
+}
+
+/// A transposing copy (on a GPU: through a shared tile, the destination's contiguous digit
+/// being another than the source's).
+#[test]
+fn a_transposing_copy() -> parray::Result<()> {
+    let mut wide = WIDE::create()?;
+    let values: Vec<f32> = (0..96 * 64).map(|x| x as f32).collect();
+    wide.copy_from_slice(&values)?;
+    let mut t = WIDE_T_STORE::create()?;
+    wide.copy_to(t.view_mut::<WIDE_T>())?;
+    let stored = t.to_vec()?;
+    for i in 0..96 {
+        for j in 0..64 {
+            assert_eq!(stored[j * 96 + i], values[i * 64 + j], "({i}, {j})");
+        }
+    }
+    Ok(())
+}

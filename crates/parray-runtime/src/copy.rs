@@ -15,6 +15,7 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use parray_core::body::emit_c::RemapKernel;
 use parray_core::eval::Program;
 
 use crate::array::Array;
@@ -244,9 +245,10 @@ fn remap_on_device_to_contiguous<S: DataType>(
 
 /// The remap kernel for `(S, D)`, made once per process.
 fn remap_source<S: 'static, D: 'static>(
-    make: impl FnOnce() -> parray_core::Result<String>,
-) -> Result<&'static str> {
-    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId), &'static str>>> = OnceLock::new();
+    make: impl FnOnce() -> parray_core::Result<RemapKernel>,
+) -> Result<&'static RemapKernel> {
+    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId), &'static RemapKernel>>> =
+        OnceLock::new();
     let key = (TypeId::of::<S>(), TypeId::of::<D>());
     let mut sources = SOURCES
         .get_or_init(Default::default)
@@ -255,38 +257,36 @@ fn remap_source<S: 'static, D: 'static>(
     if let Some(s) = sources.get(&key) {
         return Ok(s);
     }
-    let source: &'static str = Box::leak(
-        make()
-            .map_err(|e| Error::CopyUnsupported {
-                reason: e.to_string(),
-            })?
-            .into_boxed_str(),
-    );
-    sources.insert(key, source);
-    Ok(source)
+    // Kept for the process, as the sources of detours are: one per pair of types.
+    let kernel: &'static RemapKernel =
+        Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
+            reason: e.to_string(),
+        })?));
+    sources.insert(key, kernel);
+    Ok(kernel)
 }
 
 fn launch_remap(
     cuda: &CudaDevice,
-    source: &'static str,
+    kernel: &'static RemapKernel,
     from: u64,
     to: u64,
     n: usize,
     site: &'static DetourSite,
 ) -> Result<()> {
-    const BLOCK: u32 = 256;
-    let blocks = n.div_ceil(BLOCK as usize).max(1);
+    let too_many = |_| Error::CopyUnsupported {
+        reason: format!("{n} elements need a grid larger than CUDA's"),
+    };
+    let [x, y, z] = kernel.grid;
     let launch = Launch {
         kernel: "parray_copy",
-        source: source.into(),
+        source: kernel.source.as_str().into(),
         grid: [
-            u32::try_from(blocks).map_err(|_| Error::CopyUnsupported {
-                reason: format!("{n} elements need more than 2^32 blocks"),
-            })?,
-            1,
-            1,
+            u32::try_from(x).map_err(too_many)?,
+            u32::try_from(y).map_err(too_many)?,
+            u32::try_from(z).map_err(too_many)?,
         ],
-        block: [BLOCK, 1, 1],
+        block: kernel.block,
         shared_bytes: 0,
         site,
         checked: None,

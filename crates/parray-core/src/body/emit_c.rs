@@ -297,40 +297,174 @@ pub fn generic_prelude(module: &crate::Module, name: &str, alias: &str) -> crate
     Ok(text)
 }
 
+/// Elements each thread of a [`remap_kernel`] moves: four independent loads in flight per
+/// thread keep the memory system busy (as Fig 7's four-row transpose does).
+pub const REMAP_PER_THREAD: u32 = 4;
+
+/// Side of the shared tile of a transposing [`remap_kernel`].
+const TILE: u64 = 32;
+
+/// A kernel moving element `k` of one type to element `k` of another, and how to launch it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemapKernel {
+    pub source: String,
+    /// `[x, y, z]` blocks and threads per block.
+    pub grid: [u64; 3],
+    pub block: [u32; 3],
+}
+
 /// The kernel `name` that moves element `k` of the type `src` (in `src_module`) to element
-/// `k` of `dst`, one thread per element in logical order: `d[dst(k)] = s[src(k)]`, both
-/// offset functions folded by the offset compiler; `n` is the number of elements. For
-/// `#copy` between layouts on a device.
+/// `k` of `dst` in logical order, `d[dst(k)] = s[src(k)]`, both offset functions folded by
+/// the offset compiler. For `#copy` between layouts on a device.
+///
+/// Where the destination's consecutive elements are consecutive `k` (as the source's
+/// are), one pass does: each thread moves [`REMAP_PER_THREAD`] elements, consecutive
+/// threads consecutive `k`. Where the destination's contiguous digit of `k` is another
+/// (`k / W % M`, a transposition), consecutive `k` would scatter the writes: the kernel
+/// then goes through a 32x33 shared tile of (that digit, the source's `k % W`), reading
+/// along one and writing along the other, as a transpose does.
 pub fn remap_kernel(
     name: &str,
     elem: crate::ElemType,
     (src_module, src): (&crate::Module, &str),
     (dst_module, dst): (&crate::Module, &str),
-) -> crate::Result<String> {
-    let flat = |module: &crate::Module, ty: &str| -> crate::Result<(String, u64)> {
+) -> crate::Result<RemapKernel> {
+    let flat = |module: &crate::Module, ty: &str| -> crate::Result<(crate::Offset, u64, u64)> {
         let def = module.resolve(&crate::ast::Ident {
             name: ty.to_string(),
             span: crate::Span::default(),
         })?;
         let off = crate::offset_function(module, def.node, "k")?;
-        Ok((emit_cuda::to_c_named(&off), module.extent(def.node)))
+        Ok((off, module.extent(def.node), module.size(def.node)))
     };
-    let ((s, s_extent), (d, d_extent)) = (flat(src_module, src)?, flat(dst_module, dst)?);
+    let ((s, s_extent, n), (d, d_extent, _)) = (flat(src_module, src)?, flat(dst_module, dst)?);
     // 32-bit index arithmetic where every offset fits, as a careful kernel does.
-    let index = if s_extent.max(d_extent) <= u64::from(u32::MAX) {
+    let index = if s_extent.max(d_extent).max(n) <= u64::from(u32::MAX) {
         "unsigned"
     } else {
         "unsigned long long"
     };
     let t = elem.keyword();
-    Ok(format!(
-        "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n\
-         \x20   const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
-         \x20   if (i >= n) return;\n\
-         \x20   const {index} k = ({index})i;\n\
-         \x20   d[{d}] = s[{s}];\n\
+    let (sc, dc) = (emit_cuda::to_c_named(&s), emit_cuda::to_c_named(&d));
+    let head = format!(
+        "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n"
+    );
+    // The digit `k / w % m` the destination is contiguous along, when it is not `k` itself.
+    let unit_digit = |off: &crate::Offset| {
+        off.expr.terms.iter().find_map(|(c, term)| match term {
+            crate::expr::Term::Var(_) if *c == 1 => Some((1, n)),
+            crate::expr::Term::Digit { of, div, modulo } if *c == 1 && of.as_var().is_some() => {
+                Some((*div, modulo.unwrap_or(n / div)))
+            }
+            _ => None,
+        })
+    };
+    let transposing = match (unit_digit(&s), unit_digit(&d)) {
+        (Some((1, _)), Some((w, m)))
+            if w > 1 && w % TILE == 0 && m % TILE == 0 && n % (w * m) == 0 =>
+        {
+            Some((w, m))
+        }
+        _ => None,
+    };
+    if let Some((w, m)) = transposing {
+        let rows = TILE / u64::from(REMAP_PER_THREAD);
+        let source = format!(
+            "{head}\
+             \x20   __shared__ {t} tile[{TILE}][{TILE} + 1];\n\
+             \x20   const {index} c0 = blockIdx.x * {TILE}, r0 = blockIdx.y * {TILE};\n\
+             \x20   const {index} base = ({index})blockIdx.z * {wm};\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
+             \x20       const {index} k = base + (r0 + threadIdx.y + j) * {w} + c0 + threadIdx.x;\n\
+             \x20       tile[threadIdx.y + j][threadIdx.x] = s[{sc}];\n\
+             \x20   }}\n\
+             \x20   __syncthreads();\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
+             \x20       const {index} k = base + (r0 + threadIdx.x) * {w} + c0 + threadIdx.y + j;\n\
+             \x20       d[{dc}] = tile[threadIdx.x][threadIdx.y + j];\n\
+             \x20   }}\n\
+             }}\n",
+            wm = w * m,
+        );
+        return Ok(RemapKernel {
+            source,
+            grid: [w / TILE, m / TILE, n / (w * m)],
+            block: [TILE as u32, rows as u32, 1],
+        });
+    }
+    let per = u64::from(REMAP_PER_THREAD);
+    let block = 256u64;
+    // Runs of 4 consecutive elements, aligned, on both sides: 16-byte accesses.
+    let vector = match elem {
+        crate::ElemType::Float => Some("float4"),
+        crate::ElemType::Int => Some("int4"),
+        crate::ElemType::Unsigned => Some("uint4"),
+        _ => None,
+    };
+    if let Some(v) = vector.filter(|_| n % 4 == 0 && aligned_runs(&s, 4) && aligned_runs(&d, 4)) {
+        let source = format!(
+            "{head}\
+             \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
+             \x20       const unsigned long long i = (first + (unsigned long long)j * blockDim.x) * 4;\n\
+             \x20       if (i < n) {{\n\
+             \x20           const {index} k = ({index})i;\n\
+             \x20           *reinterpret_cast<{v}*>(d + {dc}) = *reinterpret_cast<const {v}*>(s + {sc});\n\
+             \x20       }}\n\
+             \x20   }}\n\
+             }}\n"
+        );
+        return Ok(RemapKernel {
+            source,
+            grid: [(n / 4).div_ceil(block * per).max(1), 1, 1],
+            block: [block as u32, 1, 1],
+        });
+    }
+    let source = format!(
+        "{head}\
+         \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
+         \x20   #pragma unroll\n\
+         \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
+         \x20       const unsigned long long i = first + (unsigned long long)j * blockDim.x;\n\
+         \x20       if (i < n) {{\n\
+         \x20           const {index} k = ({index})i;\n\
+         \x20           d[{dc}] = s[{sc}];\n\
+         \x20       }}\n\
+         \x20   }}\n\
          }}\n"
-    ))
+    );
+    Ok(RemapKernel {
+        source,
+        grid: [n.div_ceil(block * per).max(1), 1, 1],
+        block: [block as u32, 1, 1],
+    })
+}
+
+/// Whether `off(v*q + r) == off(v*q) + r` and `off(v*q)` is a multiple of `v` for every `q`
+/// and `r < v`: `k` itself is a term, and every other term and the constant move in whole
+/// runs of `v` (CuTe's common vector of a layout, for one width).
+fn aligned_runs(off: &crate::Offset, v: u64) -> bool {
+    use crate::expr::Term;
+    // The term that moves with `k % v`: `k`, or `k % m` with `m` a multiple of `v`.
+    let unit = |c: u64, t: &Term| {
+        c == 1
+            && match t {
+                Term::Var(_) => true,
+                Term::Digit { of, div, modulo } => {
+                    *div == 1 && of.as_var().is_some() && modulo.is_none_or(|m| m % v == 0)
+                }
+            }
+    };
+    off.expr.konst % v == 0
+        && off.expr.terms.iter().filter(|(c, t)| unit(*c, t)).count() == 1
+        && off.expr.terms.iter().all(|(c, t)| {
+            unit(*c, t)
+                || matches!(t, Term::Digit { of, div, .. }
+                    if c % v == 0 && div % v == 0 && of.as_var().is_some())
+        })
 }
 
 pub fn unsigned_literal(n: u64) -> String {

@@ -288,3 +288,47 @@ fn generic_prelude_folds_the_type() {
          { return (i0 / 32) * 1024 + (i0 % 32) * 16 + (i1 / 16) * 512 + i1 % 16; }\n"
     );
 }
+
+/// The remap kernel of `#copy`: 16-byte accesses where both layouts move in aligned runs
+/// of 4 (rows to 2x2 blocks), a shared tile where the destination's contiguous digit is
+/// another than the source's (a transposition), one element at a time otherwise.
+#[test]
+fn remap_kernels_by_layout() {
+    let m = crate::Module::parse(
+        "#parray {dmem float [64][64]} R\n\
+         #parray {dmem float [2][2][32][32]} Q\n\
+         #parray {float [[#Q_0][#Q_2]][[#Q_1][#Q_3]]} B\n\
+         #parray {float [#R_1][#R_0]} T\n\
+         #parray {dmem float [64][63]} ODD\n\
+         #parray {float [#ODD_1][#ODD_0]} ODDT",
+    )
+    .unwrap();
+    let kernel = |s: &str, d: &str| {
+        super::emit_c::remap_kernel("k", crate::ElemType::Float, (&m, s), (&m, d)).unwrap()
+    };
+    let blocks = kernel("R", "B");
+    assert!(
+        blocks.source.contains("reinterpret_cast<float4*>"),
+        "{}",
+        blocks.source
+    );
+    assert_eq!((blocks.grid, blocks.block), ([1, 1, 1], [256, 1, 1]));
+    let transposing = kernel("R", "T");
+    assert!(
+        transposing
+            .source
+            .contains("__shared__ float tile[32][32 + 1]"),
+        "{}",
+        transposing.source
+    );
+    assert_eq!(
+        (transposing.grid, transposing.block),
+        ([2, 2, 1], [32, 8, 1])
+    );
+    let plain = kernel("ODD", "ODDT");
+    assert!(
+        !plain.source.contains("float4") && !plain.source.contains("tile"),
+        "{}",
+        plain.source
+    );
+}
