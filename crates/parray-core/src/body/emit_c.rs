@@ -361,7 +361,10 @@ pub fn remap_kernel(
     };
     let transposing = match (unit_digit(&s), unit_digit(&d)) {
         (Some((1, _)), Some((w, m)))
-            if w > 1 && w % TILE == 0 && m % TILE == 0 && n % (w * m) == 0 =>
+            if w > 1
+                && w.is_multiple_of(TILE)
+                && m.is_multiple_of(TILE)
+                && n.is_multiple_of(w * m) =>
         {
             Some((w, m))
         }
@@ -403,7 +406,9 @@ pub fn remap_kernel(
         crate::ElemType::Unsigned => Some("uint4"),
         _ => None,
     };
-    if let Some(v) = vector.filter(|_| n % 4 == 0 && aligned_runs(&s, 4) && aligned_runs(&d, 4)) {
+    if let Some(v) =
+        vector.filter(|_| n.is_multiple_of(4) && aligned_runs(&s, 4) && aligned_runs(&d, 4))
+    {
         let source = format!(
             "{head}\
              \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
@@ -454,16 +459,16 @@ fn aligned_runs(off: &crate::Offset, v: u64) -> bool {
             && match t {
                 Term::Var(_) => true,
                 Term::Digit { of, div, modulo } => {
-                    *div == 1 && of.as_var().is_some() && modulo.is_none_or(|m| m % v == 0)
+                    *div == 1 && of.as_var().is_some() && modulo.is_none_or(|m| m.is_multiple_of(v))
                 }
             }
     };
-    off.expr.konst % v == 0
+    off.expr.konst.is_multiple_of(v)
         && off.expr.terms.iter().filter(|(c, t)| unit(*c, t)).count() == 1
         && off.expr.terms.iter().all(|(c, t)| {
             unit(*c, t)
                 || matches!(t, Term::Digit { of, div, .. }
-                    if c % v == 0 && div % v == 0 && of.as_var().is_some())
+                    if c.is_multiple_of(v) && div.is_multiple_of(v) && of.as_var().is_some())
         })
 }
 
