@@ -5,6 +5,7 @@
 //! parray offset  FILE EXPR... [--const NAME=VALUE]...            offset (or formula) of each EXPR
 //! parray explain FILE [--type NAME]...                           the dimension tree, for a person
 //! parray draw    FILE --type NAME [--svg PATH] [--color WHEN]    a 2-D picture of the storage order
+//! parray copy    FILE --from S --to D                            the plan of `#copy S(a) to D(b)`
 //! ```
 //!
 //! FILE is a file of declarations, `-` for standard input. Without `--type`, `offsets`
@@ -18,6 +19,7 @@
 //! stderr as `error: ` and the message (with `line L, column C` when the input has a
 //! position), then the offending line with a caret under it.
 
+mod copy;
 mod diag;
 mod draw;
 mod explain;
@@ -107,6 +109,18 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
     },
+    /// The plan of `#copy S(a) to D(b)` between arrays: the path for where each array is
+    /// (a view: both), and the remap kernel a GPU runs
+    Copy {
+        #[command(flatten)]
+        common: Common,
+        /// The source type
+        #[arg(long = "from", value_name = "S")]
+        from: String,
+        /// The destination type
+        #[arg(long = "to", value_name = "D")]
+        to: String,
+    },
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +203,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let input = Input::load(&common.file, &common.consts)?;
             draw::draw(&input, &ty, svg.as_deref(), color, &mut lock)
+        }
+        Cmd::Copy { common, from, to } => {
+            let input = Input::load(&common.file, &common.consts)?;
+            let text = copy::plan(&input, &from, &to)?;
+            lock.write_all(text.as_bytes()).map_err(Written::from)
         }
     };
     match r.and_then(|()| lock.flush().map_err(Written::from)) {

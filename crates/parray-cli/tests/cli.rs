@@ -891,3 +891,43 @@ fn closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `parray copy`: the path `#copy` takes for each place of the two arrays, and the kernel a
+/// GPU runs (here a transposition, through a shared tile).
+#[test]
+fn copy_plans() {
+    let src =
+        b"dmem float [64][64] A\nfloat [#A_1][#A_0] T\npaged float [64][64] H\npaged float [8] E\n";
+    let r = run_with(&["copy", "-", "--from", "A", "--to", "T"], src);
+    ok(&r);
+    assert!(
+        r.stdout
+            .contains("A (on a GPU) to T (on a GPU): DeviceRemap"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("A (on a GPU) to T (in host memory): DownloadAndScatter"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("__shared__ float tile[32][32 + 1];"),
+        "{}",
+        r.stdout
+    );
+    let r = run_with(&["copy", "-", "--from", "H", "--to", "A"], src);
+    ok(&r);
+    assert_eq!(
+        r.stdout,
+        "H (in host memory) to A (on a GPU): Bulk: one bulk copy (both contiguous in logical order)\n"
+    );
+    let r = run_with(&["copy", "-", "--from", "H", "--to", "E"], src);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("`H` has 4096 elements and `E` has 8"),
+        "{}",
+        r.stderr
+    );
+}

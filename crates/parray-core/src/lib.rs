@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod body;
+pub mod copy;
 pub mod emit_cuda;
 pub mod emit_rust;
 pub mod error;

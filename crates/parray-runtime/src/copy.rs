@@ -11,7 +11,6 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -26,45 +25,7 @@ use crate::gpu::device::{CudaDevice, Device};
 use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
 use crate::types::DataType;
 
-/// How a copy between two types and memories is done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyPath {
-    /// Both layouts contiguous in logical order: one memcpy (host), `cuMemcpyHtoD`,
-    /// `DtoH` or `DtoD` of the elements.
-    Bulk,
-    /// Both arrays in host memory (the emulation's dmem too): the element loop.
-    HostLoop,
-    /// Both on one GPU: a remap kernel, one thread per element.
-    DeviceRemap,
-    /// Host to GPU, the destination contiguous: pack on the host, one transfer.
-    PackAndUpload,
-    /// Host to GPU, the destination not contiguous: upload the source's storage, remap on
-    /// the device.
-    UploadAndRemap,
-    /// GPU to host, the source contiguous: one transfer, scatter on the host.
-    DownloadAndScatter,
-    /// GPU to host, the source not contiguous: remap on the device into a contiguous
-    /// staging array, one transfer, scatter on the host.
-    RemapAndDownload,
-}
-
-impl fmt::Display for CopyPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CopyPath::Bulk => "one bulk copy (both contiguous in logical order)",
-            CopyPath::HostLoop => "the element loop on the host",
-            CopyPath::DeviceRemap => "a remap kernel on the device",
-            CopyPath::PackAndUpload => "pack on the host, then one host-to-device transfer",
-            CopyPath::UploadAndRemap => {
-                "one host-to-device transfer of the source, then a remap kernel"
-            }
-            CopyPath::DownloadAndScatter => "one device-to-host transfer, then scatter on the host",
-            CopyPath::RemapAndDownload => {
-                "a remap kernel into a staging array, one device-to-host transfer, then scatter"
-            }
-        })
-    }
-}
+pub use parray_core::copy::CopyPath;
 
 /// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
 /// `k` itself (contiguous in logical order).
@@ -76,25 +37,22 @@ fn flat<T: DataType>() -> Result<Option<Program>> {
             reason: format!("the offset function of {}: {e}", T::NAME),
         }
     })?;
-    let identity = off.expr.as_var().is_some() || (T::SIZE == 1 && off.as_const() == Some(0));
+    let identity = parray_core::copy::contiguous_in_order(module, T::NAME).unwrap_or(false);
     Ok((!identity).then(|| Program::new(&off.expr)))
 }
 
 /// The path a copy from an array of `S` to one of `D` takes, given where each lives (on a
-/// GPU or in host memory).
+/// GPU or in host memory): `parray_core::copy::plan`.
 pub fn plan<S: DataType, D: DataType<Elem = S::Elem>>(
     src_on_gpu: bool,
     dst_on_gpu: bool,
 ) -> Result<CopyPath> {
-    let (s, d) = (flat::<S>()?.is_none(), flat::<D>()?.is_none());
-    Ok(match (src_on_gpu, dst_on_gpu) {
-        _ if s && d => CopyPath::Bulk,
-        (false, false) => CopyPath::HostLoop,
-        (true, true) => CopyPath::DeviceRemap,
-        (false, true) if d => CopyPath::PackAndUpload,
-        (false, true) => CopyPath::UploadAndRemap,
-        (true, false) if s => CopyPath::DownloadAndScatter,
-        (true, false) => CopyPath::RemapAndDownload,
+    parray_core::copy::plan(
+        (S::module(), S::NAME, src_on_gpu),
+        (D::module(), D::NAME, dst_on_gpu),
+    )
+    .map_err(|e| Error::CopyUnsupported {
+        reason: e.to_string(),
     })
 }
 
