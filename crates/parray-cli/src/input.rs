@@ -20,7 +20,7 @@ pub struct Input {
 impl Input {
     /// Read `path` (`-` is standard input), parse it and resolve it with the `--const`s.
     pub fn load(path: &str, consts: &[String]) -> Result<Input, Failure> {
-        let overrides = parse_consts(consts)?;
+        let (overrides, used_by_consts) = parse_consts(consts)?;
         let (name, bytes) = if path == "-" {
             let mut bytes = Vec::new();
             std::io::stdin()
@@ -56,6 +56,23 @@ impl Input {
             }
         };
         let program = parray_core::parse_program(&text).map_err(|e| file_error(&name, &text, e))?;
+        // A `--const` for a name the file neither declares nor uses would be ignored.
+        for (c, _) in &overrides {
+            let known = program.items.iter().any(|item| match item {
+                parray_core::ast::Item::Const(k) => k.name.name == *c,
+                parray_core::ast::Item::Type(_) => false,
+            }) || program
+                .items
+                .iter()
+                .flat_map(parray_core::ast::Item::names_used)
+                .any(|(n, _)| n == *c)
+                || used_by_consts.contains(c);
+            if !known {
+                return Err(Failure::input(format!(
+                    "in --const {c}=...: {name} neither declares nor uses a constant `{c}`"
+                )));
+            }
+        }
         let module = Module::build(&program, &overrides)
             .map_err(|e| file_error(&name, &text, locate_in_decl(e, &program)))?;
         Ok(Input {
@@ -207,9 +224,14 @@ fn locate_in_decl(mut e: Error, program: &Program) -> Error {
     e
 }
 
-/// `--const NAME=VALUE`s, evaluated in order (a value may use the constants before it).
-fn parse_consts(consts: &[String]) -> Result<Vec<(String, u64)>, Failure> {
+/// The `--const`s: each name with its value, and the names their values use.
+type Consts = (Vec<(String, u64)>, Vec<String>);
+
+/// `--const NAME=VALUE`s, evaluated in order (a value may use the constants before it),
+/// and the names their values use.
+fn parse_consts(consts: &[String]) -> Result<Consts, Failure> {
     let mut out: Vec<(String, u64)> = Vec::new();
+    let mut used = Vec::new();
     for c in consts {
         let Some((name, value)) = c.split_once('=') else {
             return Err(Failure::input(format!(
@@ -238,11 +260,23 @@ fn parse_consts(consts: &[String]) -> Result<Vec<(String, u64)>, Failure> {
                 e.span,
             ))
         };
-        let expr = parse_size_expr(value).map_err(value_error)?;
+        let expr = parse_size_expr(value).map_err(|e| {
+            // The parser's expectations come from a dimension's brackets; a value is a size
+            // expression alone.
+            let mut e = e;
+            if let Some((before, _)) = e.message.split_once(", `]` or `#`") {
+                e.message = format!(
+                    "{before}{}",
+                    &e.message[before.len() + ", `]` or `#`".len()..]
+                );
+            }
+            value_error(e)
+        })?;
+        used.extend(expr.names().into_iter().map(|(n, _)| n));
         let scope = Module::build(&Program { items: Vec::new() }, &out).map_err(value_error)?;
         let v = scope.eval_size(&expr).map_err(value_error)?;
         out.retain(|(n, _)| n != name);
         out.push((name.to_string(), v));
     }
-    Ok(out)
+    Ok((out, used))
 }

@@ -931,3 +931,26 @@ fn copy_plans() {
         r.stderr
     );
 }
+
+/// A `--const` the file neither declares nor uses is an error, not ignored; a bad value is
+/// explained as a size expression.
+#[test]
+fn const_flags_that_do_nothing_are_errors() {
+    let src = b"const N = 4\npaged float [N] A\n";
+    let r = run_with(&["offsets", "-", "--const", "NOPE=3"], src);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: in --const NOPE=...: <stdin> neither declares nor uses a constant `NOPE`\n"
+    );
+    let r = run_with(&["offsets", "-", "--const", "N=3x"], src);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.starts_with("error: in --const N=3x: line 1, column 2: expected an operator after the number `3`, found `x`"),
+        "{}",
+        r.stderr
+    );
+    // A constant the file uses without declaring it may come from the command line.
+    let r = run_with(&["offsets", "-", "--const", "M=2"], b"paged float [M] B\n");
+    ok(&r);
+}

@@ -128,3 +128,54 @@ pub enum IndexValue {
     Const(u64),
     Var(String),
 }
+
+impl Item {
+    /// The names the item uses (constants in sizes, reference targets such as `A_1`), with
+    /// the byte offset of each use, in order.
+    pub fn names_used(&self) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        match self {
+            Item::Const(c) => c.value.names_used(&mut out),
+            Item::Type(t) => t.dims.iter().for_each(|g| g.names_used(&mut out)),
+        }
+        out
+    }
+}
+
+impl Group {
+    fn names_used(&self, out: &mut Vec<(String, usize)>) {
+        match &self.body {
+            GroupBody::Size(e) => e.names_used(out),
+            GroupBody::Compound(inner) => inner.iter().for_each(|c| c.names_used(out)),
+            GroupBody::Ref { shape, target } => {
+                match shape {
+                    RefShape::Whole => {}
+                    RefShape::Sized(e) => e.names_used(out),
+                    RefShape::Structured(s) => s.iter().for_each(|c| c.names_used(out)),
+                }
+                out.push((target.name.clone(), target.span.start));
+            }
+        }
+    }
+}
+
+impl SizeExpr {
+    /// The constants the expression uses, with the byte offset of each use, in order.
+    pub fn names(&self) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        self.names_used(&mut out);
+        out
+    }
+
+    fn names_used(&self, out: &mut Vec<(String, usize)>) {
+        match &self.kind {
+            SizeExprKind::Lit(_) => {}
+            SizeExprKind::Name(n) => out.push((n.clone(), self.span.start)),
+            SizeExprKind::Neg(a) => a.names_used(out),
+            SizeExprKind::Bin(_, a, b) => {
+                a.names_used(out);
+                b.names_used(out);
+            }
+        }
+    }
+}

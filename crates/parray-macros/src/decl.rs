@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
-use parray_core::ast::{Group, GroupBody, Item, Program, RefShape, SizeExpr, SizeExprKind};
+use parray_core::ast::{Item, Program};
 use parray_core::{MemKind, Module, ThreadKind, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
@@ -93,12 +93,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let mut declared = HashSet::new();
     let mut need: Vec<Ident> = Vec::new();
     for item in &program.items {
-        let mut used = Vec::new();
-        match item {
-            Item::Const(c) => size_names(&c.value, &mut used),
-            Item::Type(t) => t.dims.iter().for_each(|g| group_names(g, &mut used)),
-        }
-        for (name, at) in used {
+        for (name, at) in item.names_used() {
             let base = base_name(&name).to_string();
             if !declared.contains(&base)
                 && !known.contains(base.as_str())
@@ -361,16 +356,15 @@ fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> 
     let Some((mem, elem, extent)) = data(name) else {
         return TokenStream::new();
     };
+    // The declared names an item uses (constants too: they are not data types below).
     let refs = |n: &str| -> Vec<String> {
-        let mut used = Vec::new();
-        for item in &program.items {
-            if let Item::Type(t) = item {
-                if t.name.name == n {
-                    t.dims.iter().for_each(|g| ref_targets(g, &mut used));
-                }
-            }
-        }
-        used
+        program
+            .items
+            .iter()
+            .filter(|item| matches!(item, Item::Type(t) if t.name.name == n))
+            .flat_map(Item::names_used)
+            .map(|(name, _)| base_name(&name).to_string())
+            .collect()
     };
     let mut seen = vec![name.to_string()];
     let mut todo = refs(name);
@@ -402,20 +396,6 @@ fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> 
     out
 }
 
-/// The declared types a group refers to (`#A_1` refers to `A`).
-fn ref_targets(g: &Group, out: &mut Vec<String>) {
-    match &g.body {
-        GroupBody::Size(_) => {}
-        GroupBody::Compound(inner) => inner.iter().for_each(|c| ref_targets(c, out)),
-        GroupBody::Ref { shape, target } => {
-            if let RefShape::Structured(s) = shape {
-                s.iter().for_each(|c| ref_targets(c, out));
-            }
-            out.push(base_name(&target.name).to_string());
-        }
-    }
-}
-
 fn mem_ident(m: MemKind) -> Ident {
     Ident::new(
         match m {
@@ -432,32 +412,4 @@ fn mem_ident(m: MemKind) -> Ident {
 /// The Rust type of an element, as a path the user's crate can name.
 pub fn elem_tokens(e: parray_core::ElemType) -> TokenStream {
     parray_core::body::emit_rust::elem_tokens(e, parray_core::body::emit_rust::Mode::Pthd)
-}
-
-/// Names (with their byte offsets) used by a group: reference targets and constants.
-fn group_names(g: &Group, out: &mut Vec<(String, usize)>) {
-    match &g.body {
-        GroupBody::Size(e) => size_names(e, out),
-        GroupBody::Compound(inner) => inner.iter().for_each(|c| group_names(c, out)),
-        GroupBody::Ref { shape, target } => {
-            match shape {
-                RefShape::Whole => {}
-                RefShape::Sized(e) => size_names(e, out),
-                RefShape::Structured(s) => s.iter().for_each(|c| group_names(c, out)),
-            }
-            out.push((target.name.clone(), target.span.start));
-        }
-    }
-}
-
-fn size_names(e: &SizeExpr, out: &mut Vec<(String, usize)>) {
-    match &e.kind {
-        SizeExprKind::Lit(_) => {}
-        SizeExprKind::Name(n) => out.push((n.clone(), e.span.start)),
-        SizeExprKind::Neg(a) => size_names(a, out),
-        SizeExprKind::Bin(_, a, b) => {
-            size_names(a, out);
-            size_names(b, out);
-        }
-    }
 }

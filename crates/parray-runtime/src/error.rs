@@ -101,8 +101,10 @@ pub(crate) fn panic_place(at: &Option<String>) -> String {
 }
 
 /// Everything the runtime can fail with. Clone, so that a once-per-process decision
-/// (the backend) can hand its failure to every caller.
-#[derive(Debug, Clone, thiserror::Error)]
+/// (the backend) can hand its failure to every caller. Its `Debug` is its `Display`, so
+/// that `fn main() -> parray::Result<()>` reports an error as a sentence (the variant and
+/// its fields stay available to `match`).
+#[derive(Clone, thiserror::Error)]
 pub enum Error {
     /// The allocator (host, pinned or device) refused an allocation.
     #[error("parray: allocating {mem} memory for {type_name} ({bytes} bytes) failed: {reason}")]
@@ -276,12 +278,30 @@ pub enum Error {
     },
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 /// The runtime's result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fn main() -> parray::Result<()>` prints an error with `Debug`: the sentence.
+    #[test]
+    fn debug_is_the_sentence() {
+        let e = Error::BadBackend {
+            value: "gpu".into(),
+        };
+        assert_eq!(
+            format!("{e:?}"),
+            "parray: PARRAY_BACKEND=\"gpu\" is not one of cuda, emulate, auto"
+        );
+    }
 
     /// Clippy's `result_large_err` flags every function returning an `Err` over 128
     /// bytes, users' functions returning `parray::Result` included.
