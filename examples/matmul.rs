@@ -43,6 +43,8 @@ macro_rules! row {
 }
 
 fn main() -> parray::Result<()> {
+    // The backend first: its notice (no GPU here) goes before the table, not inside it.
+    parray::gpu::backend()?;
     common::Run::header();
     let checks = [
         row!(fig08::run()),

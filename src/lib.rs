@@ -38,6 +38,11 @@ pub mod __private {
 
     /// An index value of any integer type, as the `usize` offsets are computed in; a
     /// negative index panics (it would otherwise wrap into the array, in any build).
+    #[diagnostic::on_unimplemented(
+        message = "an index must be an integer, not `{Self}`",
+        label = "this index is a `{Self}`",
+        note = "convert it where that is what you mean: `x as usize`"
+    )]
     pub trait IndexValue: Copy {
         fn to_index(self) -> usize;
     }

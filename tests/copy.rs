@@ -69,7 +69,9 @@ fn rows_through_registers_and_shared_memory_on_a_grid() -> parray::Result<()> {
 /// The kernel of the grid copy: each `#copy` an unrolled run of element moves whose
 /// offsets the offset compiler folded (row of 16: constant steps), all proved in bounds.
 #[test]
-fn the_copies_kernel() {
+fn the_copies_kernel() -> parray::Result<()> {
+    let (a, mut t) = (DA::create()?, DT_STORE::create()?);
+    let t = t.view_mut::<DT>();
     insta::assert_snapshot!(kernel_source!(GPU(a, t) {
         let r = ROW::create();
         #copy DA_1(a + $DA[$tid$][0]$) to ROW(r);
@@ -78,6 +80,7 @@ fn the_copies_kernel() {
         #sync;
         #copy TV_1(s + $TV[$tid_1$][0]$) to DT_1(t + $DT[$tid$][0]$);
     }));
+    Ok(())
 }
 
 // ---------------------------------------------------------------- on the host

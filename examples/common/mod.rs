@@ -48,14 +48,14 @@ impl Run {
 
     pub fn header() {
         println!(
-            "{:<24} {:<8} {:>8}  {:<30} {:>10} {:>9}  check",
+            "{:<24} {:<8} {:>8}  {:<38} {:>10} {:>9}  check",
             "variant", "backend", "threads", "layout", "time (ms)", "GFLOP/s"
         );
     }
 
     pub fn row(&self) {
         println!(
-            "{:<24} {:<8} {:>8}  {:<30} {:>10.3} {:>9.2}  {}",
+            "{:<24} {:<8} {:>8}  {:<38} {:>10.3} {:>9.2}  {}",
             self.variant,
             self.backend,
             self.threads,

@@ -142,7 +142,26 @@ impl Compiler<'_> {
         let msg = if have == 0 {
             format!("`{name}` is a leaf dimension and takes one index, but {given} were given")
         } else {
-            format!("`{name}` has {have} sub-dimensions, but {given} indices were given")
+            let dims = if have == 1 {
+                "sub-dimension"
+            } else {
+                "sub-dimensions"
+            };
+            let were = if given == 1 {
+                "index was"
+            } else {
+                "indices were"
+            };
+            let mut msg = format!("`{name}` has {have} {dims}, but {given} {were} given");
+            // `X[[i][j]]` meant for the sub-dimensions of X's one sub-dimension.
+            let only = &self.module.node(node).children;
+            if have == 1 && self.module.node(only[0]).children.len() == given {
+                let idx: String = (0..given).map(|k| format!("[i{k}]")).collect();
+                msg += &format!(
+                    ": its one sub-dimension `{name}_0` has {given}; index them nested, `{name}[[{idx}]]`, or through it, `{name}_0{idx}`"
+                );
+            }
+            msg
         };
         Err(Error::new(ErrorKind::Index, span, msg))
     }

@@ -286,7 +286,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                         "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
                     ));
                 }
-                return Ok(Outcome::Done(quote!(#source)));
+                // The arguments are checked to exist (and used), as a detour's would be.
+                let args = args.iter();
+                return Ok(Outcome::Done(quote!({
+                    let _ = || { #( let _ = &(#args); )* };
+                    #source
+                })));
             }
             // A generic kernel's source is made for its type arguments at its first launch.
             let site_ident = Ident::new("__parray_site", Span::call_site());

@@ -11,7 +11,7 @@ mod child;
 use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use child::{in_child, is_child};
+use child::{in_child, in_child_with, is_child};
 use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_blocks, Launch};
 use parray_runtime::gpu::{backend, Backend};
 use parray_runtime::{Access, AccessMut, Array, DataType, DetourSite, Error};
@@ -179,5 +179,28 @@ fn refused<T: DataType<Elem = f32>>(ran: &AtomicUsize) {
                 )
             );
         }
+    }
+}
+
+/// `PARRAY_DUMP_SOURCE=1` shows the kernel under the emulation too, once, saying that the
+/// CPU runs the same body.
+#[test]
+fn dumped_sources_under_the_emulation() {
+    if !is_child() {
+        let stderr = in_child_with(
+            "dumped_sources_under_the_emulation",
+            "emulate",
+            &[("PARRAY_DUMP_SOURCE", "1")],
+        );
+        let line = "parray: source of kernel k (emulated: the CPU runs the same body):";
+        assert_eq!(stderr.matches(line).count(), 1, "{stderr}");
+        assert!(stderr.contains("__global__ void k()"), "{stderr}");
+        return;
+    }
+    let mut launch = launch(32);
+    launch.source = "extern \"C\" __global__ void k() {}".into();
+    for _ in 0..2 {
+        // SAFETY: no arguments; the emulation runs the closure only.
+        unsafe { detour_cuda(&launch, &[], |_| {}) }.unwrap();
     }
 }

@@ -92,9 +92,7 @@ pub(crate) fn compile_on(cuda: &CudaDevice, kernel: &str, source: &str) -> Resul
     if let Some(f) = loaded.get(&key) {
         return Ok(f.clone());
     }
-    if std::env::var_os("PARRAY_DUMP_SOURCE").is_some_and(|v| v == "1") {
-        eprintln!("parray: source of kernel {kernel}:\n{source}");
-    }
+    dump_source(kernel, source, "");
     let entry = cache_dir().map(|dir| dir.join(format!("{key:016x}.ptx")));
     let cached = entry
         .as_deref()
@@ -184,6 +182,14 @@ fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {
         kernel: kernel.to_string(),
         log,
         source_code: source.to_string(),
+    }
+}
+
+/// `PARRAY_DUMP_SOURCE=1`: the kernel's source on stderr, once per compilation (and once
+/// per kernel under the emulation, which runs the same body on the CPU: `note` says so).
+pub(crate) fn dump_source(kernel: &str, source: &str, note: &str) {
+    if std::env::var_os("PARRAY_DUMP_SOURCE").is_some_and(|v| v == "1") {
+        eprintln!("parray: source of kernel {kernel}{note}:\n{source}");
     }
 }
 

@@ -1,6 +1,8 @@
 //! cuda detours: launch the generated kernel on the GPU, or run its CPU emulation.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
@@ -185,7 +187,22 @@ unsafe fn check_and_run(
         .collect::<Result<Vec<_>>>()?;
     let device = launch_device(launch, &values)?;
     match device.as_cuda() {
-        None => emulate().map_err(|e| emulation_error(launch, e)),
+        None => {
+            static DUMPED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+            let first = DUMPED
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(launch.kernel);
+            if first {
+                jit::dump_source(
+                    launch.kernel,
+                    &launch.source,
+                    " (emulated: the CPU runs the same body)",
+                );
+            }
+            emulate().map_err(|e| emulation_error(launch, e))
+        }
         // SAFETY: forwarded to the caller.
         Some(cuda) => unsafe { run_on_gpu(cuda, launch, &values) },
     }
