@@ -265,15 +265,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
-            if let Some(mut errors) = proof
-                .unrooted
-                .iter()
-                .map(|span| syn::Error::new(*span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array"))
-                .reduce(|mut a, b| {
-                    a.combine(b);
-                    a
-                })
-            {
+            if let Some(mut errors) = crate::errors::in_source_order(proof.unrooted.iter().map(|span| {
+                syn::Error::new(*span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array")
+            })) {
                 errors.combine(syn::Error::new(array.span(), "in this cuda detour"));
                 return Err(errors);
             }

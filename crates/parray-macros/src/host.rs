@@ -17,13 +17,9 @@ pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
     for s in stmts.iter_mut() {
         h.visit_stmt_mut(s);
     }
-    let mut errors = h.errors.into_iter();
-    match errors.next() {
+    match crate::errors::in_source_order(h.errors) {
         None => Ok(()),
-        Some(mut first) => {
-            errors.for_each(|e| first.combine(e));
-            Err(first)
-        }
+        Some(errors) => Err(errors),
     }
 }
 

@@ -8,6 +8,7 @@
 mod decl;
 mod detour;
 mod dollar;
+mod errors;
 mod host;
 mod lower;
 mod resolve;

@@ -66,10 +66,8 @@ pub fn lower(
             })
             .collect()
     };
-    let mut errors = lw.errors.into_iter();
-    if let Some(mut first) = errors.next() {
-        errors.for_each(|e| first.combine(e));
-        return Err(first);
+    if let Some(errors) = crate::errors::in_source_order(lw.errors) {
+        return Err(errors);
     }
     let mut body = Body {
         target,
@@ -81,12 +79,12 @@ pub fn lower(
         stmts,
     };
     parray_core::body::check::check(&mut body).map_err(|diags| {
-        let mut errors = diags
-            .into_iter()
-            .map(|d| syn::Error::new(d.span, d.message));
-        let mut first = errors.next().expect("at least one problem");
-        errors.for_each(|e| first.combine(e));
-        first
+        crate::errors::in_source_order(
+            diags
+                .into_iter()
+                .map(|d| syn::Error::new(d.span, d.message)),
+        )
+        .expect("at least one problem")
     })?;
     Ok(body)
 }

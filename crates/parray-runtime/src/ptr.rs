@@ -191,6 +191,11 @@ impl<T: Element> Raw<T> {
 }
 
 /// Reading elements, through an array or a handle: what a detour body's `x[off]` calls.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be indexed in a detour body",
+    label = "indexed here",
+    note = "a detour body indexes parray arrays and their handles: create the data as an array (`V::create()`, then `copy_from_slice`) and index that"
+)]
 pub trait Access<T: Element> {
     /// The element `off` elements past this handle (checked; see the module docs).
     fn load(&self, off: usize) -> T;
@@ -204,6 +209,11 @@ pub trait Access<T: Element> {
 }
 
 /// Writing elements: what a detour body's `x[off] = v` calls.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written in a detour body",
+    label = "written here",
+    note = "a detour writes through an array it borrows mutably (`&mut a`) or a `PtrMut`"
+)]
 pub trait AccessMut<T: Element>: Access<T> {
     /// Writes the element `off` elements past this handle (checked).
     fn store(&self, off: usize, v: T);
