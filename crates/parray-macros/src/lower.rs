@@ -33,6 +33,7 @@ pub fn lower(
         errors: Vec::new(),
         shared_slots: 0,
         loops: 0,
+        host_names: Vec::new(),
     };
     let params: Vec<(Param, LocalId)> = params
         .iter()
@@ -69,6 +70,7 @@ pub fn lower(
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
         return Err(errors);
     }
+    let host_names = lw.host_names;
     let mut body = Body {
         target,
         array,
@@ -78,15 +80,73 @@ pub fn lower(
         tids,
         stmts,
     };
-    parray_core::body::check::check(&mut body).map_err(|diags| {
-        crate::errors::in_source_order(
-            diags
-                .into_iter()
-                .map(|d| syn::Error::new(d.span, d.message)),
-        )
-        .expect("at least one problem")
-    })?;
-    Ok(body)
+    let diags = parray_core::body::check::check(&mut body)
+        .err()
+        .unwrap_or_default();
+    let host = host_names.iter().map(|(name, span)| {
+        let ty = used_as(&body, name).and_then(c_param_type).unwrap_or("TYPE");
+        syn::Error::new(*span, format!("`{name}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., {ty} {name})`) and pass it in the detour's argument list"))
+    });
+    let errors = diags
+        .into_iter()
+        .map(|d| syn::Error::new(d.span, d.message))
+        .chain(host);
+    match crate::errors::in_source_order(errors) {
+        Some(errors) => Err(errors),
+        None => Ok(body),
+    }
+}
+
+/// The type a body uses the host variable `name` as: the other side of an operator or an
+/// assignment, an index, or the local it initialises.
+fn used_as(body: &Body, name: &str) -> Option<Ty> {
+    let is = |e: &Expr| matches!(&e.kind, ExprKind::Capture(n) if n == name);
+    let mut found = None;
+    parray_core::body::visit_exprs(&body.stmts, &mut |e| {
+        let t = match &e.kind {
+            ExprKind::Binary(op, a, b) if !op.is_shift() && !op.is_logical() => {
+                if is(a) {
+                    Some(b.ty)
+                } else if is(b) {
+                    Some(a.ty)
+                } else {
+                    None
+                }
+            }
+            ExprKind::Assign(_, place, value) if is(value) => Some(place.ty),
+            ExprKind::Index(_, ix, _) if is(ix) => Some(Ty::USIZE),
+            _ => None,
+        };
+        found = found.or(t.filter(|t| matches!(t, Ty::Scalar(_) | Ty::Vector(_))));
+    });
+    let mut local = None;
+    parray_core::body::visit_stmts(&body.stmts, &mut |s| {
+        if let Stmt::Let {
+            local: l,
+            init: Some(e),
+            ..
+        } = s
+        {
+            if is(e) {
+                local = local.or(body.local(*l).ty);
+            }
+        }
+    });
+    found.or(local)
+}
+
+/// The parameter type of the thread array's list (`cuda(float* a, int n)`) for a value of
+/// type `t`.
+fn c_param_type(t: Ty) -> Option<&'static str> {
+    let elem = match t {
+        Ty::Scalar(Scalar::Usize) => return Some("unsigned"),
+        Ty::Scalar(s) => ElemType::ALL
+            .into_iter()
+            .find(|e| Scalar::of_elem(*e) == Some(s))?,
+        Ty::Vector(e) => e,
+        _ => return None,
+    };
+    Some(elem.keyword())
 }
 
 struct Lowerer<'a, 'm> {
@@ -100,6 +160,8 @@ struct Lowerer<'a, 'm> {
     shared_slots: usize,
     /// How many loops enclose the statement being lowered.
     loops: usize,
+    /// Host variables a cuda body names (an error once their use has a type).
+    host_names: Vec<(String, Span)>,
 }
 
 /// The line of a span, for `#line` directives.
@@ -125,6 +187,24 @@ impl Lowerer<'_, '_> {
             span,
             format!("{what} is not part of the detour body subset (SPEC.md, \"Detour bodies\")"),
         );
+    }
+
+    /// The names of a rejected `let` pattern, declared anyway (untyped), so that their
+    /// uses are not taken for host variables: the one error is the pattern's.
+    fn declare_rejected(&mut self, pat: &syn::Pat) {
+        match pat {
+            syn::Pat::Ident(p) => {
+                self.declare(&p.ident.to_string(), p.ident.span(), true, None, false);
+            }
+            syn::Pat::Tuple(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::Slice(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::Struct(t) => t.fields.iter().for_each(|f| self.declare_rejected(&f.pat)),
+            syn::Pat::Type(t) => self.declare_rejected(&t.pat),
+            syn::Pat::Reference(r) => self.declare_rejected(&r.pat),
+            syn::Pat::Paren(p) => self.declare_rejected(&p.pat),
+            _ => {}
+        }
     }
 
     fn declare(
@@ -191,11 +271,13 @@ impl Lowerer<'_, '_> {
                 syn::Pat::Ident(p) => (p.ident.clone(), p.mutability.is_some(), Some(&*t.ty)),
                 _ => {
                     self.subset(l.pat.span(), "a `let` pattern other than one name");
+                    self.declare_rejected(&t.pat);
                     return None;
                 }
             },
             _ => {
                 self.subset(l.pat.span(), "a `let` pattern other than one name");
+                self.declare_rejected(&l.pat);
                 return None;
             }
         };
@@ -680,10 +762,13 @@ impl Lowerer<'_, '_> {
             syn::Expr::Path(p) => match p.path.get_ident() {
                 Some(id) if p.qself.is_none() => match self.lookup(&id.to_string()) {
                     Some(local) => ExprKind::Local(local),
-                    None if self.target == Target::Pthd => ExprKind::Capture(id.to_string()),
                     None => {
-                        self.fail(id.span(), format!("`{id}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., int {id})`) and pass it in the detour's argument list"));
-                        return poison(span);
+                        // A cuda body cannot capture: the error (with the type the body
+                        // uses it as) comes after the type check.
+                        if self.target == Target::Cuda {
+                            self.host_names.push((id.to_string(), id.span()));
+                        }
+                        ExprKind::Capture(id.to_string())
                     }
                 },
                 _ if self.target == Target::Pthd => {

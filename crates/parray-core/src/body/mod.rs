@@ -238,6 +238,18 @@ pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn Fn
     }
 }
 
+/// Applies `f` to every statement of `stmts`, nested ones included, outermost first.
+pub fn visit_stmts<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        s.for_each_part(&mut |part| {
+            if let Part::Body(b) = part {
+                visit_stmts(b, f);
+            }
+        });
+    }
+}
+
 /// A direct part of a statement: one of its own expressions, or a nested statement list.
 pub enum Part<'s> {
     Expr(&'s Expr),
