@@ -198,6 +198,8 @@ pub fn companion(
     let own = entries.iter().map(Entry::tokens);
     quote! {
         #[doc(hidden)]
+        // A block inside a function is fine: the companion is found through the `use` below.
+        #[allow(non_local_definitions)]
         #[macro_export]
         macro_rules! #hidden {
             (@parray_callback [$($pending:tt)*] [$($payload:tt)*] $($rest:tt)*) => {
