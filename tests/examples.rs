@@ -34,6 +34,21 @@ fn checked(name: &str) -> String {
     stdout
 }
 
+/// The README's example is `examples/readme.rs`, and it runs to its check.
+#[test]
+fn the_readme_example_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let example =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/readme.rs"))
+            .unwrap();
+    assert!(
+        readme.contains(&format!("```rust\n{example}```")),
+        "README.md's example differs from examples/readme.rs"
+    );
+    checked("readme");
+}
+
 /// Out-of-range accesses are clean panics in a release build too.
 #[test]
 fn out_of_bounds_in_release() {
