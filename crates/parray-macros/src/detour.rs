@@ -228,6 +228,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
+            out_of_range(&proof)?;
             let types = type_checks(&forms.generics, false);
             Ok(Outcome::Done(pthd(
                 &body,
@@ -265,6 +266,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
+            out_of_range(&proof)?;
             if let Some(mut errors) = crate::errors::in_source_order(proof.unrooted.iter().map(|span| {
                 syn::Error::new(*span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array")
             })) {
@@ -304,6 +306,20 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             array.span(),
             "detours on `mpi` thread arrays are not implemented yet",
         )),
+    }
+}
+
+/// An index the bounds analysis found out of its dimension for every thread is a compile
+/// error at the index.
+fn out_of_range(proof: &Proof) -> syn::Result<()> {
+    match crate::errors::in_source_order(
+        proof
+            .out_of_range
+            .iter()
+            .map(|(span, message)| syn::Error::new(*span, message)),
+    ) {
+        Some(errors) => Err(errors),
+        None => Ok(()),
     }
 }
 

@@ -51,6 +51,9 @@ pub struct Proof {
     /// Accesses through a pointer whose array the analysis cannot name (a pointer
     /// assigned from two arrays): a GPU cannot check them.
     pub unrooted: Vec<proc_macro2::Span>,
+    /// Indices of `$T[...]$` forms out of their dimension for every thread and iteration
+    /// (the interval lies wholly past it), with what to say about each.
+    pub out_of_range: Vec<(proc_macro2::Span, String)>,
 }
 
 impl Proof {
@@ -371,6 +374,22 @@ fn forms(e: &Expr, out: &mut Vec<(String, Option<u64>)>) {
 /// Marks the proved accesses of `stmts`, counting them in `proof`.
 fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
     fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+        if let ExprKind::Offset { off, args, of } = &e.kind {
+            for (k, a) in args.iter().enumerate() {
+                let size = off.vars.max(crate::VarId(k as u32)) + 1;
+                if let Some((lo, hi)) = facts.interval(a) {
+                    if lo >= i128::from(size) {
+                        proof.out_of_range.push((
+                            a.span,
+                            format!(
+                                "this index of `{}` is out of range for every thread: it takes the values {lo}..={hi}, and its dimension has {size} elements",
+                                of.type_name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         let access = match &mut e.kind {
             ExprKind::Index(base, at, check) => Some((&**base, facts.interval(at), check)),
             // `atomic_add(p, v)` updates `p[0]`.
