@@ -107,6 +107,28 @@ impl Input {
         names.iter().map(|n| self.target(n)).collect()
     }
 
+    /// The file's one data type, for commands that draw one (`--type` left out).
+    pub fn only_data_type(&self) -> Result<String, Failure> {
+        let data: Vec<&str> = self
+            .module
+            .types()
+            .iter()
+            .filter(|t| matches!(t.class, parray_core::TypeClass::Data { .. }))
+            .map(|t| t.name.as_str())
+            .collect();
+        match data.as_slice() {
+            [one] => Ok(one.to_string()),
+            [] => Err(Failure::input(
+                "the file declares no data type to draw".to_string(),
+            )),
+            many => Err(Failure::input(format!(
+                "the file declares {} data types: name one with --type ({})",
+                many.len(),
+                many.join(", ")
+            ))),
+        }
+    }
+
     /// One `--type NAME`.
     pub fn target(&self, name: &str) -> Result<Target, Failure> {
         match self.module.lookup(name) {

@@ -99,9 +99,9 @@ enum Cmd {
     Draw {
         #[command(flatten)]
         common: Common,
-        /// The type or sub-dimension to draw
-        #[arg(long = "type", value_name = "NAME", required = true)]
-        ty: String,
+        /// The type or sub-dimension to draw (default: the file's one data type)
+        #[arg(long = "type", value_name = "NAME")]
+        ty: Option<String>,
         /// Write an SVG picture to PATH (`-` for standard output) instead of the terminal view
         #[arg(long, value_name = "PATH")]
         svg: Option<String>,
@@ -202,6 +202,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             color,
         } => {
             let input = Input::load(&common.file, &common.consts)?;
+            let ty = match ty {
+                Some(ty) => ty,
+                None => input.only_data_type()?,
+            };
             draw::draw(&input, &ty, svg.as_deref(), color, &mut lock)
         }
         Cmd::Copy { common, from, to } => {

@@ -790,7 +790,6 @@ fn command_line_errors() {
     // Usage errors, as clap reports them.
     bad_cli(&["offsets"], "error:");
     bad_cli(&["offset", p], "error:");
-    bad_cli(&["draw", p], "error:");
     bad_cli(&["frobnicate", p], "error:");
     bad_cli(&["draw", p, "--type", "A", "--color", "purple"], "error:");
 }
@@ -953,4 +952,29 @@ fn const_flags_that_do_nothing_are_errors() {
     // A constant the file uses without declaring it may come from the command line.
     let r = run_with(&["offsets", "-", "--const", "M=2"], b"paged float [M] B\n");
     ok(&r);
+}
+
+/// `parray draw` needs no `--type` when the file declares one data type (thread arrays do
+/// not count), and says which to name when it declares several.
+#[test]
+fn draw_takes_the_one_data_type() {
+    let r = run_with(
+        &["draw", "-", "--color", "never"],
+        b"paged float [4][6] A\npthd [2] T\n",
+    );
+    ok(&r);
+    assert!(
+        r.stdout.starts_with("A (paged float): size 24"),
+        "{}",
+        r.stdout
+    );
+    let r = run_with(
+        &["draw", "-"],
+        b"paged float [4][6] A\nfloat [#A_1][#A_0] B\n",
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: the file declares 2 data types: name one with --type (A, B)\n"
+    );
 }
