@@ -23,6 +23,9 @@ struct Grid {
     rows: u64,
     cols: u64,
     extent: u64,
+    /// The first row and column shown.
+    row0: u64,
+    col0: u64,
     /// `cells[r][c]` for the rows and columns shown.
     cells: Vec<Vec<u64>>,
 }
@@ -40,16 +43,50 @@ impl Grid {
         let (r, c) = (self.shown_rows() as u64, self.shown_cols() as u64);
         (r < self.rows || c < self.cols).then(|| {
             format!(
-                "showing rows 0..{r} of {}, columns 0..{c} of {}",
-                self.rows, self.cols
+                "showing rows {}..{} of {}, columns {}..{} of {} (choose with --rows and --cols)",
+                self.row0,
+                self.row0 + r,
+                self.rows,
+                self.col0,
+                self.col0 + c,
+                self.cols
             )
         })
     }
 }
 
+/// Which rows and columns to draw: `a..b` ranges (`None`: from 0, as many as the view
+/// shows by default).
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub rows: Option<(u64, u64)>,
+    pub cols: Option<(u64, u64)>,
+}
+
+/// A `--rows`/`--cols` value `a..b` (`b > a`).
+pub fn parse_range(flag: &str, text: &str) -> Result<(u64, u64), Failure> {
+    let bad = || {
+        Failure {
+        message: format!("in {flag} {text}: expected a range `a..b` of whole numbers with a < b, such as {flag} 0..32"),
+        snippet: None,
+        code: crate::diag::EXIT_INPUT,
+    }
+    };
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let (a, b) = (
+        a.trim().parse::<u64>().map_err(|_| bad())?,
+        b.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if a >= b {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
 pub fn draw(
     input: &Input,
     name: &str,
+    window: &Window,
     svg: Option<&str>,
     color: Color,
     out: Out,
@@ -77,15 +114,27 @@ pub fn draw(
     } else {
         (1, size, format!("one row of {size}"))
     };
-    let window = if svg.is_some() {
+    let default = if svg.is_some() {
         SVG_WINDOW
     } else {
         TERM_WINDOW
     };
-    let (shown_r, shown_c) = (rows.min(window), cols.min(window));
+    let range = |chosen: Option<(u64, u64)>, n: u64, what: &str| -> Result<(u64, u64), Failure> {
+        let (a, b) = chosen.unwrap_or((0, default));
+        if a >= n {
+            return Err(Failure {
+                message: format!("{name} has {n} {what}: the window starts past them (at {a})"),
+                snippet: None,
+                code: crate::diag::EXIT_INPUT,
+            });
+        }
+        Ok((a, b.min(n)))
+    };
+    let (r0, r1) = range(window.rows, rows, "rows")?;
+    let (c0, c1) = range(window.cols, cols, "columns")?;
     let mut prog = Program::new(&f.expr);
-    let cells = (0..shown_r)
-        .map(|r| (0..shown_c).map(|c| prog.eval(&[r * cols + c])).collect())
+    let cells = (r0..r1)
+        .map(|r| (c0..c1).map(|c| prog.eval(&[r * cols + c])).collect())
         .collect();
     let def = &m.types()[t.ty];
     let class = match &def.class {
@@ -102,6 +151,8 @@ pub fn draw(
         rows,
         cols,
         extent: m.extent(t.node),
+        row0: r0,
+        col0: c0,
         cells,
     };
     match svg {
@@ -185,20 +236,21 @@ fn terminal_text(g: &Grid, colored: bool) -> String {
         let _ = writeln!(s, "{note}");
     }
     let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
-    let w = max_off
+    let last_col = g.col0 + (g.shown_cols() as u64).saturating_sub(1);
+    let w = max_off.to_string().len().max(last_col.to_string().len());
+    let rw = (g.row0 + (g.shown_rows() as u64).saturating_sub(1))
         .to_string()
-        .len()
-        .max((g.shown_cols().saturating_sub(1)).to_string().len());
-    let rw = (g.shown_rows().saturating_sub(1)).to_string().len();
+        .len();
     // Column numbers.
     let _ = write!(s, "{:rw$} ", "");
-    for c in 0..g.shown_cols() {
+    for c in g.col0..=last_col {
         let _ = write!(s, " {c:>w$} ");
     }
     let trimmed = s.trim_end_matches(' ').len();
     s.truncate(trimmed);
     s.push('\n');
     for (r, row) in g.cells.iter().enumerate() {
+        let r = g.row0 + r as u64;
         let _ = write!(s, "{r:>rw$} ");
         for &off in row {
             if colored {
@@ -240,7 +292,11 @@ fn svg_text(g: &Grid) -> String {
     let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
     let digits = max_off.to_string().len().max(2) as u64;
     let (cw, ch) = (digits * 7 + 12, 20u64);
-    let label_w = (g.shown_rows().max(1) - 1).to_string().len() as u64 * 7 + 16;
+    let label_w = (g.row0 + g.shown_rows().max(1) as u64 - 1)
+        .to_string()
+        .len() as u64
+        * 7
+        + 16;
     let (left, top) = (label_w, 64u64);
     let width = (left + cw * g.shown_cols() as u64 + 10).max(480);
     let height = top + ch * g.shown_rows() as u64 + 10;
@@ -263,24 +319,27 @@ fn svg_text(g: &Grid) -> String {
     for c in 0..g.shown_cols() as u64 {
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="middle" fill="gray">{c}</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="middle" fill="gray">{}</text>"#,
             left + c * cw + cw / 2,
-            top - 6
+            top - 6,
+            g.col0 + c
         );
     }
     for (r, row) in g.cells.iter().enumerate() {
         let y = top + r as u64 * ch;
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="end" fill="gray">{r}</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="end" fill="gray">{}</text>"#,
             left - 4,
-            y + ch / 2 + 4
+            y + ch / 2 + 4,
+            g.row0 + r as u64
         );
         for (c, &off) in row.iter().enumerate() {
             let x = left + c as u64 * cw;
+            let (lr, lc) = (g.row0 + r as u64, g.col0 + c as u64);
             let _ = writeln!(
                 s,
-                r#"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="hsl({:.0}, 80%, 70%)" stroke="white"><title>[{r}][{c}] = {off}</title></rect><text x="{}" y="{}" text-anchor="middle">{off}</text>"#,
+                r#"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="hsl({:.0}, 80%, 70%)" stroke="white"><title>[{lr}][{lc}] = {off}</title></rect><text x="{}" y="{}" text-anchor="middle">{off}</text>"#,
                 hue(off, g.extent),
                 x + cw / 2,
                 y + ch / 2 + 4

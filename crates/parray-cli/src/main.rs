@@ -105,6 +105,12 @@ enum Cmd {
         /// Write an SVG picture to PATH (`-` for standard output) instead of the terminal view
         #[arg(long, value_name = "PATH")]
         svg: Option<String>,
+        /// The rows to draw, `a..b` (default: the first 16, 64 in SVG)
+        #[arg(long, value_name = "A..B")]
+        rows: Option<String>,
+        /// The columns to draw, `a..b` (default: the first 16, 64 in SVG)
+        #[arg(long, value_name = "A..B")]
+        cols: Option<String>,
         /// Colour the terminal view
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
@@ -199,14 +205,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
             common,
             ty,
             svg,
+            rows,
+            cols,
             color,
         } => {
+            let window = draw::Window {
+                rows: rows.map(|r| draw::parse_range("--rows", &r)).transpose()?,
+                cols: cols.map(|c| draw::parse_range("--cols", &c)).transpose()?,
+            };
             let input = Input::load(&common.file, &common.consts)?;
             let ty = match ty {
                 Some(ty) => ty,
                 None => input.only_data_type()?,
             };
-            draw::draw(&input, &ty, svg.as_deref(), color, &mut lock)
+            draw::draw(&input, &ty, &window, svg.as_deref(), color, &mut lock)
         }
         Cmd::Copy { common, from, to } => {
             let input = Input::load(&common.file, &common.consts)?;

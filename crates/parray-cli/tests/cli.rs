@@ -978,3 +978,41 @@ fn draw_takes_the_one_data_type() {
         "error: the file declares 2 data types: name one with --type (A, B)\n"
     );
 }
+
+/// `parray draw --rows a..b --cols c..d` draws any window of the type, labelled by its own
+/// rows and columns; a bad range names the flag.
+#[test]
+fn draw_windows() {
+    let src = b"paged float [[8][16]][[8][16]] M\n";
+    let r = run_with(
+        &[
+            "draw", "-", "--color", "never", "--rows", "14..18", "--cols", "12..20",
+        ],
+        src,
+    );
+    ok(&r);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines[1],
+        "showing rows 14..18 of 128, columns 12..20 of 128 (choose with --rows and --cols)"
+    );
+    assert_eq!(lines[2].split_whitespace().next(), Some("12"));
+    // Row 16 starts the third block row: 16 * 128 + 12.
+    assert!(lines[5].starts_with("16  2060"), "{}", r.stdout);
+    let r = run_with(&["draw", "-", "--rows", "5..2"], src);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .starts_with("error: in --rows 5..2: expected a range `a..b`"),
+        "{}",
+        r.stderr
+    );
+    let r = run_with(&["draw", "-", "--cols", "200..300"], src);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("M has 128 columns: the window starts past them (at 200)"),
+        "{}",
+        r.stderr
+    );
+}
