@@ -121,9 +121,32 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         return Ok(Outcome::Need(need));
     }
 
+    // Each declaration on its own: a bad one is reported (once) and left out, and the good
+    // ones stay usable; one that uses a bad one is left out silently (its error is that one).
     let mut full = entries_program(entries)?;
     let carried = full.items.len();
-    full.items.extend(program.items.iter().cloned());
+    let mut errors = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    for item in &program.items {
+        let mut trial = full.clone();
+        trial.items.push(item.clone());
+        match Module::build(&trial, &[]) {
+            Ok(_) => full.items.push(item.clone()),
+            Err(e) => {
+                let uses_failed = item
+                    .names_used()
+                    .iter()
+                    .any(|(n, _)| failed.iter().any(|f| f == base_name(n)));
+                if !uses_failed {
+                    errors.push(block.map.error(&e));
+                }
+                failed.push(match item {
+                    Item::Const(c) => c.name.name.clone(),
+                    Item::Type(t) => t.name.name.clone(),
+                });
+            }
+        }
+    }
     let module = Module::build(&full, &[]).map_err(|e| block.map.error(&e))?;
 
     let mut out = TokenStream::new();
@@ -167,6 +190,9 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         if let Item::Type(_) = item {
             out.extend(view_impls(&module, &full, &name_ident.name, &ident));
         }
+    }
+    if let Some(errors) = crate::errors::in_source_order(errors) {
+        out.extend(errors.to_compile_error());
     }
     Ok(Outcome::Done(out))
 }
