@@ -4,14 +4,125 @@
 //! memory layout or another kind of thread by changing a type. See `SPEC.md` for the
 //! language and `examples/` for the paper's figures.
 //!
-//! ```ignore
-//! use parray::prelude::*;
-//! parray! { pub paged float [[3][2]][4] A; }
 //! ```
+//! use parray::prelude::*;
+//!
+//! parray! {
+//!     pub paged float [[3][2]][4] A;        // Fig 1: 6 rows of 4, the rows split 3 x 2
+//! }
+//!
+//! fn main() -> parray::Result<()> {
+//!     let a = A::create()?;
+//!     assert_eq!(a.extent(), 24);
+//!     assert_eq!(A::offset([5, 1]), 21);   // row 5, column 1
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The README's example (`examples/readme.rs`) is a whole program: create, fill, detour,
+//! read back, check.
 
 pub use parray_core as core;
 pub use parray_core::MemKind;
-pub use parray_macros::{detour, host, kernel_source, parray};
+
+/// Declares data types and thread arrays in the paper's notation. Each becomes a unit
+/// struct with its constants and offset function (`DataType`/`ThreadArray`), `create()`
+/// for the types with storage, and what the other macros need to find it (SPEC.md 3.1).
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub paged float [4][3] A;          // 4 rows of 3, row-major
+///     pub float [#A_1][#A_0] AT;         // the same storage, seen transposed (a view)
+///     pub pthd [2] TWO;                  // a thread array of 2 CPU threads
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;
+///     a.set([1, 2], 5.0);
+///     assert_eq!(a.view::<AT>().at([2, 1]), 5.0);
+///     assert_eq!((A::offset([1, 2]), AT::offset([2, 1])), (5, 5));
+///     assert_eq!(TWO::THREADS, 2);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_macros::parray;
+
+/// Runs a body on every thread of a thread array: CPU threads for `pthd` (the body
+/// captures what it uses), a CUDA grid for `cuda(...)` (the arguments bind to the
+/// declared parameters; the CPU emulation runs it where there is no GPU). Returns
+/// `parray::Result<()>` when every thread is done (SPEC.md 3.5, chapter 4). A body is a
+/// subset of Rust with the paper's forms: `$...$`, `#sync`, `#copy S(p) to D(q);`, and
+/// `atomic_add(p + off, v)` (CUDA's `atomicAdd`, on every back end; a form of the body,
+/// nothing to import).
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub paged int [8] OUT;
+///     pub pthd [8] T;
+///     pub dmem int [64] D;
+///     pub cuda(int* d, int k) [2][32] G;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut out = OUT::create()?;
+///     detour!(T {
+///         out[$OUT[$tid$]$] = ($tid$ * 10) as i32;     // each thread writes its element
+///     })?;
+///     assert_eq!(out.to_vec()?, vec![0, 10, 20, 30, 40, 50, 60, 70]);
+///
+///     let mut d = D::create()?;
+///     detour!(G(&mut d, 7) {
+///         d[$D[$tid$]$] = k + $tid$ as i32;            // a GPU thread per element
+///     })?;
+///     assert_eq!(d.to_vec()?[63], 70);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_macros::detour;
+
+/// Host code in which the paper's `$...$` forms are compiled (offsets, sizes); otherwise
+/// ordinary Rust (SPEC.md 3.3). `host!(<T> ...)` is generic over a type parameter.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub paged float [[2][3]][4] M; }
+///
+/// fn main() {
+///     let (rows, off) = host! { ($dim_0(M)$, $M[[1][2]][3]$) };
+///     assert_eq!((rows, off), (6, 23));
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_macros::host;
+
+/// The CUDA C a cuda `detour!` generates for the same input, as a `&'static str` (the
+/// arguments are checked to exist, as a detour's would be; their values do not matter).
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub dmem float [1024][1024] M;
+///     pub cuda(float* c) [1024][1024] TA;
+/// }
+///
+/// fn main() {
+///     let c = ();
+///     let source = kernel_source!(TA(c) {
+///         c[$M[$tid_0$][$tid_1$]$] = 1.0f32;
+///     });
+///     assert!(source.contains("c[tid_0 * 1024 + tid_1] = 1.0f;"), "{source}");
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_macros::kernel_source;
 pub use parray_runtime::{
     copy, generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element,
     Error, Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
