@@ -141,59 +141,93 @@ pub mod prelude {
 pub use parray_macros::__resume;
 
 /// Items the macros' expansions refer to; not part of the API.
+/// The integers a `$T[...]$` form accepts as an index: every primitive integer, converted
+/// to the `usize` offsets are computed in. A negative index panics (it would otherwise wrap
+/// into the array, in any build); a float is a compile error that says to convert it.
+#[diagnostic::on_unimplemented(
+    message = "an index must be an integer, not `{Self}`",
+    label = "this index is a `{Self}`",
+    note = "convert it where that is what you mean: `x as usize`"
+)]
+pub trait IndexInteger: Copy {
+    /// The index as a `usize`.
+    fn to_index(self) -> usize;
+}
+
+macro_rules! index_integer {
+    (unsigned $($t:ty),*; signed $($s:ty),*) => {
+        $(
+            impl IndexInteger for $t {
+                #[inline(always)]
+                fn to_index(self) -> usize {
+                    self as usize
+                }
+            }
+        )*
+        $(
+            impl IndexInteger for $s {
+                #[inline(always)]
+                #[track_caller]
+                fn to_index(self) -> usize {
+                    if self < 0 {
+                        negative_index(self as i64);
+                    }
+                    self as usize
+                }
+            }
+        )*
+    };
+}
+index_integer!(unsigned usize, u8, u16, u32, u64; signed i8, i16, i32, i64, isize);
+
+#[cold]
+#[track_caller]
+fn negative_index(i: i64) -> ! {
+    panic!("parray: index {i} is negative")
+}
+
 #[doc(hidden)]
 pub mod __private {
     pub use parray_runtime::gpu::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;
 
-    /// An index value of any integer type, as the `usize` offsets are computed in; a
-    /// negative index panics (it would otherwise wrap into the array, in any build).
-    #[diagnostic::on_unimplemented(
-        message = "an index must be an integer, not `{Self}`",
-        label = "this index is a `{Self}`",
-        note = "convert it where that is what you mean: `x as usize`"
-    )]
-    pub trait IndexValue: Copy {
-        fn to_index(self) -> usize;
-    }
-
-    macro_rules! index_value {
-        (unsigned $($t:ty),*; signed $($s:ty),*) => {
-            $(
-                impl IndexValue for $t {
-                    #[inline(always)]
-                    fn to_index(self) -> usize {
-                        self as usize
-                    }
-                }
-            )*
-            $(
-                impl IndexValue for $s {
-                    #[inline(always)]
-                    #[track_caller]
-                    fn to_index(self) -> usize {
-                        if self < 0 {
-                            negative_index(self as i64);
-                        }
-                        self as usize
-                    }
-                }
-            )*
-        };
-    }
-    index_value!(unsigned usize, u8, u16, u32, u64; signed i8, i16, i32, i64, isize);
-
-    #[cold]
-    #[track_caller]
-    fn negative_index(i: i64) -> ! {
-        panic!("parray: index {i} is negative")
-    }
+    use crate::IndexInteger;
 
     #[inline(always)]
     #[track_caller]
-    pub fn ix<I: IndexValue>(i: I) -> usize {
+    pub fn ix<I: IndexInteger>(i: I) -> usize {
         i.to_index()
+    }
+
+    /// An index of a `$T[...]$` form, which debug builds check against its own dimension
+    /// (of `size` elements) of the type `ty`: the access checks the final offset only, and
+    /// `A[1][3]` on `[4][3]` is a valid offset (`A[2][0]`'s).
+    #[inline(always)]
+    #[track_caller]
+    pub fn ix_in<I: IndexInteger>(i: I, size: u64, ty: &'static str) -> usize {
+        index_in(i.to_index(), size, ty)
+    }
+
+    /// [`ix_in`] for an index the body typed (`usize`, or `u32` under the emulation).
+    #[inline(always)]
+    #[track_caller]
+    pub fn index_in<I: Copy + TryInto<u64>>(i: I, size: u64, ty: &'static str) -> I {
+        #[cfg(debug_assertions)]
+        if let Ok(v) = i.try_into() {
+            if v >= size {
+                outside_dimension(v, size, ty);
+            }
+        }
+        let _ = (size, ty);
+        i
+    }
+
+    #[cold]
+    #[track_caller]
+    #[cfg(debug_assertions)]
+    fn outside_dimension(i: u64, size: u64, ty: &str) -> ! {
+        panic!("parray: index {i} is out of range for a dimension of {ty} (size {size}); debug builds check each index")
     }
 
     /// An offset or size of a type parameter in an emulated cuda body, whose `usize` is

@@ -885,6 +885,36 @@ mod bounds {
         Ok(())
     }
 
+    /// An index out of its own dimension whose offset is still inside the array
+    /// (`A[1][3]` on `[4][3]` is `A[2][0]`'s offset): debug builds check each index, in
+    /// host code and in detour bodies; release builds check the offset only.
+    #[cfg(debug_assertions)]
+    #[test]
+    fn debug_builds_check_each_index_against_its_dimension() -> parray::Result<()> {
+        parray! {
+            paged float [4][3] A;
+            pthd [1] ONE;
+        }
+        let mut a = A::create()?;
+        let (i, j) = (1usize, 3usize);
+        let msg = panic_text(|| {
+            let _ = host! { a[$A[i][j]$] };
+        });
+        assert_eq!(
+            msg,
+            "parray: index 3 is out of range for a dimension of A (size 3); debug builds check each index"
+        );
+        let e = detour!(ONE {
+            a[$A[i][j]$] = 1.0;
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string().ends_with("parray: index 3 is out of range for a dimension of A (size 3); debug builds check each index"),
+            "{e}"
+        );
+        Ok(())
+    }
+
     #[test]
     fn copies_check_lengths() -> parray::Result<()> {
         let mut x = V::create()?;

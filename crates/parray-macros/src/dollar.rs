@@ -302,7 +302,8 @@ impl<'m> Forms<'m> {
                     Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::DIMS[#k]),
                 }
             }
-            Form::Offset { off, atoms, .. } => {
+            Form::Offset { off, atoms, of } => {
+                let ty = &of.type_name;
                 let render = |v: VarId| -> TokenStream {
                     match atoms
                         .iter()
@@ -313,7 +314,11 @@ impl<'m> Forms<'m> {
                             let id = parray_core::body::emit_rust::tid_ident(path);
                             quote!(#id)
                         }
-                        Some(Atom::Expr(e)) => quote!(::parray::__private::ix(#e)),
+                        // Debug builds check the index against its dimension.
+                        Some(Atom::Expr(e)) => {
+                            let size = Literal::u64_unsuffixed(off.vars.max(v) + 1);
+                            quote!(::parray::__private::ix_in(#e, #size, #ty))
+                        }
                         None => unreachable!("every variable is an atom"),
                     }
                 };

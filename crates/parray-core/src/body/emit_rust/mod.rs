@@ -362,20 +362,28 @@ impl<'b> Writer<'b> {
             }
             ExprKind::Size(n) => self.lit(&Lit::Int(u128::from(*n), None), Ty::USIZE, span),
             ExprKind::Cnt(c) => quote_spanned!(span=> #c),
-            ExprKind::Offset { off, args, .. } => {
+            ExprKind::Offset { off, args, of } => {
                 let index_ty = self.scalar(Scalar::Usize);
                 // Each variable is an operand of the offset's products and sums.
+                // Debug builds check each index against its own dimension (the access
+                // checks only the final offset); a thread index is in range by its type.
+                let ty = &of.type_name;
                 let render = |v: crate::VarId| -> TokenStream {
                     let a = &args[v.0 as usize];
+                    let size = Literal::u64_unsuffixed(off.vars.max(v) + 1);
+                    let checked = |value: TokenStream| quote_spanned!(a.span=> ::parray::__private::index_in(#value, #size, #ty));
                     match (a.ty, self.mode) {
                         (Ty::Host, _) => {
                             let t = self.expr(a);
-                            quote_spanned!(a.span=> ::parray::__private::ix(#t))
+                            quote_spanned!(a.span=> ::parray::__private::ix_in(#t, #size, #ty))
                         }
-                        (Ty::Scalar(Scalar::Usize), _) => self.operand(a, ATOM),
+                        (Ty::Scalar(Scalar::Usize), _) if matches!(a.kind, ExprKind::Tid(_)) => {
+                            self.operand(a, ATOM)
+                        }
+                        (Ty::Scalar(Scalar::Usize), _) => checked(self.expr(a)),
                         _ => {
                             let t = self.operand(a, CAST);
-                            quote_spanned!(a.span=> (#t as #index_ty))
+                            checked(quote_spanned!(a.span=> #t as #index_ty))
                         }
                     }
                 };
