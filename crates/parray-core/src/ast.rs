@@ -76,7 +76,7 @@ pub enum RefShape {
     Structured(Vec<Group>),
 }
 
-/// An integer size expression: literals, constants, `+ - * /`, parentheses.
+/// An integer size expression: literals, constants, `dim(T)`, `+ - * /`, parentheses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizeExpr {
     pub kind: SizeExprKind,
@@ -87,6 +87,9 @@ pub struct SizeExpr {
 pub enum SizeExprKind {
     Lit(u64),
     Name(String),
+    /// `dim(A_1)`: the size of a declared type or sub-dimension (how a subprogram's
+    /// declarations take their sizes from its type parameter).
+    Dim(Ident),
     Neg(Box<SizeExpr>),
     Bin(BinOp, Box<SizeExpr>, Box<SizeExpr>),
 }
@@ -171,6 +174,7 @@ impl SizeExpr {
         match &self.kind {
             SizeExprKind::Lit(_) => {}
             SizeExprKind::Name(n) => out.push((n.clone(), self.span.start)),
+            SizeExprKind::Dim(t) => out.push((t.name.clone(), t.span.start)),
             SizeExprKind::Neg(a) => a.names_used(out),
             SizeExprKind::Bin(_, a, b) => {
                 a.names_used(out);

@@ -254,6 +254,7 @@ impl Interp {
                 .consts
                 .get(n)
                 .ok_or_else(|| format!("unknown constant `{n}`"))?,
+            SizeExprKind::Dim(t) => self.dims[self.lookup(&t.name)?.0].size as i128,
             SizeExprKind::Neg(a) => -self.int_value(a)?,
             SizeExprKind::Bin(op, a, b) => {
                 let (x, y) = (self.int_value(a)?, self.int_value(b)?);

@@ -555,6 +555,19 @@ impl<'a> Parser<'a> {
                 })
             }
             _ => match self.word() {
+                Some(("dim", _)) if self.rest().trim_start().starts_with('(') => {
+                    self.skip();
+                    self.pos += 1;
+                    let target = self.ident("a type or sub-dimension (`dim(A_1)`)")?;
+                    self.skip();
+                    if !self.eat(')') {
+                        return Err(self.error_here("expected `)` to close `dim(`"));
+                    }
+                    Ok(SizeExpr {
+                        kind: SizeExprKind::Dim(target),
+                        span: self.span_from(start),
+                    })
+                }
                 Some((w, span)) => Ok(SizeExpr {
                     kind: SizeExprKind::Name(w.to_string()),
                     span,

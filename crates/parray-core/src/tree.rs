@@ -445,6 +445,10 @@ impl Module {
                     ))
                 }
             },
+            SizeExprKind::Dim(t) => {
+                let d = self.resolve(t)?;
+                self.size(d.node) as i128
+            }
             SizeExprKind::Neg(a) => -self.eval_int(a)?,
             SizeExprKind::Bin(op, a, b) => {
                 let (x, y) = (self.eval_int(a)?, self.eval_int(b)?);

@@ -129,3 +129,29 @@ fn symbolic_offsets_agree_with_the_tree() {
         }
     }
 }
+
+#[test]
+fn sizes_taken_from_a_type_with_dim() {
+    // Fig 21's subprogram takes N from its type parameter: the same offsets as with N given.
+    let given = module(FIG21);
+    let derived = module(&FIG21.replace(
+        "const N = 256\ndmem float [N][N] type",
+        "dmem float [256][256] type\nconst N = dim(type_0)",
+    ));
+    for name in ["A", "A_1_0", "B", "C0", "S0"] {
+        assert_eq!(offsets(&given, name), offsets(&derived, name), "{name}");
+    }
+    let m = module("paged float [4][[2][3]] A\nconst K = dim(A_1_1) * dim ( A )\npaged float [K] B");
+    assert_eq!(dim(&m, "B"), 72);
+}
+
+#[test]
+fn dim_of_an_unknown_type_is_an_error_at_the_name() {
+    let e = Module::parse("paged float [4] A\nconst K = dim(A_3)").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 2, column 15: in declaration `K`: no such sub-dimension `A_3`: `A` has 1 sub-dimension (asked for number 3)"
+    );
+    let e = Module::parse("const K = dim(4)").unwrap_err();
+    assert!(e.to_string().contains("expected a type or sub-dimension"), "{e}");
+}
