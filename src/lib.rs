@@ -132,13 +132,58 @@ pub use parray_runtime::{
 /// What a Parray program needs in scope.
 pub mod prelude {
     pub use crate::{
-        detour, host, kernel_source, parray, Access, AccessMut, Array, DataType, Double2, Float2,
-        Float4, Int2, Int4, Ptr, PtrMut, ThreadArray, ViewOf,
+        detour, host, kernel_source, parray, subprog, Access, AccessMut, Array, DataType, Double2,
+        Float2, Float4, Int2, Int4, Ptr, PtrMut, ThreadArray, ViewOf,
     };
 }
 
+/// A subprogram over type parameters, the paper's `#subprog` (SPEC.md 3.10): its
+/// declarations take their sizes and layouts from the types it is called with, and each
+/// call folds every offset for those types, as for a named type.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// subprog! {
+///     /// Each row's sum, for any layout of a matrix.
+///     fn row_sums<T>(m) -> parray::Result<Vec<f32>> {
+///         parray! {
+///             const ROWS = dim(T_0);
+///             paged float [ROWS] SUMS;
+///             pthd [ROWS] ROW;
+///         }
+///         let mut sums = SUMS::create()?;
+///         detour!(ROW {
+///             let mut s = 0.0f32;
+///             for j in 0..$dim(T_1)$ {
+///                 s += m[$T[$tid$][j]$];
+///             }
+///             sums[$SUMS[$tid$]$] = s;
+///         })?;
+///         sums.to_vec()
+///     }
+/// }
+///
+/// parray! {
+///     paged float [4][3] A;   // 4 rows of 3
+///     float [#A_1][#A_0] AT;  // its transpose: 3 rows of 4
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;
+///     for k in 0..12 {
+///         a[k] = k as f32;
+///     }
+///     assert_eq!(row_sums!(<A>(&a))?, [3.0, 12.0, 21.0, 30.0]);
+///     assert_eq!(row_sums!(<AT>(&a))?, [18.0, 22.0, 26.0]);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_macros::subprog;
+
 #[doc(hidden)]
-pub use parray_macros::__resume;
+pub use parray_macros::{__resume, __subprog_call};
 
 /// Items the macros' expansions refer to; not part of the API.
 /// The integers a `$T[...]$` form accepts as an index: every primitive integer, converted

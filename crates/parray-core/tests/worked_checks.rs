@@ -141,7 +141,8 @@ fn sizes_taken_from_a_type_with_dim() {
     for name in ["A", "A_1_0", "B", "C0", "S0"] {
         assert_eq!(offsets(&given, name), offsets(&derived, name), "{name}");
     }
-    let m = module("paged float [4][[2][3]] A\nconst K = dim(A_1_1) * dim ( A )\npaged float [K] B");
+    let m =
+        module("paged float [4][[2][3]] A\nconst K = dim(A_1_1) * dim ( A )\npaged float [K] B");
     assert_eq!(dim(&m, "B"), 72);
 }
 
@@ -153,5 +154,8 @@ fn dim_of_an_unknown_type_is_an_error_at_the_name() {
         "line 2, column 15: in declaration `K`: no such sub-dimension `A_3`: `A` has 1 sub-dimension (asked for number 3)"
     );
     let e = Module::parse("const K = dim(4)").unwrap_err();
-    assert!(e.to_string().contains("expected a type or sub-dimension"), "{e}");
+    assert!(
+        e.to_string().contains("expected a type or sub-dimension"),
+        "{e}"
+    );
 }

@@ -20,14 +20,28 @@ struct Block {
     map: SourceMap,
     /// For each `pub`, the byte offset of the declaration it applies to, and its tokens.
     vis: Vec<(usize, TokenStream)>,
+    /// For each `@alias(X)` (a subprogram's import, `subprog`), the byte offset of the
+    /// declaration that is X's under another name: it becomes `type NAME = X`.
+    aliases: Vec<(usize, TokenStream)>,
 }
 
 fn split_visibility(input: TokenStream) -> Block {
     let mut tokens = Vec::new();
     let mut vis = Vec::new();
+    let mut aliases = Vec::new();
     let mut pending: Option<TokenStream> = None;
+    let mut pending_alias: Option<TokenStream> = None;
     let mut iter = input.into_iter().peekable();
     while let Some(tt) = iter.next() {
+        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == '@')
+            && matches!(iter.peek(), Some(t) if crate::resolve::is_ident(t, "alias"))
+        {
+            iter.next();
+            if let Some(TokenTree::Group(g)) = iter.next() {
+                pending_alias = Some(g.stream());
+            }
+            continue;
+        }
         if crate::resolve::is_ident(&tt, "pub") {
             let mut v: TokenStream = tt.into();
             if let Some(TokenTree::Group(g)) = iter.peek() {
@@ -41,14 +55,16 @@ fn split_visibility(input: TokenStream) -> Block {
         if let Some(v) = pending.take() {
             vis.push((tokens.len(), v));
         }
+        if let Some(a) = pending_alias.take() {
+            aliases.push((tokens.len(), a));
+        }
         tokens.push(tt);
     }
     let map = SourceMap::new(tokens.into_iter().collect());
-    let vis = vis
-        .into_iter()
-        .map(|(i, v)| (map.top_starts.get(i).copied().unwrap_or(usize::MAX), v))
-        .collect();
-    Block { map, vis }
+    let at = |i: usize| map.top_starts.get(i).copied().unwrap_or(usize::MAX);
+    let vis = vis.into_iter().map(|(i, v)| (at(i), v)).collect();
+    let aliases = aliases.into_iter().map(|(i, a)| (at(i), a)).collect();
+    Block { map, vis, aliases }
 }
 
 /// Parse the carried declarations of other blocks into one program prefix.
@@ -148,13 +164,16 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         }
     }
     let module = Module::build(&full, &[]).map_err(|e| block.map.error(&e))?;
+    // What each alias of this block and of the carried ones names (two names of one type
+    // must not get the same `ViewOf` impl twice).
+    let mut aliases: Vec<(String, String)> = entries
+        .iter()
+        .filter_map(|e| e.alias.clone().map(|a| (e.name.clone(), a)))
+        .collect();
 
     let mut out = TokenStream::new();
     let mut payload: Vec<Entry> = entries.to_vec();
     for item in &full.items[carried..] {
-        let (name, text) = item_text(item, &block.map.text);
-        payload.push(Entry { name, text });
-        let payload = merge(&payload, Span::call_site())?;
         let (name_ident, start) = match item {
             // A constant starts at its `const` keyword, just before the name.
             Item::Const(c) => (
@@ -165,6 +184,18 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             ),
             Item::Type(t) => (&t.name, t.span.start),
         };
+        let (name, text) = item_text(item, &block.map.text);
+        let target = block
+            .aliases
+            .iter()
+            .find(|(at, _)| *at == start)
+            .map(|(_, target)| target.clone());
+        let alias = target.as_ref().map(ToString::to_string);
+        if let Some(a) = &alias {
+            aliases.push((name.clone(), a.clone()));
+        }
+        payload.push(Entry { name, text, alias });
+        let payload = merge(&payload, Span::call_site())?;
         let vis = block
             .vis
             .iter()
@@ -178,6 +209,13 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             fingerprint(&payload, &ident)
         );
         out.extend(companion(&vis, &ident, &hidden, &payload));
+        if let Some(target) = target {
+            out.extend(match item {
+                Item::Const(_) => quote!(#[allow(dead_code)] #vis const #ident: usize = #target;),
+                Item::Type(_) => quote!(#[allow(dead_code)] #vis type #ident = #target;),
+            });
+            continue;
+        }
         out.extend(match item {
             Item::Const(c) => {
                 let v = proc_macro2::Literal::u64_unsuffixed(
@@ -188,7 +226,13 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             Item::Type(_) => type_items(&module, &name_ident.name, &vis, &ident, &payload),
         });
         if let Item::Type(_) = item {
-            out.extend(view_impls(&module, &full, &name_ident.name, &ident));
+            out.extend(view_impls(
+                &module,
+                &full,
+                &name_ident.name,
+                &ident,
+                &aliases,
+            ));
         }
     }
     if let Some(errors) = crate::errors::in_source_order(errors) {
@@ -374,7 +418,13 @@ fn offset_fns(module: &Module, name: &str, root: parray_core::NodeId) -> TokenSt
 /// storage type declared on a layout's dimensions is indexed by that layout) where the
 /// elements are the same, the memory kinds agree (or the view has none) and the view's
 /// extent fits in the storage's.
-fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> TokenStream {
+fn view_impls(
+    module: &Module,
+    program: &Program,
+    name: &str,
+    ident: &Ident,
+    aliases: &[(String, String)],
+) -> TokenStream {
     let data = |n: &str| match module.type_def(n).map(|d| (&d.class, d.root)) {
         Some((TypeClass::Data { mem, elem }, root)) => Some((*mem, *elem, module.extent(root))),
         _ => None,
@@ -404,10 +454,22 @@ fn view_impls(module: &Module, program: &Program, name: &str, ident: &Ident) -> 
         (view.0.is_none() || view.0 == storage.0) && view.1 <= storage.1
     };
     let mut out = TokenStream::new();
+    // The Rust type each name is: an alias (a subprogram's import) is its target's.
+    let rust_type = |n: &str| {
+        aliases
+            .iter()
+            .find(|(a, _)| a == n)
+            .map_or(n.to_string(), |(_, t)| t.clone())
+    };
+    let mut done: Vec<String> = vec![rust_type(name)];
     for s in &seen[1..] {
         let Some((smem, selem, sextent)) = data(s) else {
             continue;
         };
+        if done.contains(&rust_type(s)) {
+            continue;
+        }
+        done.push(rust_type(s));
         if selem != elem {
             continue;
         }

@@ -12,6 +12,7 @@ mod errors;
 mod host;
 mod lower;
 mod resolve;
+mod subprog;
 mod text;
 
 use proc_macro::TokenStream;
@@ -60,6 +61,23 @@ pub fn kernel_source(input: TokenStream) -> TokenStream {
     }
 }
 
+/// `subprog! { fn name<T>(a, b) { body } }`: a subprogram over type parameters, called as
+/// `name!(<M>(x, y))` (SPEC.md 3.10).
+#[proc_macro]
+pub fn subprog(input: TokenStream) -> TokenStream {
+    match subprog::define(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// A call of a subprogram's macro (what `subprog!` defines expands to this).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __subprog_call(input: TokenStream) -> TokenStream {
+    __resume(input)
+}
+
 /// Continuation of the macros above once a companion macro has added its declarations.
 #[doc(hidden)]
 #[proc_macro]
@@ -76,6 +94,7 @@ pub fn __resume(input: TokenStream) -> TokenStream {
         Kind::Detour => detour::expand,
         Kind::Host => detour::expand_host,
         Kind::Source => detour::expand_source,
+        Kind::Subprog => subprog::expand_call,
     };
     drive(r.kind, r.entries, r.input, handler).into()
 }

@@ -12,11 +12,14 @@ use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, bracketed, parenthesized, LitStr};
 
-/// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`.
+/// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`, and
+/// for a subprogram's import, the name of the type it is another name of:
+/// `(T "float [#__A_1][#__A_0] T" M)`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Entry {
     pub name: String,
     pub text: String,
+    pub alias: Option<String>,
 }
 
 impl Entry {
@@ -35,13 +38,18 @@ impl Entry {
         Some(Entry {
             name: name.to_string(),
             text,
+            alias: self.alias.clone(),
         })
     }
 
     pub fn tokens(&self) -> TokenStream {
         let name = Ident::new(&self.name, proc_macro2::Span::call_site());
         let text = Literal::string(&self.text);
-        quote!((#name #text))
+        let alias = self
+            .alias
+            .as_ref()
+            .map(|a| Ident::new(a, proc_macro2::Span::call_site()));
+        quote!((#name #text #alias))
     }
 }
 
@@ -53,6 +61,8 @@ pub enum Kind {
     Host,
     /// `kernel_source!`: a cuda detour's generated CUDA C, as a string.
     Source,
+    /// A call of a `subprog!`'s macro.
+    Subprog,
 }
 
 impl Kind {
@@ -62,6 +72,7 @@ impl Kind {
             Kind::Detour => "detour",
             Kind::Host => "host",
             Kind::Source => "kernel_source",
+            Kind::Subprog => "subprog",
         }
     }
 }
@@ -104,9 +115,11 @@ impl Parse for Resumed {
             }
             let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
             let text: LitStr = inner.parse()?;
+            let alias: Option<Ident> = inner.parse()?;
             entries.push(Entry {
                 name: name.to_string(),
                 text: text.value(),
+                alias: alias.map(|a| a.to_string()),
             });
         }
         // The companion called under another name (`use m::A as B;`) appended its entries
@@ -139,6 +152,7 @@ impl Parse for Resumed {
             "detour" => Kind::Detour,
             "host" => Kind::Host,
             "kernel_source" => Kind::Source,
+            "subprog" => Kind::Subprog,
             _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
         };
         let body;
