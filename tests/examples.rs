@@ -106,3 +106,23 @@ fn the_main_example() {
         "{out}"
     );
 }
+
+/// Fig 21's subprogram on its four layouts, each product checked (against an f64 CPU
+/// product under the emulation, cuBLAS on a GPU), and the kernel it generates for
+/// row-major storage at N = 1024.
+#[test]
+fn fig21_sgemm_on_every_layout() {
+    let out = checked("fig21_sgemm");
+    for layout in ["row-major", "halves", "strips", "blocks"] {
+        let rows = out.lines().filter(|l| l.contains(layout)).count();
+        let checked = out
+            .lines()
+            .filter(|l| l.contains(layout) && l.contains(" ok ("))
+            .count();
+        assert!(rows >= 2 && rows == checked, "{layout}: {out}");
+    }
+    insta::assert_snapshot!(
+        "fig21_kernel_n1024",
+        run_example("fig21_sgemm", &["--source"])
+    );
+}

@@ -291,7 +291,8 @@ fn type_items(
     };
     let head = quote! {
         #[doc = #doc]
-        #[allow(non_camel_case_types)]
+        // The paper's names are capitals (`MY_TA`), wherever the block is written.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         #vis struct #ident;
     };

@@ -162,6 +162,9 @@ struct Call {
     body: TokenStream,
     type_args: Vec<Ident>,
     args: Vec<syn::Expr>,
+    /// `name!(@source <M>)`: the CUDA C of the body's cuda detour for these types, as
+    /// `kernel_source!` gives it (for reading and snapshot tests), instead of running.
+    source: bool,
     /// The call's tokens, for errors about the call as a whole.
     span: Span,
 }
@@ -196,6 +199,19 @@ impl Parse for Call {
                 format!("call a subprogram with its types and arguments: `{name}!(<M>(a, b))`"),
             )
         };
+        let source = input.peek(Token![@]);
+        if source {
+            input.parse::<Token![@]>()?;
+            let word: Ident = input.parse()?;
+            if word != "source" {
+                return Err(syn::Error::new(
+                    word.span(),
+                    format!(
+                        "`{name}!(@source <M>)` gives the kernel's source; `@{word}` is not a mode"
+                    ),
+                ));
+            }
+        }
         if !input.peek(Token![<]) {
             return Err(usage(input.span()));
         }
@@ -208,11 +224,15 @@ impl Parse for Call {
             }
         }
         input.parse::<Token![>]>()?;
-        let list;
-        parenthesized!(list in input);
-        let args = Punctuated::<syn::Expr, Token![,]>::parse_terminated(&list)?
-            .into_iter()
-            .collect();
+        let args = if source && input.is_empty() {
+            Vec::new()
+        } else {
+            let list;
+            parenthesized!(list in input);
+            Punctuated::<syn::Expr, Token![,]>::parse_terminated(&list)?
+                .into_iter()
+                .collect()
+        };
         if !input.is_empty() {
             return Err(input.error("unexpected tokens after the subprogram's arguments"));
         }
@@ -224,6 +244,7 @@ impl Parse for Call {
             body,
             type_args,
             args,
+            source,
             span,
         })
     }
@@ -321,7 +342,8 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
 pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let call: Call = syn::parse2(input)?;
     let name = &call.name;
-    if call.type_args.len() != call.types.len() || call.args.len() != call.params.len() {
+    let args_given = call.args.len() == call.params.len() || (call.source && call.args.is_empty());
+    if call.type_args.len() != call.types.len() || !args_given {
         let list = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         return Err(syn::Error::new(
             call.span,
@@ -451,7 +473,7 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
             let described = entries
                 .iter()
                 .find(|en| *arg.1 == en.name)
-                .map_or(String::new(), |en| format!(" (`{}`)", en.text));
+                .map_or(String::new(), |en| format!(" (`{}`)", compact(&en.text)));
             let mut err = syn::Error::new(
                 arg.1.span(),
                 format!(
@@ -475,6 +497,9 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         import_tokens.extend(quote!(@alias(#target) #text));
     }
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
+    if call.source {
+        return Ok(Outcome::Done(source_of(&call, &import_tokens)?));
+    }
     let values = &call.args;
     let body = &call.body;
     let output = &call.output;
@@ -487,6 +512,54 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
             #body
         })()
     }}))
+}
+
+/// Declaration text as a person writes it: `[1000][1000]`, not the tokens' `[ 1000 ] [ 1000 ]`.
+fn compact(text: &str) -> String {
+    text.replace("[ ", "[")
+        .replace(" ]", "]")
+        .replace("] [", "][")
+        .replace("# ", "#")
+}
+
+/// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour.
+fn source_of(call: &Call, imports: &TokenStream) -> syn::Result<TokenStream> {
+    let tts: Vec<TokenTree> = call.body.clone().into_iter().collect();
+    let mut blocks = TokenStream::new();
+    let mut detour = None;
+    for (i, tt) in tts.iter().enumerate() {
+        if let (TokenTree::Ident(m), Some(TokenTree::Punct(bang)), Some(TokenTree::Group(g))) =
+            (tt, tts.get(i + 1), tts.get(i + 2))
+        {
+            if bang.as_char() != '!' {
+                continue;
+            }
+            if m == "parray" {
+                blocks.extend(quote!(::parray::parray! #g));
+            } else if m == "detour" && detour.is_none() {
+                detour = Some(g.clone());
+            }
+        }
+    }
+    let name = &call.name;
+    let Some(detour) = detour else {
+        return Err(syn::Error::new(
+            call.span,
+            format!("`{name}` has no `detour!` of its own whose source could be shown"),
+        ));
+    };
+    // The arguments only need to exist for `kernel_source!`.
+    let params: Vec<&TokenStream> = call.params.iter().collect();
+    let units = params.iter().map(|_| quote!(()));
+    Ok(quote! {{
+        ::parray::parray! { #imports }
+        {
+            #blocks
+            #[allow(unused_variables)]
+            let (#(#params,)*) = (#(#units,)*);
+            ::parray::kernel_source! #detour
+        }
+    }})
 }
 
 /// Whether `item` (the last of `program`) uses `param`, directly or through earlier items.

@@ -159,6 +159,10 @@ pub enum Error {
     #[error("parray: #copy: {reason}")]
     CopyUnsupported { reason: String },
 
+    /// A library call (cuBLAS) cannot take these arrays here.
+    #[error("parray: {what}: {reason}")]
+    Unsupported { what: &'static str, reason: String },
+
     /// A host-only operation was used on device memory.
     #[error("parray: {type_name} is {mem} memory on the GPU; host code cannot {operation} it")]
     NotHostMemory {

@@ -78,6 +78,8 @@ pub(crate) struct CudaDevice {
     /// The record that kernels with checked accesses write their first fault to, made on
     /// first use (see `launch::report_fault`).
     fault: OnceLock<std::result::Result<Mutex<CudaSlice<u64>>, String>>,
+    /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
+    pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
 }
 
 impl CudaDevice {
@@ -293,6 +295,7 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
                 limits: OnceLock::new(),
                 kernels: Kernels::default(),
                 fault: OnceLock::new(),
+                blas: OnceLock::new(),
             }))
         })
         .clone()

@@ -2,6 +2,7 @@
 //! emulation.
 
 pub mod context;
+pub mod cublas;
 pub mod device;
 pub mod emulate;
 pub mod jit;
