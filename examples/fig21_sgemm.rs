@@ -57,76 +57,16 @@ subprog! {
     }
 }
 
-/// One row of the report.
-struct Row {
-    n: usize,
-    layout: &'static str,
-    ms: f64,
-    error: f64,
-    reference: &'static str,
-}
+use common::gemm::{self, Inputs, Row};
 
-impl Row {
-    fn tflops(&self) -> f64 {
-        2.0 * (self.n as f64).powi(3) / (self.ms * 1e-3) / 1e12
-    }
-}
-
-/// The inputs of one size, logical row-major on the host, and the reference product.
-struct Inputs {
-    n: usize,
-    a: Vec<f32>,
-    b: Vec<f32>,
-    c: Vec<f64>,
-    reference: &'static str,
-}
-
-/// Relative Frobenius error of `got` against `want`.
-fn relative_error(got: &[f32], want: &[f64]) -> f64 {
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (g, w) in got.iter().zip(want) {
-        diff += (*g as f64 - w).powi(2);
-        norm += w.powi(2);
-    }
-    if got.iter().any(|g| !g.is_finite()) {
-        return f64::INFINITY;
-    }
-    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
-}
-
-/// The f64 product of two n x n row-major matrices.
-fn cpu_product(n: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
-    let mut c = vec![0.0f64; n * n];
-    for i in 0..n {
-        for k in 0..n {
-            let aik = a[i * n + k] as f64;
-            let row = &b[k * n..(k + 1) * n];
-            for (cij, bkj) in c[i * n..(i + 1) * n].iter_mut().zip(row) {
-                *cij += aik * *bkj as f64;
-            }
-        }
-    }
-    c
-}
-
-/// The four layouts of one size: the storages, the logical views, the host matrix.
+/// Fig 21 on the four layouts of one size, beside cuBLAS on a GPU.
 macro_rules! at_size {
     ($module:ident, $n:literal) => {
         #[allow(dead_code)] // each size declares what every size may use
-        mod $module {
+        pub mod $module {
             use super::*;
 
-            parray! {
-                const N = $n;
-                pub paged float [N][N] H;
-                pub dmem float [N][N] ROWS;
-                pub dmem float [2][N][N/2] HALVES_STORE;
-                pub float [#HALVES_STORE_1][[#HALVES_STORE_0][#HALVES_STORE_2]] HALVES;
-                pub dmem float [4][N][N/4] STRIPS_STORE;
-                pub float [#STRIPS_STORE_1][[#STRIPS_STORE_0][#STRIPS_STORE_2]] STRIPS;
-                pub dmem float [2][2][N/2][N/2] BLOCKS_STORE;
-                pub float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
-            }
+            common::gemm::square_layouts!($n);
 
             /// The kernel the subprogram generates for row-major storage of this size.
             pub fn source() -> &'static str {
@@ -134,64 +74,20 @@ macro_rules! at_size {
             }
 
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
-                let inputs = inputs(repeats, rows)?;
-                rows.push(layout::<ROWS, ROWS>(&inputs, "row-major (Fig 13)", repeats, |a, b, c| {
-                    sgemm!(<ROWS>(a, b, c))
-                })?);
-                rows.push(layout::<HALVES, HALVES_STORE>(&inputs, "halves (Fig 17)", repeats, |a, b, c| {
-                    sgemm!(<HALVES>(a, b, c))
-                })?);
-                rows.push(layout::<STRIPS, STRIPS_STORE>(&inputs, "strips (Fig 18a)", repeats, |a, b, c| {
-                    sgemm!(<STRIPS>(a, b, c))
-                })?);
-                rows.push(layout::<BLOCKS, BLOCKS_STORE>(&inputs, "blocks (Fig 18b)", repeats, |a, b, c| {
-                    sgemm!(<BLOCKS>(a, b, c))
-                })?);
+                let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
+                rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
+                    "fig21", "row-major (Fig 13)", repeats, |a, b, c| sgemm!(<ROWS>(a, b, c)),
+                )?);
+                rows.push(inputs.run::<H, H, H, HALVES, HALVES_STORE, HALVES, HALVES_STORE, HALVES, HALVES_STORE>(
+                    "fig21", "halves (Fig 17)", repeats, |a, b, c| sgemm!(<HALVES>(a, b, c)),
+                )?);
+                rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
+                    "fig21", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS>(a, b, c)),
+                )?);
+                rows.push(inputs.run::<H, H, H, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE>(
+                    "fig21", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS>(a, b, c)),
+                )?);
                 Ok(())
-            }
-
-            /// Fresh random inputs and their product: cuBLAS's on a GPU (timed, a row of
-            /// the report), an f64 CPU product under the emulation.
-            fn inputs(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
-                let n = $n;
-                let seed = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64);
-                let (a, b) = (common::random_values(n * n, seed), common::random_values(n * n, seed + 1));
-                if parray::gpu::backend()? == parray::gpu::Backend::Emulate {
-                    let c = cpu_product(n, &a, &b);
-                    return Ok(Inputs { n, a, b, c, reference: "f64 CPU" });
-                }
-                let (mut da, mut db, mut dc) = (ROWS::create()?, ROWS::create()?, ROWS::create()?);
-                da.copy_from_slice(&a)?;
-                db.copy_from_slice(&b)?;
-                let ms = common::median_seconds(repeats, true, || {
-                    parray::gpu::cublas::sgemm(&da, &db, &mut dc)
-                })? * 1e3;
-                let c: Vec<f64> = dc.to_vec()?.into_iter().map(f64::from).collect();
-                rows.push(Row { n, layout: "cuBLAS, row-major", ms, error: 0.0, reference: "-" });
-                Ok(Inputs { n, a, b, c, reference: "cuBLAS" })
-            }
-
-            /// Store the inputs in the layout `V` (a view of the storage `S`), multiply,
-            /// read C back in logical order and compare.
-            fn layout<V: ViewOf<S> + DataType<Elem = f32>, S: DataType<Elem = f32>>(
-                inputs: &Inputs,
-                name: &'static str,
-                repeats: usize,
-                mut multiply: impl FnMut(&Array<S>, &Array<S>, &mut Array<S>) -> parray::Result<()>,
-            ) -> parray::Result<Row> {
-                let mut host = H::create()?;
-                let (mut a, mut b, mut c) = (Array::<S>::new()?, Array::<S>::new()?, Array::<S>::new()?);
-                host.as_mut_slice()?.copy_from_slice(&inputs.a);
-                parray::copy::copy(&host, a.view_mut::<V>())?;
-                host.as_mut_slice()?.copy_from_slice(&inputs.b);
-                parray::copy::copy(&host, b.view_mut::<V>())?;
-                c.fill(f32::NAN)?;
-                let ms = common::median_seconds(repeats, true, || multiply(&a, &b, &mut c))? * 1e3;
-                parray::copy::copy(c.view::<V>(), &mut host)?;
-                let error = relative_error(host.as_slice()?, &inputs.c);
-                Ok(Row { n: inputs.n, layout: name, ms, error, reference: inputs.reference })
             }
         }
     };
@@ -204,32 +100,12 @@ at_size!(n2048, 2048);
 at_size!(n4096, 4096);
 at_size!(n8192, 8192);
 
-fn main() -> parray::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let chosen: Option<usize> = args
-        .iter()
-        .position(|a| a == "--n")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok());
-    if args.iter().any(|a| a == "--source") {
-        print!("{}", n1024::source());
-        return Ok(());
-    }
-    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
-    let sizes: Vec<usize> = match chosen {
-        Some(n) => vec![n],
-        None if gpu => vec![1024, 2048, 4096, 8192],
-        None => vec![256, 512],
-    };
-    let repeats = if gpu { 10 } else { 1 };
-    println!("backend: {}", if gpu { "cuda" } else { "emulate" });
-    println!(
-        "{:>5}  {:<20} {:>10} {:>9}  {:>9}  check (relative error)",
-        "N", "layout", "time (ms)", "TFLOP/s", "of cuBLAS"
-    );
-    let mut ok = true;
-    for n in sizes {
-        let mut rows = Vec::new();
+/// Fig 21 at each size (N = 1024 to 8192 on a GPU, 256 and 512 under the emulation, or
+/// `--n N`): the rows of the report, cuBLAS's among them on a GPU.
+pub fn run() -> parray::Result<Vec<Row>> {
+    let repeats = gemm::repeats()?;
+    let mut rows = Vec::new();
+    for n in gemm::sizes(&[1024, 2048, 4096, 8192], &[256, 512])? {
         match n {
             256 => n256::run(repeats, &mut rows)?,
             512 => n512::run(repeats, &mut rows)?,
@@ -242,33 +118,17 @@ fn main() -> parray::Result<()> {
                 std::process::exit(2);
             }
         }
-        let cublas = rows.iter().find(|r| r.reference == "-").map(|r| r.tflops());
-        for row in &rows {
-            let share = cublas.map_or("-".to_string(), |c| {
-                format!("{:.1}%", 100.0 * row.tflops() / c)
-            });
-            let check = if row.reference == "-" {
-                "reference".to_string()
-            } else {
-                let good = row.error <= 1e-5;
-                ok &= good;
-                format!(
-                    "{} ({:.1e} vs {})",
-                    if good { "ok" } else { "FAILED" },
-                    row.error,
-                    row.reference
-                )
-            };
-            println!(
-                "{:>5}  {:<20} {:>10.3} {:>9.2}  {:>9}  {check}",
-                row.n,
-                row.layout,
-                row.ms,
-                row.tflops(),
-                share
-            );
-        }
     }
+    Ok(rows)
+}
+
+fn main() -> parray::Result<()> {
+    if std::env::args().any(|a| a == "--source") {
+        print!("{}", n1024::source());
+        return Ok(());
+    }
+    println!("backend: {:?}", parray::gpu::backend()?);
+    let ok = gemm::report(&run()?);
     println!("check: {}", if ok { "ok" } else { "FAILED" });
     if !ok {
         std::process::exit(1);

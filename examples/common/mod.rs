@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod gemm;
+
 use std::time::Instant;
 
 use parray::{Array, DataType, Result, ThreadArray, ThreadArrayKind};

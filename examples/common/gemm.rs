@@ -1,0 +1,252 @@
+//! What the SGEMM examples (`fig21_sgemm`, `sgemm`, `bench`) share: inputs and the
+//! reference product (cuBLAS on a GPU, f64 on the CPU under the emulation), running one
+//! subprogram instance on a layout, and the report table.
+
+use parray::{Array, DataType, ViewOf};
+
+use super::{median_seconds, random_values};
+
+/// The layouts of a square N x N matrix the SGEMMs run on, as `parray!` declarations:
+/// row-major (Fig 13), two halves (Fig 17), four strips (Fig 18a), 2x2 blocks (Fig 18b),
+/// and the host matrix `H` the inputs go through.
+macro_rules! square_layouts {
+    ($n:literal) => {
+        parray::parray! {
+            const N = $n;
+            pub paged float [N][N] H;
+            pub dmem float [N][N] ROWS;
+            pub dmem float [2][N][N/2] HALVES_STORE;
+            pub float [#HALVES_STORE_1][[#HALVES_STORE_0][#HALVES_STORE_2]] HALVES;
+            pub dmem float [4][N][N/4] STRIPS_STORE;
+            pub float [#STRIPS_STORE_1][[#STRIPS_STORE_0][#STRIPS_STORE_2]] STRIPS;
+            pub dmem float [2][2][N/2][N/2] BLOCKS_STORE;
+            pub float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
+        }
+    };
+}
+pub(crate) use square_layouts;
+
+/// One measured product.
+pub struct Row {
+    pub kernel: &'static str,
+    /// M x N x K.
+    pub shape: (usize, usize, usize),
+    pub layout: &'static str,
+    pub ms: f64,
+    /// Relative Frobenius error against the reference (`None` for the reference itself).
+    pub error: Option<f64>,
+    pub reference: &'static str,
+}
+
+impl Row {
+    pub fn tflops(&self) -> f64 {
+        let (m, n, k) = self.shape;
+        2.0 * m as f64 * n as f64 * k as f64 / (self.ms * 1e-3) / 1e12
+    }
+
+    pub fn ok(&self) -> bool {
+        self.error.is_none_or(|e| e <= 1e-5)
+    }
+}
+
+/// Print the rows, each beside the cuBLAS row of its shape; true when every check passed.
+pub fn report(rows: &[Row]) -> bool {
+    println!(
+        "{:<8} {:>16}  {:<20} {:>10} {:>9} {:>10}  check (relative error)",
+        "kernel", "M x N x K", "layout", "time (ms)", "TFLOP/s", "of cuBLAS"
+    );
+    for row in rows {
+        let cublas = rows
+            .iter()
+            .find(|r| r.error.is_none() && r.shape == row.shape)
+            .map(|r| r.tflops());
+        let share = cublas.map_or("-".to_string(), |c| {
+            format!("{:.1}%", 100.0 * row.tflops() / c)
+        });
+        let check = match row.error {
+            None => "reference".to_string(),
+            Some(e) => format!(
+                "{} ({e:.1e} vs {})",
+                if row.ok() { "ok" } else { "FAILED" },
+                row.reference
+            ),
+        };
+        let (m, n, k) = row.shape;
+        println!(
+            "{:<8} {:>16}  {:<20} {:>10.3} {:>9.2} {:>10}  {check}",
+            row.kernel,
+            format!("{m}x{n}x{k}"),
+            row.layout,
+            row.ms,
+            row.tflops(),
+            share
+        );
+    }
+    rows.iter().all(Row::ok)
+}
+
+/// Fresh random inputs (row-major on the host) and their product.
+pub struct Inputs {
+    pub shape: (usize, usize, usize),
+    pub a: Vec<f32>,
+    pub b: Vec<f32>,
+    pub c: Vec<f64>,
+    pub reference: &'static str,
+}
+
+impl Inputs {
+    /// Random M x K and K x N matrices and their product: cuBLAS's on a GPU on the
+    /// row-major arrays `A`, `B`, `C` (timed: its row goes into `rows`), an f64 CPU
+    /// product under the emulation.
+    pub fn new<A, B, C>(
+        (m, n, k): (usize, usize, usize),
+        repeats: usize,
+        rows: &mut Vec<Row>,
+    ) -> parray::Result<Inputs>
+    where
+        A: DataType<Elem = f32>,
+        B: DataType<Elem = f32>,
+        C: DataType<Elem = f32>,
+    {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let (a, b) = (random_values(m * k, seed), random_values(k * n, seed + 1));
+        if parray::gpu::backend()? == parray::gpu::Backend::Emulate {
+            let c = cpu_product((m, n, k), &a, &b);
+            return Ok(Inputs {
+                shape: (m, n, k),
+                a,
+                b,
+                c,
+                reference: "f64 CPU",
+            });
+        }
+        let (mut da, mut db, mut dc) = (Array::<A>::new()?, Array::<B>::new()?, Array::<C>::new()?);
+        da.copy_from_slice(&a)?;
+        db.copy_from_slice(&b)?;
+        let ms = median_seconds(repeats, true, || {
+            parray::gpu::cublas::sgemm(&da, &db, &mut dc)
+        })? * 1e3;
+        let c = dc.to_vec()?.into_iter().map(f64::from).collect();
+        rows.push(Row {
+            kernel: "cuBLAS",
+            shape: (m, n, k),
+            layout: "row-major",
+            ms,
+            error: None,
+            reference: "-",
+        });
+        Ok(Inputs {
+            shape: (m, n, k),
+            a,
+            b,
+            c,
+            reference: "cuBLAS",
+        })
+    }
+
+    /// Store the inputs in the layouts `VA`, `VB` (views of the storages `SA`, `SB`; `H*`
+    /// the row-major host types), run `multiply` (timed), read C back through `VC` and
+    /// compare.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<HA, HB, HC, VA, SA, VB, SB, VC, SC>(
+        &self,
+        kernel: &'static str,
+        layout: &'static str,
+        repeats: usize,
+        mut multiply: impl FnMut(&Array<SA>, &Array<SB>, &mut Array<SC>) -> parray::Result<()>,
+    ) -> parray::Result<Row>
+    where
+        HA: DataType<Elem = f32>,
+        HB: DataType<Elem = f32>,
+        HC: DataType<Elem = f32>,
+        VA: ViewOf<SA> + DataType<Elem = f32>,
+        SA: DataType<Elem = f32>,
+        VB: ViewOf<SB> + DataType<Elem = f32>,
+        SB: DataType<Elem = f32>,
+        VC: ViewOf<SC> + DataType<Elem = f32>,
+        SC: DataType<Elem = f32>,
+    {
+        let (mut ha, mut hb, mut hc) = (
+            Array::<HA>::new()?,
+            Array::<HB>::new()?,
+            Array::<HC>::new()?,
+        );
+        let (mut a, mut b, mut c) = (
+            Array::<SA>::new()?,
+            Array::<SB>::new()?,
+            Array::<SC>::new()?,
+        );
+        ha.as_mut_slice()?.copy_from_slice(&self.a);
+        hb.as_mut_slice()?.copy_from_slice(&self.b);
+        parray::copy::copy(&ha, a.view_mut::<VA>())?;
+        parray::copy::copy(&hb, b.view_mut::<VB>())?;
+        c.fill(f32::NAN)?;
+        let ms = median_seconds(repeats, true, || multiply(&a, &b, &mut c))? * 1e3;
+        parray::copy::copy(c.view::<VC>(), &mut hc)?;
+        Ok(Row {
+            kernel,
+            shape: self.shape,
+            layout,
+            ms,
+            error: Some(relative_error(hc.as_slice()?, &self.c)),
+            reference: self.reference,
+        })
+    }
+}
+
+/// Relative Frobenius error of `got` against `want` (infinite when `got` has a NaN).
+pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
+    if got.iter().any(|g| !g.is_finite()) {
+        return f64::INFINITY;
+    }
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (g, w) in got.iter().zip(want) {
+        diff += (*g as f64 - w).powi(2);
+        norm += w.powi(2);
+    }
+    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// The f64 product of row-major M x K and K x N matrices.
+pub fn cpu_product((m, n, k): (usize, usize, usize), a: &[f32], b: &[f32]) -> Vec<f64> {
+    let mut c = vec![0.0f64; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            let aip = a[i * k + p] as f64;
+            let row = &b[p * n..(p + 1) * n];
+            for (cij, bpj) in c[i * n..(i + 1) * n].iter_mut().zip(row) {
+                *cij += aip * *bpj as f64;
+            }
+        }
+    }
+    c
+}
+
+/// The sizes to run: `--n N` on the command line, else `gpu` or `emulated`.
+pub fn sizes(gpu: &[usize], emulated: &[usize]) -> parray::Result<Vec<usize>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--n")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+    {
+        return Ok(vec![n]);
+    }
+    Ok(if parray::gpu::backend()? == parray::gpu::Backend::Cuda {
+        gpu.to_vec()
+    } else {
+        emulated.to_vec()
+    })
+}
+
+/// Timed repeats: 10 on a GPU, 1 under the emulation.
+pub fn repeats() -> parray::Result<usize> {
+    Ok(if parray::gpu::backend()? == parray::gpu::Backend::Cuda {
+        10
+    } else {
+        1
+    })
+}
