@@ -9,6 +9,7 @@ use super::{median_seconds, random_values};
 /// The layouts of a square N x N matrix the SGEMMs run on, as `parray!` declarations:
 /// row-major (Fig 13), two halves (Fig 17), four strips (Fig 18a), 2x2 blocks (Fig 18b),
 /// and the host matrix `H` the inputs go through.
+#[allow(unused_macros)] // every example has `common`; the SGEMM ones use this
 macro_rules! square_layouts {
     ($n:literal) => {
         parray::parray! {
@@ -24,6 +25,7 @@ macro_rules! square_layouts {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use square_layouts;
 
 /// One measured product.
