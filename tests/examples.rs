@@ -126,3 +126,19 @@ fn fig21_sgemm_on_every_layout() {
         run_example("fig21_sgemm", &["--source"])
     );
 }
+
+/// The tuned SGEMM subprogram on square layouts and a rectangular shape, each product
+/// checked, and its kernel for row-major 4096 x 4096.
+#[test]
+fn tuned_sgemm_on_layouts_and_shapes() {
+    let out = checked("sgemm");
+    for layout in ["row-major", "strips", "blocks"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("tuned") && l.contains(layout) && l.contains(" ok (")),
+            "{layout}: {out}"
+        );
+    }
+    assert!(out.contains("256x512x128"), "{out}");
+    insta::assert_snapshot!("sgemm_kernel_n4096", run_example("sgemm", &["--source"]));
+}

@@ -101,6 +101,9 @@ fn item_text(item: &Item, text: &str) -> (String, String) {
 }
 
 pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    // A companion carries what its block declared before it: two names of one block bring
+    // the first one twice.
+    let entries = &merge(entries, Span::call_site())?;
     let block = split_visibility(input);
     let program = parray_core::parse_program(&block.map.text).map_err(|e| block.map.error(&e))?;
 

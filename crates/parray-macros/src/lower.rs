@@ -74,7 +74,9 @@ pub fn lower(
     let mut body = Body {
         target,
         array,
-        file: Span::call_site().unwrap().file(),
+        // The body's own file: a detour expanded by another macro (a subprogram's call)
+        // has its call site elsewhere.
+        file: body_span.unwrap().file(),
         params,
         locals: lw.locals,
         tids,

@@ -332,10 +332,14 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
             }
         }
     }
-    entries
-        .iter()
-        .filter(|e| needed.contains(&e.name))
-        .collect()
+    // Companions carry what their block declared before them: a name may come twice.
+    let mut out: Vec<&Entry> = Vec::new();
+    for e in entries.iter().filter(|e| needed.contains(&e.name)) {
+        if !out.iter().any(|o| o.name == e.name) {
+            out.push(e);
+        }
+    }
+    out
 }
 
 /// The handler of a call (run by `resolve::drive` once the type arguments are known).

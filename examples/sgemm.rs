@@ -1,0 +1,204 @@
+//! A tuned SGEMM subprogram, written in Parray's types: `C = A B` for an M x K `A`, a
+//! K x N `B` and an M x N `C`, each of any layout. Blocks of 256 threads compute 128x128
+//! tiles of C, each thread an 8x8 sub-tile (two 4x4 quarters 64 apart, read as 4-wide
+//! shared loads), over k-tiles of 8 staged through two shared buffers: the next tile is
+//! loaded into registers while the current one is multiplied, so one barrier a tile.
+//! The types below say all of it; `#copy` moves every tile.
+//!
+//! On a GPU: square N = 4096 and 8192 on row-major, strips (Fig 18a) and blocks (Fig 18b)
+//! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
+//! checked against it. Under the emulation: N = 256 (every layout) and 256 x 512 x 128,
+//! checked against an f64 product. `--n N` chooses one square size.
+
+mod common;
+
+use common::gemm::{self, Inputs, Row};
+use parray::prelude::*;
+
+subprog! {
+    /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
+    /// `TC` (M x N); M, N multiples of 128, K of 8.
+    pub fn sgemm<TA, TB, TC>(da, db, dc) {
+        parray! {
+            const M = dim(TA_0);
+            const K = dim(TA_1);
+            const N = dim(TB_1);
+            // A block per 128x128 tile of C; its 16x16 threads, each index split in two
+            // digits for the loads below.
+            cuda(float* a, float* b, float* c) [[M/128][N/128]][[[8][2]][[8][2]]] GEMM;
+            // A 128x8 tile of A: a thread loads 4 consecutive k of one row.
+            dmem float [[M/128][[[8][2]][8]]#TA_0][[K/8][[2][4]]#TA_1] AL;
+            // An 8x128 tile of B: a thread loads 4 consecutive n of one row.
+            dmem float [[K/8][8]#TB_0][[N/128][[[2][8][2]][4]]#TB_1] BL;
+            // C by thread: rows and columns [tile][quarter][thread][4].
+            dmem float [[M/128][[2][16][4]]#TC_0][[N/128][[2][16][4]]#TC_1] CT;
+            dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
+            // Two stages of the A tile, k-major (transposed) and padded to 132 so that the
+            // transposing stores do not conflict; two of the B tile.
+            smem float [2][[2][4]][132] ASP;
+            smem float [#ASP_0][#ASP_1][[[8][2]][8]#ASP_2] ASW;
+            smem float [#ASP_0][#ASP_1][[2][16][4]#ASP_2] ASR;
+            smem float [#ASR_2_0][#ASR_2_2] FAV;
+            smem float [2][8][128] BS;
+            smem float [#BS_0][#BS_1][[[2][8][2]][4]#BS_2] BSW;
+            smem float [#BS_0][#BS_1][[2][16][4]#BS_2] BSR;
+            smem float [#BSR_2_0][#BSR_2_2] FBV;
+            rmem float [4] R4;
+            rmem float [8] F8;
+            rmem float [2][4][2][4] ACC;
+        }
+        detour!(GEMM(da, db, dc) {
+            let as_ = ASP::create();
+            let bs = BS::create();
+            let ra = R4::create();
+            let rb = R4::create();
+            let fa = F8::create();
+            let fb = F8::create();
+            let acc = ACC::create();
+            #[unroll]
+            for x in 0..$size(ACC)$ {
+                acc[x] = 0.0f32;
+            }
+            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][[$tid_1_1_1$][0]]]$;
+            let pb = b + $BL[[0][$tid_1_0_0$]][[$tid_0_1$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
+            let aw = $ASW[0][[$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
+            let bw = $BSW[0][$tid_1_0_0$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
+            let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
+            let br = $BSR[0][0][[0][$tid_1_1$][0]]$;
+            #copy AL_1_1_1(pa) to R4(ra);
+            #copy BL_1_1_1(pb) to R4(rb);
+            #copy R4(ra) to ASW_1_1(as_ + aw);
+            #copy R4(rb) to BSW_2_1(bs + bw);
+            #sync_1;
+            for kt in 0..$size(AL_1_0)$ {
+                let cur = kt % 2;
+                let more = kt + 1 < $size(AL_1_0)$;
+                // The next tile (the first again after the last: a load proved in bounds,
+                // whose value is not stored).
+                let next = (kt + 1) % $size(AL_1_0)$;
+                #copy AL_1_1_1(pa + $AL_1_0[next]$) to R4(ra);
+                #copy BL_1_1_1(pb + $BL_0_0[next]$) to R4(rb);
+                #[unroll]
+                for k in 0..8 {
+                    #copy FAV(as_ + ar + $ASR[cur][k][0]$) to F8(fa);
+                    #copy FBV(bs + br + $BSR[cur][k][0]$) to F8(fb);
+                    #[unroll]
+                    for x in 0..8 {
+                        #[unroll]
+                        for y in 0..8 {
+                            acc[x * 8 + y] += fa[x] * fb[y];
+                        }
+                    }
+                }
+                if more {
+                    #copy R4(ra) to ASW_1_1(as_ + aw + $ASW_0[1 - cur]$);
+                    #copy R4(rb) to BSW_2_1(bs + bw + $BSW_0[1 - cur]$);
+                }
+                #sync_1;
+            }
+            #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$);
+        })
+    }
+}
+
+/// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
+macro_rules! square {
+    ($module:ident, $n:literal) => {
+        #[allow(dead_code)] // each size declares what every size may use
+        pub mod $module {
+            use super::*;
+
+            common::gemm::square_layouts!($n);
+
+            /// The kernel for row-major storage of this size.
+            pub fn source() -> &'static str {
+                sgemm!(@source <ROWS, ROWS, ROWS>)
+            }
+
+            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+                let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
+                rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS>(a, b, c)),
+                )?);
+                rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
+                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS>(a, b, c)),
+                )?);
+                rows.push(inputs.run::<H, H, H, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE>(
+                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS>(a, b, c)),
+                )?);
+                Ok(())
+            }
+        }
+    };
+}
+
+/// The tuned subprogram on row-major M x K and K x N matrices.
+macro_rules! rectangular {
+    ($module:ident, $m:literal, $n:literal, $k:literal) => {
+        #[allow(dead_code)]
+        pub mod $module {
+            use super::*;
+
+            parray! {
+                pub paged float [$m][$k] HA;
+                pub paged float [$k][$n] HB;
+                pub paged float [$m][$n] HC;
+                pub dmem float [$m][$k] DA;
+                pub dmem float [$k][$n] DB;
+                pub dmem float [$m][$n] DC;
+            }
+
+            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+                let inputs = Inputs::new::<DA, DB, DC>(($m, $n, $k), repeats, rows)?;
+                rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC>(a, b, c)),
+                )?);
+                Ok(())
+            }
+        }
+    };
+}
+
+square!(n256, 256);
+square!(n4096, 4096);
+square!(n8192, 8192);
+rectangular!(r256x512x128, 256, 512, 128);
+rectangular!(r4096x8192x2048, 4096, 8192, 2048);
+
+/// The report's rows: cuBLAS's and the tuned subprogram's on each layout and shape.
+pub fn run() -> parray::Result<Vec<Row>> {
+    let repeats = gemm::repeats()?;
+    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
+    let mut rows = Vec::new();
+    for n in gemm::sizes(&[4096, 8192], &[256])? {
+        match n {
+            256 => n256::run(repeats, &mut rows)?,
+            4096 => n4096::run(repeats, &mut rows)?,
+            8192 => n8192::run(repeats, &mut rows)?,
+            _ => {
+                eprintln!("sgemm: N is one of 256, 4096, 8192");
+                std::process::exit(2);
+            }
+        }
+    }
+    if gpu {
+        r4096x8192x2048::run(repeats, &mut rows)?;
+    } else {
+        r256x512x128::run(repeats, &mut rows)?;
+    }
+    Ok(rows)
+}
+
+fn main() -> parray::Result<()> {
+    if std::env::args().any(|a| a == "--source") {
+        print!("{}", n4096::source());
+        return Ok(());
+    }
+    println!("backend: {:?}", parray::gpu::backend()?);
+    let ok = gemm::report(&run()?);
+    println!("check: {}", if ok { "ok" } else { "FAILED" });
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
