@@ -261,6 +261,31 @@ pub mod __private {
         panic!("parray: the offset function of {type_name} is past the offset compiler's limits")
     }
 
+    /// The bound of `create()` on a view of `S`, which no type meets: its message is the
+    /// error at a call.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a view of `{S}`: it has no storage of its own to create",
+        label = "`{Self}` has no memory kind",
+        note = "create the array it views and look at it as `{Self}`: `let a = {S}::create()?;`, then `a.view::<{Self}>()`"
+    )]
+    pub trait IsViewOf<S> {}
+
+    /// The bound of `create()` on a view of no type that host code can create.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a view: it has no storage of its own to create",
+        label = "`{Self}` has no memory kind",
+        note = "create an array of a paged, pinned or dmem type whose storage `{Self}` fits, and look at it as `{Self}` (`a.as_type::<{Self}>()`); or give `{Self}` a memory kind"
+    )]
+    pub trait IsView {}
+
+    /// The bound of a host `create()` on a smem or rmem type.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is smem or rmem memory, which exists only inside cuda detour bodies",
+        label = "host code cannot create `{Self}`",
+        note = "create it in the body of a cuda detour (`let s = {Self}::create();`), or declare a `dmem` type to create here"
+    )]
+    pub trait OnlyInCudaBodies {}
+
     pub use parray_runtime::array::handles::{
         indexed_as, CopyTarget, Handles, IndexedAs, Writable,
     };
