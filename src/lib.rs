@@ -22,7 +22,49 @@
 //! The README's example (`examples/readme.rs`) is a whole program: create, fill, detour,
 //! read back, check.
 
+/// The type language itself (`parray-core`): parsing, the dimension trees, the offset
+/// compiler. A declared type is a value of it at run time (`T::module()`, `T::dim()`),
+/// which answers for any sub-dimension what `$...$` forms answer at compile time.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub paged float [[3][2]][4] A; }
+///
+/// fn main() {
+///     let (m, a) = (A::module(), A::dim());
+///     assert_eq!((m.size(a.node), m.extent(a.node)), (24, 24));
+///     let a_0 = m.lookup("A_0").unwrap();             // the 6 rows, split 3 x 2
+///     assert_eq!(m.offset_at(a_0.node, 5), 20);       // row 5 starts at offset 20
+///
+///     // An index expression of a type named at run time, compiled once, evaluated fast.
+///     let f = parray::core::index_function(m, "A", &["i", "j"]).unwrap();
+///     let mut eval = parray::core::eval::Program::new(&f.expr);
+///     assert_eq!(eval.eval(&[5, 1]), A::offset([5, 1]) as u64);
+/// }
+/// ```
 pub use parray_core as core;
+
+/// Where a data type's elements live: `paged` or `pinned` host memory, `dmem` on a
+/// device, `smem` and `rmem` inside cuda bodies (`DataType::MEM`, `Array::mem`).
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::MemKind;
+///
+/// parray! {
+///     pub pinned float [4][3] A;
+///     pub float [#A_1][#A_0] AT;      // a view: no memory kind of its own
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     assert_eq!((A::MEM, AT::MEM), (Some(MemKind::Pinned), None));
+///     let a = A::create()?;
+///     assert_eq!(a.mem().to_string(), "pinned");
+///     assert_eq!(a.view::<AT>().mem(), MemKind::Pinned);   // the storage's
+///     Ok(())
+/// }
+/// ```
 pub use parray_core::MemKind;
 
 /// Declares data types and thread arrays in the paper's notation. Each becomes a unit
@@ -123,11 +165,379 @@ pub use parray_macros::host;
 /// ```
 #[doc(inline)]
 pub use parray_macros::kernel_source;
-pub use parray_runtime::{
-    copy, generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element,
-    Error, Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
-    ViewOf,
-};
+
+/// An array of a declared type, owning its storage: what `T::create()` returns. Host
+/// code reads and writes host memory by typed index (`at`, `set`, each index checked
+/// against its dimension) or by offset (`a[off]`); `to_vec` and `copy_from_slice` move
+/// the elements of any memory, dmem included. `view` looks at the storage as a type
+/// that views it.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub paged float [4][3] A;
+///     pub float [#A_1][#A_0] AT;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;                  // zeroed, A::EXTENT elements
+///     a.set([1, 2], 7.0);
+///     assert_eq!(a[A::offset([1, 2])], 7.0);     // the same element, by offset
+///     assert_eq!(a.view::<AT>().at([2, 1]), 7.0);
+///     a.copy_from_slice(&[1.0; 12])?;
+///     assert_eq!(a.to_vec()?.iter().sum::<f32>(), 12.0);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::Array;
+
+/// A declared data type, as generic code sees it: its element, memory kind, sizes and
+/// offset function. `parray!` implements it for each data type it declares.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub dmem float [[2][3]][4] M; }
+///
+/// /// A type's shape, whatever the type.
+/// fn shape<T: DataType>() -> (usize, &'static [usize], usize) {
+///     (T::SIZE, T::DIMS, T::EXTENT)
+/// }
+///
+/// fn main() {
+///     assert_eq!(shape::<M>(), (24, &[6, 4][..], 24));
+///     assert_eq!(M::offset([5, 3]), 23);        // $M[5][3]$
+///     assert_eq!(M::offset_of(&[5, 3]), 23);    // the same, from a slice
+///     assert_eq!(M::NAME, "M");
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::DataType;
+
+/// A declared thread array, as generic code sees it. `parray!` implements it for each
+/// thread array it declares.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::ThreadArrayKind;
+///
+/// parray! {
+///     pub pthd [2][4] T;
+///     pub cuda(float* x) [4][256] G;
+/// }
+///
+/// fn main() {
+///     assert_eq!((T::THREADS, T::KIND), (8, ThreadArrayKind::Pthd));
+///     assert_eq!((G::THREADS, G::KIND), (1024, ThreadArrayKind::Cuda));
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::{ThreadArray, ThreadArrayKind};
+
+/// `V: ViewOf<S>`: an array of `S` may be indexed as `V`. `parray!` implements it for a
+/// type declared on another's dimensions (same element, a memory kind that agrees, an
+/// extent that fits); every type views itself. A function can then take any view.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub paged int [2][3] A;
+///     pub int [#A_1][#A_0] AT;          // A transposed
+/// }
+///
+/// /// Element (i, j) of `a`, seen as `V`.
+/// fn element<V: ViewOf<A, Index = [usize; 2]>>(a: &Array<A>, i: usize, j: usize) -> i32 {
+///     a.view::<V>().at([i, j])
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;
+///     a.set([0, 2], 5);
+///     assert_eq!(element::<A>(&a, 0, 2), 5);
+///     assert_eq!(element::<AT>(&a, 2, 0), 5);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::ViewOf;
+
+/// A handle that reads an array (`a.ptr()`), borrowing it: the paper's `float* p = a +
+/// off`. `p + off` moves it; every load is checked against the array's extent. A detour
+/// body indexes it like the array.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub paged float [4][3] A; }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;
+///     a.set([2, 0], 4.5);
+///     let row2 = a.ptr() + A::offset([2, 0]);   // row 2
+///     assert_eq!(row2.load(0), 4.5);
+///     assert_eq!((row2.offset(), row2.remaining()), (6, 6));
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::Ptr;
+
+/// A handle that reads and writes an array (`a.ptr_mut()`), borrowing it exclusively; it
+/// is `Copy`, so a detour's threads share it as CUDA threads share a pointer.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     pub paged float [8] V;
+///     pub pthd [8] T;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut v = V::create()?;
+///     let p = v.ptr_mut();
+///     p.store(3, 1.5);
+///     detour!(T {
+///         atomic_add(p, 1.0f32);      // every thread adds 1 to element 0
+///     })?;
+///     assert_eq!((p.load(0), p.load(3)), (8.0, 1.5));
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::PtrMut;
+
+/// Reading and writing elements by offset, through an array or a handle: what a detour
+/// body's `x[off]` and `x[off] = v` call, and what host code calls on a handle. Both are
+/// in the prelude.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub paged int [4] V; }
+///
+/// /// The sum of `n` elements, through anything that reads them.
+/// fn sum(x: &impl Access<i32>, n: usize) -> i32 {
+///     (0..n).map(|k| x.load(k)).sum()
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut v = V::create()?;
+///     let w = v.ptr_mut();
+///     for k in 0..4 {
+///         w.store(k, k as i32);
+///     }
+///     assert_eq!(sum(&w, 4), 6);
+///     assert_eq!(sum(&(v.ptr() + 2), 2), 5);      // from element 2
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::{Access, AccessMut};
+
+/// A device that runs cuda thread arrays and holds their dmem: a CUDA GPU, or one the
+/// CPU emulates. `T::create()` puts dmem on the thread's current device,
+/// `T::create_on(&device)` on a given one, and a cuda detour runs where its arrays are.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::Device;
+///
+/// parray! {
+///     pub dmem float [256] D;
+///     pub cuda(float* d) [2][128] G;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let dev = Device::emulated(0);              // the CPU runs its kernels
+///     let mut d = D::create_on(&dev)?;
+///     detour!(G(&mut d) {
+///         d[$D[$tid$]$] = $tid$ as f32;
+///     })?;
+///     assert_eq!(d.device(), Some(&dev));
+///     assert_eq!(d.to_vec()?[255], 255.0);
+///     assert_eq!(dev.to_string(), "emulated:0");
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::Device;
+
+/// Everything the runtime can fail with. Each variant's message (its `Display`, and its
+/// `Debug`, so that `fn main() -> parray::Result<()>` prints a sentence) says what failed
+/// and where; the fields stay available to `match`.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::Error;
+///
+/// parray! {
+///     pub paged float [4] SMALL;
+///     pub paged float [8] BIG;
+/// }
+///
+/// fn main() {
+///     let small = SMALL::create().unwrap();
+///     match small.as_type::<BIG>() {
+///         Err(Error::NotAView { extent, view_extent, .. }) => assert_eq!((extent, view_extent), (4, 8)),
+///         _ => unreachable!("BIG does not fit in SMALL's storage"),
+///     }
+///     let e = small.as_type::<BIG>().err().unwrap();
+///     assert_eq!(
+///         e.to_string(),
+///         "parray: SMALL (paged memory, extent 4) cannot be seen as BIG (extent 8): \
+///          a view needs the storage's memory kind and at most its extent"
+///     );
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::Error;
+
+/// The runtime's result: `std::result::Result<T, parray::Error>`. A `main` that returns
+/// it reports an error as its sentence.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! { pub paged double [3] V; }
+///
+/// fn total() -> parray::Result<f64> {
+///     let mut v = V::create()?;
+///     v.fill(0.5)?;
+///     Ok(v.to_vec()?.iter().sum())
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     assert_eq!(total()?, 1.5);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::Result;
+
+/// Where a detour is (its thread array, file and line) and which of its threads failed:
+/// what the errors of a detour name.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::{Error, ThreadId};
+///
+/// parray! {
+///     pub paged int [4] OUT;
+///     pub pthd [4] T;
+/// }
+///
+/// fn main() {
+///     let mut out = OUT::create().unwrap();
+///     let r = detour!(T {
+///         let k = $tid$;
+///         out[k * 2] = 1;                // threads 2 and 3 write past the end
+///     });
+///     match r {
+///         Err(Error::ThreadPanicked { site, thread, .. }) => {
+///             assert_eq!(site.array, "T");
+///             assert!(matches!(thread, ThreadId::Pthd { tid: 2 | 3 }));
+///         }
+///         _ => unreachable!("the access past the end fails"),
+///     }
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::{DetourSite, ThreadId};
+
+/// The Rust types of the elements: `float` is `f32`, `int` `i32`, `double` `f64`,
+/// `unsigned` `u32`, `char` `i8`, `long` `i64`, and CUDA's vector types are these
+/// `#[repr(C)]` structs with public fields (`x, y[, z, w]`) and the alignment CUDA gives
+/// them. `Element` is the trait of them all.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::Element;
+///
+/// parray! { pub paged float2 [4] P; }
+///
+/// /// The type-language name of an element type.
+/// fn elem_name<E: Element>() -> String {
+///     E::ELEM.to_string()
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut p = P::create()?;
+///     p.set([1], Float2::new(1.0, 2.0));
+///     assert_eq!(p.at([1]).y, 2.0);
+///     assert_eq!(elem_name::<Float4>(), "float4");
+///     assert_eq!((elem_name::<f32>(), elem_name::<Int2>()), ("float".into(), "int2".into()));
+///     assert_eq!(std::mem::align_of::<Double2>(), 16);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
+
+/// `#copy` on the host: [`copy::copy`] moves element `k` of one array to element `k` of
+/// another, whatever their layouts and memories (also `src.copy_to(&mut dst)`), and
+/// returns the path it took; [`copy::plan`] tells the path beforehand (SPEC.md 3.9).
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::copy::{self, CopyPath};
+///
+/// parray! {
+///     pub paged float [2][3] A;
+///     pub paged float [3][2] B;          // a different layout of as many elements
+///     pub paged float [#B_1][#B_0] BT;   // B, seen transposed
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut a = A::create()?;
+///     a.copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+///     let mut b = B::create()?;
+///     // Element k of A goes to element k of BT: B ends up holding A transposed.
+///     let path = copy::copy(&a, b.view_mut::<BT>())?;
+///     assert_eq!(path, CopyPath::HostLoop);
+///     assert_eq!(b.to_vec()?, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+///     assert_eq!(copy::plan::<A, B>(false, false)?, CopyPath::Bulk);   // both row-major
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::copy;
+
+/// Devices, backends, launches and timing: `gpu::time_ms` times device work as the
+/// device sees it (CUDA events on a GPU, the host clock under the emulation).
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::Device;
+///
+/// parray! {
+///     pub dmem float [1024] D;
+///     pub cuda(float* d) [4][256] G;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let dev = Device::emulated(0);
+///     let mut d = D::create_on(&dev)?;
+///     let ms = dev.with_current(|| {
+///         parray::gpu::time_ms(|| {
+///             detour!(G(&mut d) {
+///                 d[$D[$tid$]$] = 2.0;
+///             })
+///         })
+///     })?;
+///     assert!(ms >= 0.0);
+///     assert_eq!(d.to_vec()?, vec![2.0; 1024]);
+///     Ok(())
+/// }
+/// ```
+#[doc(inline)]
+pub use parray_runtime::gpu;
+
+#[doc(hidden)]
+pub use parray_runtime::generic;
 
 /// What a Parray program needs in scope.
 pub mod prelude {
@@ -189,6 +599,21 @@ pub use parray_macros::{__resume, __subprog_call};
 /// The integers a `$T[...]$` form accepts as an index: every primitive integer, converted
 /// to the `usize` offsets are computed in. A negative index panics (it would otherwise wrap
 /// into the array, in any build); a float is a compile error that says to convert it.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::IndexInteger;
+///
+/// parray! { pub paged float [4][8] M; }
+///
+/// fn main() {
+///     let (i, j): (u8, i64) = (3, 5);
+///     let off = host! { $M[i][j]$ };           // any integer type indexes
+///     assert_eq!(off, 29);
+///     assert_eq!(7i32.to_index(), 7usize);
+///     assert!(std::panic::catch_unwind(|| (-1i32).to_index()).is_err());   // negative
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "an index must be an integer, not `{Self}`",
     label = "this index is a `{Self}`",
@@ -305,6 +730,31 @@ pub mod __private {
     pub fn offset_too_complex(type_name: &str) -> ! {
         panic!("parray: the offset function of {type_name} is past the offset compiler's limits")
     }
+
+    /// The bound of `create()` on a view of `S`, which no type meets: its message is the
+    /// error at a call.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a view of `{S}`: it has no storage of its own to create",
+        label = "`{Self}` has no memory kind",
+        note = "create the array it views and look at it as `{Self}`: `let a = {S}::create()?;`, then `a.view::<{Self}>()`"
+    )]
+    pub trait IsViewOf<S> {}
+
+    /// The bound of `create()` on a view of no type that host code can create.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a view: it has no storage of its own to create",
+        label = "`{Self}` has no memory kind",
+        note = "create an array of a paged, pinned or dmem type whose storage `{Self}` fits, and look at it as `{Self}` (`a.as_type::<{Self}>()`); or give `{Self}` a memory kind"
+    )]
+    pub trait IsView {}
+
+    /// The bound of a host `create()` on a smem or rmem type.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is smem or rmem memory, which exists only inside cuda detour bodies",
+        label = "host code cannot create `{Self}`",
+        note = "create it in the body of a cuda detour (`let s = {Self}::create();`), or declare a `dmem` type to create here"
+    )]
+    pub trait OnlyInCudaBodies {}
 
     pub use parray_runtime::array::handles::{
         indexed_as, CopyTarget, Handles, IndexedAs, Writable,

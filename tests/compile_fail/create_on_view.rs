@@ -1,4 +1,5 @@
-// A type without a memory kind is a pure view: no `create()`.
+// A type without a memory kind is a pure view: its `create()` says to create the storage
+// it views and look at it as the view.
 use parray::prelude::*;
 
 parray! {
@@ -6,6 +7,8 @@ parray! {
     float [#A_1][#A_0] B;
 }
 
-fn main() {
-    let _ = B::create();
+fn main() -> parray::Result<()> {
+    let b = B::create()?;
+    let _ = b.at([0, 0]);
+    Ok(())
 }

@@ -2,7 +2,10 @@
 //!
 //! Rows are the type's first top-level dimension (flattened), columns the rest (flattened);
 //! a type with one top-level dimension is one row. Each cell shows its physical offset,
-//! coloured by offset: blue for the start of the storage, red for its end.
+//! coloured by offset: blue for the start of the storage, red for its end. Lines separate
+//! the groups of an axis made of several dimensions (`[4][6]` columns: 4 groups of 6):
+//! `│` and `─` in the terminal, thicker lines in SVG. `--window` sets how many rows and
+//! columns are shown, `--zoom` samples them (every N-th, or one cell per tile).
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -11,21 +14,235 @@ use crate::diag::{Failure, EXIT_OUTPUT};
 use crate::input::Input;
 use crate::{Color, Out, Written};
 use parray_core::eval::Program;
+use parray_core::{Module, NodeId};
 
-/// Window shown in the terminal and in SVG.
+/// Rows and columns shown where no range is given: in the terminal, and in SVG.
 const TERM_WINDOW: u64 = 16;
 const SVG_WINDOW: u64 = 64;
+/// The most rows, and the most columns, one picture shows.
+const MAX_SHOWN: u64 = 256;
+
+/// How the rows and columns shown are sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zoom {
+    /// Every `n`-th row and column (1: every one).
+    Every(u64),
+    /// One cell per tile: every row of the rows' finest group, every column of the columns'.
+    Tiles,
+}
+
+impl Default for Zoom {
+    fn default() -> Zoom {
+        Zoom::Every(1)
+    }
+}
+
+/// Which rows and columns to draw: `a..b` ranges of the type's own rows and columns
+/// (`None`: from 0, as many as `shown` or the default), sampled by `zoom`.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub rows: Option<(u64, u64)>,
+    pub cols: Option<(u64, u64)>,
+    pub zoom: Zoom,
+    /// How many rows and columns are shown where no range is given.
+    pub shown: Option<(u64, u64)>,
+}
+
+/// A `--rows`/`--cols` value `a..b` (`b > a`).
+pub fn parse_range(flag: &str, text: &str) -> Result<(u64, u64), Failure> {
+    let bad = || {
+        Failure::input(format!(
+            "in {flag} {text}: expected a range `a..b` of whole numbers with a < b, such as {flag} 0..32"
+        ))
+    };
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let (a, b) = (
+        a.trim().parse::<u64>().map_err(|_| bad())?,
+        b.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if a >= b {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+/// A `--zoom` value: `N` (every N-th row and column) or `tiles`.
+pub fn parse_zoom(text: &str) -> Result<Zoom, Failure> {
+    if text == "tiles" {
+        return Ok(Zoom::Tiles);
+    }
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(Zoom::Every(n)),
+        _ => Err(Failure::input(format!(
+            "in --zoom {text}: expected a whole number N >= 1 (every N-th row and column, such as --zoom 8) or `tiles` (one cell per tile)"
+        ))),
+    }
+}
+
+/// A `--window` value: `N` (N rows and N columns) or `RxC`, each at most [`MAX_SHOWN`].
+pub fn parse_shown(text: &str) -> Result<(u64, u64), Failure> {
+    let (r, c) = text.split_once('x').unwrap_or((text, text));
+    let count = |s: &str| s.trim().parse::<u64>().ok().filter(|&n| n >= 1);
+    let (Some(r), Some(c)) = (count(r), count(c)) else {
+        return Err(Failure::input(format!(
+            "in --window {text}: expected how many rows and columns to show, N or RxC (such as --window 128 or --window 32x128)"
+        )));
+    };
+    if r > MAX_SHOWN || c > MAX_SHOWN {
+        return Err(Failure::input(format!(
+            "in --window {text}: a picture shows at most {MAX_SHOWN} rows and {MAX_SHOWN} columns; choose a part with --rows and --cols, or sample the whole with --zoom"
+        )));
+    }
+    Ok((r, c))
+}
+
+/// One axis of the picture, the type's rows or its columns: its dimensions and which of
+/// its indices are shown (`start`, `start + step`, ... below `end`, `count` of them).
+struct Axis {
+    /// The type's number of rows (columns).
+    size: u64,
+    /// The sizes of the leaves of the axis' dimension trees, in order: the digits of a
+    /// row (column) number (`[4][6]`: 4, 6).
+    leaves: Vec<u64>,
+    /// The sizes of its groups, finest first: the products of its trailing leaves
+    /// (`[4][6]`: 6; `[[2][4][6]]`: 6 and 24).
+    groups: Vec<u64>,
+    start: u64,
+    step: u64,
+    count: u64,
+    end: u64,
+}
+
+impl Axis {
+    /// The axis made of the dimensions `dims`, everything shown.
+    fn new(m: &Module, dims: &[NodeId]) -> Axis {
+        fn leaves(m: &Module, n: NodeId, out: &mut Vec<u64>) {
+            let node = m.node(n);
+            if node.children.is_empty() {
+                out.push(node.size);
+            } else {
+                for &c in &node.children {
+                    leaves(m, c, out);
+                }
+            }
+        }
+        let mut all = Vec::new();
+        for &d in dims {
+            leaves(m, d, &mut all);
+        }
+        let size = all.iter().product();
+        let mut groups: Vec<u64> = Vec::new();
+        let mut g = 1;
+        for &leaf in all.iter().skip(1).rev() {
+            g *= leaf;
+            if g > groups.last().copied().unwrap_or(1) {
+                groups.push(g);
+            }
+        }
+        Axis {
+            size,
+            leaves: all,
+            groups,
+            start: 0,
+            step: 1,
+            count: size,
+            end: size,
+        }
+    }
+
+    /// `name (size = 4 x 6)`: how the axis is labelled.
+    fn label(&self, name: &str) -> String {
+        let digits: Vec<String> = self
+            .leaves
+            .iter()
+            .filter(|&&l| l > 1)
+            .map(u64::to_string)
+            .collect();
+        if digits.len() > 1 {
+            format!("{name} ({} = {})", self.size, digits.join(" x "))
+        } else {
+            format!("{name} ({})", self.size)
+        }
+    }
+
+    /// Show the range `chosen` (default: from 0, `default` shown) in steps of `step`.
+    fn choose(
+        &mut self,
+        chosen: Option<(u64, u64)>,
+        step: u64,
+        default: u64,
+        (flag, what, name): (&str, &str, &str),
+    ) -> Result<(), Failure> {
+        let (start, end) = chosen.unwrap_or((0, default.saturating_mul(step)));
+        if start >= self.size {
+            return Err(Failure::input(format!(
+                "{name} has {} {what}: the window starts past them (at {start})",
+                self.size
+            )));
+        }
+        let end = end.min(self.size);
+        let count = (end - start).div_ceil(step);
+        if count > MAX_SHOWN {
+            let (a, b) = chosen.unwrap_or((start, end));
+            return Err(Failure::input(format!(
+                "in {flag} {a}..{b}: that is {count} {what} to show, and a picture shows at most {MAX_SHOWN}: choose a smaller range, or sample it with --zoom {}",
+                (end - start).div_ceil(MAX_SHOWN)
+            )));
+        }
+        (self.start, self.step, self.count, self.end) = (start, step, count, end);
+        Ok(())
+    }
+
+    /// The type's index of the `k`-th shown row (column).
+    fn index(&self, k: u64) -> u64 {
+        self.start + k * self.step
+    }
+
+    /// The indices shown.
+    fn shown(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.count).map(|k| self.index(k))
+    }
+
+    /// How many group boundaries lie between the shown rows (columns) `k - 1` and `k`:
+    /// 0 for none (and for `k = 0`), counting only groups of more than one shown row.
+    fn separator(&self, k: u64) -> usize {
+        if k == 0 {
+            return 0;
+        }
+        let (a, b) = (self.index(k - 1), self.index(k));
+        self.groups
+            .iter()
+            .filter(|&&g| g > self.step && a / g != b / g)
+            .count()
+    }
+
+    /// Whether every index is shown.
+    fn whole(&self) -> bool {
+        self.start == 0 && self.end == self.size && self.step == 1
+    }
+
+    /// `rows 0..128 of 128 in steps of 16`.
+    fn shown_text(&self, what: &str) -> String {
+        let steps = match self.step {
+            1 => String::new(),
+            s => format!(" in steps of {s}"),
+        };
+        format!(
+            "{what} {}..{} of {}{steps}",
+            self.start, self.end, self.size
+        )
+    }
+}
 
 /// The picture's content: a window of the offsets of a 2-D view.
 struct Grid {
     title: String,
     layout: String,
-    rows: u64,
-    cols: u64,
     extent: u64,
-    /// The first row and column shown.
-    row0: u64,
-    col0: u64,
+    rows: Axis,
+    cols: Axis,
+    /// One cell per tile (`--zoom tiles`).
+    tiles: bool,
     /// `cells[r][c]` for the rows and columns shown.
     cells: Vec<Vec<u64>>,
 }
@@ -40,47 +257,21 @@ impl Grid {
     }
 
     fn window_note(&self) -> Option<String> {
-        let (r, c) = (self.shown_rows() as u64, self.shown_cols() as u64);
-        (r < self.rows || c < self.cols).then(|| {
+        let (rows, cols) = (&self.rows, &self.cols);
+        (!rows.whole() || !cols.whole()).then(|| {
+            let tiles = if self.tiles && rows.start % rows.step == 0 && cols.start % cols.step == 0
+            {
+                ": one cell per tile, its first element"
+            } else {
+                ""
+            };
             format!(
-                "showing rows {}..{} of {}, columns {}..{} of {} (choose with --rows and --cols)",
-                self.row0,
-                self.row0 + r,
-                self.rows,
-                self.col0,
-                self.col0 + c,
-                self.cols
+                "showing {}, {}{tiles} (choose with --rows, --cols, --window and --zoom)",
+                rows.shown_text("rows"),
+                cols.shown_text("columns")
             )
         })
     }
-}
-
-/// Which rows and columns to draw: `a..b` ranges (`None`: from 0, as many as the view
-/// shows by default).
-#[derive(Debug, Clone, Default)]
-pub struct Window {
-    pub rows: Option<(u64, u64)>,
-    pub cols: Option<(u64, u64)>,
-}
-
-/// A `--rows`/`--cols` value `a..b` (`b > a`).
-pub fn parse_range(flag: &str, text: &str) -> Result<(u64, u64), Failure> {
-    let bad = || {
-        Failure {
-        message: format!("in {flag} {text}: expected a range `a..b` of whole numbers with a < b, such as {flag} 0..32"),
-        snippet: None,
-        code: crate::diag::EXIT_INPUT,
-    }
-    };
-    let (a, b) = text.split_once("..").ok_or_else(bad)?;
-    let (a, b) = (
-        a.trim().parse::<u64>().map_err(|_| bad())?,
-        b.trim().parse::<u64>().map_err(|_| bad())?,
-    );
-    if a >= b {
-        return Err(bad());
-    }
-    Ok((a, b))
 }
 
 pub fn draw(
@@ -96,45 +287,61 @@ pub fn draw(
     let f = input.offset_function(&t, "i")?;
     let node = m.node(t.node);
     let size = node.size;
-    let (rows, cols, layout) = if node.children.len() >= 2 {
-        let rows = m.size(node.children[0]);
-        (
-            rows,
-            size / rows,
-            format!(
-                "rows: {name}_0 ({rows}), columns: {} ({})",
-                if node.children.len() == 2 {
-                    format!("{name}_1")
-                } else {
-                    format!("{name}_1..{name}_{}", node.children.len() - 1)
-                },
-                size / rows
-            ),
-        )
+    let (mut rows, mut cols, layout) = if node.children.len() >= 2 {
+        let (rows, cols) = (
+            Axis::new(m, &node.children[..1]),
+            Axis::new(m, &node.children[1..]),
+        );
+        let cols_name = if node.children.len() == 2 {
+            format!("{name}_1")
+        } else {
+            format!("{name}_1..{name}_{}", node.children.len() - 1)
+        };
+        let layout = format!(
+            "rows: {}, columns: {}",
+            rows.label(&format!("{name}_0")),
+            cols.label(&cols_name)
+        );
+        (rows, cols, layout)
     } else {
-        (1, size, format!("one row of {size}"))
+        let cols = Axis::new(m, &[t.node]);
+        let layout = format!("one row of {}", cols.label(name));
+        (Axis::new(m, &[]), cols, layout)
+    };
+    let (row_step, col_step) = match window.zoom {
+        Zoom::Every(n) => (n, n),
+        Zoom::Tiles => {
+            let tile = |a: &Axis| a.groups.first().copied().unwrap_or(1);
+            if rows.groups.is_empty() && cols.groups.is_empty() {
+                return Err(Failure::input(format!(
+                    "in --zoom tiles: {name} has no tiles (its rows and its columns are each one dimension); sample it with --zoom N instead"
+                ))
+                .into());
+            }
+            (tile(&rows), tile(&cols))
+        }
     };
     let default = if svg.is_some() {
         SVG_WINDOW
     } else {
         TERM_WINDOW
     };
-    let range = |chosen: Option<(u64, u64)>, n: u64, what: &str| -> Result<(u64, u64), Failure> {
-        let (a, b) = chosen.unwrap_or((0, default));
-        if a >= n {
-            return Err(Failure {
-                message: format!("{name} has {n} {what}: the window starts past them (at {a})"),
-                snippet: None,
-                code: crate::diag::EXIT_INPUT,
-            });
-        }
-        Ok((a, b.min(n)))
-    };
-    let (r0, r1) = range(window.rows, rows, "rows")?;
-    let (c0, c1) = range(window.cols, cols, "columns")?;
+    let (shown_rows, shown_cols) = window.shown.unwrap_or((default, default));
+    rows.choose(window.rows, row_step, shown_rows, ("--rows", "rows", name))?;
+    cols.choose(
+        window.cols,
+        col_step,
+        shown_cols,
+        ("--cols", "columns", name),
+    )?;
     let mut prog = Program::new(&f.expr);
-    let cells = (r0..r1)
-        .map(|r| (c0..c1).map(|c| prog.eval(&[r * cols + c])).collect())
+    let cells = rows
+        .shown()
+        .map(|r| {
+            cols.shown()
+                .map(|c| prog.eval(&[r * cols.size + c]))
+                .collect()
+        })
         .collect();
     let def = &m.types()[t.ty];
     let class = match &def.class {
@@ -148,11 +355,10 @@ pub fn draw(
     let grid = Grid {
         title: format!("{name} ({class}): size {size}, extent {}", m.extent(t.node)),
         layout,
+        extent: m.extent(t.node),
         rows,
         cols,
-        extent: m.extent(t.node),
-        row0: r0,
-        col0: c0,
+        tiles: window.zoom == Zoom::Tiles,
         cells,
     };
     match svg {
@@ -229,6 +435,25 @@ fn ansi256(rgb: (u8, u8, u8)) -> u8 {
     16 + 36 * q(rgb.0) + 6 * q(rgb.1) + q(rgb.2)
 }
 
+/// The line between columns in the terminal: `│` between groups, `║` between coarser ones.
+fn column_line(level: usize) -> Option<char> {
+    match level {
+        0 => None,
+        1 => Some('│'),
+        _ => Some('║'),
+    }
+}
+
+/// Where a rule between row groups (`─`, `═` between coarser ones) crosses a column line.
+fn crossing(row_level: usize, col_level: usize) -> char {
+    match (row_level > 1, col_level > 1) {
+        (false, false) => '┼',
+        (false, true) => '╫',
+        (true, false) => '╪',
+        (true, true) => '╬',
+    }
+}
+
 fn terminal_text(g: &Grid, colored: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{}; {}", g.title, g.layout);
@@ -236,23 +461,48 @@ fn terminal_text(g: &Grid, colored: bool) -> String {
         let _ = writeln!(s, "{note}");
     }
     let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
-    let last_col = g.col0 + (g.shown_cols() as u64).saturating_sub(1);
-    let w = max_off.to_string().len().max(last_col.to_string().len());
-    let rw = (g.row0 + (g.shown_rows() as u64).saturating_sub(1))
+    let last = |a: &Axis| a.index(a.count.saturating_sub(1));
+    let w = max_off
         .to_string()
-        .len();
+        .len()
+        .max(last(&g.cols).to_string().len());
+    let rw = last(&g.rows).to_string().len();
+    let col_lines: Vec<usize> = (0..g.cols.count).map(|k| g.cols.separator(k)).collect();
+    let trim = |s: &mut String| {
+        let trimmed = s.trim_end_matches(' ').len();
+        s.truncate(trimmed);
+    };
     // Column numbers.
     let _ = write!(s, "{:rw$} ", "");
-    for c in g.col0..=last_col {
+    for (c, &line) in g.cols.shown().zip(&col_lines) {
+        if column_line(line).is_some() {
+            s.push(' ');
+        }
         let _ = write!(s, " {c:>w$} ");
     }
-    let trimmed = s.trim_end_matches(' ').len();
-    s.truncate(trimmed);
+    trim(&mut s);
     s.push('\n');
-    for (r, row) in g.cells.iter().enumerate() {
-        let r = g.row0 + r as u64;
+    for (k, (r, row)) in g.rows.shown().zip(&g.cells).enumerate() {
+        let rule = g.rows.separator(k as u64);
+        if rule > 0 {
+            let h = if rule > 1 { '═' } else { '─' };
+            s.push_str(&" ".repeat(rw + 1));
+            for &line in &col_lines {
+                if line > 0 {
+                    s.push(crossing(rule, line));
+                }
+                s.extend(std::iter::repeat_n(h, w + 2));
+            }
+            s.push('\n');
+        }
         let _ = write!(s, "{r:>rw$} ");
-        for &off in row {
+        for (&off, &line) in row.iter().zip(&col_lines) {
+            if let Some(ch) = column_line(line) {
+                if colored {
+                    s.push_str("\x1b[0m");
+                }
+                s.push(ch);
+            }
             if colored {
                 let bg = ansi256(hsl_to_rgb(hue(off, g.extent), 0.8, 0.62));
                 let _ = write!(s, "\x1b[48;5;{bg}m\x1b[38;5;16m {off:>w$} ");
@@ -262,11 +512,9 @@ fn terminal_text(g: &Grid, colored: bool) -> String {
         }
         if colored {
             s.push_str("\x1b[0m");
-        }
-        // No trailing blanks in the plain view.
-        if !colored {
-            let trimmed = s.trim_end_matches(' ').len();
-            s.truncate(trimmed);
+        } else {
+            // No trailing blanks in the plain view.
+            trim(&mut s);
         }
         s.push('\n');
     }
@@ -290,13 +538,14 @@ fn xml_escape(s: &str) -> String {
 
 fn svg_text(g: &Grid) -> String {
     let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
-    let digits = max_off.to_string().len().max(2) as u64;
-    let (cw, ch) = (digits * 7 + 12, 20u64);
-    let label_w = (g.row0 + g.shown_rows().max(1) as u64 - 1)
+    let last = |a: &Axis| a.index(a.count.saturating_sub(1));
+    let digits = max_off
         .to_string()
-        .len() as u64
-        * 7
-        + 16;
+        .len()
+        .max(last(&g.cols).to_string().len())
+        .max(2) as u64;
+    let (cw, ch) = (digits * 7 + 12, 20u64);
+    let label_w = last(&g.rows).to_string().len() as u64 * 7 + 16;
     let (left, top) = (label_w, 64u64);
     let width = (left + cw * g.shown_cols() as u64 + 10).max(480);
     let height = top + ch * g.shown_rows() as u64 + 10;
@@ -316,33 +565,57 @@ fn svg_text(g: &Grid) -> String {
         sub = format!("{sub}; {note}");
     }
     let _ = writeln!(s, r#"<text x="4" y="36">{}</text>"#, xml_escape(&sub));
-    for c in 0..g.shown_cols() as u64 {
+    for (k, c) in g.cols.shown().enumerate() {
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="middle" fill="gray">{}</text>"#,
-            left + c * cw + cw / 2,
+            r#"<text x="{}" y="{}" text-anchor="middle" fill="gray">{c}</text>"#,
+            left + k as u64 * cw + cw / 2,
             top - 6,
-            g.col0 + c
         );
     }
-    for (r, row) in g.cells.iter().enumerate() {
-        let y = top + r as u64 * ch;
+    for (k, (lr, row)) in g.rows.shown().zip(&g.cells).enumerate() {
+        let y = top + k as u64 * ch;
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="end" fill="gray">{}</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="end" fill="gray">{lr}</text>"#,
             left - 4,
             y + ch / 2 + 4,
-            g.row0 + r as u64
         );
-        for (c, &off) in row.iter().enumerate() {
+        for (c, (lc, &off)) in g.cols.shown().zip(row).enumerate() {
             let x = left + c as u64 * cw;
-            let (lr, lc) = (g.row0 + r as u64, g.col0 + c as u64);
             let _ = writeln!(
                 s,
                 r#"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="hsl({:.0}, 80%, 70%)" stroke="white"><title>[{lr}][{lc}] = {off}</title></rect><text x="{}" y="{}" text-anchor="middle">{off}</text>"#,
                 hue(off, g.extent),
                 x + cw / 2,
                 y + ch / 2 + 4
+            );
+        }
+    }
+    // The groups' boundaries, thicker between coarser groups.
+    let (right, bottom) = (
+        left + cw * g.shown_cols() as u64,
+        top + ch * g.shown_rows() as u64,
+    );
+    for k in 1..g.cols.count {
+        let level = g.cols.separator(k);
+        if level > 0 {
+            let x = left + k * cw;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="#222" stroke-width="{}"/>"##,
+                level + 1
+            );
+        }
+    }
+    for k in 1..g.rows.count {
+        let level = g.rows.separator(k);
+        if level > 0 {
+            let y = top + k * ch;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{left}" y1="{y}" x2="{right}" y2="{y}" stroke="#222" stroke-width="{}"/>"##,
+                level + 1
             );
         }
     }

@@ -4,7 +4,8 @@
 //! parray offsets FILE [--const NAME=VALUE]... [--type NAME]...   one JSON line per type
 //! parray offset  FILE EXPR... [--const NAME=VALUE]...            offset (or formula) of each EXPR
 //! parray explain FILE [--type NAME]...                           the dimension tree, for a person
-//! parray draw    FILE --type NAME [--svg PATH] [--color WHEN]    a 2-D picture of the storage order
+//! parray draw    FILE [--type NAME] [--rows A..B] [--cols C..D]   a 2-D picture of the storage order
+//!                [--window N|RxC] [--zoom N|tiles] [--svg PATH] [--color WHEN]
 //! parray copy    FILE --from S --to D                            the plan of `#copy S(a) to D(b)`
 //! ```
 //!
@@ -105,12 +106,20 @@ enum Cmd {
         /// Write an SVG picture to PATH (`-` for standard output) instead of the terminal view
         #[arg(long, value_name = "PATH")]
         svg: Option<String>,
-        /// The rows to draw, `a..b` (default: the first 16, 64 in SVG)
+        /// The rows to draw, `a..b` (default: from 0, as many as --window says)
         #[arg(long, value_name = "A..B")]
         rows: Option<String>,
-        /// The columns to draw, `a..b` (default: the first 16, 64 in SVG)
+        /// The columns to draw, `a..b` (default: from 0, as many as --window says)
         #[arg(long, value_name = "A..B")]
         cols: Option<String>,
+        /// How many rows and columns to show where --rows or --cols is not given, N or RxC
+        /// (default: 16, 64 in SVG; at most 256)
+        #[arg(long, value_name = "N|RxC")]
+        window: Option<String>,
+        /// Sample the rows and columns: every N-th, or `tiles`, one cell per tile (the
+        /// finest group of each compound axis)
+        #[arg(long, value_name = "N|tiles")]
+        zoom: Option<String>,
         /// Colour the terminal view
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
@@ -207,11 +216,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
             svg,
             rows,
             cols,
+            window,
+            zoom,
             color,
         } => {
             let window = draw::Window {
                 rows: rows.map(|r| draw::parse_range("--rows", &r)).transpose()?,
                 cols: cols.map(|c| draw::parse_range("--cols", &c)).transpose()?,
+                zoom: zoom
+                    .map(|z| draw::parse_zoom(&z))
+                    .transpose()?
+                    .unwrap_or_default(),
+                shown: window.map(|w| draw::parse_shown(&w)).transpose()?,
             };
             let input = Input::load(&common.file, &common.consts)?;
             let ty = match ty {

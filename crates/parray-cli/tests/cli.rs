@@ -994,11 +994,12 @@ fn draw_windows() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(
         lines[1],
-        "showing rows 14..18 of 128, columns 12..20 of 128 (choose with --rows and --cols)"
+        "showing rows 14..18 of 128, columns 12..20 of 128 (choose with --rows, --cols, --window and --zoom)"
     );
     assert_eq!(lines[2].split_whitespace().next(), Some("12"));
-    // Row 16 starts the third block row: 16 * 128 + 12.
-    assert!(lines[5].starts_with("16  2060"), "{}", r.stdout);
+    // Row 16 starts the second group of rows (a rule above it): 16 * 128 + 12.
+    assert!(lines[5].trim_start().starts_with('─'), "{}", r.stdout);
+    assert!(lines[6].starts_with("16  2060"), "{}", r.stdout);
     let r = run_with(&["draw", "-", "--rows", "5..2"], src);
     assert_eq!(r.code, 2);
     assert!(
@@ -1015,4 +1016,310 @@ fn draw_windows() {
         "{}",
         r.stderr
     );
+}
+
+/// A terminal picture of `parray draw`, read back: the column labels; each row's label and
+/// cells; the lines between columns (`│`, `║`: the index of the column after the line, the
+/// same on every row) and the rules between rows (`─`, `═`: the index of the row after it).
+#[derive(Debug)]
+struct Picture {
+    cols: Vec<u64>,
+    rows: Vec<u64>,
+    cells: Vec<Vec<u64>>,
+    col_lines: Vec<(usize, char)>,
+    row_rules: Vec<(usize, char)>,
+}
+
+fn picture(stdout: &str) -> Picture {
+    let mut lines = stdout
+        .lines()
+        .skip(1)
+        .skip_while(|l| l.starts_with("showing"));
+    let header = lines.next().expect("a header of column numbers");
+    let cols: Vec<u64> = header
+        .split_whitespace()
+        .map(|x| x.parse().expect(header))
+        .collect();
+    let (mut rows, mut cells, mut row_rules) = (Vec::new(), Vec::new(), Vec::new());
+    let mut col_lines: Option<Vec<(usize, char)>> = None;
+    for line in lines {
+        let first = line.trim_start().chars().next().expect("no blank line");
+        if matches!(first, '─' | '═') {
+            row_rules.push((rows.len(), first));
+            continue;
+        }
+        let mut tokens = line.split_whitespace();
+        rows.push(tokens.next().unwrap().parse().expect(line));
+        let (mut row, mut seps) = (Vec::new(), Vec::new());
+        for t in tokens {
+            match t {
+                "│" => seps.push((row.len(), '│')),
+                "║" => seps.push((row.len(), '║')),
+                n => row.push(n.parse().expect(line)),
+            }
+        }
+        assert_eq!(row.len(), cols.len(), "{line}");
+        if let Some(before) = &col_lines {
+            assert_eq!(*before, seps, "every row has the same column lines");
+        }
+        col_lines = Some(seps);
+        cells.push(row);
+    }
+    Picture {
+        cols,
+        rows,
+        cells,
+        col_lines: col_lines.unwrap_or_default(),
+        row_rules,
+    }
+}
+
+/// Every cell of a picture of `ty` is the offset `parray offsets` gives for its row and
+/// column (`ncols` columns a row).
+fn cells_are_offsets(p: &Picture, src: &str, ty: &str, ncols: u64) {
+    let want = one(src, ty, &[]).offsets;
+    for (r, row) in p.rows.iter().zip(&p.cells) {
+        for (c, &off) in p.cols.iter().zip(row) {
+            assert_eq!(off, want[(r * ncols + c) as usize], "{ty}[{r}][{c}]");
+        }
+    }
+}
+
+/// A 128 x 128 view of storage kept in 16 x 16 tiles (tile row, tile column, row and column
+/// in the tile): the issue's "tiled 128x128 view".
+const TILED: &str = "paged float [8][8][16][16] S\nfloat [[#S_0][#S_2]][[#S_1][#S_3]] V\n";
+
+/// `--zoom tiles` draws one cell per tile, the tile's first element (its smallest offset,
+/// from `parray offsets`), so the order of the tiles shows; `--zoom N` every N-th row and
+/// column, with lines between the tiles.
+#[test]
+fn draw_zoom() {
+    let f = TempFile::new(TILED);
+    let r = run(&["draw", f.path(), "--type", "V", "--zoom", "tiles"]);
+    ok(&r);
+    assert!(
+        r.stdout.starts_with(
+            "V (float view): size 16384, extent 16384; rows: V_0 (128 = 8 x 16), columns: V_1 (128 = 8 x 16)\n\
+             showing rows 0..128 of 128 in steps of 16, columns 0..128 of 128 in steps of 16: one cell per tile, its first element"
+        ),
+        "{}",
+        r.stdout
+    );
+    let p = picture(&r.stdout);
+    let tiles: Vec<u64> = (0..8).map(|t| t * 16).collect();
+    assert_eq!((&p.rows, &p.cols), (&tiles, &tiles));
+    assert!(
+        p.col_lines.is_empty() && p.row_rules.is_empty(),
+        "one cell per tile: no lines"
+    );
+    cells_are_offsets(&p, TILED, "V", 128);
+    let offs = one(TILED, "V", &[]).offsets;
+    for (tr, row) in p.cells.iter().enumerate() {
+        for (tc, &cell) in row.iter().enumerate() {
+            let first = (0..16 * 16)
+                .map(|k| offs[(tr * 16 + k / 16) * 128 + tc * 16 + k % 16])
+                .min()
+                .unwrap();
+            assert_eq!(cell, first, "tile ({tr}, {tc})");
+        }
+    }
+
+    let r = run(&[
+        "draw",
+        f.path(),
+        "--type",
+        "V",
+        "--zoom",
+        "8",
+        "--color",
+        "never",
+    ]);
+    ok(&r);
+    let p = picture(&r.stdout);
+    let every8: Vec<u64> = (0..16).map(|k| k * 8).collect();
+    assert_eq!((&p.rows, &p.cols), (&every8, &every8));
+    cells_are_offsets(&p, TILED, "V", 128);
+    // A line between every two shown columns of one tile and the next (16 / 8 = 2).
+    let pairs: Vec<(usize, char)> = (1..8).map(|t| (2 * t, '│')).collect();
+    let rules: Vec<(usize, char)> = (1..8).map(|t| (2 * t, '─')).collect();
+    assert_eq!((p.col_lines, p.row_rules), (pairs, rules));
+
+    // A range and a zoom: the rows 16, 32, 48 of 16..64.
+    let r = run(&[
+        "draw",
+        f.path(),
+        "--type",
+        "V",
+        "--zoom",
+        "tiles",
+        "--rows",
+        "16..64",
+    ]);
+    ok(&r);
+    let p = picture(&r.stdout);
+    assert_eq!(p.rows, [16, 32, 48]);
+    cells_are_offsets(&p, TILED, "V", 128);
+}
+
+/// Lines separate the groups of a compound axis: `[3][4][6]`'s columns are 4 groups of 6;
+/// `[2][[2][4][3]]`'s columns are groups of 3 (`│`) inside groups of 12 (`║`); the rows of
+/// the tiled view are groups of 16 (a rule). The cells are `parray offsets`'s.
+#[test]
+fn draw_group_lines() {
+    let src = "paged float [3][4][6] A\n";
+    let r = run_with(&["draw", "-", "--window", "24"], src.as_bytes());
+    ok(&r);
+    assert!(
+        r.stdout.starts_with(
+            "A (paged float): size 72, extent 72; rows: A_0 (3), columns: A_1..A_2 (24 = 4 x 6)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    let p = picture(&r.stdout);
+    assert_eq!(p.cols, (0..24).collect::<Vec<u64>>());
+    assert_eq!(p.col_lines, [(6, '│'), (12, '│'), (18, '│')]);
+    assert!(p.row_rules.is_empty());
+    cells_are_offsets(&p, src, "A", 24);
+
+    let src = "paged float [2][[2][4][3]] Q\n";
+    let r = run_with(&["draw", "-", "--window", "24"], src.as_bytes());
+    ok(&r);
+    let p = picture(&r.stdout);
+    let want: Vec<(usize, char)> = (1..8)
+        .map(|g| (3 * g, if g == 4 { '║' } else { '│' }))
+        .collect();
+    assert_eq!(p.col_lines, want);
+    cells_are_offsets(&p, src, "Q", 24);
+
+    let f = TempFile::new(TILED);
+    let r = run(&["draw", f.path(), "--type", "V", "--window", "40x20"]);
+    ok(&r);
+    let p = picture(&r.stdout);
+    assert_eq!((p.rows.len(), p.cols.len()), (40, 20));
+    assert_eq!(p.row_rules, [(16, '─'), (32, '─')]);
+    assert_eq!(p.col_lines, [(16, '│')]);
+    cells_are_offsets(&p, TILED, "V", 128);
+    // The rule crosses the column line.
+    assert!(r.stdout.contains('┼'), "{}", r.stdout);
+
+    // In colour the line is drawn outside the cells' colour.
+    let r = run(&[
+        "draw",
+        f.path(),
+        "--type",
+        "V",
+        "--window",
+        "20",
+        "--color",
+        "always",
+    ]);
+    ok(&r);
+    assert!(r.stdout.contains("\x1b[0m│\x1b[48;5;"), "{}", r.stdout);
+}
+
+/// The SVG: `--window` sets how many rows and columns (default 64), at most 256; each cell
+/// is `parray offsets`'s, and thicker lines lie on the groups' boundaries.
+#[test]
+fn draw_svg_windows_and_lines() {
+    let f = TempFile::new(TILED);
+    let r = run(&[
+        "draw",
+        f.path(),
+        "--type",
+        "V",
+        "--window",
+        "128",
+        "--svg",
+        "-",
+    ]);
+    ok(&r);
+    let svg = &r.stdout;
+    let offs = one(TILED, "V", &[]).offsets;
+    // `<rect x="X" y="Y" ...><title>[R][C] = OFF</title>`: the cell of row R, column C.
+    let mut col_x = std::collections::BTreeMap::new();
+    let mut row_y = std::collections::BTreeMap::new();
+    let mut count = 0;
+    for rect in svg.split("<rect ").skip(1) {
+        let attr = |name: &str| -> u64 {
+            let at = rect.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            rect[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let title = rect.split("<title>[").nth(1).unwrap();
+        let (rc, off) = title.split_once(" = ").unwrap();
+        let (r, c) = rc.split_once("][").unwrap();
+        let (r, c): (u64, u64) = (r.parse().unwrap(), c.trim_end_matches(']').parse().unwrap());
+        let off: u64 = off.split('<').next().unwrap().parse().unwrap();
+        assert_eq!(off, offs[(r * 128 + c) as usize], "V[{r}][{c}]");
+        col_x.insert(c, attr("x"));
+        row_y.insert(r, attr("y"));
+        count += 1;
+    }
+    assert_eq!(count, 128 * 128);
+    // `<line x1="A" y1="B" x2="C" y2="D" ... stroke-width="W"/>`
+    let mut vertical = Vec::new();
+    let mut horizontal = Vec::new();
+    for line in svg.split("<line ").skip(1) {
+        let attr = |name: &str| -> u64 {
+            let at = line.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            line[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        assert_eq!(attr("stroke-width"), 2);
+        if attr("x1") == attr("x2") {
+            vertical.push(attr("x1"));
+        } else {
+            horizontal.push(attr("y1"));
+        }
+    }
+    let at_tiles = |m: &std::collections::BTreeMap<u64, u64>| -> Vec<u64> {
+        (1..8).map(|t| m[&(t * 16)]).collect()
+    };
+    assert_eq!(vertical, at_tiles(&col_x));
+    assert_eq!(horizontal, at_tiles(&row_y));
+
+    // Coarser groups get thicker lines.
+    let r = run_with(
+        &["draw", "-", "--svg", "-"],
+        b"paged float [2][[2][4][3]] Q\n",
+    );
+    ok(&r);
+    let widths: Vec<&str> = r
+        .stdout
+        .split("stroke-width=\"")
+        .skip(1)
+        .map(|w| w.split('"').next().unwrap())
+        .collect();
+    assert_eq!(widths, ["2", "2", "2", "3", "2", "2", "2"]);
+}
+
+/// Bad `--window` and `--zoom` values, a window past the cap, and tiles of a type that has
+/// none: exit 2, nothing on stdout, a message naming the flag.
+#[test]
+fn draw_window_and_zoom_errors() {
+    let f = TempFile::new("paged float [1000][1000] B\n");
+    let p = f.path();
+    bad_cli(
+        &["draw", p, "--window", "300"],
+        "error: in --window 300: a picture shows at most 256 rows and 256 columns; choose a part with --rows and --cols, or sample the whole with --zoom\n",
+    );
+    bad_cli(
+        &["draw", p, "--window", "3x", "--svg", "-"],
+        "error: in --window 3x: expected how many rows and columns to show, N or RxC",
+    );
+    bad_cli(
+        &["draw", p, "--zoom", "0"],
+        "error: in --zoom 0: expected a whole number N >= 1",
+    );
+    bad_cli(
+        &["draw", p, "--rows", "0..1000", "--svg", "-"],
+        "error: in --rows 0..1000: that is 1000 rows to show, and a picture shows at most 256: choose a smaller range, or sample it with --zoom 4\n",
+    );
+    bad_cli(
+        &["draw", p, "--zoom", "tiles"],
+        "error: in --zoom tiles: B has no tiles (its rows and its columns are each one dimension); sample it with --zoom N instead\n",
+    );
+    // The suggested zoom fits.
+    let r = run(&["draw", p, "--rows", "0..1000", "--zoom", "4", "--svg", "-"]);
+    ok(&r);
+    assert_eq!(r.stdout.matches("<rect").count(), 250 * 64);
 }

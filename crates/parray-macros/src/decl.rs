@@ -226,17 +226,21 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 );
                 quote!(#vis const #ident: usize = #v;)
             }
-            Item::Type(_) => type_items(&module, &name_ident.name, &vis, &ident, &payload),
+            Item::Type(_) => {
+                let (views, storage) =
+                    view_impls(&module, &full, &name_ident.name, &ident, &aliases);
+                let mut items = type_items(
+                    &module,
+                    &name_ident.name,
+                    &vis,
+                    &ident,
+                    &payload,
+                    storage.as_ref(),
+                );
+                items.extend(views);
+                items
+            }
         });
-        if let Item::Type(_) = item {
-            out.extend(view_impls(
-                &module,
-                &full,
-                &name_ident.name,
-                &ident,
-                &aliases,
-            ));
-        }
     }
     if let Some(errors) = crate::errors::in_source_order(errors) {
         out.extend(errors.to_compile_error());
@@ -262,12 +266,15 @@ fn fingerprint(payload: &[Entry], ident: &Ident) -> u64 {
     h.finish()
 }
 
+/// The items of the type `name`; `storage` is, for a view, a type it views that host code
+/// can create (what `create` on the view points to).
 fn type_items(
     module: &Module,
     name: &str,
     vis: &TokenStream,
     ident: &Ident,
     payload: &[Entry],
+    storage: Option<&Ident>,
 ) -> TokenStream {
     let def = module.type_def(name).expect("declared");
     let text: String = payload
@@ -309,24 +316,7 @@ fn type_items(
                 }
                 None => quote!(::core::option::Option::None),
             };
-            let create = match mem {
-                Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem) => {
-                    quote! {
-                        impl #ident {
-                            /// `#create`: storage for one value of this type (its extent), freed on drop.
-                            #vis fn create() -> ::parray::Result<::parray::Array<#ident>> {
-                                ::parray::Array::new()
-                            }
-
-                            /// `#create` on `device` (dmem goes there).
-                            #vis fn create_on(device: &::parray::Device) -> ::parray::Result<::parray::Array<#ident>> {
-                                ::parray::Array::new_on(device)
-                            }
-                        }
-                    }
-                }
-                _ => TokenStream::new(),
-            };
+            let create = create_fns(vis, ident, *mem, storage);
             let offset = offset_fns(module, name, def.root);
             quote! {
                 #head
@@ -356,6 +346,58 @@ fn type_items(
                     const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
                     #module_fn
                 }
+            }
+        }
+    }
+}
+
+/// `create()` and `create_on(device)`: `#create` for a type that host code can create
+/// (paged, pinned, dmem). Views and smem/rmem types get the same functions under a bound
+/// that no type meets, whose message (`#[diagnostic::on_unimplemented]`) is the error at
+/// the user's call: what the type is and what to create instead. The bound is written
+/// `for<'a>` so that it is checked at each call, not at the definition (where a bound on
+/// no type parameter that does not hold is an error, even uncalled).
+fn create_fns(
+    vis: &TokenStream,
+    ident: &Ident,
+    mem: Option<MemKind>,
+    storage: Option<&Ident>,
+) -> TokenStream {
+    let refused = match (mem, storage) {
+        (Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem), _) => None,
+        (Some(MemKind::Smem | MemKind::Rmem), _) => {
+            Some(quote!(::parray::__private::OnlyInCudaBodies))
+        }
+        (None, Some(s)) => Some(quote!(::parray::__private::IsViewOf<#s>)),
+        (None, None) => Some(quote!(::parray::__private::IsView)),
+    };
+    let (attrs, bound) = match refused {
+        None => (
+            [
+                quote!(#[doc = " `#create`: storage for one value of this type (its extent), freed on drop."]),
+                quote!(#[doc = " `#create` on `device` (dmem goes there)."]),
+            ],
+            None,
+        ),
+        Some(never) => (
+            [
+                quote!(#[doc(hidden)] #[allow(private_bounds)]),
+                quote!(#[doc(hidden)] #[allow(private_bounds)]),
+            ],
+            Some(quote!(where for<'a> #ident: #never)),
+        ),
+    };
+    let [create_attr, create_on_attr] = attrs;
+    quote! {
+        impl #ident {
+            #create_attr
+            #vis fn create() -> ::parray::Result<::parray::Array<#ident>> #bound {
+                ::parray::Array::new()
+            }
+
+            #create_on_attr
+            #vis fn create_on(device: &::parray::Device) -> ::parray::Result<::parray::Array<#ident>> #bound {
+                ::parray::Array::new_on(device)
             }
         }
     }
@@ -421,20 +463,21 @@ fn offset_fns(module: &Module, name: &str, root: parray_core::NodeId) -> TokenSt
 /// views that fit (every type views itself by a blanket impl): `V` views `S` (and `S` views `V`: a
 /// storage type declared on a layout's dimensions is indexed by that layout) where the
 /// elements are the same, the memory kinds agree (or the view has none) and the view's
-/// extent fits in the storage's.
+/// extent fits in the storage's. Also the first of those types that `name` views and that
+/// host code can create (paged, pinned, dmem), if any.
 fn view_impls(
     module: &Module,
     program: &Program,
     name: &str,
     ident: &Ident,
     aliases: &[(String, String)],
-) -> TokenStream {
+) -> (TokenStream, Option<Ident>) {
     let data = |n: &str| match module.type_def(n).map(|d| (&d.class, d.root)) {
         Some((TypeClass::Data { mem, elem }, root)) => Some((*mem, *elem, module.extent(root))),
         _ => None,
     };
     let Some((mem, elem, extent)) = data(name) else {
-        return TokenStream::new();
+        return (TokenStream::new(), None);
     };
     // The declared names an item uses (constants too: they are not data types below).
     let refs = |n: &str| -> Vec<String> {
@@ -466,6 +509,7 @@ fn view_impls(
             .map_or(n.to_string(), |(_, t)| t.clone())
     };
     let mut done: Vec<String> = vec![rust_type(name)];
+    let mut storage = None;
     for s in &seen[1..] {
         let Some((smem, selem, sextent)) = data(s) else {
             continue;
@@ -480,12 +524,17 @@ fn view_impls(
         let s = Ident::new(s, ident.span());
         if fits((mem, extent), (smem, sextent)) {
             out.extend(quote!(impl ::parray::ViewOf<#s> for #ident {}));
+            if storage.is_none()
+                && matches!(smem, Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem))
+            {
+                storage = Some(s.clone());
+            }
         }
         if fits((smem, sextent), (mem, extent)) {
             out.extend(quote!(impl ::parray::ViewOf<#ident> for #s {}));
         }
     }
-    out
+    (out, storage)
 }
 
 fn mem_ident(m: MemKind) -> Ident {
