@@ -262,7 +262,7 @@ pub mod __private {
     }
 
     pub use parray_runtime::array::handles::{
-        indexed_as, CopyTarget, Handles, IndexedAs, Writable,
+        aligned_for, indexed_as, CopyTarget, Handles, IndexedAs, VectorStart, Writable,
     };
     pub use parray_runtime::gpu::emulate::Registers;
 }

@@ -138,3 +138,47 @@ mod checked {
         }));
     }
 }
+
+/// Vector accesses (`p.load4(off)`, `p.store4(off, v)`): where the offset compiler proves
+/// every lane in bounds and the first at a multiple of the lanes, a cast pointer to the
+/// vector type (lane by lane in registers); elsewhere checked by `parray_vat`, which
+/// records a fault for a lane out of bounds or a misaligned offset.
+mod vectors {
+    use super::*;
+    parray! {
+        dmem float [64][4] V4;
+        cuda(float* a, float* out, int shift) [2][32] VEC;
+        smem float [32][4] TILE;
+        rmem float [8] REGS;
+    }
+
+    #[test]
+    fn proved_vector_accesses() {
+        let (a, out, shift) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+            let t = TILE::create();
+            let r = REGS::create();
+            t.store4($TILE[$tid_1$][0]$, a.load4($V4[$tid$][0]$));
+            #sync;
+            r.store4(0, t.load4($TILE[31 - $tid_1$][0]$));
+            let p = a + $V4[$tid$][0]$;
+            r.store4(4, p.load4(0));
+            let m = r.load2(2);
+            out.store4($V4[$tid$][0]$, Float4::new(m.x, m.y, r[4], r[7]));
+        }));
+    }
+
+    #[test]
+    fn checked_vector_accesses() {
+        let (a, out, shift) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+            let r = REGS::create();
+            // Not a form of a type: neither bounds nor alignment known.
+            let k = $tid$ * 4 + shift as usize;
+            r.store4(k % 8, a.load4(k));
+            // In bounds, but two elements past a multiple of 4.
+            let v = a.load4($V4[$tid$][0]$ + 2);
+            out.store4($V4[$tid$][0]$, Float4::new(v.x, v.y, r.load2(2).x, r[k % 8]));
+        }));
+    }
+}

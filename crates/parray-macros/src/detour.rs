@@ -341,6 +341,19 @@ fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> Tok
         .collect()
 }
 
+/// Before a detour starts: an array the body accesses by vectors starts at a multiple of
+/// their lanes (the accesses are aligned from the array's start, or checked from it).
+fn alignment_check(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+    let Some(use_) = use_.filter(|u| u.lanes > 1) else {
+        return TokenStream::new();
+    };
+    let site = Ident::new("__parray_site", Span::call_site());
+    let lanes = usize::from(use_.lanes);
+    quote_spanned!(use_.span=>
+        ::parray::__private::aligned_for(&(#value), #lanes, #name, #site)?;
+    )
+}
+
 /// The type arguments of a generic detour, as the runtime checks them.
 fn type_args(generics: &[TypeParam]) -> TokenStream {
     let args = generics.iter().map(|g| {
@@ -416,6 +429,7 @@ fn cuda(
         if p.pointer {
             let use_ = proof.root(&Root::Local(*local));
             checks.extend(extent_checks(use_, &quote!(#a), &l.name));
+            checks.extend(alignment_check(use_, &quote!(#a), &l.name));
             let handle = if use_.is_some_and(|u| u.written) {
                 quote_spanned!(a.span()=> { use ::parray::__private::Writable as _; (#a).parray_writable() })
             } else {
@@ -502,6 +516,7 @@ fn pthd(
         };
         let value = emit_rust::path_tokens(path, use_.span);
         checks.extend(extent_checks(Some(use_), &value, path));
+        checks.extend(alignment_check(Some(use_), &value, path));
         if use_.written && !path.contains("::") {
             let name = Ident::new(path, use_.span);
             writers.extend(quote_spanned!(use_.span=>

@@ -11,7 +11,7 @@ use std::ops::{Add, Index, IndexMut};
 use parray_core::MemKind;
 
 use crate::buffer::Buffer;
-use crate::elem::Element;
+use crate::elem::{Element, Vector};
 use crate::error::{DetourSite, Error, Result};
 use crate::gpu::Device;
 use crate::ptr::{Access, Ptr, PtrMut};
@@ -218,6 +218,18 @@ impl<T: DataType> Access<T::Elem> for Array<T> {
         // SAFETY: forwarded.
         unsafe { self.ptr().load_unchecked(off) }
     }
+
+    #[inline(always)]
+    #[track_caller]
+    fn load_vector<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
+        self.ptr().load_vector(off)
+    }
+
+    #[inline(always)]
+    unsafe fn load_vector_unchecked<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
+        // SAFETY: forwarded.
+        unsafe { self.ptr().load_vector_unchecked(off) }
+    }
 }
 
 impl<T: DataType> Index<usize> for Array<T> {
@@ -389,6 +401,65 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             (**self).parray_remaining()
         }
+    }
+
+    /// A value a detour accesses by vectors: where it starts in its array.
+    pub trait VectorStart {
+        /// The offset, in elements, of the designated element from the start of the
+        /// array (0 for an array).
+        fn parray_start(&self) -> usize;
+    }
+
+    impl<T: DataType> VectorStart for Array<T> {
+        fn parray_start(&self) -> usize {
+            0
+        }
+    }
+
+    impl<E: Element> VectorStart for Ptr<'_, E> {
+        fn parray_start(&self) -> usize {
+            self.offset()
+        }
+    }
+
+    impl<E: Element> VectorStart for PtrMut<'_, E> {
+        fn parray_start(&self) -> usize {
+            self.offset()
+        }
+    }
+
+    impl<A: VectorStart + ?Sized> VectorStart for &A {
+        fn parray_start(&self) -> usize {
+            (**self).parray_start()
+        }
+    }
+
+    impl<A: VectorStart + ?Sized> VectorStart for &mut A {
+        fn parray_start(&self) -> usize {
+            (**self).parray_start()
+        }
+    }
+
+    /// Before a detour runs: the body accesses `value` (the detour's `name`) by vectors of
+    /// up to `lanes` elements at offsets from it that are multiples of the lanes (its
+    /// accesses proved aligned rely on it, and a GPU checks the others from the
+    /// argument's start), so it must start at such a multiple of its array.
+    pub fn aligned_for<A: VectorStart + ?Sized>(
+        value: &A,
+        lanes: usize,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        let offset = value.parray_start();
+        if !offset.is_multiple_of(lanes) {
+            return Err(Error::Misaligned {
+                site,
+                name,
+                offset,
+                lanes,
+            });
+        }
+        Ok(())
     }
 
     /// Before a detour runs: `value` (the detour's `name`) is indexed as `M`, so it must

@@ -155,6 +155,17 @@ pub enum Error {
         have: usize,
     },
 
+    /// A detour accesses `name` by vectors of `lanes` elements (`p.load4(off)`, or a
+    /// `#copy` it vectorised), at offsets from `name` that are multiples of the lanes; but
+    /// `name` starts at `offset` of its array, which is not one (a GPU would fault).
+    #[error("parray: {site}: `{name}` starts at offset {offset} of its array, but the body accesses it by vectors of {lanes} elements, which must start at a multiple of {lanes}: pass it at such an offset")]
+    Misaligned {
+        site: &'static DetourSite,
+        name: &'static str,
+        offset: usize,
+        lanes: usize,
+    },
+
     /// A `#copy` the runtime cannot do.
     #[error("parray: #copy: {reason}")]
     CopyUnsupported { reason: String },
