@@ -125,8 +125,8 @@ pub use parray_macros::host;
 pub use parray_macros::kernel_source;
 pub use parray_runtime::{
     copy, generic, gpu, Access, AccessMut, Array, DataType, DetourSite, Device, Double2, Element,
-    Error, Float2, Float4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray, ThreadArrayKind, ThreadId,
-    ViewOf,
+    Error, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Ptr, PtrMut, Result, ThreadArray,
+    ThreadArrayKind, ThreadId, Vector, ViewOf,
 };
 
 /// What a Parray program needs in scope.

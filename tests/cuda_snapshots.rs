@@ -182,3 +182,37 @@ mod vectors {
         }));
     }
 }
+
+/// `#copy` in a body moves vectors where both layouts move in aligned runs and both
+/// bases are aligned: Fig 21's registers into its column pairs `C0` (offsets 0, 1, 256,
+/// 257, ...) as 16 float2 stores; its tile of A (offsets 0, 1024, ...) into the padded
+/// shared tile element by element.
+mod vectorised_copy {
+    use parray::prelude::*;
+    parray! {
+        const N = 256;
+        dmem float [N][N] TY;
+        cuda(float* a, float* b, float* c) [[N/16][N/256]][[4][32]] CUDA;
+        dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A;
+        dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B;
+        dmem float [#A_0][#B_1] C;
+        dmem float [#C_0_1][#C_1_1_1] C0;
+        smem float [32][17] S;
+        smem float [32#S_0][[4][4]#S_1] S0;
+        rmem float [16][2] R;
+    }
+
+    #[test]
+    fn fig21_copies() {
+        let (a, b, c) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(CUDA(a, b, c) {
+            let s = S::create();
+            let r = R::create();
+            let a = a + $A[[$tid_0_0$][[0][$tid_1_0$]]][[0][$tid_1_1$]]$;
+            #copy A_0_1_0(a) to S0_1_0(s + $S0[$tid_1_1$][[0][$tid_1_0$]]$);
+            #sync;
+            let c = c + $C[[$tid_0_0$][0]][[$tid_0_1$][[$tid_1$][0]]]$;
+            #copy R(r) to C0(c);
+        }));
+    }
+}

@@ -115,6 +115,7 @@ fn used_as(body: &Body, name: &str) -> Option<Ty> {
             }
             ExprKind::Assign(_, place, value) if is(value) => Some(place.ty),
             ExprKind::Index(_, ix, _) if is(ix) => Some(Ty::USIZE),
+            ExprKind::Vector { at, .. } if is(at) => Some(Ty::USIZE),
             _ => None,
         };
         found = found.or(t.filter(|t| matches!(t, Ty::Scalar(_) | Ty::Vector(_))));

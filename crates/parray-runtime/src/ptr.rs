@@ -17,6 +17,16 @@
 //! range for every thread and loop iteration, and the detour checked the array's extent
 //! before starting.
 //!
+//! # Vectors
+//! `load2`/`load4` read two or four consecutive elements as one vector (`Float4` of
+//! `f32`...), `store2`/`store4` write them, as a GPU moves a `float4`: besides the bounds of
+//! every lane, the first lane's offset from the start of the array must be a multiple of
+//! the lanes (a GPU faults on a misaligned vector; parray aligns every allocation for
+//! every vector type), checked in every build with the messages a GPU kernel's fault
+//! record gives (`parray: offset 6 of out is not aligned for a float4 access (a multiple
+//! of 4)`, `parray: offsets 4..8 out of bounds for a (extent 6) in a float4 access`). On
+//! the CPU the lanes are moved one element at a time.
+//!
 //! # dmem
 //! Host code cannot access `dmem` elements: on a GPU they have no host address, and under
 //! the CPU emulation (where they are host memory) they are refused the same way, so that
