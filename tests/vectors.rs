@@ -348,6 +348,46 @@ mod fig21 {
         Ok(())
     }
 
+    /// The paper moves its pointers by `c += ...`: the copy is still vectorised (every
+    /// value `c` is assigned keeps it a multiple of 2), its bounds checked.
+    #[test]
+    fn a_copy_through_a_moved_parameter() -> parray::Result<()> {
+        parray! {
+            cuda(float* c) [[N/16][N/256]][[4][32]] STORE;
+        }
+        let mut c = TY::create()?;
+        detour!(STORE(c.view_mut::<C>()) {
+            let r = R::create();
+            for i in 0..$size(R)$ {
+                r[i] = ($tid$ * 32 + i) as f32;
+            }
+            c += $C[[$tid_0_0$][0]][[$tid_0_1$][[$tid_1$][0]]]$;
+            #copy R(r) to C0(c);
+        })?;
+        let mut expected = vec![0.0; 256 * 256];
+        for (block, thread, k) in
+            (0..16).flat_map(|b| (0..128).flat_map(move |t| (0..32).map(move |k| (b, t, k))))
+        {
+            expected[block * 4096 + (k / 2) * 256 + thread * 2 + k % 2] =
+                ((block * 128 + thread) * 32 + k) as f32;
+        }
+        assert_eq!(c.to_vec()?, expected);
+        let c = ();
+        let source = kernel_source!(STORE(c) {
+            let r = R::create();
+            for i in 0..$size(R)$ {
+                r[i] = ($tid$ * 32 + i) as f32;
+            }
+            c += $C[[$tid_0_0$][0]][[$tid_0_1$][[$tid_1$][0]]]$;
+            #copy R(r) to C0(c);
+        });
+        assert!(
+            source.contains("*(float2*)parray_vat<2>(c, __parray_k * 256"),
+            "{source}"
+        );
+        Ok(())
+    }
+
     /// Its kernel: B's float2 load and C's float2 stores, proved in bounds and aligned (the
     /// whole kernel: `cuda_snapshots`' `vectorised_copy` has its copies).
     #[test]

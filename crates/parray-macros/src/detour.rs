@@ -310,12 +310,13 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
 }
 
 /// An index the bounds analysis found out of its dimension for every thread is a compile
-/// error at the index.
+/// error at the index; so is a vector access misaligned for every thread, at its method.
 fn out_of_range(proof: &Proof) -> syn::Result<()> {
     match crate::errors::in_source_order(
         proof
             .out_of_range
             .iter()
+            .chain(&proof.misaligned)
             .map(|(span, message)| syn::Error::new(*span, message)),
     ) {
         Some(errors) => Err(errors),

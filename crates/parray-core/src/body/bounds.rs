@@ -66,6 +66,10 @@ pub struct Proof {
     /// Indices of `$T[...]$` forms out of their dimension for every thread and iteration
     /// (the interval lies wholly past it), with what to say about each.
     pub out_of_range: Vec<(proc_macro2::Span, String)>,
+    /// Vector accesses whose first element is at one offset from the start of the array
+    /// for every thread and iteration, and that offset is not a multiple of the lanes
+    /// (each would fault on every run), with what to say about each.
+    pub misaligned: Vec<(proc_macro2::Span, String)>,
 }
 
 impl Proof {
@@ -568,27 +572,50 @@ fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: 
                 }
             }
         }
-        // Each access: its base, the interval of its offset, its lanes (1: an element) and
-        // whether its alignment is known (an element's needs none).
+        let vector = match e.ty {
+            Ty::Vector(v) => v.keyword(),
+            _ => "vector",
+        };
+        // Each access: its base, the interval of its offset, its lanes (1: an element),
+        // whether its alignment is known (an element's needs none) and, for a vector, the
+        // span of its method.
         let access = match &mut e.kind {
-            ExprKind::Index(base, at, check) => Some((&**base, facts.interval(at), 1, true, check)),
+            ExprKind::Index(base, at, check) => {
+                Some((&**base, facts.interval(at), 1, true, None, check))
+            }
             ExprKind::Vector {
                 base,
                 at,
                 lanes,
                 check,
-                ..
+                method,
             } => {
                 let aligned = facts.aligned(base, at, *lanes);
-                Some((&**base, facts.interval(at), *lanes, aligned, check))
+                let interval = facts.interval(at);
+                Some((&**base, interval, *lanes, aligned, Some(*method), check))
             }
             // `atomic_add(p, v)` updates `p[0]`.
-            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), 1, true, check)),
+            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
             _ => None,
         };
-        if let Some((base, at, lanes, aligned, check)) = access {
+        if let Some((base, at, lanes, aligned, method, check)) = access {
             proof.accesses += 1;
             let place = facts.place(base);
+            if let (Some(method), Some(p), Some((i, _))) =
+                (method, &place, at.filter(|(lo, hi)| lo == hi))
+            {
+                if let Some((d, _)) = p.displacement.filter(|(lo, hi)| lo == hi) {
+                    if (d + i).rem_euclid(i128::from(lanes)) != 0 {
+                        proof.misaligned.push((
+                            method,
+                            format!(
+                                "this {vector} access is misaligned for every thread: its first element is at offset {} from the start of the array, not a multiple of {lanes}",
+                                d + i
+                            ),
+                        ));
+                    }
+                }
+            }
             let within = place.as_ref().and_then(|p| {
                 let extent = *extents.get(&p.root)? as i128;
                 let (d, i) = (p.displacement?, at?);

@@ -576,6 +576,12 @@ impl<'b> Writer<'b> {
             };
         }
         let p = self.expr(place);
+        // `p += off` moves a pointer by a Rust `usize` (the emulation's index is a `u32`).
+        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr(_)) {
+            self.host_index(value)
+        } else {
+            v
+        };
         let v = match (&place.kind, &self.blocks) {
             (ExprKind::Local(id), Some(b)) => b.spilled_store(*id, v),
             _ => v,
