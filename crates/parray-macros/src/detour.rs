@@ -436,11 +436,13 @@ fn cuda(
             } else {
                 quote_spanned!(a.span()=> { use ::parray::__private::Handles as _; (#a).parray_handle() })
             };
-            // The kernel's view of its argument, once per launch.
+            // The kernel's view of its argument, once per launch; its errors name the
+            // parameter, as the GPU's fault record does.
+            let param_name = &l.name;
             let view = format_ident!("__parray_view{i}");
             bind_args.extend(quote_spanned!(a.span()=>
                 let #hidden = #handle;
-                let #view = #hidden.in_kernel();
+                let #view = #hidden.in_kernel().as_parameter(#param_name);
             ));
             bind_params.extend(quote!(#allow let mut #name = #view;));
             if checked_arrays.is_some() {

@@ -499,6 +499,19 @@ macro_rules! handle_common {
                 }
             }
 
+            /// This handle as the kernel parameter `name`: the errors of its accesses name
+            /// the parameter (`parray: offset 4 out of bounds for out (extent 4)`), as a GPU
+            /// kernel's fault record does. For the emulated kernels `detour!` generates.
+            pub fn as_parameter(self, name: &'static str) -> Self {
+                $name {
+                    raw: Raw {
+                        type_name: name,
+                        ..self.raw
+                    },
+                    _array: PhantomData,
+                }
+            }
+
             /// The host address of the designated element; null for memory on the GPU.
             pub fn host_address(&self) -> *mut T {
                 self.raw.host_address()
