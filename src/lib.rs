@@ -262,7 +262,8 @@ pub mod __private {
     }
 
     pub use parray_runtime::array::handles::{
-        aligned_for, indexed_as, CopyTarget, Handles, IndexedAs, VectorStart, Writable,
+        aligned_for, indexed_as, indexed_on_host, CopyTarget, Handles, IndexedAs, VectorStart,
+        Writable,
     };
     pub use parray_runtime::gpu::emulate::Registers;
 }

@@ -326,7 +326,12 @@ fn out_of_range(proof: &Proof) -> syn::Result<()> {
 
 /// Before a detour starts: each array it indexes as a declared type holds that type's
 /// extent (a compile-time error when its type is not one the declared type views).
-fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+fn extent_checks(
+    use_: Option<&RootUse>,
+    value: &TokenStream,
+    name: &str,
+    on_host: bool,
+) -> TokenStream {
     let Some(use_) = use_ else {
         return TokenStream::new();
     };
@@ -335,8 +340,14 @@ fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> Tok
         .iter()
         .map(|(ty, _)| {
             let ty = Ident::new(ty, use_.span);
+            // A pthd body's threads are host code: no dmem.
+            let check = if on_host {
+                quote!(indexed_on_host)
+            } else {
+                quote!(indexed_as)
+            };
             quote_spanned!(use_.span=>
-                ::parray::__private::indexed_as::<#ty, _>(&(#value), #name, #site)?;
+                ::parray::__private::#check::<#ty, _>(&(#value), #name, #site)?;
             )
         })
         .collect()
@@ -429,7 +440,7 @@ fn cuda(
         let allow = quote!(#[allow(unused_mut, unused_variables)]);
         if p.pointer {
             let use_ = proof.root(&Root::Local(*local));
-            checks.extend(extent_checks(use_, &quote!(#a), &l.name));
+            checks.extend(extent_checks(use_, &quote!(#a), &l.name, false));
             checks.extend(alignment_check(use_, &quote!(#a), &l.name));
             let handle = if use_.is_some_and(|u| u.written) {
                 quote_spanned!(a.span()=> { use ::parray::__private::Writable as _; (#a).parray_writable() })
@@ -518,7 +529,7 @@ fn pthd(
             continue;
         };
         let value = emit_rust::path_tokens(path, use_.span);
-        checks.extend(extent_checks(Some(use_), &value, path));
+        checks.extend(extent_checks(Some(use_), &value, path, true));
         checks.extend(alignment_check(Some(use_), &value, path));
         if use_.written && !path.contains("::") {
             let name = Ident::new(path, use_.span);

@@ -368,6 +368,8 @@ pub mod handles {
     pub trait IndexedAs<M: DataType> {
         /// Elements from the designated one to the end of the storage.
         fn parray_remaining(&self) -> usize;
+        /// Where the storage is, and the type it was created as.
+        fn parray_memory(&self) -> (MemKind, &'static str);
     }
 
     impl<M: DataType, T: DataType> IndexedAs<M> for Array<T>
@@ -377,11 +379,19 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             self.extent()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
+        }
     }
 
     impl<M: DataType> IndexedAs<M> for Ptr<'_, M::Elem> {
         fn parray_remaining(&self) -> usize {
             self.remaining()
+        }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
         }
     }
 
@@ -389,11 +399,19 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             self.remaining()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
+        }
     }
 
     impl<M: DataType, A: IndexedAs<M> + ?Sized> IndexedAs<M> for &A {
         fn parray_remaining(&self) -> usize {
             (**self).parray_remaining()
+        }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (**self).parray_memory()
         }
     }
 
@@ -401,6 +419,29 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             (**self).parray_remaining()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (**self).parray_memory()
+        }
+    }
+
+    /// Before a pthd detour runs: as [`indexed_as`], and `value` is not dmem, which the
+    /// threads (host code) cannot reach: its accesses proved in bounds go unchecked, and
+    /// on a GPU the array has no host address.
+    pub fn indexed_on_host<M: DataType, A: IndexedAs<M> + ?Sized>(
+        value: &A,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        let (mem, type_name) = value.parray_memory();
+        if mem == MemKind::Dmem {
+            return Err(Error::DeviceMemoryOnHost {
+                site,
+                name,
+                type_name,
+            });
+        }
+        indexed_as::<M, A>(value, name, site)
     }
 
     /// A value a detour accesses by vectors: where it starts in its array.

@@ -166,6 +166,15 @@ pub enum Error {
         lanes: usize,
     },
 
+    /// A pthd detour indexes `name`, an array of `type_name` in dmem: its threads are host
+    /// code, which cannot reach device memory.
+    #[error("parray: {site}: `{name}` is {type_name}, dmem memory, which a pthd detour's threads (host code) cannot access: use a cuda detour, or copy it to host memory")]
+    DeviceMemoryOnHost {
+        site: &'static DetourSite,
+        name: &'static str,
+        type_name: &'static str,
+    },
+
     /// A `#copy` the runtime cannot do.
     #[error("parray: #copy: {reason}")]
     CopyUnsupported { reason: String },
