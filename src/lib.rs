@@ -539,6 +539,12 @@ pub use parray_runtime::gpu;
 #[doc(hidden)]
 pub use parray_runtime::generic;
 
+/// The vector element types' traits: `Vector` (a `Float2`, `Float4`, `Double2`, `Int2`,
+/// `Int4` and its lanes), and `HasVector2`/`HasVector4` (the scalar elements whose pairs
+/// and quadruples a body loads and stores as one: `p.load4(off)` on an `f32` array is a
+/// `Float4`; SPEC.md 3.4, "Vectors").
+pub use parray_runtime::{HasVector2, HasVector4, Vector};
+
 /// What a Parray program needs in scope.
 pub mod prelude {
     pub use crate::{
@@ -757,7 +763,8 @@ pub mod __private {
     pub trait OnlyInCudaBodies {}
 
     pub use parray_runtime::array::handles::{
-        indexed_as, CopyTarget, Handles, IndexedAs, Writable,
+        aligned_for, indexed_as, indexed_on_host, CopyTarget, Handles, IndexedAs, VectorStart,
+        Writable,
     };
     pub use parray_runtime::gpu::emulate::Registers;
 }

@@ -138,3 +138,81 @@ mod checked {
         }));
     }
 }
+
+/// Vector accesses (`p.load4(off)`, `p.store4(off, v)`): where the offset compiler proves
+/// every lane in bounds and the first at a multiple of the lanes, a cast pointer to the
+/// vector type (lane by lane in registers); elsewhere checked by `parray_vat`, which
+/// records a fault for a lane out of bounds or a misaligned offset.
+mod vectors {
+    use super::*;
+    parray! {
+        dmem float [64][4] V4;
+        cuda(float* a, float* out, int shift) [2][32] VEC;
+        smem float [32][4] TILE;
+        rmem float [8] REGS;
+    }
+
+    #[test]
+    fn proved_vector_accesses() {
+        let (a, out, shift) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+            let t = TILE::create();
+            let r = REGS::create();
+            t.store4($TILE[$tid_1$][0]$, a.load4($V4[$tid$][0]$));
+            #sync;
+            r.store4(0, t.load4($TILE[31 - $tid_1$][0]$));
+            let p = a + $V4[$tid$][0]$;
+            r.store4(4, p.load4(0));
+            let m = r.load2(2);
+            out.store4($V4[$tid$][0]$, Float4::new(m.x, m.y, r[4], r[7]));
+        }));
+    }
+
+    #[test]
+    fn checked_vector_accesses() {
+        let (a, out, shift) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+            let r = REGS::create();
+            // Not a form of a type: neither bounds nor alignment known.
+            let k = $tid$ * 4 + shift as usize;
+            r.store4(k % 8, a.load4(k));
+            // In bounds, but two elements past a multiple of 4.
+            let v = a.load4($V4[$tid$][0]$ + 2);
+            out.store4($V4[$tid$][0]$, Float4::new(v.x, v.y, r.load2(2).x, r[k % 8]));
+        }));
+    }
+}
+
+/// `#copy` in a body moves vectors where both layouts move in aligned runs and both
+/// bases are aligned: Fig 21's registers into its column pairs `C0` (offsets 0, 1, 256,
+/// 257, ...) as 16 float2 stores; its tile of A (offsets 0, 1024, ...) into the padded
+/// shared tile element by element.
+mod vectorised_copy {
+    use parray::prelude::*;
+    parray! {
+        const N = 256;
+        dmem float [N][N] TY;
+        cuda(float* a, float* b, float* c) [[N/16][N/256]][[4][32]] CUDA;
+        dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A;
+        dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B;
+        dmem float [#A_0][#B_1] C;
+        dmem float [#C_0_1][#C_1_1_1] C0;
+        smem float [32][17] S;
+        smem float [32#S_0][[4][4]#S_1] S0;
+        rmem float [16][2] R;
+    }
+
+    #[test]
+    fn fig21_copies() {
+        let (a, b, c) = ((), (), ());
+        insta::assert_snapshot!(kernel_source!(CUDA(a, b, c) {
+            let s = S::create();
+            let r = R::create();
+            let a = a + $A[[$tid_0_0$][[0][$tid_1_0$]]][[0][$tid_1_1$]]$;
+            #copy A_0_1_0(a) to S0_1_0(s + $S0[$tid_1_1$][[0][$tid_1_0$]]$);
+            #sync;
+            let c = c + $C[[$tid_0_0$][0]][[$tid_0_1$][[$tid_1$][0]]]$;
+            #copy R(r) to C0(c);
+        }));
+    }
+}

@@ -729,6 +729,31 @@ mod pthd_memory {
         pthd [2][2] TA;
         paged float [8] V;
         pthd [8] T8;
+        dmem float [8] DV;
+    }
+
+    /// A pthd body's threads are host code: an array of device memory it indexes is refused
+    /// before they start, on every backend (its accesses, proved in bounds, go unchecked,
+    /// and on a GPU it has no host address).
+    #[test]
+    fn device_memory_is_refused() -> parray::Result<()> {
+        let mut d = DV::create()?;
+        let e = detour!(T8 {
+            d[$DV[$tid$]$] = 1.0;
+        })
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                parray::Error::DeviceMemoryOnHost {
+                    name: "d",
+                    type_name: "DV",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        Ok(())
     }
 
     fn scale(x: f32, by: f32) -> f32 {

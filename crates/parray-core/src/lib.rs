@@ -25,6 +25,9 @@ pub use error::{Error, ErrorKind, Result, Span};
 pub use expr::{Expr, VarId, Vars};
 pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
-pub use offsets::{compile, compile_with, index_function, offset_function, Offset};
+pub use offsets::{
+    common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
+    Offset,
+};
 pub use parser::{parse_index_expr, parse_program};
 pub use tree::{DimRef, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

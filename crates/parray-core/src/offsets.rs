@@ -28,6 +28,47 @@ impl Offset {
     pub fn as_const(&self) -> Option<u64> {
         self.expr.as_const()
     }
+
+    /// For the offset function of one flat index `k` ([`offset_function`]): whether
+    /// `off(v*q + r) == off(v*q) + r` and `off(v*q)` is a multiple of `v` for every `q` and
+    /// `r < v`, i.e. the layout moves in aligned runs of `v` consecutive elements (CuTe's
+    /// common vector of a layout, for one width). Decided on the simplified form: `k`
+    /// itself is a term (or `k % m` with `v | m`), and every other term and the constant
+    /// move in whole runs of `v`.
+    pub fn aligned_runs(&self, v: u64) -> bool {
+        use crate::expr::Term;
+        // The term that moves with `k % v`: `k`, or `k % m` with `m` a multiple of `v`.
+        let unit = |c: u64, t: &Term| {
+            c == 1
+                && match t {
+                    Term::Var(_) => true,
+                    Term::Digit { of, div, modulo } => {
+                        *div == 1
+                            && of.as_var().is_some()
+                            && modulo.is_none_or(|m| m.is_multiple_of(v))
+                    }
+                }
+        };
+        self.expr.konst.is_multiple_of(v)
+            && self.expr.terms.iter().filter(|(c, t)| unit(*c, t)).count() == 1
+            && self.expr.terms.iter().all(|(c, t)| {
+                unit(*c, t)
+                    || matches!(t, Term::Digit { of, div, .. }
+                        if c.is_multiple_of(v) && div.is_multiple_of(v) && of.as_var().is_some())
+            })
+    }
+}
+
+/// The widest of `widths` (tried in order) by which a copy of `n` elements from the
+/// layout `src` to the layout `dst` (offset functions of one flat index) can move whole
+/// vectors: `n` is a multiple of it and both layouts move in aligned runs of it
+/// ([`Offset::aligned_runs`]). How the remap kernel of a `#copy` between arrays and a
+/// `#copy` in a detour body decide to move vectors.
+pub fn common_vector(src: &Offset, dst: &Offset, n: u64, widths: &[u64]) -> Option<u64> {
+    widths
+        .iter()
+        .copied()
+        .find(|&w| w > 1 && n.is_multiple_of(w) && src.aligned_runs(w) && dst.aligned_runs(w))
 }
 
 /// Compile `T[...]...` (the paper's `$T[...]$`).
@@ -75,12 +116,27 @@ pub fn index_function(module: &Module, name: &str, vars: &[&str]) -> Result<Offs
 
 /// The offset function of a dimension as a formula of one flat index called `var`.
 pub fn offset_function(module: &Module, node: NodeId, var: &str) -> Result<Offset> {
+    offset_function_by(module, node, var, 1)
+}
+
+/// The offset function of a dimension at every `step`-th element, `off(step * var)`, as a
+/// formula of `var` (below `size / step`), simplified as [`offset_function`]'s: the offset
+/// of each vector of a copy that moves `step` elements at a time.
+///
+/// # Panics
+/// If `step` is 0 or does not divide the dimension's size.
+pub fn offset_function_by(module: &Module, node: NodeId, var: &str, step: u64) -> Result<Offset> {
+    let size = module.size(node);
+    assert!(
+        step > 0 && size.is_multiple_of(step),
+        "a step of {step} over {size} elements"
+    );
     let mut vars = Vars::new();
-    let v = vars.bind(var, module.size(node) - 1);
-    let index = if module.size(node) == 1 {
+    let v = vars.bind(var, size / step - 1);
+    let index = if size == step {
         Expr::constant(0)
     } else {
-        Expr::var(v)
+        Expr::var(v).scale(step)
     };
     let mut c = Compiler {
         module,

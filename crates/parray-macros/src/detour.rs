@@ -310,12 +310,13 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
 }
 
 /// An index the bounds analysis found out of its dimension for every thread is a compile
-/// error at the index.
+/// error at the index; so is a vector access misaligned for every thread, at its method.
 fn out_of_range(proof: &Proof) -> syn::Result<()> {
     match crate::errors::in_source_order(
         proof
             .out_of_range
             .iter()
+            .chain(&proof.misaligned)
             .map(|(span, message)| syn::Error::new(*span, message)),
     ) {
         Some(errors) => Err(errors),
@@ -325,7 +326,12 @@ fn out_of_range(proof: &Proof) -> syn::Result<()> {
 
 /// Before a detour starts: each array it indexes as a declared type holds that type's
 /// extent (a compile-time error when its type is not one the declared type views).
-fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+fn extent_checks(
+    use_: Option<&RootUse>,
+    value: &TokenStream,
+    name: &str,
+    on_host: bool,
+) -> TokenStream {
     let Some(use_) = use_ else {
         return TokenStream::new();
     };
@@ -334,11 +340,30 @@ fn extent_checks(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> Tok
         .iter()
         .map(|(ty, _)| {
             let ty = Ident::new(ty, use_.span);
+            // A pthd body's threads are host code: no dmem.
+            let check = if on_host {
+                quote!(indexed_on_host)
+            } else {
+                quote!(indexed_as)
+            };
             quote_spanned!(use_.span=>
-                ::parray::__private::indexed_as::<#ty, _>(&(#value), #name, #site)?;
+                ::parray::__private::#check::<#ty, _>(&(#value), #name, #site)?;
             )
         })
         .collect()
+}
+
+/// Before a detour starts: an array the body accesses by vectors starts at a multiple of
+/// their lanes (the accesses are aligned from the array's start, or checked from it).
+fn alignment_check(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+    let Some(use_) = use_.filter(|u| u.lanes > 1) else {
+        return TokenStream::new();
+    };
+    let site = Ident::new("__parray_site", Span::call_site());
+    let lanes = usize::from(use_.lanes);
+    quote_spanned!(use_.span=>
+        ::parray::__private::aligned_for(&(#value), #lanes, #name, #site)?;
+    )
 }
 
 /// The type arguments of a generic detour, as the runtime checks them.
@@ -415,17 +440,20 @@ fn cuda(
         let allow = quote!(#[allow(unused_mut, unused_variables)]);
         if p.pointer {
             let use_ = proof.root(&Root::Local(*local));
-            checks.extend(extent_checks(use_, &quote!(#a), &l.name));
+            checks.extend(extent_checks(use_, &quote!(#a), &l.name, false));
+            checks.extend(alignment_check(use_, &quote!(#a), &l.name));
             let handle = if use_.is_some_and(|u| u.written) {
                 quote_spanned!(a.span()=> { use ::parray::__private::Writable as _; (#a).parray_writable() })
             } else {
                 quote_spanned!(a.span()=> { use ::parray::__private::Handles as _; (#a).parray_handle() })
             };
-            // The kernel's view of its argument, once per launch.
+            // The kernel's view of its argument, once per launch; its errors name the
+            // parameter, as the GPU's fault record does.
+            let param_name = &l.name;
             let view = format_ident!("__parray_view{i}");
             bind_args.extend(quote_spanned!(a.span()=>
                 let #hidden = #handle;
-                let #view = #hidden.in_kernel();
+                let #view = #hidden.in_kernel().as_parameter(#param_name);
             ));
             bind_params.extend(quote!(#allow let mut #name = #view;));
             if checked_arrays.is_some() {
@@ -501,7 +529,8 @@ fn pthd(
             continue;
         };
         let value = emit_rust::path_tokens(path, use_.span);
-        checks.extend(extent_checks(Some(use_), &value, path));
+        checks.extend(extent_checks(Some(use_), &value, path, true));
+        checks.extend(alignment_check(Some(use_), &value, path));
         if use_.written && !path.contains("::") {
             let name = Ident::new(path, use_.span);
             writers.extend(quote_spanned!(use_.span=>

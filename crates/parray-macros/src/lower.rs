@@ -117,6 +117,7 @@ fn used_as(body: &Body, name: &str) -> Option<Ty> {
             }
             ExprKind::Assign(_, place, value) if is(value) => Some(place.ty),
             ExprKind::Index(_, ix, _) if is(ix) => Some(Ty::USIZE),
+            ExprKind::Vector { at, .. } if is(at) => Some(Ty::USIZE),
             _ => None,
         };
         found = found.or(t.filter(|t| matches!(t, Ty::Scalar(_) | Ty::Vector(_))));
@@ -426,9 +427,7 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        let side = |this: &mut Self,
-                    ty: &proc_macro2::Ident|
-         -> Option<(u64, ElemType, parray_core::Offset, String, u64)> {
+        let side = |this: &mut Self, ty: &proc_macro2::Ident| -> Option<CopySide> {
             let module = this.forms.module;
             let name = ty.to_string();
             if this
@@ -466,28 +465,25 @@ impl Lowerer<'_, '_> {
                     return None;
                 }
             };
-            Some((
-                module.size(dim.node),
+            Some(CopySide {
+                size: module.size(dim.node),
                 elem,
                 off,
-                def.name.clone(),
-                module.extent(def.root),
-            ))
+                node: dim.node,
+                type_name: def.name.clone(),
+                extent: module.extent(def.root),
+            })
         };
-        let (s, d) = (side(self, &src_ty), side(self, &dst_ty));
-        let (
-            Some((n, s_elem, s_off, s_name, s_extent)),
-            Some((m, d_elem, d_off, d_name, d_extent)),
-        ) = (s, d)
-        else {
+        let (Some(s), Some(d)) = (side(self, &src_ty), side(self, &dst_ty)) else {
             return None;
         };
-        if n != m {
-            self.fail(span, format!("`#copy` copies element k to element k: `{src_ty}` has {n} elements and `{dst_ty}` has {m}"));
+        let n = s.size;
+        if n != d.size {
+            self.fail(span, format!("`#copy` copies element k to element k: `{src_ty}` has {n} elements and `{dst_ty}` has {}", d.size));
             return None;
         }
-        if s_elem != d_elem {
-            self.fail(span, format!("`#copy` copies elements unchanged: `{src_ty}` holds {s_elem} and `{dst_ty}` holds {d_elem}"));
+        if s.elem != d.elem {
+            self.fail(span, format!("`#copy` copies elements unchanged: `{src_ty}` holds {} and `{dst_ty}` holds {}", s.elem, d.elem));
             return None;
         }
         let (src, dst) = (
@@ -498,59 +494,116 @@ impl Lowerer<'_, '_> {
                 .map_err(|e| self.errors.push(e))
                 .ok()?,
         );
+        // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
+        // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
+        // aligned.
+        let widths: Vec<u64> = [4u64, 2]
+            .into_iter()
+            .filter(|w| parray_core::body::vector_of(s.elem, *w as u8).is_some())
+            .collect();
+        let width = match self.target {
+            Target::Cuda => parray_core::common_vector(&s.off, &d.off, n, &widths),
+            Target::Pthd => None,
+        };
+        let module = self.forms.module;
+        let by = |side: &CopySide, w: u64| -> Option<parray_core::Offset> {
+            parray_core::offset_function_by(module, side.node, "__parray_k", w).ok()
+        };
+        let vector_offsets = width.and_then(|w| Some((w, by(&s, w)?, by(&d, w)?)));
         let at = loc(span);
+        // `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`: an array the body created is
+        // indexed in place (it has no pointer of its own), a pointer the same way.
+        let (src, dst) = (
+            split_offsets(self.expr(&src)),
+            split_offsets(self.expr(&dst)),
+        );
         self.scoped(|this| {
             let k = this.declare("__parray_k", span, false, None, false);
-            // `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`: an array the body created
-            // is indexed in place (it has no pointer of its own), a pointer the same way.
-            let element = |this: &mut Self,
-                           at: &syn::Expr,
-                           off: parray_core::Offset,
-                           type_name: String,
-                           extent: u64| {
-                let mut base = this.expr(at);
-                let mut offsets = Vec::new();
-                while let ExprKind::Binary(BinOp::Add, l, r) = base.kind {
-                    offsets.push(*r);
-                    base = *l;
-                }
-                let mut index = Expr::new(
-                    ExprKind::Offset {
-                        off,
-                        args: vec![Expr::new(ExprKind::Local(k), span)],
-                        of: parray_core::body::Indexed {
-                            type_name,
-                            extent: Some(extent),
+            let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+            // Element (or vector) k of a side; a single move is of element 0, with no loop.
+            let at_k = |(base, offsets): &(Expr, Vec<Expr>),
+                        off: parray_core::Offset,
+                        side: &CopySide,
+                        moves: u64| {
+                    let (off, k) = match moves {
+                        1 => {
+                            let first = parray_core::Offset {
+                                expr: parray_core::expr::Expr::constant(off.expr.eval(&[0])),
+                                vars: off.vars,
+                            };
+                            (first, size(0))
+                        }
+                        _ => (off, Expr::new(ExprKind::Local(k), span)),
+                    };
+                    let mut index = Expr::new(
+                        ExprKind::Offset {
+                            off,
+                            args: vec![k],
+                            of: parray_core::body::Indexed {
+                                type_name: side.type_name.clone(),
+                                extent: Some(side.extent),
+                            },
                         },
-                    },
-                    span,
-                );
-                for o in offsets {
-                    index = Expr::new(
-                        ExprKind::Binary(BinOp::Add, Box::new(o), Box::new(index)),
                         span,
                     );
+                    for o in offsets {
+                        index = Expr::new(
+                            ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
+                            span,
+                        );
+                    }
+                    (Box::new(base.clone()), Box::new(index))
+                };
+            // A loop of `iterations` moves; short ones (a thread's few elements) become
+            // straight-line code, and a single move is no loop at all.
+            let moves = |iterations: u64, assign: Expr| {
+                let assign = Stmt::Expr {
+                    expr: assign,
+                    loc: at,
+                };
+                match iterations {
+                    1 => assign,
+                    _ => Stmt::For {
+                        var: k,
+                        start: size(0),
+                        end: size(iterations),
+                        inclusive: false,
+                        unroll: (iterations <= 64).then_some(None),
+                        body: vec![assign],
+                        loc: at,
+                    },
                 }
+            };
+            let element = |(base, index): (Box<Expr>, Box<Expr>)| {
                 Box::new(Expr::new(
-                    ExprKind::Index(Box::new(base), Box::new(index), Check::Checked(None)),
+                    ExprKind::Index(base, index, Check::Checked(None)),
                     span,
                 ))
             };
-            let value = element(this, &src, s_off, s_name, s_extent);
-            let place = element(this, &dst, d_off, d_name, d_extent);
-            let assign = Expr::new(ExprKind::Assign(None, place, value), span);
-            let size = |v: u64| Expr::new(ExprKind::Size(v), span);
-            Some(Stmt::For {
-                var: k,
-                start: size(0),
-                end: size(n),
-                inclusive: false,
-                // Short copies (a thread's few elements) become straight-line code.
-                unroll: (n <= 64).then_some(None),
-                body: vec![Stmt::Expr {
-                    expr: assign,
-                    loc: at,
-                }],
+            let value = element(at_k(&src, s.off.clone(), &s, n));
+            let place = element(at_k(&dst, d.off.clone(), &d, n));
+            let scalar = moves(n, Expr::new(ExprKind::Assign(None, place, value), span));
+            let Some((w, s_by, d_by)) = vector_offsets else {
+                return Some(scalar);
+            };
+            let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+                Box::new(Expr::new(
+                    ExprKind::Vector {
+                        base,
+                        at,
+                        lanes: w as u8,
+                        check: Check::Checked(None),
+                        method: span,
+                    },
+                    span,
+                ))
+            };
+            let value = vector(at_k(&src, s_by, &s, n / w));
+            let place = vector(at_k(&dst, d_by, &d, n / w));
+            let vectors = moves(n / w, Expr::new(ExprKind::Assign(None, place, value), span));
+            Some(Stmt::Vectorised {
+                vector: vec![vectors],
+                scalar: vec![scalar],
                 loc: at,
             })
         })
@@ -834,6 +887,12 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
+            syn::Expr::MethodCall(m) if vector_method(&m.method.to_string()).is_some() => {
+                match self.vector_call(m) {
+                    Some(k) => k,
+                    None => return poison(span),
+                }
+            }
             syn::Expr::MethodCall(m) => match Method::from_rust_name(&m.method.to_string()) {
                 Some(method) if m.turbofish.is_none() => {
                     let recv = self.boxed(&m.receiver);
@@ -882,9 +941,60 @@ impl Lowerer<'_, '_> {
         Expr::new(kind, span)
     }
 
+    /// `p.load4(off)`, `p.store4(off, v)` (and the 2-lane ones): a vector access.
+    fn vector_call(&mut self, m: &syn::ExprMethodCall) -> Option<ExprKind> {
+        let name = m.method.to_string();
+        let (store, lanes) = vector_method(&name).expect("a vector method");
+        if m.turbofish.is_some() {
+            self.fail(
+                m.method.span(),
+                format!(
+                    "`{name}` takes no type arguments: the vector type follows from the elements"
+                ),
+            );
+            return None;
+        }
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        let want = if store { 2 } else { 1 };
+        if args.len() != want {
+            let usage = if store {
+                format!("two arguments, the offset of the first element and the vector: `p.{name}(off, v)`")
+            } else {
+                format!("one argument, the offset of the first element: `p.{name}(off)`")
+            };
+            self.fail(
+                m.method.span(),
+                format!("`{name}` takes {usage}; {} given", args.len()),
+            );
+            return None;
+        }
+        let access = Expr::new(
+            ExprKind::Vector {
+                base: self.boxed(&m.receiver),
+                at: self.boxed(args[0]),
+                lanes,
+                check: Check::Checked(None),
+                method: m.method.span(),
+            },
+            m.span(),
+        );
+        if store {
+            let value = self.boxed(args[1]);
+            Some(ExprKind::Assign(None, Box::new(access), value))
+        } else {
+            Some(access.kind)
+        }
+    }
+
     fn assign(&mut self, op: Option<BinOp>, place: Box<Expr>, value: Box<Expr>) -> ExprKind {
         match &place.kind {
             ExprKind::Local(_) | ExprKind::Index(..) => {}
+            ExprKind::Vector { lanes, method, .. } => {
+                self.fail(
+                    *method,
+                    format!("a vector load cannot be assigned to: write `p.store{lanes}(off, v)`"),
+                );
+            }
             ExprKind::Field(base, _) if matches!(base.kind, ExprKind::Local(_)) => {}
             ExprKind::Capture(name) => {
                 self.fail(place.span, format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
@@ -1091,6 +1201,38 @@ fn binop(op: &syn::BinOp) -> (Option<BinOp>, bool) {
         _ => return (None, false),
     };
     (Some(op), assign)
+}
+
+/// One side of a `#copy`: its type's size, element, flat offset function, dimension, the
+/// declared type it belongs to and that type's extent.
+struct CopySide {
+    size: u64,
+    elem: ElemType,
+    off: parray_core::Offset,
+    node: parray_core::NodeId,
+    type_name: String,
+    extent: u64,
+}
+
+/// `x + e1 + e2` as `x` and the offsets `[e1, e2]`.
+fn split_offsets(mut base: Expr) -> (Expr, Vec<Expr>) {
+    let mut offsets = Vec::new();
+    while let ExprKind::Binary(BinOp::Add, l, r) = base.kind {
+        offsets.push(*r);
+        base = *l;
+    }
+    (base, offsets)
+}
+
+/// `load2`, `load4`, `store2`, `store4`: whether it stores, and its lanes.
+fn vector_method(name: &str) -> Option<(bool, u8)> {
+    match name {
+        "load2" => Some((false, 2)),
+        "load4" => Some((false, 4)),
+        "store2" => Some((true, 2)),
+        "store4" => Some((true, 4)),
+        _ => None,
+    }
 }
 
 /// The last segment of a macro's path (`println` for `std::println!`).

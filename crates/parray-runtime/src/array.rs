@@ -11,7 +11,7 @@ use std::ops::{Add, Index, IndexMut};
 use parray_core::MemKind;
 
 use crate::buffer::Buffer;
-use crate::elem::Element;
+use crate::elem::{Element, Vector};
 use crate::error::{DetourSite, Error, Result};
 use crate::gpu::Device;
 use crate::ptr::{Access, Ptr, PtrMut};
@@ -218,6 +218,18 @@ impl<T: DataType> Access<T::Elem> for Array<T> {
         // SAFETY: forwarded.
         unsafe { self.ptr().load_unchecked(off) }
     }
+
+    #[inline(always)]
+    #[track_caller]
+    fn load_vector<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
+        self.ptr().load_vector(off)
+    }
+
+    #[inline(always)]
+    unsafe fn load_vector_unchecked<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
+        // SAFETY: forwarded.
+        unsafe { self.ptr().load_vector_unchecked(off) }
+    }
 }
 
 impl<T: DataType> Index<usize> for Array<T> {
@@ -356,6 +368,8 @@ pub mod handles {
     pub trait IndexedAs<M: DataType> {
         /// Elements from the designated one to the end of the storage.
         fn parray_remaining(&self) -> usize;
+        /// Where the storage is, and the type it was created as.
+        fn parray_memory(&self) -> (MemKind, &'static str);
     }
 
     impl<M: DataType, T: DataType> IndexedAs<M> for Array<T>
@@ -365,11 +379,19 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             self.extent()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
+        }
     }
 
     impl<M: DataType> IndexedAs<M> for Ptr<'_, M::Elem> {
         fn parray_remaining(&self) -> usize {
             self.remaining()
+        }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
         }
     }
 
@@ -377,11 +399,19 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             self.remaining()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (self.mem(), self.type_name())
+        }
     }
 
     impl<M: DataType, A: IndexedAs<M> + ?Sized> IndexedAs<M> for &A {
         fn parray_remaining(&self) -> usize {
             (**self).parray_remaining()
+        }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (**self).parray_memory()
         }
     }
 
@@ -389,6 +419,88 @@ pub mod handles {
         fn parray_remaining(&self) -> usize {
             (**self).parray_remaining()
         }
+
+        fn parray_memory(&self) -> (MemKind, &'static str) {
+            (**self).parray_memory()
+        }
+    }
+
+    /// Before a pthd detour runs: as [`indexed_as`], and `value` is not dmem, which the
+    /// threads (host code) cannot reach: its accesses proved in bounds go unchecked, and
+    /// on a GPU the array has no host address.
+    pub fn indexed_on_host<M: DataType, A: IndexedAs<M> + ?Sized>(
+        value: &A,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        let (mem, type_name) = value.parray_memory();
+        if mem == MemKind::Dmem {
+            return Err(Error::DeviceMemoryOnHost {
+                site,
+                name,
+                type_name,
+            });
+        }
+        indexed_as::<M, A>(value, name, site)
+    }
+
+    /// A value a detour accesses by vectors: where it starts in its array.
+    pub trait VectorStart {
+        /// The offset, in elements, of the designated element from the start of the
+        /// array (0 for an array).
+        fn parray_start(&self) -> usize;
+    }
+
+    impl<T: DataType> VectorStart for Array<T> {
+        fn parray_start(&self) -> usize {
+            0
+        }
+    }
+
+    impl<E: Element> VectorStart for Ptr<'_, E> {
+        fn parray_start(&self) -> usize {
+            self.offset()
+        }
+    }
+
+    impl<E: Element> VectorStart for PtrMut<'_, E> {
+        fn parray_start(&self) -> usize {
+            self.offset()
+        }
+    }
+
+    impl<A: VectorStart + ?Sized> VectorStart for &A {
+        fn parray_start(&self) -> usize {
+            (**self).parray_start()
+        }
+    }
+
+    impl<A: VectorStart + ?Sized> VectorStart for &mut A {
+        fn parray_start(&self) -> usize {
+            (**self).parray_start()
+        }
+    }
+
+    /// Before a detour runs: the body accesses `value` (the detour's `name`) by vectors of
+    /// up to `lanes` elements at offsets from it that are multiples of the lanes (its
+    /// accesses proved aligned rely on it, and a GPU checks the others from the
+    /// argument's start), so it must start at such a multiple of its array.
+    pub fn aligned_for<A: VectorStart + ?Sized>(
+        value: &A,
+        lanes: usize,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        let offset = value.parray_start();
+        if !offset.is_multiple_of(lanes) {
+            return Err(Error::Misaligned {
+                site,
+                name,
+                offset,
+                lanes,
+            });
+        }
+        Ok(())
     }
 
     /// Before a detour runs: `value` (the detour's `name`) is indexed as `M`, so it must

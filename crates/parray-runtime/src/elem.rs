@@ -125,6 +125,86 @@ macro_rules! vector_elements {
     )*};
 }
 
+/// A vector element (`Float2`, `Float4`, `Double2`, `Int2`, `Int4`) seen as `LANES`
+/// consecutive elements of `Lane`: what `load2`/`load4` read and `store2`/`store4` write
+/// (see [`crate::Access::load_vector`]). Sealed: the accesses rely on `LANES` and on
+/// [`Vector::from_lanes`] asking for lanes `0..LANES` only.
+pub trait Vector: Element + sealed::Sealed {
+    /// The element type of one lane.
+    type Lane: Element;
+    /// The number of lanes (2 or 4).
+    const LANES: usize;
+    /// The vector whose lane `i` is `lane(i)`, for `i` in `0..LANES`, in that order.
+    fn from_lanes(lane: impl FnMut(usize) -> Self::Lane) -> Self;
+    /// Lane `i` (`x`, `y`, `z`, `w`), for `i` below `LANES`.
+    fn lane(&self, i: usize) -> Self::Lane;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
+/// (`Int2`); what `load2`/`store2` move.
+pub trait HasVector2: Element {
+    type Vector2: Vector<Lane = Self>;
+}
+
+/// An element type with a vector of four lanes: `f32` (`Float4`), `i32` (`Int4`); what
+/// `load4`/`store4` move.
+pub trait HasVector4: Element {
+    type Vector4: Vector<Lane = Self>;
+}
+
+macro_rules! vectors {
+    ($($name:ident($lane:ty, $n:literal) { $($i:literal => $field:ident),+ }),* $(,)?) => {$(
+        impl sealed::Sealed for $name {}
+
+        impl Vector for $name {
+            type Lane = $lane;
+            const LANES: usize = $n;
+
+            #[inline(always)]
+            fn from_lanes(mut lane: impl FnMut(usize) -> $lane) -> Self {
+                // Struct fields are evaluated in the order written: lane 0 first.
+                $name { $($field: lane($i)),+ }
+            }
+
+            #[inline(always)]
+            fn lane(&self, i: usize) -> $lane {
+                match i {
+                    $($i => self.$field,)+
+                    _ => panic!("parray: lane {i} of a {}", stringify!($name)),
+                }
+            }
+        }
+    )*};
+}
+
+vectors! {
+    Float2(f32, 2) { 0 => x, 1 => y },
+    Float4(f32, 4) { 0 => x, 1 => y, 2 => z, 3 => w },
+    Double2(f64, 2) { 0 => x, 1 => y },
+    Int2(i32, 2) { 0 => x, 1 => y },
+    Int4(i32, 4) { 0 => x, 1 => y, 2 => z, 3 => w },
+}
+
+impl HasVector2 for f32 {
+    type Vector2 = Float2;
+}
+impl HasVector2 for f64 {
+    type Vector2 = Double2;
+}
+impl HasVector2 for i32 {
+    type Vector2 = Int2;
+}
+impl HasVector4 for f32 {
+    type Vector4 = Float4;
+}
+impl HasVector4 for i32 {
+    type Vector4 = Int4;
+}
+
 vector_elements! {
     /// CUDA's `float2` (8-byte aligned).
     Float2(f32, align 8) { x, y },

@@ -155,6 +155,26 @@ pub enum Error {
         have: usize,
     },
 
+    /// A detour accesses `name` by vectors of `lanes` elements (`p.load4(off)`, or a
+    /// `#copy` it vectorised), at offsets from `name` that are multiples of the lanes; but
+    /// `name` starts at `offset` of its array, which is not one (a GPU would fault).
+    #[error("parray: {site}: `{name}` starts at offset {offset} of its array, but the body accesses it by vectors of {lanes} elements, which must start at a multiple of {lanes}: pass it at such an offset")]
+    Misaligned {
+        site: &'static DetourSite,
+        name: &'static str,
+        offset: usize,
+        lanes: usize,
+    },
+
+    /// A pthd detour indexes `name`, an array of `type_name` in dmem: its threads are host
+    /// code, which cannot reach device memory.
+    #[error("parray: {site}: `{name}` is {type_name}, dmem memory, which a pthd detour's threads (host code) cannot access: use a cuda detour, or copy it to host memory")]
+    DeviceMemoryOnHost {
+        site: &'static DetourSite,
+        name: &'static str,
+        type_name: &'static str,
+    },
+
     /// A `#copy` the runtime cannot do.
     #[error("parray: #copy: {reason}")]
     CopyUnsupported { reason: String },

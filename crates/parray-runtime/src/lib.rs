@@ -18,7 +18,7 @@ pub mod ptr;
 pub mod types;
 
 pub use array::Array;
-pub use elem::{Double2, Element, Float2, Float4, Int2, Int4};
+pub use elem::{Double2, Element, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Vector};
 pub use error::{DetourSite, Error, Result, ThreadId};
 pub use gpu::{Device, DeviceId};
 pub use pthd::{detour, ThreadCtx};

@@ -17,6 +17,16 @@
 //! range for every thread and loop iteration, and the detour checked the array's extent
 //! before starting.
 //!
+//! # Vectors
+//! `load2`/`load4` read two or four consecutive elements as one vector (`Float4` of
+//! `f32`...), `store2`/`store4` write them, as a GPU moves a `float4`: besides the bounds of
+//! every lane, the first lane's offset from the start of the array must be a multiple of
+//! the lanes (a GPU faults on a misaligned vector; parray aligns every allocation for
+//! every vector type), checked in every build with the messages a GPU kernel's fault
+//! record gives (`parray: offset 6 of out is not aligned for a float4 access (a multiple
+//! of 4)`, `parray: offsets 4..8 out of bounds for a (extent 6) in a float4 access`). On
+//! the CPU the lanes are moved one element at a time.
+//!
 //! # dmem
 //! Host code cannot access `dmem` elements: on a GPU they have no host address, and under
 //! the CPU emulation (where they are host memory) they are refused the same way, so that
@@ -28,9 +38,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, AddAssign};
 
-use parray_core::MemKind;
+use parray_core::{ElemType, MemKind};
 
-use crate::elem::{load_relaxed, store_relaxed, Element};
+use crate::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
 use crate::gpu::emulate::AtomicAdd;
 use crate::gpu::DeviceId;
 
@@ -107,6 +117,31 @@ impl<T: Element> Raw<T> {
         }
     }
 
+    /// The host address of lane 0 of the vector `V` at the element `off` past this handle:
+    /// refused for dmem; every lane checked against the extent, and the first one's offset
+    /// from the start of the array to be a multiple of the lanes (as a GPU needs).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn at_vector<V: Vector<Lane = T>>(&self, off: usize) -> *mut T {
+        if !self.access {
+            self.refuse();
+        }
+        match self.offset.checked_add(off) {
+            Some(index) if index < self.extent && self.extent - index >= V::LANES => {
+                if !index.is_multiple_of(V::LANES) {
+                    misaligned(V::ELEM, index, self.type_name);
+                }
+                self.base.wrapping_add(index)
+            }
+            _ => vector_out_of_bounds(
+                V::ELEM,
+                self.offset as u128 + off as u128,
+                self.type_name,
+                self.extent,
+            ),
+        }
+    }
+
     /// Element `off` of an array's own handle (offset 0) in memory known to be on the
     /// host: only the bounds need a check.
     #[inline(always)]
@@ -145,10 +180,12 @@ impl<T: Element> Raw<T> {
     #[track_caller]
     fn out_of_bounds(&self, off: usize) -> ! {
         panic!(
-            "parray: offset {} out of bounds for {} (extent {})",
-            self.offset as u128 + off as u128,
-            self.type_name,
-            self.extent
+            "{}",
+            out_of_bounds_message(
+                self.offset as u128 + off as u128,
+                self.type_name,
+                self.extent
+            )
         )
     }
 
@@ -190,6 +227,55 @@ impl<T: Element> Raw<T> {
     }
 }
 
+/// The message of an element access at `offset` of the array `name` past its `extent`: the
+/// panic of a CPU access, and a GPU kernel's fault report.
+pub(crate) fn out_of_bounds_message(offset: u128, name: &str, extent: usize) -> String {
+    format!("parray: offset {offset} out of bounds for {name} (extent {extent})")
+}
+
+/// The message of a vector access (`vector`: `Float4`, ...) whose lanes from `offset` are
+/// not all within the `extent` of the array `name`.
+pub(crate) fn vector_out_of_bounds_message(
+    vector: ElemType,
+    offset: u128,
+    name: &str,
+    extent: usize,
+) -> String {
+    let lanes = parray_core::body::lanes(vector);
+    format!(
+        "parray: offsets {offset}..{} out of bounds for {name} (extent {extent}) in a {} access",
+        offset + u128::from(lanes),
+        vector.keyword()
+    )
+}
+
+/// The message of a vector access at `offset` of the array `name`, which is not a multiple
+/// of its lanes.
+pub(crate) fn misaligned_message(vector: ElemType, offset: u128, name: &str) -> String {
+    format!(
+        "parray: offset {offset} of {name} is not aligned for a {} access (a multiple of {})",
+        vector.keyword(),
+        parray_core::body::lanes(vector)
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn vector_out_of_bounds(vector: ElemType, offset: u128, name: &str, extent: usize) -> ! {
+    panic!(
+        "{}",
+        vector_out_of_bounds_message(vector, offset, name, extent)
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn misaligned(vector: ElemType, offset: usize, name: &str) -> ! {
+    panic!("{}", misaligned_message(vector, offset as u128, name))
+}
+
 /// Reading elements, through an array or a handle: what a detour body's `x[off]` calls.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be indexed in a detour body",
@@ -206,6 +292,75 @@ pub trait Access<T: Element> {
     /// The element must be in bounds and host-accessible: generated code calls this only
     /// where the offset compiler proved the offset below an extent the detour checked.
     unsafe fn load_unchecked(&self, off: usize) -> T;
+
+    /// The vector `V` of the `V::LANES` elements from the one `off` past this handle
+    /// (`Float4` of four `f32` elements): as a GPU reads a `float4`. Checked in every build
+    /// like [`Access::load`]: every lane within the extent, and the first lane's offset from
+    /// the start of the array a multiple of the lanes (a GPU faults on a misaligned
+    /// vector; parray's allocations are aligned for every vector type).
+    fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V;
+
+    /// [`Access::load_vector`] without the checks.
+    ///
+    /// # Safety
+    /// Every lane must be in bounds and host-accessible, as for
+    /// [`Access::load_unchecked`]: generated code calls this only where the offset
+    /// compiler proved the lanes below an extent the detour checked.
+    #[inline(always)]
+    unsafe fn load_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize) -> V {
+        // SAFETY: each lane is in bounds and accessible by the caller's contract.
+        V::from_lanes(|i| unsafe { self.load_unchecked(off + i) })
+    }
+
+    /// Two elements from `off` as one vector (`Float2` of `f32`, `Double2` of `f64`,
+    /// `Int2` of `i32`): `p.load2(off)` in a detour body, CUDA's `float2` load. `off`
+    /// must be even from the start of the array (see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn load2(&self, off: usize) -> T::Vector2
+    where
+        T: HasVector2,
+    {
+        self.load_vector(off)
+    }
+
+    /// Four elements from `off` as one vector (`Float4` of `f32`, `Int4` of `i32`):
+    /// `p.load4(off)`, CUDA's `float4` load. `off` must be a multiple of 4 from the start
+    /// of the array (see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn load4(&self, off: usize) -> T::Vector4
+    where
+        T: HasVector4,
+    {
+        self.load_vector(off)
+    }
+
+    /// [`Access::load2`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    unsafe fn load2_unchecked(&self, off: usize) -> T::Vector2
+    where
+        T: HasVector2,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.load_vector_unchecked(off) }
+    }
+
+    /// [`Access::load4`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    unsafe fn load4_unchecked(&self, off: usize) -> T::Vector4
+    where
+        T: HasVector4,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.load_vector_unchecked(off) }
+    }
 }
 
 /// Writing elements: what a detour body's `x[off] = v` calls.
@@ -229,6 +384,70 @@ pub trait AccessMut<T: Element>: Access<T> {
     fn atomic_add(&self, off: usize, v: T) -> T
     where
         T: AtomicAdd;
+
+    /// Writes the lanes of `v` to the `V::LANES` elements from the one `off` past this
+    /// handle, checked as [`Access::load_vector`] is.
+    fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V);
+
+    /// [`AccessMut::store_vector`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    unsafe fn store_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize, v: V) {
+        for i in 0..V::LANES {
+            // SAFETY: each lane is in bounds and accessible by the caller's contract.
+            unsafe { self.store_unchecked(off + i, v.lane(i)) }
+        }
+    }
+
+    /// `p.store2(off, v)`: the two lanes of `v` to the elements from `off` (even from
+    /// the start of the array; see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn store2(&self, off: usize, v: T::Vector2)
+    where
+        T: HasVector2,
+    {
+        self.store_vector(off, v)
+    }
+
+    /// `p.store4(off, v)`: the four lanes of `v` to the elements from `off` (a multiple
+    /// of 4 from the start of the array; see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn store4(&self, off: usize, v: T::Vector4)
+    where
+        T: HasVector4,
+    {
+        self.store_vector(off, v)
+    }
+
+    /// [`AccessMut::store2`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    unsafe fn store2_unchecked(&self, off: usize, v: T::Vector2)
+    where
+        T: HasVector2,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.store_vector_unchecked(off, v) }
+    }
+
+    /// [`AccessMut::store4`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    unsafe fn store4_unchecked(&self, off: usize, v: T::Vector4)
+    where
+        T: HasVector4,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.store_vector_unchecked(off, v) }
+    }
 }
 
 /// A handle that reads an array: element `offset` of it, borrowed for `'a`.
@@ -276,6 +495,19 @@ macro_rules! handle_common {
             pub fn in_kernel(self) -> Self {
                 $name {
                     raw: self.raw.in_kernel(),
+                    _array: PhantomData,
+                }
+            }
+
+            /// This handle as the kernel parameter `name`: the errors of its accesses name
+            /// the parameter (`parray: offset 4 out of bounds for out (extent 4)`), as a GPU
+            /// kernel's fault record does. For the emulated kernels `detour!` generates.
+            pub fn as_parameter(self, name: &'static str) -> Self {
+                $name {
+                    raw: Raw {
+                        type_name: name,
+                        ..self.raw
+                    },
                     _array: PhantomData,
                 }
             }
@@ -385,6 +617,15 @@ impl<T: Element> Access<T> for Ptr<'_, T> {
         // SAFETY: in bounds and accessible by the caller's contract; unwritten as above.
         unsafe { *self.raw.at_unchecked(off) }
     }
+
+    #[inline(always)]
+    #[track_caller]
+    fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
+        let p = self.raw.at_vector::<V>(off);
+        // SAFETY: `at_vector` checked that the `V::LANES` elements from `p` are in bounds
+        // of the borrowed array, which nothing writes while this handle lives.
+        V::from_lanes(|i| unsafe { *p.add(i) })
+    }
 }
 
 impl<T: Element> Access<T> for PtrMut<'_, T> {
@@ -400,6 +641,15 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds by the caller's contract; atomic as above.
         unsafe { load_relaxed(self.raw.at_unchecked(off)) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
+        let p = self.raw.at_vector::<V>(off);
+        // SAFETY: `at_vector` checked the lanes in bounds; each is an aligned element of
+        // the exclusively borrowed array, accessed only atomically while this handle lives.
+        V::from_lanes(|i| unsafe { load_relaxed(p.add(i)) })
     }
 }
 
@@ -433,37 +683,51 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         // this handle lives.
         unsafe { crate::gpu::emulate::atomic_add(p, v) }
     }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
+        let p = self.raw.at_vector::<V>(off);
+        for i in 0..V::LANES {
+            // SAFETY: as in `load_vector`.
+            unsafe { store_relaxed(p.add(i), v.lane(i)) }
+        }
+    }
 }
 
 /// Detour bodies reach arrays through whatever the closure captured: owners, handles or
 /// references to them.
-impl<T: Element, A: Access<T> + ?Sized> Access<T> for &A {
-    #[inline(always)]
-    #[track_caller]
-    fn load(&self, off: usize) -> T {
-        (**self).load(off)
-    }
+macro_rules! forward_access {
+    ($($r:ty),*) => {$(
+        impl<T: Element, A: Access<T> + ?Sized> Access<T> for $r {
+            #[inline(always)]
+            #[track_caller]
+            fn load(&self, off: usize) -> T {
+                (**self).load(off)
+            }
 
-    #[inline(always)]
-    unsafe fn load_unchecked(&self, off: usize) -> T {
-        // SAFETY: forwarded.
-        unsafe { (**self).load_unchecked(off) }
-    }
+            #[inline(always)]
+            unsafe fn load_unchecked(&self, off: usize) -> T {
+                // SAFETY: forwarded.
+                unsafe { (**self).load_unchecked(off) }
+            }
+
+            #[inline(always)]
+            #[track_caller]
+            fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
+                (**self).load_vector(off)
+            }
+
+            #[inline(always)]
+            unsafe fn load_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize) -> V {
+                // SAFETY: forwarded.
+                unsafe { (**self).load_vector_unchecked(off) }
+            }
+        }
+    )*};
 }
 
-impl<T: Element, A: Access<T> + ?Sized> Access<T> for &mut A {
-    #[inline(always)]
-    #[track_caller]
-    fn load(&self, off: usize) -> T {
-        (**self).load(off)
-    }
-
-    #[inline(always)]
-    unsafe fn load_unchecked(&self, off: usize) -> T {
-        // SAFETY: forwarded.
-        unsafe { (**self).load_unchecked(off) }
-    }
-}
+forward_access!(&A, &mut A);
 
 impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
     #[inline(always)]
@@ -484,5 +748,17 @@ impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
         T: AtomicAdd,
     {
         (**self).atomic_add(off, v)
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
+        (**self).store_vector(off, v)
+    }
+
+    #[inline(always)]
+    unsafe fn store_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize, v: V) {
+        // SAFETY: forwarded.
+        unsafe { (**self).store_vector_unchecked(off, v) }
     }
 }

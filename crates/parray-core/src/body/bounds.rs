@@ -11,6 +11,15 @@
 //! array and, for a parameter or a capture, the largest extent of the types the body
 //! indexes it as: the detour checks before starting that the array holds that many
 //! elements (`IndexedAs` in the runtime). Proved accesses skip their run-time check.
+//!
+//! A vector access (`p.load4(e)`) is proved when all its lanes are, and when its first
+//! lane is known to lie at a multiple of its lanes from the root's start: every integer
+//! expression also gets the number of its low bits known to be zero (a multiple of 4 has
+//! two), which holds under wrapping arithmetic too. A root's start is aligned: an array
+//! the body creates is allocated so, and the detour checks before starting that an array
+//! it is given starts at a multiple of the most lanes the body accesses it by
+//! (`aligned_for` in the runtime). The same facts decide a `#copy`'s
+//! [`Stmt::Vectorised`]: its vector loop where both sides are proved aligned.
 
 use std::collections::HashMap;
 
@@ -37,6 +46,9 @@ pub struct RootUse {
     /// The declared types whose `$T[...]$` forms index it, with their extents (`None` for a
     /// type parameter), in first-use order.
     pub indexed_as: Vec<(String, Option<u64>)>,
+    /// The most lanes of a vector access through it (`p.load4(off)`: 4); 0 when it has
+    /// none. An array given to the detour must start at a multiple of it.
+    pub lanes: u8,
     /// Where the body first reaches it (for messages about it).
     pub span: proc_macro2::Span,
 }
@@ -54,6 +66,10 @@ pub struct Proof {
     /// Indices of `$T[...]$` forms out of their dimension for every thread and iteration
     /// (the interval lies wholly past it), with what to say about each.
     pub out_of_range: Vec<(proc_macro2::Span, String)>,
+    /// Vector accesses whose first element is at one offset from the start of the array
+    /// for every thread and iteration, and that offset is not a multiple of the lanes
+    /// (each would fault on every run), with what to say about each.
+    pub misaligned: Vec<(proc_macro2::Span, String)>,
 }
 
 impl Proof {
@@ -66,11 +82,13 @@ impl Proof {
 /// every other with its root ([`Check::Checked`]). Run after [`super::check`] (it reads
 /// the inferred types).
 pub fn prove(body: &mut Body) -> Proof {
+    // First each `#copy` that can move vectors keeps the loop its alignment allows.
+    let read = body.clone();
+    let facts = Facts::analyse(&read);
+    choose_vectors(&mut body.stmts, &facts);
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
-    let mut facts = Facts::new(&read);
-    facts.stmts(&read.stmts);
-    facts.forget_reassigned_roots();
+    let facts = Facts::analyse(&read);
     // The extent each root is known to have: checked by the detour, or created.
     let extents: HashMap<Root, u64> = facts
         .uses
@@ -93,15 +111,67 @@ pub fn prove(body: &mut Body) -> Proof {
     proof
 }
 
+/// Replaces each [`Stmt::Vectorised`] by its vector loop when every vector access in it is
+/// proved aligned, else by its element loop.
+fn choose_vectors(stmts: &mut [Stmt], facts: &Facts) {
+    for s in stmts {
+        if let Stmt::Vectorised {
+            vector,
+            scalar,
+            loc,
+            ..
+        } = s
+        {
+            let mut aligned = true;
+            visit_exprs(vector.iter(), &mut |e| {
+                if let ExprKind::Vector {
+                    base, at, lanes, ..
+                } = &e.kind
+                {
+                    aligned &= facts.aligned(base, at, *lanes);
+                }
+            });
+            let mut keep = std::mem::take(if aligned { vector } else { scalar });
+            *s = match keep.len() {
+                1 => keep.pop().expect("one statement"),
+                _ => Stmt::Block {
+                    body: keep,
+                    loc: *loc,
+                },
+            };
+        }
+        s.for_each_part_mut(&mut |part| {
+            if let super::PartMut::Body(b) = part {
+                choose_vectors(b, facts);
+            }
+        });
+    }
+}
+
+/// Low bits known to be zero in a value are counted up to this: enough for every
+/// vector's lanes.
+const TWOS: u32 = 8;
+
+/// The low zero bits of `v` (all, for 0), up to [`TWOS`].
+fn twos_of_constant(v: u128) -> u32 {
+    if v == 0 {
+        TWOS
+    } else {
+        v.trailing_zeros().min(TWOS)
+    }
+}
+
 /// An inclusive range of values.
 type Interval = (i128, i128);
 
 /// Where a pointer-valued expression points: its root, its displacement from the root's
-/// first element when known, and the types of the forms that displaced it.
+/// first element when known, the low zero bits known of that displacement (whatever it
+/// is), and the types of the forms that displaced it.
 #[derive(Debug, Clone)]
 struct Place {
     root: Root,
     displacement: Option<Interval>,
+    twos: u32,
     types: Vec<(String, Option<u64>)>,
 }
 
@@ -110,39 +180,140 @@ impl Place {
         Place {
             root,
             displacement,
+            twos: TWOS,
             types: Vec::new(),
         }
     }
 }
 
-/// What the forward walk learned: ranges of integer locals, places of pointer locals,
-/// created arrays, and what each root is used for.
+/// What the forward walk learned: ranges and low zero bits of integer locals, places of
+/// pointer locals, created arrays, and what each root is used for.
 struct Facts<'b> {
     body: &'b Body,
     ranges: HashMap<LocalId, Interval>,
+    twos: HashMap<LocalId, u32>,
     places: HashMap<LocalId, Place>,
+    /// For each pointer local the body assigns: the low zero bits every value it is
+    /// assigned has (an assumption for the walk, which [`Facts::analyse`] makes true).
+    assigned_twos: HashMap<LocalId, u32>,
     created: HashMap<LocalId, u64>,
     uses: Vec<RootUse>,
 }
 
 impl<'b> Facts<'b> {
-    fn new(body: &'b Body) -> Self {
+    fn new(body: &'b Body, assigned_twos: HashMap<LocalId, u32>) -> Self {
         let mut facts = Facts {
             body,
             ranges: HashMap::new(),
+            twos: HashMap::new(),
             places: HashMap::new(),
+            assigned_twos,
             created: HashMap::new(),
             uses: Vec::new(),
         };
         for (param, local) in &body.params {
             if param.pointer {
                 let displacement = (!body.assigns(*local)).then_some((0, 0));
-                facts
-                    .places
-                    .insert(*local, Place::at(Root::Local(*local), displacement));
+                let mut place = Place::at(Root::Local(*local), displacement);
+                place.twos = facts.assigned_twos.get(local).copied().unwrap_or(TWOS);
+                facts.places.insert(*local, place);
             }
         }
         facts
+    }
+
+    /// The facts of `body`: the forward walk, repeated until the low zero bits assumed of
+    /// each assigned pointer hold for every value assigned to it (they only decrease).
+    fn analyse(body: &'b Body) -> Self {
+        let mut assumed = HashMap::new();
+        loop {
+            let mut facts = Facts::new(body, assumed);
+            facts.stmts(&body.stmts);
+            facts.forget_reassigned_roots();
+            let found = facts.assigned_pointer_twos();
+            if found == facts.assigned_twos {
+                return facts;
+            }
+            assumed = found;
+        }
+    }
+
+    /// For each pointer local the body assigns, the low zero bits of every value assigned
+    /// to it, and of what was assumed (`p = q + e`: those of `q` and `e`; `p += e`: those
+    /// of `p` and `e`).
+    fn assigned_pointer_twos(&self) -> HashMap<LocalId, u32> {
+        let mut out = self.assigned_twos.clone();
+        visit_exprs(&self.body.stmts, &mut |e| {
+            let ExprKind::Assign(op, place, value) = &e.kind else {
+                return;
+            };
+            let ExprKind::Local(id) = place.kind else {
+                return;
+            };
+            let Some(now) = self.places.get(&id).map(|p| p.twos) else {
+                return;
+            };
+            let t = match op {
+                None => self.place(value).map_or(0, |p| p.twos),
+                Some(BinOp::Add) => now.min(self.twos_of(value)),
+                Some(_) => 0,
+            };
+            let entry = out.entry(id).or_insert(TWOS);
+            *entry = (*entry).min(t);
+        });
+        out
+    }
+
+    /// Whether the vector access `base.load{lanes}(at)` (or its store) is known to start at
+    /// a multiple of `lanes` from its root's start.
+    fn aligned(&self, base: &Expr, at: &Expr, lanes: u8) -> bool {
+        let need = u32::from(lanes).trailing_zeros();
+        self.place(base)
+            .is_some_and(|p| p.twos.min(self.twos_of(at)) >= need)
+    }
+
+    /// The low bits known to be zero in the value of an integer expression (up to
+    /// [`TWOS`]); they stay zero when the arithmetic wraps.
+    fn twos_of(&self, e: &Expr) -> u32 {
+        let t = match &e.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => twos_of_constant(*v),
+            ExprKind::Size(n) => twos_of_constant(u128::from(*n)),
+            ExprKind::Local(id) => self.twos.get(id).copied().unwrap_or(0),
+            ExprKind::Offset { off, args, .. } => {
+                let mut t = if off.expr.konst == 0 {
+                    TWOS
+                } else {
+                    twos_of_constant(u128::from(off.expr.konst))
+                };
+                for (c, term) in &off.expr.terms {
+                    let of_term = match term {
+                        crate::expr::Term::Var(v) => {
+                            args.get(v.0 as usize).map_or(0, |a| self.twos_of(a))
+                        }
+                        crate::expr::Term::Digit { .. } => 0,
+                    };
+                    t = t.min(twos_of_constant(u128::from(*c)) + of_term);
+                }
+                t
+            }
+            ExprKind::Cast(x, s) if s.is_int() => self.twos_of(x),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.twos_of(l), self.twos_of(r));
+                match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Rem | BinOp::BitOr | BinOp::BitXor => a.min(b),
+                    BinOp::Mul => a + b,
+                    BinOp::BitAnd => a.max(b),
+                    BinOp::Shl => match &r.kind {
+                        ExprKind::Lit(Lit::Int(k, _)) => a.saturating_add(*k as u32),
+                        _ => a,
+                    },
+                    _ => 0,
+                }
+            }
+            ExprKind::Select(_, a, b) => self.twos_of(a).min(self.twos_of(b)),
+            _ => 0,
+        };
+        t.min(TWOS)
     }
 
     fn stmts(&mut self, stmts: &[Stmt]) {
@@ -166,6 +337,8 @@ impl<'b> Facts<'b> {
                     if let Some(mut place) = self.place(init) {
                         if !fixed {
                             place.displacement = None;
+                            let assumed = self.assigned_twos.get(local).copied();
+                            place.twos = place.twos.min(assumed.unwrap_or(TWOS));
                         }
                         self.places.insert(*local, place);
                     }
@@ -173,6 +346,7 @@ impl<'b> Facts<'b> {
                     if let Some(r) = self.interval(init) {
                         self.ranges.insert(*local, r);
                     }
+                    self.twos.insert(*local, self.twos_of(init));
                 }
             }
             Stmt::Create { local, len, .. } => {
@@ -228,19 +402,24 @@ impl<'b> Facts<'b> {
     /// Records the roots that `e` indexes, writes and indexes as which types.
     fn uses_in(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Index(base, at, _) => self.access(base, Some(at), false),
-            ExprKind::Assign(_, place, _) => {
-                if let ExprKind::Index(base, at, _) = &place.kind {
-                    self.access(base, Some(at), true);
-                }
-            }
-            ExprKind::AtomicAdd(p, _, _) => self.access(p, None, true),
+            ExprKind::Index(base, at, _) => self.access(base, Some(at), false, 0),
+            ExprKind::Vector {
+                base, at, lanes, ..
+            } => self.access(base, Some(at), false, *lanes),
+            ExprKind::Assign(_, place, _) => match &place.kind {
+                ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
+                ExprKind::Vector {
+                    base, at, lanes, ..
+                } => self.access(base, Some(at), true, *lanes),
+                _ => {}
+            },
+            ExprKind::AtomicAdd(p, _, _) => self.access(p, None, true, 0),
             _ => {}
         }
         e.for_each_child(&mut |c| self.uses_in(c));
     }
 
-    fn access(&mut self, base: &Expr, at: Option<&Expr>, written: bool) {
+    fn access(&mut self, base: &Expr, at: Option<&Expr>, written: bool, lanes: u8) {
         let Some(Place {
             root, mut types, ..
         }) = self.place(base)
@@ -257,12 +436,14 @@ impl<'b> Facts<'b> {
                     root,
                     written: false,
                     indexed_as: Vec::new(),
+                    lanes: 0,
                     span: base.span,
                 });
                 self.uses.last_mut().expect("just pushed")
             }
         };
         use_.written |= written;
+        use_.lanes = use_.lanes.max(lanes);
         for t in types {
             if !use_.indexed_as.contains(&t) {
                 use_.indexed_as.push(t);
@@ -281,6 +462,7 @@ impl<'b> Facts<'b> {
                     .displacement
                     .zip(self.interval(r))
                     .map(|(a, b)| (a.0 + b.0, a.1 + b.1));
+                p.twos = p.twos.min(self.twos_of(r));
                 forms(r, &mut p.types);
                 Some(p)
             }
@@ -390,21 +572,56 @@ fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: 
                 }
             }
         }
+        let vector = match e.ty {
+            Ty::Vector(v) => v.keyword(),
+            _ => "vector",
+        };
+        // Each access: its base, the interval of its offset, its lanes (1: an element),
+        // whether its alignment is known (an element's needs none) and, for a vector, the
+        // span of its method.
         let access = match &mut e.kind {
-            ExprKind::Index(base, at, check) => Some((&**base, facts.interval(at), check)),
+            ExprKind::Index(base, at, check) => {
+                Some((&**base, facts.interval(at), 1, true, None, check))
+            }
+            ExprKind::Vector {
+                base,
+                at,
+                lanes,
+                check,
+                method,
+            } => {
+                let aligned = facts.aligned(base, at, *lanes);
+                let interval = facts.interval(at);
+                Some((&**base, interval, *lanes, aligned, Some(*method), check))
+            }
             // `atomic_add(p, v)` updates `p[0]`.
-            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), check)),
+            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
             _ => None,
         };
-        if let Some((base, at, check)) = access {
+        if let Some((base, at, lanes, aligned, method, check)) = access {
             proof.accesses += 1;
             let place = facts.place(base);
+            if let (Some(method), Some(p), Some((i, _))) =
+                (method, &place, at.filter(|(lo, hi)| lo == hi))
+            {
+                if let Some((d, _)) = p.displacement.filter(|(lo, hi)| lo == hi) {
+                    if (d + i).rem_euclid(i128::from(lanes)) != 0 {
+                        proof.misaligned.push((
+                            method,
+                            format!(
+                                "this {vector} access is misaligned for every thread: its first element is at offset {} from the start of the array, not a multiple of {lanes}",
+                                d + i
+                            ),
+                        ));
+                    }
+                }
+            }
             let within = place.as_ref().and_then(|p| {
                 let extent = *extents.get(&p.root)? as i128;
                 let (d, i) = (p.displacement?, at?);
-                Some(d.0 + i.0 >= 0 && d.1 + i.1 < extent)
+                Some(d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent)
             });
-            if within == Some(true) {
+            if within == Some(true) && aligned {
                 *check = Check::Proved;
                 proof.proved += 1;
             } else {

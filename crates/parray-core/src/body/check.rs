@@ -10,8 +10,8 @@
 use proc_macro2::Span;
 
 use super::{
-    lane_scalar, lanes, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method, PartMut, Scalar,
-    Stmt, Ty, UnOp,
+    lane_scalar, lanes, vector_of, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method,
+    PartMut, Scalar, Stmt, Ty, UnOp,
 };
 use crate::kinds::ElemType;
 
@@ -236,6 +236,10 @@ impl Checker {
                 self.stmts(b, body);
             }
             Stmt::Block { body: b, .. } => self.stmts(b, body),
+            Stmt::Vectorised { vector, scalar, .. } => {
+                self.stmts(vector, body);
+                self.stmts(scalar, body);
+            }
             Stmt::Print { args, .. } => {
                 for a in args {
                     self.expr(a, body);
@@ -254,6 +258,9 @@ impl Checker {
     }
 
     fn expr(&mut self, e: &mut Expr, body: &Body) -> Ty {
+        if matches!(e.kind, ExprKind::Vector { .. }) {
+            return self.vector(e, body, false);
+        }
         let span = e.span;
         let ty = match &mut e.kind {
             ExprKind::Lit(Lit::Int(_, Some(s))) | ExprKind::Lit(Lit::Float(_, Some(s))) => {
@@ -299,7 +306,17 @@ impl Checker {
                 self.binary(op, tl, tr, l.span, r.span, span)
             }
             ExprKind::Assign(op, place, value) => {
-                let (tp, tv) = (self.expr(place, body), self.expr(value, body));
+                let tp = if matches!(place.kind, ExprKind::Vector { .. }) {
+                    self.vector(place, body, true)
+                } else {
+                    self.expr(place, body)
+                };
+                let tv = self.expr(value, body);
+                let stored = match (tp, &place.kind) {
+                    (Ty::Vector(v), ExprKind::Vector { lanes, .. }) => Some((v, *lanes)),
+                    (_, ExprKind::Vector { .. }) => Some((ElemType::Float, 0)),
+                    _ => None,
+                };
                 if let ExprKind::Local(id) = place.kind {
                     let local = body.local(id);
                     if !local.mutable {
@@ -312,11 +329,24 @@ impl Checker {
                         );
                     }
                 }
-                match op {
-                    Some(op) => {
+                match (op, stored) {
+                    // `store2`/`store4` (the lowering makes no compound assignment of them).
+                    (_, Some((v, lanes))) => {
+                        let t = self.resolve(tv);
+                        if lanes > 0 && t != tp && t != Ty::Host {
+                            self.fail(
+                                value.span,
+                                format!(
+                                    "`store{lanes}` here stores a `{v}` (`{v}::new(...)`, or a `load{lanes}`), not `{t}`",
+                                    v = v.rust_type()
+                                ),
+                            );
+                        }
+                    }
+                    (Some(op), None) => {
                         self.binary(*op, tp, tv, place.span, value.span, span);
                     }
-                    None => {
+                    (None, None) => {
                         self.unify(tp, tv, value.span, "this assignment");
                     }
                 }
@@ -349,6 +379,7 @@ impl Checker {
                     }
                 }
             }
+            ExprKind::Vector { .. } => unreachable!("typed by `vector` above"),
             ExprKind::Field(base, lane) => {
                 let lane = *lane;
                 let tb = self.expr(base, body);
@@ -436,6 +467,54 @@ impl Checker {
                 self.condition(c, body);
                 let (ta, tb) = (self.expr(a, body), self.expr(b, body));
                 self.unify(ta, tb, b.span, "the branches of this `if`")
+            }
+        };
+        e.ty = ty;
+        ty
+    }
+
+    /// `p.load4(off)` (`store`: the place of `p.store4(off, v)`): the vector of `lanes`
+    /// elements of `p`'s element type, where the body subset has one.
+    fn vector(&mut self, e: &mut Expr, body: &Body, store: bool) -> Ty {
+        let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            method,
+            ..
+        } = &mut e.kind
+        else {
+            unreachable!("called on a vector access")
+        };
+        let (lanes, method) = (*lanes, *method);
+        let tb = self.expr(base, body);
+        let ti = self.expr(at, body);
+        self.unify(Ty::USIZE, ti, at.span, "this offset (offsets are `usize`)");
+        let name = format!("{}{lanes}", if store { "store" } else { "load" });
+        let ty = match self.resolve(tb) {
+            Ty::Ptr(el) | Ty::Array { elem: el, .. } => match vector_of(el, lanes) {
+                Some(v) => Ty::Vector(v),
+                None => {
+                    let verb = if store { "writes" } else { "reads" };
+                    self.fail(
+                        method,
+                        format!(
+                            "`{name}` {verb} {lanes} elements as one vector, and `{}` has no vector of {lanes}: `load4`/`store4` take pointers to f32 (`Float4`) and i32 (`Int4`), `load2`/`store2` pointers to f32 (`Float2`), f64 (`Double2`) and i32 (`Int2`)",
+                            Ty::of_elem(el)
+                        ),
+                    );
+                    Ty::Host
+                }
+            },
+            Ty::Host => Ty::Host,
+            t => {
+                self.fail(
+                    base.span,
+                    format!(
+                        "`{t}` has no `{name}`: only arrays and pointers are accessed by vectors"
+                    ),
+                );
+                Ty::Host
             }
         };
         e.ty = ty;

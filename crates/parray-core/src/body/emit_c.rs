@@ -107,6 +107,53 @@ __device__ __forceinline__ T* parray_at(T* p, unsigned long long i, B* base, uns
 }
 "#;
 
+/// Device helper of a kernel with checked vector accesses: `parray_vat<L>(p, i, base, n,
+/// which, line, vector, fault)` is `p + i` when the `L` elements from it lie within the
+/// `n` from `base` and its offset from `base` is a multiple of `L`; otherwise it records
+/// the fault as `parray_at` does, the vector type and whether only the alignment failed
+/// in the bits above 16 of the array's number ([`fault_which`]), and gives the scratch.
+const VECTOR_CHECK_HELPER: &str = r#"template <unsigned L, typename T, typename B>
+__device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, unsigned long long n, unsigned which, unsigned line, unsigned vector, unsigned long long* f) {
+    unsigned long long off = (unsigned long long)(p - base) + i;
+    bool inside = off < n && n - off >= L;
+    if (inside && off % L == 0) return p + i;
+    parray_fault(f, which | ((inside ? vector | 256u : vector) << 16), off, n, line);
+    return reinterpret_cast<T*>(f + 8);
+}
+"#;
+
+/// The fault record's word for an access to array number `which`: the number alone for an
+/// element; for a vector access also, from bit 16, the vector type's place in
+/// [`ElemType::ALL`](crate::ElemType::ALL) plus one and, in bit 24, whether its lanes were
+/// in bounds but misaligned. [`fault_kind`] reads it back.
+pub fn fault_which(which: u32, vector: Option<(crate::ElemType, bool)>) -> u32 {
+    match vector {
+        None => which,
+        Some((v, misaligned)) => which | (vector_code(v) | u32::from(misaligned) << 8) << 16,
+    }
+}
+
+/// The number of the vector type `v` in a fault record.
+fn vector_code(v: crate::ElemType) -> u32 {
+    crate::ElemType::ALL
+        .iter()
+        .position(|e| *e == v)
+        .expect("every element type is in ALL") as u32
+        + 1
+}
+
+/// What [`fault_which`] wrote: the array's number, and for a vector access its type and
+/// whether it was misaligned (its lanes in bounds).
+pub fn fault_kind(word: u64) -> (usize, Option<(crate::ElemType, bool)>) {
+    let which = (word & 0xffff) as usize;
+    let code = (word >> 16) as u32;
+    let vector = (code & 0xff)
+        .checked_sub(1)
+        .and_then(|k| crate::ElemType::ALL.get(k as usize))
+        .map(|v| (*v, code & 0x100 != 0));
+    (which, vector)
+}
+
 /// The arrays the checked accesses of `body` reach, in the order the kernel numbers them
 /// (`which` in its fault record): the pointer parameters, then the arrays the body
 /// creates, by name. `None` when every access is proved: the kernel has no checks, and no
@@ -116,7 +163,12 @@ pub fn checked_arrays(body: &Body) -> Option<Vec<String>> {
     super::visit_exprs(&body.stmts, &mut |e| {
         checked |= matches!(
             e.kind,
-            ExprKind::Index(_, _, Check::Checked(_)) | ExprKind::AtomicAdd(_, _, Check::Checked(_))
+            ExprKind::Index(_, _, Check::Checked(_))
+                | ExprKind::AtomicAdd(_, _, Check::Checked(_))
+                | ExprKind::Vector {
+                    check: Check::Checked(_),
+                    ..
+                }
         );
     });
     if !checked {
@@ -174,6 +226,19 @@ pub fn kernel(body: &Body, name: &str) -> String {
     let mut bases = Vec::new();
     if checked {
         out.push_str(CHECK_HELPERS);
+        let mut vectors = false;
+        super::visit_exprs(&body.stmts, &mut |e| {
+            vectors |= matches!(
+                e.kind,
+                ExprKind::Vector {
+                    check: Check::Checked(_),
+                    ..
+                }
+            );
+        });
+        if vectors {
+            out.push_str(VECTOR_CHECK_HELPER);
+        }
         let mut which = 0;
         for (p, id) in body.params.iter().filter(|(p, _)| p.pointer) {
             let n = &w.names[id.0 as usize];
@@ -200,6 +265,7 @@ pub fn kernel(body: &Body, name: &str) -> String {
         });
         params.push("unsigned long long* __parray_fault".into());
     }
+    out.push_str(&register_helpers(body));
     let _ = writeln!(
         out,
         "extern \"C\" __global__ void {name}({}) {{",
@@ -222,6 +288,62 @@ pub fn kernel(body: &Body, name: &str) -> String {
     w.stmts(&body.stmts);
     out.push_str(&w.out);
     out.push_str("}\n");
+    out
+}
+
+/// The arrays each vector access of `body` goes through, and the vector types of those in
+/// registers (the rmem arrays a body creates).
+fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<crate::ElemType>) {
+    let mut arrays = HashSet::new();
+    let mut in_registers = Vec::new();
+    super::visit_exprs(&body.stmts, &mut |e| {
+        let ExprKind::Vector { base, lanes, .. } = &e.kind else {
+            return;
+        };
+        if let ExprKind::Local(id) = base.kind {
+            arrays.insert(id);
+        }
+        if let Ty::Array {
+            mem: MemKind::Rmem,
+            elem,
+            ..
+        } = base.ty
+        {
+            if let Some(v) = super::vector_of(elem, *lanes) {
+                if !in_registers.contains(&v) {
+                    in_registers.push(v);
+                }
+            }
+        }
+    });
+    (arrays, in_registers)
+}
+
+/// For each vector type that the body moves to or from registers: `parray_get_float4(q)`,
+/// the vector of the elements from `q`, and `parray_set(q, v)`, which writes its lanes
+/// there. A register array stays in registers when its indices are constants (an
+/// unrolled loop): lane by lane, as here, not through a cast pointer.
+fn register_helpers(body: &Body) -> String {
+    let mut out = String::new();
+    for v in vector_uses(body).1 {
+        let (t, e) = (v.keyword(), super::lane_scalar(v));
+        let e = c_scalar(e);
+        let n = lanes(v) as usize;
+        let get: Vec<String> = (0..n).map(|i| format!("q[{i}]")).collect();
+        let set: Vec<String> = (0..n)
+            .map(|i| format!("q[{i}] = v.{};", ["x", "y", "z", "w"][i]))
+            .collect();
+        let _ = writeln!(
+            out,
+            "__device__ __forceinline__ {t} parray_get_{t}(const {e}* q) {{ return make_{t}({}); }}",
+            get.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "__device__ __forceinline__ void parray_set({e}* q, {t} v) {{ {} }}",
+            set.join(" ")
+        );
+    }
     out
 }
 
@@ -406,9 +528,7 @@ pub fn remap_kernel(
         crate::ElemType::Unsigned => Some("uint4"),
         _ => None,
     };
-    if let Some(v) =
-        vector.filter(|_| n.is_multiple_of(4) && aligned_runs(&s, 4) && aligned_runs(&d, 4))
-    {
+    if let Some(v) = vector.filter(|_| crate::offsets::common_vector(&s, &d, n, &[4]).is_some()) {
         let source = format!(
             "{head}\
              \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
@@ -448,30 +568,6 @@ pub fn remap_kernel(
     })
 }
 
-/// Whether `off(v*q + r) == off(v*q) + r` and `off(v*q)` is a multiple of `v` for every `q`
-/// and `r < v`: `k` itself is a term, and every other term and the constant move in whole
-/// runs of `v` (CuTe's common vector of a layout, for one width).
-fn aligned_runs(off: &crate::Offset, v: u64) -> bool {
-    use crate::expr::Term;
-    // The term that moves with `k % v`: `k`, or `k % m` with `m` a multiple of `v`.
-    let unit = |c: u64, t: &Term| {
-        c == 1
-            && match t {
-                Term::Var(_) => true,
-                Term::Digit { of, div, modulo } => {
-                    *div == 1 && of.as_var().is_some() && modulo.is_none_or(|m| m.is_multiple_of(v))
-                }
-            }
-    };
-    off.expr.konst.is_multiple_of(v)
-        && off.expr.terms.iter().filter(|(c, t)| unit(*c, t)).count() == 1
-        && off.expr.terms.iter().all(|(c, t)| {
-            unit(*c, t)
-                || matches!(t, Term::Digit { of, div, .. }
-                    if c.is_multiple_of(v) && div.is_multiple_of(v) && of.as_var().is_some())
-        })
-}
-
 pub fn unsigned_literal(n: u64) -> String {
     if n <= u32::MAX as u64 {
         format!("{n}u")
@@ -489,6 +585,8 @@ struct Writer<'b> {
     roots: HashMap<Root, (String, String, usize)>,
     /// The user's line of the statement being written (for fault records).
     stmt_line: u32,
+    /// The arrays the body accesses by vectors (a shared one is declared 16-byte aligned).
+    vector_arrays: HashSet<LocalId>,
     out: String,
     indent: usize,
     /// The user's line the next kernel line is attributed to (0: not yet known).
@@ -520,6 +618,7 @@ impl<'b> Writer<'b> {
             names,
             roots: HashMap::new(),
             stmt_line: 0,
+            vector_arrays: vector_uses(body).0,
             out: String::new(),
             indent: 1,
             next_line: 0,
@@ -588,10 +687,14 @@ impl<'b> Writer<'b> {
                 loc,
                 ..
             } => {
-                let qualifier = if *mem == MemKind::Smem {
-                    "__shared__ "
-                } else {
-                    ""
+                // A shared array read or written as float4s must be aligned for them (a
+                // register array is accessed lane by lane).
+                let qualifier = match mem {
+                    MemKind::Smem if self.vector_arrays.contains(local) => {
+                        "__shared__ __align__(16) "
+                    }
+                    MemKind::Smem => "__shared__ ",
+                    _ => "",
                 };
                 let name = self.names[local.0 as usize].clone();
                 self.line(
@@ -657,6 +760,8 @@ impl<'b> Writer<'b> {
                 self.block(body);
                 self.push("}");
             }
+            // Decided by `bounds::prove`; without its decision, the element loop.
+            Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
             Stmt::Break { loc } => self.line(*loc, "break;"),
             Stmt::Continue { loc } => self.line(*loc, "continue;"),
@@ -749,11 +854,21 @@ impl<'b> Writer<'b> {
                 };
                 (format!("{sym}{}", self.operand(x, UNARY)), UNARY)
             }
+            // `x + 0` where the zero is an index (a single `#copy` move): `x`.
+            ExprKind::Binary(BinOp::Add, x, zero) | ExprKind::Binary(BinOp::Add, zero, x)
+                if is_zero(zero) && zero.ty == e.ty && x.ty == e.ty =>
+            {
+                self.expr(x, _min)
+            }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
                 let (l, r) = (self.operand(l, p), self.operand(r, p + 1));
                 (format!("{l} {} {r}", op.symbol()), p)
             }
+            ExprKind::Assign(_, place, value) if matches!(place.kind, ExprKind::Vector { .. }) => {
+                self.vector(place, Some(value))
+            }
+            ExprKind::Vector { .. } => self.vector(e, None),
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
                 let (p, v) = (self.operand(place, UNARY), self.operand(value, 1));
@@ -817,6 +932,63 @@ impl<'b> Writer<'b> {
         }
     }
 
+    /// The vector access `e` (`p.load4(i)`), or with `store` its store `p.store4(i, v)`: a
+    /// cast pointer to the vector type in memory, lane by lane in registers; through
+    /// `parray_vat` where it is checked.
+    fn vector(&self, e: &Expr, store: Option<&Expr>) -> (String, u8) {
+        let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            check,
+            ..
+        } = &e.kind
+        else {
+            unreachable!("a vector access")
+        };
+        let Ty::Vector(v) = e.ty else {
+            unreachable!("checked: a vector access has a vector type")
+        };
+        let t = v.keyword();
+        let registers = matches!(
+            base.ty,
+            Ty::Array {
+                mem: MemKind::Rmem,
+                ..
+            }
+        );
+        let address = match check {
+            Check::Checked(Some(root)) if self.roots.contains_key(root) => {
+                let (array, n, which) = &self.roots[root];
+                format!(
+                    "parray_vat<{lanes}>({}, {}, {array}, {n}, {which}u, {}u, {}u, __parray_fault)",
+                    self.expr(base, 0).0,
+                    self.expr(at, 0).0,
+                    self.stmt_line,
+                    vector_code(v)
+                )
+            }
+            _ if is_zero(at) => self.operand(base, UNARY),
+            _ => {
+                let p = precedence(BinOp::Add);
+                format!("({} + {})", self.operand(base, p), self.operand(at, p))
+            }
+        };
+        match (store, registers) {
+            (None, false) => (format!("*(const {t}*){address}"), UNARY),
+            (None, true) => (format!("parray_get_{t}({})", unparen(&address)), ATOM),
+            (Some(value), false) => (format!("*({t}*){address} = {}", self.operand(value, 1)), 0),
+            (Some(value), true) => (
+                format!(
+                    "parray_set({}, {})",
+                    unparen(&address),
+                    self.expr(value, 0).0
+                ),
+                ATOM,
+            ),
+        }
+    }
+
     fn lit(&self, l: &Lit, ty: Ty) -> String {
         match l {
             Lit::Bool(b) => b.to_string(),
@@ -875,6 +1047,34 @@ impl<'b> Writer<'b> {
         all.extend(a);
         format!("{base}{}({})", if f32 { "f" } else { "" }, all.join(", "))
     }
+}
+
+/// Whether `e` is the constant 0.
+fn is_zero(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Lit(Lit::Int(0, _)) | ExprKind::Size(0) => true,
+        ExprKind::Offset { off, .. } => off.as_const() == Some(0),
+        _ => false,
+    }
+}
+
+/// `text` without the parentheses around it, if it has a pair around the whole.
+fn unparen(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+        return text;
+    };
+    let mut depth = 0i32;
+    for c in inner.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return text;
+        }
+    }
+    inner
 }
 
 /// The binding strength of a rendered offset: a sum, a product, or an atom.

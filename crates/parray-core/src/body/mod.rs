@@ -290,6 +290,10 @@ macro_rules! stmt_parts {
                 $f($part::Body(body));
             }
             Stmt::Block { body, .. } => $f($part::Body(body)),
+            Stmt::Vectorised { vector, scalar, .. } => {
+                $f($part::Body(vector));
+                $f($part::Body(scalar));
+            }
             Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
             Stmt::Create { .. }
             | Stmt::Sync { .. }
@@ -320,6 +324,7 @@ impl Stmt {
         | Stmt::While { loc, .. }
         | Stmt::For { loc, .. }
         | Stmt::Block { loc, .. }
+        | Stmt::Vectorised { loc, .. }
         | Stmt::Sync { loc }
         | Stmt::Break { loc }
         | Stmt::Continue { loc }
@@ -400,6 +405,15 @@ pub enum Stmt {
     Return {
         loc: Loc,
     },
+    /// A `#copy` that moves vectors where both of its sides are aligned: `vector` (one
+    /// loop of vector accesses) when [`bounds::prove`] shows each of its vector accesses
+    /// aligned, else `scalar` (the element loop). `prove` replaces the statement by the one
+    /// it keeps; a back end given the statement itself writes `scalar`.
+    Vectorised {
+        vector: Vec<Stmt>,
+        scalar: Vec<Stmt>,
+        loc: Loc,
+    },
     /// `println!`/`print!` with `{}` placeholders.
     Print {
         /// The literal text between placeholders (one more piece than arguments).
@@ -437,6 +451,10 @@ macro_rules! children {
             ExprKind::Method(_, r, args) => {
                 $f(r);
                 args.$iter().for_each($f);
+            }
+            ExprKind::Vector { base, at, .. } => {
+                $f(base);
+                $f(at);
             }
             ExprKind::Select(c, a, b) => {
                 $f(c);
@@ -686,6 +704,19 @@ pub enum ExprKind {
     Cast(Box<Expr>, Scalar),
     /// An element of an array or a pointer; [`bounds`] decides whether its check is needed.
     Index(Box<Expr>, Box<Expr>, Check),
+    /// `p.load2(off)`, `p.load4(off)`: the `lanes` elements from `at` as one vector value
+    /// (`Float4` of `f32` elements, [`vector_of`]); as the place of an
+    /// [`ExprKind::Assign`], `p.store2(off, v)` / `p.store4(off, v)`. The first element's
+    /// offset from the start of the root array must be a multiple of `lanes` (a GPU faults
+    /// on a misaligned vector): [`bounds`] proves that, or the access checks it with its
+    /// bounds. `method` is the span of the method's name.
+    Vector {
+        base: Box<Expr>,
+        at: Box<Expr>,
+        lanes: u8,
+        check: Check,
+        method: Span,
+    },
     /// `.x`, `.y`, `.z`, `.w` of a vector.
     Field(Box<Expr>, u8),
     Method(Method, Box<Expr>, Vec<Expr>),
@@ -764,6 +795,20 @@ pub fn lanes(e: ElemType) -> u8 {
         ElemType::Float2 | ElemType::Double2 | ElemType::Int2 => 2,
         _ => 0,
     }
+}
+
+/// The vector type of `lanes` elements of `elem` that a body can load and store at once
+/// (`p.load4(off)` on `f32` elements is a `Float4`): `float` 2 and 4, `double` 2, `int` 2
+/// and 4, as CUDA's `float2`, `float4`, `double2`, `int2`, `int4`.
+pub fn vector_of(elem: ElemType, lanes: u8) -> Option<ElemType> {
+    Some(match (elem, lanes) {
+        (ElemType::Float, 2) => ElemType::Float2,
+        (ElemType::Float, 4) => ElemType::Float4,
+        (ElemType::Double, 2) => ElemType::Double2,
+        (ElemType::Int, 2) => ElemType::Int2,
+        (ElemType::Int, 4) => ElemType::Int4,
+        _ => return None,
+    })
 }
 
 /// The scalar of a vector's lanes.

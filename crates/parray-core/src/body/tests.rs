@@ -332,3 +332,59 @@ fn remap_kernels_by_layout() {
         plain.source
     );
 }
+
+/// The common vector of two layouts, shared by the remap kernel and a body's `#copy`: Fig
+/// 21's registers `R` and columns `C0` (offsets 0, 1, 256, 257, ...) move in aligned pairs,
+/// not fours; a padded row does neither. Each pair of `C0` starts at `k * 256`.
+#[test]
+fn common_vectors_of_fig21() {
+    let m = crate::Module::parse(
+        "const N = 256\n\
+         dmem float [N][N] TY\n\
+         dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A\n\
+         dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B\n\
+         dmem float [#A_0][#B_1] C\n\
+         dmem float [#C_0_1][#C_1_1_1] C0\n\
+         rmem float [16][2] R\n\
+         smem float [16][17] P\n\
+         smem float [#P_0][16#P_1] PV",
+    )
+    .unwrap();
+    let node = |name: &str| m.lookup(name).unwrap().node;
+    let flat = |name: &str| crate::offset_function(&m, node(name), "k").unwrap();
+    assert_eq!(
+        crate::common_vector(&flat("R"), &flat("C0"), 32, &[4, 2]),
+        Some(2)
+    );
+    assert_eq!(
+        crate::common_vector(&flat("R"), &flat("R"), 32, &[4, 2]),
+        Some(4)
+    );
+    assert_eq!(
+        crate::common_vector(&flat("PV"), &flat("R"), 32, &[4, 2]),
+        None
+    );
+    let pairs = crate::offset_function_by(&m, node("C0"), "k", 2).unwrap();
+    assert_eq!(pairs.to_source(), "k * 256");
+    assert_eq!(pairs.vars.max(crate::VarId(0)), 15);
+}
+
+/// A fault record's word names the array and, for a vector access, its type and whether it
+/// was misaligned; the runtime reads back what the kernel wrote.
+#[test]
+fn fault_words_round_trip() {
+    use super::emit_c::{fault_kind, fault_which};
+    assert_eq!(fault_kind(u64::from(fault_which(3, None))), (3, None));
+    for v in [
+        ElemType::Float2,
+        ElemType::Float4,
+        ElemType::Double2,
+        ElemType::Int2,
+        ElemType::Int4,
+    ] {
+        for misaligned in [false, true] {
+            let word = fault_which(5, Some((v, misaligned)));
+            assert_eq!(fault_kind(u64::from(word)), (5, Some((v, misaligned))));
+        }
+    }
+}

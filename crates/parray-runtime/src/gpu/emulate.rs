@@ -36,7 +36,7 @@ use std::thread;
 use parray_core::grid::CudaGrid;
 use parray_core::MemKind;
 
-use crate::elem::Element;
+use crate::elem::{Element, Vector};
 use crate::error::{divergence_message, panic_place, ThreadId};
 use crate::panics::{self, Caught};
 use crate::ptr::{Access, AccessMut, PtrMut, Raw};
@@ -823,6 +823,22 @@ impl<T: Element, const N: usize> Registers<T, N> {
         // SAFETY: `off < N`, inside the array.
         unsafe { self.values.get().cast::<T>().add(off) }
     }
+
+    /// Lane 0 of the vector `V` at `off`, checked like an array's (every lane inside, `off`
+    /// a multiple of the lanes).
+    #[inline(always)]
+    #[track_caller]
+    fn vector_at<V: Vector<Lane = T>>(&self, off: usize) -> *mut T {
+        Raw::new(
+            self.values.get().cast::<T>(),
+            0,
+            N,
+            self.name,
+            MemKind::Rmem,
+            None,
+        )
+        .at_vector::<V>(off)
+    }
 }
 
 impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
@@ -838,6 +854,14 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds by the caller's contract; one owner as in `load`.
         unsafe { *self.values.get().cast::<T>().add(off) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
+        let p = self.vector_at::<V>(off);
+        // SAFETY: `vector_at` checked the lanes inside the array, which one thread owns.
+        V::from_lanes(|i| unsafe { *p.add(i) })
     }
 }
 
@@ -869,5 +893,15 @@ impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
         );
         // SAFETY: an aligned element that only this thread accesses.
         unsafe { atomic_add(p, v) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
+        let p = self.vector_at::<V>(off);
+        for i in 0..V::LANES {
+            // SAFETY: as in `load_vector`.
+            unsafe { *p.add(i) = v.lane(i) }
+        }
     }
 }

@@ -15,7 +15,9 @@ use crate::error::{DetourSite, Error, Result, ThreadId};
 use crate::gpu::device::{CudaDevice, Device, DeviceId};
 use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
-use crate::ptr::{Ptr, PtrMut};
+use crate::ptr::{
+    misaligned_message, out_of_bounds_message, vector_out_of_bounds_message, Ptr, PtrMut,
+};
 use crate::types::DataType;
 
 /// Shared memory a kernel may use without opting in (CUDA's static limit).
@@ -303,7 +305,8 @@ pub(crate) unsafe fn run_on_gpu(
     }
 }
 
-/// After a launch with checked accesses: the first access out of bounds it recorded, as
+/// After a launch with checked accesses: the first access out of bounds (or, for a vector,
+/// misaligned) it recorded, as
 /// the error the emulation gives for the same access (a panic of that thread), and the
 /// record cleared for the next launch.
 fn report_fault(
@@ -338,7 +341,15 @@ fn report_fault(
         + u64::from(gx) * (u64::from(block[1]) + u64::from(gy) * u64::from(block[2]));
     let thread_id = u64::from(thread[0])
         + u64::from(bx) * (u64::from(thread[1]) + u64::from(by) * u64::from(thread[2]));
-    let name = names.get(r[0] as usize - 1).copied().unwrap_or("an array");
+    // The array's number and, for a vector access, its type and whether it was misaligned.
+    let (which, vector) = parray_core::body::emit_c::fault_kind(r[0] - 1);
+    let name = names.get(which).copied().unwrap_or("an array");
+    let extent = r[2] as usize;
+    let message = match vector {
+        None => out_of_bounds_message(u128::from(r[1]), name, extent),
+        Some((v, false)) => vector_out_of_bounds_message(v, u128::from(r[1]), name, extent),
+        Some((v, true)) => misaligned_message(v, u128::from(r[1]), name),
+    };
     Err(Error::ThreadPanicked {
         site: launch.site,
         thread: ThreadId::Cuda {
@@ -347,10 +358,7 @@ fn report_fault(
             thread,
         },
         at: Some(format!("{}:{}", launch.site.file, r[3])),
-        message: format!(
-            "parray: offset {} out of bounds for {name} (extent {})",
-            r[1], r[2]
-        ),
+        message,
     })
 }
 

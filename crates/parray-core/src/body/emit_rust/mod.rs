@@ -271,6 +271,8 @@ impl<'b> Writer<'b> {
                 let b = self.stmts(body);
                 quote_spanned!(loc.span=> { #b })
             }
+            // Decided by `bounds::prove`; without its decision, the element loop.
+            Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
@@ -462,6 +464,32 @@ impl<'b> Writer<'b> {
                     }),
                 }
             }
+            ExprKind::Vector {
+                base,
+                at,
+                lanes,
+                check,
+                ..
+            } => {
+                let (b, i) = (self.access(base), self.host_index(at));
+                match check {
+                    Check::Checked(_) => {
+                        let load = Ident::new(&format!("load{lanes}"), span);
+                        quote_spanned!(span=> ::parray::Access::#load(#b, #i))
+                    }
+                    // SAFETY (of the generated block): `bounds::prove` showed every lane
+                    // below the extent the detour checked before starting (and the first
+                    // at a multiple of the lanes). The user's expressions are evaluated
+                    // outside the block.
+                    Check::Proved => {
+                        let load = Ident::new(&format!("load{lanes}_unchecked"), span);
+                        quote_spanned!(span=> {
+                            let (__parray_b, __parray_at) = (#b, #i);
+                            unsafe { ::parray::Access::#load(__parray_b, __parray_at) }
+                        })
+                    }
+                }
+            }
             ExprKind::Field(base, lane) => {
                 let b = self.operand(base, ATOM);
                 let f = Ident::new(["x", "y", "z", "w"][*lane as usize], span);
@@ -492,6 +520,30 @@ impl<'b> Writer<'b> {
     /// `x = v`, `x op= v`; an element through `AccessMut::store`.
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
         let v = self.expr(value);
+        if let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            check,
+            ..
+        } = &place.kind
+        {
+            let (b, i) = (self.access(base), self.host_index(at));
+            return match check {
+                Check::Checked(_) => {
+                    let store = Ident::new(&format!("store{lanes}"), span);
+                    quote_spanned!(span=> ::parray::AccessMut::#store(#b, #i, #v))
+                }
+                // SAFETY (of the generated block): as for a proved vector load.
+                Check::Proved => {
+                    let store = Ident::new(&format!("store{lanes}_unchecked"), span);
+                    quote_spanned!(span=> {
+                        let (__parray_b, __parray_at, __parray_v) = (#b, #i, #v);
+                        unsafe { ::parray::AccessMut::#store(__parray_b, __parray_at, __parray_v) }
+                    })
+                }
+            };
+        }
         if let ExprKind::Index(base, ix, check) = &place.kind {
             let (b, i) = (self.access(base), self.host_index(ix));
             return match (op, check) {
@@ -524,6 +576,12 @@ impl<'b> Writer<'b> {
             };
         }
         let p = self.expr(place);
+        // `p += off` moves a pointer by a Rust `usize` (the emulation's index is a `u32`).
+        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr(_)) {
+            self.host_index(value)
+        } else {
+            v
+        };
         let v = match (&place.kind, &self.blocks) {
             (ExprKind::Local(id), Some(b)) => b.spilled_store(*id, v),
             _ => v,
