@@ -43,7 +43,11 @@ subprog! {
                 #sync_1;
                 for m in 0..$size(A_1_1)$ {
                     let b1 = b + $B_0[i][m]$;
-                    let b2 = Float2::new(b1[0], b1[$B_1_1_1[1]$]);
+                    let b2 = if $cnt(B_1_1_1)$ {
+                        b1.load2(0)
+                    } else {
+                        Float2::new(b1[0], b1[$B_1_1_1[1]$])
+                    };
                     #[unroll]
                     for j in 0..16 {
                         r[$R[j][0]$] += b2.x * s[$S[m][j]$];

@@ -525,35 +525,35 @@ impl Lowerer<'_, '_> {
                         off: parray_core::Offset,
                         side: &CopySide,
                         moves: u64| {
-                    let (off, k) = match moves {
-                        1 => {
-                            let first = parray_core::Offset {
-                                expr: parray_core::expr::Expr::constant(off.expr.eval(&[0])),
-                                vars: off.vars,
-                            };
-                            (first, size(0))
-                        }
-                        _ => (off, Expr::new(ExprKind::Local(k), span)),
-                    };
-                    let mut index = Expr::new(
-                        ExprKind::Offset {
-                            off,
-                            args: vec![k],
-                            of: parray_core::body::Indexed {
-                                type_name: side.type_name.clone(),
-                                extent: Some(side.extent),
-                            },
+                let (off, k) = match moves {
+                    1 => {
+                        let first = parray_core::Offset {
+                            expr: parray_core::expr::Expr::constant(off.expr.eval(&[0])),
+                            vars: off.vars,
+                        };
+                        (first, size(0))
+                    }
+                    _ => (off, Expr::new(ExprKind::Local(k), span)),
+                };
+                let mut index = Expr::new(
+                    ExprKind::Offset {
+                        off,
+                        args: vec![k],
+                        of: parray_core::body::Indexed {
+                            type_name: side.type_name.clone(),
+                            extent: Some(side.extent),
                         },
+                    },
+                    span,
+                );
+                for o in offsets {
+                    index = Expr::new(
+                        ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
                         span,
                     );
-                    for o in offsets {
-                        index = Expr::new(
-                            ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
-                            span,
-                        );
-                    }
-                    (Box::new(base.clone()), Box::new(index))
-                };
+                }
+                (Box::new(base.clone()), Box::new(index))
+            };
             // A loop of `iterations` moves; short ones (a thread's few elements) become
             // straight-line code, and a single move is no loop at all.
             let moves = |iterations: u64, assign: Expr| {
@@ -729,11 +729,24 @@ impl Lowerer<'_, '_> {
                 Vec::new()
             }
         });
-        Stmt::If {
-            cond,
-            then,
-            els,
-            loc: loc(i.span()),
+        let at = loc(i.span());
+        // A condition known at compile time (`$cnt(T)$`, a literal) keeps one branch; both
+        // were checked.
+        match known_condition(&cond) {
+            Some(true) => Stmt::Block {
+                body: then,
+                loc: at,
+            },
+            Some(false) => Stmt::Block {
+                body: els.unwrap_or_default(),
+                loc: at,
+            },
+            None => Stmt::If {
+                cond,
+                then,
+                els,
+                loc: at,
+            },
         }
     }
 
@@ -1068,7 +1081,11 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        Some(ExprKind::Select(cond, Box::new(then), Box::new(other)))
+        Some(match known_condition(&cond) {
+            Some(true) => then.kind,
+            Some(false) => other.kind,
+            None => ExprKind::Select(cond, Box::new(then), Box::new(other)),
+        })
     }
 
     fn value_block(&mut self, b: &syn::Block) -> Option<Expr> {
@@ -1279,4 +1296,12 @@ fn value_type(name: &str) -> Option<Ty> {
     Scalar::from_rust_name(name)
         .map(Ty::Scalar)
         .or_else(|| vector_elem(name).map(Ty::Vector))
+}
+
+/// The value of a condition known at compile time: a `bool` literal or `$cnt(T)$`.
+fn known_condition(cond: &Expr) -> Option<bool> {
+    match cond.kind {
+        ExprKind::Lit(Lit::Bool(b)) | ExprKind::Cnt(b) => Some(b),
+        _ => None,
+    }
 }
