@@ -1,9 +1,11 @@
 //! A tuned SGEMM subprogram, written in Parray's types: `C = A B` for an M x K `A`, a
 //! K x N `B` and an M x N `C`, each of any layout. Blocks of 256 threads compute 128x128
 //! tiles of C, each thread an 8x8 sub-tile (two 4x4 quarters 64 apart, read as 4-wide
-//! shared loads), over k-tiles of 8 staged through two shared buffers: the next tile is
-//! loaded into registers while the current one is multiplied, so one barrier a tile.
-//! The types below say all of it; `#copy` moves every tile.
+//! shared loads), over k-tiles of 8 staged through two shared buffers, one barrier a
+//! tile. Global loads run a tile ahead in registers (issued a whole tile before their
+//! values are stored), and each step's fragments are read while the previous step
+//! multiplies. The types below say all of it; `#copy` moves every tile, as float4 where
+//! both sides allow.
 //!
 //! On a GPU: square N = 4096 and 8192 on row-major, strips (Fig 18a) and blocks (Fig 18b)
 //! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
@@ -45,6 +47,7 @@ subprog! {
             smem float [#BSR_2_0][#BSR_2_2] FBV;
             rmem float [4] R4;
             rmem float [8] F8;
+            rmem float [2][8] F2;
             rmem float [2][4][2][4] ACC;
         }
         detour!(GEMM(da, db, dc) {
@@ -52,8 +55,8 @@ subprog! {
             let bs = BS::create();
             let ra = R4::create();
             let rb = R4::create();
-            let fa = F8::create();
-            let fb = F8::create();
+            let fa = F2::create();
+            let fb = F2::create();
             let acc = ACC::create();
             #[unroll]
             for x in 0..$size(ACC)$ {
@@ -69,32 +72,44 @@ subprog! {
             #copy BL_1_1_1(pb) to R4(rb);
             #copy R4(ra) to ASW_1_1(as_ + aw);
             #copy R4(rb) to BSW_2_1(bs + bw);
+            // Registers carry the tile after the one being multiplied: it is loaded an
+            // iteration before it is stored, so its latency hides behind a whole tile.
+            #copy AL_1_1_1(pa + $AL_1_0[1 % $size(AL_1_0)$]$) to R4(ra);
+            #copy BL_1_1_1(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R4(rb);
             #sync_1;
+            // Fragments are double-buffered in registers: step k multiplies slot k % 2
+            // while the fragments of step k + 1 are read into the other.
+            #copy FAV(as_ + ar) to F8(fa);
+            #copy FBV(bs + br) to F8(fb);
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
-                let more = kt + 1 < $size(AL_1_0)$;
-                // The next tile (the first again after the last: a load proved in bounds,
-                // whose value is not stored).
-                let next = (kt + 1) % $size(AL_1_0)$;
-                #copy AL_1_1_1(pa + $AL_1_0[next]$) to R4(ra);
-                #copy BL_1_1_1(pb + $BL_0_0[next]$) to R4(rb);
+                // Stage 1 - cur was last read before the barrier that ended the last tile.
+                #copy R4(ra) to ASW_1_1(as_ + aw + $ASW_0[1 - cur]$);
+                #copy R4(rb) to BSW_2_1(bs + bw + $BSW_0[1 - cur]$);
+                // The tile after next (wrapping around at the end: loads proved in bounds
+                // whose values go to a stage that is no longer read).
+                let after = (kt + 2) % $size(AL_1_0)$;
+                #copy AL_1_1_1(pa + $AL_1_0[after]$) to R4(ra);
+                #copy BL_1_1_1(pb + $BL_0_0[after]$) to R4(rb);
                 #[unroll]
                 for k in 0..8 {
-                    #copy FAV(as_ + ar + $ASR[cur][k][0]$) to F8(fa);
-                    #copy FBV(bs + br + $BSR[cur][k][0]$) to F8(fb);
+                    if k + 1 < 8 {
+                        let ahead = (k + 1) % 8;
+                        #copy FAV(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $F2[ahead % 2][0]$);
+                        #copy FBV(bs + br + $BSR[cur][ahead][0]$) to F8(fb + $F2[ahead % 2][0]$);
+                    }
+                    let f = $F2[k % 2][0]$;
                     #[unroll]
                     for x in 0..8 {
                         #[unroll]
                         for y in 0..8 {
-                            acc[x * 8 + y] += fa[x] * fb[y];
+                            acc[x * 8 + y] += fa[f + x] * fb[f + y];
                         }
                     }
                 }
-                if more {
-                    #copy R4(ra) to ASW_1_1(as_ + aw + $ASW_0[1 - cur]$);
-                    #copy R4(rb) to BSW_2_1(bs + bw + $BSW_0[1 - cur]$);
-                }
                 #sync_1;
+                #copy FAV(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
+                #copy FBV(bs + br + $BSR[1 - cur][0][0]$) to F8(fb);
             }
             #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$);
         })
