@@ -1,7 +1,7 @@
 //! A tuned SGEMM subprogram, written in Parray's types: `C = A B` for an M x K `A`, a
 //! K x N `B` and an M x N `C`, each of any layout. Blocks of 256 threads compute 128x128
 //! tiles of C, each thread an 8x8 sub-tile (two 4x4 quarters 64 apart, read as 4-wide
-//! shared loads), over k-tiles of 8 staged through two shared buffers, one barrier a
+//! shared loads), over k-tiles of 16 staged through two shared buffers, one barrier a
 //! tile. Global loads run a tile ahead in registers (issued a whole tile before their
 //! values are stored), and each step's fragments are read while the previous step
 //! multiplies. The types below say all of it; `#copy` moves every tile, as float4 where
@@ -19,7 +19,7 @@ use parray::prelude::*;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
-    /// `TC` (M x N); M, N multiples of 128, K of 8.
+    /// `TC` (M x N); M, N multiples of 128, K of 16.
     pub fn sgemm<TA, TB, TC>(da, db, dc) {
         parray! {
             const M = dim(TA_0);
@@ -28,33 +28,39 @@ subprog! {
             // A block per 128x128 tile of C; its 16x16 threads, each index split in two
             // digits for the loads below.
             cuda(float* a, float* b, float* c) [[M/128][N/128]][[[8][2]][[8][2]]] GEMM;
-            // A 128x8 tile of A: a thread loads 4 consecutive k of one row.
-            dmem float [[M/128][[[8][2]][8]]#TA_0][[K/8][[2][4]]#TA_1] AL;
-            // An 8x128 tile of B: a thread loads 4 consecutive n of one row.
-            dmem float [[K/8][8]#TB_0][[N/128][[[2][8][2]][4]]#TB_1] BL;
+            // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
+            // 4 apart (so that the transposing stores below hit 32 banks).
+            dmem float [[M/128][[[8][2]][8]]#TA_0][[K/16][[2][2][4]]#TA_1] AL;
+            dmem float [#AL_1_1_0][#AL_1_1_2] AT;
+            // A 16x128 tile of B: a thread loads 4 consecutive n of two rows 8 apart.
+            dmem float [[K/16][[2][8]]#TB_0][[N/128][[[2][8][2]][4]]#TB_1] BL;
+            dmem float [#BL_0_1_0][#BL_1_1_1] BT;
             // C by thread: rows and columns [tile][quarter][thread][4].
             dmem float [[M/128][[2][16][4]]#TC_0][[N/128][[2][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
-            // Two stages of the A tile, k-major (transposed) and padded to 132 so that the
-            // transposing stores do not conflict; two of the B tile.
-            smem float [2][[2][4]][132] ASP;
-            smem float [#ASP_0][#ASP_1][[[8][2]][8]#ASP_2] ASW;
-            smem float [#ASP_0][#ASP_1][[2][16][4]#ASP_2] ASR;
-            smem float [#ASR_2_0][#ASR_2_2] FAV;
-            smem float [2][8][128] BS;
+            // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
+            // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
+            smem float [2][[2][2][4]][132] AS;
+            smem float [#AS_0][#AS_1][[[8][2]][8]#AS_2] ASW;
+            smem float [#ASW_1_0][#ASW_1_2] AST;
+            smem float [#AS_0][#AS_1][[2][16][4]#AS_2] ASR;
+            smem float [#ASR_2_0][#ASR_2_2] FA;
+            // Two stages of the B tile, written as the thread loaded it, read as FB.
+            smem float [2][[2][8]][128] BS;
             smem float [#BS_0][#BS_1][[[2][8][2]][4]#BS_2] BSW;
+            smem float [#BSW_1_0][#BSW_2_1] BST;
             smem float [#BS_0][#BS_1][[2][16][4]#BS_2] BSR;
-            smem float [#BSR_2_0][#BSR_2_2] FBV;
-            rmem float [4] R4;
+            smem float [#BSR_2_0][#BSR_2_2] FB;
+            rmem float [8] R8;
             rmem float [8] F8;
             rmem float [2][8] F2;
             rmem float [2][4][2][4] ACC;
         }
         detour!(GEMM(da, db, dc) {
-            let as_ = ASP::create();
+            let as_ = AS::create();
             let bs = BS::create();
-            let ra = R4::create();
-            let rb = R4::create();
+            let ra = R8::create();
+            let rb = R8::create();
             let fa = F2::create();
             let fb = F2::create();
             let acc = ACC::create();
@@ -62,41 +68,41 @@ subprog! {
             for x in 0..$size(ACC)$ {
                 acc[x] = 0.0f32;
             }
-            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][[$tid_1_1_1$][0]]]$;
-            let pb = b + $BL[[0][$tid_1_0_0$]][[$tid_0_1$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
-            let aw = $ASW[0][[$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
-            let bw = $BSW[0][$tid_1_0_0$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
+            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][[0][$tid_1_1_1$][0]]]$;
+            let pb = b + $BL[[0][[0][$tid_1_0_0$]]][[$tid_0_1$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
+            let aw = $ASW[0][[0][$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
+            let bw = $BSW[0][[0][$tid_1_0_0$]][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
             let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
             let br = $BSR[0][0][[0][$tid_1_1$][0]]$;
-            #copy AL_1_1_1(pa) to R4(ra);
-            #copy BL_1_1_1(pb) to R4(rb);
-            #copy R4(ra) to ASW_1_1(as_ + aw);
-            #copy R4(rb) to BSW_2_1(bs + bw);
+            #copy AT(pa) to R8(ra);
+            #copy BT(pb) to R8(rb);
+            #copy R8(ra) to AST(as_ + aw);
+            #copy R8(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
             // iteration before it is stored, so its latency hides behind a whole tile.
-            #copy AL_1_1_1(pa + $AL_1_0[1 % $size(AL_1_0)$]$) to R4(ra);
-            #copy BL_1_1_1(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R4(rb);
+            #copy AT(pa + $AL_1_0[1 % $size(AL_1_0)$]$) to R8(ra);
+            #copy BT(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R8(rb);
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
-            #copy FAV(as_ + ar) to F8(fa);
-            #copy FBV(bs + br) to F8(fb);
+            #copy FA(as_ + ar) to F8(fa);
+            #copy FB(bs + br) to F8(fb);
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
                 // Stage 1 - cur was last read before the barrier that ended the last tile.
-                #copy R4(ra) to ASW_1_1(as_ + aw + $ASW_0[1 - cur]$);
-                #copy R4(rb) to BSW_2_1(bs + bw + $BSW_0[1 - cur]$);
+                #copy R8(ra) to AST(as_ + aw + $ASW_0[1 - cur]$);
+                #copy R8(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
-                #copy AL_1_1_1(pa + $AL_1_0[after]$) to R4(ra);
-                #copy BL_1_1_1(pb + $BL_0_0[after]$) to R4(rb);
+                #copy AT(pa + $AL_1_0[after]$) to R8(ra);
+                #copy BT(pb + $BL_0_0[after]$) to R8(rb);
                 #[unroll]
-                for k in 0..8 {
-                    if k + 1 < 8 {
-                        let ahead = (k + 1) % 8;
-                        #copy FAV(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $F2[ahead % 2][0]$);
-                        #copy FBV(bs + br + $BSR[cur][ahead][0]$) to F8(fb + $F2[ahead % 2][0]$);
+                for k in 0..$dim(AS_1)$ {
+                    if k + 1 < $dim(AS_1)$ {
+                        let ahead = (k + 1) % $dim(AS_1)$;
+                        #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $F2[ahead % 2][0]$);
+                        #copy FB(bs + br + $BSR[cur][ahead][0]$) to F8(fb + $F2[ahead % 2][0]$);
                     }
                     let f = $F2[k % 2][0]$;
                     #[unroll]
@@ -108,8 +114,8 @@ subprog! {
                     }
                 }
                 #sync_1;
-                #copy FAV(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
-                #copy FBV(bs + br + $BSR[1 - cur][0][0]$) to F8(fb);
+                #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
+                #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F8(fb);
             }
             #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$);
         })

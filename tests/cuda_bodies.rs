@@ -141,6 +141,62 @@ fn shared_memory_and_barriers() -> parray::Result<()> {
     Ok(())
 }
 
+parray! {
+    // 72 KiB of shared arrays: more than a kernel may declare statically.
+    smem float [128][128] BIG;
+    smem float [2048] MORE;
+    dmem float [2][128] ROWS;
+    cuda(float* rows) [2][128] BIG_BLOCKS;
+}
+
+/// Each block fills a 64 KiB array and an 8 KiB one, and each thread then sums a column of
+/// the first and a stretch of the second: the kernel takes them from dynamic shared memory.
+#[test]
+fn shared_arrays_beyond_48_kib() -> parray::Result<()> {
+    let mut rows = ROWS::create()?;
+    detour!(BIG_BLOCKS(&mut rows) {
+        let s = BIG::create();
+        let m = MORE::create();
+        for j in 0..$dim_1(BIG)$ {
+            s[$BIG[$tid_1$][j]$] = ($tid_0$ * 1000 + $tid_1$ * 3 + j) as f32;
+        }
+        for j in 0..16 {
+            m[$tid_1$ * 16 + j] = j as f32;
+        }
+        #sync;
+        let mut total = 0.0f32;
+        for i in 0..$dim_0(BIG)$ {
+            total += s[$BIG[i][$tid_1$]$];
+        }
+        for j in 0..16 {
+            total += m[(($tid_1$ + 1) % 128) * 16 + j];
+        }
+        rows[$ROWS[$tid_0$][$tid_1$]$] = total;
+    })?;
+    let expected: Vec<f32> = (0..2)
+        .flat_map(|b| {
+            (0..128).map(move |t| {
+                let column: usize = (0..128).map(|i| b * 1000 + i * 3 + t).sum();
+                (column + (0..16).sum::<usize>()) as f32
+            })
+        })
+        .collect();
+    assert_eq!(rows.to_vec()?, expected);
+    let source = {
+        let rows = ();
+        kernel_source!(BIG_BLOCKS(rows) {
+            let s = BIG::create();
+            let m = MORE::create();
+            s[0] = m[0];
+            rows[0] = s[1];
+        })
+    };
+    assert!(source.contains("extern __shared__ __align__(16) unsigned char parray_shared[];"));
+    assert!(source.contains("float* const s = reinterpret_cast<float*>(parray_shared + 0);"));
+    assert!(source.contains("float* const m = reinterpret_cast<float*>(parray_shared + 65536);"));
+    Ok(())
+}
+
 #[test]
 fn register_arrays() -> parray::Result<()> {
     let mut table = TABLE::create()?;

@@ -467,6 +467,8 @@ fn cuda(
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
+    // Checked against the device's limit at launch (the emulator's is the same).
+    let shared_bytes = u32::try_from(body.dynamic_shared_bytes()).unwrap_or(u32::MAX);
     let (closure, run) = if body.syncs() {
         // Once per block: the stretches between barriers loop over the block's threads.
         let block = emit_rust::block_body_tokens(body);
@@ -496,7 +498,7 @@ fn cuda(
             source: __parray_prepared,
             grid: [#gx, #gy, #gz],
             block: [#bx, #by, #bz],
-            shared_bytes: 0,
+            shared_bytes: #shared_bytes,
             site: __parray_site,
             checked: #checked_names,
         };

@@ -206,6 +206,10 @@ fn created(stmts: &[Stmt], f: &mut dyn FnMut(LocalId, &str, u64)) {
     }
 }
 
+/// The block's dynamic shared memory, where shared arrays live when they are more than a
+/// kernel may declare statically.
+const DYNAMIC_SHARED: &str = "parray_shared";
+
 /// The kernel `name` for the checked cuda body `body`. A kernel with checked accesses
 /// ([`checked_arrays`]) takes, after the declared parameters, the number of elements each
 /// pointer parameter reaches and the launch's fault record.
@@ -266,6 +270,12 @@ pub fn kernel(body: &Body, name: &str) -> String {
         params.push("unsigned long long* __parray_fault".into());
     }
     out.push_str(&register_helpers(body));
+    if body.dynamic_shared_bytes() > 0 {
+        let _ = writeln!(
+            out,
+            "extern __shared__ __align__(16) unsigned char {DYNAMIC_SHARED}[];"
+        );
+    }
     let _ = writeln!(
         out,
         "extern \"C\" __global__ void {name}({}) {{",
@@ -587,6 +597,9 @@ struct Writer<'b> {
     stmt_line: u32,
     /// The arrays the body accesses by vectors (a shared one is declared 16-byte aligned).
     vector_arrays: HashSet<LocalId>,
+    /// Where each shared array starts in dynamic shared memory, when the kernel uses it
+    /// ([`Body::dynamic_shared_bytes`]).
+    dynamic_shared: HashMap<LocalId, u64>,
     out: String,
     indent: usize,
     /// The user's line the next kernel line is attributed to (0: not yet known).
@@ -619,6 +632,10 @@ impl<'b> Writer<'b> {
             roots: HashMap::new(),
             stmt_line: 0,
             vector_arrays: vector_uses(body).0,
+            dynamic_shared: match body.dynamic_shared_bytes() {
+                0 => HashMap::new(),
+                _ => body.shared_layout().0.into_iter().collect(),
+            },
             out: String::new(),
             indent: 1,
             next_line: 0,
@@ -687,6 +704,15 @@ impl<'b> Writer<'b> {
                 loc,
                 ..
             } => {
+                let name = self.names[local.0 as usize].clone();
+                if let Some(at) = self.dynamic_shared.get(local) {
+                    let t = elem.keyword();
+                    let text = format!(
+                        "{t}* const {name} = reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {at});"
+                    );
+                    self.line(*loc, &text);
+                    return;
+                }
                 // A shared array read or written as float4s must be aligned for them (a
                 // register array is accessed lane by lane).
                 let qualifier = match mem {
@@ -696,7 +722,6 @@ impl<'b> Writer<'b> {
                     MemKind::Smem => "__shared__ ",
                     _ => "",
                 };
-                let name = self.names[local.0 as usize].clone();
                 self.line(
                     *loc,
                     &format!("{qualifier}{} {name}[{len}];", elem.keyword()),

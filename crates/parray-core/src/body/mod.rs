@@ -222,7 +222,43 @@ impl Body {
     pub fn syncs(&self) -> bool {
         self.stmts.iter().any(Stmt::has_sync)
     }
+
+    /// Each shared array the body creates with its byte offset in the block's shared
+    /// memory (16-byte aligned, in creation order), and the bytes of all of them.
+    pub fn shared_layout(&self) -> (Vec<(LocalId, u64)>, u64) {
+        let mut at = Vec::new();
+        let mut total = 0u64;
+        visit_stmts(&self.stmts, &mut |s| {
+            if let Stmt::Create {
+                local,
+                elem,
+                mem: MemKind::Smem,
+                len,
+                ..
+            } = s
+            {
+                let start = total.next_multiple_of(16);
+                at.push((*local, start));
+                total = start + len * elem.size_bytes();
+            }
+        });
+        (at, total)
+    }
+
+    /// Bytes of dynamic shared memory a kernel of this body is launched with: none when its
+    /// shared arrays fit the [`STATIC_SHARED_BYTES`] a kernel may declare; otherwise all of
+    /// them (the kernel then opts in to more, up to the device's limit).
+    pub fn dynamic_shared_bytes(&self) -> u64 {
+        match self.shared_layout().1 {
+            total if total > STATIC_SHARED_BYTES => total,
+            _ => 0,
+        }
+    }
 }
+
+/// Shared memory a CUDA kernel may declare statically; beyond it, arrays live in dynamic
+/// shared memory.
+pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
 /// Applies `f` to every expression of `stmts`, outermost first.
 pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Expr)) {
