@@ -23,6 +23,12 @@ mod fig18a;
 #[allow(dead_code)]
 #[path = "fig18_matmul_blocks.rs"]
 mod fig18b;
+#[allow(dead_code)]
+#[path = "fig21_sgemm.rs"]
+mod fig21;
+#[allow(dead_code)]
+#[path = "sgemm.rs"]
+mod sgemm;
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -306,6 +312,15 @@ fn main() -> parray::Result<()> {
         100.0 * raw / t,
         if o.to_vec()? == input { "ok" } else { "FAILED" }
     );
+    // SGEMM: each example's rows carry cuBLAS's, measured beside them in the same run.
+    println!(
+        "\n== SGEMM (median of 10, CUDA events; cuBLAS in the same run, default math, no TF32)"
+    );
+    let fig21_ok = fig21::run()?;
+    let tuned_ok = sgemm::run()?;
+    if !(fig21_ok && tuned_ok) {
+        println!("SGEMM check: FAILED");
+    }
     println!(
         "\n== launch overhead (empty kernel, cached; host time per launch + sync, median of 2000)"
     );

@@ -77,11 +77,17 @@ macro_rules! at_size {
                 sgemm!(@source <ROWS>)
             }
 
-            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+            /// cuBLAS's row (on a GPU) and Fig 21's on row-major storage; the inputs.
+            pub fn row_major(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
                 let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
                     "fig21", "row-major (Fig 13)", repeats, |a, b, c| sgemm!(<ROWS>(a, b, c)),
                 )?);
+                Ok(inputs)
+            }
+
+            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+                let inputs = row_major(repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, HALVES, HALVES_STORE, HALVES, HALVES_STORE, HALVES, HALVES_STORE>(
                     "fig21", "halves (Fig 17)", repeats, |a, b, c| sgemm!(<HALVES>(a, b, c)),
                 )?);
@@ -106,7 +112,7 @@ at_size!(n8192, 8192);
 
 /// Fig 21 at each size (N = 1024 to 8192 on a GPU, 256 and 512 under the emulation, or
 /// `--n N`): the rows of the report, cuBLAS's among them on a GPU.
-pub fn run() -> parray::Result<Vec<Row>> {
+fn rows() -> parray::Result<Vec<Row>> {
     let repeats = gemm::repeats()?;
     let mut rows = Vec::new();
     for n in gemm::sizes(&[1024, 2048, 4096, 8192], &[256, 512])? {
@@ -126,13 +132,31 @@ pub fn run() -> parray::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// Fig 21 (N/16 x N/256 blocks of 128 threads) and, on a GPU, cuBLAS on row-major
+/// storage at N = 1024: rows of the main example's table.
+pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
+    let mut rows = Vec::new();
+    n1024::row_major(gemm::repeats()?, &mut rows)?;
+    rows.iter()
+        .map(|r| match r.kernel {
+            "cuBLAS" => r.to_run("cuBLAS SGEMM", 0),
+            _ => r.to_run("fig21 SGEMM (#copy)", 1024 * 1024 / 32),
+        })
+        .collect()
+}
+
+/// Measures and prints the table; whether every result checked.
+pub fn run() -> parray::Result<bool> {
+    Ok(gemm::report(&rows()?))
+}
+
 fn main() -> parray::Result<()> {
     if std::env::args().any(|a| a == "--source") {
         print!("{}", n1024::source());
         return Ok(());
     }
     println!("backend: {:?}", parray::gpu::backend()?);
-    let ok = gemm::report(&run()?);
+    let ok = run()?;
     println!("check: {}", if ok { "ok" } else { "FAILED" });
     if !ok {
         std::process::exit(1);

@@ -1,6 +1,7 @@
 //! The paper's evolution of matrix multiplication in one table, from one CPU thread (Fig 8)
 //! to CPU threads (Fig 10), the same body on GPU threads (Fig 11), a thread per element
-//! (Figs 12, 13) and other storage layouts under the same body (Figs 17, 18):
+//! (Figs 12, 13), other storage layouts under the same body (Figs 17, 18), and the SGEMM
+//! of Fig 21 and a tuned SGEMM subprogram, with cuBLAS beside them on a GPU:
 //! `cargo run --release --example matmul`. Without a GPU the cuda rows run on the CPU
 //! emulation (`backend` says which).
 
@@ -32,6 +33,12 @@ mod fig18a;
 #[allow(dead_code)]
 #[path = "fig18_matmul_blocks.rs"]
 mod fig18b;
+#[allow(dead_code)]
+#[path = "fig21_sgemm.rs"]
+mod fig21;
+#[allow(dead_code)]
+#[path = "sgemm.rs"]
+mod sgemm;
 
 /// Print one variant's row as soon as it is measured; true when its check passed.
 macro_rules! row {
@@ -39,6 +46,15 @@ macro_rules! row {
         let run = $run?;
         run.row();
         run.ok
+    }};
+}
+
+/// Print several rows; true when all their checks passed.
+macro_rules! rows {
+    ($runs:expr) => {{
+        let runs = $runs?;
+        runs.iter().for_each(|run| run.row());
+        runs.iter().all(|run| run.ok)
     }};
 }
 
@@ -55,6 +71,9 @@ fn main() -> parray::Result<()> {
         row!(fig17::run()),
         row!(fig18a::run()),
         row!(fig18b::run()),
+        // Fig 21 and the tuned SGEMM subprogram (cuBLAS beside them on a GPU).
+        rows!(fig21::matmul_rows()),
+        rows!(sgemm::matmul_rows()),
     ];
     if checks.contains(&false) {
         std::process::exit(1);

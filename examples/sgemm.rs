@@ -136,11 +136,17 @@ macro_rules! square {
                 sgemm!(@source <ROWS, ROWS, ROWS>)
             }
 
-            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+            /// cuBLAS's row (on a GPU) and the subprogram's on row-major storage; the inputs.
+            pub fn row_major(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
                 let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
                     "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS>(a, b, c)),
                 )?);
+                Ok(inputs)
+            }
+
+            pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
+                let inputs = row_major(repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
                     "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS>(a, b, c)),
                 )?);
@@ -181,13 +187,14 @@ macro_rules! rectangular {
 }
 
 square!(n256, 256);
+square!(n1024, 1024);
 square!(n4096, 4096);
 square!(n8192, 8192);
 rectangular!(r256x512x128, 256, 512, 128);
 rectangular!(r4096x8192x2048, 4096, 8192, 2048);
 
 /// The report's rows: cuBLAS's and the tuned subprogram's on each layout and shape.
-pub fn run() -> parray::Result<Vec<Row>> {
+fn rows() -> parray::Result<Vec<Row>> {
     let repeats = gemm::repeats()?;
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let mut rows = Vec::new();
@@ -213,13 +220,29 @@ pub fn run() -> parray::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The tuned subprogram (N/128 x N/128 blocks of 256 threads) on row-major storage at
+/// N = 1024: a row of the main example's table.
+pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
+    let mut rows = Vec::new();
+    n1024::row_major(gemm::repeats()?, &mut rows)?;
+    rows.iter()
+        .filter(|r| r.kernel != "cuBLAS")
+        .map(|r| r.to_run("tuned SGEMM (subprog)", 1024 * 1024 / 64))
+        .collect()
+}
+
+/// Measures and prints the table; whether every result checked.
+pub fn run() -> parray::Result<bool> {
+    Ok(gemm::report(&rows()?))
+}
+
 fn main() -> parray::Result<()> {
     if std::env::args().any(|a| a == "--source") {
         print!("{}", n4096::source());
         return Ok(());
     }
     println!("backend: {:?}", parray::gpu::backend()?);
-    let ok = gemm::report(&run()?);
+    let ok = run()?;
     println!("check: {}", if ok { "ok" } else { "FAILED" });
     if !ok {
         std::process::exit(1);

@@ -49,6 +49,20 @@ impl Row {
     pub fn ok(&self) -> bool {
         self.error.is_none_or(|e| e <= 1e-5)
     }
+
+    /// The row in the main example's table, for a square product on `threads` threads
+    /// (none for cuBLAS).
+    pub fn to_run(&self, variant: &'static str, threads: usize) -> parray::Result<super::Run> {
+        Ok(super::Run {
+            variant,
+            threads,
+            layout: self.layout,
+            backend: super::backend(true)?.0,
+            seconds: self.ms * 1e-3,
+            n: self.shape.0,
+            ok: self.ok(),
+        })
+    }
 }
 
 /// Print the rows, each beside the cuBLAS row of its shape; true when every check passed.
