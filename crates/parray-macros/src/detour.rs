@@ -467,8 +467,9 @@ fn cuda(
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
-    let (closure, run) = if body.syncs() {
-        // Once per block: the stretches between barriers loop over the block's threads.
+    let (closure, run) = if body.collective() {
+        // Once per block: the stretches between collective statements (barriers,
+        // shuffles) loop over the block's threads.
         let block = emit_rust::block_body_tokens(body);
         (
             quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {

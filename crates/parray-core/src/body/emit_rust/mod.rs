@@ -501,10 +501,13 @@ impl<'b> Writer<'b> {
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
                 quote_spanned!(span=> #r.#name(#(#args),*))
             }
-            ExprKind::AtomicAdd(p, v, _) => {
-                let (p, v) = (self.access(p), self.expr(v));
-                quote_spanned!(span=> ::parray::AccessMut::atomic_add(#p, 0, #v))
+            ExprKind::Atomic(op, p, args, _) => {
+                let p = self.access(p);
+                let f = Ident::new(op.rust_name(), span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> ::parray::AccessMut::#f(#p, 0, #(#args),*))
             }
+            ExprKind::ShflDown { slot, .. } => self.shuffled(*slot, span),
             ExprKind::MakeVector(v, args) => {
                 let t = self.elem(*v);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
