@@ -13,7 +13,7 @@ use super::{
     lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
     Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
 };
-use crate::kinds::ElemType;
+use crate::kinds::{ElemType, MemKind};
 
 /// Infers and checks the types of `body`; all problems are reported together.
 pub fn check(body: &mut Body) -> Result<(), Vec<Diag>> {
@@ -566,7 +566,14 @@ impl Checker {
             return tl;
         }
         if op == BinOp::Add {
-            if let Ty::Ptr(e) = self.resolve(tl) {
+            // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
+            if let Ty::Ptr(e)
+            | Ty::Array {
+                elem: e,
+                mem: MemKind::Smem,
+                ..
+            } = self.resolve(tl)
+            {
                 self.unify(Ty::USIZE, tr, rs, "a pointer offset (`usize`)");
                 return Ty::Ptr(e);
             }

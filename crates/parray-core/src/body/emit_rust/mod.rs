@@ -436,7 +436,15 @@ impl<'b> Writer<'b> {
                     return quote!(&#l + #r);
                 }
                 let p = super::precedence(*op);
-                if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {
+                let pointer = matches!(
+                    l.ty,
+                    Ty::Ptr(_)
+                        | Ty::Array {
+                            mem: MemKind::Smem,
+                            ..
+                        }
+                );
+                if *op == BinOp::Add && pointer {
                     let (l, r) = (self.operand(l, p), self.host_index(r));
                     return quote_spanned!(span=> #l + #r);
                 }
