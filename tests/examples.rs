@@ -155,4 +155,4 @@ fn seed_programs() {
 }
 
 /// The seed examples, in the order.
-const SEED_PROGRAMS: &[&str] = &["vector_add", "dot", "histogram", "integral"];
+const SEED_PROGRAMS: &[&str] = &["vector_add", "dot", "histogram", "quadratic", "integral"];
