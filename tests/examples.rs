@@ -155,4 +155,11 @@ fn seed_programs() {
 }
 
 /// The seed examples, in the order.
-const SEED_PROGRAMS: &[&str] = &["vector_add", "dot", "histogram", "quadratic", "integral"];
+const SEED_PROGRAMS: &[&str] = &[
+    "vector_add",
+    "dot",
+    "histogram",
+    "quadratic",
+    "integral",
+    "hash_table",
+];
