@@ -30,10 +30,9 @@ mod fig21;
 #[path = "sgemm.rs"]
 mod sgemm;
 
-use std::borrow::Cow;
 use std::time::Instant;
 
-use parray::gpu::{Backend, KernelArg, Launch};
+use parray::gpu::Backend;
 use parray::prelude::*;
 
 parray! {
@@ -91,30 +90,6 @@ extern "C" __global__ void transpose_hand(const float* in, float* out) {
     for (int j = 0; j < 32; j += 8) out[(y + j) * 8192 + x] = tile[threadIdx.x][threadIdx.y + j];
 }
 "#;
-
-fn hand(
-    kernel: &'static str,
-    source: &'static str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    args: &[&dyn KernelArg],
-) -> parray::Result<()> {
-    let launch = Launch {
-        kernel,
-        source: Cow::Borrowed(source),
-        grid,
-        block,
-        shared_bytes: 0,
-        checked: None,
-        site: &parray::DetourSite {
-            array: "hand-written kernel",
-            file: file!(),
-            line: line!(),
-        },
-    };
-    // SAFETY: each hand-written kernel takes exactly the buffers passed here.
-    unsafe { parray::gpu::detour_cuda(&launch, args, |_| unreachable!("bench runs on a GPU only")) }
-}
 
 fn transpose16(i: &Array<BIG16>, o: &mut Array<BIG16>) -> parray::Result<()> {
     detour!(CUDA16(i, o) {
@@ -193,7 +168,7 @@ fn main() -> parray::Result<()> {
             n,
             |i, j| i * n + j,
             (&mut a, &mut b, &mut c),
-            |a, b, c| hand(kernel, source, grid, block, &[a, b, &*c]),
+            |a, b, c| common::raw_kernel(kernel, source, grid, block, &[a, b, &*c]),
         )?;
         row(name, run.seconds * 1e3, base, run.ok);
     }
@@ -237,7 +212,7 @@ fn main() -> parray::Result<()> {
     };
     trow("device-to-device copy (driver)", copy, true);
     let t = ms(|| {
-        hand(
+        common::raw_kernel(
             "transpose_hand",
             TRANSPOSE_HAND,
             [256, 256, 1],

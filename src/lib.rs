@@ -766,5 +766,5 @@ pub mod __private {
         aligned_for, indexed_as, indexed_on_host, CopyTarget, Handles, IndexedAs, VectorStart,
         Writable,
     };
-    pub use parray_runtime::gpu::emulate::Registers;
+    pub use parray_runtime::gpu::emulate::{shfl_down, Registers};
 }

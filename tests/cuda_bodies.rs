@@ -538,3 +538,41 @@ same_on_both!(barriers_in_nested_constructs, |out, fout, n| {
     out[$tid$] = acc + n;
     fout[$tid$] = (acc % 7) as f32;
 });
+
+mod bytes {
+    use parray::prelude::*;
+
+    parray! {
+        dmem uchar [256] BYTES;
+        dmem unsigned [256] WIDE;
+        cuda(uchar* b, unsigned* w) [2][128] BYTE_GRID;
+    }
+
+    #[test]
+    fn uchar_elements_are_u8_and_unsigned_char() -> parray::Result<()> {
+        let (mut b, mut w) = (BYTES::create()?, WIDE::create()?);
+        let input: Vec<u8> = (0..256).map(|i| (i * 37 % 256) as u8).collect();
+        b.copy_from_slice(&input)?;
+        detour!(BYTE_GRID(&mut b, &mut w) {
+            let v: u8 = b[$BYTES[$tid$]$];
+            w[$WIDE[$tid$]$] = v as u32 + 1000;
+            b[$BYTES[$tid$]$] = v / 2u8 + 100;
+        })?;
+        let (bs, ws) = (b.to_vec()?, w.to_vec()?);
+        for (i, x) in input.iter().enumerate() {
+            assert_eq!(ws[i], *x as u32 + 1000);
+            assert_eq!(bs[i], x / 2 + 100);
+        }
+        let (b, w) = ((), ());
+        let source = kernel_source!(BYTE_GRID(b, w) {
+            b[$BYTES[$tid$]$] = 7;
+            w[0] = 1;
+        });
+        assert!(
+            source.contains("(unsigned char* b, unsigned* w"),
+            "{source}"
+        );
+        assert!(source.contains("= (unsigned char)7;"), "{source}");
+        Ok(())
+    }
+}

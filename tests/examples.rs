@@ -107,7 +107,10 @@ fn the_main_example() {
         if gpu { 11 } else { 10 },
         "{out}"
     );
-    assert!(out.contains("fig21 SGEMM") && out.contains("tuned SGEMM"), "{out}");
+    assert!(
+        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM"),
+        "{out}"
+    );
 }
 
 /// Fig 21's subprogram on its four layouts, each product checked (against an f64 CPU
@@ -145,3 +148,24 @@ fn tuned_sgemm_on_layouts_and_shapes() {
     assert!(out.contains("256x512x128"), "{out}");
     insta::assert_snapshot!("sgemm_kernel_n4096", run_example("sgemm", &["--source"]));
 }
+
+/// The seeds' CUDA programs (SPEC.md 3.11), each at its small size under the emulation,
+/// each checking itself against a CPU computation.
+#[test]
+fn seed_programs() {
+    for name in SEED_PROGRAMS {
+        let out = run_example(name, &["--small"]);
+        assert!(out.contains("check: ok"), "{name}: {out}");
+        assert!(out.contains("backend: "), "{name}: {out}");
+    }
+}
+
+/// The seed examples, in the order.
+const SEED_PROGRAMS: &[&str] = &[
+    "vector_add",
+    "dot",
+    "histogram",
+    "quadratic",
+    "integral",
+    "hash_table",
+];

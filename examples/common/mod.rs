@@ -69,6 +69,63 @@ impl Run {
     }
 }
 
+/// Launches a hand-written CUDA kernel: `source` defines `extern "C" __global__ void
+/// kernel(...)`, compiled by NVRTC and launched on the arrays' device exactly as parray
+/// compiles and launches a detour's kernel (`parray::gpu::Launch`, same caches, same
+/// stream): the baseline beside which the examples time their detours. A GPU only (there
+/// is nothing to emulate: call it when `backend` says `cuda`).
+pub fn raw_kernel(
+    kernel: &'static str,
+    source: &'static str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[&dyn parray::gpu::KernelArg],
+) -> Result<()> {
+    let launch = parray::gpu::Launch {
+        kernel,
+        source: std::borrow::Cow::Borrowed(source),
+        grid,
+        block,
+        shared_bytes: 0,
+        checked: None,
+        site: &parray::DetourSite {
+            array: "hand-written kernel",
+            file: file!(),
+            line: line!(),
+        },
+    };
+    // SAFETY: each caller passes exactly the arguments its kernel's signature declares.
+    unsafe {
+        parray::gpu::detour_cuda(&launch, args, |_| {
+            unreachable!("a hand-written kernel runs on a GPU only")
+        })
+    }
+}
+
+/// The line of a seed example's table: the detour's time beside the seed's own CUDA
+/// kernel's (on a GPU), and its check.
+pub fn seed_row(name: &str, backend: &str, parray_s: f64, seed_s: Option<f64>, ok: bool) {
+    let seed = seed_s.map_or("-".to_string(), |s| format!("{:.3}", s * 1e3));
+    println!(
+        "{name:<34} {backend:<8} parray {:>9.3} ms   seed CUDA {seed:>9} ms   {}",
+        parray_s * 1e3,
+        if ok { "ok" } else { "FAILED" }
+    );
+}
+
+/// Whether the example was asked for its small sizes (`--small`: the CPU emulation in CI).
+pub fn small() -> bool {
+    std::env::args().any(|a| a == "--small")
+}
+
+/// The final line every example prints; a failed check fails the process.
+pub fn check(ok: bool) {
+    println!("check: {}", if ok { "ok" } else { "FAILED" });
+    if !ok {
+        std::process::exit(1);
+    }
+}
+
 /// Milliseconds of a device-to-device copy of `bytes` from `src` to `dst` through the
 /// driver (`cuMemcpyDtoDAsync`), median of 20: the bandwidth baseline of the GPU examples.
 pub fn device_copy_ms<S: DataType, D: DataType>(

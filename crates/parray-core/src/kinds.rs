@@ -66,10 +66,12 @@ pub enum ElemType {
     Double2,
     Int2,
     Int4,
+    /// `uchar`: an unsigned byte (CUDA's `unsigned char`, Rust's `u8`).
+    UChar,
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 11] = [
+    pub const ALL: [ElemType; 12] = [
         ElemType::Float,
         ElemType::Double,
         ElemType::Int,
@@ -81,9 +83,11 @@ impl ElemType {
         ElemType::Double2,
         ElemType::Int2,
         ElemType::Int4,
+        ElemType::UChar,
     ];
 
-    /// The keyword in the type language, which is also the CUDA C type name.
+    /// The keyword in the type language, which is also the CUDA C type name but for
+    /// `uchar` ([`ElemType::c_name`]).
     pub fn keyword(self) -> &'static str {
         match self {
             ElemType::Float => "float",
@@ -97,6 +101,15 @@ impl ElemType {
             ElemType::Double2 => "double2",
             ElemType::Int2 => "int2",
             ElemType::Int4 => "int4",
+            ElemType::UChar => "uchar",
+        }
+    }
+
+    /// The CUDA C (and HIP) type name.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ElemType::UChar => "unsigned char",
+            other => other.keyword(),
         }
     }
 
@@ -107,7 +120,7 @@ impl ElemType {
     /// Size of one element in bytes (as in CUDA C on a 64-bit host).
     pub fn size_bytes(self) -> u64 {
         match self {
-            ElemType::Char => 1,
+            ElemType::Char | ElemType::UChar => 1,
             ElemType::Float | ElemType::Int | ElemType::Unsigned => 4,
             ElemType::Double | ElemType::Long | ElemType::Float2 | ElemType::Int2 => 8,
             ElemType::Float4 | ElemType::Double2 | ElemType::Int4 => 16,
@@ -128,6 +141,7 @@ impl ElemType {
             ElemType::Double2 => "Double2",
             ElemType::Int2 => "Int2",
             ElemType::Int4 => "Int4",
+            ElemType::UChar => "u8",
         }
     }
 }

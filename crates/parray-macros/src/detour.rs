@@ -469,8 +469,9 @@ fn cuda(
     }
     // Checked against the device's limit at launch (the emulator's is the same).
     let shared_bytes = u32::try_from(body.dynamic_shared_bytes()).unwrap_or(u32::MAX);
-    let (closure, run) = if body.syncs() {
-        // Once per block: the stretches between barriers loop over the block's threads.
+    let (closure, run) = if body.collective() {
+        // Once per block: the stretches between collective statements (barriers,
+        // shuffles) loop over the block's threads.
         let block = emit_rust::block_body_tokens(body);
         (
             quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {

@@ -4,8 +4,8 @@
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
 use parray_core::body::{
-    BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt, Target, Ty,
-    UnOp,
+    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt,
+    Target, Ty, UnOp,
 };
 use parray_core::{thread_index, ElemType, MemKind, Param, TypeClass};
 use proc_macro2::Span;
@@ -34,6 +34,7 @@ pub fn lower(
         shared_slots: 0,
         loops: 0,
         host_names: Vec::new(),
+        shuffles: 0,
     };
     let params: Vec<(Param, LocalId)> = params
         .iter()
@@ -165,6 +166,8 @@ struct Lowerer<'a, 'm> {
     loops: usize,
     /// Host variables a cuda body names (an error once their use has a type).
     host_names: Vec<(String, Span)>,
+    /// `shfl_down`s so far (each gets the next slot).
+    shuffles: usize,
 }
 
 /// The line of a span, for `#line` directives.
@@ -1038,11 +1041,40 @@ impl Lowerer<'_, '_> {
             .collect::<Vec<_>>()
             .as_slice()
         {
-            ["atomic_add"] if args.len() == 2 => Some(ExprKind::AtomicAdd(
-                self.boxed(args[0]),
-                self.boxed(args[1]),
-                Check::Checked(None),
-            )),
+            [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
+                let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
+                    .into_iter()
+                    .find(|op| op.rust_name() == *f)
+                    .expect("one of the three");
+                if args.len() != op.arity() + 1 {
+                    let form = match op {
+                        AtomicOp::Add => "atomic_add(p, value)",
+                        AtomicOp::Exch => "atomic_exch(p, value)",
+                        AtomicOp::Cas => "atomic_cas(p, compare, value)",
+                    };
+                    self.fail(span, format!("`{f}` takes {} arguments: `{form}`, with `p` a pointer to the element (`a + off`)", op.arity() + 1));
+                    return None;
+                }
+                Some(ExprKind::Atomic(
+                    op,
+                    self.boxed(args[0]),
+                    args[1..].iter().map(|a| self.expr(a)).collect(),
+                    Check::Checked(None),
+                ))
+            }
+            ["shfl_down"] => {
+                if args.len() != 2 {
+                    self.fail(span, "`shfl_down` takes two arguments: `shfl_down(value, delta)`, the value of the lane `delta` above this one in its warp");
+                    return None;
+                }
+                let slot = self.shuffles;
+                self.shuffles += 1;
+                Some(ExprKind::ShflDown {
+                    value: self.boxed(args[0]),
+                    delta: self.boxed(args[1]),
+                    slot,
+                })
+            }
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");
                 Some(ExprKind::MakeVector(
@@ -1063,7 +1095,7 @@ impl Lowerer<'_, '_> {
                 Some(ExprKind::HostCall(quote::quote!(#f).to_string(), args))
             }
             _ => {
-                self.fail(c.func.span(), "calls to Rust functions cannot run on the GPU: a cuda body may call `atomic_add(ptr, value)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
+                self.fail(c.func.span(), "calls to Rust functions cannot run on the GPU: a cuda body may call `atomic_add(ptr, value)`, `atomic_exch(ptr, value)`, `atomic_cas(ptr, compare, value)`, `shfl_down(value, delta)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
                 None
             }
         }

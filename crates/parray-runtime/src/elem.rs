@@ -94,6 +94,7 @@ scalar_elements! {
     i32 => Int,
     u32 => Unsigned,
     i8 => Char,
+    u8 => UChar,
     i64 => Long,
 }
 

@@ -41,7 +41,7 @@ use std::ops::{Add, AddAssign};
 use parray_core::{ElemType, MemKind};
 
 use crate::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
-use crate::gpu::emulate::AtomicAdd;
+use crate::gpu::emulate::{AtomicAdd, AtomicSwap};
 use crate::gpu::DeviceId;
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
@@ -385,6 +385,19 @@ pub trait AccessMut<T: Element>: Access<T> {
     where
         T: AtomicAdd;
 
+    /// CUDA's `atomicExch`: writes `v` to the element `off` past this handle atomically
+    /// and returns the old value (checked like an access; relaxed, as on a GPU).
+    fn atomic_exch(&self, off: usize, v: T) -> T
+    where
+        T: AtomicSwap;
+
+    /// CUDA's `atomicCAS`: writes `v` to the element `off` past this handle where it
+    /// equals `compare`, atomically, and returns the old value (checked like an access;
+    /// relaxed, as on a GPU).
+    fn atomic_cas(&self, off: usize, compare: T, v: T) -> T
+    where
+        T: AtomicSwap;
+
     /// Writes the lanes of `v` to the `V::LANES` elements from the one `off` past this
     /// handle, checked as [`Access::load_vector`] is.
     fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V);
@@ -684,6 +697,38 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         unsafe { crate::gpu::emulate::atomic_add(p, v) }
     }
 
+    #[track_caller]
+    fn atomic_exch(&self, off: usize, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        let p = self.raw.at(off);
+        assert!(
+            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
+            "parray: atomic_exch on an element of {} that is not {}-byte aligned",
+            self.raw.type_name,
+            T::ATOMIC_ALIGN
+        );
+        // SAFETY: as in `atomic_add`.
+        unsafe { T::atomic_exch(p, v) }
+    }
+
+    #[track_caller]
+    fn atomic_cas(&self, off: usize, compare: T, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        let p = self.raw.at(off);
+        assert!(
+            p.addr().is_multiple_of(T::ATOMIC_ALIGN),
+            "parray: atomic_cas on an element of {} that is not {}-byte aligned",
+            self.raw.type_name,
+            T::ATOMIC_ALIGN
+        );
+        // SAFETY: as in `atomic_add`.
+        unsafe { T::atomic_cas(p, compare, v) }
+    }
+
     #[inline(always)]
     #[track_caller]
     fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
@@ -748,6 +793,22 @@ impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
         T: AtomicAdd,
     {
         (**self).atomic_add(off, v)
+    }
+
+    #[track_caller]
+    fn atomic_exch(&self, off: usize, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        (**self).atomic_exch(off, v)
+    }
+
+    #[track_caller]
+    fn atomic_cas(&self, off: usize, compare: T, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        (**self).atomic_cas(off, compare, v)
     }
 
     #[inline(always)]

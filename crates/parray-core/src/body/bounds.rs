@@ -413,7 +413,7 @@ impl<'b> Facts<'b> {
                 } => self.access(base, Some(at), true, *lanes),
                 _ => {}
             },
-            ExprKind::AtomicAdd(p, _, _) => self.access(p, None, true, 0),
+            ExprKind::Atomic(_, p, _, _) => self.access(p, None, true, 0),
             _ => {}
         }
         e.for_each_child(&mut |c| self.uses_in(c));
@@ -527,6 +527,7 @@ impl<'b> Facts<'b> {
         };
         Some(match s {
             Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Scalar::U8 => (0, u8::MAX.into()),
             Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
             Scalar::U32 => (0, u32::MAX.into()),
             Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
@@ -594,8 +595,8 @@ fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: 
                 let interval = facts.interval(at);
                 Some((&**base, interval, *lanes, aligned, Some(*method), check))
             }
-            // `atomic_add(p, v)` updates `p[0]`.
-            ExprKind::AtomicAdd(p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
+            // `atomic_add(p, v)` (and the other atomics) update `p[0]`.
+            ExprKind::Atomic(_, p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
             _ => None,
         };
         if let Some((base, at, lanes, aligned, method, check)) = access {

@@ -10,10 +10,10 @@
 use proc_macro2::Span;
 
 use super::{
-    lane_scalar, lanes, vector_of, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId, Method,
-    PartMut, Scalar, Stmt, Ty, UnOp,
+    lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
+    Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
 };
-use crate::kinds::ElemType;
+use crate::kinds::{ElemType, MemKind};
 
 /// Infers and checks the types of `body`; all problems are reported together.
 pub fn check(body: &mut Body) -> Result<(), Vec<Diag>> {
@@ -432,22 +432,54 @@ impl Checker {
                 }
                 tr
             }
-            ExprKind::AtomicAdd(p, v, _) => {
+            ExprKind::Atomic(op, p, args, _) => {
+                let op = *op;
                 let tp = self.expr(p, body);
-                let tv = self.expr(v, body);
+                let targs: Vec<Ty> = args.iter_mut().map(|a| self.expr(a, body)).collect();
+                let what = format!("this `{}`", op.rust_name());
+                let allowed = |s: Scalar| match op {
+                    AtomicOp::Add => {
+                        s.is_int() && !matches!(s, Scalar::I8 | Scalar::U8) || s.is_float()
+                    }
+                    AtomicOp::Exch | AtomicOp::Cas => matches!(s, Scalar::I32 | Scalar::U32),
+                };
                 match self.resolve(tp) {
-                    Ty::Ptr(el) if matches!(Scalar::of_elem(el), Some(s) if s.is_int() && s != Scalar::I8 || s.is_float()) =>
-                    {
+                    Ty::Ptr(el) if Scalar::of_elem(el).is_some_and(allowed) => {
                         let t = Ty::of_elem(el);
-                        self.unify(t, tv, v.span, "this `atomic_add`");
+                        for (a, ta) in args.iter().zip(targs) {
+                            self.unify(t, ta, a.span, &what);
+                        }
                         t
                     }
                     Ty::Host => Ty::Host,
                     t => {
-                        self.fail(p.span, format!("`atomic_add` takes a pointer to int, unsigned, long, float or double elements, not `{t}` (write `p + offset`)"));
+                        let elems = match op {
+                            AtomicOp::Add => "int, unsigned, long, float or double",
+                            AtomicOp::Exch | AtomicOp::Cas => "int or unsigned",
+                        };
+                        self.fail(p.span, format!("`{}` takes a pointer to {elems} elements, not `{t}` (write `p + offset`)", op.rust_name()));
                         Ty::Host
                     }
                 }
+            }
+            ExprKind::ShflDown { value, delta, .. } => {
+                if self.target == super::Target::Pthd {
+                    self.fail(span, "`shfl_down` exchanges values among the 32 lanes of a GPU warp: it exists in cuda bodies only");
+                }
+                for operand in [&**value, &**delta] {
+                    if let Some(bad) = impure(operand) {
+                        self.fail(bad, "the operands of a `shfl_down` are read by every lane before the exchange: they may not assign, update atomically or shuffle");
+                    }
+                }
+                let tv = self.expr(value, body);
+                let td = self.expr(delta, body);
+                self.unify(
+                    Ty::Scalar(Scalar::U32),
+                    td,
+                    delta.span,
+                    "the delta of this `shfl_down`",
+                );
+                tv
             }
             ExprKind::MakeVector(v, args) => {
                 let v = *v;
@@ -534,7 +566,14 @@ impl Checker {
             return tl;
         }
         if op == BinOp::Add {
-            if let Ty::Ptr(e) = self.resolve(tl) {
+            // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
+            if let Ty::Ptr(e)
+            | Ty::Array {
+                elem: e,
+                mem: MemKind::Smem,
+                ..
+            } = self.resolve(tl)
+            {
                 self.unify(Ty::USIZE, tr, rs, "a pointer offset (`usize`)");
                 return Ty::Ptr(e);
             }
@@ -622,6 +661,17 @@ impl Checker {
                 }
                 _ => {}
             }
+            // A shuffle is a statement's value, exchanged before the statement runs: not a
+            // condition, a bound or a printed value (evaluated per thread at block level).
+            if !matches!(s, Stmt::Let { .. } | Stmt::Expr { .. }) {
+                s.for_each_part(&mut |part| {
+                    if let Part::Expr(e) = part {
+                        if let Some(span) = shuffle_in(e) {
+                            self.fail(span, "a `shfl_down` may stand in a `let` or an expression statement only (`let v = shfl_down(x, d);`, `s += shfl_down(s, d);`): bind it before the condition");
+                        }
+                    }
+                });
+            }
         }
     }
 
@@ -636,6 +686,18 @@ impl Checker {
             }
         }
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
+        if let ExprKind::ShflDown { value, .. } = &e.kind {
+            let moved = match e.ty {
+                Ty::Scalar(s) => !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8),
+                _ => matches!(e.ty, Ty::Host | Ty::Unit),
+            };
+            if !moved {
+                self.fail(
+                    value.span,
+                    format!("`shfl_down` moves 32- and 64-bit numbers (i32, u32, i64, u64, f32, f64), not `{}`", e.ty),
+                );
+            }
+        }
         if let ExprKind::Unary(UnOp::Neg, x) = &e.kind {
             if let Ty::Scalar(s) = x.ty {
                 if s.is_int() && !s.is_signed() {
@@ -653,6 +715,7 @@ impl Checker {
 fn fits(v: u128, s: Scalar, target: super::Target) -> bool {
     let max: u128 = match s {
         Scalar::I8 => i8::MAX as u128,
+        Scalar::U8 => u8::MAX as u128,
         Scalar::I32 => i32::MAX as u128,
         Scalar::Usize if target == super::Target::Pthd => usize::MAX as u128,
         Scalar::U32 | Scalar::Usize => u32::MAX as u128,
@@ -661,6 +724,29 @@ fn fits(v: u128, s: Scalar, target: super::Target) -> bool {
         _ => return true,
     };
     v <= max
+}
+
+/// The span of an assignment, atomic update or shuffle inside `e`, if it has one.
+fn impure(e: &Expr) -> Option<Span> {
+    if matches!(
+        e.kind,
+        ExprKind::Assign(..) | ExprKind::Atomic(..) | ExprKind::ShflDown { .. }
+    ) {
+        return Some(e.span);
+    }
+    let mut found = None;
+    e.for_each_child(&mut |c| found = found.or_else(|| impure(c)));
+    found
+}
+
+/// The span of a shuffle in `e`, if it has one.
+fn shuffle_in(e: &Expr) -> Option<Span> {
+    if matches!(e.kind, ExprKind::ShflDown { .. }) {
+        return Some(e.span);
+    }
+    let mut found = None;
+    e.for_each_child(&mut |c| found = found.or_else(|| shuffle_in(c)));
+    found
 }
 
 /// The element type a pointer or array expression designates.

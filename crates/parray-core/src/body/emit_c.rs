@@ -23,6 +23,7 @@ pub fn c_scalar(s: Scalar) -> &'static str {
     match s {
         Scalar::Bool => "bool",
         Scalar::I8 => "char",
+        Scalar::U8 => "unsigned char",
         Scalar::I32 => "int",
         Scalar::U32 | Scalar::Usize => "unsigned",
         Scalar::I64 => "long long",
@@ -36,7 +37,7 @@ fn c_type(t: Ty) -> String {
     match t {
         Ty::Scalar(s) => c_scalar(s).to_string(),
         Ty::Vector(e) => e.keyword().to_string(),
-        Ty::Ptr(e) => format!("{}*", e.keyword()),
+        Ty::Ptr(e) => format!("{}*", e.c_name()),
         // Arrays are declared by `Create` (the checker lets no `let` rename one), and no
         // unit or host value reaches a declaration of a cuda body.
         other => unreachable!("no C declaration of {other}"),
@@ -164,7 +165,7 @@ pub fn checked_arrays(body: &Body) -> Option<Vec<String>> {
         checked |= matches!(
             e.kind,
             ExprKind::Index(_, _, Check::Checked(_))
-                | ExprKind::AtomicAdd(_, _, Check::Checked(_))
+                | ExprKind::Atomic(_, _, _, Check::Checked(_))
                 | ExprKind::Vector {
                     check: Check::Checked(_),
                     ..
@@ -205,6 +206,21 @@ fn created(stmts: &[Stmt], f: &mut dyn FnMut(LocalId, &str, u64)) {
         });
     }
 }
+
+/// `atomic_cas` and `atomic_exch`: CUDA's, the first followed and the second preceded by a
+/// `__threadfence()` (acquire and release), so that a lock taken by one and released by
+/// the other orders the plain accesses between them (as the emulation's sequentially
+/// consistent atomics do).
+const LOCK_HELPERS: &str = r#"template <typename T> __device__ __forceinline__ T parray_cas(T* p, T compare, T v) {
+    T old = atomicCAS(p, compare, v);
+    __threadfence();
+    return old;
+}
+template <typename T> __device__ __forceinline__ T parray_exch(T* p, T v) {
+    __threadfence();
+    return atomicExch(p, v);
+}
+"#;
 
 /// The block's dynamic shared memory, where shared arrays live when they are more than a
 /// kernel may declare statically.
@@ -249,7 +265,7 @@ pub fn kernel(body: &Body, name: &str) -> String {
             params.push(format!("unsigned long long __parray_n_{n}"));
             bases.push(format!(
                 "    {}* const __parray_base_{n} = {n};",
-                p.elem.keyword()
+                p.elem.c_name()
             ));
             w.roots.insert(
                 Root::Local(*id),
@@ -270,6 +286,16 @@ pub fn kernel(body: &Body, name: &str) -> String {
         params.push("unsigned long long* __parray_fault".into());
     }
     out.push_str(&register_helpers(body));
+    let mut locks = false;
+    super::visit_exprs(&body.stmts, &mut |e| {
+        locks |= matches!(
+            e.kind,
+            ExprKind::Atomic(super::AtomicOp::Cas | super::AtomicOp::Exch, ..)
+        );
+    });
+    if locks {
+        out.push_str(LOCK_HELPERS);
+    }
     if body.dynamic_shared_bytes() > 0 {
         let _ = writeln!(
             out,
@@ -476,7 +502,7 @@ pub fn remap_kernel(
     } else {
         "unsigned long long"
     };
-    let t = elem.keyword();
+    let t = elem.c_name();
     let (sc, dc) = (emit_cuda::to_c_named(&s), emit_cuda::to_c_named(&d));
     let head = format!(
         "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n"
@@ -724,7 +750,7 @@ impl<'b> Writer<'b> {
                 };
                 self.line(
                     *loc,
-                    &format!("{qualifier}{} {name}[{len}];", elem.keyword()),
+                    &format!("{qualifier}{} {name}[{len}];", elem.c_name()),
                 );
             }
             Stmt::Expr { expr, loc } => {
@@ -807,7 +833,7 @@ impl<'b> Writer<'b> {
                             Ty::Scalar(Scalar::F32 | Scalar::F64) => {
                                 ("%g", format!("(double)({text})"))
                             }
-                            Ty::Scalar(Scalar::I8 | Scalar::I32) => ("%d", text),
+                            Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32) => ("%d", text),
                             Ty::Scalar(Scalar::U32 | Scalar::Usize) => ("%u", text),
                             Ty::Scalar(Scalar::I64) => ("%lld", text),
                             Ty::Scalar(Scalar::U64) => ("%llu", text),
@@ -922,24 +948,36 @@ impl<'b> Writer<'b> {
                 ATOM,
             ),
             ExprKind::Method(m, recv, args) => (self.method(*m, recv, args), ATOM),
-            ExprKind::AtomicAdd(p, v, check) => {
+            ExprKind::Atomic(op, p, args, check) => {
                 let pt = match check {
                     Check::Checked(Some(root)) if self.roots.contains_key(root) => {
                         self.checked_at(p, "0", root)
                     }
                     _ => self.expr(p, 0).0,
                 };
-                let vt = self.expr(v, 0).0;
+                let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
                 // CUDA has no `long long` atomicAdd: the unsigned one adds the same bits.
                 if elem_of(p.ty) == Some(crate::ElemType::Long) {
                     (
-                        format!("(long long)atomicAdd((unsigned long long*)({pt}), (unsigned long long)({vt}))"),
+                        format!(
+                            "(long long){}((unsigned long long*)({pt}), (unsigned long long)({}))",
+                            op.c_name(),
+                            args.join(", ")
+                        ),
                         UNARY,
                     )
                 } else {
-                    (format!("atomicAdd({pt}, {vt})"), ATOM)
+                    (format!("{}({pt}, {})", op.c_name(), args.join(", ")), ATOM)
                 }
             }
+            ExprKind::ShflDown { value, delta, .. } => (
+                format!(
+                    "__shfl_down_sync(0xffffffffu, {}, {})",
+                    self.expr(value, 0).0,
+                    self.expr(delta, 0).0
+                ),
+                ATOM,
+            ),
             ExprKind::MakeVector(v, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
                 debug_assert_eq!(args.len(), lanes(*v) as usize);
@@ -1022,6 +1060,7 @@ impl<'b> Writer<'b> {
                 Ty::Scalar(Scalar::I64) => format!("{v}ll"),
                 Ty::Scalar(Scalar::U64) => format!("{v}ull"),
                 Ty::Scalar(Scalar::I8) => format!("(char){v}"),
+                Ty::Scalar(Scalar::U8) => format!("(unsigned char){v}"),
                 Ty::Scalar(Scalar::F32) => format!("{v}.0f"),
                 Ty::Scalar(Scalar::F64) => format!("{v}.0"),
                 _ => v.to_string(),

@@ -34,6 +34,7 @@ pub enum Target {
 pub enum Scalar {
     Bool,
     I8,
+    U8,
     I32,
     U32,
     I64,
@@ -46,9 +47,10 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 9] = [
+    pub const ALL: [Scalar; 10] = [
         Scalar::Bool,
         Scalar::I8,
+        Scalar::U8,
         Scalar::I32,
         Scalar::U32,
         Scalar::I64,
@@ -63,6 +65,7 @@ impl Scalar {
         match self {
             Scalar::Bool => "bool",
             Scalar::I8 => "i8",
+            Scalar::U8 => "u8",
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
             Scalar::I64 => "i64",
@@ -97,6 +100,7 @@ impl Scalar {
             ElemType::Int => Scalar::I32,
             ElemType::Unsigned => Scalar::U32,
             ElemType::Char => Scalar::I8,
+            ElemType::UChar => Scalar::U8,
             ElemType::Long => Scalar::I64,
             _ => return None,
         })
@@ -218,9 +222,10 @@ impl Body {
         found
     }
 
-    /// Whether a `#sync` appears anywhere in the body.
-    pub fn syncs(&self) -> bool {
-        self.stmts.iter().any(Stmt::has_sync)
+    /// Whether the body has a collective statement anywhere (a `#sync`, a `shfl_down`):
+    /// the emulation then runs its blocks' threads in lockstep.
+    pub fn collective(&self) -> bool {
+        self.stmts.iter().any(Stmt::is_collective)
     }
 
     /// Each shared array the body creates with its byte offset in the block's shared
@@ -369,13 +374,13 @@ impl Stmt {
         *loc
     }
 
-    /// Whether a `#sync` appears in this statement, at any depth.
-    pub fn has_sync(&self) -> bool {
+    /// Whether this statement, at any depth, is one the threads of a block execute
+    /// together: a `#sync`, or one whose expressions hold a `shfl_down`.
+    pub fn is_collective(&self) -> bool {
         let mut found = matches!(self, Stmt::Sync { .. });
-        self.for_each_part(&mut |part| {
-            if let Part::Body(b) = part {
-                found |= b.iter().any(Stmt::has_sync);
-            }
+        self.for_each_part(&mut |part| match part {
+            Part::Body(b) => found |= b.iter().any(Stmt::is_collective),
+            Part::Expr(e) => found |= e.shuffles(),
         });
         found
     }
@@ -480,9 +485,15 @@ macro_rules! children {
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(_, a, b)
             | ExprKind::Index(a, b, _)
-            | ExprKind::AtomicAdd(a, b, _) => {
+            | ExprKind::ShflDown {
+                value: a, delta: b, ..
+            } => {
                 $f(a);
                 $f(b);
+            }
+            ExprKind::Atomic(_, p, args, _) => {
+                $f(p);
+                args.$iter().for_each($f);
             }
             ExprKind::Method(_, r, args) => {
                 $f(r);
@@ -521,6 +532,13 @@ impl Expr {
     /// Applies `f` to each direct sub-expression, in evaluation order.
     pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
         children!(&self.kind, f, iter)
+    }
+
+    /// Whether a `shfl_down` appears in this expression, at any depth.
+    pub fn shuffles(&self) -> bool {
+        let mut found = matches!(self.kind, ExprKind::ShflDown { .. });
+        self.for_each_child(&mut |c| found |= c.shuffles());
+        found
     }
 
     /// [`Expr::for_each_child`], mutably.
@@ -756,12 +774,69 @@ pub enum ExprKind {
     /// `.x`, `.y`, `.z`, `.w` of a vector.
     Field(Box<Expr>, u8),
     Method(Method, Box<Expr>, Vec<Expr>),
-    /// `atomic_add(p, v)`: CUDA's `atomicAdd`; the old value.
-    AtomicAdd(Box<Expr>, Box<Expr>, Check),
+    /// `atomic_add(p, v)`, `atomic_exch(p, v)`, `atomic_cas(p, compare, v)`: CUDA's
+    /// `atomicAdd`, `atomicExch`, `atomicCAS` on `p[0]` with the operands after `p`; the
+    /// old value.
+    Atomic(AtomicOp, Box<Expr>, Vec<Expr>, Check),
+    /// `shfl_down(value, delta)`: the `value` of the lane `delta % 32` above this thread's
+    /// in its warp of [`WARP`] lanes (its own where that lane is past the warp), exchanged by
+    /// all the lanes of the warp together (cuda bodies; a statement that holds one is
+    /// [collective](Stmt::is_collective)). `slot` numbers the body's shuffles.
+    ShflDown {
+        value: Box<Expr>,
+        delta: Box<Expr>,
+        slot: usize,
+    },
     /// `Float2::new(x, y)` and the other vector constructors.
     MakeVector(ElemType, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// The lanes of a warp in the body language: `shfl_down` exchanges values among 32
+/// consecutive threads of a block (flat thread ids `32k .. 32k + 32`), on every back end.
+/// A HIP target whose wavefront is 64 lanes wide shuffles within each half.
+pub const WARP: u32 = 32;
+
+/// An atomic read-modify-write of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `atomic_add(p, v)`: adds `v`.
+    Add,
+    /// `atomic_exch(p, v)`: writes `v`.
+    Exch,
+    /// `atomic_cas(p, compare, v)`: writes `v` where the element equals `compare`.
+    Cas,
+}
+
+impl AtomicOp {
+    /// The body's function name.
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Exch => "atomic_exch",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+
+    /// The kernel's function: CUDA's `atomicAdd`; for the two that build locks, helpers
+    /// that fence on both sides (`emit_c::LOCK_HELPERS`), so that plain accesses between a
+    /// taking `atomic_cas` and a releasing `atomic_exch` are ordered by them.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Exch => "parray_exch",
+            AtomicOp::Cas => "parray_cas",
+        }
+    }
+
+    /// The operands after the pointer.
+    pub fn arity(self) -> usize {
+        match self {
+            AtomicOp::Add | AtomicOp::Exch => 1,
+            AtomicOp::Cas => 2,
+        }
+    }
 }
 
 /// The declared data type a `$T[...]$` form indexes (`M` for `$M_0[i]$` too).

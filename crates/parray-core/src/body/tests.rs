@@ -157,9 +157,10 @@ fn mixed_number_types_are_an_error_with_a_cast_hint() {
 #[test]
 fn i64_atomics_use_the_unsigned_64_bit_atomic() {
     let mut b = B::new(&[("p", ElemType::Long, true)]);
-    let add = e(ExprKind::AtomicAdd(
+    let add = e(ExprKind::Atomic(
+        super::AtomicOp::Add,
         Box::new(b.get("p")),
-        Box::new(int(5)),
+        vec![int(5)],
         super::Check::Checked(None),
     ));
     b.stmt(add);

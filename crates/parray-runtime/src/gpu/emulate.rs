@@ -779,6 +779,86 @@ pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, v: T) -> T {
     unsafe { T::atomic_add(ptr, v) }
 }
 
+/// Element types of CUDA's `atomicExch` and `atomicCAS` in a body: `int` and `unsigned`.
+pub trait AtomicSwap: Copy {
+    /// The alignment the update needs: that of the atomic type of the same size.
+    const ATOMIC_ALIGN: usize;
+
+    /// Writes `v` to `*ptr` atomically and returns the old value.
+    ///
+    /// # Safety
+    /// As [`atomic_add`].
+    unsafe fn atomic_exch(ptr: *mut Self, v: Self) -> Self;
+
+    /// Writes `v` to `*ptr` atomically where it equals `compare`; returns the old value
+    /// (equal to `compare` exactly when `v` was written).
+    ///
+    /// # Safety
+    /// As [`atomic_add`].
+    unsafe fn atomic_cas(ptr: *mut Self, compare: Self, v: Self) -> Self;
+}
+
+macro_rules! atomic_swap {
+    ($($t:ty => $atomic:ty),*) => {$(
+        impl AtomicSwap for $t {
+            const ATOMIC_ALIGN: usize = align_of::<$atomic>();
+
+            #[inline]
+            unsafe fn atomic_exch(ptr: *mut Self, v: Self) -> Self {
+                // SAFETY: as in `atomic_add`.
+                unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Ordering::SeqCst)
+            }
+
+            #[inline]
+            unsafe fn atomic_cas(ptr: *mut Self, compare: Self, v: Self) -> Self {
+                // SAFETY: as in `atomic_add`.
+                let cell = unsafe { <$atomic>::from_ptr(ptr) };
+                match cell.compare_exchange(compare, v, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(old) | Err(old) => old,
+                }
+            }
+        }
+    )*};
+}
+
+atomic_swap!(i32 => AtomicI32, u32 => AtomicU32);
+
+/// `shfl_down(value, delta)` of an emulated cuda body, for thread `t` of its block: the
+/// block's threads present at the shuffle are `present`, and `values` and `deltas` hold
+/// each one's operands. The value of the lane `deltas[t] % 32` above `t`'s in its warp of
+/// [`WARP`](parray_core::body::WARP) threads, or `t`'s own where that lane is past the
+/// warp, as CUDA's `__shfl_down_sync` (measured on an H100: a delta of 40 reads 8 lanes up).
+///
+/// # Panics
+/// When a lane of `t`'s warp is not present (it left the body or took another branch), or
+/// the block's last warp is short: the lanes of a warp execute a shuffle together, and on a
+/// GPU a shuffle without all of them is undefined.
+#[track_caller]
+pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usize) -> T {
+    let warp = parray_core::body::WARP as usize;
+    let first = t - t % warp;
+    if let Some(lane) = (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false)) {
+        if lane >= present.len() {
+            panic!(
+                "parray: shfl_down in a block of {} threads, whose last warp has {} lanes: a \
+                 shuffle needs all {warp} lanes of its warp (make the block a multiple of {warp} threads)",
+                present.len(),
+                present.len() - first
+            );
+        }
+        panic!(
+            "parray: shfl_down: lane {} of this warp (thread {lane} of the block) did not reach \
+             it: the {warp} lanes of a warp execute a shuffle together",
+            lane - first
+        );
+    }
+    // The hardware reads the low 5 bits of the delta.
+    match t - first + deltas[t] as usize % warp {
+        src if src < warp => values[first + src],
+        _ => values[t],
+    }
+}
+
 /// [`atomic_add`] for `f32`, the common case.
 ///
 /// # Safety
@@ -866,6 +946,24 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
 }
 
 impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
+    #[track_caller]
+    fn atomic_exch(&self, off: usize, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        // SAFETY: an element that only this thread accesses, aligned as its type.
+        unsafe { T::atomic_exch(self.at(off), v) }
+    }
+
+    #[track_caller]
+    fn atomic_cas(&self, off: usize, compare: T, v: T) -> T
+    where
+        T: AtomicSwap,
+    {
+        // SAFETY: as in `atomic_exch`.
+        unsafe { T::atomic_cas(self.at(off), compare, v) }
+    }
+
     #[inline(always)]
     #[track_caller]
     fn store(&self, off: usize, v: T) {

@@ -141,6 +141,23 @@ pub fn block_body_tokens(body: &Body) -> TokenStream {
     out
 }
 
+/// The operands of the shuffle `slot`, one per thread: its values and its deltas.
+fn shuffle_idents(slot: usize) -> (Ident, Ident) {
+    (
+        format_ident!("__parray_shv{}", slot),
+        format_ident!("__parray_shd{}", slot),
+    )
+}
+
+/// Applies `f` to each `shfl_down` of `e` (the checker allows none inside another).
+fn shuffles(e: &crate::body::Expr, f: &mut dyn FnMut(&crate::body::Expr)) {
+    if matches!(e.kind, ExprKind::ShflDown { .. }) {
+        f(e);
+    } else {
+        e.for_each_child(&mut |c| shuffles(c, f));
+    }
+}
+
 fn spill_ident(id: LocalId) -> Ident {
     format_ident!("__parray_s{}", id.0)
 }
@@ -349,8 +366,9 @@ impl Blocks {
     }
 }
 
-/// The stretches of `stmts` (maximal runs of statements without `#sync`), in every
-/// block-level construct, and the variables of block-level `for` loops (`var`).
+/// The stretches of `stmts` (maximal runs of statements that are not collective), in every
+/// block-level construct, and the variables of block-level `for` loops and shuffled
+/// `let`s (`var`).
 fn collect_stretches<'s>(
     stmts: &'s [Stmt],
     out: &mut Vec<Vec<&'s Stmt>>,
@@ -358,7 +376,7 @@ fn collect_stretches<'s>(
 ) {
     let mut run = Vec::new();
     for s in stmts {
-        if !s.has_sync() {
+        if !s.is_collective() {
             run.push(s);
             continue;
         }
@@ -379,6 +397,9 @@ fn collect_stretches<'s>(
                 var(*v);
                 collect_stretches(body, out, var);
             }
+            // A `let` whose value is shuffled: its local lives across the two stretches
+            // of the shuffle (block_stmt).
+            Stmt::Let { local, .. } => var(*local),
             _ => {}
         }
     }
@@ -397,7 +418,7 @@ impl Writer<'_> {
         let mut out = TokenStream::new();
         let mut run: Vec<&Stmt> = Vec::new();
         for s in stmts {
-            if s.has_sync() {
+            if s.is_collective() {
                 out.extend(self.stretch(&run));
                 run.clear();
                 out.extend(self.block_stmt(s));
@@ -545,8 +566,43 @@ impl Writer<'_> {
                     }
                 }}
             }
-            other => unreachable!("a statement without #sync is in a stretch: {other:?}"),
+            Stmt::Let { loc, .. } | Stmt::Expr { loc, .. } => {
+                // A statement with shuffles: each shuffle's operands, for every present
+                // thread; then the statement, each shuffle reading its lane's operand.
+                let mut vectors = TokenStream::new();
+                let mut operands = TokenStream::new();
+                s.for_each_part(&mut |part| {
+                    let super::super::Part::Expr(e) = part else {
+                        return;
+                    };
+                    shuffles(e, &mut |e| {
+                        let ExprKind::ShflDown { value, delta, slot } = &e.kind else {
+                            unreachable!("a shuffle")
+                        };
+                        let (v, d) = shuffle_idents(*slot);
+                        let ty = self.annotation(e.ty).expect("checked: a number");
+                        vectors.extend(quote! {
+                            let mut #v: ::std::vec::Vec<#ty> = ::std::vec![::core::default::Default::default(); #n];
+                            let mut #d: ::std::vec::Vec<u32> = ::std::vec![0; #n];
+                        });
+                        let (value, delta) = (self.expr(value), self.expr(delta));
+                        operands.extend(quote! { #v[#t] = #value; #d[#t] = #delta; });
+                    });
+                });
+                let operands = self.per_thread(&outer, TokenStream::new(), operands);
+                let stmt = self.stretch(&[s]);
+                quote_spanned!(loc.span=> { #vectors #operands #stmt })
+            }
+            other => unreachable!("a statement that is not collective is in a stretch: {other:?}"),
         }
+    }
+
+    /// `shfl_down(value, delta)` in the statement after its operands were gathered: the
+    /// value of the lane `delta` above this thread's, checked that its warp is all there.
+    pub(super) fn shuffled(&self, slot: usize, span: Span) -> TokenStream {
+        let (v, d) = shuffle_idents(slot);
+        let (mask, t) = (self.blocks().mask(), thread_ident());
+        quote_spanned!(span=> ::parray::__private::shfl_down(&#mask, &#v, &#d, #t))
     }
 
     /// `stmts` at block level for the threads of `mask` (and a loop's `broke`).

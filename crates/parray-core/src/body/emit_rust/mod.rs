@@ -436,7 +436,15 @@ impl<'b> Writer<'b> {
                     return quote!(&#l + #r);
                 }
                 let p = super::precedence(*op);
-                if *op == BinOp::Add && matches!(l.ty, Ty::Ptr(_)) {
+                let pointer = matches!(
+                    l.ty,
+                    Ty::Ptr(_)
+                        | Ty::Array {
+                            mem: MemKind::Smem,
+                            ..
+                        }
+                );
+                if *op == BinOp::Add && pointer {
                     let (l, r) = (self.operand(l, p), self.host_index(r));
                     return quote_spanned!(span=> #l + #r);
                 }
@@ -501,10 +509,13 @@ impl<'b> Writer<'b> {
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
                 quote_spanned!(span=> #r.#name(#(#args),*))
             }
-            ExprKind::AtomicAdd(p, v, _) => {
-                let (p, v) = (self.access(p), self.expr(v));
-                quote_spanned!(span=> ::parray::AccessMut::atomic_add(#p, 0, #v))
+            ExprKind::Atomic(op, p, args, _) => {
+                let p = self.access(p);
+                let f = Ident::new(op.rust_name(), span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> ::parray::AccessMut::#f(#p, 0, #(#args),*))
             }
+            ExprKind::ShflDown { slot, .. } => self.shuffled(*slot, span),
             ExprKind::MakeVector(v, args) => {
                 let t = self.elem(*v);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();

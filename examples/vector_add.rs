@@ -1,0 +1,58 @@
+//! Seed 001's first kernel, `c[i] = a[i] + b[i]` on ints, one thread per element (the
+//! seed's 10 blocks of one thread, here 2^20 elements in blocks of 256). Checks against a
+//! CPU sum and, on a GPU, times the detour beside the seed's kernel compiled the same way.
+
+mod common;
+
+use parray::prelude::*;
+
+parray! {
+    const N = 1048576;
+    dmem int [N] V;
+    cuda(int* a, int* b, int* c) [N / 256][256] ADD;
+}
+
+/// The seed's kernel, indexed by the whole grid as the detour is.
+const SEED: &str = r#"
+extern "C" __global__ void add(int* a, int* b, int* c) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid < 1048576) {
+        c[tid] = a[tid] + b[tid];
+    }
+}
+"#;
+
+fn main() -> parray::Result<()> {
+    let n = host! { $size(V)$ };
+    let (mut a, mut b, mut c) = (V::create()?, V::create()?, V::create()?);
+    a.copy_from_slice(&(0..n as i32).map(|i| -i).collect::<Vec<_>>())?;
+    b.copy_from_slice(&(0..n as i32).map(|i| i * (i % 1000)).collect::<Vec<_>>())?;
+    let (backend, repeats) = common::backend(true)?;
+    let device = backend == "cuda";
+    let parray = common::median_seconds(repeats, device, || {
+        detour!(ADD(&a, &b, &mut c) {
+            c[$V[$tid$]$] = a[$V[$tid$]$] + b[$V[$tid$]$];
+        })
+    })?;
+    let got = c.to_vec()?;
+    let ok = (0..n).all(|i| got[i] == -(i as i32) + i as i32 * (i as i32 % 1000));
+    let seed = if device {
+        c.fill(0)?;
+        let t = common::median_seconds(repeats, true, || {
+            common::raw_kernel(
+                "add",
+                SEED,
+                [(n / 256) as u32, 1, 1],
+                [256, 1, 1],
+                &[&a, &b, &c],
+            )
+        })?;
+        Some(t)
+    } else {
+        None
+    };
+    println!("backend: {backend}");
+    common::seed_row("vector_add (2^20 ints)", backend, parray, seed, ok);
+    common::check(ok && (!device || c.to_vec()? == got));
+    Ok(())
+}
