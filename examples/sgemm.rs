@@ -3,8 +3,9 @@
 //! tiles of C, each thread an 8x8 sub-tile (two 4x4 quarters 64 apart, read as 4-wide
 //! shared loads), over k-tiles of 16 staged through two shared buffers, one barrier a
 //! tile. Global loads run a tile ahead in registers (issued a whole tile before their
-//! values are stored), and each step's fragments are read while the previous step
-//! multiplies. The types below say all of it; `#copy` moves every tile, as float4 where
+//! values are stored), each step's fragments are read while the previous step
+//! multiplies, the products zig-zag so that consecutive ones share a register operand,
+//! and the kernel asks for two blocks a multiprocessor (at most 128 registers). The types below say all of it; `#copy` moves every tile, as float4 where
 //! both sides allow.
 //!
 //! On a GPU: square N = 4096 and 8192 on row-major, strips (Fig 18a) and blocks (Fig 18b)
@@ -57,6 +58,8 @@ subprog! {
             rmem float [2][4][2][4] ACC;
         }
         detour!(GEMM(da, db, dc) {
+            // Two blocks a multiprocessor: at most 128 registers a thread.
+            #![min_blocks_per_sm(2)]
             let as_ = AS::create();
             let bs = BS::create();
             let ra = R8::create();
@@ -105,10 +108,12 @@ subprog! {
                         #copy FB(bs + br + $BSR[cur][ahead][0]$) to F8(fb + $F2[ahead % 2][0]$);
                     }
                     let f = $F2[k % 2][0]$;
+                    // Rows zig-zag, so that consecutive products share an operand.
                     #[unroll]
                     for x in 0..8 {
                         #[unroll]
-                        for y in 0..8 {
+                        for z in 0..8 {
+                            let y = if x % 2 == 0 { z } else { 7 - z };
                             acc[x * 8 + y] += fa[f + x] * fb[f + y];
                         }
                     }

@@ -197,7 +197,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             ))
         }
     };
-    let stmts = syn::Block::parse_within.parse2(body_tokens)?;
+    let (attrs, stmts) = (|input: syn::parse::ParseStream| {
+        Ok((
+            input.call(syn::Attribute::parse_inner)?,
+            syn::Block::parse_within(input)?,
+        ))
+    })
+    .parse2(body_tokens)?;
+    let min_blocks = min_blocks_per_sm(&attrs)?;
     let mut forms = Forms::new(
         &module,
         Some(Threads {
@@ -224,6 +231,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 return Err(syn::Error::new(
                     array.span(),
                     format!("`{name}` is a pthd array: only cuda detours have CUDA source"),
+                ));
+            }
+            if let Some((_, attr)) = min_blocks {
+                return Err(syn::Error::new(
+                    attr,
+                    "`min_blocks_per_sm` bounds a cuda kernel's registers; a pthd detour has none",
                 ));
             }
             let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
@@ -265,6 +278,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            body.launch_bounds = min_blocks.map(|(n, _)| (grid.block.iter().product(), n));
             let proof = bounds::prove(&mut body);
             out_of_range(&proof)?;
             if let Some(mut errors) = crate::errors::in_source_order(proof.unrooted.iter().map(|span| {
@@ -547,4 +561,25 @@ fn pthd(
         ::parray::__private::pthd_detour(__parray_site, #threads, __parray_body)
     }};
     checked(site, checks, quote!(()), run)
+}
+
+/// A body's inner attribute `#![min_blocks_per_sm(N)]` (CUDA's `__launch_bounds__`: the
+/// compiler keeps each thread's registers few enough for N blocks on a multiprocessor),
+/// with its span; the only inner attribute a body takes.
+fn min_blocks_per_sm(attrs: &[syn::Attribute]) -> syn::Result<Option<(u32, Span)>> {
+    let mut found = None;
+    for attr in attrs {
+        let usage = "the only inner attribute of a detour body is `#![min_blocks_per_sm(N)]`, N a positive integer";
+        if !attr.path().is_ident("min_blocks_per_sm") || found.is_some() {
+            return Err(syn::Error::new(attr.meta.span(), usage));
+        }
+        let n = attr
+            .parse_args::<syn::LitInt>()
+            .and_then(|n| n.base10_parse::<u32>())
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| syn::Error::new(attr.meta.span(), usage))?;
+        found = Some((n, attr.meta.span()));
+    }
+    Ok(found)
 }

@@ -82,6 +82,7 @@ pub fn lower(
         locals: lw.locals,
         tids,
         stmts,
+        launch_bounds: None,
     };
     let diags = parray_core::body::check::check(&mut body)
         .err()

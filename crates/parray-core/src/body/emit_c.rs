@@ -304,8 +304,12 @@ pub fn kernel(body: &Body, name: &str) -> String {
     }
     let _ = writeln!(
         out,
-        "extern \"C\" __global__ void {name}({}) {{",
-        params.join(", ")
+        "extern \"C\" __global__ void {bounds}{name}({}) {{",
+        params.join(", "),
+        bounds = match body.launch_bounds {
+            Some((threads, blocks)) => format!("__launch_bounds__({threads}, {blocks}) "),
+            None => String::new(),
+        }
     );
     for b in bases {
         let _ = writeln!(out, "{b}");

@@ -204,6 +204,10 @@ pub struct Body {
     /// expressions of the hardware indices, in first-use order.
     pub tids: Vec<(String, ThreadIndex)>,
     pub stmts: Vec<Stmt>,
+    /// CUDA's `__launch_bounds__`: the threads of a block and the blocks a multiprocessor
+    /// must hold at once (`#![min_blocks_per_sm(N)]`), which caps the registers a thread
+    /// may take.
+    pub launch_bounds: Option<(u32, u32)>,
 }
 
 impl Body {

@@ -44,6 +44,7 @@ impl B {
                 locals: Vec::new(),
                 tids: Vec::new(),
                 stmts: Vec::new(),
+                launch_bounds: None,
             },
         };
         for (name, elem, pointer) in params {
