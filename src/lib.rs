@@ -754,6 +754,14 @@ pub mod __private {
     )]
     pub trait IsView {}
 
+    /// The bound of `create()` on a thread array.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a thread array: it has no elements to create",
+        label = "a thread array is run on, not created",
+        note = "run a body on its threads with `detour!({Self} {{ ... }})` (pthd) or `detour!({Self}(args) {{ ... }})` (cuda), and create the data types it works on"
+    )]
+    pub trait IsThreadArray {}
+
     /// The bound of a host `create()` on a smem or rmem type.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is smem or rmem memory, which exists only inside cuda detour bodies",

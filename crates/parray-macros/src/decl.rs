@@ -346,6 +346,18 @@ fn type_items(
                     const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
                     #module_fn
                 }
+                // As on a view (`create_fns`): never callable, so that a call says what
+                // a thread array is for.
+                impl #ident {
+                    #[doc(hidden)]
+                    #[allow(private_bounds)]
+                    #vis fn create() -> ::parray::Result<()>
+                    where
+                        for<'a> #ident: ::parray::__private::IsThreadArray,
+                    {
+                        ::core::result::Result::Ok(())
+                    }
+                }
             }
         }
     }
