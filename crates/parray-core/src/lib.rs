@@ -29,5 +29,5 @@ pub use offsets::{
     common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
     Offset,
 };
-pub use parser::{parse_index_expr, parse_program};
+pub use parser::{parse_index_expr, parse_program, parse_program_reporting_all};
 pub use tree::{DimRef, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

@@ -24,18 +24,48 @@ const RESERVED: &[&str] = &["pthd", "mpi", "cuda", "const", "parray"];
 
 /// Parse a whole program: constants and declarations.
 pub fn parse_program(src: &str) -> Result<Program> {
+    parse_program_reporting_all(src).map_err(|mut errors| errors.swap_remove(0))
+}
+
+/// [`parse_program`], going on after a declaration that does not parse (at the `;` that
+/// ends it) so that every bad declaration is reported, in source order.
+pub fn parse_program_reporting_all(src: &str) -> std::result::Result<Program, Vec<Error>> {
     let mut p = Parser::new(src);
-    let mut items = Vec::new();
+    let (mut items, mut errors) = (Vec::new(), Vec::new());
     loop {
         p.skip();
         if p.at_end() {
             break;
         }
-        items.push(p.item()?);
+        let start = p.pos;
+        match p.item() {
+            Ok(item) => items.push(item),
+            Err(e) => {
+                errors.push(e);
+                p.pos = end_of_item(src, start);
+            }
+        }
         p.skip();
         p.eat(';');
     }
-    Ok(Program { items })
+    match errors.is_empty() {
+        true => Ok(Program { items }),
+        false => Err(errors),
+    }
+}
+
+/// Where the declaration starting at `start` ends: its `;` outside brackets, or the end.
+fn end_of_item(src: &str, start: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, c) in src[start..].char_indices() {
+        match c {
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth -= 1,
+            ';' if depth <= 0 => return start + i,
+            _ => {}
+        }
+    }
+    src.len()
 }
 
 /// Parse an index expression such as `A[[2][1]][3]` or `M_1[k]`.

@@ -105,7 +105,12 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     // the first one twice.
     let entries = &merge(entries, Span::call_site())?;
     let block = split_visibility(input);
-    let program = parray_core::parse_program(&block.map.text).map_err(|e| block.map.error(&e))?;
+    let program = parray_core::parse_program_reporting_all(&block.map.text).map_err(|errors| {
+        let mut errors = errors.iter().map(|e| block.map.error(e));
+        let mut all = errors.next().expect("at least one error");
+        errors.for_each(|e| all.combine(e));
+        all
+    })?;
 
     // Names used but declared neither here nor in what was carried in: ask for them.
     let known: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
