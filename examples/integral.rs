@@ -284,13 +284,13 @@ fn main() -> parray::Result<()> {
                     }
                 }
             })?;
-            // The seed's kernels are the baseline, not under test: a wrong value says its
-            // time is not to be trusted (seen on an H100 for v4 and v5, whose launches
-            // through `raw_kernel` leave 0: not yet understood).
+            // The seed's kernels are the baseline: their sums round in their own order, so
+            // the bound is looser; a launch that went wrong fails the check.
             let seed_value = result.to_vec()?[0];
             let seed_error = ((seed_value - exact) / exact).abs();
             if seed_error > 1e-9 {
-                println!("  the seed kernel gave {seed_value:.11}: its time is no baseline");
+                println!("  the seed kernel gave {seed_value:.11}");
+                all = false;
             }
             Some(t)
         } else {

@@ -163,6 +163,26 @@ fn gpu_buffers_are_device_memory() {
     );
 }
 
+/// Two kernels of one `'static` source: each launch runs the kernel it names (the cache of
+/// static sources once gave the first compiled for both).
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_one_static_source_holds_two_kernels() {
+    gpu();
+    const TWO: &str = "extern \"C\" __global__ void set_one(float* x) { x[threadIdx.x] = 1.0f; }\n\
+                       extern \"C\" __global__ void set_two(float* x) { x[threadIdx.x] = 2.0f; }\n";
+    let mut x = dmem::<V4>(&[0.0; 4]);
+    for (kernel, value) in [("set_one", 1.0), ("set_two", 2.0), ("set_one", 1.0)] {
+        let l = Launch {
+            source: std::borrow::Cow::Borrowed(TWO),
+            ..launch(kernel, String::new(), 1, 4)
+        };
+        // SAFETY: both kernels take one float pointer with 4 elements.
+        unsafe { detour_cuda(&l, &[&x.ptr_mut()], |_| unreachable!()) }.unwrap();
+        assert_eq!(x.to_vec().unwrap(), vec![value; 4], "{kernel}");
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_nvrtc_errors_carry_the_log_and_source() {

@@ -25,8 +25,9 @@ pub(crate) struct Kernels {
     target: OnceLock<std::result::Result<Target, String>>,
     /// By the hash of (kernel, source, architecture, NVRTC version).
     by_key: Mutex<HashMap<u64, CudaFunction>>,
-    /// By the address and length of a `'static` source.
-    by_address: Mutex<HashMap<(usize, usize), CudaFunction>>,
+    /// By the address and length of a `'static` source and the kernel's name (one source
+    /// may hold several kernels).
+    by_address: Mutex<HashMap<(usize, usize, String), CudaFunction>>,
 }
 
 /// The function `kernel` of `source`, compiled for the calling thread's current device
@@ -62,7 +63,7 @@ pub(crate) fn compile_static_on(
     kernel: &str,
     source: &'static str,
 ) -> Result<CudaFunction> {
-    let key = (source.as_ptr() as usize, source.len());
+    let key = (source.as_ptr() as usize, source.len(), kernel.to_string());
     let by_address = &cuda.kernels.by_address;
     if let Some(f) = by_address
         .lock()
