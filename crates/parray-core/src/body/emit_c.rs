@@ -758,7 +758,11 @@ impl<'b> Writer<'b> {
                 );
             }
             Stmt::Expr { expr, loc } => {
-                let text = format!("{};", self.expr(expr, 0).0);
+                let (text, _) = match expr.kind {
+                    ExprKind::Atomic(..) => self.atomic(expr, false),
+                    _ => self.expr(expr, 0),
+                };
+                let text = format!("{text};");
                 self.line(*loc, &text);
             }
             Stmt::If {
@@ -952,28 +956,7 @@ impl<'b> Writer<'b> {
                 ATOM,
             ),
             ExprKind::Method(m, recv, args) => (self.method(*m, recv, args), ATOM),
-            ExprKind::Atomic(op, p, args, check) => {
-                let pt = match check {
-                    Check::Checked(Some(root)) if self.roots.contains_key(root) => {
-                        self.checked_at(p, "0", root)
-                    }
-                    _ => self.expr(p, 0).0,
-                };
-                let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
-                // CUDA has no `long long` atomicAdd: the unsigned one adds the same bits.
-                if elem_of(p.ty) == Some(crate::ElemType::Long) {
-                    (
-                        format!(
-                            "(long long){}((unsigned long long*)({pt}), (unsigned long long)({}))",
-                            op.c_name(),
-                            args.join(", ")
-                        ),
-                        UNARY,
-                    )
-                } else {
-                    (format!("{}({pt}, {})", op.c_name(), args.join(", ")), ATOM)
-                }
-            }
+            ExprKind::Atomic(..) => self.atomic(e, true),
             ExprKind::ShflDown { value, delta, .. } => (
                 format!(
                     "__shfl_down_sync(0xffffffffu, {}, {})",
@@ -996,6 +979,35 @@ impl<'b> Writer<'b> {
                 ),
                 2,
             ),
+        }
+    }
+
+    /// The atomic `e` (`atomic_add(p, v)`, ...) and its binding strength; `value_used`
+    /// where its old value is read (a statement drops it).
+    fn atomic(&self, e: &Expr, value_used: bool) -> (String, u8) {
+        let ExprKind::Atomic(op, p, args, check) = &e.kind else {
+            unreachable!("an atomic")
+        };
+        let pt = match check {
+            Check::Checked(Some(root)) if self.roots.contains_key(root) => {
+                self.checked_at(p, "0", root)
+            }
+            _ => self.expr(p, 0).0,
+        };
+        let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
+        if elem_of(p.ty) != Some(crate::ElemType::Long) {
+            return (format!("{}({pt}, {})", op.c_name(), args.join(", ")), ATOM);
+        }
+        // CUDA has no `long long` atomicAdd: the unsigned one adds the same bits.
+        let call = format!(
+            "{}((unsigned long long*)({pt}), (unsigned long long)({}))",
+            op.c_name(),
+            args.join(", ")
+        );
+        if value_used {
+            (format!("(long long){call}"), UNARY)
+        } else {
+            (call, ATOM)
         }
     }
 

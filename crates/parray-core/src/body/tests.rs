@@ -158,17 +158,24 @@ fn mixed_number_types_are_an_error_with_a_cast_hint() {
 #[test]
 fn i64_atomics_use_the_unsigned_64_bit_atomic() {
     let mut b = B::new(&[("p", ElemType::Long, true)]);
-    let add = e(ExprKind::Atomic(
-        super::AtomicOp::Add,
-        Box::new(b.get("p")),
-        vec![int(5)],
-        super::Check::Checked(None),
-    ));
-    b.stmt(add);
+    let add = || {
+        e(ExprKind::Atomic(
+            super::AtomicOp::Add,
+            Box::new(b.get("p")),
+            vec![int(5)],
+            super::Check::Checked(None),
+        ))
+    };
+    let (statement, value) = (add(), add());
+    b.stmt(statement).let_("old", false, value);
     let body = b.checked().unwrap();
     let c = emit_c::kernel(body, "k");
+    // The old value is cast back where it is read, and only there (a cast whose value is
+    // dropped is a warning in hipcc).
+    let call = "atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))";
+    assert!(c.contains(&format!("    {call};")), "{c}");
     assert!(
-        c.contains("(long long)atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))"),
+        c.contains(&format!("long long old = (long long){call};")),
         "{c}"
     );
 }
