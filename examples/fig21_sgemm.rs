@@ -8,7 +8,7 @@
 //! On a GPU: N = 1024, 2048, 4096, 8192, each product checked against cuBLAS (relative
 //! Frobenius error <= 1e-5) and timed beside it. Under the emulation: N = 256 and 512,
 //! checked against an f64 CPU product. `--n 1024` chooses one size; `--source` prints the
-//! kernel generated for row-major storage at N = 1024.
+//! kernel generated for row-major storage at N = 1024, `--source hip` the same in HIP C++.
 
 mod common;
 
@@ -72,9 +72,14 @@ macro_rules! at_size {
 
             common::gemm::square_layouts!($n);
 
-            /// The kernel the subprogram generates for row-major storage of this size.
-            pub fn source() -> &'static str {
-                sgemm!(@source <ROWS>)
+            /// The kernel the subprogram generates for row-major storage of this size: its
+            /// CUDA C, or its HIP C++ for a CDNA GPU.
+            pub fn source(hip: bool) -> &'static str {
+                if hip {
+                    sgemm!(@source hip(64) <ROWS>)
+                } else {
+                    sgemm!(@source <ROWS>)
+                }
             }
 
             /// cuBLAS's row (on a GPU) and Fig 21's on row-major storage; the inputs.
@@ -152,7 +157,7 @@ pub fn run() -> parray::Result<bool> {
 
 fn main() -> parray::Result<()> {
     if std::env::args().any(|a| a == "--source") {
-        print!("{}", n1024::source());
+        print!("{}", n1024::source(std::env::args().any(|a| a == "hip")));
         return Ok(());
     }
     println!("backend: {:?}", parray::gpu::backend()?);

@@ -136,9 +136,14 @@ macro_rules! square {
 
             common::gemm::square_layouts!($n);
 
-            /// The kernel for row-major storage of this size.
-            pub fn source() -> &'static str {
-                sgemm!(@source <ROWS, ROWS, ROWS>)
+            /// The kernel for row-major storage of this size: its CUDA C, or its HIP C++
+            /// for a CDNA GPU.
+            pub fn source(hip: bool) -> &'static str {
+                if hip {
+                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS>)
+                } else {
+                    sgemm!(@source <ROWS, ROWS, ROWS>)
+                }
             }
 
             /// cuBLAS's row (on a GPU) and the subprogram's on row-major storage; the inputs.
@@ -243,7 +248,7 @@ pub fn run() -> parray::Result<bool> {
 
 fn main() -> parray::Result<()> {
     if std::env::args().any(|a| a == "--source") {
-        print!("{}", n4096::source());
+        print!("{}", n4096::source(std::env::args().any(|a| a == "hip")));
         return Ok(());
     }
     println!("backend: {:?}", parray::gpu::backend()?);

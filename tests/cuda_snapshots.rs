@@ -1,7 +1,21 @@
-//! The CUDA C generated for every figure, pinned: a change to the code generator shows
-//! up here as a diff to review (`cargo insta review`).
+//! The CUDA C generated for every figure, pinned, and beside it the HIP C++ of the same
+//! kernel (`NAME_hip`, for CDNA's 64-lane wavefronts): a change to the code generator
+//! shows up here as a diff to review (`cargo insta review`). `tests/hip_snapshots.rs`
+//! compiles every HIP snapshot with hipcc.
 
 use parray::prelude::*;
+
+/// Pins the kernel of `detour!(T(args) body)`: its CUDA C as the snapshot `NAME`, its HIP
+/// C++ as `NAME_hip`.
+macro_rules! pin_sources {
+    ($name:expr, $threads:ident($($arg:ident),*) $body:tt) => {
+        insta::assert_snapshot!($name, kernel_source!($threads($($arg),*) $body));
+        insta::assert_snapshot!(
+            format!("{}_hip", $name),
+            kernel_source!(hip(64): $threads($($arg),*) $body)
+        );
+    };
+}
 
 /// One module per figure with its declarations, all sharing one body.
 macro_rules! figures {
@@ -10,16 +24,24 @@ macro_rules! figures {
             mod $fig {
                 use super::*;
                 parray! { $($decl)* }
-                pub fn source() -> &'static str {
+                /// The kernel's CUDA C and its HIP C++.
+                pub fn sources() -> (&'static str, &'static str) {
                     // Any values stand for the arguments: the source depends on the types.
                     let (a, b, c) = ((), (), ());
-                    kernel_source!(MY_TA(a, b, c) $body)
+                    (
+                        kernel_source!(MY_TA(a, b, c) $body),
+                        kernel_source!(hip(64): MY_TA(a, b, c) $body),
+                    )
                 }
             }
         )*
         #[test]
         fn figures_share_one_body() {
-            $( insta::assert_snapshot!(stringify!($fig), $fig::source()); )*
+            $(
+                let (cuda, hip) = $fig::sources();
+                insta::assert_snapshot!(stringify!($fig), cuda);
+                insta::assert_snapshot!(concat!(stringify!($fig), "_hip"), hip);
+            )*
         }
     };
 }
@@ -97,12 +119,12 @@ parray! {
 #[test]
 fn fig07_transpose() {
     let (adri, adro) = ((), ());
-    insta::assert_snapshot!(kernel_source!(MYCUDATA(adri, adro) {
+    pin_sources!("fig07_transpose", MYCUDATA(adri, adro) {
         let tile = A::create();
         tile[$B[$tid_1_0$][$tid_1_1$]$] = worki[$DATA[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
         #sync;
         worko[$DATA[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$B[$tid_1_1$][$tid_1_0$]$];
-    }));
+    });
 }
 
 /// A kernel with accesses the offset compiler cannot prove in range (an index that is not
@@ -120,7 +142,7 @@ mod checked {
     #[test]
     fn unproved_accesses_are_checked() {
         let (data, partial) = ((), ());
-        insta::assert_snapshot!(kernel_source!(REDUCE(data, partial) {
+        pin_sources!("unproved_accesses_are_checked", REDUCE(data, partial) {
             let cache = CACHE::create();
             cache[$tid_1$] = data[$tid$];
             #sync;
@@ -135,7 +157,7 @@ mod checked {
             if $tid_1$ == 0 {
                 partial[$tid_0$] = cache[0];
             }
-        }));
+        });
     }
 }
 
@@ -155,7 +177,7 @@ mod vectors {
     #[test]
     fn proved_vector_accesses() {
         let (a, out, shift) = ((), (), ());
-        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+        pin_sources!("proved_vector_accesses", VEC(a, out, shift) {
             let t = TILE::create();
             let r = REGS::create();
             t.store4($TILE[$tid_1$][0]$, a.load4($V4[$tid$][0]$));
@@ -165,13 +187,13 @@ mod vectors {
             r.store4(4, p.load4(0));
             let m = r.load2(2);
             out.store4($V4[$tid$][0]$, Float4::new(m.x, m.y, r[4], r[7]));
-        }));
+        });
     }
 
     #[test]
     fn checked_vector_accesses() {
         let (a, out, shift) = ((), (), ());
-        insta::assert_snapshot!(kernel_source!(VEC(a, out, shift) {
+        pin_sources!("checked_vector_accesses", VEC(a, out, shift) {
             let r = REGS::create();
             // Not a form of a type: neither bounds nor alignment known.
             let k = $tid$ * 4 + shift as usize;
@@ -179,7 +201,7 @@ mod vectors {
             // In bounds, but two elements past a multiple of 4.
             let v = a.load4($V4[$tid$][0]$ + 2);
             out.store4($V4[$tid$][0]$, Float4::new(v.x, v.y, r.load2(2).x, r[k % 8]));
-        }));
+        });
     }
 }
 
@@ -205,7 +227,7 @@ mod vectorised_copy {
     #[test]
     fn fig21_copies() {
         let (a, b, c) = ((), (), ());
-        insta::assert_snapshot!(kernel_source!(CUDA(a, b, c) {
+        pin_sources!("fig21_copies", CUDA(a, b, c) {
             let s = S::create();
             let r = R::create();
             let a = a + $A[[$tid_0_0$][[0][$tid_1_0$]]][[0][$tid_1_1$]]$;
@@ -213,6 +235,6 @@ mod vectorised_copy {
             #sync;
             let c = c + $C[[$tid_0_0$][0]][[$tid_0_1$][[$tid_1$][0]]]$;
             #copy R(r) to C0(c);
-        }));
+        });
     }
 }

@@ -114,8 +114,8 @@ fn the_main_example() {
 }
 
 /// Fig 21's subprogram on its four layouts, each product checked (against an f64 CPU
-/// product under the emulation, cuBLAS on a GPU), and the kernel it generates for
-/// row-major storage at N = 1024.
+/// product under the emulation, cuBLAS on a GPU), and the kernel it generates (CUDA C,
+/// HIP C++) for row-major storage at N = 1024.
 #[test]
 fn fig21_sgemm_on_every_layout() {
     let out = checked("fig21_sgemm");
@@ -131,10 +131,14 @@ fn fig21_sgemm_on_every_layout() {
         "fig21_kernel_n1024",
         run_example("fig21_sgemm", &["--source"])
     );
+    insta::assert_snapshot!(
+        "fig21_kernel_n1024_hip",
+        run_example("fig21_sgemm", &["--source", "hip"])
+    );
 }
 
 /// The tuned SGEMM subprogram on square layouts and a rectangular shape, each product
-/// checked, and its kernel for row-major 4096 x 4096.
+/// checked, and its kernel (CUDA C, HIP C++) for row-major 4096 x 4096.
 #[test]
 fn tuned_sgemm_on_layouts_and_shapes() {
     let out = checked("sgemm");
@@ -147,6 +151,10 @@ fn tuned_sgemm_on_layouts_and_shapes() {
     }
     assert!(out.contains("256x512x128"), "{out}");
     insta::assert_snapshot!("sgemm_kernel_n4096", run_example("sgemm", &["--source"]));
+    insta::assert_snapshot!(
+        "sgemm_kernel_n4096_hip",
+        run_example("sgemm", &["--source", "hip"])
+    );
 }
 
 /// The seeds' CUDA programs (SPEC.md 3.11), each at its small size under the emulation,

@@ -16,6 +16,26 @@ parray! {
     pthd [8] CPU;
 }
 
+/// Pins the HIP C++ of the kernel of `detour!(T(args) body)` (64-lane wavefronts) as the
+/// snapshot `NAME_hip` (`tests/hip_snapshots.rs` compiles every HIP snapshot with hipcc),
+/// and then either runs the detour (`run`) or pins its CUDA C as `NAME` (`source`).
+macro_rules! pinned {
+    (run $name:literal, $threads:ident $args:tt $body:tt) => {{
+        insta::assert_snapshot!(
+            concat!($name, "_hip"),
+            kernel_source!(hip(64): $threads $args $body)
+        );
+        detour!($threads $args $body)
+    }};
+    (source $name:literal, $threads:ident $args:tt $body:tt) => {{
+        insta::assert_snapshot!($name, kernel_source!($threads $args $body));
+        insta::assert_snapshot!(
+            concat!($name, "_hip"),
+            kernel_source!(hip(64): $threads $args $body)
+        );
+    }};
+}
+
 /// Whether cuda detours run on the CPU emulation (where a divergent shuffle is found; on a
 /// GPU it is undefined behaviour).
 fn emulated() -> bool {
@@ -25,7 +45,7 @@ fn emulated() -> bool {
 #[test]
 fn a_warp_sums_its_lanes_with_shfl_down() -> parray::Result<()> {
     let mut out = DOUT::create()?;
-    detour!(WARPS(&mut out) {
+    pinned!(run "a_warp_sums_its_lanes_with_shfl_down", WARPS(&mut out) {
         let mut v = ($tid$ * $tid$ % 1000) as i32;
         let mut d = 16u32;
         while d > 0 {
@@ -59,7 +79,7 @@ fn a_warp_sums_its_lanes_with_shfl_down() -> parray::Result<()> {
 fn a_shuffle_past_the_warp_gives_the_lanes_own_value_and_floats_shuffle_too() -> parray::Result<()>
 {
     let mut out = DOUT::create()?;
-    detour!(WARPS(&mut out) {
+    pinned!(run "a_shuffle_past_the_warp", WARPS(&mut out) {
         let x = $tid$ as f64 * 0.5;
         let y = shfl_down(x, 3);
         let z = shfl_down($tid$ as i32, 40);
@@ -126,7 +146,7 @@ fn a_shuffle_in_a_block_with_a_short_last_warp_is_an_error() {
 #[test]
 fn a_compare_and_swap_lock_loses_no_update_on_a_grid() -> parray::Result<()> {
     let (mut out, mut lock) = (DOUT::create()?, DLOCK::create()?);
-    detour!(LOCKING(&mut out, &mut lock) {
+    pinned!(run "a_compare_and_swap_lock_on_a_grid", LOCKING(&mut out, &mut lock) {
         // The seed's loop over the lanes: one lane of a warp takes the lock at a time.
         for lane in 0..32 {
             if $tid_1$ % 32 == lane {
@@ -173,7 +193,7 @@ fn compare_and_swap_and_exchange_on_pthd_threads() -> parray::Result<()> {
 #[test]
 fn the_kernel_shuffles_the_whole_warp_and_swaps_with_cuda_atomics() {
     let (out, lock) = ((), ());
-    let source = kernel_source!(LOCKING(out, lock) {
+    pinned!(source "the_kernel_shuffles_the_whole_warp_and_swaps_with_cuda_atomics", LOCKING(out, lock) {
         let mut v = $tid$ as i32;
         for k in 0..5 {
             v += shfl_down(v, 16u32 >> k);
@@ -182,5 +202,4 @@ fn the_kernel_shuffles_the_whole_warp_and_swaps_with_cuda_atomics() {
         out[0] += v;
         atomic_exch(lock + 0, 0);
     });
-    insta::assert_snapshot!(source);
 }

@@ -1,8 +1,9 @@
 //! `detour!(T { body })` and `host! { ... }`.
 
 use parray_core::body::bounds::{self, Proof, Root, RootUse};
+use parray_core::body::emit_c::{self, Dialect};
 use parray_core::body::emit_rust::{self, Mode};
-use parray_core::body::{emit_c, Body, Target};
+use parray_core::body::{Body, Target};
 use parray_core::{CudaGrid, Module, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
@@ -154,9 +155,38 @@ pub fn expand_source(entries: &[Entry], input: TokenStream) -> syn::Result<Outco
     expand_detour(entries, input, true)
 }
 
+/// `kernel_source!`'s dialect, written before the detour: `hip(64):` for the 64-lane
+/// wavefronts of a CDNA GPU, `hip(32):` for RDNA's 32 lanes, CUDA without one; and the
+/// tokens after it.
+fn source_dialect(tts: &[TokenTree]) -> syn::Result<(Dialect, &[TokenTree])> {
+    let usage = "the HIP source is `kernel_source!(hip(64): T(args) { body })` for a CDNA GPU (64-lane wavefronts), `hip(32):` for RDNA (32)";
+    let is_colon = |tt: &TokenTree| matches!(tt, TokenTree::Punct(p) if p.as_char() == ':');
+    match tts {
+        [TokenTree::Ident(word), TokenTree::Group(g), colon, rest @ ..]
+            if word == "hip" && g.delimiter() == Delimiter::Parenthesis && is_colon(colon) =>
+        {
+            let wavefront = syn::parse2::<syn::LitInt>(g.stream())
+                .and_then(|n| n.base10_parse::<u32>())
+                .ok()
+                .filter(|n| matches!(n, 32 | 64))
+                .ok_or_else(|| syn::Error::new(g.span(), usage))?;
+            Ok((Dialect::Hip { wavefront }, rest))
+        }
+        [TokenTree::Ident(word), colon, ..] if word == "hip" && is_colon(colon) => {
+            Err(syn::Error::new(word.span(), usage))
+        }
+        _ => Ok((Dialect::Cuda, tts)),
+    }
+}
+
 fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> syn::Result<Outcome> {
     let all: Vec<TokenTree> = input.into_iter().collect();
-    let (generics, tts) = type_parameters(&all)?;
+    let (dialect, all) = if source_only {
+        source_dialect(&all)?
+    } else {
+        (Dialect::Cuda, all.as_slice())
+    };
+    let (generics, tts) = type_parameters(all)?;
     let (array, args, body) = match tts {
         [TokenTree::Ident(t), TokenTree::Group(b)] if b.delimiter() == Delimiter::Brace => {
             (t.clone(), None, b.clone())
@@ -228,9 +258,13 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 ));
             }
             if source_only {
+                let language = match dialect {
+                    Dialect::Cuda => "CUDA",
+                    Dialect::Hip { .. } => "HIP",
+                };
                 return Err(syn::Error::new(
                     array.span(),
-                    format!("`{name}` is a pthd array: only cuda detours have CUDA source"),
+                    format!("`{name}` is a pthd array: only cuda detours have {language} source"),
                 ));
             }
             if let Some((_, attr)) = min_blocks {
@@ -288,13 +322,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 return Err(errors);
             }
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
-            let source = emit_c::kernel(&body, &kernel);
+            let source = emit_c::kernel(&body, &kernel, dialect);
             if source_only {
                 if let Some(g) = forms.generics.first() {
-                    return Err(syn::Error::new(
-                        g.name.span(),
-                        "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
-                    ));
+                    let message = match dialect {
+                        Dialect::Cuda => "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
+                        Dialect::Hip { .. } => "the source of a generic detour exists once it is instantiated, at its launch, and launches are CUDA's: there is no HIP source of it (`PARRAY_DUMP_SOURCE=1` prints the CUDA kernel)",
+                    };
+                    return Err(syn::Error::new(g.name.span(), message));
                 }
                 // The arguments are checked to exist (and used), as a detour's would be.
                 let args = args.iter();

@@ -52,7 +52,9 @@ pub fn host(input: TokenStream) -> TokenStream {
 }
 
 /// `kernel_source!(T(a, b) { body })`: the CUDA C that `detour!` generates for the same
-/// input, as a `&'static str` (for reading and for snapshot tests).
+/// input, as a `&'static str` (for reading and for snapshot tests). `kernel_source!(hip(64):
+/// T(a, b) { body })` gives the same kernel in HIP C++ for an AMD GPU with 64-lane
+/// wavefronts (CDNA), `hip(32):` with 32-lane wavefronts (RDNA).
 #[proc_macro]
 pub fn kernel_source(input: TokenStream) -> TokenStream {
     match dollar::preprocess(input.into()) {

@@ -163,8 +163,9 @@ struct Call {
     type_args: Vec<Ident>,
     args: Vec<syn::Expr>,
     /// `name!(@source <M>)`: the CUDA C of the body's cuda detour for these types, as
-    /// `kernel_source!` gives it (for reading and snapshot tests), instead of running.
-    source: bool,
+    /// `kernel_source!` gives it (for reading and snapshot tests), instead of running; with
+    /// the tokens of `kernel_source!`'s dialect (`hip(64):` for `@source hip(64) <M>`).
+    source: Option<TokenStream>,
     /// The call's tokens, for errors about the call as a whole.
     span: Span,
 }
@@ -199,8 +200,8 @@ impl Parse for Call {
                 format!("call a subprogram with its types and arguments: `{name}!(<M>(a, b))`"),
             )
         };
-        let source = input.peek(Token![@]);
-        if source {
+        let mut source = None;
+        if input.peek(Token![@]) {
             input.parse::<Token![@]>()?;
             let word: Ident = input.parse()?;
             if word != "source" {
@@ -211,6 +212,14 @@ impl Parse for Call {
                     ),
                 ));
             }
+            // `@source hip(64) <M>`: `kernel_source!` checks the wavefront.
+            source = Some(if input.peek(syn::Ident) {
+                let dialect: Ident = input.parse()?;
+                let wavefront: TokenTree = input.parse()?;
+                quote!(#dialect #wavefront :)
+            } else {
+                TokenStream::new()
+            });
         }
         if !input.peek(Token![<]) {
             return Err(usage(input.span()));
@@ -224,7 +233,7 @@ impl Parse for Call {
             }
         }
         input.parse::<Token![>]>()?;
-        let args = if source && input.is_empty() {
+        let args = if source.is_some() && input.is_empty() {
             Vec::new()
         } else {
             let list;
@@ -346,7 +355,8 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
 pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let call: Call = syn::parse2(input)?;
     let name = &call.name;
-    let args_given = call.args.len() == call.params.len() || (call.source && call.args.is_empty());
+    let args_given =
+        call.args.len() == call.params.len() || (call.source.is_some() && call.args.is_empty());
     if call.type_args.len() != call.types.len() || !args_given {
         let list = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         return Err(syn::Error::new(
@@ -501,8 +511,8 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         import_tokens.extend(quote!(@alias(#target) #text));
     }
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
-    if call.source {
-        return Ok(Outcome::Done(source_of(&call, &import_tokens)?));
+    if let Some(dialect) = &call.source {
+        return Ok(Outcome::Done(source_of(&call, dialect, &import_tokens)?));
     }
     let values = &call.args;
     let body = &call.body;
@@ -526,8 +536,13 @@ fn compact(text: &str) -> String {
         .replace("# ", "#")
 }
 
-/// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour.
-fn source_of(call: &Call, imports: &TokenStream) -> syn::Result<TokenStream> {
+/// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour, in
+/// `dialect` (the tokens before the detour in `kernel_source!`).
+fn source_of(
+    call: &Call,
+    dialect: &TokenStream,
+    imports: &TokenStream,
+) -> syn::Result<TokenStream> {
     let tts: Vec<TokenTree> = call.body.clone().into_iter().collect();
     let mut blocks = TokenStream::new();
     let mut detour = None;
@@ -552,6 +567,7 @@ fn source_of(call: &Call, imports: &TokenStream) -> syn::Result<TokenStream> {
             format!("`{name}` has no `detour!` of its own whose source could be shown"),
         ));
     };
+    let detour = detour.stream();
     // The arguments only need to exist for `kernel_source!`.
     let params: Vec<&TokenStream> = call.params.iter().collect();
     let units = params.iter().map(|_| quote!(()));
@@ -561,7 +577,7 @@ fn source_of(call: &Call, imports: &TokenStream) -> syn::Result<TokenStream> {
             #blocks
             #[allow(unused_variables)]
             let (#(#params,)*) = (#(#units,)*);
-            ::parray::kernel_source! #detour
+            ::parray::kernel_source!(#dialect #detour)
         }
     }})
 }

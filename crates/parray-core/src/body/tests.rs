@@ -2,6 +2,7 @@
 
 use proc_macro2::Span;
 
+use super::emit_c::Dialect;
 use super::emit_rust::{body_tokens, Mode};
 use super::*;
 
@@ -123,7 +124,7 @@ fn a_float_literal_takes_its_type_from_use() {
     )));
     let body = b.checked().unwrap();
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
-    let c = emit_c::kernel(body, "k");
+    let c = emit_c::kernel(body, "k", Dialect::Cuda);
     assert!(c.contains("double t = 0.0;"), "{c}");
     let rust = body_tokens(body, Mode::Emulate).to_string();
     assert!(rust.contains("t : f64 = 0.0f64"), "{rust}");
@@ -136,7 +137,7 @@ fn unconstrained_literals_default_to_i32_and_f64() {
     let body = b.checked().unwrap();
     assert_eq!(body.locals[0].ty, Some(Ty::Scalar(Scalar::I32)));
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
-    let c = emit_c::kernel(body, "k");
+    let c = emit_c::kernel(body, "k", Dialect::Cuda);
     assert!(
         c.contains("int i = 3;") && c.contains("double f = 1.5;"),
         "{c}"
@@ -158,19 +159,64 @@ fn mixed_number_types_are_an_error_with_a_cast_hint() {
 #[test]
 fn i64_atomics_use_the_unsigned_64_bit_atomic() {
     let mut b = B::new(&[("p", ElemType::Long, true)]);
-    let add = e(ExprKind::Atomic(
-        super::AtomicOp::Add,
-        Box::new(b.get("p")),
-        vec![int(5)],
-        super::Check::Checked(None),
-    ));
-    b.stmt(add);
+    let add = || {
+        e(ExprKind::Atomic(
+            super::AtomicOp::Add,
+            Box::new(b.get("p")),
+            vec![int(5)],
+            super::Check::Checked(None),
+        ))
+    };
+    let (statement, value) = (add(), add());
+    b.stmt(statement).let_("old", false, value);
     let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k");
+    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    // The old value is cast back where it is read, and only there (a cast whose value is
+    // dropped is a warning in hipcc).
+    let call = "atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))";
+    assert!(c.contains(&format!("    {call};")), "{c}");
     assert!(
-        c.contains("(long long)atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))"),
+        c.contains(&format!("long long old = (long long){call};")),
         "{c}"
     );
+}
+
+/// HIP shuffles with `__shfl_down` of width 32 (the body's warps on any wavefront), taking
+/// the delta's low 5 bits itself as CUDA's hardware does: a constant reduced in the source,
+/// another masked.
+#[test]
+fn hip_shuffles_32_lanes_with_the_deltas_low_bits() {
+    let mut b = B::new(&[
+        ("v", ElemType::Int, false),
+        ("d", ElemType::Unsigned, false),
+    ]);
+    let shfl = |value: Expr, delta: Expr, slot| {
+        e(ExprKind::ShflDown {
+            value: Box::new(value),
+            delta: Box::new(delta),
+            slot,
+        })
+    };
+    let (far, computed) = (
+        shfl(b.get("v"), int(40), 0),
+        shfl(b.get("v"), bin(BinOp::Shr, b.get("d"), int(1)), 1),
+    );
+    b.let_("a", false, far).let_("c", false, computed);
+    let body = b.checked().unwrap();
+    let hip = emit_c::kernel(body, "k", Dialect::Hip { wavefront: 64 });
+    assert!(hip.contains("#include <hip/hip_runtime.h>\n"), "{hip}");
+    assert!(hip.contains("int a = __shfl_down(v, 8u, 32);"), "{hip}");
+    assert!(
+        hip.contains("int c = __shfl_down(v, (d >> 1) & 31u, 32);"),
+        "{hip}"
+    );
+    assert!(!hip.contains("_sync"), "{hip}");
+    let cuda = emit_c::kernel(body, "k", Dialect::Cuda);
+    assert!(
+        cuda.contains("int a = __shfl_down_sync(0xffffffffu, v, 40u);"),
+        "{cuda}"
+    );
+    assert!(!cuda.contains("#include"), "{cuda}");
 }
 
 #[test]
@@ -180,7 +226,7 @@ fn usize_is_32_bits_in_the_kernel_and_its_emulation() {
     b.let_("n", false, bin(BinOp::Mul, size, int(2)));
     let body = b.checked().unwrap();
     assert_eq!(body.locals[0].ty, Some(Ty::USIZE));
-    assert!(emit_c::kernel(body, "k").contains("unsigned n = 1024u * 2u;"));
+    assert!(emit_c::kernel(body, "k", Dialect::Cuda).contains("unsigned n = 1024u * 2u;"));
     let rust = body_tokens(body, Mode::Emulate).to_string();
     assert!(rust.contains("n : u32 = 1024u32 * 2u32"), "{rust}");
     let pthd = body_tokens(body, Mode::Pthd).to_string();
@@ -210,7 +256,7 @@ fn c_parenthesises_bitwise_operands_and_casts() {
         e(ExprKind::Cast(Box::new(shifted), Scalar::F32)),
     );
     let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k");
+    let c = emit_c::kernel(body, "k", Dialect::Cuda);
     assert!(c.contains("bool even = (a & 1) == 0;"), "{c}");
     assert!(c.contains("float f = (float)(a << 2);"), "{c}");
 }
@@ -233,7 +279,7 @@ fn math_methods_follow_the_receiver_type() {
     ));
     b.let_("a", false, sx).let_("m", false, my);
     let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k");
+    let c = emit_c::kernel(body, "k", Dialect::Cuda);
     assert!(c.contains("float a = sqrtf(x);"), "{c}");
     assert!(c.contains("double m = fmax(y, 0.5);"), "{c}");
 }
