@@ -255,6 +255,13 @@ template <typename T> __device__ __forceinline__ T parray_exch(T* p, T v) {
 }
 "#;
 
+/// Whether the C text `text` uses the name `name` (as a whole identifier).
+fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name)
+        .any(|(at, _)| !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident))
+}
+
 /// The block's dynamic shared memory, where shared arrays live when they are more than a
 /// kernel may declare statically.
 const DYNAMIC_SHARED: &str = "parray_shared";
@@ -299,9 +306,9 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
         for (p, id) in body.params.iter().filter(|(p, _)| p.pointer) {
             let n = &w.names[id.0 as usize];
             params.push(format!("unsigned long long __parray_n_{n}"));
-            bases.push(format!(
-                "    {}* const __parray_base_{n} = {n};",
-                p.elem.c_name()
+            bases.push((
+                format!("__parray_base_{n}"),
+                format!("    {}* const __parray_base_{n} = {n};", p.elem.c_name()),
             ));
             w.roots.insert(
                 Root::Local(*id),
@@ -347,10 +354,17 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
             None => String::new(),
         }
     );
-    for b in bases {
-        let _ = writeln!(out, "{b}");
+    w.stmts(&body.stmts);
+    // Only what the statements use: a pointer whose accesses are all proved needs no base,
+    // a thread index that the offsets folded away (a dimension of one) no name.
+    for (_, line) in bases.iter().filter(|(name, _)| mentions(&w.out, name)) {
+        let _ = writeln!(out, "{line}");
     }
-    for (path, ix) in &body.tids {
+    for (path, ix) in body
+        .tids
+        .iter()
+        .filter(|(path, _)| mentions(&w.out, &tid_name(path)))
+    {
         let off = crate::Offset {
             expr: ix.expr.clone(),
             vars: ix.vars.clone(),
@@ -361,7 +375,6 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
         });
         let _ = writeln!(out, "    const unsigned {} = {value};", tid_name(path));
     }
-    w.stmts(&body.stmts);
     out.push_str(&w.out);
     out.push_str("}\n");
     out
