@@ -247,15 +247,5 @@ pub fn run() -> parray::Result<bool> {
 }
 
 fn main() -> parray::Result<()> {
-    if std::env::args().any(|a| a == "--source") {
-        print!("{}", n4096::source(std::env::args().any(|a| a == "hip")));
-        return Ok(());
-    }
-    println!("backend: {:?}", parray::gpu::backend()?);
-    let ok = run()?;
-    println!("check: {}", if ok { "ok" } else { "FAILED" });
-    if !ok {
-        std::process::exit(1);
-    }
-    Ok(())
+    gemm::example_main(n4096::source, rows)
 }

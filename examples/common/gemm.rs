@@ -65,6 +65,26 @@ impl Row {
     }
 }
 
+/// An SGEMM example's `main`: with `--source` (`--source hip`) the kernel `source` gives,
+/// otherwise the table of `rows` and its check line, exiting with 1 when a check fails.
+pub fn example_main(
+    source: impl FnOnce(bool) -> &'static str,
+    rows: impl FnOnce() -> parray::Result<Vec<Row>>,
+) -> parray::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--source") {
+        print!("{}", source(args.iter().any(|a| a == "hip")));
+        return Ok(());
+    }
+    println!("backend: {:?}", parray::gpu::backend()?);
+    let ok = report(&rows()?);
+    println!("check: {}", if ok { "ok" } else { "FAILED" });
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 /// Print the rows, each beside the cuBLAS row of its shape; true when every check passed.
 pub fn report(rows: &[Row]) -> bool {
     println!(

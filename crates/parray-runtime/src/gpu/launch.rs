@@ -20,9 +20,6 @@ use crate::ptr::{
 };
 use crate::types::DataType;
 
-/// Shared memory a kernel may use without opting in (CUDA's static limit).
-const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
-
 /// One cuda detour, as the code generator describes it.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -254,7 +251,8 @@ pub(crate) unsafe fn run_on_gpu(
         Cow::Borrowed(source) => jit::compile_static_on(cuda, launch.kernel, source)?,
         Cow::Owned(source) => jit::compile_on(cuda, launch.kernel, source)?,
     };
-    if launch.shared_bytes > DEFAULT_SHARED_BYTES {
+    // Beyond what a kernel may declare statically, it must opt in to more.
+    if u64::from(launch.shared_bytes) > parray_core::body::STATIC_SHARED_BYTES {
         function
             .set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
