@@ -20,7 +20,11 @@
 //! - rule 8: indexing, with flat and nested indices; a compound sums its children's
 //!   offsets, a dimension made by a structured reference flattens the indices through its
 //!   structure and applies its own offset function;
-//! - rules 9 and 10: `extent` and `cnt` by enumerating every offset.
+//! - rules 9 and 10: `extent` and `cnt` by enumerating every offset;
+//! - distribution (SPEC.md 2.13): in a natural data type, `#P` (P an `mpi` thread array)
+//!   has `off(i) = off_P(i) * part`, `part` the product of the sizes of the type's natural
+//!   leaves, which are strided among themselves as if it were absent: the rank's parts end
+//!   to end.
 //!
 //! It is slow on purpose (no caching, no symbolic work) and refuses nothing that section
 //! 3 allows, except that it does not check CUDA launch limits (a thread array's shape has
@@ -50,6 +54,8 @@ enum Def {
     Prefix { target: DimId },
     /// Rule 5: a group of S, `off(x) = off_parent(x * w)`.
     Group { parent: DimId, w: u128 },
+    /// A dimension over an mpi array's dimension `ranks`: `off(i) = off_ranks(i) * part`.
+    Ranks { ranks: DimId, part: u128 },
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +74,8 @@ pub struct Interp {
     dims: Vec<Dim>,
     /// Declared types, in declaration order, with their roots.
     types: Vec<(String, DimId)>,
+    /// The declared mpi thread arrays.
+    mpi: Vec<String>,
     consts: HashMap<String, i128>,
 }
 
@@ -96,8 +104,12 @@ impl Interp {
                     if it.is_declared(name) {
                         return Err(format!("`{name}` declared twice"));
                     }
-                    let artificial = t.dims.iter().any(mentions_reference);
-                    if artificial && matches!(t.kind, DeclKind::Thread(_)) {
+                    let thread = matches!(t.kind, DeclKind::Thread(_));
+                    let artificial = t
+                        .dims
+                        .iter()
+                        .any(|g| it.mentions_reference(g, thread));
+                    if artificial && thread {
                         return Err(format!("thread array `{name}` has a reference"));
                     }
                     let mut leaves = Vec::new();
@@ -107,6 +119,16 @@ impl Interp {
                             it.group(g, artificial, &mut leaves)
                                 .map_err(|e| format!("in `{name}`: {e}"))?,
                         );
+                    }
+                    // Distribution: a rank's stride is the part, all other leaves' product.
+                    let part: u128 = leaves.iter().map(|l| it.dims[l.0].size).product();
+                    for d in &mut it.dims {
+                        if let Def::Ranks { part: p @ 0, .. } = &mut d.def {
+                            *p = part;
+                        }
+                    }
+                    if matches!(t.kind, DeclKind::Thread(crate::ThreadKind::Mpi)) {
+                        it.mpi.push(name.clone());
                     }
                     // Rule 1: stride = product of the sizes of the leaves to the right.
                     for (k, &leaf) in leaves.iter().enumerate() {
@@ -176,6 +198,20 @@ impl Interp {
             GroupBody::Ref { shape, target } => {
                 let r = self.lookup(&target.name)?;
                 let rsize = self.dims[r.0].size;
+                if self.is_mpi(&target.name) {
+                    if artificial {
+                        return Err("a dimension over an mpi array in an artificial type".into());
+                    }
+                    let size = match shape {
+                        RefShape::Whole => rsize,
+                        RefShape::Sized(e) => self.size_value(e)?.min(rsize + 1),
+                        RefShape::Structured(_) => return Err("a structured mpi dimension".into()),
+                    };
+                    if size > rsize {
+                        return Err(format!("{size}#{} is larger than {rsize}", target.name));
+                    }
+                    return Ok(self.ranks(r, size, matches!(shape, RefShape::Whole)));
+                }
                 match shape {
                     // Rule 3: D is R.
                     RefShape::Whole => Ok(r),
@@ -203,6 +239,40 @@ impl Interp {
                     }
                 }
             }
+        }
+    }
+
+    /// A dimension of `size` over the mpi array's dimension `r`, with its children when it
+    /// is all of `r` (rule 3); the part is filled in once the type's leaves are known.
+    fn ranks(&mut self, r: DimId, size: u128, whole: bool) -> DimId {
+        let children = if whole {
+            self.dims[r.0].children.clone()
+        } else {
+            Vec::new()
+        };
+        let children = children
+            .into_iter()
+            .map(|c| {
+                let n = self.dims[c.0].size;
+                self.ranks(c, n, true)
+            })
+            .collect();
+        self.push(size, Def::Ranks { ranks: r, part: 0 }, children)
+    }
+
+    fn is_mpi(&self, name: &str) -> bool {
+        self.mpi
+            .iter()
+            .any(|m| name == m || (name.starts_with(m.as_str()) && name[m.len()..].starts_with('_')))
+    }
+
+    /// Whether a group references another type (for a data type, a dimension over an mpi
+    /// array is not a reference).
+    fn mentions_reference(&self, g: &Group, thread: bool) -> bool {
+        match &g.body {
+            GroupBody::Size(_) => false,
+            GroupBody::Compound(inner) => inner.iter().any(|c| self.mentions_reference(c, thread)),
+            GroupBody::Ref { target, .. } => thread || !self.is_mpi(&target.name),
         }
     }
 
@@ -383,6 +453,7 @@ impl Interp {
             }
             Def::Prefix { target } => self.off_unchecked(*target, i),
             Def::Group { parent, w } => self.off_unchecked(*parent, i * w),
+            Def::Ranks { ranks, part } => self.off_unchecked(*ranks, i) * part,
         }
     }
 
@@ -396,6 +467,7 @@ impl Interp {
             Def::Compound => dim.children.iter().map(|c| self.offset_bound(*c)).sum(),
             Def::Prefix { target } => self.offset_bound(*target),
             Def::Group { parent, .. } => self.offset_bound(*parent),
+            Def::Ranks { ranks, part } => self.offset_bound(*ranks) * part,
         }
     }
 
@@ -536,10 +608,3 @@ impl Interp {
     }
 }
 
-fn mentions_reference(g: &Group) -> bool {
-    match &g.body {
-        GroupBody::Size(_) => false,
-        GroupBody::Compound(inner) => inner.iter().any(mentions_reference),
-        GroupBody::Ref { .. } => true,
-    }
-}

@@ -30,4 +30,4 @@ pub use offsets::{
     Offset,
 };
 pub use parser::{parse_index_expr, parse_program, parse_program_reporting_all};
-pub use tree::{DimRef, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
+pub use tree::{DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

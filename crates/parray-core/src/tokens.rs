@@ -8,7 +8,7 @@ use quote::quote;
 
 use crate::error::Span;
 use crate::kinds::{ElemType, MemKind, Param, ThreadKind};
-use crate::tree::{Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
+use crate::tree::{Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
 
 /// An expression of type `::parray::core::Module` equal to `module`.
 pub fn module_tokens(module: &Module) -> TokenStream {
@@ -85,12 +85,23 @@ fn type_def(t: &TypeDef) -> TokenStream {
         }
     };
     let span = span(t.span);
+    let distribution = match &t.distribution {
+        Some(Distribution { over, ranks, part }) => quote! {
+            ::core::option::Option::Some(::parray::core::Distribution {
+                over: ::std::string::String::from(#over),
+                ranks: #ranks,
+                part: #part,
+            })
+        },
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         ::parray::core::TypeDef {
             name: ::std::string::String::from(#name),
             class: #class,
             root: #root,
             natural: #natural,
+            distribution: #distribution,
             span: #span,
         }
     }

@@ -55,15 +55,58 @@ pub enum TypeClass {
     Thread(ThreadKind),
 }
 
+/// How a data type's elements are spread over the processes of an `mpi` thread array
+/// (SPEC.md 2.13): a dimension `[#P]` (or `[n#P]`, `[#P_0]`) of a natural type is the
+/// rank that holds the element. Offsets are those of the ranks' parts laid end to end,
+/// rank 0's first: the element at offset `o` is element `o % part` of rank `o / part`'s
+/// part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distribution {
+    /// The mpi thread array.
+    pub over: String,
+    /// Its processes: a job using the type runs this many ranks.
+    pub ranks: u64,
+    /// Elements of storage of one rank's part (the product of the type's other leaves).
+    pub part: u64,
+}
+
+impl Distribution {
+    /// The ranks holding at least one element of a type of this distribution and `extent`.
+    pub fn holders(&self, extent: u64) -> u64 {
+        extent.div_ceil(self.part)
+    }
+
+    /// Elements of storage rank `rank` needs for a type of this distribution and `extent`:
+    /// its part, less what lies past the extent (none on a rank past the last holder).
+    pub fn part_on(&self, rank: u64, extent: u64) -> u64 {
+        extent.saturating_sub(rank.saturating_mul(self.part)).min(self.part)
+    }
+}
+
 /// A declared type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeDef {
     pub name: String,
     pub class: TypeClass,
     pub root: NodeId,
-    /// True when no dimension references another type.
+    /// True when no dimension references another type (a dimension distributed over an
+    /// mpi array is not a reference in this sense).
     pub natural: bool,
+    /// For a data type with a dimension over an mpi array, or built on the dimensions of
+    /// one that has: how its elements are spread over the ranks.
+    pub distribution: Option<Distribution>,
     pub span: Span,
+}
+
+/// What building one declaration learns about distribution.
+#[derive(Default)]
+struct Distributing {
+    /// Leaves standing for ranks, with the stride of the mpi array's dimension they mirror.
+    rank_leaves: Vec<(NodeId, u64)>,
+    /// The mpi thread array named by a `#P` dimension (its type index).
+    over: Option<usize>,
+    /// The distribution of the types whose dimensions the declaration references.
+    inherited: Option<Distribution>,
 }
 
 /// A dimension named by a path: a declared type or one of its sub-dimensions (`A_0_1`).
@@ -177,7 +220,10 @@ impl Module {
                 format!("`{name}` is already declared"),
             ));
         }
-        let natural = !t.dims.iter().any(has_reference);
+        let natural = match t.kind {
+            DeclKind::Thread(_) => !t.dims.iter().any(has_reference),
+            DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g)),
+        };
         let class = match &t.kind {
             DeclKind::Data { mem, elem } => TypeClass::Data {
                 mem: *mem,
@@ -199,16 +245,21 @@ impl Module {
         }
         let first_new = self.nodes.len();
         let mut top = Vec::with_capacity(t.dims.len());
+        let mut dist = Distributing::default();
         for g in &t.dims {
-            top.push(self.build_group(g, natural)?);
+            top.push(self.build_group(g, natural, &mut dist)?);
         }
         let dims_span = Span {
             end: t.dims.last().map_or(t.span.end, |g| g.span.end),
             ..t.dims.first().map_or(t.span, |g| g.span)
         };
         let root = self.compound(top, dims_span)?;
+        let mut distribution = dist.inherited.take();
         if natural {
-            self.assign_strides(first_new);
+            let part = self.assign_strides(first_new, &dist.rank_leaves);
+            if let Some(over) = dist.over {
+                distribution = Some(self.distribute(&dist.rank_leaves, over, part, dims_span)?);
+            }
         }
         // Limits found while analysing the new nodes have no token of their own: they
         // belong to the declaration.
@@ -227,6 +278,7 @@ impl Module {
             class,
             root,
             natural,
+            distribution,
             span: t.span,
         });
         Ok(())
@@ -253,7 +305,7 @@ impl Module {
         Ok(self.push(size, NodeKind::Compound, children))
     }
 
-    fn build_group(&mut self, g: &Group, natural: bool) -> Result<NodeId> {
+    fn build_group(&mut self, g: &Group, natural: bool, dist: &mut Distributing) -> Result<NodeId> {
         match &g.body {
             GroupBody::Size(e) => {
                 if !natural {
@@ -269,13 +321,31 @@ impl Module {
             GroupBody::Compound(inner) => {
                 let mut children = Vec::with_capacity(inner.len());
                 for c in inner {
-                    children.push(self.build_group(c, natural)?);
+                    children.push(self.build_group(c, natural, dist)?);
                 }
                 self.compound(children, g.span)
             }
             GroupBody::Ref { shape, target } => {
                 let r = self.resolve(target)?;
                 let rsize = self.node(r.node).size;
+                if self.is_mpi(r.ty) {
+                    return self.rank_dimension(g, shape, target, r, natural, dist);
+                }
+                if let Some(d) = &self.types[r.ty].distribution {
+                    match &dist.inherited {
+                        Some(other) if other != d => {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                target.span,
+                                format!(
+                                    "`{}` is distributed over `{}` and another dimension of this type over `{}`: a type is distributed over one mpi array, one way",
+                                    target.name, d.over, other.over
+                                ),
+                            ))
+                        }
+                        _ => dist.inherited = Some(d.clone()),
+                    }
+                }
                 match shape {
                     RefShape::Whole => Ok(r.node),
                     RefShape::Sized(e) => {
@@ -356,15 +426,142 @@ impl Module {
     }
 
     /// Rule 1: strides are row-major over the natural leaves created since `first`
-    /// (leaves are created left to right, so walking backwards goes right to left).
-    fn assign_strides(&mut self, first: usize) {
+    /// (leaves are created left to right, so walking backwards goes right to left), the
+    /// leaves standing for ranks left out. Returns the product of their sizes.
+    fn assign_strides(&mut self, first: usize, rank_leaves: &[(NodeId, u64)]) -> u64 {
         let mut stride: u64 = 1;
         for i in (first..self.nodes.len()).rev() {
-            if let NodeKind::Leaf { .. } = self.nodes[i].kind {
+            let is_rank = rank_leaves.iter().any(|(id, _)| id.0 as usize == i);
+            if let (NodeKind::Leaf { .. }, false) = (&self.nodes[i].kind, is_rank) {
                 self.nodes[i].kind = NodeKind::Leaf { stride };
                 stride = stride.saturating_mul(self.nodes[i].size);
             }
         }
+        stride
+    }
+
+    fn is_mpi(&self, ty: usize) -> bool {
+        self.types[ty].class == TypeClass::Thread(ThreadKind::Mpi)
+    }
+
+    /// Whether a group references a data type or a cuda or pthd thread array: a dimension
+    /// over an mpi array does not make a type artificial.
+    fn references_data(&self, g: &Group) -> bool {
+        match &g.body {
+            GroupBody::Size(_) => false,
+            GroupBody::Compound(inner) => inner.iter().any(|c| self.references_data(c)),
+            GroupBody::Ref { target, .. } => {
+                !matches!(self.lookup(&target.name), Ok(r) if self.is_mpi(r.ty))
+            }
+        }
+    }
+
+    /// `[#P]`, `[n#P]` or `[#P_0]` in a data type, P an mpi thread array: leaves of the
+    /// same shape standing for the rank, their strides set by [`Module::distribute`].
+    fn rank_dimension(
+        &mut self,
+        g: &Group,
+        shape: &RefShape,
+        target: &Ident,
+        r: DimRef,
+        natural: bool,
+        dist: &mut Distributing,
+    ) -> Result<NodeId> {
+        let over = &self.types[r.ty].name;
+        if !natural {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                target.span,
+                format!(
+                    "a dimension distributed over the mpi array `{over}` belongs in a natural type (`[[#{over}][n]][m]`); reference that type's dimensions to view it another way"
+                ),
+            ));
+        }
+        if let Some(other) = dist.over.filter(|o| *o != r.ty) {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                target.span,
+                format!(
+                    "this type is distributed over `{}` already: a type is distributed over one mpi array",
+                    self.types[other].name
+                ),
+            ));
+        }
+        dist.over = Some(r.ty);
+        match shape {
+            RefShape::Whole => Ok(self.mirror_ranks(r.node, dist)),
+            RefShape::Sized(e) => {
+                let n = self.eval_size(e)?;
+                let rsize = self.node(r.node).size;
+                if n > rsize {
+                    return Err(Error::new(
+                        ErrorKind::Structure,
+                        e.span,
+                        format!("`{n}#{}` is larger than `{}` (size {rsize})", target.name, target.name),
+                    ));
+                }
+                let leaf = self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new());
+                dist.rank_leaves.push((leaf, self.linear_stride(r.node)));
+                Ok(leaf)
+            }
+            RefShape::Structured(_) => Err(Error::new(
+                ErrorKind::Structure,
+                g.span,
+                format!(
+                    "a dimension over the mpi array `{over}` is `[#{over}]`, `[n#{over}]` or a sub-dimension such as `[#{over}_0]`, not a structured reference"
+                ),
+            )),
+        }
+    }
+
+    /// A copy of the mpi array's dimension `node`: leaves where it has leaves.
+    fn mirror_ranks(&mut self, node: NodeId, dist: &mut Distributing) -> NodeId {
+        let n = self.node(node).clone();
+        match n.kind {
+            NodeKind::Leaf { stride } => {
+                let leaf = self.push(n.size, NodeKind::Leaf { stride: 0 }, Vec::new());
+                dist.rank_leaves.push((leaf, stride));
+                leaf
+            }
+            _ => {
+                let children = n.children.iter().map(|c| self.mirror_ranks(*c, dist)).collect();
+                self.push(n.size, NodeKind::Compound, children)
+            }
+        }
+    }
+
+    /// The stride of a dimension of a natural thread array, whose offsets are `i * stride`:
+    /// that of its last leaf.
+    fn linear_stride(&self, node: NodeId) -> u64 {
+        let n = self.node(node);
+        match (&n.kind, n.children.last()) {
+            (NodeKind::Leaf { stride }, _) => *stride,
+            (_, Some(last)) => self.linear_stride(*last),
+            _ => 1,
+        }
+    }
+
+    /// The rank leaves' strides, once the part (`part` elements, the other leaves'
+    /// product) is known: the rank's stride in the mpi array times the part.
+    fn distribute(
+        &mut self,
+        rank_leaves: &[(NodeId, u64)],
+        over: usize,
+        part: u64,
+        span: Span,
+    ) -> Result<Distribution> {
+        for (leaf, rank_stride) in rank_leaves {
+            let stride = rank_stride.checked_mul(part).ok_or_else(|| {
+                Error::new(ErrorKind::Size, span, "the distributed offsets overflow 64 bits")
+            })?;
+            self.nodes[leaf.0 as usize].kind = NodeKind::Leaf { stride };
+        }
+        let mpi = &self.types[over];
+        Ok(Distribution {
+            over: mpi.name.clone(),
+            ranks: self.node(mpi.root).size,
+            part,
+        })
     }
 
     /// Compute heights and largest offsets of the nodes created since `first` (children first).

@@ -1,0 +1,179 @@
+//! Types distributed over the ranks of an mpi thread array (SPEC.md 2.13): the compiler
+//! against the reference interpreter and against the rule written out by hand (rank `r`'s
+//! part at `r * part`, the other leaves row-major within it).
+
+use parray_core::interp::Interp;
+use parray_core::{offset_function, parse_program, Distribution, Module};
+use proptest::prelude::*;
+
+fn both(src: &str) -> (Module, Interp) {
+    let program = parse_program(src).unwrap();
+    let module = Module::build(&program, &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let interp = Interp::new(&program, &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    (module, interp)
+}
+
+/// Every offset of `name` by the tree, the offset function and the interpreter.
+fn offsets(m: &Module, it: &Interp, name: &str) -> Vec<u64> {
+    let node = m.lookup(name).unwrap().node;
+    let want = it.offsets(it.lookup(name).unwrap());
+    let f = offset_function(m, node, "i").unwrap();
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(m.offset_at(node, i as u64), *w, "{name}[{i}] by offset_at");
+        assert_eq!(f.expr.eval(&[i as u64]), *w, "{name}[{i}] by {}", f.to_source());
+    }
+    assert_eq!(m.extent(node), it.extent(name), "extent of {name}");
+    want
+}
+
+fn distribution(m: &Module, name: &str) -> Option<Distribution> {
+    m.type_def(name).unwrap().distribution.clone()
+}
+
+const DECLS: &str = "
+    mpi [4] P
+    paged float [[#P][2]][3] ROWS
+    paged float [3][[#P][2]] COLS
+    paged float [#ROWS_1][#ROWS_0] ROWS_T
+    mpi [2][2] Q
+    paged float [#Q_0][5][#Q_1] GRID
+    paged float [1#P][6] ON_ZERO
+    paged float [6][4] WHOLE
+";
+
+#[test]
+fn rows_over_four_ranks() {
+    let (m, it) = both(DECLS);
+    let d = distribution(&m, "ROWS").unwrap();
+    assert_eq!((d.over.as_str(), d.ranks, d.part), ("P", 4, 6));
+    let offs = offsets(&m, &it, "ROWS");
+    // ROWS[[p][i]][j] is element i * 3 + j of rank p's part.
+    for (k, off) in offs.iter().enumerate() {
+        let (p, i, j) = (k / 6, k / 3 % 2, k % 3);
+        assert_eq!(*off as usize, p * 6 + i * 3 + j, "ROWS[{k}]");
+    }
+}
+
+#[test]
+fn columns_over_four_ranks() {
+    let (m, it) = both(DECLS);
+    let d = distribution(&m, "COLS").unwrap();
+    assert_eq!((d.ranks, d.part), (4, 6));
+    let offs = offsets(&m, &it, "COLS");
+    // COLS[i][[p][j]] is element i * 2 + j of rank p's part: a rank holds two columns.
+    for (k, off) in offs.iter().enumerate() {
+        let (i, p, j) = (k / 8, k / 2 % 4, k % 2);
+        assert_eq!(*off as usize, p * 6 + i * 2 + j, "COLS[{k}]");
+    }
+}
+
+#[test]
+fn a_view_of_a_distributed_type_is_distributed_alike() {
+    let (m, it) = both(DECLS);
+    assert_eq!(distribution(&m, "ROWS_T"), distribution(&m, "ROWS"));
+    let rows = offsets(&m, &it, "ROWS");
+    let t = offsets(&m, &it, "ROWS_T");
+    for j in 0..3 {
+        for i in 0..8 {
+            assert_eq!(t[j * 8 + i], rows[i * 3 + j]);
+        }
+    }
+}
+
+#[test]
+fn sub_dimensions_of_a_grid_of_ranks() {
+    let (m, it) = both(DECLS);
+    let d = distribution(&m, "GRID").unwrap();
+    assert_eq!((d.over.as_str(), d.ranks, d.part), ("Q", 4, 5));
+    let offs = offsets(&m, &it, "GRID");
+    // GRID[q0][i][q1] is element i of rank q0 * 2 + q1.
+    for (k, off) in offs.iter().enumerate() {
+        let (q0, i, q1) = (k / 10, k / 2 % 5, k % 2);
+        assert_eq!(*off as usize, (q0 * 2 + q1) * 5 + i, "GRID[{k}]");
+    }
+}
+
+#[test]
+fn one_rank_holds_a_type_over_one_of_its_ranks() {
+    let (m, it) = both(DECLS);
+    let d = distribution(&m, "ON_ZERO").unwrap();
+    assert_eq!((d.ranks, d.part), (4, 6));
+    assert_eq!(offsets(&m, &it, "ON_ZERO"), (0..6).collect::<Vec<_>>());
+    let extent = m.extent(m.lookup("ON_ZERO").unwrap().node);
+    assert_eq!(d.holders(extent), 1);
+    assert_eq!(
+        (0..4).map(|r| d.part_on(r, extent)).collect::<Vec<_>>(),
+        [6, 0, 0, 0]
+    );
+    assert_eq!(distribution(&m, "WHOLE"), None);
+    assert_eq!(distribution(&m, "P"), None);
+}
+
+#[test]
+fn misplaced_distributions_are_errors_at_the_reference() {
+    let cases = [
+        (
+            "mpi [2] P\npaged float [4] A\npaged float [#A_0][#P] B",
+            "P",
+            "belongs in a natural type",
+        ),
+        (
+            "mpi [4] P\npaged float [[2][2]#P][3] B",
+            "[[2][2]#P]",
+            "not a structured reference",
+        ),
+        (
+            "mpi [2] P\nmpi [2] Q\npaged float [#P][#Q][3] B",
+            "Q",
+            "distributed over `P` already",
+        ),
+        ("mpi [2] P\nmpi [#P] Q", "#P", "must be natural"),
+        (
+            "mpi [2] P\nmpi [2] Q\npaged float [#P][3] A\npaged float [#Q][3] B\npaged float [#A_0][#B_1] C",
+            "B_1",
+            "one mpi array, one way",
+        ),
+    ];
+    for (src, token, message) in cases {
+        let err = Module::parse(src).expect_err(src);
+        let at = &src[err.span.start..err.span.end];
+        assert!(at.contains(token), "{src}: error at `{at}`: {err}");
+        assert!(err.to_string().contains(message), "{src}: {err}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A natural type with a rank dimension anywhere among its leaves: offsets are the
+    /// rank times the part plus the row-major offset of the other leaves.
+    #[test]
+    fn ranks_anywhere_are_parts_end_to_end(
+        ranks in 1u64..5,
+        sizes in proptest::collection::vec(1u64..4, 1..4),
+        at in 0usize..4,
+    ) {
+        let at = at.min(sizes.len());
+        let mut dims: Vec<String> = sizes.iter().map(|s| format!("[{s}]")).collect();
+        dims.insert(at, "[#P]".into());
+        let src = format!("mpi [{ranks}] P\npaged float {} D", dims.concat());
+        let (m, it) = both(&src);
+        let offs = offsets(&m, &it, "D");
+        let part: u64 = sizes.iter().product();
+        prop_assert_eq!(distribution(&m, "D").map(|d| d.part), Some(part));
+        let mut all_sizes = sizes.clone();
+        all_sizes.insert(at, ranks);
+        for (k, off) in offs.iter().enumerate() {
+            // The digits of k, row-major over all the dimensions.
+            let mut digits = vec![0u64; all_sizes.len()];
+            let mut rest = k as u64;
+            for (d, s) in digits.iter_mut().zip(&all_sizes).rev() {
+                *d = rest % s;
+                rest /= s;
+            }
+            let rank = digits.remove(at);
+            let local = digits.iter().zip(&sizes).fold(0, |acc, (d, s)| acc * s + d);
+            prop_assert_eq!(*off, rank * part + local, "{}: D[{}]", src, k);
+        }
+    }
+}
