@@ -331,7 +331,12 @@ impl Module {
                 if self.is_mpi(r.ty) {
                     return self.rank_dimension(g, shape, target, r, natural, dist);
                 }
-                if let Some(d) = &self.types[r.ty].distribution {
+                // Only dimensions that reach past one rank's part include the rank.
+                let over_ranks = self.types[r.ty]
+                    .distribution
+                    .as_ref()
+                    .filter(|d| self.node(r.node).max_offset >= d.part);
+                if let Some(d) = over_ranks {
                     match &dist.inherited {
                         Some(other) if other != d => {
                             return Err(Error::new(

@@ -35,6 +35,7 @@ const DECLS: &str = "
     paged float [[#P][2]][3] ROWS
     paged float [3][[#P][2]] COLS
     paged float [#ROWS_1][#ROWS_0] ROWS_T
+    paged float [#ROWS_0_1][#ROWS_1] ROWS_PART
     mpi [2][2] Q
     paged float [#Q_0][5][#Q_1] GRID
     paged float [1#P][6] ON_ZERO
@@ -78,6 +79,13 @@ fn a_view_of_a_distributed_type_is_distributed_alike() {
             assert_eq!(t[j * 8 + i], rows[i * 3 + j]);
         }
     }
+}
+
+#[test]
+fn a_view_of_the_other_dimensions_is_one_part() {
+    let (m, it) = both(DECLS);
+    assert_eq!(distribution(&m, "ROWS_PART"), None);
+    assert_eq!(offsets(&m, &it, "ROWS_PART"), (0..6).collect::<Vec<_>>());
 }
 
 #[test]
@@ -129,8 +137,8 @@ fn misplaced_distributions_are_errors_at_the_reference() {
         ),
         ("mpi [2] P\nmpi [#P] Q", "#P", "must be natural"),
         (
-            "mpi [2] P\nmpi [2] Q\npaged float [#P][3] A\npaged float [#Q][3] B\npaged float [#A_0][#B_1] C",
-            "B_1",
+            "mpi [2] P\nmpi [2] Q\npaged float [#P][3] A\npaged float [#Q][3] B\npaged float [#A_0][#B_0] C",
+            "B_0",
             "one mpi array, one way",
         ),
     ];
