@@ -506,6 +506,13 @@ pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
 #[doc(inline)]
 pub use parray_runtime::copy;
 
+/// mpi thread arrays and types distributed over their ranks (SPEC.md 2.13 and 3.12):
+/// [`mpi::job`] is this process's rank and the job's size, [`mpi::Collective`] what a
+/// `#copy` between distributed types became. Built with the `mpi` feature (Open MPI);
+/// without it an mpi detour or a distributed array is `Error::MpiUnavailable`.
+#[doc(inline)]
+pub use parray_runtime::mpi;
+
 /// Devices, backends, launches and timing: `gpu::time_ms` times device work as the
 /// device sees it (CUDA events on a GPU, the host clock under the emulation).
 ///
@@ -665,6 +672,7 @@ fn negative_index(i: i64) -> ! {
 #[doc(hidden)]
 pub mod __private {
     pub use parray_runtime::gpu::emulate::ThreadCtx as CudaCtx;
+    pub use parray_runtime::mpi::detour as mpi_detour;
     pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;
 

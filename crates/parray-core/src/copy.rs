@@ -5,7 +5,8 @@
 use std::fmt;
 
 use crate::error::Result;
-use crate::tree::Module;
+use crate::eval::Program;
+use crate::tree::{Distribution, Module};
 
 /// How a copy between two types and memories is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,9 @@ pub enum CopyPath {
     /// GPU to host, the source not contiguous: remap on the device into a contiguous
     /// staging array, one transfer, scatter on the host.
     RemapAndDownload,
+    /// One of the types is distributed over the ranks of an mpi array: the collective
+    /// the two distributions imply (SPEC.md 3.12).
+    Exchange(Collective),
 }
 
 impl CopyPath {
@@ -53,8 +57,146 @@ impl fmt::Display for CopyPath {
             CopyPath::RemapAndDownload => {
                 "a remap kernel into a staging array, one device-to-host transfer, then scatter"
             }
+            CopyPath::Exchange(c) => return write!(f, "{c} between the ranks"),
         })
     }
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Collective::Local => f.write_str("no communication"),
+            Collective::Scatter { root } => write!(f, "a scatter from rank {root}"),
+            Collective::Gather { root } => write!(f, "a gather to rank {root}"),
+            Collective::Broadcast { root } => write!(f, "a broadcast from rank {root}"),
+            Collective::AllGather => f.write_str("an all-gather"),
+            Collective::PointToPoint => f.write_str("point-to-point messages"),
+            Collective::AllToAll => f.write_str("an all-to-all"),
+        }
+    }
+}
+
+/// The collective a `#copy` between distributed types became, as the types imply it:
+/// which ranks send element `k` to which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    /// Every element stays on its rank (or the source is whole on every rank).
+    Local,
+    /// One rank holds the source and each rank receives its part.
+    Scatter { root: usize },
+    /// Each rank holds a part and one rank receives all of them.
+    Gather { root: usize },
+    /// One rank holds the source and every rank receives all of it.
+    Broadcast { root: usize },
+    /// Each rank holds a part and every rank receives all of them.
+    AllGather,
+    /// Each rank sends to one rank and receives from one rank.
+    PointToPoint,
+    /// Each rank sends parts of its part to several ranks.
+    AllToAll,
+}
+
+/// The collective of the element counts `counts[s][d]` (from rank `s` to rank `d`), the
+/// destination being whole on every rank (`replicated`) or distributed.
+pub fn classify(counts: &[Vec<u64>], replicated: bool) -> Collective {
+    let n = counts.len();
+    let senders: Vec<usize> = (0..n)
+        .filter(|s| counts[*s].iter().any(|c| *c > 0))
+        .collect();
+    let off_diagonal = (0..n).any(|s| (0..n).any(|d| s != d && counts[s][d] > 0));
+    if !off_diagonal {
+        return Collective::Local;
+    }
+    match (replicated, senders.as_slice()) {
+        (true, [root]) => Collective::Broadcast { root: *root },
+        (true, _) => Collective::AllGather,
+        (false, [root]) => Collective::Scatter { root: *root },
+        (false, _) => {
+            let receivers: Vec<usize> = (0..n)
+                .filter(|d| (0..n).any(|s| counts[s][*d] > 0))
+                .collect();
+            let fan_out = (0..n).all(|s| counts[s].iter().filter(|c| **c > 0).count() <= 1);
+            let fan_in = (0..n).all(|d| (0..n).filter(|s| counts[*s][d] > 0).count() <= 1);
+            match receivers.as_slice() {
+                [root] => Collective::Gather { root: *root },
+                _ if fan_out && fan_in => Collective::PointToPoint,
+                _ => Collective::AllToAll,
+            }
+        }
+    }
+}
+
+fn distribution<'m>(module: &'m Module, name: &str) -> Option<&'m Distribution> {
+    module.type_def(name)?.distribution.as_ref()
+}
+
+/// Where element `k` of a type is: the rank holding it (`None`: every rank holds the
+/// whole type) and its offset in that rank's array.
+pub struct Placement {
+    offsets: Program,
+    part: Option<u64>,
+}
+
+impl Placement {
+    /// The placement of the declared type `name`.
+    pub fn of(module: &Module, name: &str) -> Result<Placement> {
+        let dim = module.resolve(&crate::ast::Ident {
+            name: name.to_string(),
+            span: crate::Span::default(),
+        })?;
+        let off = crate::offset_function(module, dim.node, "k")?;
+        Ok(Placement {
+            offsets: Program::new(&off.expr),
+            part: distribution(module, name).map(|d| d.part),
+        })
+    }
+
+    /// The rank holding element `k` (`None` when each holds all) and its offset there.
+    pub fn at(&mut self, k: u64) -> (Option<usize>, usize) {
+        let off = self.offsets.eval(&[k]);
+        match self.part {
+            Some(part) => (Some((off / part) as usize), (off % part) as usize),
+            None => (None, off as usize),
+        }
+    }
+}
+
+/// The collective of a copy between `src` and `dst`, one of them distributed: the element
+/// counts from each rank to each, as the two placements give them, [`classify`]d. A
+/// source whole on every rank needs no communication (each rank takes its part of the
+/// destination from its own copy).
+pub fn exchange(
+    (src_module, src): (&Module, &str),
+    (dst_module, dst): (&Module, &str),
+) -> Result<Collective> {
+    let ranks = distribution(src_module, src)
+        .or(distribution(dst_module, dst))
+        .map_or(1, |d| d.ranks as usize);
+    if distribution(src_module, src).is_none() {
+        return Ok(Collective::Local);
+    }
+    let (mut s, mut d) = (
+        Placement::of(src_module, src)?,
+        Placement::of(dst_module, dst)?,
+    );
+    let size = src_module.size(src_module.lookup(src).map_err(|_| unknown(src))?.node);
+    let mut counts = vec![vec![0u64; ranks]; ranks];
+    for k in 0..size {
+        let (Some(from), _) = s.at(k) else { continue };
+        match d.at(k).0 {
+            Some(to) => counts[from][to] += 1,
+            None => counts[from].iter_mut().for_each(|c| *c += 1),
+        }
+    }
+    Ok(classify(&counts, distribution(dst_module, dst).is_none()))
+}
+
+fn unknown(name: &str) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorKind::Unknown,
+        crate::Span::default(),
+        format!("unknown type `{name}`"),
+    )
 }
 
 /// Whether element `k` of the type `name` is at offset `k`, for every `k`.
@@ -73,6 +215,9 @@ pub fn plan(
     (src_module, src, src_on_gpu): (&Module, &str, bool),
     (dst_module, dst, dst_on_gpu): (&Module, &str, bool),
 ) -> Result<CopyPath> {
+    if distribution(src_module, src).is_some() || distribution(dst_module, dst).is_some() {
+        return exchange((src_module, src), (dst_module, dst)).map(CopyPath::Exchange);
+    }
     let s = contiguous_in_order(src_module, src)?;
     let d = contiguous_in_order(dst_module, dst)?;
     Ok(match (src_on_gpu, dst_on_gpu) {

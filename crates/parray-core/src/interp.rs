@@ -105,10 +105,7 @@ impl Interp {
                         return Err(format!("`{name}` declared twice"));
                     }
                     let thread = matches!(t.kind, DeclKind::Thread(_));
-                    let artificial = t
-                        .dims
-                        .iter()
-                        .any(|g| it.mentions_reference(g, thread));
+                    let artificial = t.dims.iter().any(|g| it.mentions_reference(g, thread));
                     if artificial && thread {
                         return Err(format!("thread array `{name}` has a reference"));
                     }
@@ -261,9 +258,9 @@ impl Interp {
     }
 
     fn is_mpi(&self, name: &str) -> bool {
-        self.mpi
-            .iter()
-            .any(|m| name == m || (name.starts_with(m.as_str()) && name[m.len()..].starts_with('_')))
+        self.mpi.iter().any(|m| {
+            name == m || (name.starts_with(m.as_str()) && name[m.len()..].starts_with('_'))
+        })
     }
 
     /// Whether a group references another type (for a data type, a dimension over an mpi
@@ -607,4 +604,3 @@ impl Interp {
         Ok(x)
     }
 }
-

@@ -79,7 +79,9 @@ impl Distribution {
     /// Elements of storage rank `rank` needs for a type of this distribution and `extent`:
     /// its part, less what lies past the extent (none on a rank past the last holder).
     pub fn part_on(&self, rank: u64, extent: u64) -> u64 {
-        extent.saturating_sub(rank.saturating_mul(self.part)).min(self.part)
+        extent
+            .saturating_sub(rank.saturating_mul(self.part))
+            .min(self.part)
     }
 }
 
@@ -529,7 +531,11 @@ impl Module {
                 leaf
             }
             _ => {
-                let children = n.children.iter().map(|c| self.mirror_ranks(*c, dist)).collect();
+                let children = n
+                    .children
+                    .iter()
+                    .map(|c| self.mirror_ranks(*c, dist))
+                    .collect();
                 self.push(n.size, NodeKind::Compound, children)
             }
         }
@@ -557,7 +563,11 @@ impl Module {
     ) -> Result<Distribution> {
         for (leaf, rank_stride) in rank_leaves {
             let stride = rank_stride.checked_mul(part).ok_or_else(|| {
-                Error::new(ErrorKind::Size, span, "the distributed offsets overflow 64 bits")
+                Error::new(
+                    ErrorKind::Size,
+                    span,
+                    "the distributed offsets overflow 64 bits",
+                )
             })?;
             self.nodes[leaf.0 as usize].kind = NodeKind::Leaf { stride };
         }

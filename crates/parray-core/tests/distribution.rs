@@ -20,7 +20,12 @@ fn offsets(m: &Module, it: &Interp, name: &str) -> Vec<u64> {
     let f = offset_function(m, node, "i").unwrap();
     for (i, w) in want.iter().enumerate() {
         assert_eq!(m.offset_at(node, i as u64), *w, "{name}[{i}] by offset_at");
-        assert_eq!(f.expr.eval(&[i as u64]), *w, "{name}[{i}] by {}", f.to_source());
+        assert_eq!(
+            f.expr.eval(&[i as u64]),
+            *w,
+            "{name}[{i}] by {}",
+            f.to_source()
+        );
     }
     assert_eq!(m.extent(node), it.extent(name), "extent of {name}");
     want

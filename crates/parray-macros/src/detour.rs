@@ -250,11 +250,15 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
         line: ::std::line!(),
     });
     match kind {
-        ThreadKind::Pthd => {
+        ThreadKind::Pthd | ThreadKind::Mpi => {
+            let (kind_name, runner) = match kind {
+                ThreadKind::Pthd => ("pthd", quote!(pthd_detour)),
+                _ => ("mpi", quote!(mpi_detour)),
+            };
             if let Some(a) = args {
                 return Err(syn::Error::new(
                     a.span(),
-                    "a pthd detour takes no argument list: its body captures host variables",
+                    format!("a {kind_name} detour takes no argument list: its body captures host variables"),
                 ));
             }
             if source_only {
@@ -264,25 +268,28 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 };
                 return Err(syn::Error::new(
                     array.span(),
-                    format!("`{name}` is a pthd array: only cuda detours have {language} source"),
+                    format!(
+                        "`{name}` is a {kind_name} array: only cuda detours have {language} source"
+                    ),
                 ));
             }
             if let Some((_, attr)) = min_blocks {
                 return Err(syn::Error::new(
                     attr,
-                    "`min_blocks_per_sm` bounds a cuda kernel's registers; a pthd detour has none",
+                    format!("`min_blocks_per_sm` bounds a cuda kernel's registers; a {kind_name} detour has none"),
                 ));
             }
             let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
             let proof = bounds::prove(&mut body);
             out_of_range(&proof)?;
             let types = type_checks(&forms.generics, false);
-            Ok(Outcome::Done(pthd(
+            Ok(Outcome::Done(host_threads(
                 &body,
                 &proof,
                 &site,
                 types,
                 module.size(def.root),
+                runner,
             )))
         }
         ThreadKind::Cuda(params) => {
@@ -351,10 +358,6 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 &body, &proof, &grid, &kernel, source, types, &args, &site,
             )))
         }
-        ThreadKind::Mpi => Err(syn::Error::new(
-            array.span(),
-            "detours on `mpi` thread arrays are not implemented yet",
-        )),
     }
 }
 
@@ -561,15 +564,17 @@ fn cuda(
     checked(site, checks, source, launch)
 }
 
-/// A pthd detour: the body once per CPU thread. A captured array the body writes is
+/// A pthd or mpi detour: the body once per CPU thread (pthd) or once on this process, as
+/// its rank (mpi), run by the runtime's `runner`. A captured array the body writes is
 /// borrowed exclusively for the detour (a write handle shadows its name), the others are
 /// captured by reference.
-fn pthd(
+fn host_threads(
     body: &Body,
     proof: &Proof,
     site: &TokenStream,
     types: TokenStream,
     threads: u64,
+    runner: TokenStream,
 ) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
     let stmts = emit_rust::body_tokens(body, Mode::Pthd);
@@ -593,7 +598,7 @@ fn pthd(
     let run = quote! {{
         #writers
         let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
-        ::parray::__private::pthd_detour(__parray_site, #threads, __parray_body)
+        ::parray::__private::#runner(__parray_site, #threads, __parray_body)
     }};
     checked(site, checks, quote!(()), run)
 }

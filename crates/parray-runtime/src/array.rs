@@ -29,10 +29,13 @@ impl<T: DataType> Array<T> {
     /// `#create`: zeroed storage for one value of `T`, dmem on the calling thread's current
     /// device ([`Device::current`]). Views (no memory kind) and `smem` or `rmem` types
     /// (which exist only inside cuda bodies) are refused.
+    ///
+    /// A type distributed over the ranks of an mpi array gets this rank's part (SPEC.md
+    /// 2.13): `Error::RankCount` unless the job runs the array's processes.
     pub fn new() -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new(T::NAME, mem, T::EXTENT)?,
+            buf: Buffer::new(T::NAME, mem, crate::mpi::extent_here::<T>()?)?,
             _type: PhantomData,
         })
     }
@@ -42,7 +45,7 @@ impl<T: DataType> Array<T> {
     pub fn new_on(device: &Device) -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new_on(T::NAME, mem, T::EXTENT, device)?,
+            buf: Buffer::new_on(T::NAME, mem, crate::mpi::extent_here::<T>()?, device)?,
             _type: PhantomData,
         })
     }
@@ -134,14 +137,17 @@ impl<T: DataType> Array<T> {
         Ok(unsafe { &mut *(self as *mut Array<T>).cast::<Array<V>>() })
     }
 
+    /// `V`'s memory kind is the storage's and its extent (this rank's part of it, for a
+    /// distributed type) fits.
     fn fits<V: DataType>(&self) -> Result<()> {
-        if V::MEM.is_some_and(|m| m != self.mem()) || V::EXTENT > self.extent() {
+        let view_extent = crate::mpi::extent_here::<V>()?;
+        if V::MEM.is_some_and(|m| m != self.mem()) || view_extent > self.extent() {
             return Err(Error::NotAView {
                 type_name: self.type_name(),
                 mem: self.mem(),
                 extent: self.extent(),
                 view: V::NAME,
-                view_extent: V::EXTENT,
+                view_extent,
             });
         }
         Ok(())

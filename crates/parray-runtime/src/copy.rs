@@ -107,6 +107,9 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             let staging = s.to_vec()?;
             remap_on_host(&staging, host_slice_mut(d)?, n, None, d_off);
         }
+        CopyPath::Exchange(collective) => {
+            crate::mpi::copy(src, dst, collective, std::panic::Location::caller())?
+        }
         CopyPath::RemapAndDownload => {
             let cuda = on_gpu(s.device(), s.type_name())?;
             let mut staging: CudaSlice<S::Elem> = cuda

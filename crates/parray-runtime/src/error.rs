@@ -106,6 +106,32 @@ pub(crate) fn panic_place(at: &Option<String>) -> String {
 /// its fields stay available to `match`).
 #[derive(Clone, thiserror::Error)]
 pub enum Error {
+    /// An mpi detour or a distributed array in a build without MPI.
+    #[error("parray: this program uses an mpi thread array, which needs MPI: build it with parray's `mpi` feature (`--features parray/mpi`, Open MPI installed) and start it with `mpirun -n <processes>`")]
+    MpiUnavailable,
+
+    /// The MPI library failed, or a message exceeds what it can count.
+    #[error("parray: {what}: {reason}")]
+    Mpi { what: String, reason: String },
+
+    /// The job runs another number of ranks than the mpi array has processes.
+    #[error("parray: {what}: `{array}` has {processes} processes, but this job runs {running}: start it with `mpirun -n {processes}`")]
+    RankCount {
+        what: String,
+        array: String,
+        processes: u64,
+        running: usize,
+    },
+
+    /// The ranks of a job met at different collective points (SPEC.md 3.12).
+    #[error("parray: {what}: rank 0 is at {first}, but rank {rank} is at {other}: every rank must reach the same #sync and #copy of distributed arrays, in the same order")]
+    RankDivergence {
+        what: String,
+        first: String,
+        rank: usize,
+        other: String,
+    },
+
     /// The allocator (host, pinned or device) refused an allocation.
     #[error("parray: allocating {mem} memory for {type_name} ({bytes} bytes) failed: {reason}")]
     Alloc {

@@ -12,6 +12,7 @@ pub mod elem;
 pub mod error;
 pub mod generic;
 pub mod gpu;
+pub mod mpi;
 mod panics;
 pub mod pthd;
 pub mod ptr;

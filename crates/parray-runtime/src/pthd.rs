@@ -6,11 +6,22 @@ use crate::barrier::{Barrier, Divergence, SyncError};
 use crate::error::{DetourSite, Error, Result, ThreadId};
 use crate::panics::{self, Caught};
 
-/// What a thread of a pthd array knows about itself.
+/// What a thread of a pthd array, or a rank of an mpi array, knows about itself.
 pub struct ThreadCtx<'a> {
     tid: usize,
     nthreads: usize,
-    array: &'a Array,
+    team: Team<'a>,
+}
+
+/// Whom a body's `#sync` waits for.
+enum Team<'a> {
+    /// The threads of a pthd array.
+    Threads(&'a Array),
+    /// The ranks of an mpi job, at the detour `site`; the first failure of a `#sync`.
+    Ranks {
+        site: &'static DetourSite,
+        error: Mutex<Option<Error>>,
+    },
 }
 
 /// What the threads of one detour share.
@@ -59,15 +70,48 @@ impl ThreadCtx<'_> {
     ///
     /// If another thread failed, or the threads diverged (one returned from the body, or
     /// waits at another line's `#sync`), this thread leaves the body quietly instead of
-    /// waiting forever; the detour returns the failure.
+    /// waiting forever; the detour returns the failure. An mpi body's ranks agree on the
+    /// line first (`crate::mpi::agree`), and all leave with the error where they differ.
     pub fn sync(&self, line: u32) {
-        match self.array.barrier.wait(self.tid, line) {
+        let array = match &self.team {
+            Team::Threads(array) => array,
+            Team::Ranks { site, error } => {
+                if let Err(e) =
+                    crate::mpi::agree(crate::mpi::Point::Sync { line }, &site.to_string())
+                {
+                    *error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    panics::unwind_quietly()
+                }
+                return;
+            }
+        };
+        match array.barrier.wait(self.tid, line) {
             Ok(()) => {}
             Err(SyncError::Poisoned) => panics::unwind_quietly(),
             Err(SyncError::Diverged(d)) => {
-                self.array.diverged(d);
+                array.diverged(d);
                 panics::unwind_quietly()
             }
+        }
+    }
+
+    /// Rank `rank` of a job of `nranks`, running the body of the mpi detour at `site`.
+    pub(crate) fn rank(rank: usize, nranks: usize, site: &'static DetourSite) -> Self {
+        ThreadCtx {
+            tid: rank,
+            nthreads: nranks,
+            team: Team::Ranks {
+                site,
+                error: Mutex::new(None),
+            },
+        }
+    }
+
+    /// The failure a rank's `#sync` recorded before leaving the body quietly.
+    pub(crate) fn take_error(&self) -> Option<Error> {
+        match &self.team {
+            Team::Ranks { error, .. } => error.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            Team::Threads(_) => None,
         }
     }
 }
@@ -93,7 +137,7 @@ where
         let ctx = ThreadCtx {
             tid,
             nthreads,
-            array: &array,
+            team: Team::Threads(&array),
         };
         match panics::catch(|| body(&ctx)) {
             Ok(()) => {

@@ -1,7 +1,7 @@
 //! The traits every `parray!` declaration implements: its constants and offset function at
 //! compile time, its resolved tree at run time, and which types view which storage.
 
-use parray_core::{DimRef, MemKind, Module};
+use parray_core::{DimRef, Distribution, MemKind, Module};
 
 use crate::elem::Element;
 
@@ -41,6 +41,13 @@ pub trait DataType: Copy + 'static {
         Self::module()
             .lookup(Self::NAME)
             .expect("a declared type resolves")
+    }
+
+    /// How the type's elements are spread over the ranks of an mpi array, if they are
+    /// (SPEC.md 2.13): each rank's array holds its part.
+    fn distribution() -> Option<&'static Distribution> {
+        let module = Self::module();
+        module.type_def(Self::NAME)?.distribution.as_ref()
     }
 }
 

@@ -1,0 +1,416 @@
+//! mpi thread arrays: a detour runs its body on every rank of the job, and `#copy` between
+//! arrays of types distributed over the ranks is communication (SPEC.md 3.12).
+//!
+//! Over Open MPI through rsmpi (the `mpi` feature of this crate; without it, an mpi detour
+//! or a distributed array is `Error::MpiUnavailable`). MPI is initialised on first use and
+//! finalised when the process exits.
+//!
+//! **No hangs.** Every collective point of a job (a `#sync` in an mpi body, a `#copy` of
+//! distributed arrays, the end of an mpi detour) starts with the ranks agreeing on where
+//! they are: an all-gather of each rank's point. Ranks at different points all get
+//! `Error::RankDivergence`, instead of meeting in mismatched collectives. A panic in a rank
+//! prints the rank and the message and aborts the job (`MPI_Abort`): the other ranks may be
+//! inside a collective that rank will never join.
+
+use std::panic::Location;
+
+pub use parray_core::copy::Collective;
+use parray_core::copy::Placement;
+use parray_core::Distribution;
+
+use crate::array::Array;
+use crate::error::{DetourSite, Error, Result};
+use crate::panics::{self, Caught};
+use crate::pthd::ThreadCtx;
+use crate::types::DataType;
+
+/// Where a rank is when the job meets: what [`agree`] compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    /// A `#sync` of an mpi body, at a line of the detour's file.
+    Sync { line: u32 },
+    /// A `#copy` between arrays of which one is distributed, at a line.
+    Copy { line: u32 },
+    /// The end of an mpi detour's body.
+    End,
+}
+
+impl Point {
+    fn code(self) -> u64 {
+        match self {
+            Point::Sync { line } => 1 << 32 | u64::from(line),
+            Point::Copy { line } => 2 << 32 | u64::from(line),
+            Point::End => 3 << 32,
+        }
+    }
+
+    fn from_code(code: u64) -> Point {
+        let line = code as u32;
+        match code >> 32 {
+            1 => Point::Sync { line },
+            2 => Point::Copy { line },
+            _ => Point::End,
+        }
+    }
+}
+
+impl std::fmt::Display for Point {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Point::Sync { line } => write!(f, "the #sync at line {line}"),
+            Point::Copy { line } => write!(f, "the #copy at line {line}"),
+            Point::End => write!(f, "the end of the detour"),
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod job {
+    //! The MPI job this process belongs to: initialised once, finalised at exit.
+
+    use std::sync::{Mutex, OnceLock};
+
+    use mpi::topology::{Communicator, SimpleCommunicator};
+    use mpi::traits::*;
+
+    use crate::elem::Element;
+    use crate::error::{Error, Result};
+
+    /// This process's rank and the job's size.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Job {
+        pub rank: usize,
+        pub size: usize,
+    }
+
+    static UNIVERSE: Mutex<Option<mpi::environment::Universe>> = Mutex::new(None);
+
+    /// Finalises MPI when the process exits (the universe's drop is `MPI_Finalize`).
+    extern "C" fn finalize() {
+        drop(UNIVERSE.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+
+    extern "C" {
+        fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
+    }
+
+    /// The job, MPI initialised on first use (with full thread support: a rank's body may
+    /// run pthd threads that copy).
+    pub fn get() -> Result<Job> {
+        static JOB: OnceLock<std::result::Result<Job, String>> = OnceLock::new();
+        JOB.get_or_init(|| {
+            let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+                .ok_or("MPI was initialised by someone else")?;
+            let world = universe.world();
+            let job = Job {
+                rank: world.rank() as usize,
+                size: world.size() as usize,
+            };
+            *UNIVERSE.lock().unwrap_or_else(|e| e.into_inner()) = Some(universe);
+            // SAFETY: `finalize` is an `extern "C" fn()` that lives as long as the process.
+            if unsafe { atexit(finalize) } != 0 {
+                return Err("cannot register MPI_Finalize at exit".to_string());
+            }
+            Ok(job)
+        })
+        .clone()
+        .map_err(|reason| Error::Mpi {
+            what: "initialising MPI".into(),
+            reason,
+        })
+    }
+
+    fn world() -> SimpleCommunicator {
+        SimpleCommunicator::world()
+    }
+
+    /// Every rank's `value`, in rank order.
+    pub fn all_gather(value: u64) -> Vec<u64> {
+        let world = world();
+        let mut all = vec![0u64; world.size() as usize];
+        world.all_gather_into(&value, &mut all[..]);
+        all
+    }
+
+    /// Ends the job: every rank's process exits with `code`.
+    pub fn abort(code: i32) -> ! {
+        world().abort(code)
+    }
+
+    /// `MPI_Alltoallv` of elements: `send` holds the elements for rank 0, then rank 1...
+    /// (`send_counts` of each), `recv` receives rank 0's, then rank 1's...
+    pub fn all_to_all<T: Element>(
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+    ) -> Result<()> {
+        // Elements travel as words of their size (8-byte words for 16-byte vectors).
+        let words = size_of::<T>().min(8);
+        let per = size_of::<T>() / words;
+        let partition = |counts: &[usize]| -> Result<(Vec<i32>, Vec<i32>)> {
+            let mut displs = Vec::with_capacity(counts.len());
+            let mut at = 0usize;
+            let counts = counts
+                .iter()
+                .map(|c| {
+                    displs.push(at);
+                    at += c * per;
+                    c * per
+                })
+                .collect::<Vec<_>>();
+            let int = |v: usize| {
+                i32::try_from(v).map_err(|_| Error::Mpi {
+                    what: "#copy".into(),
+                    reason: format!("{v} words to one rank exceed MPI's int counts"),
+                })
+            };
+            Ok((
+                counts.into_iter().map(int).collect::<Result<_>>()?,
+                displs.into_iter().map(int).collect::<Result<_>>()?,
+            ))
+        };
+        let (sc, sd) = partition(send_counts)?;
+        let (rc, rd) = partition(recv_counts)?;
+        macro_rules! exchange {
+            ($word:ty) => {{
+                // SAFETY: `Element` guarantees a size of 1, 4, 8 or 16 bytes, an alignment
+                // of at least the word's, no padding, and that any bits are a value: the
+                // slices are the same bytes as words, and any words written are elements.
+                let (s, r) = unsafe {
+                    (
+                        std::slice::from_raw_parts(send.as_ptr().cast::<$word>(), send.len() * per),
+                        std::slice::from_raw_parts_mut(
+                            recv.as_mut_ptr().cast::<$word>(),
+                            recv.len() * per,
+                        ),
+                    )
+                };
+                let send = mpi::datatype::Partition::new(s, &sc[..], &sd[..]);
+                let mut recv = mpi::datatype::PartitionMut::new(r, &rc[..], &rd[..]);
+                world().all_to_all_varcount_into(&send, &mut recv);
+            }};
+        }
+        match words {
+            1 => exchange!(u8),
+            4 => exchange!(u32),
+            _ => exchange!(u64),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+mod job {
+    //! Built without MPI: every use says how to get it.
+
+    use crate::elem::Element;
+    use crate::error::{Error, Result};
+
+    #[derive(Debug, Clone, Copy)]
+    pub struct Job {
+        pub rank: usize,
+        pub size: usize,
+    }
+
+    pub fn get() -> Result<Job> {
+        Err(Error::MpiUnavailable)
+    }
+
+    pub fn all_gather(_: u64) -> Vec<u64> {
+        unreachable!("no job without MPI")
+    }
+
+    pub fn abort(_: i32) -> ! {
+        std::process::exit(1)
+    }
+
+    pub fn all_to_all<T: Element>(_: &[T], _: &[usize], _: &mut [T], _: &[usize]) -> Result<()> {
+        Err(Error::MpiUnavailable)
+    }
+}
+
+pub use job::Job;
+
+/// This process's rank in its MPI job and the job's size (MPI initialised on first use).
+///
+/// # Errors
+/// `Error::MpiUnavailable` in a build without the `mpi` feature.
+pub fn job() -> Result<Job> {
+    job::get()
+}
+
+/// The job, checked to run as many ranks as the mpi array `array` has processes.
+fn job_of(array: &str, processes: u64, what: &str) -> Result<Job> {
+    let job = job::get()?;
+    if job.size as u64 != processes {
+        return Err(Error::RankCount {
+            what: what.to_string(),
+            array: array.to_string(),
+            processes,
+            running: job.size,
+        });
+    }
+    Ok(job)
+}
+
+/// The ranks agree that they are all at `point`; otherwise every rank gets the same
+/// `Error::RankDivergence`, naming the first rank that is elsewhere.
+pub fn agree(point: Point, what: &str) -> Result<()> {
+    let all = job::all_gather(point.code());
+    match all.iter().position(|c| *c != all[0]) {
+        None => Ok(()),
+        Some(other) => Err(Error::RankDivergence {
+            what: what.to_string(),
+            first: Point::from_code(all[0]).to_string(),
+            rank: other,
+            other: Point::from_code(all[other]).to_string(),
+        }),
+    }
+}
+
+/// `#detour` on an mpi array of `nranks` processes: runs `body` once on this rank, with
+/// `$tid$` its rank, and returns when every rank has finished it.
+///
+/// # Errors
+/// `Error::MpiUnavailable` without MPI, `Error::RankCount` when the job runs another
+/// number of ranks, `Error::RankDivergence` when ranks meet at different points (on
+/// every rank alike). A panic in the body prints the rank and the message and aborts the
+/// job.
+pub fn detour<F>(site: &'static DetourSite, nranks: usize, body: F) -> Result<()>
+where
+    F: Fn(&ThreadCtx),
+{
+    let what = site.to_string();
+    let job = job_of(site.array, nranks as u64, &what)?;
+    let ctx = ThreadCtx::rank(job.rank, job.size, site);
+    match panics::catch(|| body(&ctx)) {
+        Ok(()) => agree(Point::End, &what),
+        // A divergent `#sync`: every rank left its body with the same error.
+        Err(Caught::Quiet) => Err(ctx.take_error().expect("a quiet exit records its error")),
+        Err(Caught::Panicked(p)) => {
+            eprintln!(
+                "parray: {site}: rank {} of {} panicked{}: {}",
+                job.rank,
+                job.size,
+                p.at.map(|at| format!(" at {at}")).unwrap_or_default(),
+                p.message
+            );
+            job::abort(101)
+        }
+    }
+}
+
+/// A type's distribution checked against the job; `None` for a type whole on each rank.
+fn placed<T: DataType>(job: &Job) -> Result<Option<&'static Distribution>> {
+    let Some(dist) = T::distribution() else {
+        return Ok(None);
+    };
+    if dist.ranks != job.size as u64 {
+        return Err(Error::RankCount {
+            what: format!("{}, distributed over {}", T::NAME, dist.over),
+            array: dist.over.clone(),
+            processes: dist.ranks,
+            running: job.size,
+        });
+    }
+    Ok(Some(dist))
+}
+
+/// Elements of storage a value of `T` needs in this process: this rank's part of a
+/// distributed type (`Error::RankCount` unless the job runs its mpi array's processes),
+/// else the type's extent.
+pub(crate) fn extent_here<T: DataType>() -> Result<usize> {
+    let Some(dist) = T::distribution() else {
+        return Ok(T::EXTENT);
+    };
+    let job = job_of(&dist.over, dist.ranks, T::NAME)?;
+    Ok(dist.part_on(job.rank as u64, T::EXTENT as u64) as usize)
+}
+
+/// `#copy S(src) to D(dst)` where `S` or `D` is distributed: element `k` goes from the rank
+/// that holds it in `S` (each rank's own copy when `S` is whole on every rank) to the ranks
+/// that hold it in `D` (all of them when `D` is whole on every rank), in one all-to-all of
+/// the counts the offsets give. Every rank calls it, with its part.
+pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &Array<S>,
+    dst: &mut Array<D>,
+    collective: Collective,
+    at: &'static Location<'static>,
+) -> Result<()> {
+    let what = format!(
+        "#copy {} to {} at {}:{}",
+        S::NAME,
+        D::NAME,
+        at.file(),
+        at.line()
+    );
+    let job = job::get()?;
+    let s_dist = placed::<S>(&job)?;
+    placed::<D>(&job)?;
+    agree(Point::Copy { line: at.line() }, &what)?;
+    let (me, n) = (job.rank, job.size);
+    let placement = |module, name| {
+        Placement::of(module, name).map_err(|e| Error::CopyUnsupported {
+            reason: format!("the offset function of {name}: {e}"),
+        })
+    };
+    let (mut s_at, mut d_at) = (
+        placement(S::module(), S::NAME)?,
+        placement(D::module(), D::NAME)?,
+    );
+    let from = src.to_vec()?;
+    let mut to = dst.to_vec()?;
+    // Pass 1: counts from every rank to every rank, and this rank's sends in order of k.
+    let mut counts = vec![vec![0u64; n]; n];
+    let mut sends: Vec<Vec<S::Elem>> = vec![Vec::new(); n];
+    let mut receives: Vec<(usize, usize)> = Vec::new();
+    for k in 0..S::SIZE as u64 {
+        let (s_rank, s_local) = s_at.at(k);
+        let (d_rank, d_local) = d_at.at(k);
+        let Some(s_rank) = s_rank else {
+            // Whole on every rank: each rank takes what it holds of D from its own copy.
+            if d_rank.is_none_or(|d| d == me) {
+                to[d_local] = from[s_local];
+            }
+            continue;
+        };
+        let mut deliver = |d: usize| {
+            counts[s_rank][d] += 1;
+            if s_rank == me {
+                sends[d].push(from[s_local]);
+            }
+            if d == me {
+                receives.push((s_rank, d_local));
+            }
+        };
+        match d_rank {
+            Some(d) => deliver(d),
+            None => (0..n).for_each(deliver),
+        }
+    }
+    if s_dist.is_some() {
+        let recv_counts: Vec<usize> = (0..n).map(|s| counts[s][me] as usize).collect();
+        // Every rank classified the same counts: all of them skip MPI, or none.
+        let recv = if collective == Collective::Local {
+            std::mem::take(&mut sends[me])
+        } else {
+            let send_counts: Vec<usize> = sends.iter().map(Vec::len).collect();
+            let mut recv = vec![S::Elem::default(); recv_counts.iter().sum()];
+            job::all_to_all(&sends.concat(), &send_counts, &mut recv, &recv_counts)?;
+            recv
+        };
+        // Pass 2: each source's elements arrive in order of k.
+        let mut cursor: Vec<usize> = Vec::with_capacity(n);
+        let mut start = 0;
+        for c in &recv_counts {
+            cursor.push(start);
+            start += c;
+        }
+        for (s, d_local) in receives {
+            to[d_local] = recv[cursor[s]];
+            cursor[s] += 1;
+        }
+    }
+    dst.buffer_mut().copy_prefix_from_slice(&to)
+}
