@@ -190,3 +190,40 @@ proptest! {
         }
     }
 }
+
+/// The collective of each copy follows from the two placements alone.
+#[test]
+fn copies_become_the_collectives_their_types_imply() {
+    use parray_core::copy::{plan, Collective, CopyPath};
+    let m = Module::parse(
+        "mpi [4] P
+         paged float [[#P][2]][8] ROWS
+         paged float [8][[#P][2]] COLS
+         paged float [8][8] WHOLE
+         paged float [1#P][8][8] ON_ZERO
+         paged float [[2][#P]][8] CYCLIC
+         mpi [2][2] Q
+         paged float [[#Q][2]][8] BY_RANK
+         paged float [[#BY_RANK_0_0_1][#BY_RANK_0_0_0][#BY_RANK_0_1]][#BY_RANK_1] SWAPPED",
+    )
+    .unwrap();
+    let cases = [
+        ("ROWS", "COLS", Collective::AllToAll),
+        ("ROWS", "CYCLIC", Collective::AllToAll),
+        ("ROWS", "WHOLE", Collective::AllGather),
+        ("ROWS", "ON_ZERO", Collective::Gather { root: 0 }),
+        ("ON_ZERO", "COLS", Collective::Scatter { root: 0 }),
+        ("ON_ZERO", "WHOLE", Collective::Broadcast { root: 0 }),
+        ("WHOLE", "COLS", Collective::Local),
+        ("ROWS", "ROWS", Collective::Local),
+        ("BY_RANK", "SWAPPED", Collective::PointToPoint),
+    ];
+    for (src, dst, want) in cases {
+        let path = plan((&m, src, false), (&m, dst, false)).unwrap();
+        assert_eq!(path, CopyPath::Exchange(want), "{src} to {dst}");
+    }
+    assert_eq!(
+        plan((&m, "WHOLE", false), (&m, "WHOLE", false)).unwrap(),
+        CopyPath::Bulk
+    );
+}
