@@ -11,6 +11,8 @@
 //! `--panic` makes rank 1 panic in the body, `--diverge` makes it skip a `#sync`: the job
 //! must fail with the rank and the message, never hang.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use parray::copy::{self, CopyPath};
 use parray::mpi::Collective;
 use parray::prelude::*;
@@ -18,6 +20,38 @@ use parray::prelude::*;
 /// The value of the matrix at row `i`, column `j`.
 fn m(i: usize, j: usize) -> f32 {
     (1000 * i + j) as f32
+}
+
+parray! {
+    pthd [2] CPU_THREADS;
+    dmem float [256] ON_DEVICE;
+    cuda(float* v, float rank) [2][128] GPU_THREADS;
+}
+
+fn count(counter: &AtomicUsize, v: usize) {
+    counter.fetch_add(v, Ordering::Relaxed);
+}
+
+/// What a rank's body may do: detour again, into its CPU threads and onto a GPU (the
+/// emulation where there is none). Each rank's device array holds `1000 rank + i`.
+fn threads_and_gpu(rank: usize) -> bool {
+    let counted = AtomicUsize::new(0);
+    let counter = &counted;
+    let mut v = ON_DEVICE::create().expect("a device array");
+    detour!(CPU_THREADS {
+        count(counter, $tid$ + 1);
+    })
+    .expect("a pthd detour in a rank");
+    detour!(GPU_THREADS(&mut v, rank as f32) {
+        v[$ON_DEVICE[$tid$]$] = 1000.0 * rank + $tid$ as f32;
+    })
+    .expect("a cuda detour in a rank");
+    let values = v.to_vec().expect("the device array, copied back");
+    counted.into_inner() == 3
+        && values
+            .iter()
+            .enumerate()
+            .all(|(i, x)| *x == (1000 * rank + i) as f32)
 }
 
 /// `--panic`: what a failing rank looks like.
@@ -153,10 +187,19 @@ mod four {
     }
 
     pub fn run() -> parray::Result<bool> {
+        let failed = AtomicUsize::new(0);
+        let failures = &failed;
         detour!(P {
-            println!("rank {} of {}: before the #sync", $tid$, $size(P)$);
+            if threads_and_gpu($tid$) {
+                println!("rank {}: nested detours: ok", $tid$);
+            } else {
+                count(failures, 1);
+            }
             #sync;
         })?;
+        if failed.into_inner() > 0 {
+            return Ok(false);
+        }
         let mut rows = ROWS::create()?;
         steps::<ROWS, COLS, WHOLE, ON_ZERO, ROW_PART>(&mut rows)
     }

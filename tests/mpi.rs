@@ -93,6 +93,7 @@ fn two_ranks() {
 fn four_ranks() {
     let mut all = COLLECTIVES.to_vec();
     all.push("rows of a swapped grid: point-to-point messages");
+    all.push("nested detours: ok");
     every_rank_checks(4, &all);
 }
 
