@@ -1323,3 +1323,19 @@ fn draw_window_and_zoom_errors() {
     ok(&r);
     assert_eq!(r.stdout.matches("<rect").count(), 250 * 64);
 }
+
+#[test]
+fn explain_says_how_a_type_is_distributed() {
+    let f = TempFile::new("mpi [4] P\npaged float [1024][[#P][256]] COLS\n");
+    let r = run(&["explain", f.path(), "--type", "COLS"]);
+    ok(&r);
+    assert!(
+        r.stdout.contains("distributed over the mpi array `P` (4 processes): each rank holds a part of 262144 elements"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["offset", f.path(), "COLS[3][[2][5]]"]);
+    ok(&r);
+    // Rank 2's part, row 3, column 5 of its 256: 2 * 262144 + 3 * 256 + 5.
+    assert!(r.stdout.contains("524293"), "{}", r.stdout);
+}

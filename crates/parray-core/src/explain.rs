@@ -121,6 +121,13 @@ fn explain_one(
         m.size(dim.node),
         m.extent(dim.node)
     )?;
+    if let Some(d) = &def.distribution {
+        writeln!(
+            out,
+            "distributed over the mpi array `{}` ({} processes): each rank holds a part of {} elements; the element at offset o is element o % {} of rank o / {}",
+            d.over, d.ranks, d.part, d.part, d.part
+        )?;
+    }
     if let (TypeClass::Thread(kind), true) = (&def.class, whole) {
         thread_mapping(m, dim.node, kind, out)?;
     }
