@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::eval::Program;
-use crate::tree::{Distribution, Module};
+use crate::tree::{Distribution, Module, NodeKind};
 
 /// How a copy between two types and memories is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +158,88 @@ impl Placement {
             Some(part) => (Some((off / part) as usize), (off % part) as usize),
             None => (None, off as usize),
         }
+    }
+}
+
+/// The rank of an element of a natural type distributed by one dimension, as a digit of
+/// its logical index `k`: the type's leaves are the digits of `k`, row-major, and its
+/// other leaves are row-major within the part, so that element `k` is held by rank
+/// `(k / below) % ranks * stride` at `(k / (ranks * below)) * below + k % below`, and the
+/// elements a rank holds can be listed without looking at the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankDigit {
+    /// The size of the distributed dimension.
+    pub ranks: u64,
+    /// The product of the sizes of the leaves after it.
+    pub below: u64,
+    /// The weight of its digit in the rank (`[#Q_1]` of `mpi [2][2] Q`: 1; `[#Q_0]`: 2).
+    pub stride: u64,
+    /// The type's number of elements.
+    pub size: u64,
+}
+
+impl RankDigit {
+    /// The digit of the declared type `name`, when it is natural and distributed by one
+    /// dimension (all on rank 0 for `[1#P]`); `None` otherwise.
+    pub fn of(module: &Module, name: &str) -> Option<RankDigit> {
+        let def = module.type_def(name)?;
+        let part = def.distribution.as_ref()?.part;
+        if !def.natural {
+            return None;
+        }
+        let mut leaves = Vec::new();
+        let mut stack = vec![def.root];
+        while let Some(n) = stack.pop() {
+            let node = module.node(n);
+            match node.kind {
+                NodeKind::Leaf { stride } => leaves.push((node.size, stride)),
+                _ => stack.extend(node.children.iter().rev()),
+            }
+        }
+        let size = module.size(def.root);
+        let mut ranked = leaves
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, stride))| *n > 1 && *stride >= part);
+        let (ranks, below, stride) = match (ranked.next(), ranked.next()) {
+            (None, _) => (1, size, 1),
+            (Some((at, (n, stride))), None) => {
+                let below = leaves[at + 1..].iter().map(|(n, _)| n).product();
+                (*n, below, stride / part)
+            }
+            (Some(_), Some(_)) => return None,
+        };
+        Some(RankDigit {
+            ranks,
+            below,
+            stride,
+            size,
+        })
+    }
+
+    /// The rank holding element `k`, and its offset there.
+    pub fn at(&self, k: u64) -> (usize, usize) {
+        let digit = k / self.below % self.ranks;
+        let local = k / (self.ranks * self.below) * self.below + k % self.below;
+        ((digit * self.stride) as usize, local as usize)
+    }
+
+    /// The elements `rank` holds, in increasing `k`, with their offsets there.
+    pub fn held_by(&self, rank: usize) -> impl Iterator<Item = (u64, usize)> + '_ {
+        let rank = rank as u64;
+        let digit = rank / self.stride;
+        let held = rank % self.stride == 0 && digit < self.ranks;
+        let outer = if held {
+            self.size / (self.ranks * self.below)
+        } else {
+            0
+        };
+        (0..outer).flat_map(move |hi| {
+            (0..self.below).map(move |lo| {
+                let k = (hi * self.ranks + digit) * self.below + lo;
+                (k, (hi * self.below + lo) as usize)
+            })
+        })
     }
 }
 

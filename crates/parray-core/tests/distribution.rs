@@ -227,3 +227,58 @@ fn copies_become_the_collectives_their_types_imply() {
         CopyPath::Bulk
     );
 }
+
+/// Where `RankDigit` places element `k`, and what it lists as a rank's, is where the
+/// offsets place it.
+fn digit_agrees(m: &Module, name: &str, ranks: usize) {
+    use parray_core::copy::{Placement, RankDigit};
+    let digit = RankDigit::of(m, name).unwrap_or_else(|| panic!("{name} has one rank digit"));
+    let mut placement = Placement::of(m, name).unwrap();
+    let size = m.size(m.lookup(name).unwrap().node);
+    let mut held: Vec<Vec<(u64, usize)>> = vec![Vec::new(); ranks];
+    for k in 0..size {
+        let (rank, local) = placement.at(k);
+        let rank = rank.expect("distributed");
+        assert_eq!(digit.at(k), (rank, local), "{name}[{k}]");
+        held[rank].push((k, local));
+    }
+    for (r, want) in held.iter().enumerate() {
+        assert_eq!(
+            &digit.held_by(r).collect::<Vec<_>>(),
+            want,
+            "{name}, rank {r}"
+        );
+    }
+}
+
+#[test]
+fn rank_digits_place_as_the_offsets_do() {
+    let (m, _) = both(DECLS);
+    for name in ["ROWS", "COLS", "ON_ZERO"] {
+        digit_agrees(&m, name, 4);
+    }
+    let m = Module::parse("mpi [2][3] Q\npaged float [2][#Q_1][5] ONE_DIGIT").unwrap();
+    digit_agrees(&m, "ONE_DIGIT", 6);
+    // Two rank digits, or a view: no digit (the copy walks the offsets).
+    let (m, _) = both(DECLS);
+    assert_eq!(parray_core::copy::RankDigit::of(&m, "GRID"), None);
+    assert_eq!(parray_core::copy::RankDigit::of(&m, "ROWS_T"), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rank_digits_anywhere(
+        ranks in 1u64..5,
+        sizes in proptest::collection::vec(1u64..4, 1..4),
+        at in 0usize..4,
+    ) {
+        let at = at.min(sizes.len());
+        let mut dims: Vec<String> = sizes.iter().map(|s| format!("[[{s}]]")).collect();
+        dims.insert(at, "[#P]".into());
+        let src = format!("mpi [{ranks}] P\npaged float {} D", dims.concat());
+        let m = Module::parse(&src).unwrap();
+        digit_agrees(&m, "D", ranks as usize);
+    }
+}

@@ -15,7 +15,7 @@
 use std::panic::Location;
 
 pub use parray_core::copy::Collective;
-use parray_core::copy::Placement;
+use parray_core::copy::{Placement, RankDigit};
 use parray_core::Distribution;
 
 use crate::array::Array;
@@ -350,67 +350,95 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     placed::<D>(&job)?;
     agree(Point::Copy { line: at.line() }, &what)?;
     let (me, n) = (job.rank, job.size);
-    let placement = |module, name| {
-        Placement::of(module, name).map_err(|e| Error::CopyUnsupported {
-            reason: format!("the offset function of {name}: {e}"),
-        })
-    };
-    let (mut s_at, mut d_at) = (
-        placement(S::module(), S::NAME)?,
-        placement(D::module(), D::NAME)?,
-    );
+    let (mut s_at, mut d_at) = (Side::of::<S>()?, Side::of::<D>()?);
     let from = src.to_vec()?;
     let mut to = dst.to_vec()?;
-    // Pass 1: counts from every rank to every rank, and this rank's sends in order of k.
-    let mut counts = vec![vec![0u64; n]; n];
+    if s_dist.is_none() {
+        // Whole on every rank: each rank takes what it holds of D from its own copy.
+        for (k, d_local) in d_at.held_by(me) {
+            to[d_local] = from[s_at.at(k).1];
+        }
+        return dst.buffer_mut().copy_prefix_from_slice(&to);
+    }
+    // What this rank sends each rank, in order of k.
     let mut sends: Vec<Vec<S::Elem>> = vec![Vec::new(); n];
-    let mut receives: Vec<(usize, usize)> = Vec::new();
-    for k in 0..S::SIZE as u64 {
-        let (s_rank, s_local) = s_at.at(k);
-        let (d_rank, d_local) = d_at.at(k);
-        let Some(s_rank) = s_rank else {
-            // Whole on every rank: each rank takes what it holds of D from its own copy.
-            if d_rank.is_none_or(|d| d == me) {
-                to[d_local] = from[s_local];
-            }
-            continue;
-        };
-        let mut deliver = |d: usize| {
-            counts[s_rank][d] += 1;
-            if s_rank == me {
-                sends[d].push(from[s_local]);
-            }
-            if d == me {
-                receives.push((s_rank, d_local));
-            }
-        };
-        match d_rank {
-            Some(d) => deliver(d),
-            None => (0..n).for_each(deliver),
+    for (k, s_local) in s_at.held_by(me) {
+        match d_at.at(k).0 {
+            Some(d) => sends[d].push(from[s_local]),
+            None => sends.iter_mut().for_each(|v| v.push(from[s_local])),
         }
     }
-    if s_dist.is_some() {
-        let recv_counts: Vec<usize> = (0..n).map(|s| counts[s][me] as usize).collect();
-        // Every rank classified the same counts: all of them skip MPI, or none.
-        let recv = if collective == Collective::Local {
-            std::mem::take(&mut sends[me])
-        } else {
-            let send_counts: Vec<usize> = sends.iter().map(Vec::len).collect();
-            let mut recv = vec![S::Elem::default(); recv_counts.iter().sum()];
-            job::all_to_all(&sends.concat(), &send_counts, &mut recv, &recv_counts)?;
-            recv
-        };
-        // Pass 2: each source's elements arrive in order of k.
-        let mut cursor: Vec<usize> = Vec::with_capacity(n);
-        let mut start = 0;
-        for c in &recv_counts {
-            cursor.push(start);
-            start += c;
-        }
-        for (s, d_local) in receives {
-            to[d_local] = recv[cursor[s]];
-            cursor[s] += 1;
-        }
+    // What it receives from each rank, in order of k: the source and where it goes.
+    let mut receives: Vec<(usize, usize)> = Vec::new();
+    let mut recv_counts = vec![0usize; n];
+    for (k, d_local) in d_at.held_by(me) {
+        let s = s_at.at(k).0.expect("the source is distributed");
+        recv_counts[s] += 1;
+        receives.push((s, d_local));
+    }
+    // Every rank has the same collective from the types: all of them skip MPI, or none.
+    let recv = if collective == Collective::Local {
+        std::mem::take(&mut sends[me])
+    } else {
+        let send_counts: Vec<usize> = sends.iter().map(Vec::len).collect();
+        let mut recv = vec![S::Elem::default(); recv_counts.iter().sum()];
+        job::all_to_all(&sends.concat(), &send_counts, &mut recv, &recv_counts)?;
+        recv
+    };
+    let mut cursor: Vec<usize> = Vec::with_capacity(n);
+    let mut start = 0;
+    for c in &recv_counts {
+        cursor.push(start);
+        start += c;
+    }
+    for (s, d_local) in receives {
+        to[d_local] = recv[cursor[s]];
+        cursor[s] += 1;
     }
     dst.buffer_mut().copy_prefix_from_slice(&to)
+}
+
+/// Where the elements of one side of a copy are: by the rank digit of a natural type
+/// distributed by one dimension (each rank lists its own elements), else by the offsets
+/// (each rank walks all of them).
+enum Side {
+    Digit(RankDigit),
+    Offsets(Placement, u64),
+}
+
+impl Side {
+    fn of<T: DataType>() -> Result<Side> {
+        if let Some(digit) = RankDigit::of(T::module(), T::NAME) {
+            return Ok(Side::Digit(digit));
+        }
+        let placement =
+            Placement::of(T::module(), T::NAME).map_err(|e| Error::CopyUnsupported {
+                reason: format!("the offset function of {}: {e}", T::NAME),
+            })?;
+        Ok(Side::Offsets(placement, T::SIZE as u64))
+    }
+
+    /// The rank holding element `k` (`None`: every rank holds the type) and its offset
+    /// there.
+    fn at(&mut self, k: u64) -> (Option<usize>, usize) {
+        match self {
+            Side::Digit(d) => {
+                let (rank, local) = d.at(k);
+                (Some(rank), local)
+            }
+            Side::Offsets(p, _) => p.at(k),
+        }
+    }
+
+    /// The elements `rank` holds (all of them, for a type whole on every rank), in
+    /// increasing `k`, with their offsets there.
+    fn held_by(&mut self, rank: usize) -> Box<dyn Iterator<Item = (u64, usize)> + '_> {
+        match self {
+            Side::Digit(d) => Box::new(d.held_by(rank)),
+            Side::Offsets(p, size) => Box::new((0..*size).filter_map(move |k| match p.at(k) {
+                (Some(r), _) if r != rank => None,
+                (_, local) => Some((k, local)),
+            })),
+        }
+    }
 }
