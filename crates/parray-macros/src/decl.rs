@@ -322,6 +322,7 @@ fn type_items(
                 None => quote!(::core::option::Option::None),
             };
             let create = create_fns(vis, ident, *mem, storage);
+            let distributed = def.distribution.is_some();
             let offset = offset_fns(module, name, def.root);
             quote! {
                 #head
@@ -331,6 +332,7 @@ fn type_items(
                     const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
                     const SIZE: usize = #size;
                     const EXTENT: usize = #extent;
+                    const DISTRIBUTED: bool = #distributed;
                     #offset
                     #module_fn
                 }

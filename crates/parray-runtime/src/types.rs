@@ -43,9 +43,15 @@ pub trait DataType: Copy + 'static {
             .expect("a declared type resolves")
     }
 
+    /// Whether the type is distributed over the ranks of an mpi array (SPEC.md 2.13).
+    const DISTRIBUTED: bool = false;
+
     /// How the type's elements are spread over the ranks of an mpi array, if they are
     /// (SPEC.md 2.13): each rank's array holds its part.
     fn distribution() -> Option<&'static Distribution> {
+        if !Self::DISTRIBUTED {
+            return None;
+        }
         let module = Self::module();
         module.type_def(Self::NAME)?.distribution.as_ref()
     }
