@@ -217,6 +217,11 @@ impl RankDigit {
         })
     }
 
+    /// The element `k` at offset `j` of the part of the rank whose digit is `digit`.
+    pub fn k(&self, digit: u64, j: u64) -> u64 {
+        (j / self.below * self.ranks + digit) * self.below + j % self.below
+    }
+
     /// The rank holding element `k`, and its offset there.
     pub fn at(&self, k: u64) -> (usize, usize) {
         let digit = k / self.below % self.ranks;
@@ -234,12 +239,69 @@ impl RankDigit {
         } else {
             0
         };
-        (0..outer).flat_map(move |hi| {
-            (0..self.below).map(move |lo| {
-                let k = (hi * self.ranks + digit) * self.below + lo;
-                (k, (hi * self.below + lo) as usize)
-            })
-        })
+        (0..outer * self.below).map(move |j| (self.k(digit, j), j as usize))
+    }
+}
+
+/// A copy between two natural types distributed by one digit each over the same `ranks`
+/// ranks (`stride` 1), the digits at different places of `k`: rank `s` sends rank `d` the
+/// elements whose source digit is `s` and destination digit `d`, `block` of them, in
+/// increasing `k`, and an element's place in its block is `k` without the two digits
+/// ([`DigitExchange::in_block`]). Pack and unpack are then closed forms on both sides,
+/// which the host path computes and the GPU kernels print
+/// (`body::emit_c::exchange_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DigitExchange {
+    pub src: RankDigit,
+    pub dst: RankDigit,
+}
+
+impl DigitExchange {
+    /// `None` unless both are digits of all the ranks (`ranks` ranks, stride 1), of as
+    /// many elements, at different places, the more significant a multiple of the other's
+    /// weight times the ranks (whole digits of `k`, as two different leaves are).
+    pub fn of(src: RankDigit, dst: RankDigit) -> Option<DigitExchange> {
+        let r = src.ranks;
+        let (hi, lo) = (src.below.max(dst.below), src.below.min(dst.below));
+        let fits = src.stride == 1
+            && dst.stride == 1
+            && dst.ranks == r
+            && src.size == dst.size
+            && r > 1
+            && hi != lo
+            && hi.is_multiple_of(lo * r)
+            && src.size.is_multiple_of(hi * r);
+        fits.then_some(DigitExchange { src, dst })
+    }
+
+    /// Elements each rank sends each rank.
+    pub fn block(&self) -> u64 {
+        self.src.size / (self.src.ranks * self.src.ranks)
+    }
+
+    /// The place of element `k` in its block: `k` without the two rank digits.
+    pub fn in_block(&self, k: u64) -> u64 {
+        let r = self.src.ranks;
+        let (hi, lo) = (
+            self.src.below.max(self.dst.below),
+            self.src.below.min(self.dst.below),
+        );
+        let mid = hi / (r * lo);
+        (k / (r * hi) * mid + k / (r * lo) % mid) * lo + k % lo
+    }
+
+    /// Pack on rank `me`: element `j` of its part of the source goes to rank `d`, at
+    /// `d * block + place` of the send buffer.
+    pub fn pack(&self, me: u64, j: u64) -> u64 {
+        let k = self.src.k(me, j);
+        (k / self.dst.below % self.dst.ranks) * self.block() + self.in_block(k)
+    }
+
+    /// Unpack on rank `me`: element `j` of its part of the destination comes from
+    /// `s * block + place` of the receive buffer (rank `s`'s block).
+    pub fn unpack(&self, me: u64, j: u64) -> u64 {
+        let k = self.dst.k(me, j);
+        (k / self.src.below % self.src.ranks) * self.block() + self.in_block(k)
     }
 }
 

@@ -524,6 +524,81 @@ pub struct RemapKernel {
     pub block: [u32; 3],
 }
 
+/// What an exchange kernel does with one rank's elements (SPEC.md 3.12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExchangeStep {
+    /// The source part into the send buffer, each rank's block in turn.
+    Pack,
+    /// The receive buffer, each rank's block in turn, into the destination part.
+    Unpack,
+    /// The source part straight into the destination part: every element stays on its
+    /// rank.
+    Local,
+}
+
+/// The kernel `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
+/// long me)` of one step of a copy between two natural types distributed by one digit
+/// each (`parray_core::copy::RankDigit`), on rank `me`, over `n` elements (its part of the
+/// source for `Pack`, of the destination otherwise): thread `j` moves element `j`, with
+/// [`crate::copy::DigitExchange`]'s formulas (`exchange` is `None` only for `Local`),
+/// every size a literal. Grid-stride, blocks of [`EXCHANGE_BLOCK`] threads.
+pub fn exchange_kernel(
+    elem: crate::ElemType,
+    step: ExchangeStep,
+    src: &crate::copy::RankDigit,
+    dst: &crate::copy::RankDigit,
+    exchange: Option<&crate::copy::DigitExchange>,
+) -> String {
+    let t = elem.c_name();
+    // `k` of element `j` of this rank's part of a type.
+    let k_of = |d: &crate::copy::RankDigit| {
+        let (b, r) = (d.below, d.ranks);
+        format!("(j / {b}ull * {r}ull + me) * {b}ull + j % {b}ull")
+    };
+    let in_block = |ex: &crate::copy::DigitExchange| {
+        let r = ex.src.ranks;
+        let (hi, lo) = (ex.src.below.max(ex.dst.below), ex.src.below.min(ex.dst.below));
+        let mid = hi / (r * lo);
+        format!(
+            "(k / {}ull * {mid}ull + k / {}ull % {mid}ull) * {lo}ull + k % {lo}ull",
+            r * hi,
+            r * lo
+        )
+    };
+    let digit = |d: &crate::copy::RankDigit| format!("(k / {}ull % {}ull)", d.below, d.ranks);
+    let (k, statement) = match (step, exchange) {
+        (ExchangeStep::Pack, Some(ex)) => (
+            k_of(src),
+            format!("to[{} * {}ull + ({})] = from[j];", digit(dst), ex.block(), in_block(ex)),
+        ),
+        (ExchangeStep::Unpack, Some(ex)) => (
+            k_of(dst),
+            format!("to[j] = from[{} * {}ull + ({})];", digit(src), ex.block(), in_block(ex)),
+        ),
+        _ => (
+            k_of(dst),
+            format!(
+                "to[j] = from[k / {}ull * {}ull + k % {}ull];",
+                src.ranks * src.below,
+                src.below,
+                src.below
+            ),
+        ),
+    };
+    format!(
+        "// parray: {step:?} step of a #copy between distributed types (SPEC.md 3.12)\n\
+         extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n, unsigned long long me) {{\n\
+         \x20   for (unsigned long long j = blockIdx.x * {EXCHANGE_BLOCK}ull + threadIdx.x; j < n; j += (unsigned long long)gridDim.x * {EXCHANGE_BLOCK}ull) {{\n\
+         \x20       const unsigned long long k = {k};\n\
+         \x20       {statement}\n\
+         \x20   }}\n\
+         }}\n"
+    )
+}
+
+/// Threads per block of an exchange kernel.
+pub const EXCHANGE_BLOCK: u32 = 256;
+
 /// The kernel `name` that moves element `k` of the type `src` (in `src_module`) to element
 /// `k` of `dst` in logical order, `d[dst(k)] = s[src(k)]`, both offset functions folded by
 /// the offset compiler. For `#copy` between layouts on a device.
