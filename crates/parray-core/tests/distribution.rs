@@ -289,11 +289,24 @@ proptest! {
 fn exchange_moves_every_element(src_decl: &str, dst_decl: &str, ranks: usize) {
     use parray_core::copy::{DigitExchange, Placement, RankDigit};
     let m = Module::parse(&format!("mpi [{ranks}] P\n{src_decl} S\n{dst_decl} D")).unwrap();
-    let ex = DigitExchange::of(RankDigit::of(&m, "S").unwrap(), RankDigit::of(&m, "D").unwrap())
-        .unwrap_or_else(|| panic!("{src_decl} to {dst_decl} is a digit exchange"));
-    let (mut s_at, mut d_at) = (Placement::of(&m, "S").unwrap(), Placement::of(&m, "D").unwrap());
+    let ex = DigitExchange::of(
+        RankDigit::of(&m, "S").unwrap(),
+        RankDigit::of(&m, "D").unwrap(),
+    )
+    .unwrap_or_else(|| panic!("{src_decl} to {dst_decl} is a digit exchange"));
+    let (mut s_at, mut d_at) = (
+        Placement::of(&m, "S").unwrap(),
+        Placement::of(&m, "D").unwrap(),
+    );
     let size = m.size(m.lookup("S").unwrap().node);
-    let part = |name: &str| m.type_def(name).unwrap().distribution.as_ref().unwrap().part;
+    let part = |name: &str| {
+        m.type_def(name)
+            .unwrap()
+            .distribution
+            .as_ref()
+            .unwrap()
+            .part
+    };
     // Source parts hold k itself, as the offsets place it.
     let mut parts = vec![vec![u64::MAX; part("S") as usize]; ranks];
     for k in 0..size {
@@ -332,10 +345,22 @@ fn exchange_moves_every_element(src_decl: &str, dst_decl: &str, ranks: usize) {
 #[test]
 fn digit_exchanges_move_every_element() {
     // The slab FFT's transposes, and rows to columns.
-    exchange_moves_every_element("paged float2 [[#P][2]][8][8]", "paged float2 [8][[#P][2]][8]", 4);
-    exchange_moves_every_element("paged float2 [8][[#P][2]][8]", "paged float2 [[#P][2]][8][8]", 4);
+    exchange_moves_every_element(
+        "paged float2 [[#P][2]][8][8]",
+        "paged float2 [8][[#P][2]][8]",
+        4,
+    );
+    exchange_moves_every_element(
+        "paged float2 [8][[#P][2]][8]",
+        "paged float2 [[#P][2]][8][8]",
+        4,
+    );
     exchange_moves_every_element("paged float [[#P][4]][8]", "paged float [8][[#P][4]]", 2);
-    exchange_moves_every_element("paged float [3][[#P][2]][4]", "paged float [[3][4]][[#P][2]]", 2);
+    exchange_moves_every_element(
+        "paged float [3][[#P][2]][4]",
+        "paged float [[3][4]][[#P][2]]",
+        2,
+    );
 }
 
 /// The slab FFT's transpose on 4 ranks, as the GPU runs it.
@@ -349,11 +374,18 @@ fn exchange_kernels() {
          dmem float2 [512][[#P][128]][512] SLABS_Y",
     )
     .unwrap();
-    let (x, y) = (RankDigit::of(&m, "SLABS_X").unwrap(), RankDigit::of(&m, "SLABS_Y").unwrap());
+    let (x, y) = (
+        RankDigit::of(&m, "SLABS_X").unwrap(),
+        RankDigit::of(&m, "SLABS_Y").unwrap(),
+    );
     let ex = DigitExchange::of(x, y).unwrap();
-    let kernels: Vec<String> = [ExchangeStep::Pack, ExchangeStep::Unpack, ExchangeStep::Local]
-        .into_iter()
-        .map(|step| exchange_kernel(parray_core::ElemType::Float2, step, &x, &y, Some(&ex)))
-        .collect();
+    let kernels: Vec<String> = [
+        ExchangeStep::Pack,
+        ExchangeStep::Unpack,
+        ExchangeStep::Local,
+    ]
+    .into_iter()
+    .map(|step| exchange_kernel(parray_core::ElemType::Float2, step, &x, &y, Some(&ex)))
+    .collect();
     insta::assert_snapshot!(kernels.join("\n"));
 }

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use parray_core::body::emit_c::RemapKernel;
+use parray_core::body::emit_c::{self, ExchangeStep, RemapKernel};
+use parray_core::copy::{DigitExchange, RankDigit};
 use parray_core::eval::Program;
 
 use crate::array::Array;
@@ -261,6 +262,128 @@ fn launch_remap(
     // `from` and `to` are device arrays of that device holding every offset the two offset
     // functions give for `k < n` (their types' extents, or `n` for the staging array).
     unsafe { run_on_gpu(cuda, &launch, &values) }
+}
+
+/// `#copy` between the GPU parts of two types distributed by one digit each, on rank
+/// `me` (SPEC.md 3.12): with `exchange`, pack into a send buffer on the device, hand it to
+/// `all_to_all` on the host (the blocks of every rank, in rank order, in and out), and
+/// unpack what comes back on the device; without (every element stays on its rank), one
+/// kernel from part to part. Both arrays are on one GPU.
+pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &Array<S>,
+    dst: &mut Array<D>,
+    (s_digit, d_digit): (&RankDigit, &RankDigit),
+    exchange: Option<&DigitExchange>,
+    me: usize,
+    at: &'static std::panic::Location<'static>,
+    all_to_all: impl FnOnce(&[S::Elem], &mut [S::Elem]) -> Result<()>,
+) -> Result<()> {
+    let site = site(at);
+    let (s, d) = (src.buffer(), dst.buffer_mut());
+    let cuda = same_gpu(s, d)?;
+    let kernel = |step: ExchangeStep| -> &'static str {
+        exchange_source::<S, D>(step, || {
+            emit_c::exchange_kernel(<S::Elem as Element>::ELEM, step, s_digit, d_digit, exchange)
+        })
+    };
+    let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
+    let Some(ex) = exchange else {
+        return launch_exchange(
+            cuda,
+            kernel(ExchangeStep::Local),
+            from,
+            to,
+            d.extent(),
+            me,
+            site,
+        );
+    };
+    let n = (ex.block() * ex.src.ranks) as usize;
+    let mut staging: CudaSlice<S::Elem> = cuda
+        .stream
+        .alloc_zeros(n)
+        .map_err(|e| driver(S::NAME, "allocating a send buffer", e))?;
+    let send = staging.device_ptr_mut(&cuda.stream).0;
+    launch_exchange(
+        cuda,
+        kernel(ExchangeStep::Pack),
+        from,
+        send,
+        s.extent(),
+        me,
+        site,
+    )?;
+    let sent = cuda
+        .stream
+        .clone_dtoh(&staging)
+        .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
+    let mut received = vec![S::Elem::default(); n];
+    all_to_all(&sent, &mut received)?;
+    cuda.stream
+        .memcpy_htod(&received, &mut staging)
+        .map_err(|e| driver(D::NAME, "host-to-device copy", e))?;
+    let recv = staging.device_ptr(&cuda.stream).0;
+    launch_exchange(
+        cuda,
+        kernel(ExchangeStep::Unpack),
+        recv,
+        to,
+        d.extent(),
+        me,
+        site,
+    )
+}
+
+/// The source of one step of the exchange between `S` and `D`, made once per process.
+fn exchange_source<S: 'static, D: 'static>(
+    step: ExchangeStep,
+    make: impl FnOnce() -> String,
+) -> &'static str {
+    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId, ExchangeStep), &'static str>>> =
+        OnceLock::new();
+    SOURCES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry((TypeId::of::<S>(), TypeId::of::<D>(), step))
+        .or_insert_with(|| Box::leak(make().into_boxed_str()))
+}
+
+fn launch_exchange(
+    cuda: &CudaDevice,
+    source: &'static str,
+    from: u64,
+    to: u64,
+    n: usize,
+    me: usize,
+    site: &'static DetourSite,
+) -> Result<()> {
+    let blocks = n
+        .div_ceil(emit_c::EXCHANGE_BLOCK as usize)
+        .clamp(1, 1 << 20) as u32;
+    let launch = Launch {
+        kernel: "parray_exchange",
+        source: source.into(),
+        grid: [blocks, 1, 1],
+        block: [emit_c::EXCHANGE_BLOCK, 1, 1],
+        shared_bytes: 0,
+        site,
+        checked: None,
+    };
+    let values = [
+        KernelValue::U64(from),
+        KernelValue::U64(to),
+        KernelValue::U64(n as u64),
+        KernelValue::U64(me as u64),
+    ];
+    // SAFETY: `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
+    // long me)` takes these values; `to` holds the `n` elements the kernel writes (a part,
+    // or the send buffer of every rank's block), and `from` every element the digits'
+    // formulas read for `j < n` (a part of the source, or the receive buffer).
+    unsafe { run_on_gpu(cuda, &launch, &values)? };
+    cuda.stream
+        .synchronize()
+        .map_err(|e| driver("#copy", "an exchange kernel", e))
 }
 
 /// The copy's call site, as launches and their errors name it (one per call site).

@@ -15,7 +15,7 @@
 use std::panic::Location;
 
 pub use parray_core::copy::Collective;
-use parray_core::copy::{Placement, RankDigit};
+use parray_core::copy::{DigitExchange, Placement, RankDigit};
 use parray_core::Distribution;
 
 use crate::array::Array;
@@ -350,6 +350,18 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     placed::<D>(&job)?;
     agree(Point::Copy { line: at.line() }, &what)?;
     let (me, n) = (job.rank, job.size);
+    if let Some((s_digit, d_digit, exchange)) = on_gpu_by_digits::<S, D>(src, dst, collective) {
+        let block = exchange.map_or(0, |e| e.block() as usize);
+        return crate::copy::exchange_on_gpu(
+            src,
+            dst,
+            (&s_digit, &d_digit),
+            exchange.as_ref(),
+            me,
+            at,
+            |send, recv| job::all_to_all(send, &vec![block; n], recv, &vec![block; n]),
+        );
+    }
     let (mut s_at, mut d_at) = (Side::of::<S>()?, Side::of::<D>()?);
     let from = src.to_vec()?;
     let mut to = dst.to_vec()?;
@@ -396,6 +408,26 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
         cursor[s] += 1;
     }
     dst.buffer_mut().copy_prefix_from_slice(&to)
+}
+
+/// The digits of a copy between GPU parts that kernels move: both types distributed by
+/// one digit of stride 1, and either an all-to-all of two such digits or no messages.
+fn on_gpu_by_digits<S: DataType, D: DataType>(
+    src: &Array<S>,
+    dst: &Array<D>,
+    collective: Collective,
+) -> Option<(RankDigit, RankDigit, Option<DigitExchange>)> {
+    let on_gpu = |b: Option<&crate::gpu::Device>| b.is_some_and(|d| !d.is_emulated());
+    if !on_gpu(src.device()) || !on_gpu(dst.device()) {
+        return None;
+    }
+    let s = RankDigit::of(S::module(), S::NAME).filter(|d| d.stride == 1)?;
+    let d = RankDigit::of(D::module(), D::NAME).filter(|d| d.stride == 1)?;
+    match collective {
+        Collective::Local => Some((s, d, None)),
+        Collective::AllToAll => Some((s, d, Some(DigitExchange::of(s, d)?))),
+        _ => None,
+    }
 }
 
 /// Where the elements of one side of a copy are: by the rank digit of a natural type

@@ -557,7 +557,10 @@ pub fn exchange_kernel(
     };
     let in_block = |ex: &crate::copy::DigitExchange| {
         let r = ex.src.ranks;
-        let (hi, lo) = (ex.src.below.max(ex.dst.below), ex.src.below.min(ex.dst.below));
+        let (hi, lo) = (
+            ex.src.below.max(ex.dst.below),
+            ex.src.below.min(ex.dst.below),
+        );
         let mid = hi / (r * lo);
         format!(
             "(k / {}ull * {mid}ull + k / {}ull % {mid}ull) * {lo}ull + k % {lo}ull",
@@ -569,11 +572,21 @@ pub fn exchange_kernel(
     let (k, statement) = match (step, exchange) {
         (ExchangeStep::Pack, Some(ex)) => (
             k_of(src),
-            format!("to[{} * {}ull + ({})] = from[j];", digit(dst), ex.block(), in_block(ex)),
+            format!(
+                "to[{} * {}ull + ({})] = from[j];",
+                digit(dst),
+                ex.block(),
+                in_block(ex)
+            ),
         ),
         (ExchangeStep::Unpack, Some(ex)) => (
             k_of(dst),
-            format!("to[j] = from[{} * {}ull + ({})];", digit(src), ex.block(), in_block(ex)),
+            format!(
+                "to[j] = from[{} * {}ull + ({})];",
+                digit(src),
+                ex.block(),
+                in_block(ex)
+            ),
         ),
         _ => (
             k_of(dst),
