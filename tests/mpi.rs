@@ -10,27 +10,33 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The example, built once in release mode as a user builds it.
-fn example() -> &'static PathBuf {
+/// The mpi examples, built once in release mode as a user builds them.
+fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
+    let dir = BUILT.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let status = Command::new(env!("CARGO"))
             .args(["build", "--release", "--quiet", "--features", "mpi"])
-            .args(["--example", "mpi_copies"])
+            .args(["--example", "mpi_copies", "--example", "fft3d"])
             .current_dir(&root)
             .status()
             .expect("cargo runs");
-        assert!(status.success(), "building examples/mpi_copies failed");
+        assert!(status.success(), "building the mpi examples failed");
         let target =
             std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
-        target.join("release/examples/mpi_copies")
-    })
+        target.join("release/examples")
+    });
+    dir.join(name)
 }
 
-/// `mpirun -n ranks mpi_copies args`, as root where CI runs as root, oversubscribed on a
-/// machine with fewer cores, ended by mpirun after 120 seconds.
+/// `mpirun -n ranks mpi_copies args`.
 fn mpirun(ranks: usize, args: &[&str]) -> Output {
+    mpirun_example("mpi_copies", ranks, args)
+}
+
+/// `mpirun -n ranks NAME args`, as root where CI runs as root, oversubscribed on a machine
+/// with fewer cores, ended by mpirun after 120 seconds.
+fn mpirun_example(name: &str, ranks: usize, args: &[&str]) -> Output {
     Command::new("mpirun")
         .args([
             "-n",
@@ -39,7 +45,7 @@ fn mpirun(ranks: usize, args: &[&str]) -> Output {
             "--timeout",
             "120",
         ])
-        .arg(example())
+        .arg(example(name))
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -111,7 +117,9 @@ fn a_rank_count_other_than_the_arrays_is_an_error() {
 
 #[test]
 fn without_mpirun_the_job_is_one_rank() {
-    let out = Command::new(example()).output().expect("the example runs");
+    let out = Command::new(example("mpi_copies"))
+        .output()
+        .expect("the example runs");
     assert!(!out.status.success());
     assert!(text(&out).contains("but this job runs 1"), "{}", text(&out));
 }
@@ -139,4 +147,22 @@ fn ranks_at_different_syncs_are_an_error_on_every_rank() {
         all.matches(message).count() >= 2 && all.contains("rank 1 is at the end of the detour"),
         "{all}"
     );
+}
+
+/// The cluster FFT on 1, 2 and 4 ranks (N = 32, the CPU's transforms under the emulation),
+/// each checked on rank 0 against a 3-D FFT in f64.
+#[test]
+fn the_cluster_fft() {
+    for ranks in [1, 2, 4] {
+        let out = mpirun_example("fft3d", ranks, &["--n", "32"]);
+        let all = text(&out);
+        assert!(
+            out.status.success(),
+            "fft3d on {ranks} ranks failed:\n{all}"
+        );
+        assert!(
+            all.contains(&format!("fft3d N=32 ranks={ranks} ")) && all.contains("check: ok"),
+            "{all}"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod cublas;
+pub mod cufft;
 pub mod device;
 pub mod emulate;
 pub mod jit;
