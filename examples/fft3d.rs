@@ -201,7 +201,7 @@ fn fft_rows<T: Copy + Default>(v: &mut [T], dims: &[usize], mut fft: impl FnMut(
     let n = dims[0];
     for axis in 0..dims.len() {
         let stride: usize = dims[axis + 1..].iter().product();
-        for start in (0..v.len()).filter(|i| i / stride % n == 0) {
+        for start in (0..v.len()).filter(|i| (i / stride).is_multiple_of(n)) {
             let mut line: Vec<T> = (0..n).map(|i| v[start + i * stride]).collect();
             fft(&mut line);
             for (i, c) in line.into_iter().enumerate() {
@@ -223,7 +223,7 @@ fn check<Z: DataType<Elem = Float2>>(
 ) -> parray::Result<(f64, String, Option<f64>)> {
     let (want, name, ms): (Vec<Complex<f64>>, _, _) = if n <= 128 {
         let mut v: Vec<Complex<f64>> = (0..(n * n * n) as u64)
-            .map(|k| input(k))
+            .map(input)
             .map(|c| Complex::new(f64::from(c.x), f64::from(c.y)))
             .collect();
         let fft = FftPlanner::new().plan_fft_forward(n);

@@ -233,7 +233,7 @@ impl RankDigit {
     pub fn held_by(&self, rank: usize) -> impl Iterator<Item = (u64, usize)> + '_ {
         let rank = rank as u64;
         let digit = rank / self.stride;
-        let held = rank % self.stride == 0 && digit < self.ranks;
+        let held = rank.is_multiple_of(self.stride) && digit < self.ranks;
         let outer = if held {
             self.size / (self.ranks * self.below)
         } else {

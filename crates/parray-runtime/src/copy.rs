@@ -339,8 +339,8 @@ fn exchange_source<S: 'static, D: 'static>(
     step: ExchangeStep,
     make: impl FnOnce() -> String,
 ) -> &'static str {
-    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId, ExchangeStep), &'static str>>> =
-        OnceLock::new();
+    type Sources = HashMap<(TypeId, TypeId, ExchangeStep), &'static str>;
+    static SOURCES: OnceLock<Mutex<Sources>> = OnceLock::new();
     SOURCES
         .get_or_init(Default::default)
         .lock()
