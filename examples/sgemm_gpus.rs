@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use common::gemm::relative_error;
 use parray::gpu::{time_ms_on, Backend};
 use parray::prelude::*;
-use parray::{Array, Device};
+use parray::{Array, DataType, Device, ThreadArray};
 
 /// The GPUs the product is split over (a compile-time size: the parts' types depend on it).
 const G: usize = 2;
@@ -40,6 +40,8 @@ parray! {
     // A thread per GPU.
     pub pthd [2] GPUS;
 }
+
+const _: () = assert!(<GPUS as ThreadArray>::THREADS == G, "a thread per GPU");
 
 /// Runs `f(t)` on thread t of `GPUS`, one thread per device, all at once; the first error
 /// any of them returned.
@@ -164,6 +166,11 @@ macro_rules! split {
                 pub pinned float [N/2][N] HOST_ROWS;
                 pub dmem float [N/2][N] ROWS;
             }
+
+            const _: () = assert!(
+                <ROWS as DataType>::SIZE * G == <WHOLE as DataType>::SIZE,
+                "a GPU's rows are N/G of N"
+            );
 
             /// What thread t keeps on its device between rounds, and its rows of C on the
             /// host.
