@@ -483,7 +483,7 @@ pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
 ///
 /// ```
 /// use parray::prelude::*;
-/// use parray::copy::{self, CopyPath};
+/// use parray::copy::{self, CopyPath, Place};
 ///
 /// parray! {
 ///     pub paged float [2][3] A;
@@ -499,7 +499,7 @@ pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
 ///     let path = copy::copy(&a, b.view_mut::<BT>())?;
 ///     assert_eq!(path, CopyPath::HostLoop);
 ///     assert_eq!(b.to_vec()?, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-///     assert_eq!(copy::plan::<A, B>(false, false)?, CopyPath::Bulk);   // both row-major
+///     assert_eq!(copy::plan::<A, B>(Place::Host, Place::Host)?, CopyPath::Bulk); // row-major
 ///     Ok(())
 /// }
 /// ```

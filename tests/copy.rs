@@ -85,7 +85,7 @@ fn the_copies_kernel() -> parray::Result<()> {
 
 // ---------------------------------------------------------------- on the host
 
-use parray::copy::{plan, CopyPath};
+use parray::copy::{plan, CopyPath, Place};
 
 parray! {
     pub paged float [64][48] ROWS_P;
@@ -139,23 +139,50 @@ fn host_copies_across_layouts_and_memories() -> parray::Result<()> {
 
 #[test]
 fn the_path_follows_from_the_types_and_memories() -> parray::Result<()> {
-    assert_eq!(plan::<ROWS_P, ROWS_D>(false, true)?, CopyPath::Bulk);
-    assert_eq!(plan::<ROWS_P, BLOCKS>(false, false)?, CopyPath::HostLoop);
-    assert_eq!(plan::<BLOCKS, COLS>(true, true)?, CopyPath::DeviceRemap);
-    assert_eq!(plan::<ROWS_P, ROWS_D>(false, true)?, CopyPath::Bulk);
-    assert_eq!(plan::<COLS, ROWS_D>(false, true)?, CopyPath::PackAndUpload);
     assert_eq!(
-        plan::<ROWS_P, BLOCKS>(false, true)?,
+        plan::<ROWS_P, ROWS_D>(Place::Host, Place::Gpu(0))?,
+        CopyPath::Bulk
+    );
+    assert_eq!(
+        plan::<ROWS_P, BLOCKS>(Place::Host, Place::Host)?,
+        CopyPath::HostLoop
+    );
+    assert_eq!(
+        plan::<BLOCKS, COLS>(Place::Gpu(0), Place::Gpu(0))?,
+        CopyPath::DeviceRemap
+    );
+    assert_eq!(
+        plan::<ROWS_P, ROWS_D>(Place::Host, Place::Gpu(0))?,
+        CopyPath::Bulk
+    );
+    assert_eq!(
+        plan::<COLS, ROWS_D>(Place::Host, Place::Gpu(0))?,
+        CopyPath::PackAndUpload
+    );
+    assert_eq!(
+        plan::<ROWS_P, BLOCKS>(Place::Host, Place::Gpu(0))?,
         CopyPath::UploadAndRemap
     );
     assert_eq!(
-        plan::<ROWS_D, COLS>(true, false)?,
+        plan::<ROWS_D, COLS>(Place::Gpu(0), Place::Host)?,
         CopyPath::DownloadAndScatter
     );
     assert_eq!(
-        plan::<BLOCKS, ROWS_P>(true, false)?,
+        plan::<BLOCKS, ROWS_P>(Place::Gpu(0), Place::Host)?,
         CopyPath::RemapAndDownload
     );
+    // Between two GPUs: one peer copy, with a remap on each side that is not contiguous.
+    assert_eq!(
+        plan::<ROWS_D, ROWS_D>(Place::Gpu(0), Place::Gpu(1))?,
+        CopyPath::PeerBulk
+    );
+    for path in [
+        plan::<ROWS_D, COLS>(Place::Gpu(0), Place::Gpu(1))?,
+        plan::<BLOCKS, ROWS_D>(Place::Gpu(1), Place::Gpu(0))?,
+        plan::<BLOCKS, COLS>(Place::Gpu(0), Place::Gpu(1))?,
+    ] {
+        assert_eq!(path, CopyPath::PeerRemap);
+    }
     Ok(())
 }
 

@@ -157,6 +157,31 @@ fn tuned_sgemm_on_layouts_and_shapes() {
     );
 }
 
+/// The tuned SGEMM split over two devices (two emulated ones here), each GPU's rows of A
+/// and C uploaded and gathered by `#copy`, beside the same subprogram on one device; every
+/// product checked against an f64 CPU product.
+#[test]
+fn sgemm_split_over_two_devices() {
+    let out = run_example("sgemm_gpus", &["--small"]);
+    assert!(
+        out.contains("command: ") && out.contains("--small"),
+        "{out}"
+    );
+    for run in [
+        "tuned, 1 GPU ",
+        "tuned, 1 GPU, with upload",
+        "tuned, 2 GPUs ",
+        "tuned, 2 GPUs, with upload",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("   512") && l.contains(run) && l.contains(" ok (")),
+            "{run}: {out}"
+        );
+    }
+    assert!(out.ends_with("check: ok\n"), "{out}");
+}
+
 /// The seeds' CUDA programs (SPEC.md 3.11), each at its small size under the emulation,
 /// each checking itself against a CPU computation.
 #[test]

@@ -1,6 +1,7 @@
 //! `parray copy FILE --from S --to D`: the plan of `#copy S(a) to D(b)` between arrays, as
 //! the runtime does it (`parray_core::copy`), and the remap kernel when a device runs one.
 
+use parray_core::copy::Place;
 use parray_core::{MemKind, TypeClass};
 
 use crate::diag::Failure;
@@ -31,28 +32,33 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
             "`#copy` copies elements unchanged: `{from}` holds {s_elem} and `{to}` holds {d_elem}"
         )));
     }
-    let where_ = |mem: Option<MemKind>| match mem {
-        Some(MemKind::Dmem) => ("on a GPU", true),
-        Some(_) => ("in host memory", false),
-        // A view is where its storage is: both cases.
-        None => ("where its storage is", false),
+    // Where an array of a type can be: a memory kind's place; a view, either. A second
+    // GPU is shown for a destination that can be on one when the source is on GPU 0.
+    let places = |mem: Option<MemKind>| match mem {
+        Some(MemKind::Dmem) => vec![Place::Gpu(0)],
+        Some(_) => vec![Place::Host],
+        None => vec![Place::Host, Place::Gpu(0)],
+    };
+    let at = |place: Place| match place {
+        Place::Host => "in host memory",
+        Place::Gpu(0) => "on a GPU",
+        Place::Gpu(_) => "on another GPU",
     };
     let mut text = String::new();
-    let gpu_choices = |mem: Option<MemKind>| match mem {
-        None => vec![false, true],
-        Some(_) => vec![where_(mem).1],
-    };
-    for s_gpu in gpu_choices(s_mem) {
-        for d_gpu in gpu_choices(d_mem) {
-            let path = parray_core::copy::plan((m, from, s_gpu), (m, to, d_gpu))
+    for s_at in places(s_mem) {
+        let mut d_places = places(d_mem);
+        if s_at == Place::Gpu(0) && d_places.contains(&Place::Gpu(0)) {
+            d_places.push(Place::Gpu(1));
+        }
+        for d_at in d_places {
+            let path = parray_core::copy::plan((m, from, s_at), (m, to, d_at))
                 .map_err(|e| bad(e.to_string()))?;
-            let at = |gpu: bool| if gpu { "on a GPU" } else { "in host memory" };
             text += &format!(
                 "{from} ({}) to {to} ({}): {path:?}: {path}\n",
-                at(s_gpu),
-                at(d_gpu)
+                at(s_at),
+                at(d_at)
             );
-            if path.remaps_on_device() && s_gpu && d_gpu {
+            if path.remaps_on_device() && s_at == d_at {
                 let kernel = parray_core::body::emit_c::remap_kernel(
                     "parray_copy",
                     s_elem,

@@ -891,8 +891,8 @@ fn closed_pipe_is_not_an_error() {
     );
 }
 
-/// `parray copy`: the path `#copy` takes for each place of the two arrays, and the kernel a
-/// GPU runs (here a transposition, through a shared tile).
+/// `parray copy`: the path `#copy` takes for each place of the two arrays (a second GPU
+/// too), and the kernel a GPU runs (here a transposition, through a shared tile).
 #[test]
 fn copy_plans() {
     let src =
@@ -913,6 +913,12 @@ fn copy_plans() {
     );
     assert!(
         r.stdout.contains("__shared__ float tile[32][32 + 1];"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("A (on a GPU) to T (on another GPU): PeerRemap"),
         "{}",
         r.stdout
     );

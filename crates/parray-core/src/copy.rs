@@ -12,7 +12,7 @@ use crate::tree::{Distribution, Module, NodeKind};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyPath {
     /// Both layouts contiguous in logical order: one memcpy (host), `cuMemcpyHtoD`,
-    /// `DtoH` or `DtoD` of the elements.
+    /// `DtoH` or `DtoD` (one GPU) of the elements.
     Bulk,
     /// Both arrays in host memory (the emulation's dmem too): the element loop.
     HostLoop,
@@ -31,6 +31,21 @@ pub enum CopyPath {
     /// One of the types is distributed over the ranks of an mpi array: the collective
     /// the two distributions imply (SPEC.md 3.12).
     Exchange(Collective),
+    /// Between two GPUs, both contiguous: one peer copy (`cuMemcpyPeerAsync`).
+    PeerBulk,
+    /// Between two GPUs, a layout not contiguous: on the source GPU a remap into a
+    /// contiguous staging array (when the source is not contiguous), one peer copy, and on
+    /// the destination GPU a remap out of a contiguous staging array (when the destination
+    /// is not contiguous).
+    PeerRemap,
+}
+
+/// Where an array of a copy is: host memory (the emulation's dmem included) or the memory
+/// of GPU `n` (the driver's numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Host,
+    Gpu(usize),
 }
 
 impl CopyPath {
@@ -38,7 +53,10 @@ impl CopyPath {
     pub fn remaps_on_device(self) -> bool {
         matches!(
             self,
-            CopyPath::DeviceRemap | CopyPath::UploadAndRemap | CopyPath::RemapAndDownload
+            CopyPath::DeviceRemap
+                | CopyPath::UploadAndRemap
+                | CopyPath::RemapAndDownload
+                | CopyPath::PeerRemap
         )
     }
 }
@@ -58,6 +76,11 @@ impl fmt::Display for CopyPath {
                 "a remap kernel into a staging array, one device-to-host transfer, then scatter"
             }
             CopyPath::Exchange(c) => return write!(f, "{c} between the ranks"),
+            CopyPath::PeerBulk => "one peer copy between the two GPUs",
+            CopyPath::PeerRemap => {
+                "a remap into contiguous order on the source GPU (unless contiguous), one peer \
+                 copy, then a remap on the destination GPU (unless contiguous)"
+            }
         })
     }
 }
@@ -354,23 +377,26 @@ pub fn contiguous_in_order(module: &Module, name: &str) -> Result<bool> {
 }
 
 /// The path of a copy from an array of `src` to one of `dst`; each side is its type (in
-/// its module) and whether the array is on a GPU.
+/// its module) and where the array is.
 pub fn plan(
-    (src_module, src, src_on_gpu): (&Module, &str, bool),
-    (dst_module, dst, dst_on_gpu): (&Module, &str, bool),
+    (src_module, src, src_at): (&Module, &str, Place),
+    (dst_module, dst, dst_at): (&Module, &str, Place),
 ) -> Result<CopyPath> {
+    use Place::{Gpu, Host};
     if distribution(src_module, src).is_some() || distribution(dst_module, dst).is_some() {
         return exchange((src_module, src), (dst_module, dst)).map(CopyPath::Exchange);
     }
     let s = contiguous_in_order(src_module, src)?;
     let d = contiguous_in_order(dst_module, dst)?;
-    Ok(match (src_on_gpu, dst_on_gpu) {
+    Ok(match (src_at, dst_at) {
+        (Gpu(a), Gpu(b)) if a != b && s && d => CopyPath::PeerBulk,
+        (Gpu(a), Gpu(b)) if a != b => CopyPath::PeerRemap,
         _ if s && d => CopyPath::Bulk,
-        (false, false) => CopyPath::HostLoop,
-        (true, true) => CopyPath::DeviceRemap,
-        (false, true) if d => CopyPath::PackAndUpload,
-        (false, true) => CopyPath::UploadAndRemap,
-        (true, false) if s => CopyPath::DownloadAndScatter,
-        (true, false) => CopyPath::RemapAndDownload,
+        (Host, Host) => CopyPath::HostLoop,
+        (Gpu(_), Gpu(_)) => CopyPath::DeviceRemap,
+        (Host, Gpu(_)) if d => CopyPath::PackAndUpload,
+        (Host, Gpu(_)) => CopyPath::UploadAndRemap,
+        (Gpu(_), Host) if s => CopyPath::DownloadAndScatter,
+        (Gpu(_), Host) => CopyPath::RemapAndDownload,
     })
 }

@@ -194,7 +194,7 @@ proptest! {
 /// The collective of each copy follows from the two placements alone.
 #[test]
 fn copies_become_the_collectives_their_types_imply() {
-    use parray_core::copy::{plan, Collective, CopyPath};
+    use parray_core::copy::{plan, Collective, CopyPath, Place};
     let m = Module::parse(
         "mpi [4] P
          paged float [[#P][2]][8] ROWS
@@ -219,11 +219,11 @@ fn copies_become_the_collectives_their_types_imply() {
         ("BY_RANK", "SWAPPED", Collective::PointToPoint),
     ];
     for (src, dst, want) in cases {
-        let path = plan((&m, src, false), (&m, dst, false)).unwrap();
+        let path = plan((&m, src, Place::Host), (&m, dst, Place::Host)).unwrap();
         assert_eq!(path, CopyPath::Exchange(want), "{src} to {dst}");
     }
     assert_eq!(
-        plan((&m, "WHOLE", false), (&m, "WHOLE", false)).unwrap(),
+        plan((&m, "WHOLE", Place::Host), (&m, "WHOLE", Place::Host)).unwrap(),
         CopyPath::Bulk
     );
 }

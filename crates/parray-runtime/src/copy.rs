@@ -5,9 +5,11 @@
 //! copy when both types are contiguous in logical order (`off(k) == k`), the element loop
 //! on the host when both arrays are in host memory (the emulation's dmem included), a
 //! remap kernel (`d[D(k)] = s[S(k)]`, both offset functions folded by the offset compiler)
-//! when both are on a GPU, and across the bus one transfer beside a host-side pack or
+//! when both are on one GPU, across the bus one transfer beside a host-side pack or
 //! scatter, or a device-side remap through a staging array when the device side is not
-//! contiguous. SPEC.md section 3.9 lists the cases.
+//! contiguous, and between two GPUs one peer copy, with a remap into or out of contiguous
+//! staging arrays on either side that is not contiguous. SPEC.md section 3.9 lists the
+//! cases.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -22,11 +24,11 @@ use crate::array::Array;
 use crate::buffer::Buffer;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result};
-use crate::gpu::device::{CudaDevice, Device};
+use crate::gpu::device::{enable_peer_access, CudaDevice, Device};
 use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
 use crate::types::DataType;
 
-pub use parray_core::copy::CopyPath;
+pub use parray_core::copy::{CopyPath, Place};
 
 /// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
 /// `k` itself (contiguous in logical order).
@@ -42,15 +44,15 @@ fn flat<T: DataType>() -> Result<Option<Program>> {
     Ok((!identity).then(|| Program::new(&off.expr)))
 }
 
-/// The path a copy from an array of `S` to one of `D` takes, given where each lives (on a
-/// GPU or in host memory): `parray_core::copy::plan`.
+/// The path a copy from an array of `S` to one of `D` takes, given where each lives (host
+/// memory or a GPU): `parray_core::copy::plan`.
 pub fn plan<S: DataType, D: DataType<Elem = S::Elem>>(
-    src_on_gpu: bool,
-    dst_on_gpu: bool,
+    src_at: Place,
+    dst_at: Place,
 ) -> Result<CopyPath> {
     parray_core::copy::plan(
-        (S::module(), S::NAME, src_on_gpu),
-        (D::module(), D::NAME, dst_on_gpu),
+        (S::module(), S::NAME, src_at),
+        (D::module(), D::NAME, dst_at),
     )
     .map_err(|e| Error::CopyUnsupported {
         reason: e.to_string(),
@@ -74,9 +76,10 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     };
     let site = site(std::panic::Location::caller());
     let (s, d) = (src.buffer(), dst.buffer_mut());
-    let path = plan::<S, D>(s.device_slice().is_some(), d.device_slice().is_some())?;
+    let path = plan::<S, D>(place(s), place(d))?;
     let (s_off, d_off) = (flat::<S>()?, flat::<D>()?);
     let n = S::SIZE;
+    let typed = Layout::Typed;
     match path {
         CopyPath::Bulk => bulk(s, d, n)?,
         CopyPath::HostLoop => {
@@ -86,7 +89,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
         CopyPath::DeviceRemap => {
             let cuda = same_gpu(s, d)?;
             let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
-            remap_on_device::<S, D>(cuda, from, to, site)?;
+            remap_on_device::<S, D>(cuda, (from, typed), (to, typed), site)?;
         }
         CopyPath::PackAndUpload => {
             let mut staging = vec![S::Elem::default(); n];
@@ -102,7 +105,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
                 .map_err(|e| driver(S::NAME, "host-to-device copy", e))?;
             let from = staging.device_ptr(&cuda.stream).0;
             let to = device_address_mut(d, cuda);
-            remap_on_device::<S, D>(cuda, from, to, site)?;
+            remap_on_device::<S, D>(cuda, (from, typed), (to, typed), site)?;
         }
         CopyPath::DownloadAndScatter => {
             let staging = s.to_vec()?;
@@ -113,21 +116,63 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
         }
         CopyPath::RemapAndDownload => {
             let cuda = on_gpu(s.device(), s.type_name())?;
-            let mut staging: CudaSlice<S::Elem> = cuda
-                .stream
-                .alloc_zeros(n)
-                .map_err(|e| driver(S::NAME, "allocating a staging array", e))?;
-            let from = device_address(s, cuda);
-            let to = staging.device_ptr_mut(&cuda.stream).0;
-            remap_on_device_to_contiguous::<S>(cuda, from, to, site)?;
+            let staging = remap_to_staging::<S, D>(s, cuda, site)?;
             let values = cuda
                 .stream
                 .clone_dtoh(&staging)
                 .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
             remap_on_host(&values, host_slice_mut(d)?, n, None, d_off);
         }
+        CopyPath::PeerBulk => {
+            let from = s.device_slice().expect("on a GPU (checked by the plan)");
+            let to = d
+                .device_slice_mut()
+                .expect("on a GPU (checked by the plan)");
+            peer_copy(&from.slice(..n), &mut to.slice_mut(..n), S::NAME)?;
+        }
+        CopyPath::PeerRemap => {
+            // The source's elements in logical order on its GPU: its own storage when it is
+            // contiguous (its first `n` elements), else a staging array remapped into.
+            let remapped = match s_off {
+                Some(_) => {
+                    let s_cuda = on_gpu(s.device(), S::NAME)?;
+                    Some(remap_to_staging::<S, D>(s, s_cuda, site)?)
+                }
+                None => None,
+            };
+            let from = match &remapped {
+                Some(staging) => staging.slice(..n),
+                None => s
+                    .device_slice()
+                    .expect("on a GPU (checked by the plan)")
+                    .slice(..n),
+            };
+            if d_off.is_none() {
+                let to = d
+                    .device_slice_mut()
+                    .expect("on a GPU (checked by the plan)");
+                peer_copy(&from, &mut to.slice_mut(..n), S::NAME)?;
+            } else {
+                // Into a staging array on the destination's GPU, then remapped from there.
+                let device = d.device().cloned();
+                let d_cuda = on_gpu(device.as_ref(), D::NAME)?;
+                let mut staging = alloc_staging::<S::Elem>(d_cuda, n, D::NAME)?;
+                peer_copy(&from, &mut staging, S::NAME)?;
+                let from = (staging.device_ptr(&d_cuda.stream).0, Layout::Contiguous);
+                let to = (device_address_mut(d, d_cuda), typed);
+                remap_on_device::<S, D>(d_cuda, from, to, site)?;
+            }
+        }
     }
     Ok(path)
+}
+
+/// Where a buffer is, for the plan: its GPU, or host memory (the emulation's dmem too).
+fn place<T: Element>(b: &Buffer<T>) -> Place {
+    match (b.device_slice(), b.device()) {
+        (Some(_), Some(device)) => Place::Gpu(device.ordinal()),
+        _ => Place::Host,
+    }
 }
 
 /// Both contiguous: the first `n` elements, in one copy of the right kind.
@@ -152,6 +197,48 @@ fn bulk<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
     }
 }
 
+/// `from` (on one GPU) into `to` (on another), complete when this returns: one
+/// `cuMemcpyPeerAsync` on the destination's stream, after the work the source's stream
+/// has queued, with peer access between the two GPUs enabled where they have it.
+fn peer_copy<T: Element>(
+    from: &impl DevicePtr<T>,
+    to: &mut impl DevicePtrMut<T>,
+    type_name: &'static str,
+) -> Result<()> {
+    let stream = to.stream().clone();
+    let fail = |e| driver(type_name, "peer copy between GPUs", e);
+    enable_peer_access(from.stream().context(), stream.context()).map_err(fail)?;
+    // cudarc's device-to-device copy between two contexts: the destination's stream waits
+    // for an event of the source's, then `cuMemcpyPeerAsync` on it.
+    stream.memcpy_dtod(from, to).map_err(fail)?;
+    stream.synchronize().map_err(fail)
+}
+
+/// Staging memory for `n` elements on a GPU.
+fn alloc_staging<T: Element>(
+    cuda: &CudaDevice,
+    n: usize,
+    type_name: &'static str,
+) -> Result<CudaSlice<T>> {
+    cuda.stream
+        .alloc_zeros(n)
+        .map_err(|e| driver(type_name, "allocating a staging array", e))
+}
+
+/// The elements of `s` (an array of `S` on the GPU `cuda`) in logical order, remapped
+/// into a new staging array there.
+fn remap_to_staging<S: DataType, D: DataType<Elem = S::Elem>>(
+    s: &Buffer<S::Elem>,
+    cuda: &CudaDevice,
+    site: &'static DetourSite,
+) -> Result<CudaSlice<S::Elem>> {
+    let mut staging = alloc_staging::<S::Elem>(cuda, S::SIZE, S::NAME)?;
+    let from = device_address(s, cuda);
+    let to = staging.device_ptr_mut(&cuda.stream).0;
+    remap_on_device::<S, D>(cuda, (from, Layout::Typed), (to, Layout::Contiguous), site)?;
+    Ok(staging)
+}
+
 /// `to[d(k)] = from[s(k)]` for `k < n` (`None`: the identity).
 fn remap_on_host<T: Copy>(
     from: &[T],
@@ -167,51 +254,47 @@ fn remap_on_host<T: Copy>(
     }
 }
 
-/// The GPU kernel moving element `k` of `S` (at `from`) to element `k` of `D` (at `to`).
-fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
-    cuda: &CudaDevice,
-    from: u64,
-    to: u64,
-    site: &'static DetourSite,
-) -> Result<()> {
-    let source = remap_source::<S, D>(|| {
-        parray_core::body::emit_c::remap_kernel(
-            "parray_copy",
-            <S::Elem as Element>::ELEM,
-            (S::module(), S::NAME),
-            (D::module(), D::NAME),
-        )
-    })?;
-    launch_remap(cuda, source, from, to, S::SIZE, site)
+/// How a remap kernel reads or writes one side: as the side's type lays it out, or as `n`
+/// contiguous elements (a staging array).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Layout {
+    Typed,
+    Contiguous,
 }
 
-/// [`remap_on_device`] into `n` contiguous elements.
-fn remap_on_device_to_contiguous<S: DataType>(
+/// The GPU kernel moving element `k` of `S` (at `from`) to element `k` of `D` (at `to`),
+/// either side read or written in contiguous order instead where its [`Layout`] says so.
+fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
     cuda: &CudaDevice,
-    from: u64,
-    to: u64,
+    (from, s_layout): (u64, Layout),
+    (to, d_layout): (u64, Layout),
     site: &'static DetourSite,
 ) -> Result<()> {
-    let source = remap_source::<S, S>(|| {
+    let source = remap_source::<S, D>((s_layout, d_layout), || {
         let elem = <S::Elem as Element>::ELEM;
         let flat = parray_core::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
+        let side = |layout, typed| match layout {
+            Layout::Typed => typed,
+            Layout::Contiguous => (&flat, "FLAT"),
+        };
         parray_core::body::emit_c::remap_kernel(
             "parray_copy",
             elem,
-            (S::module(), S::NAME),
-            (&flat, "FLAT"),
+            side(s_layout, (S::module(), S::NAME)),
+            side(d_layout, (D::module(), D::NAME)),
         )
     })?;
     launch_remap(cuda, source, from, to, S::SIZE, site)
 }
 
-/// The remap kernel for `(S, D)`, made once per process.
+/// The remap kernel for `(S, D)` with these layouts, made once per process.
 fn remap_source<S: 'static, D: 'static>(
+    layouts: (Layout, Layout),
     make: impl FnOnce() -> parray_core::Result<RemapKernel>,
 ) -> Result<&'static RemapKernel> {
-    static SOURCES: OnceLock<Mutex<HashMap<(TypeId, TypeId), &'static RemapKernel>>> =
-        OnceLock::new();
-    let key = (TypeId::of::<S>(), TypeId::of::<D>());
+    type Key = (TypeId, TypeId, (Layout, Layout));
+    static SOURCES: OnceLock<Mutex<HashMap<Key, &'static RemapKernel>>> = OnceLock::new();
+    let key = (TypeId::of::<S>(), TypeId::of::<D>(), layouts);
     let mut sources = SOURCES
         .get_or_init(Default::default)
         .lock()
@@ -219,7 +302,8 @@ fn remap_source<S: 'static, D: 'static>(
     if let Some(s) = sources.get(&key) {
         return Ok(s);
     }
-    // Kept for the process, as the sources of detours are: one per pair of types.
+    // Kept for the process, as the sources of detours are: one per pair of types and
+    // layouts.
     let kernel: &'static RemapKernel =
         Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
             reason: e.to_string(),
@@ -260,7 +344,8 @@ fn launch_remap(
     ];
     // SAFETY: `parray_copy(const T* s, T* d, unsigned long long n)` takes these values;
     // `from` and `to` are device arrays of that device holding every offset the two offset
-    // functions give for `k < n` (their types' extents, or `n` for the staging array).
+    // functions give for `k < n` (their types' extents, or `n` for a contiguous staging
+    // array).
     unsafe { run_on_gpu(cuda, &launch, &values) }
 }
 
@@ -419,7 +504,7 @@ fn same_gpu<'b, T: Element>(s: &'b Buffer<T>, d: &Buffer<T>) -> Result<&'b CudaD
         (Some(a), Some(b)) if a == b => on_gpu(sd, s.type_name()),
         (Some(a), Some(b)) => Err(Error::CopyUnsupported {
             reason: format!(
-                "{} is on {} and {} on {}: copies between devices are not implemented yet",
+                "{} is on {} and {} on {}: not one GPU",
                 s.type_name(),
                 a.name(),
                 d.type_name(),

@@ -6,12 +6,12 @@
 //! either kind whatever the backend.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
 use crate::gpu::context::{backend, Backend};
@@ -299,6 +299,43 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
             }))
         })
         .clone()
+}
+
+/// Lets the GPUs of two contexts reach each other's memory, both ways, where the hardware
+/// can (`cuDeviceCanAccessPeer`): then a peer copy between them goes over the GPUs' link
+/// (NVLink or PCIe) instead of through host memory. Once per pair of GPUs in a process;
+/// a pair that cannot is left as it is (peer copies still work, staged by the driver).
+pub(crate) fn enable_peer_access(
+    a: &Arc<CudaContext>,
+    b: &Arc<CudaContext>,
+) -> std::result::Result<(), DriverError> {
+    static ENABLED: OnceLock<Mutex<HashSet<(usize, usize)>>> = OnceLock::new();
+    let mut enabled = ENABLED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    for (from, to) in [(a, b), (b, a)] {
+        let pair = (from.ordinal(), to.ordinal());
+        if pair.0 == pair.1 || enabled.contains(&pair) {
+            continue;
+        }
+        let mut can = 0;
+        // SAFETY: `can` is a valid place for the answer; both are devices of open contexts.
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.cu_device(), to.cu_device()) }
+            .result()?;
+        if can != 0 {
+            from.bind_to_thread()?;
+            // SAFETY: `from`'s context is current on this thread and `to`'s is a live
+            // context (both held by the `Arc`s); the flags must be 0.
+            match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0) }.result() {
+                Err(DriverError(sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED))
+                | Ok(()) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        enabled.insert(pair);
+    }
+    Ok(())
 }
 
 /// Calls the driver through cudarc once its library is known to load, turning cudarc's
