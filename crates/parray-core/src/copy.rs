@@ -336,12 +336,30 @@ pub fn exchange(
     (src_module, src): (&Module, &str),
     (dst_module, dst): (&Module, &str),
 ) -> Result<Collective> {
-    let ranks = distribution(src_module, src)
-        .or(distribution(dst_module, dst))
-        .map_or(1, |d| d.ranks as usize);
     if distribution(src_module, src).is_none() {
         return Ok(Collective::Local);
     }
+    let digits = (
+        RankDigit::of(src_module, src),
+        RankDigit::of(dst_module, dst),
+    );
+    let replicated = distribution(dst_module, dst).is_none();
+    if let Some(c) = by_digits(digits, replicated) {
+        return Ok(c);
+    }
+    let counts = exchange_counts((src_module, src), (dst_module, dst))?;
+    Ok(classify(&counts, replicated))
+}
+
+/// The elements a copy from `src` to `dst` sends from each rank to each, `counts[s][d]`,
+/// by walking every element through both placements.
+pub fn exchange_counts(
+    (src_module, src): (&Module, &str),
+    (dst_module, dst): (&Module, &str),
+) -> Result<Vec<Vec<u64>>> {
+    let ranks = distribution(src_module, src)
+        .or(distribution(dst_module, dst))
+        .map_or(1, |d| d.ranks as usize);
     let (mut s, mut d) = (
         Placement::of(src_module, src)?,
         Placement::of(dst_module, dst)?,
@@ -355,7 +373,34 @@ pub fn exchange(
             None => counts[from].iter_mut().for_each(|c| *c += 1),
         }
     }
-    Ok(classify(&counts, distribution(dst_module, dst).is_none()))
+    Ok(counts)
+}
+
+/// The collective of two rank digits (the destination's `None` when it is whole on every
+/// rank) without walking the elements, where it follows from them: what [`classify`]
+/// gives the counts they imply. `None` where the walk must decide.
+fn by_digits(
+    (src, dst): (Option<RankDigit>, Option<RankDigit>),
+    replicated: bool,
+) -> Option<Collective> {
+    let src = src?;
+    let on_zero = |d: &RankDigit| d.ranks == 1;
+    if replicated {
+        return Some(if on_zero(&src) {
+            Collective::Broadcast { root: 0 }
+        } else {
+            Collective::AllGather
+        });
+    }
+    let dst = dst?;
+    let same_place = src.ranks == dst.ranks && src.stride == dst.stride && src.below == dst.below;
+    match (on_zero(&src), on_zero(&dst)) {
+        (true, true) => Some(Collective::Local),
+        (true, false) => Some(Collective::Scatter { root: 0 }),
+        (false, true) => Some(Collective::Gather { root: 0 }),
+        _ if same_place => Some(Collective::Local),
+        _ => DigitExchange::of(src, dst).map(|_| Collective::AllToAll),
+    }
 }
 
 fn unknown(name: &str) -> crate::Error {

@@ -221,6 +221,14 @@ fn copies_become_the_collectives_their_types_imply() {
     for (src, dst, want) in cases {
         let path = plan((&m, src, Place::Host), (&m, dst, Place::Host)).unwrap();
         assert_eq!(path, CopyPath::Exchange(want), "{src} to {dst}");
+        // What the digits decide is what walking every element decides.
+        let replicated = m.type_def(dst).unwrap().distribution.is_none();
+        let counts = parray_core::copy::exchange_counts((&m, src), (&m, dst)).unwrap();
+        assert_eq!(
+            parray_core::copy::classify(&counts, replicated),
+            want,
+            "{src} to {dst}, walked"
+        );
     }
     assert_eq!(
         plan((&m, "WHOLE", Place::Host), (&m, "WHOLE", Place::Host)).unwrap(),

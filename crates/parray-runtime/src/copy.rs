@@ -350,10 +350,13 @@ fn launch_remap(
 }
 
 /// `#copy` between the GPU parts of two types distributed by one digit each, on rank
-/// `me` (SPEC.md 3.12): with `exchange`, pack into a send buffer on the device, hand it to
-/// `all_to_all` on the host (the blocks of every rank, in rank order, in and out), and
-/// unpack what comes back on the device; without (every element stays on its rank), one
-/// kernel from part to part. Both arrays are on one GPU.
+/// `me` (SPEC.md 3.12): with `exchange`, pack into a send buffer on the device, let
+/// `move_blocks` fill the receive buffer from every rank's send buffer (the blocks of
+/// every rank, in rank order, in and out: NCCL on the devices, or MPI through host
+/// memory), and unpack it on the device; without (every element stays on its rank), one
+/// kernel from part to part, or one device copy when both parts are in logical order.
+/// Both arrays are on one GPU.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
@@ -361,7 +364,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
     exchange: Option<&DigitExchange>,
     me: usize,
     at: &'static std::panic::Location<'static>,
-    all_to_all: impl FnOnce(&[S::Elem], &mut [S::Elem]) -> Result<()>,
+    move_blocks: impl FnOnce(&CudaDevice, &CudaSlice<S::Elem>, &mut CudaSlice<S::Elem>) -> Result<()>,
 ) -> Result<()> {
     let site = site(at);
     let (s, d) = (src.buffer(), dst.buffer_mut());
@@ -372,6 +375,11 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         })
     };
     let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
+    let in_order = |r: &RankDigit| r.ranks == 1;
+    if exchange.is_none() && in_order(s_digit) && in_order(d_digit) {
+        // One rank holds both, each in logical order: the copy is a copy.
+        return bulk(s, d, s.extent().min(d.extent()));
+    }
     let Some(ex) = exchange else {
         return launch_exchange(
             cuda,
@@ -384,11 +392,16 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         );
     };
     let n = (ex.block() * ex.src.ranks) as usize;
-    let mut staging: CudaSlice<S::Elem> = cuda
-        .stream
-        .alloc_zeros(n)
-        .map_err(|e| driver(S::NAME, "allocating a send buffer", e))?;
-    let send = staging.device_ptr_mut(&cuda.stream).0;
+    let alloc = |what: &'static str| -> Result<CudaSlice<S::Elem>> {
+        cuda.stream
+            .alloc_zeros(n)
+            .map_err(|e| driver(S::NAME, what, e))
+    };
+    let (mut sending, mut staging) = (
+        alloc("allocating a send buffer")?,
+        alloc("allocating a receive buffer")?,
+    );
+    let send = sending.device_ptr_mut(&cuda.stream).0;
     launch_exchange(
         cuda,
         kernel(ExchangeStep::Pack),
@@ -398,15 +411,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         me,
         site,
     )?;
-    let sent = cuda
-        .stream
-        .clone_dtoh(&staging)
-        .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
-    let mut received = vec![S::Elem::default(); n];
-    all_to_all(&sent, &mut received)?;
-    cuda.stream
-        .memcpy_htod(&received, &mut staging)
-        .map_err(|e| driver(D::NAME, "host-to-device copy", e))?;
+    move_blocks(cuda, &sending, &mut staging)?;
     let recv = staging.device_ptr(&cuda.stream).0;
     launch_exchange(
         cuda,
@@ -538,7 +543,7 @@ fn device_address_mut<T: Element>(b: &mut Buffer<T>, cuda: &CudaDevice) -> u64 {
         .0
 }
 
-fn driver(
+pub(crate) fn driver(
     type_name: &'static str,
     operation: &'static str,
     e: cudarc::driver::DriverError,

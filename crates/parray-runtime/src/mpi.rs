@@ -70,11 +70,14 @@ mod job {
 
     use std::sync::{Mutex, OnceLock};
 
+    use cudarc::driver::CudaSlice;
     use mpi::topology::{Communicator, SimpleCommunicator};
     use mpi::traits::*;
 
+    use crate::copy::driver;
     use crate::elem::Element;
     use crate::error::{Error, Result};
+    use crate::gpu::device::CudaDevice;
 
     /// This process's rank and the job's size.
     #[derive(Debug, Clone, Copy)]
@@ -135,6 +138,135 @@ mod job {
     /// Ends the job: every rank's process exits with `code`.
     pub fn abort(code: i32) -> ! {
         world().abort(code)
+    }
+
+    /// The blocks of an all-to-all between GPU parts: `send` holds `block` elements for
+    /// each rank in turn, `recv` receives each rank's in turn. By NCCL on the devices when
+    /// every rank has libnccl (and `PARRAY_NCCL` is not `0`), else through host memory.
+    pub fn move_blocks<T: Element>(
+        cuda: &CudaDevice,
+        send: &CudaSlice<T>,
+        recv: &mut CudaSlice<T>,
+        block: usize,
+    ) -> Result<()> {
+        if let Some(comm) = nccl(cuda)? {
+            return comm.all_to_all(send, recv, block);
+        }
+        let sent = cuda
+            .stream
+            .clone_dtoh(send)
+            .map_err(|e| driver("#copy", "device-to-host copy", e))?;
+        let mut received = vec![T::default(); sent.len()];
+        let size = world().size() as usize;
+        all_to_all(&sent, &vec![block; size], &mut received, &vec![block; size])?;
+        cuda.stream
+            .memcpy_htod(&received, recv)
+            .map_err(|e| driver("#copy", "host-to-device copy", e))
+    }
+
+    /// The job's NCCL communicator, on the device of the first exchange between GPU parts;
+    /// `None` (decided alike on every rank) where a rank has no libnccl, `PARRAY_NCCL=0`
+    /// is set, or the exchange is on another device than the communicator's.
+    fn nccl(cuda: &CudaDevice) -> Result<Option<&'static Nccl>> {
+        static NCCL: OnceLock<std::result::Result<Option<Nccl>, String>> = OnceLock::new();
+        let comm = NCCL
+            .get_or_init(|| {
+                let wanted = std::env::var("PARRAY_NCCL").map_or(true, |v| v != "0");
+                // SAFETY: only asks the loader whether libnccl can be opened.
+                let present = wanted && unsafe { cudarc::nccl::sys::is_culib_present() };
+                if all_gather(u64::from(present)).contains(&0) {
+                    return Ok(None);
+                }
+                let world = world();
+                let mut id = [0u8; 128];
+                if world.rank() == 0 {
+                    let made =
+                        cudarc::nccl::Id::new().map_err(|e| format!("ncclGetUniqueId: {e:?}"))?;
+                    for (b, c) in id.iter_mut().zip(made.internal()) {
+                        *b = *c as u8;
+                    }
+                }
+                world.process_at_rank(0).broadcast_into(&mut id[..]);
+                let id = cudarc::nccl::Id::uninit(id.map(|b| b as std::ffi::c_char));
+                let comm = cudarc::nccl::Comm::from_rank(
+                    cuda.stream.clone(),
+                    world.rank() as usize,
+                    world.size() as usize,
+                    id,
+                )
+                .map_err(|e| format!("ncclCommInitRank: {e:?}"))?;
+                Ok(Some(Nccl {
+                    comm: Mutex::new(comm),
+                    ordinal: cuda.ctx.ordinal(),
+                }))
+            })
+            .as_ref()
+            .map_err(|reason| Error::Mpi {
+                what: "#copy between GPU parts".into(),
+                reason: reason.clone(),
+            })?;
+        Ok(comm.as_ref().filter(|c| c.ordinal == cuda.ctx.ordinal()))
+    }
+
+    /// A communicator of every rank's GPU.
+    pub struct Nccl {
+        comm: Mutex<cudarc::nccl::Comm>,
+        ordinal: usize,
+    }
+
+    // SAFETY: an NCCL communicator may be used from any thread when calls on it are not
+    // concurrent; the mutex serialises them.
+    unsafe impl Send for Nccl {}
+    // SAFETY: as above.
+    unsafe impl Sync for Nccl {}
+
+    impl Nccl {
+        /// Every rank's block to every rank: a group of sends and receives, as bytes.
+        fn all_to_all<T: Element>(
+            &self,
+            send: &CudaSlice<T>,
+            recv: &mut CudaSlice<T>,
+            block: usize,
+        ) -> Result<()> {
+            let comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+            let bytes = block * size_of::<T>();
+            let fail = |e: cudarc::nccl::result::NcclError| Error::Mpi {
+                what: "#copy between GPU parts".into(),
+                reason: format!("NCCL: {e:?}"),
+            };
+            {
+                // SAFETY: `T` is an `Element` (plain bytes, no padding), so its slices
+                // are as many bytes; the views cover exactly the two buffers.
+                let (send_bytes, mut recv_bytes) = unsafe {
+                    (
+                        send.transmute::<u8>(send.len() * size_of::<T>()),
+                        recv.transmute_mut::<u8>(recv.len() * size_of::<T>()),
+                    )
+                };
+                let (send_bytes, recv_bytes) = (
+                    send_bytes.expect("as many bytes"),
+                    recv_bytes.as_mut().expect("as many bytes"),
+                );
+                // One group: every send and receive posted before any must complete.
+                cudarc::nccl::group_start().map_err(fail)?;
+                let mut posted = Ok(());
+                for peer in 0..comm.world_size() {
+                    let range = peer * bytes..(peer + 1) * bytes;
+                    posted = posted
+                        .and_then(|_| comm.send(&send_bytes.slice(range.clone()), peer as i32))
+                        .and_then(|_| {
+                            comm.recv(&mut recv_bytes.slice_mut(range), peer as i32)
+                                .map(|_| ())
+                        });
+                }
+                let ended = cudarc::nccl::group_end();
+                posted.map_err(fail)?;
+                ended.map_err(fail)?;
+            }
+            comm.stream()
+                .synchronize()
+                .map_err(|e| driver("#copy", "an NCCL exchange", e))
+        }
     }
 
     /// `MPI_Alltoallv` of elements: `send` holds the elements for rank 0, then rank 1...
@@ -226,6 +358,15 @@ mod job {
     }
 
     pub fn all_to_all<T: Element>(_: &[T], _: &[usize], _: &mut [T], _: &[usize]) -> Result<()> {
+        Err(Error::MpiUnavailable)
+    }
+
+    pub fn move_blocks<T: Element>(
+        _: &crate::gpu::device::CudaDevice,
+        _: &cudarc::driver::CudaSlice<T>,
+        _: &mut cudarc::driver::CudaSlice<T>,
+        _: usize,
+    ) -> Result<()> {
         Err(Error::MpiUnavailable)
     }
 }
@@ -359,7 +500,7 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             exchange.as_ref(),
             me,
             at,
-            |send, recv| job::all_to_all(send, &vec![block; n], recv, &vec![block; n]),
+            |cuda, send, recv| job::move_blocks(cuda, send, recv, block),
         );
     }
     let (mut s_at, mut d_at) = (Side::of::<S>()?, Side::of::<D>()?);
