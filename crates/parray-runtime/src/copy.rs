@@ -392,15 +392,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         );
     };
     let n = (ex.block() * ex.src.ranks) as usize;
-    let alloc = |what: &'static str| -> Result<CudaSlice<S::Elem>> {
-        cuda.stream
-            .alloc_zeros(n)
-            .map_err(|e| driver(S::NAME, what, e))
-    };
-    let (mut sending, mut staging) = (
-        alloc("allocating a send buffer")?,
-        alloc("allocating a receive buffer")?,
-    );
+    let (mut sending, mut staging) = staging_pair::<S::Elem>(cuda, n)?;
     let send = sending.device_ptr_mut(&cuda.stream).0;
     launch_exchange(
         cuda,
@@ -413,7 +405,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
     )?;
     move_blocks(cuda, &sending, &mut staging)?;
     let recv = staging.device_ptr(&cuda.stream).0;
-    launch_exchange(
+    let unpacked = launch_exchange(
         cuda,
         kernel(ExchangeStep::Unpack),
         recv,
@@ -421,8 +413,48 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         d.extent(),
         me,
         site,
-    )
+    );
+    keep_staging_pair(cuda, n, (sending, staging));
+    unpacked
 }
+
+/// The send and receive buffers of `n` elements an exchange on `cuda` uses, kept between
+/// copies (an FFT repeats the same transpose; allocating and zeroing 2 x 512 MiB each time
+/// cost more than moving it): taken from the last exchange of that size, else new.
+fn staging_pair<T: Element>(cuda: &CudaDevice, n: usize) -> Result<(CudaSlice<T>, CudaSlice<T>)> {
+    let key = (cuda.ctx.ordinal(), TypeId::of::<T>(), n);
+    if let Some(kept) = STAGING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&key)
+        .and_then(|b| b.downcast::<(CudaSlice<T>, CudaSlice<T>)>().ok())
+    {
+        return Ok(*kept);
+    }
+    let alloc = |what: &'static str| {
+        cuda.stream
+            .alloc_zeros(n)
+            .map_err(|e| driver("#copy", what, e))
+    };
+    Ok((
+        alloc("allocating a send buffer")?,
+        alloc("allocating a receive buffer")?,
+    ))
+}
+
+/// Keeps an exchange's buffers for the next exchange of that size on that device (one
+/// pair per size and element: the last one used).
+fn keep_staging_pair<T: Element>(cuda: &CudaDevice, n: usize, pair: (CudaSlice<T>, CudaSlice<T>)) {
+    STAGING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert((cuda.ctx.ordinal(), TypeId::of::<T>(), n), Box::new(pair));
+}
+
+type StagingPairs = HashMap<(usize, TypeId, usize), Box<dyn std::any::Any + Send>>;
+
+static STAGING: std::sync::LazyLock<Mutex<StagingPairs>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// The source of one step of the exchange between `S` and `D`, made once per process.
 fn exchange_source<S: 'static, D: 'static>(

@@ -550,10 +550,19 @@ pub fn exchange_kernel(
     exchange: Option<&crate::copy::DigitExchange>,
 ) -> String {
     let t = elem.c_name();
+    // 32-bit index arithmetic where every index fits, and so does `j` plus the grid's
+    // stride (at most 2^20 blocks of 256: divisions by constants are then a multiply-high).
+    let narrow = src.size.max(dst.size) <= 1 << 31;
+    let (index, suffix) = if narrow {
+        ("unsigned", "u")
+    } else {
+        ("unsigned long long", "ull")
+    };
+    let c = |v: u64| format!("{v}{suffix}");
     // `k` of element `j` of this rank's part of a type.
     let k_of = |d: &crate::copy::RankDigit| {
-        let (b, r) = (d.below, d.ranks);
-        format!("(j / {b}ull * {r}ull + me) * {b}ull + j % {b}ull")
+        let (b, r) = (c(d.below), c(d.ranks));
+        format!("(j / {b} * {r} + me) * {b} + j % {b}")
     };
     let in_block = |ex: &crate::copy::DigitExchange| {
         let r = ex.src.ranks;
@@ -563,49 +572,55 @@ pub fn exchange_kernel(
         );
         let mid = hi / (r * lo);
         format!(
-            "(k / {}ull * {mid}ull + k / {}ull % {mid}ull) * {lo}ull + k % {lo}ull",
-            r * hi,
-            r * lo
+            "(k / {} * {} + k / {} % {}) * {} + k % {}",
+            c(r * hi),
+            c(mid),
+            c(r * lo),
+            c(mid),
+            c(lo),
+            c(lo)
         )
     };
-    let digit = |d: &crate::copy::RankDigit| format!("(k / {}ull % {}ull)", d.below, d.ranks);
+    let digit = |d: &crate::copy::RankDigit| format!("(k / {} % {})", c(d.below), c(d.ranks));
     let (k, statement) = match (step, exchange) {
         (ExchangeStep::Pack, Some(ex)) => (
             k_of(src),
             format!(
-                "to[{} * {}ull + ({})] = from[j];",
+                "to[{} * {} + ({})] = from[j];",
                 digit(dst),
-                ex.block(),
+                c(ex.block()),
                 in_block(ex)
             ),
         ),
         (ExchangeStep::Unpack, Some(ex)) => (
             k_of(dst),
             format!(
-                "to[j] = from[{} * {}ull + ({})];",
+                "to[j] = from[{} * {} + ({})];",
                 digit(src),
-                ex.block(),
+                c(ex.block()),
                 in_block(ex)
             ),
         ),
         _ => (
             k_of(dst),
             format!(
-                "to[j] = from[k / {}ull * {}ull + k % {}ull];",
-                src.ranks * src.below,
-                src.below,
-                src.below
+                "to[j] = from[k / {} * {} + k % {}];",
+                c(src.ranks * src.below),
+                c(src.below),
+                c(src.below)
             ),
         ),
     };
     format!(
         "// parray: {step:?} step of a #copy between distributed types (SPEC.md 3.12)\n\
-         extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n, unsigned long long me) {{\n\
-         \x20   for (unsigned long long j = blockIdx.x * {EXCHANGE_BLOCK}ull + threadIdx.x; j < n; j += (unsigned long long)gridDim.x * {EXCHANGE_BLOCK}ull) {{\n\
-         \x20       const unsigned long long k = {k};\n\
+         extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n_all, unsigned long long me_all) {{\n\
+         \x20   const {index} n = ({index})n_all, me = ({index})me_all;\n\
+         \x20   for ({index} j = blockIdx.x * {block}{suffix} + threadIdx.x; j < n; j += gridDim.x * {block}{suffix}) {{\n\
+         \x20       const {index} k = {k};\n\
          \x20       {statement}\n\
          \x20   }}\n\
-         }}\n"
+         }}\n",
+        block = EXCHANGE_BLOCK
     )
 }
 
