@@ -324,19 +324,11 @@ fn launch_remap(
         reason: format!("{n} elements need a grid larger than CUDA's"),
     };
     let [x, y, z] = kernel.grid;
-    let launch = Launch {
-        kernel: "parray_copy",
-        source: kernel.source.as_str().into(),
-        grid: [
-            u32::try_from(x).map_err(too_many)?,
-            u32::try_from(y).map_err(too_many)?,
-            u32::try_from(z).map_err(too_many)?,
-        ],
-        block: kernel.block,
-        shared_bytes: 0,
-        site,
-        checked: None,
-    };
+    let grid = [
+        u32::try_from(x).map_err(too_many)?,
+        u32::try_from(y).map_err(too_many)?,
+        u32::try_from(z).map_err(too_many)?,
+    ];
     let values = [
         KernelValue::U64(from),
         KernelValue::U64(to),
@@ -346,7 +338,42 @@ fn launch_remap(
     // `from` and `to` are device arrays of that device holding every offset the two offset
     // functions give for `k < n` (their types' extents, or `n` for a contiguous staging
     // array).
-    unsafe { run_on_gpu(cuda, &launch, &values) }
+    unsafe {
+        launch_mover(
+            cuda,
+            ("parray_copy", kernel.source.as_str()),
+            (grid, kernel.block),
+            &values,
+            site,
+        )
+    }
+}
+
+/// Launches one of the kernels that move a copy's elements (`parray_copy`,
+/// `parray_exchange`): no shared memory, no checked accesses.
+///
+/// # Safety
+/// `values` are what the kernel `name` of `source` takes, and every address among them
+/// is a live device array on `cuda` holding every element the kernel reads or writes
+/// there.
+unsafe fn launch_mover(
+    cuda: &CudaDevice,
+    (name, source): (&'static str, &'static str),
+    (grid, block): ([u32; 3], [u32; 3]),
+    values: &[KernelValue],
+    site: &'static DetourSite,
+) -> Result<()> {
+    let launch = Launch {
+        kernel: name,
+        source: source.into(),
+        grid,
+        block,
+        shared_bytes: 0,
+        site,
+        checked: None,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { run_on_gpu(cuda, &launch, values) }
 }
 
 /// `#copy` between the GPU parts of two types distributed by one digit each, on rank
@@ -483,15 +510,6 @@ fn launch_exchange(
     let blocks = n
         .div_ceil(emit_c::EXCHANGE_BLOCK as usize)
         .clamp(1, 1 << 20) as u32;
-    let launch = Launch {
-        kernel: "parray_exchange",
-        source: source.into(),
-        grid: [blocks, 1, 1],
-        block: [emit_c::EXCHANGE_BLOCK, 1, 1],
-        shared_bytes: 0,
-        site,
-        checked: None,
-    };
     let values = [
         KernelValue::U64(from),
         KernelValue::U64(to),
@@ -502,7 +520,15 @@ fn launch_exchange(
     // long me)` takes these values; `to` holds the `n` elements the kernel writes (a part,
     // or the send buffer of every rank's block), and `from` every element the digits'
     // formulas read for `j < n` (a part of the source, or the receive buffer).
-    unsafe { run_on_gpu(cuda, &launch, &values)? };
+    unsafe {
+        launch_mover(
+            cuda,
+            ("parray_exchange", source),
+            ([blocks, 1, 1], [emit_c::EXCHANGE_BLOCK, 1, 1]),
+            &values,
+            site,
+        )?
+    };
     cuda.stream
         .synchronize()
         .map_err(|e| driver("#copy", "an exchange kernel", e))
