@@ -74,6 +74,7 @@ mod job {
     use mpi::topology::{Communicator, SimpleCommunicator};
     use mpi::traits::*;
 
+    use super::Collective;
     use crate::copy::driver;
     use crate::elem::Element;
     use crate::error::{Error, Result};
@@ -158,7 +159,15 @@ mod job {
             .map_err(|e| driver("#copy", "device-to-host copy", e))?;
         let mut received = vec![T::default(); sent.len()];
         let size = world().size() as usize;
-        all_to_all(&sent, &vec![block; size], &mut received, &vec![block; size])?;
+        let sends: Vec<Vec<T>> = (0..size)
+            .map(|d| sent[d * block..(d + 1) * block].to_vec())
+            .collect();
+        exchange(
+            Collective::AllToAll,
+            &sends,
+            &mut received,
+            &vec![block; size],
+        )?;
         cuda.stream
             .memcpy_htod(&received, recv)
             .map_err(|e| driver("#copy", "host-to-device copy", e))
@@ -278,66 +287,141 @@ mod job {
         }
     }
 
-    /// `MPI_Alltoallv` of elements: `send` holds the elements for rank 0, then rank 1...
-    /// (`send_counts` of each), `recv` receives rank 0's, then rank 1's...
-    pub fn all_to_all<T: Element>(
-        send: &[T],
-        send_counts: &[usize],
+    /// The messages of one copy, by the MPI call its collective names: `sends[d]` are the
+    /// elements for rank `d` (for a broadcast and an all-gather, every rank's are this
+    /// rank's elements; for a scatter, only the root has any), and `recv` receives each
+    /// source's, `recv_counts[s]` of them, in rank order. Elements travel as words of their
+    /// size (8-byte words for 16-byte vectors); counts are checked to fit MPI's `int`.
+    pub fn exchange<T: Element>(
+        collective: Collective,
+        sends: &[Vec<T>],
         recv: &mut [T],
         recv_counts: &[usize],
     ) -> Result<()> {
-        // Elements travel as words of their size (8-byte words for 16-byte vectors).
-        let words = size_of::<T>().min(8);
-        let per = size_of::<T>() / words;
-        let partition = |counts: &[usize]| -> Result<(Vec<i32>, Vec<i32>)> {
-            let mut displs = Vec::with_capacity(counts.len());
-            let mut at = 0usize;
-            let counts = counts
-                .iter()
-                .map(|c| {
-                    displs.push(at);
-                    at += c * per;
-                    c * per
-                })
-                .collect::<Vec<_>>();
-            let int = |v: usize| {
-                i32::try_from(v).map_err(|_| Error::Mpi {
-                    what: "#copy".into(),
-                    reason: format!("{v} words to one rank exceed MPI's int counts"),
-                })
-            };
-            Ok((
-                counts.into_iter().map(int).collect::<Result<_>>()?,
-                displs.into_iter().map(int).collect::<Result<_>>()?,
-            ))
-        };
-        let (sc, sd) = partition(send_counts)?;
-        let (rc, rd) = partition(recv_counts)?;
-        macro_rules! exchange {
+        let per = size_of::<T>() / size_of::<T>().min(8);
+        macro_rules! as_words {
             ($word:ty) => {{
                 // SAFETY: `Element` guarantees a size of 1, 4, 8 or 16 bytes, an alignment
                 // of at least the word's, no padding, and that any bits are a value: the
                 // slices are the same bytes as words, and any words written are elements.
-                let (s, r) = unsafe {
-                    (
-                        std::slice::from_raw_parts(send.as_ptr().cast::<$word>(), send.len() * per),
-                        std::slice::from_raw_parts_mut(
-                            recv.as_mut_ptr().cast::<$word>(),
-                            recv.len() * per,
-                        ),
+                let sends: Vec<&[$word]> = sends
+                    .iter()
+                    .map(|v| unsafe {
+                        std::slice::from_raw_parts(v.as_ptr().cast::<$word>(), v.len() * per)
+                    })
+                    .collect();
+                // SAFETY: as above.
+                let recv = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        recv.as_mut_ptr().cast::<$word>(),
+                        recv.len() * per,
                     )
                 };
-                let send = mpi::datatype::Partition::new(s, &sc[..], &sd[..]);
-                let mut recv = mpi::datatype::PartitionMut::new(r, &rc[..], &rd[..]);
-                world().all_to_all_varcount_into(&send, &mut recv);
+                let recv_counts: Vec<usize> = recv_counts.iter().map(|c| c * per).collect();
+                exchange_words(collective, &sends, recv, &recv_counts)
             }};
         }
-        match words {
-            1 => exchange!(u8),
-            4 => exchange!(u32),
-            _ => exchange!(u64),
+        match size_of::<T>() {
+            1 => as_words!(u8),
+            4 => as_words!(u32),
+            _ => as_words!(u64),
+        }
+    }
+
+    /// [`exchange`] of words.
+    fn exchange_words<W: Equivalence + Copy>(
+        collective: Collective,
+        sends: &[&[W]],
+        recv: &mut [W],
+        recv_counts: &[usize],
+    ) -> Result<()> {
+        let world = world();
+        let me = world.rank() as usize;
+        let (rc, rd) = partition(recv_counts)?;
+        fn by_source<'r, W: Equivalence>(
+            recv: &'r mut [W],
+            (rc, rd): (&'r [i32], &'r [i32]),
+        ) -> mpi::datatype::PartitionMut<'r, [W], &'r [i32], &'r [i32]> {
+            mpi::datatype::PartitionMut::new(recv, rc, rd)
+        }
+        let counts = (&rc[..], &rd[..]);
+        match collective {
+            Collective::Local => {}
+            Collective::Broadcast { root } => {
+                if me == root {
+                    recv.copy_from_slice(sends[root]);
+                }
+                world.process_at_rank(root as i32).broadcast_into(recv);
+            }
+            Collective::AllGather => {
+                world.all_gather_varcount_into(sends[me], &mut by_source(recv, counts))
+            }
+            Collective::Scatter { root } if me == root => {
+                let all: Vec<W> = sends.concat();
+                let (sc, sd) = partition(&sends.iter().map(|s| s.len()).collect::<Vec<_>>())?;
+                let from = mpi::datatype::Partition::new(&all[..], &sc[..], &sd[..]);
+                world
+                    .process_at_rank(root as i32)
+                    .scatter_varcount_into_root(&from, recv);
+            }
+            Collective::Scatter { root } => world
+                .process_at_rank(root as i32)
+                .scatter_varcount_into(recv),
+            Collective::Gather { root } if me == root => world
+                .process_at_rank(root as i32)
+                .gather_varcount_into_root(sends[root], &mut by_source(recv, counts)),
+            Collective::Gather { root } => world
+                .process_at_rank(root as i32)
+                .gather_varcount_into(sends[root]),
+            Collective::PointToPoint => {
+                let to = (0..sends.len()).find(|d| !sends[*d].is_empty());
+                let from = (0..recv_counts.len()).find(|s| recv_counts[*s] > 0);
+                let all = recv;
+                match (to, from) {
+                    (Some(d), Some(s)) if d == me && s == me => all.copy_from_slice(sends[me]),
+                    (Some(d), Some(s)) => {
+                        mpi::point_to_point::send_receive_into(
+                            sends[d],
+                            &world.process_at_rank(d as i32),
+                            all,
+                            &world.process_at_rank(s as i32),
+                        );
+                    }
+                    (Some(d), None) => world.process_at_rank(d as i32).send(sends[d]),
+                    (None, Some(s)) => {
+                        world.process_at_rank(s as i32).receive_into(all);
+                    }
+                    (None, None) => {}
+                }
+            }
+            Collective::AllToAll => {
+                let all: Vec<W> = sends.concat();
+                let (sc, sd) = partition(&sends.iter().map(|s| s.len()).collect::<Vec<_>>())?;
+                let from = mpi::datatype::Partition::new(&all[..], &sc[..], &sd[..]);
+                world.all_to_all_varcount_into(&from, &mut by_source(recv, counts));
+            }
         }
         Ok(())
+    }
+
+    /// MPI's counts and displacements of consecutive blocks of `counts` words.
+    fn partition(counts: &[usize]) -> Result<(Vec<i32>, Vec<i32>)> {
+        let int = |v: usize| {
+            i32::try_from(v).map_err(|_| Error::Mpi {
+                what: "#copy".into(),
+                reason: format!("{v} words to or from one rank exceed MPI's int counts"),
+            })
+        };
+        let mut at = 0usize;
+        let mut displs = Vec::with_capacity(counts.len());
+        for c in counts {
+            displs.push(int(at)?);
+            at += c;
+        }
+        Ok((
+            counts.iter().map(|c| int(*c)).collect::<Result<_>>()?,
+            displs,
+        ))
     }
 }
 
@@ -366,7 +450,12 @@ mod job {
         std::process::exit(1)
     }
 
-    pub fn all_to_all<T: Element>(_: &[T], _: &[usize], _: &mut [T], _: &[usize]) -> Result<()> {
+    pub fn exchange<T: Element>(
+        _: super::Collective,
+        _: &[Vec<T>],
+        _: &mut [T],
+        _: &[usize],
+    ) -> Result<()> {
         Err(Error::MpiUnavailable)
     }
 
@@ -542,9 +631,8 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     let recv = if collective == Collective::Local {
         std::mem::take(&mut sends[me])
     } else {
-        let send_counts: Vec<usize> = sends.iter().map(Vec::len).collect();
         let mut recv = vec![S::Elem::default(); recv_counts.iter().sum()];
-        job::all_to_all(&sends.concat(), &send_counts, &mut recv, &recv_counts)?;
+        job::exchange(collective, &sends, &mut recv, &recv_counts)?;
         recv
     };
     let mut cursor: Vec<usize> = Vec::with_capacity(n);
