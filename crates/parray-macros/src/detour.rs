@@ -251,14 +251,16 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     });
     match kind {
         ThreadKind::Pthd | ThreadKind::Mpi => {
-            let (kind_name, runner) = match kind {
-                ThreadKind::Pthd => ("pthd", quote!(pthd_detour)),
-                _ => ("mpi", quote!(mpi_detour)),
+            let (a_kind, runner) = match kind {
+                ThreadKind::Pthd => ("a pthd", quote!(pthd_detour)),
+                _ => ("an mpi", quote!(mpi_detour)),
             };
             if let Some(a) = args {
                 return Err(syn::Error::new(
                     a.span(),
-                    format!("a {kind_name} detour takes no argument list: its body captures host variables"),
+                    format!(
+                        "{a_kind} detour takes no argument list: its body captures host variables"
+                    ),
                 ));
             }
             if source_only {
@@ -268,15 +270,13 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 };
                 return Err(syn::Error::new(
                     array.span(),
-                    format!(
-                        "`{name}` is a {kind_name} array: only cuda detours have {language} source"
-                    ),
+                    format!("`{name}` is {a_kind} array: only cuda detours have {language} source"),
                 ));
             }
             if let Some((_, attr)) = min_blocks {
                 return Err(syn::Error::new(
                     attr,
-                    format!("`min_blocks_per_sm` bounds a cuda kernel's registers; a {kind_name} detour has none"),
+                    format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
                 ));
             }
             let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
