@@ -5,6 +5,11 @@
 use std::process::Command;
 
 fn run_example(name: &str, args: &[&str]) -> String {
+    run_example_with(name, args, &[]).0
+}
+
+/// The example's stdout and stderr, run with the environment variables `env` too.
+fn run_example_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> (String, String) {
     let out = Command::new(env!("CARGO"))
         .args(["run", "--release", "--quiet", "--example", name, "--"])
         .args(args)
@@ -12,17 +17,18 @@ fn run_example(name: &str, args: &[&str]) -> String {
             "PARRAY_BACKEND",
             std::env::var("PARRAY_BACKEND").unwrap_or_else(|_| "emulate".into()),
         )
+        .envs(env.iter().copied())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
-        "example {name} failed: {}\n{stdout}\n{}",
+        "example {name} failed: {}\n{stdout}\n{stderr}",
         out.status,
-        String::from_utf8_lossy(&out.stderr)
     );
-    stdout
+    (stdout, stderr)
 }
 
 fn checked(name: &str) -> String {
@@ -190,6 +196,27 @@ fn seed_programs() {
         let out = run_example(name, &["--small"]);
         assert!(out.contains("check: ok"), "{name}: {out}");
         assert!(out.contains("backend: "), "{name}: {out}");
+    }
+}
+
+/// The HIP C++ of every kernel of the seed programs (`PARRAY_DUMP_SOURCE=hip`, their
+/// small runs), pinned beside the CUDA snapshots; `tests/hip_snapshots.rs` compiles each
+/// with hipcc for a CDNA and an RDNA GPU.
+#[test]
+fn seed_programs_in_hip() {
+    for name in SEED_PROGRAMS {
+        let (_, stderr) = run_example_with(name, &["--small"], &[("PARRAY_DUMP_SOURCE", "hip")]);
+        let mut kernels = 0;
+        for block in stderr.split("parray: HIP source of kernel ").skip(1) {
+            let (kernel, rest) = block
+                .split_once(":\n")
+                .expect("a kernel's name, then its source");
+            // The source runs to the next line of the runtime's (`parray: ...`), if any.
+            let source = rest.split("\nparray: ").next().unwrap_or(rest);
+            insta::assert_snapshot!(format!("seed_{name}__{kernel}_hip"), source);
+            kernels += 1;
+        }
+        assert!(kernels > 0, "{name} printed no HIP source:\n{stderr}");
     }
 }
 

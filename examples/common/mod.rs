@@ -88,6 +88,7 @@ pub fn raw_kernel(
         block,
         shared_bytes: 0,
         checked: None,
+        hip_source: None,
         site: &parray::DetourSite {
             array: "hand-written kernel",
             file: file!(),

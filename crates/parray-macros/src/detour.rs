@@ -347,15 +347,29 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             // A generic kernel's source is made for its type arguments at its first launch.
             let site_ident = Ident::new("__parray_site", Span::call_site());
-            let source = if forms.generics.is_empty() {
-                quote!(::std::borrow::Cow::Borrowed(#source))
+            let (source, hip) = if forms.generics.is_empty() {
+                // `PARRAY_DUMP_SOURCE=hip` shows any detour's HIP C++ (SPEC.md 4.8).
+                let hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
+                (
+                    quote!(::std::borrow::Cow::Borrowed(#source)),
+                    quote!(::core::option::Option::Some(#hip)),
+                )
             } else {
                 let args = type_args(&forms.generics);
-                quote!(::std::borrow::Cow::Borrowed(::parray::generic::instantiate(#source, &#args, #site_ident)?))
+                (
+                    quote!(::std::borrow::Cow::Borrowed(::parray::generic::instantiate(#source, &#args, #site_ident)?)),
+                    quote!(::core::option::Option::None),
+                )
             };
             let types = type_checks(&forms.generics, true);
             Ok(Outcome::Done(cuda(
-                &body, &proof, &grid, &kernel, source, types, &args, &site,
+                &body,
+                &proof,
+                &grid,
+                (&kernel, source, hip),
+                types,
+                &args,
+                &site,
             )))
         }
     }
@@ -468,8 +482,7 @@ fn cuda(
     body: &Body,
     proof: &Proof,
     grid: &CudaGrid,
-    kernel: &str,
-    source: TokenStream,
+    (kernel, source, hip): (&str, TokenStream, TokenStream),
     types: TokenStream,
     args: &Punctuated<syn::Expr, Token![,]>,
     site: &TokenStream,
@@ -554,6 +567,7 @@ fn cuda(
             shared_bytes: #shared_bytes,
             site: __parray_site,
             checked: #checked_names,
+            hip_source: #hip,
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;

@@ -371,6 +371,7 @@ unsafe fn launch_mover(
         shared_bytes: 0,
         site,
         checked: None,
+        hip_source: None,
     };
     // SAFETY: the caller's contract.
     unsafe { run_on_gpu(cuda, &launch, values) }

@@ -26,6 +26,7 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
         block: [block, 1, 1],
         shared_bytes: 0,
         checked: None,
+        hip_source: None,
         site: SITE,
     }
 }

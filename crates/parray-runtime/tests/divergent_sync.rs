@@ -177,6 +177,7 @@ fn a_divergent_cuda_detour_names_its_site() {
         block: [4, 1, 1],
         shared_bytes: 0,
         checked: None,
+        hip_source: None,
         site: &DetourSite {
             array: "CT",
             file: "src/k.rs",

@@ -35,6 +35,7 @@ fn launch(block: u32) -> Launch {
         block: [block, 1, 1],
         shared_bytes: 0,
         checked: None,
+        hip_source: None,
         site: &DetourSite {
             array: "CT",
             file: "tests/one_meaning.rs",

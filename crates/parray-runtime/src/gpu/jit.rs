@@ -4,7 +4,7 @@
 //! No `--use_fast_math` (it would change results against the CPU emulation) and no
 //! `-default-device` (generated sources mark their own `__device__` helpers).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -191,6 +191,27 @@ fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {
 pub(crate) fn dump_source(kernel: &str, source: &str, note: &str) {
     if std::env::var_os("PARRAY_DUMP_SOURCE").is_some_and(|v| v == "1") {
         eprintln!("parray: source of kernel {kernel}{note}:\n{source}");
+    }
+}
+
+/// `PARRAY_DUMP_SOURCE=hip`: the HIP C++ of each kernel launched, on stderr, once per
+/// kernel and process, whatever the backend (HIP kernels are compiled, never run here).
+pub(crate) fn dump_hip_source(kernel: &'static str, hip: Option<&str>) {
+    static DUMPED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    if std::env::var_os("PARRAY_DUMP_SOURCE").is_none_or(|v| v != "hip") {
+        return;
+    }
+    let first = DUMPED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(kernel);
+    match (first, hip) {
+        (true, Some(hip)) => eprintln!("parray: HIP source of kernel {kernel}:\n{hip}"),
+        (true, None) => eprintln!(
+            "parray: kernel {kernel} has no HIP source (a generic detour's, made at its launch, or a copy's)"
+        ),
+        _ => {}
     }
 }
 

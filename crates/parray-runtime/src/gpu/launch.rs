@@ -39,6 +39,9 @@ pub struct Launch {
     /// arrays its fault record numbers; the launch passes the record after the arguments
     /// and turns a recorded fault into the error an emulated thread's panic gives.
     pub checked: Option<&'static [&'static str]>,
+    /// The same kernel in HIP C++ for 64-lane wavefronts (SPEC.md 4.8), which
+    /// `PARRAY_DUMP_SOURCE=hip` prints; `None` for a generic detour's or a copy's kernel.
+    pub hip_source: Option<&'static str>,
 }
 
 /// A kernel argument as the driver receives it.
@@ -185,6 +188,7 @@ unsafe fn check_and_run(
         .map(|a| a.kernel_value())
         .collect::<Result<Vec<_>>>()?;
     let device = launch_device(launch, &values)?;
+    jit::dump_hip_source(launch.kernel, launch.hip_source);
     match device.as_cuda() {
         None => {
             static DUMPED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();

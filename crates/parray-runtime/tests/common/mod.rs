@@ -94,6 +94,7 @@ pub fn vector_add(
         block: [block, 1, 1],
         shared_bytes: 0,
         checked: None,
+        hip_source: None,
         site,
     };
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
