@@ -223,6 +223,7 @@ fn seed_programs_in_hip() {
 /// The seed examples, in the order.
 const SEED_PROGRAMS: &[&str] = &[
     "vector_add",
+    "julia",
     "dot",
     "histogram",
     "quadratic",
