@@ -164,22 +164,19 @@ impl Local {
     }
 
     fn run<T: DataType<Elem = Float2>>(&self, a: &mut Array<T>) -> parray::Result<()> {
-        let Local::Cpu {
-            fft,
-            dims,
-            stride,
-            dist,
-            batch,
-        } = self
-        else {
-            let Local::Gpu(plan) = self else {
-                unreachable!()
-            };
-            return plan.run(a, Direction::Forward);
+        let (fft, dims, stride, dist, batch) = match self {
+            Local::Gpu(plan) => return plan.run(a, Direction::Forward),
+            Local::Cpu {
+                fft,
+                dims,
+                stride,
+                dist,
+                batch,
+            } => (fft, dims, *stride, *dist, *batch),
         };
         let mut v: Vec<Complex<f32>> = a.to_vec()?.iter().map(|c| Complex::new(c.x, c.y)).collect();
         let points: usize = dims.iter().product();
-        for b in 0..*batch {
+        for b in 0..batch {
             let at = |i: usize| b * dist + i * stride;
             let mut signal: Vec<Complex<f32>> = (0..points).map(|i| v[at(i)]).collect();
             fft_rows(&mut signal, dims, |line| fft.process(line));

@@ -42,7 +42,7 @@ pub enum CopyPath {
 
 /// Where an array of a copy is: host memory (the emulation's dmem included) or the memory
 /// of GPU `n` (the driver's numbering).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Place {
     Host,
     Gpu(usize),
@@ -240,6 +240,18 @@ impl RankDigit {
         })
     }
 
+    /// Elements `rank` holds: a part (`size / ranks`) where its digit is one of this
+    /// dimension's, none elsewhere.
+    pub fn part_of(&self, rank: usize) -> u64 {
+        let rank = rank as u64;
+        let held = rank.is_multiple_of(self.stride) && rank / self.stride < self.ranks;
+        if held {
+            self.size / self.ranks
+        } else {
+            0
+        }
+    }
+
     /// The element `k` at offset `j` of the part of the rank whose digit is `digit`.
     pub fn k(&self, digit: u64, j: u64) -> u64 {
         (j / self.below * self.ranks + digit) * self.below + j % self.below
@@ -254,15 +266,8 @@ impl RankDigit {
 
     /// The elements `rank` holds, in increasing `k`, with their offsets there.
     pub fn held_by(&self, rank: usize) -> impl Iterator<Item = (u64, usize)> + '_ {
-        let rank = rank as u64;
-        let digit = rank / self.stride;
-        let held = rank.is_multiple_of(self.stride) && digit < self.ranks;
-        let outer = if held {
-            self.size / (self.ranks * self.below)
-        } else {
-            0
-        };
-        (0..outer * self.below).map(move |j| (self.k(digit, j), j as usize))
+        let digit = rank as u64 / self.stride;
+        (0..self.part_of(rank)).map(move |j| (self.k(digit, j), j as usize))
     }
 }
 

@@ -71,11 +71,6 @@ pub struct Distribution {
 }
 
 impl Distribution {
-    /// The ranks holding at least one element of a type of this distribution and `extent`.
-    pub fn holders(&self, extent: u64) -> u64 {
-        extent.div_ceil(self.part)
-    }
-
     /// Elements of storage rank `rank` needs for a type of this distribution and `extent`:
     /// its part, less what lies past the extent (none on a rank past the last holder).
     pub fn part_on(&self, rank: u64, extent: u64) -> u64 {

@@ -46,17 +46,33 @@ fn flat<T: DataType>() -> Result<Option<Program>> {
 
 /// The path a copy from an array of `S` to one of `D` takes, given where each lives (host
 /// memory or a GPU): `parray_core::copy::plan`.
+///
+/// Decided once per pair of types and places in a process: the decision may walk every
+/// element (a copy between distributed types that are not one-digit natural types), and
+/// a program repeats its copies.
 pub fn plan<S: DataType, D: DataType<Elem = S::Elem>>(
     src_at: Place,
     dst_at: Place,
 ) -> Result<CopyPath> {
-    parray_core::copy::plan(
+    type Plans = HashMap<(TypeId, TypeId, Place, Place), CopyPath>;
+    static PLANS: OnceLock<Mutex<Plans>> = OnceLock::new();
+    let key = (TypeId::of::<S>(), TypeId::of::<D>(), src_at, dst_at);
+    let plans = PLANS.get_or_init(Default::default);
+    if let Some(path) = plans.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(*path);
+    }
+    let path = parray_core::copy::plan(
         (S::module(), S::NAME, src_at),
         (D::module(), D::NAME, dst_at),
     )
     .map_err(|e| Error::CopyUnsupported {
         reason: e.to_string(),
-    })
+    })?;
+    plans
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, path);
+    Ok(path)
 }
 
 /// `#copy S(src) to D(dst)`: element `k` of `src` goes to element `k` of `dst`, for every
@@ -403,10 +419,24 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         })
     };
     let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
+    // The kernels walk the parts the digits define, which the arrays hold (an array of a
+    // distributed type is created with its part, and a view of one fits in its storage).
+    let (s_part, d_part) = (s_digit.part_of(me) as usize, d_digit.part_of(me) as usize);
+    if s.extent() < s_part || d.extent() < d_part {
+        return Err(Error::CopyUnsupported {
+            reason: format!(
+                "{} holds {} elements and {} {}, less than their parts ({s_part}, {d_part})",
+                S::NAME,
+                s.extent(),
+                D::NAME,
+                d.extent()
+            ),
+        });
+    }
     let in_order = |r: &RankDigit| r.ranks == 1;
     if exchange.is_none() && in_order(s_digit) && in_order(d_digit) {
         // One rank holds both, each in logical order: the copy is a copy.
-        return bulk(s, d, s.extent().min(d.extent()));
+        return bulk(s, d, s_part);
     }
     let Some(ex) = exchange else {
         return launch_exchange(
@@ -414,7 +444,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
             kernel(ExchangeStep::Local),
             from,
             to,
-            d.extent(),
+            d_part,
             me,
             site,
         );
@@ -427,7 +457,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         kernel(ExchangeStep::Pack),
         from,
         send,
-        s.extent(),
+        s_part,
         me,
         site,
     )?;
@@ -438,7 +468,7 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         kernel(ExchangeStep::Unpack),
         recv,
         to,
-        d.extent(),
+        d_part,
         me,
         site,
     );
