@@ -95,6 +95,13 @@ parray! {
     pub dmem float [48][64] COLS_STORE;
     pub float [#COLS_STORE_1][#COLS_STORE_0] COLS;
     pub pinned float [64][48] ROWS_PINNED;
+    pub dmem float [64][64] PADDED_STORE;
+    pub float [#PADDED_STORE_0][48#PADDED_STORE_1] PADDED;
+    pub paged float [64][64] PADDED_HOST_STORE;
+    pub float [#PADDED_HOST_STORE_0][48#PADDED_HOST_STORE_1] PADDED_HOST;
+    pub dmem float [512][8] NARROW_STORE;
+    pub float [#NARROW_STORE_0][6#NARROW_STORE_1] NARROW;
+    pub paged float [512][6] NARROW_ROWS;
 }
 
 fn matrix(i: usize, j: usize) -> f32 {
@@ -183,6 +190,79 @@ fn the_path_follows_from_the_types_and_memories() -> parray::Result<()> {
     ] {
         assert_eq!(path, CopyPath::PeerRemap);
     }
+    Ok(())
+}
+
+/// Rows a pitch apart (`cudaMallocPitch`'s padded matrix as a type): one 2-D strided copy
+/// each way, the padding untouched; rows narrower than `MIN_ROW_BYTES` take the element
+/// loop or a remap.
+#[test]
+fn pitched_rows_take_one_strided_copy() -> parray::Result<()> {
+    use parray::copy::{Rows, Strided};
+    let dense = Rows {
+        start: 0,
+        width: 48,
+        pitch: 48,
+    };
+    let padded = Rows { pitch: 64, ..dense };
+    let down = CopyPath::Strided(Strided {
+        src: dense,
+        dst: padded,
+        height: 64,
+    });
+    let up = CopyPath::Strided(Strided {
+        src: padded,
+        dst: dense,
+        height: 64,
+    });
+    assert_eq!(plan::<ROWS_P, PADDED>(Place::Host, Place::Gpu(0))?, down);
+    assert_eq!(plan::<PADDED, ROWS_P>(Place::Gpu(0), Place::Host)?, up);
+    assert_eq!(plan::<ROWS_D, PADDED>(Place::Gpu(0), Place::Gpu(0))?, down);
+    assert_eq!(plan::<PADDED_HOST, PADDED>(Place::Host, Place::Gpu(0))?, {
+        let same = Strided {
+            src: padded,
+            dst: padded,
+            height: 64,
+        };
+        CopyPath::Strided(same)
+    });
+    assert_eq!(
+        plan::<PADDED, ROWS_D>(Place::Gpu(0), Place::Gpu(1))?,
+        CopyPath::PeerRemap
+    );
+    assert_eq!(
+        plan::<NARROW_ROWS, NARROW>(Place::Host, Place::Host)?,
+        CopyPath::HostLoop
+    );
+    assert_eq!(
+        plan::<NARROW_ROWS, NARROW>(Place::Host, Place::Gpu(0))?,
+        CopyPath::UploadAndRemap
+    );
+
+    let mut rows = ROWS_P::create()?;
+    rows.copy_from_slice(&expected())?;
+    let mut store = PADDED_STORE::create()?;
+    store.fill(-1.0)?;
+    assert!(matches!(
+        rows.copy_to(store.view_mut::<PADDED>())?,
+        CopyPath::Strided(_)
+    ));
+    let stored = store.to_vec()?;
+    for i in 0..64 {
+        for j in 0..64 {
+            let want = if j < 48 { matrix(i, j) } else { -1.0 };
+            assert_eq!(stored[i * 64 + j], want, "({i}, {j})");
+        }
+    }
+    let mut host = PADDED_HOST_STORE::create()?;
+    host.fill(-2.0)?;
+    store
+        .view::<PADDED>()
+        .copy_to(host.view_mut::<PADDED_HOST>())?;
+    let mut back = ROWS_PINNED::create()?;
+    host.view::<PADDED_HOST>().copy_to(&mut back)?;
+    assert_eq!(back.to_vec()?, expected());
+    assert_eq!(host.to_vec()?[48..64], [-2.0; 16]);
     Ok(())
 }
 

@@ -6,7 +6,8 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::eval::Program;
-use crate::tree::{Distribution, Module, NodeKind};
+use crate::offsets::{offset_function, Offset, Rows};
+use crate::tree::{Distribution, Module, NodeKind, TypeClass};
 
 /// How a copy between two types and memories is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +34,48 @@ pub enum CopyPath {
     Exchange(Collective),
     /// Between two GPUs, both contiguous: one peer copy (`cuMemcpyPeerAsync`).
     PeerBulk,
+    /// Both layouts rows of the same width (a contiguous layout is rows of any width that
+    /// divides it), at least [`MIN_ROW_BYTES`] wide, on one GPU or the host or across the
+    /// bus between them: one 2-D strided copy (`cuMemcpy2DAsync`; a `memcpy` per row
+    /// between host arrays). How a padded matrix (`cudaMallocPitch`'s rows) is filled.
+    Strided(Strided),
     /// Between two GPUs, a layout not contiguous: on the source GPU a remap into a
     /// contiguous staging array (when the source is not contiguous), one peer copy, and on
     /// the destination GPU a remap out of a contiguous staging array (when the destination
     /// is not contiguous).
     PeerRemap,
+}
+
+/// Rows narrower than this many bytes go through the element loop or a remap kernel,
+/// which move them as fast as a strided copy moves one row.
+pub const MIN_ROW_BYTES: u64 = 64;
+
+/// A 2-D strided copy of `height` rows of `width` elements (the two sides' widths): row
+/// `r` from `src.start + r * src.pitch` to `dst.start + r * dst.pitch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Strided {
+    pub src: Rows,
+    pub dst: Rows,
+    pub height: u64,
+}
+
+impl Strided {
+    /// The strided copy of `n` elements between the layouts `src` and `dst` (offset
+    /// functions of one flat index), when both are rows of one width of at least
+    /// `MIN_ROW_BYTES` and not both contiguous (one bulk copy).
+    pub fn of(src: &Offset, dst: &Offset, n: u64, elem_bytes: u64) -> Option<Strided> {
+        let (s, d) = (src.rows(n)?, dst.rows(n)?);
+        let width = if s.width == n { d.width } else { s.width };
+        let (src, dst) = (s.split(n, width)?, d.split(n, width)?);
+        let contiguous = |r: Rows| r.start == 0 && r.pitch == r.width;
+        (width * elem_bytes >= MIN_ROW_BYTES && !(contiguous(src) && contiguous(dst))).then_some(
+            Strided {
+                src,
+                dst,
+                height: n / width,
+            },
+        )
+    }
 }
 
 /// Where an array of a copy is: host memory (the emulation's dmem included) or the memory
@@ -76,6 +114,13 @@ impl fmt::Display for CopyPath {
                 "a remap kernel into a staging array, one device-to-host transfer, then scatter"
             }
             CopyPath::Exchange(c) => return write!(f, "{c} between the ranks"),
+            CopyPath::Strided(s) => {
+                return write!(
+                    f,
+                    "one 2-D strided copy of {} rows of {} elements (pitches {} and {})",
+                    s.height, s.src.width, s.src.pitch, s.dst.pitch
+                )
+            }
             CopyPath::PeerBulk => "one peer copy between the two GPUs",
             CopyPath::PeerRemap => {
                 "a remap into contiguous order on the source GPU (unless contiguous), one peer \
@@ -438,6 +483,30 @@ pub fn plan(
     }
     let s = contiguous_in_order(src_module, src)?;
     let d = contiguous_in_order(dst_module, dst)?;
+    let strided = || -> Result<Option<Strided>> {
+        let flat = |module: &Module, name: &str| {
+            let dim = module.resolve(&crate::ast::Ident {
+                name: name.to_string(),
+                span: crate::Span::default(),
+            })?;
+            Ok::<_, crate::Error>((
+                module.size(dim.node),
+                offset_function(module, dim.node, "k")?,
+            ))
+        };
+        let ((n, s_off), (_, d_off)) = (flat(src_module, src)?, flat(dst_module, dst)?);
+        let elem_bytes = match src_module.type_def(src).map(|t| &t.class) {
+            Some(TypeClass::Data { elem, .. }) => elem.size_bytes(),
+            _ => return Ok(None),
+        };
+        Ok(Strided::of(&s_off, &d_off, n, elem_bytes))
+    };
+    let between_gpus = matches!((src_at, dst_at), (Gpu(a), Gpu(b)) if a != b);
+    if !between_gpus && !(s && d) {
+        if let Some(rows) = strided()? {
+            return Ok(CopyPath::Strided(rows));
+        }
+    }
     Ok(match (src_at, dst_at) {
         (Gpu(a), Gpu(b)) if a != b && s && d => CopyPath::PeerBulk,
         (Gpu(a), Gpu(b)) if a != b => CopyPath::PeerRemap,

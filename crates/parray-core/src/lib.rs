@@ -27,7 +27,7 @@ pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
 pub use offsets::{
     common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
-    Offset,
+    Offset, Rows,
 };
 pub use parser::{parse_index_expr, parse_program, parse_program_reporting_all};
 pub use tree::{DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

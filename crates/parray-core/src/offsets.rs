@@ -59,6 +59,92 @@ impl Offset {
     }
 }
 
+/// A layout of rows: element `k` at `start + (k / width) * pitch + k % width`, `width`
+/// consecutive elements per row and rows `pitch` apart (`pitch >= width`). Contiguous
+/// order is one row of all the elements; a padded matrix, `[#P_0][W#P_1]` with `P`
+/// declared `[H][PITCH]`, is `H` rows of `W` elements `PITCH` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rows {
+    pub start: u64,
+    pub width: u64,
+    pub pitch: u64,
+}
+
+impl Rows {
+    /// The same elements as rows of `width` (a divisor of a contiguous layout's one row);
+    /// `None` when the layout is not contiguous and its rows are not that wide.
+    pub fn split(self, n: u64, width: u64) -> Option<Rows> {
+        if self.width == width {
+            Some(self)
+        } else if self.width == n && n.is_multiple_of(width) {
+            Some(Rows {
+                start: self.start,
+                width,
+                pitch: width,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// One past the last offset of `n` elements: how much of an array the rows reach.
+    pub fn end(self, n: u64) -> u64 {
+        self.start + (n / self.width - 1) * self.pitch + self.width
+    }
+}
+
+impl Offset {
+    /// For the offset function of one flat index `k` below `n` ([`offset_function`]): its
+    /// rows ([`Rows`]), when it has the form `start + pitch * (k / width) + k % width` (or
+    /// `start + k`, one row). Decided on the simplified form.
+    pub fn rows(&self, n: u64) -> Option<Rows> {
+        use crate::expr::Term;
+        let start = self.expr.konst;
+        let of_k = |of: &Expr| of.as_var().is_some();
+        match self.expr.terms.as_slice() {
+            [(1, Term::Var(_))] => Some(Rows {
+                start,
+                width: n,
+                pitch: n,
+            }),
+            [a, b] => {
+                let (column, row) = match (a, b) {
+                    ((1, Term::Digit { div: 1, .. }), _) => (a, b),
+                    _ => (b, a),
+                };
+                let width = match column {
+                    (
+                        1,
+                        Term::Digit {
+                            of,
+                            div: 1,
+                            modulo: Some(w),
+                        },
+                    ) if of_k(of) => *w,
+                    _ => return None,
+                };
+                match row {
+                    (pitch, Term::Digit { of, div, modulo })
+                        if of_k(of)
+                            && *div == width
+                            && *pitch >= width
+                            && n.is_multiple_of(width)
+                            && modulo.is_none_or(|m| m * width >= n) =>
+                    {
+                        Some(Rows {
+                            start,
+                            width,
+                            pitch: *pitch,
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The widest of `widths` (tried in order) by which a copy of `n` elements from the
 /// layout `src` to the layout `dst` (offset functions of one flat index) can move whole
 /// vectors: `n` is a multiple of it and both layouts move in aligned runs of it

@@ -93,6 +93,21 @@ fn check_resolved(p: &gen::GenProgram, m: &Module, it: &Interp) -> Result<(), Te
                 extent
             );
         }
+        if let Some(r) = f.rows(size) {
+            // Rows claimed from the form must be the enumeration's (a strided copy trusts them).
+            for (i, w) in want.iter().enumerate() {
+                let i = i as u64;
+                prop_assert_eq!(
+                    r.start + i / r.width * r.pitch + i % r.width,
+                    *w,
+                    "{}[{}]: rows {:?} of {}",
+                    path,
+                    i,
+                    r,
+                    f.to_source()
+                );
+            }
+        }
         prop_assert_eq!(extent, it.extent(&path), "extent of {}", path);
         let cnt = m
             .is_contiguous(node)
@@ -727,6 +742,33 @@ proptest! {
             assign[k] += 1;
         }
     }
+}
+
+/// A padded matrix is rows of its width a pitch apart; a contiguous type one row; blocks
+/// and transposes are not rows.
+#[test]
+fn rows_of_padded_contiguous_and_other_layouts() {
+    let src = "dmem float [10][16] P\nfloat [#P_0][12#P_1] PAD\nfloat [#P_1][#P_0] T\n\
+               float [2#P_0][16#P_1] TOP\ndmem float [2][2][5][8] Q\n\
+               float [[#Q_0][#Q_2]][[#Q_1][#Q_3]] B";
+    let m = Module::parse(src).unwrap();
+    let rows = |name: &str| {
+        let node = m.lookup(name).unwrap().node;
+        offset_function(&m, node, "k").unwrap().rows(m.size(node))
+    };
+    let r = |start, width, pitch| {
+        Some(parray_core::Rows {
+            start,
+            width,
+            pitch,
+        })
+    };
+    assert_eq!(rows("PAD"), r(0, 12, 16));
+    assert_eq!(rows("P"), r(0, 160, 160));
+    assert_eq!(rows("TOP"), r(0, 32, 32));
+    assert_eq!(rows("P_1"), r(0, 16, 16));
+    assert_eq!(rows("T"), None);
+    assert_eq!(rows("B"), None);
 }
 
 /// A type whose offsets exceed 2^64 (each of B's two views of A_0 reaches about 2^63.4)

@@ -28,7 +28,8 @@ use crate::gpu::device::{enable_peer_access, CudaDevice, Device};
 use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
 use crate::types::DataType;
 
-pub use parray_core::copy::{CopyPath, Place};
+pub use parray_core::copy::{CopyPath, Place, Strided};
+pub use parray_core::Rows;
 
 /// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
 /// `k` itself (contiguous in logical order).
@@ -98,6 +99,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     let typed = Layout::Typed;
     match path {
         CopyPath::Bulk => bulk(s, d, n)?,
+        CopyPath::Strided(rows) => strided(s, d, rows)?,
         CopyPath::HostLoop => {
             let (from, to) = (host_slice(s)?, host_slice_mut(d)?);
             remap_on_host(from, to, n, s_off, d_off);
@@ -211,6 +213,79 @@ fn bulk<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
                 .map_err(|e| driver(s.type_name(), "device-to-device copy", e))
         }
     }
+}
+
+/// Row `r < rows.height` of `rows.src.width` elements from `rows.src.start + r *
+/// rows.src.pitch` to `rows.dst.start + r * rows.dst.pitch`: a `memcpy` per row between
+/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream.
+fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Result<()> {
+    let n = rows.height * rows.src.width;
+    let (s_end, d_end) = (rows.src.end(n) as usize, rows.dst.end(n) as usize);
+    if s_end > s.extent() || d_end > d.extent() {
+        return Err(Error::CopyUnsupported {
+            reason: format!(
+                "rows reaching {s_end} and {d_end} elements, past {} ({}) or {} ({})",
+                s.type_name(),
+                s.extent(),
+                d.type_name(),
+                d.extent()
+            ),
+        });
+    }
+    let (width, height) = (rows.src.width as usize, rows.height as usize);
+    let at = |side: Rows, r: usize| side.start as usize + r * side.pitch as usize;
+    // The GPU of the side (or sides) in device memory; none: both in host memory.
+    let gpu = |b: &Buffer<T>| b.device_slice().and(b.device()).cloned();
+    let Some(device) = gpu(s).or_else(|| gpu(d)) else {
+        let (from, to) = (host_slice(s)?, host_slice_mut(d)?);
+        for r in 0..height {
+            let (i, j) = (at(rows.src, r), at(rows.dst, r));
+            to[j..j + width].copy_from_slice(&from[i..i + width]);
+        }
+        return Ok(());
+    };
+    use cudarc::driver::sys::{self, CUmemorytype};
+    let bytes = std::mem::size_of::<T>();
+    let mut op = sys::CUDA_MEMCPY2D {
+        srcXInBytes: rows.src.start as usize * bytes,
+        srcPitch: rows.src.pitch as usize * bytes,
+        dstXInBytes: rows.dst.start as usize * bytes,
+        dstPitch: rows.dst.pitch as usize * bytes,
+        WidthInBytes: width * bytes,
+        Height: height,
+        srcY: 0,
+        dstY: 0,
+        srcMemoryType: CUmemorytype::CU_MEMORYTYPE_HOST,
+        dstMemoryType: CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: std::ptr::null(),
+        dstHost: std::ptr::null_mut(),
+        srcDevice: 0,
+        dstDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        dstArray: std::ptr::null_mut(),
+    };
+    let cuda = on_gpu(Some(&device), s.type_name())?;
+    if s.device_slice().is_some() {
+        op.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        op.srcDevice = device_address(s, cuda);
+    } else {
+        op.srcHost = host_slice(s)?.as_ptr().cast();
+    }
+    if d.device_slice().is_some() {
+        op.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        op.dstDevice = device_address_mut(d, cuda);
+    } else {
+        op.dstHost = host_slice_mut(d)?.as_mut_ptr().cast();
+    }
+    let fail = |e| driver(s.type_name(), "2-D strided copy", e);
+    cuda.stream.context().bind_to_thread().map_err(fail)?;
+    // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream orders
+    // the copy after the work queued on it) holding every element the rows reach (checked
+    // against the extents above); `d` is borrowed mutably until the stream is synchronised.
+    unsafe { sys::cuMemcpy2DAsync_v2(&op, cuda.stream.cu_stream()) }
+        .result()
+        .map_err(fail)?;
+    cuda.stream.synchronize().map_err(fail)
 }
 
 /// `from` (on one GPU) into `to` (on another), complete when this returns: one
