@@ -502,7 +502,7 @@ pub fn plan(
         Ok(Strided::of(&s_off, &d_off, n, elem_bytes))
     };
     let between_gpus = matches!((src_at, dst_at), (Gpu(a), Gpu(b)) if a != b);
-    if !between_gpus && !(s && d) {
+    if !(between_gpus || s && d) {
         if let Some(rows) = strided()? {
             return Ok(CopyPath::Strided(rows));
         }
