@@ -576,3 +576,55 @@ mod bytes {
         Ok(())
     }
 }
+
+/// A stride loop (`while i < end { ...; i += step; }`, `i` unsigned, assigned only by that
+/// last statement) bounds `i` below `end` in its body, so its accesses there are proved;
+/// after the loop, or when `i` changes elsewhere, they stay checked.
+#[test]
+fn stride_loops_are_proved() {
+    let (out, fout, n) = ((), (), ());
+    let proved = kernel_source!(GPU(out, fout, n) {
+        let mut i = $tid$;
+        while i < 16 {
+            out[$OUT_IX[i]$] = i as i32;
+            i += $size(GPU)$;
+        }
+    });
+    assert!(proved.contains("out[i] = (int)i;"), "{proved}");
+    let after = kernel_source!(GPU(out, fout, n) {
+        let mut i = $tid$;
+        while i < 16 {
+            i += $size(GPU)$;
+        }
+        out[$OUT_IX[i]$] = 1;
+    });
+    assert!(after.contains("parray_at(out, i,"), "{after}");
+    let not_last = kernel_source!(GPU(out, fout, n) {
+        let mut i = $tid_1$;
+        while i < 16 {
+            i += 8;
+            out[$OUT_IX[i]$] = 2;
+        }
+    });
+    assert!(not_last.contains("parray_at(out, i,"), "{not_last}");
+    let twice = kernel_source!(GPU(out, fout, n) {
+        let mut i = $tid_1$;
+        if $tid_0$ == 1 {
+            i = 15;
+        }
+        while i < 16 {
+            out[$OUT_IX[i]$] = 3;
+            i += 8;
+        }
+    });
+    assert!(twice.contains("parray_at(out, i,"), "{twice}");
+}
+
+same_on_both!(a_stride_loop, |out, fout, n| {
+    let mut i = $tid$;
+    while i < 16 {
+        out[$OUT_IX[i]$] = (i * 3) as i32;
+        fout[i] = i as f32;
+        i += $size(GPU)$;
+    }
+});

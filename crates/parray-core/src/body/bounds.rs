@@ -107,7 +107,8 @@ pub fn prove(body: &mut Body) -> Proof {
         roots: facts.uses.clone(),
         ..Proof::default()
     };
-    mark(&mut body.stmts, &facts, &extents, &mut proof);
+    let mut facts = facts;
+    mark(&mut body.stmts, &mut facts, &extents, &mut proof);
     proof
 }
 
@@ -370,10 +371,58 @@ impl<'b> Facts<'b> {
                 }
                 self.stmts(body);
             }
+            Stmt::While { cond, body, .. } => {
+                self.uses_in(cond);
+                let stride = self.stride_loop(cond, body);
+                self.narrowed(stride, |facts| facts.stmts(body));
+            }
             other => other.for_each_part(&mut |part| match part {
                 super::Part::Expr(e) => self.uses_in(e),
                 super::Part::Body(b) => self.stmts(b),
             }),
+        }
+    }
+
+    /// The range of the variable of a stride loop, `while i < end { ...; i += step; }`,
+    /// inside its body: `0..end` when `i` is unsigned, `end` is bounded (and does not
+    /// depend on `i`), the body ends with `i += step` (`step >= 0`), and that is the only
+    /// assignment to `i` in the whole body. Then `i` only grows, from wherever it started,
+    /// and the body runs only while `i < end`, before its last statement changes `i`.
+    fn stride_loop(&self, cond: &Expr, body: &[Stmt]) -> Option<(LocalId, Interval)> {
+        let ExprKind::Binary(BinOp::Lt, var, end) = &cond.kind else {
+            return None;
+        };
+        let ExprKind::Local(i) = var.kind else {
+            return None;
+        };
+        let unsigned = matches!(
+            var.ty,
+            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
+        );
+        let (_, hi) = self.interval(end)?;
+        let Some(Stmt::Expr { expr: last, .. }) = body.last() else {
+            return None;
+        };
+        let steps = matches!(&last.kind, ExprKind::Assign(Some(BinOp::Add), place, step)
+            if matches!(place.kind, ExprKind::Local(id) if id == i)
+                && self.interval(step).is_some_and(|(lo, _)| lo >= 0));
+        let mut assignments = 0;
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                assignments += usize::from(matches!(place.kind, ExprKind::Local(id) if id == i));
+            }
+        });
+        (unsigned && steps && assignments == 1 && hi >= 1).then_some((i, (0, hi - 1)))
+    }
+
+    /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
+    fn narrowed(&mut self, stride: Option<(LocalId, Interval)>, walk: impl FnOnce(&mut Self)) {
+        if let Some((i, range)) = stride {
+            self.ranges.insert(i, range);
+        }
+        walk(self);
+        if let Some((i, _)) = stride {
+            self.ranges.remove(&i);
         }
     }
 
@@ -555,7 +604,7 @@ fn forms(e: &Expr, out: &mut Vec<(String, Option<u64>)>) {
 }
 
 /// Marks the proved accesses of `stmts`, counting them in `proof`.
-fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
     fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
         if let ExprKind::Offset { off, args, of } = &e.kind {
             for (k, a) in args.iter().enumerate() {
@@ -635,9 +684,17 @@ fn mark(stmts: &mut [Stmt], facts: &Facts, extents: &HashMap<Root, u64>, proof: 
         e.for_each_child_mut(&mut |c| expr(c, facts, extents, proof));
     }
     for s in stmts {
-        s.for_each_part_mut(&mut |part| match part {
-            super::PartMut::Expr(e) => expr(e, facts, extents, proof),
-            super::PartMut::Body(b) => mark(b, facts, extents, proof),
+        // A stride loop's variable has its range inside the loop (its condition has no
+        // access but in its bound, which does not depend on the variable).
+        let stride = match s {
+            Stmt::While { cond, body, .. } => facts.stride_loop(cond, body),
+            _ => None,
+        };
+        facts.narrowed(stride, |facts| {
+            s.for_each_part_mut(&mut |part| match part {
+                super::PartMut::Expr(e) => expr(e, facts, extents, proof),
+                super::PartMut::Body(b) => mark(b, facts, extents, proof),
+            })
         });
     }
 }
