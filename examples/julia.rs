@@ -74,13 +74,7 @@ fn in_set(x: usize, y: usize) -> bool {
 }
 
 fn main() -> parray::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let png = args
-        .iter()
-        .position(|a| a == "--png")
-        .and_then(|i| args.get(i + 1))
-        .map_or("julia.png", String::as_str)
-        .to_string();
+    let png = common::png_path("julia.png");
     let dim = host! { $dim(BITMAP_0)$ };
     let mut bitmap = BITMAP::create()?;
     let (backend, repeats) = common::backend(true)?;
@@ -141,7 +135,7 @@ fn main() -> parray::Result<()> {
     } else {
         String::new()
     };
-    write_png(&png, dim, &got)?;
+    common::write_png(&png, dim, &got)?;
     println!("backend: {backend}");
     println!(
         "wrote {png}: {} of {} pixels in the set; {differ} bytes differ from the CPU's image{seed_pixels}",
@@ -151,18 +145,4 @@ fn main() -> parray::Result<()> {
     common::seed_row("julia (1000 x 1000)", backend, parray, seed, differ == 0);
     common::check(differ == 0);
     Ok(())
-}
-
-/// The image as an 8-bit RGBA PNG.
-fn write_png(path: &str, dim: usize, rgba: &[u8]) -> parray::Result<()> {
-    let fail = |e: &dyn std::fmt::Display| parray::Error::Unsupported {
-        what: "writing the PNG",
-        reason: format!("{path}: {e}"),
-    };
-    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), dim as u32, dim as u32);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| fail(&e))?;
-    writer.write_image_data(rgba).map_err(|e| fail(&e))
 }

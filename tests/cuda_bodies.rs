@@ -16,6 +16,7 @@ parray! {
     cuda(int* out, float* fout, int n) [2][8] GPU;
     smem int [8] SHARED;
     rmem float [4] REGS;
+    cmem int [#OUT_IX_0] CONST_TABLE;
 }
 
 /// Run `body` on both arrays and compare the int and float outputs.
@@ -628,3 +629,34 @@ same_on_both!(a_stride_loop, |out, fout, n| {
         i += $size(GPU)$;
     }
 });
+
+/// A cmem array is read from the kernel's constant bank (filled by the launch), the
+/// threads at their own addresses and all at one: what the emulation reads from the array.
+#[test]
+fn constant_memory() -> parray::Result<()> {
+    let squares: Vec<i32> = (0..16).map(|i| i * i - 7).collect();
+    let mut table = CONST_TABLE::create()?;
+    table.copy_from_slice(&squares)?;
+    let mut fout = DEV_F::create()?;
+    // The table is the kernel's `out` parameter, read as a cmem type.
+    detour!(GPU(&table, &mut fout, 3i32) {
+        let k = ($tid$ * 5) % 16;
+        fout[$DEV_F[$tid$]$] = (out[$CONST_TABLE[k]$] + out[$CONST_TABLE[3]$] * n) as f32;
+    })?;
+    let want: Vec<f32> = (0..16)
+        .map(|t| (squares[t * 5 % 16] + squares[3] * 3) as f32)
+        .collect();
+    assert_eq!(fout.to_vec()?, want);
+    let source = {
+        let (out, fout, n) = ((), (), ());
+        kernel_source!(GPU(out, fout, n) {
+            fout[$DEV_F[$tid$]$] = out[$CONST_TABLE[$tid$]$] as f32;
+        })
+    };
+    assert!(source.contains("__constant__ int out[16];"), "{source}");
+    assert!(
+        source.contains("(int* __parray_constant_out, float* fout"),
+        "{source}"
+    );
+    Ok(())
+}

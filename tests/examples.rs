@@ -222,8 +222,10 @@ fn seed_programs_in_hip() {
 
 /// The seed examples, in the order.
 const SEED_PROGRAMS: &[&str] = &[
+    "pitch",
     "vector_add",
     "julia",
+    "ray_constant",
     "dot",
     "histogram",
     "quadratic",

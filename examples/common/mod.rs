@@ -81,6 +81,19 @@ pub fn raw_kernel(
     block: [u32; 3],
     args: &[&dyn parray::gpu::KernelArg],
 ) -> Result<()> {
+    raw_kernel_with_constants(kernel, source, (grid, block), args, &[])
+}
+
+/// [`raw_kernel`] for a kernel that reads `__constant__` arrays: before it runs, the array
+/// passed as argument `i` is copied into the constant array `name` for each `(i, name)`
+/// of `constants` (`cudaMemcpyToSymbol`, as a detour's launch fills its cmem parameters).
+pub fn raw_kernel_with_constants(
+    kernel: &'static str,
+    source: &'static str,
+    (grid, block): ([u32; 3], [u32; 3]),
+    args: &[&dyn parray::gpu::KernelArg],
+    constants: &'static [(usize, &'static str)],
+) -> Result<()> {
     let launch = parray::gpu::Launch {
         kernel,
         source: std::borrow::Cow::Borrowed(source),
@@ -89,6 +102,7 @@ pub fn raw_kernel(
         shared_bytes: 0,
         checked: None,
         hip_source: None,
+        constants,
         site: &parray::DetourSite {
             array: "hand-written kernel",
             file: file!(),
@@ -366,4 +380,28 @@ pub fn finish(run: &Run) {
     if !run.ok {
         std::process::exit(1);
     }
+}
+
+/// Where an example writes its image: the argument after `--png`, else `default`.
+pub fn png_path(default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == "--png")
+        .and_then(|i| args.get(i + 1))
+        .map_or(default, String::as_str)
+        .to_string()
+}
+
+/// A `dim` x `dim` image of RGBA bytes as an 8-bit RGBA PNG.
+pub fn write_png(path: &str, dim: usize, rgba: &[u8]) -> Result<()> {
+    let fail = |e: &dyn std::fmt::Display| parray::Error::Unsupported {
+        what: "writing the PNG",
+        reason: format!("{path}: {e}"),
+    };
+    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), dim as u32, dim as u32);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| fail(&e))?;
+    writer.write_image_data(rgba).map_err(|e| fail(&e))
 }

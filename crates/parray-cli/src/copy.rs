@@ -35,7 +35,7 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
     // Where an array of a type can be: a memory kind's place; a view, either. A second
     // GPU is shown for a destination that can be on one when the source is on GPU 0.
     let places = |mem: Option<MemKind>| match mem {
-        Some(MemKind::Dmem) => vec![Place::Gpu(0)],
+        Some(MemKind::Dmem | MemKind::Cmem) => vec![Place::Gpu(0)],
         Some(_) => vec![Place::Host],
         None => vec![Place::Host, Place::Gpu(0)],
     };

@@ -310,6 +310,7 @@ fn mem_words(m: MemKind) -> &'static str {
         MemKind::Paged => "pageable host memory",
         MemKind::Pinned => "page-locked host memory",
         MemKind::Dmem => "GPU global memory",
+        MemKind::Cmem => "GPU constant memory (64 KiB, read-only in kernels)",
         MemKind::Smem => "GPU shared memory, one array per block",
         MemKind::Rmem => "GPU registers, one array per thread",
     }

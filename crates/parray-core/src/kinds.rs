@@ -11,6 +11,9 @@ pub enum MemKind {
     Pinned,
     /// GPU global memory.
     Dmem,
+    /// GPU constant memory (`__constant__`): global memory on the host's side, which each
+    /// cuda launch copies into the kernel's constant bank, read-only in the kernel.
+    Cmem,
     /// GPU shared memory, one array per block.
     Smem,
     /// GPU registers, one array per thread.
@@ -18,10 +21,11 @@ pub enum MemKind {
 }
 
 impl MemKind {
-    pub const ALL: [MemKind; 5] = [
+    pub const ALL: [MemKind; 6] = [
         MemKind::Paged,
         MemKind::Pinned,
         MemKind::Dmem,
+        MemKind::Cmem,
         MemKind::Smem,
         MemKind::Rmem,
     ];
@@ -31,6 +35,7 @@ impl MemKind {
             MemKind::Paged => "paged",
             MemKind::Pinned => "pinned",
             MemKind::Dmem => "dmem",
+            MemKind::Cmem => "cmem",
             MemKind::Smem => "smem",
             MemKind::Rmem => "rmem",
         }
@@ -43,6 +48,12 @@ impl MemKind {
     /// True for the kinds that live on the host and can be created by host code.
     pub fn is_host(self) -> bool {
         matches!(self, MemKind::Paged | MemKind::Pinned)
+    }
+
+    /// True for the kinds whose arrays are allocated in a GPU's global memory (or, under
+    /// the emulation, host memory standing for it): dmem, and cmem.
+    pub fn on_device(self) -> bool {
+        matches!(self, MemKind::Dmem | MemKind::Cmem)
     }
 }
 

@@ -55,6 +55,10 @@ pub enum TypeClass {
     Thread(ThreadKind),
 }
 
+/// The bytes of constant memory a kernel can have (CUDA's and HIP's 64 KiB): the most a
+/// cmem type may need.
+pub const CONSTANT_BYTES: u64 = 65536;
+
 /// How a data type's elements are spread over the processes of an `mpi` thread array
 /// (SPEC.md 2.13): a dimension `[#P]` (or `[n#P]`, `[#P_0]`) of a natural type is the
 /// rank that holds the element. Offsets are those of the ranks' parts laid end to end,
@@ -268,6 +272,23 @@ impl Module {
         })?;
         if let TypeClass::Thread(ThreadKind::Cuda(_)) = class {
             self.check_cuda_shape(t, root)?;
+        }
+        if let TypeClass::Data {
+            mem: Some(MemKind::Cmem),
+            elem,
+        } = class
+        {
+            let bytes = u128::from(self.extent(root)) * u128::from(elem.size_bytes());
+            if bytes > u128::from(CONSTANT_BYTES) {
+                return Err(Error::new(
+                    ErrorKind::Size,
+                    t.span,
+                    format!(
+                        "constant memory holds {CONSTANT_BYTES} bytes, and `{name}` needs {bytes}: \
+                         declare it dmem"
+                    ),
+                ));
+            }
         }
         self.by_name.insert(name.clone(), self.types.len());
         self.types.push(TypeDef {

@@ -771,6 +771,18 @@ fn rows_of_padded_contiguous_and_other_layouts() {
     assert_eq!(rows("B"), None);
 }
 
+/// Constant memory holds 64 KiB: a cmem type needing more is an error at its declaration.
+#[test]
+fn cmem_types_fit_in_64_kib() {
+    assert!(Module::parse("cmem float [16384] FITS").is_ok());
+    let e = Module::parse("cmem float [16385] BIG").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Size);
+    assert_eq!(
+        e.message,
+        "constant memory holds 65536 bytes, and `BIG` needs 65540: declare it dmem"
+    );
+}
+
 /// A type whose offsets exceed 2^64 (each of B's two views of A_0 reaches about 2^63.4)
 /// must be refused; the compiler overflowed while computing its extent (a panic in debug
 /// builds at tree.rs `max_prefix_children`, a wrong extent in release builds).

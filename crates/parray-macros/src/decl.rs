@@ -383,7 +383,7 @@ fn create_fns(
     storage: Option<&Ident>,
 ) -> TokenStream {
     let refused = match (mem, storage) {
-        (Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem), _) => None,
+        (Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem), _) => None,
         (Some(MemKind::Smem | MemKind::Rmem), _) => {
             Some(quote!(::parray::__private::OnlyInCudaBodies))
         }
@@ -544,7 +544,10 @@ fn view_impls(
         if fits((mem, extent), (smem, sextent)) {
             out.extend(quote!(impl ::parray::ViewOf<#s> for #ident {}));
             if storage.is_none()
-                && matches!(smem, Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem))
+                && matches!(
+                    smem,
+                    Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem)
+                )
             {
                 storage = Some(s.clone());
             }
@@ -562,6 +565,7 @@ fn mem_ident(m: MemKind) -> Ident {
             MemKind::Paged => "Paged",
             MemKind::Pinned => "Pinned",
             MemKind::Dmem => "Dmem",
+            MemKind::Cmem => "Cmem",
             MemKind::Smem => "Smem",
             MemKind::Rmem => "Rmem",
         },

@@ -376,13 +376,15 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
 }
 
 /// An index the bounds analysis found out of its dimension for every thread is a compile
-/// error at the index; so is a vector access misaligned for every thread, at its method.
+/// error at the index; so is a vector access misaligned for every thread, at its method,
+/// and an array of a cmem type that a kernel cannot read from its constant bank.
 fn out_of_range(proof: &Proof) -> syn::Result<()> {
     match crate::errors::in_source_order(
         proof
             .out_of_range
             .iter()
             .chain(&proof.misaligned)
+            .chain(&proof.not_constant)
             .map(|(span, message)| syn::Error::new(*span, message)),
     ) {
         Some(errors) => Err(errors),
@@ -404,8 +406,8 @@ fn extent_checks(
     let site = Ident::new("__parray_site", Span::call_site());
     use_.indexed_as
         .iter()
-        .map(|(ty, _)| {
-            let ty = Ident::new(ty, use_.span);
+        .map(|t| {
+            let ty = Ident::new(&t.type_name, use_.span);
             // A pthd body's threads are host code: no dmem.
             let check = if on_host {
                 quote!(indexed_on_host)
@@ -553,6 +555,9 @@ fn cuda(
             quote!(::parray::gpu::detour_cuda),
         )
     };
+    let constants = emit_c::constant_symbols(body)
+        .into_iter()
+        .map(|(i, name)| quote!((#i, #name)));
     let checked_names = match &checked_arrays {
         Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
         None => quote!(::core::option::Option::None),
@@ -568,6 +573,7 @@ fn cuda(
             site: __parray_site,
             checked: #checked_names,
             hip_source: #hip,
+            constants: &[#(#constants),*],
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;

@@ -437,18 +437,11 @@ impl<'m> Forms<'m> {
                 .copied();
             syn::Error::new(at.unwrap_or(span), e.message)
         })?;
-        let type_name = crate::resolve::base_name(&head.to_string()).to_string();
-        let extent = self
-            .module
-            .type_def(&type_name)
-            .map_or(0, |def| self.module.extent(def.root));
+        let head = head.to_string();
         Ok(Form::Offset {
             off,
             atoms,
-            of: Indexed {
-                type_name,
-                extent: Some(extent),
-            },
+            of: Indexed::of_type(self.module, crate::resolve::base_name(&head)),
         })
     }
 

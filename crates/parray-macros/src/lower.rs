@@ -83,6 +83,7 @@ pub fn lower(
         tids,
         stmts,
         launch_bounds: None,
+        constants: Vec::new(),
     };
     let diags = parray_core::body::check::check(&mut body)
         .err()
@@ -475,7 +476,6 @@ impl Lowerer<'_, '_> {
                 off,
                 node: dim.node,
                 type_name: def.name.clone(),
-                extent: module.extent(def.root),
             })
         };
         let (Some(s), Some(d)) = (side(self, &src_ty), side(self, &dst_ty)) else {
@@ -543,10 +543,7 @@ impl Lowerer<'_, '_> {
                     ExprKind::Offset {
                         off,
                         args: vec![k],
-                        of: parray_core::body::Indexed {
-                            type_name: side.type_name.clone(),
-                            extent: Some(side.extent),
-                        },
+                        of: parray_core::body::Indexed::of_type(module, &side.type_name),
                     },
                     span,
                 );
@@ -1261,7 +1258,6 @@ struct CopySide {
     off: parray_core::Offset,
     node: parray_core::NodeId,
     type_name: String,
-    extent: u64,
 }
 
 /// `x + e1 + e2` as `x` and the offsets `[e1, e2]`.

@@ -440,7 +440,7 @@ pub mod handles {
         site: &'static DetourSite,
     ) -> Result<()> {
         let (mem, type_name) = value.parray_memory();
-        if mem == MemKind::Dmem {
+        if mem.on_device() {
             return Err(Error::DeviceMemoryOnHost {
                 site,
                 name,

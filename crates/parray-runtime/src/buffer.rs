@@ -51,7 +51,7 @@ impl<T: Element> Buffer<T> {
     /// inside cuda detour bodies.
     pub(crate) fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
         let device = match mem {
-            MemKind::Dmem => Some(Device::current()?),
+            MemKind::Dmem | MemKind::Cmem => Some(Device::current()?),
             // Host memory is on no device; pinned memory only prefers the current one.
             MemKind::Pinned => Device::current().ok(),
             MemKind::Paged | MemKind::Smem | MemKind::Rmem => None,
@@ -123,7 +123,7 @@ impl<T: Element> Buffer<T> {
                     host()?
                 }
             },
-            MemKind::Dmem => match device.as_ref().and_then(Device::stream) {
+            MemKind::Dmem | MemKind::Cmem => match device.as_ref().and_then(Device::stream) {
                 Some(stream) => {
                     let slice = stream
                         .alloc_zeros::<T>(extent)
@@ -136,8 +136,8 @@ impl<T: Element> Buffer<T> {
             },
             MemKind::Smem | MemKind::Rmem => return Err(Error::NotCreatable { type_name, mem }),
         };
-        // Only dmem is on a device.
-        let device = device.filter(|_| mem == MemKind::Dmem);
+        // Only dmem and cmem are on a device.
+        let device = device.filter(|_| mem.on_device());
         Ok(Buffer {
             raw: Raw::new(
                 base,
@@ -275,7 +275,7 @@ impl<T: Element> Buffer<T> {
     }
 
     fn host_base(&self, operation: &'static str) -> Result<*mut T> {
-        if self.mem() == MemKind::Dmem {
+        if self.mem().on_device() {
             return Err(Error::NotHostMemory {
                 type_name: self.type_name(),
                 mem: self.mem(),

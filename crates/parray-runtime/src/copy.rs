@@ -463,6 +463,7 @@ unsafe fn launch_mover(
         site,
         checked: None,
         hip_source: None,
+        constants: &[],
     };
     // SAFETY: the caller's contract.
     unsafe { run_on_gpu(cuda, &launch, values) }

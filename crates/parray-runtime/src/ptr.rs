@@ -82,7 +82,7 @@ impl<T: Element> Raw<T> {
             extent,
             type_name,
             mem,
-            access: mem != MemKind::Dmem && !base.is_null(),
+            access: !mem.on_device() && !base.is_null(),
             device,
         }
     }

@@ -27,6 +27,7 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
         shared_bytes: 0,
         checked: None,
         hip_source: None,
+        constants: &[],
         site: SITE,
     }
 }

@@ -178,6 +178,7 @@ fn a_divergent_cuda_detour_names_its_site() {
         shared_bytes: 0,
         checked: None,
         hip_source: None,
+        constants: &[],
         site: &DetourSite {
             array: "CT",
             file: "src/k.rs",

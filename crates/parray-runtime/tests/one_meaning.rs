@@ -36,6 +36,7 @@ fn launch(block: u32) -> Launch {
         shared_bytes: 0,
         checked: None,
         hip_source: None,
+        constants: &[],
         site: &DetourSite {
             array: "CT",
             file: "tests/one_meaning.rs",

@@ -24,7 +24,8 @@
 use std::collections::HashMap;
 
 use super::{
-    visit_exprs, BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Target, Ty,
+    visit_exprs, BinOp, Body, Check, Expr, ExprKind, Indexed, Lit, LocalId, Scalar, Stmt, Target,
+    Ty,
 };
 
 /// Where an access's array comes from.
@@ -43,9 +44,9 @@ pub struct RootUse {
     /// Stored to (`x[i] = v`, `x[i] += v`, `atomic_add`), directly or through a pointer
     /// derived from it.
     pub written: bool,
-    /// The declared types whose `$T[...]$` forms index it, with their extents (`None` for a
-    /// type parameter), in first-use order.
-    pub indexed_as: Vec<(String, Option<u64>)>,
+    /// The declared types whose `$T[...]$` forms index it (with their extents, `None` for
+    /// a type parameter), in first-use order.
+    pub indexed_as: Vec<Indexed>,
     /// The most lanes of a vector access through it (`p.load4(off)`: 4); 0 when it has
     /// none. An array given to the detour must start at a multiple of it.
     pub lanes: u8,
@@ -70,6 +71,10 @@ pub struct Proof {
     /// for every thread and iteration, and that offset is not a multiple of the lanes
     /// (each would fault on every run), with what to say about each.
     pub misaligned: Vec<(proc_macro2::Span, String)>,
+    /// Arrays indexed as cmem types that a kernel cannot read from its constant bank
+    /// (written, also indexed as another memory's type, or not a cuda kernel's
+    /// parameter), with what to say about each.
+    pub not_constant: Vec<(proc_macro2::Span, String)>,
 }
 
 impl Proof {
@@ -99,7 +104,7 @@ pub fn prove(body: &mut Body) -> Proof {
                 Root::Capture(_) => None,
             };
             created
-                .or_else(|| u.indexed_as.iter().filter_map(|(_, e)| *e).max())
+                .or_else(|| u.indexed_as.iter().filter_map(|t| t.extent).max())
                 .map(|e| (u.root.clone(), e))
         })
         .collect();
@@ -109,7 +114,49 @@ pub fn prove(body: &mut Body) -> Proof {
     };
     let mut facts = facts;
     mark(&mut body.stmts, &mut facts, &extents, &mut proof);
+    body.constants = constants(body, &proof.roots, &mut proof.not_constant);
     proof
+}
+
+/// The kernel parameters the body reads from constant memory, with their extents: those
+/// it indexes as cmem types, which must be all the types it indexes them as, and which it
+/// must not write. Anything else indexed as a cmem type is an error in `errors`.
+fn constants(
+    body: &Body,
+    roots: &[RootUse],
+    errors: &mut Vec<(proc_macro2::Span, String)>,
+) -> Vec<(LocalId, u64)> {
+    let mut out = Vec::new();
+    for use_ in roots {
+        let Some(cmem) = use_.indexed_as.iter().find(|t| t.constant) else {
+            continue;
+        };
+        let (t, span) = (&cmem.type_name, use_.span);
+        let param = match &use_.root {
+            Root::Local(id) if body.params.iter().any(|(_, p)| p == id) => Some(*id),
+            _ => None,
+        };
+        let fail = match (use_.indexed_as.iter().find(|o| !o.constant), param) {
+            (Some(other), _) => format!(
+                "this array is indexed as `{t}`, in constant memory (cmem), and as `{}`, which is not: \
+                 a kernel reads an array from one memory",
+                other.type_name
+            ),
+            _ if use_.written => format!(
+                "`{t}` is in constant memory (cmem), which a kernel only reads: declare it dmem to write it"
+            ),
+            (None, Some(id)) if body.target == Target::Cuda => {
+                let extent = use_.indexed_as.iter().filter_map(|t| t.extent).max();
+                out.push((id, extent.unwrap_or(0)));
+                continue;
+            }
+            _ => format!(
+                "`{t}` is in constant memory (cmem), which cuda kernels read from their parameters: pass the array to a cuda detour"
+            ),
+        };
+        errors.push((span, fail));
+    }
+    out
 }
 
 /// Replaces each [`Stmt::Vectorised`] by its vector loop when every vector access in it is
@@ -173,7 +220,7 @@ struct Place {
     root: Root,
     displacement: Option<Interval>,
     twos: u32,
-    types: Vec<(String, Option<u64>)>,
+    types: Vec<Indexed>,
 }
 
 impl Place {
@@ -589,10 +636,14 @@ impl<'b> Facts<'b> {
 }
 
 /// The types of the `$T[...]$` forms in `e`.
-fn forms(e: &Expr, out: &mut Vec<(String, Option<u64>)>) {
+fn forms(e: &Expr, out: &mut Vec<Indexed>) {
     let t = match &e.kind {
-        ExprKind::Offset { of, .. } => Some((of.type_name.clone(), of.extent)),
-        ExprKind::GenericOffset { ty, .. } => Some((ty.clone(), None)),
+        ExprKind::Offset { of, .. } => Some(of.clone()),
+        ExprKind::GenericOffset { ty, .. } => Some(Indexed {
+            type_name: ty.clone(),
+            extent: None,
+            constant: false,
+        }),
         _ => None,
     };
     if let Some(t) = t {

@@ -271,10 +271,20 @@ const DYNAMIC_SHARED: &str = "parray_shared";
 /// elements each pointer parameter reaches and the launch's fault record.
 pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
     let mut w = Writer::new(body, dialect);
+    // A parameter read from constant memory is the module's `__constant__` array of its
+    // name, which the launch fills from the argument (passed under another name).
+    let constant = |id: &LocalId| body.constants.iter().any(|(c, _)| c == id);
     let mut params: Vec<String> = body
         .params
         .iter()
-        .map(|(p, id)| format!("{} {}", c_type(param_ty(p)), w.names[id.0 as usize]))
+        .map(|(p, id)| {
+            let prefix = if constant(id) {
+                "__parray_constant_"
+            } else {
+                ""
+            };
+            format!("{} {prefix}{}", c_type(param_ty(p)), w.names[id.0 as usize])
+        })
         .collect();
     let mut out = String::new();
     let _ = writeln!(
@@ -344,6 +354,12 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
             out,
             "extern __shared__ __align__(16) unsigned char {DYNAMIC_SHARED}[];"
         );
+    }
+    for (p, id) in &body.params {
+        if let Some((_, extent)) = body.constants.iter().find(|(c, _)| c == id) {
+            let n = &w.names[id.0 as usize];
+            let _ = writeln!(out, "__constant__ {} {n}[{extent}];", p.elem.c_name());
+        }
     }
     let _ = writeln!(
         out,
@@ -442,6 +458,37 @@ fn param_ty(p: &crate::Param) -> Ty {
     } else {
         Ty::of_elem(p.elem)
     }
+}
+
+/// The C name of each local of `body`: its own, unless C reserves it or a thread index
+/// or an earlier local has it (then `name_k`, `k` its number).
+fn c_names(body: &Body) -> Vec<String> {
+    let mut taken: HashSet<String> = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
+    body.locals
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let mut name = l.name.clone();
+            if C_RESERVED.contains(&name.as_str()) || taken.contains(&name) {
+                name = format!("{name}_{k}");
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+/// The parameters `kernel` reads from constant memory (`Body::constants`): each one's
+/// position among the parameters and the name of its `__constant__` array, which the
+/// launch fills.
+pub fn constant_symbols(body: &Body) -> Vec<(usize, String)> {
+    let names = c_names(body);
+    body.params
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, id))| body.constants.iter().any(|(c, _)| c == id))
+        .map(|(i, (_, id))| (i, names[id.0 as usize].clone()))
+        .collect()
 }
 
 /// The C local holding a thread index (`tid_0_1`), as the paper names it.
@@ -795,24 +842,10 @@ const UNARY: u8 = 15;
 
 impl<'b> Writer<'b> {
     fn new(body: &'b Body, dialect: Dialect) -> Self {
-        let mut taken: HashSet<String> = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
-        let names = body
-            .locals
-            .iter()
-            .enumerate()
-            .map(|(k, l)| {
-                let mut name = l.name.clone();
-                if C_RESERVED.contains(&name.as_str()) || taken.contains(&name) {
-                    name = format!("{name}_{k}");
-                }
-                taken.insert(name.clone());
-                name
-            })
-            .collect();
         Writer {
             body,
             dialect,
-            names,
+            names: c_names(body),
             roots: HashMap::new(),
             stmt_line: 0,
             vector_arrays: vector_uses(body).0,

@@ -208,6 +208,10 @@ pub struct Body {
     /// must hold at once (`#![min_blocks_per_sm(N)]`), which caps the registers a thread
     /// may take.
     pub launch_bounds: Option<(u32, u32)>,
+    /// The parameters the kernel reads from constant memory (arrays of cmem types), with
+    /// the elements each needs: found by [`bounds::prove`], declared `__constant__` by the
+    /// C back end, filled by the launch.
+    pub constants: Vec<(LocalId, u64)>,
 }
 
 impl Body {
@@ -850,6 +854,29 @@ pub struct Indexed {
     /// Elements of storage a value of the type needs; `None` for a type parameter, whose
     /// extent is known only when the detour is instantiated.
     pub extent: Option<u64>,
+    /// The type is in constant memory (`cmem`): its root is read from the kernel's
+    /// constant bank.
+    pub constant: bool,
+}
+
+impl Indexed {
+    /// The declared type `name` of `module`, as a `$name[...]$` form indexes it.
+    pub fn of_type(module: &crate::Module, name: &str) -> Indexed {
+        let def = module.type_def(name);
+        Indexed {
+            type_name: name.to_string(),
+            extent: Some(def.map_or(0, |d| module.extent(d.root))),
+            constant: def.is_some_and(|d| {
+                matches!(
+                    d.class,
+                    crate::TypeClass::Data {
+                        mem: Some(MemKind::Cmem),
+                        ..
+                    }
+                )
+            }),
+        }
+    }
 }
 
 /// Whether an element access is checked against its array's extent when it runs.

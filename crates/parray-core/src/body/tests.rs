@@ -46,6 +46,7 @@ impl B {
                 tids: Vec::new(),
                 stmts: Vec::new(),
                 launch_bounds: None,
+                constants: Vec::new(),
             },
         };
         for (name, elem, pointer) in params {

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::CudaFunction;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
@@ -24,10 +26,18 @@ pub(crate) struct Kernels {
     /// What this device's compilations target, found on the first one.
     target: OnceLock<std::result::Result<Target, String>>,
     /// By the hash of (kernel, source, architecture, NVRTC version).
-    by_key: Mutex<HashMap<u64, CudaFunction>>,
+    by_key: Mutex<HashMap<u64, Kernel>>,
     /// By the address and length of a `'static` source and the kernel's name (one source
     /// may hold several kernels).
-    by_address: Mutex<HashMap<(usize, usize, String), CudaFunction>>,
+    by_address: Mutex<HashMap<(usize, usize, String), Kernel>>,
+}
+
+/// A compiled kernel: its function, and the module holding it (and its `__constant__`
+/// arrays, which a launch fills).
+#[derive(Clone)]
+pub(crate) struct Kernel {
+    pub(crate) function: CudaFunction,
+    pub(crate) module: Arc<CudaModule>,
 }
 
 /// The function `kernel` of `source`, compiled for the calling thread's current device
@@ -40,14 +50,14 @@ pub(crate) struct Kernels {
 /// source to stderr on its first use on a device.
 pub fn compile(kernel: &str, source: &str) -> Result<CudaFunction> {
     let device = Device::current()?;
-    compile_on(gpu(&device, kernel)?, kernel, source)
+    Ok(compile_on(gpu(&device, kernel)?, kernel, source)?.function)
 }
 
 /// [`compile`] for sources that live as long as the process (the kernels `detour!`
 /// generates): found again by address, so that a launch does not rehash its source.
 pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction> {
     let device = Device::current()?;
-    compile_static_on(gpu(&device, kernel)?, kernel, source)
+    Ok(compile_static_on(gpu(&device, kernel)?, kernel, source)?.function)
 }
 
 /// The GPU behind `device`, which compiling `kernel` needs.
@@ -62,7 +72,7 @@ pub(crate) fn compile_static_on(
     cuda: &CudaDevice,
     kernel: &str,
     source: &'static str,
-) -> Result<CudaFunction> {
+) -> Result<Kernel> {
     let key = (source.as_ptr() as usize, source.len(), kernel.to_string());
     let by_address = &cuda.kernels.by_address;
     if let Some(f) = by_address
@@ -81,7 +91,7 @@ pub(crate) fn compile_static_on(
 }
 
 /// [`compile`] for the GPU `cuda`.
-pub(crate) fn compile_on(cuda: &CudaDevice, kernel: &str, source: &str) -> Result<CudaFunction> {
+pub(crate) fn compile_on(cuda: &CudaDevice, kernel: &str, source: &str) -> Result<Kernel> {
     let target = target(cuda)?;
     let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
     // Held while compiling: two threads asking for one kernel compile it once.
@@ -164,10 +174,15 @@ fn target(cuda: &CudaDevice) -> Result<&Target> {
         })
 }
 
-fn load(cuda: &CudaDevice, kernel: &str, ptx: Ptx) -> Result<CudaFunction> {
+fn load(cuda: &CudaDevice, kernel: &str, ptx: Ptx) -> Result<Kernel> {
     cuda.ctx
         .load_module(ptx)
-        .and_then(|module| module.load_function(kernel))
+        .and_then(|module| {
+            Ok(Kernel {
+                function: module.load_function(kernel)?,
+                module,
+            })
+        })
         .map_err(|e| Error::ModuleLoad {
             kernel: kernel.to_string(),
             reason: e.to_string(),

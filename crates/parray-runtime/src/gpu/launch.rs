@@ -5,9 +5,7 @@ use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
-
-use parray_core::MemKind;
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::array::Array;
 use crate::elem::Element;
@@ -42,6 +40,10 @@ pub struct Launch {
     /// The same kernel in HIP C++ for 64-lane wavefronts (SPEC.md 4.8), which
     /// `PARRAY_DUMP_SOURCE=hip` prints; `None` for a generic detour's or a copy's kernel.
     pub hip_source: Option<&'static str>,
+    /// The parameters the kernel reads from constant memory (`emit_c`'s `__constant__`
+    /// arrays, named as the parameters): each one's position among the arguments and its
+    /// name. The launch copies each argument's array into its constant array first.
+    pub constants: &'static [(usize, &'static str)],
 }
 
 /// A kernel argument as the driver receives it.
@@ -74,7 +76,7 @@ macro_rules! handle_args {
             fn kernel_value(&self) -> Result<KernelValue> {
                 // Only arrays' dmem has a device (not the emulator's shared memory).
                 let device = match self.device() {
-                    Some(device) if self.mem() == MemKind::Dmem => device,
+                    Some(device) if self.mem().on_device() => device,
                     _ => {
                         return Err(Error::NotDeviceMemory {
                             type_name: self.type_name(),
@@ -251,10 +253,11 @@ pub(crate) unsafe fn run_on_gpu(
         message,
     };
     check_limits(cuda, launch).map_err(fail)?;
-    let function = match &launch.source {
+    let kernel = match &launch.source {
         Cow::Borrowed(source) => jit::compile_static_on(cuda, launch.kernel, source)?,
         Cow::Owned(source) => jit::compile_on(cuda, launch.kernel, source)?,
     };
+    let function = &kernel.function;
     // Beyond what a kernel may declare statically, it must opt in to more.
     if u64::from(launch.shared_bytes) > parray_core::body::STATIC_SHARED_BYTES {
         function
@@ -275,7 +278,30 @@ pub(crate) unsafe fn run_on_gpu(
         None => None,
     };
     let fault_address = fault.as_ref().map(|f| f.device_ptr(&cuda.stream).0);
-    let mut builder = cuda.stream.launch_builder(&function);
+    // The parameters read from constant memory: each argument's array into the module's
+    // `__constant__` array of the parameter's name, on the stream, before the kernel.
+    for &(param, symbol) in launch.constants {
+        let Some(&KernelValue::Pointer { address, .. }) = values.get(param) else {
+            return Err(fail(format!(
+                "`{symbol}` is read from constant memory, and its argument is not an array"
+            )));
+        };
+        let mut bank = kernel
+            .module
+            .get_global(symbol, &cuda.stream)
+            .map_err(|e| fail(format!("the constant array `{symbol}`: {e}")))?;
+        let bytes = bank.len();
+        let (to, _record) = bank.device_ptr_mut(&cuda.stream);
+        // SAFETY: `address` is the argument's array on this device, which the detour
+        // checked holds the extent of the cmem types the body indexes it as (the size of
+        // the `__constant__` array, `bytes`), borrowed for the launch; both are ordered on
+        // this stream.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(to, address, bytes, cuda.stream.cu_stream())
+        }
+        .map_err(|e| fail(format!("filling the constant array `{symbol}`: {e}")))?;
+    }
+    let mut builder = cuda.stream.launch_builder(function);
     for value in values {
         match value {
             KernelValue::F32(v) => builder.arg(v),

@@ -95,6 +95,7 @@ pub fn vector_add(
         shared_bytes: 0,
         checked: None,
         hip_source: None,
+        constants: &[],
         site,
     };
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
