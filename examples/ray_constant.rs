@@ -31,7 +31,7 @@ const SEED: &str = r#"
 #define INF 2e10f
 struct Sphere {
     float r, b, g, radius, x, y, z;
-    __device__ float hit(float ox, float oy, float *n) {
+    __device__ float hit(float ox, float oy, float *n) const {
         float dx = ox - x;
         float dy = oy - y;
         float d2 = fmaf(dx, dx, dy * dy);
