@@ -12,11 +12,45 @@ use crate::expr::{digit, Expr, VarId, Vars};
 use crate::kinds::ThreadKind;
 use crate::tree::{Module, NodeId};
 
-/// CUDA's limits on every current GPU: block extents (x, y, z), threads per block, grid
-/// extents (x, y, z).
-pub const MAX_BLOCK: [u64; 3] = [1024, 1024, 64];
-pub const MAX_BLOCK_THREADS: u64 = 1024;
-pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
+/// What a GPU family lets one launch have: the one table that the declaration of a cuda
+/// array (CUDA's), the HIP dialect (AMD's), the runtime and the emulation check against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchLimits {
+    /// How messages name the family.
+    pub name: &'static str,
+    /// Block extents (x, y, z).
+    pub block: [u64; 3],
+    pub block_threads: u64,
+    /// Grid extents (x, y, z).
+    pub grid: [u64; 3],
+    /// Work-items along each axis, grid extent times block extent (HIP's 32-bit global
+    /// ids); `u64::MAX` where there is no such limit.
+    pub axis_threads: u64,
+    /// Shared memory (LDS) one block may have, opt-in included.
+    pub shared_bytes: u64,
+}
+
+/// CUDA on every current GPU; shared memory as a Hopper block may have it (227 KiB, with
+/// the dynamic shared memory opt-in), which the emulation grants too.
+pub const CUDA: LaunchLimits = LaunchLimits {
+    name: "CUDA",
+    block: [1024, 1024, 64],
+    block_threads: 1024,
+    grid: [(1 << 31) - 1, 65535, 65535],
+    axis_threads: u64::MAX,
+    shared_bytes: 227 * 1024,
+};
+
+/// HIP on AMD GPUs (CDNA and RDNA): 1024 work-items a work-group, 64 KiB of LDS, global
+/// ids of 32 bits along each axis.
+pub const HIP: LaunchLimits = LaunchLimits {
+    name: "HIP on an AMD GPU",
+    block: [1024, 1024, 1024],
+    block_threads: 1024,
+    grid: [(1 << 31) - 1, (1 << 31) - 1, (1 << 31) - 1],
+    axis_threads: (1 << 32) - 1,
+    shared_bytes: 64 * 1024,
+};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 
@@ -102,16 +136,24 @@ impl CudaGrid {
                 xyz[k][axis] = *s;
             }
         }
-        check_limits(xyz[0], xyz[1])?;
+        check_limits(xyz[0], xyz[1], &CUDA)?;
         // The limits above keep every extent within u32.
         let cast = |v: [u64; 3]| v.map(|e| e as u32);
         Ok(CudaGrid::new(cast(xyz[0]), cast(xyz[1])))
     }
 
-    /// Whether a launch of this shape is one CUDA accepts.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Whether a launch of this shape, its blocks with `shared_bytes` of shared memory, is
+    /// one that GPUs with `limits` accept.
+    pub fn fits(&self, shared_bytes: u64, limits: &LaunchLimits) -> Result<(), String> {
         let wide = |v: [u32; 3]| v.map(u64::from);
-        check_limits(wide(self.grid), wide(self.block)).map_err(|(_, m)| m)
+        check_limits(wide(self.grid), wide(self.block), limits).map_err(|(_, m)| m)?;
+        if shared_bytes > limits.shared_bytes {
+            return Err(format!(
+                "a block has {shared_bytes} bytes of shared memory; {} allows at most {}",
+                limits.name, limits.shared_bytes
+            ));
+        }
+        Ok(())
     }
 
     pub fn num_blocks(&self) -> u64 {
@@ -241,7 +283,12 @@ fn part_sizes(module: &Module, part: NodeId) -> Vec<u64> {
     }
 }
 
-fn check_limits(grid: [u64; 3], block: [u64; 3]) -> Result<(), (GridPart, String)> {
+fn check_limits(
+    grid: [u64; 3],
+    block: [u64; 3],
+    limits: &LaunchLimits,
+) -> Result<(), (GridPart, String)> {
+    let name = limits.name;
     if grid.contains(&0) || block.contains(&0) {
         return Err((
             GridPart::Grid,
@@ -249,23 +296,45 @@ fn check_limits(grid: [u64; 3], block: [u64; 3]) -> Result<(), (GridPart, String
         ));
     }
     let threads: u64 = block.iter().product();
-    if threads > MAX_BLOCK_THREADS {
+    if threads > limits.block_threads {
         return Err((
             GridPart::Block,
-            format!("the block has {threads} threads; CUDA allows at most {MAX_BLOCK_THREADS}"),
+            format!(
+                "the block has {threads} threads; {name} allows at most {}",
+                limits.block_threads
+            ),
         ));
     }
-    if block.iter().zip(MAX_BLOCK).any(|(b, m)| *b > m) {
+    let [bx, by, bz] = limits.block;
+    if block.iter().zip(limits.block).any(|(b, m)| *b > m) {
         return Err((
             GridPart::Block,
-            format!("block dimensions (x, y, z) = {block:?} exceed CUDA's limits (1024, 1024, 64)"),
+            format!(
+                "block dimensions (x, y, z) = {block:?} exceed {name}'s limits ({bx}, {by}, {bz})"
+            ),
         ));
     }
-    if grid.iter().zip(MAX_GRID).any(|(g, m)| *g > m) {
+    let power = |v: u64| match v + 1 {
+        p if p.is_power_of_two() && v > 65535 => format!("2^{}-1", p.trailing_zeros()),
+        _ => v.to_string(),
+    };
+    if grid.iter().zip(limits.grid).any(|(g, m)| *g > m) {
+        let [gx, gy, gz] = limits.grid.map(power);
         return Err((
             GridPart::Grid,
             format!(
-                "grid dimensions (x, y, z) = {grid:?} exceed CUDA's limits (2^31-1, 65535, 65535)"
+                "grid dimensions (x, y, z) = {grid:?} exceed {name}'s limits ({gx}, {gy}, {gz})"
+            ),
+        ));
+    }
+    if let Some(axis) = (0..3).find(|&a| grid[a] * block[a] > limits.axis_threads) {
+        return Err((
+            GridPart::Grid,
+            format!(
+                "{} threads along {}: {name} numbers them in {} at most",
+                grid[axis] * block[axis],
+                AXES[axis],
+                power(limits.axis_threads)
             ),
         ));
     }
@@ -357,7 +426,32 @@ mod tests {
     fn limits() {
         let err = Module::parse("#parray {cuda(int n) [70000][[2][1025]]} T").unwrap_err();
         assert!(err.message.contains("2050 threads"), "{}", err.message);
-        assert!(CudaGrid::new([1, 70000, 1], [1, 1, 1]).validate().is_err());
-        assert!(CudaGrid::new([1, 1, 1], [32, 1, 1]).validate().is_ok());
+        assert!(CudaGrid::new([1, 70000, 1], [1, 1, 1])
+            .fits(0, &CUDA)
+            .is_err());
+        assert!(CudaGrid::new([1, 1, 1], [32, 1, 1]).fits(0, &CUDA).is_ok());
+        // AMD: a grid CUDA refuses along y, 64 KiB of LDS, 32-bit ids along an axis.
+        let tall = CudaGrid::new([1, 70000, 1], [1, 1, 1]);
+        assert_eq!(tall.fits(0, &HIP), Ok(()));
+        let lds = CudaGrid::new([8, 1, 1], [256, 1, 1]).fits(100 * 1024, &HIP);
+        assert_eq!(
+            lds,
+            Err(
+                "a block has 102400 bytes of shared memory; HIP on an AMD GPU allows at most 65536"
+                    .into()
+            )
+        );
+        assert_eq!(
+            CudaGrid::new([8, 1, 1], [256, 1, 1]).fits(100 * 1024, &CUDA),
+            Ok(())
+        );
+        let wide = CudaGrid::new([(1 << 31) - 1, 1, 1], [1024, 1, 1]).fits(0, &HIP);
+        assert_eq!(
+            wide,
+            Err(
+                "2199023254528 threads along x: HIP on an AMD GPU numbers them in 2^32-1 at most"
+                    .into()
+            )
+        );
     }
 }

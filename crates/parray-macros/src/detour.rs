@@ -330,6 +330,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
             let source = emit_c::kernel(&body, &kernel, dialect);
+            // An AMD GPU's launch limits (`grid::HIP`): its LDS is 64 KiB.
+            let on_amd = grid.fits(body.shared_layout().1, &parray_core::grid::HIP);
+            if let (true, Dialect::Hip { .. }, Err(reason)) = (source_only, dialect, &on_amd) {
+                return Err(syn::Error::new(
+                    array.span(),
+                    format!("`{name}` cannot run on an AMD GPU: {reason}"),
+                ));
+            }
             if source_only {
                 if let Some(g) = forms.generics.first() {
                     let message = match dialect {
@@ -349,7 +357,13 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let site_ident = Ident::new("__parray_site", Span::call_site());
             let (source, hip) = if forms.generics.is_empty() {
                 // `PARRAY_DUMP_SOURCE=hip` shows any detour's HIP C++ (SPEC.md 4.8).
-                let hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
+                let mut hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
+                if let Err(reason) = on_amd {
+                    hip.insert_str(
+                        0,
+                        &format!("// parray: this kernel cannot run on an AMD GPU: {reason}\n"),
+                    );
+                }
                 (
                     quote!(::std::borrow::Cow::Borrowed(#source)),
                     quote!(::core::option::Option::Some(#hip)),

@@ -41,10 +41,9 @@ use crate::error::{divergence_message, panic_place, ThreadId};
 use crate::panics::{self, Caught};
 use crate::ptr::{Access, AccessMut, PtrMut, Raw};
 
-/// Most bytes of shared memory one block may create: the largest a current GPU grants
-/// (227 KiB on Hopper, with the dynamic shared memory opt-in), so that no kernel the GPU
-/// path can launch is refused here.
-pub const MAX_SHARED_BYTES: usize = 227 * 1024;
+/// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
+/// current GPU grants), so that no kernel the GPU path can launch is refused here.
+pub const MAX_SHARED_BYTES: usize = parray_core::grid::CUDA.shared_bytes as usize;
 
 /// A CUDA `dim3`: used both for sizes (grid, block) and for indices (blockIdx, threadIdx).
 ///
@@ -522,7 +521,7 @@ impl Run {
             shape,
             reason,
         };
-        grid.validate().map_err(invalid)?;
+        grid.fits(0, &parray_core::grid::CUDA).map_err(invalid)?;
         let (blocks, block_threads) = (grid.num_blocks(), grid.block_threads());
         let numbered = blocks
             .checked_mul(block_threads)
