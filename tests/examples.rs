@@ -229,4 +229,5 @@ const SEED_PROGRAMS: &[&str] = &[
     "quadratic",
     "integral",
     "hash_table",
+    "matmul_steps",
 ];

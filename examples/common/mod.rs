@@ -81,12 +81,25 @@ pub fn raw_kernel(
     block: [u32; 3],
     args: &[&dyn parray::gpu::KernelArg],
 ) -> Result<()> {
+    raw_kernel_shared(kernel, source, grid, block, 0, args)
+}
+
+/// [`raw_kernel`] with `shared_bytes` of dynamic shared memory a block (a kernel's
+/// `extern __shared__` array).
+pub fn raw_kernel_shared(
+    kernel: &'static str,
+    source: &'static str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    args: &[&dyn parray::gpu::KernelArg],
+) -> Result<()> {
     let launch = parray::gpu::Launch {
         kernel,
         source: std::borrow::Cow::Borrowed(source),
         grid,
         block,
-        shared_bytes: 0,
+        shared_bytes,
         checked: None,
         hip_source: None,
         site: &parray::DetourSite {
