@@ -202,13 +202,11 @@ fn main() -> parray::Result<()> {
             bitmap.fill(0)?;
             let s: &dyn parray::gpu::KernelArg = if k == 0 { &constant } else { &global };
             let t = common::median_seconds(repeats, true, || {
-                common::raw_kernel_with_constants(
-                    seed_kernel,
-                    SEED,
-                    grid,
-                    &[s, &bitmap],
-                    seed_constants,
-                )
+                let constants = common::Extras {
+                    constants: seed_constants,
+                    ..Default::default()
+                };
+                common::raw_kernel_with(seed_kernel, SEED, grid, constants, &[s, &bitmap])
             })?;
             let theirs = bitmap.to_vec()?;
             Some(t).filter(|_| theirs == want)

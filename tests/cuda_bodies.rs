@@ -619,6 +619,20 @@ fn stride_loops_are_proved() {
         }
     });
     assert!(twice.contains("parray_at(out, i,"), "{twice}");
+    // A mask bounds its result whatever it masks; an unmasked value stays checked.
+    let masked = kernel_source!(GPU(out, fout, n) {
+        let x = n * 7919;
+        out[$OUT_IX[(x & 15) as usize]$] = 1;
+    });
+    assert!(
+        masked.contains("out[((unsigned)(x & 15))] = 1;"),
+        "{masked}"
+    );
+    let unmasked = kernel_source!(GPU(out, fout, n) {
+        let x = n * 7919;
+        out[$OUT_IX[(x | 15) as usize]$] = 1;
+    });
+    assert!(unmasked.contains("parray_at(out,"), "{unmasked}");
 }
 
 same_on_both!(a_stride_loop, |out, fout, n| {

@@ -231,4 +231,5 @@ const SEED_PROGRAMS: &[&str] = &[
     "quadratic",
     "integral",
     "hash_table",
+    "matmul_steps",
 ];

@@ -81,25 +81,37 @@ pub fn raw_kernel(
     block: [u32; 3],
     args: &[&dyn parray::gpu::KernelArg],
 ) -> Result<()> {
-    raw_kernel_with_constants(kernel, source, (grid, block), args, &[])
+    raw_kernel_with(kernel, source, (grid, block), Extras::default(), args)
 }
 
-/// [`raw_kernel`] for a kernel that reads `__constant__` arrays: before it runs, the array
-/// passed as argument `i` is copied into the constant array `name` for each `(i, name)`
-/// of `constants` (`cudaMemcpyToSymbol`, as a detour's launch fills its cmem parameters).
-pub fn raw_kernel_with_constants(
+/// What a hand-written kernel's launch may need besides its grid: dynamic shared memory
+/// a block (its `extern __shared__` array), and `__constant__` arrays to fill: before it
+/// runs, the array passed as argument `i` is copied into the constant array `name` for
+/// each `(i, name)` (`cudaMemcpyToSymbol`, as a detour's launch fills its cmem
+/// parameters).
+#[derive(Default)]
+pub struct Extras {
+    pub shared_bytes: u32,
+    pub constants: &'static [(usize, &'static str)],
+}
+
+/// [`raw_kernel`] with [`Extras`].
+pub fn raw_kernel_with(
     kernel: &'static str,
     source: &'static str,
     (grid, block): ([u32; 3], [u32; 3]),
+    Extras {
+        shared_bytes,
+        constants,
+    }: Extras,
     args: &[&dyn parray::gpu::KernelArg],
-    constants: &'static [(usize, &'static str)],
 ) -> Result<()> {
     let launch = parray::gpu::Launch {
         kernel,
         source: std::borrow::Cow::Borrowed(source),
         grid,
         block,
-        shared_bytes: 0,
+        shared_bytes,
         checked: None,
         hip_source: None,
         constants,

@@ -588,6 +588,20 @@ impl<'b> Facts<'b> {
                 (off.expr.konst as i128, off.expr.max(&off.vars) as i128)
             }
             ExprKind::Cast(x, s) if s.is_int() => self.interval(x)?,
+            // `x & m` with `m` in `[0, hi]` lies in `[0, hi]` whatever `x` is (two's
+            // complement: the result has no bit `m` lacks): a table index `x & 0xff`.
+            ExprKind::Binary(BinOp::BitAnd, l, r)
+                if [l, r]
+                    .iter()
+                    .any(|e| self.interval(e).is_some_and(|(lo, _)| lo >= 0)) =>
+            {
+                let hi = [l, r]
+                    .iter()
+                    .filter_map(|e| self.interval(e).filter(|(lo, _)| *lo >= 0))
+                    .map(|(_, hi)| hi)
+                    .min()?;
+                (0, hi)
+            }
             ExprKind::Binary(op, l, r) => {
                 let (a, b) = (self.interval(l)?, self.interval(r)?);
                 match op {
