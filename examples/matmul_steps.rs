@@ -112,18 +112,23 @@ subprog! {
 }
 
 subprog! {
-    /// Step 3: thread w of block c packs the values 32w .. 32w + 31 of column c into word
-    /// w of column c of `B` (the seed's `BMatrix2Bin`).
+    /// Step 3: block w packs the values 32w .. 32w + 31 of each column c into word w of
+    /// column c of `B` (the seed's `BMatrix2Bin`), its threads striding over the columns
+    /// so that a warp reads and writes consecutive columns.
     fn pack_b<S, B>(db, dbbin) {
         parray! {
-            cuda(float* b, int* b_bin) [dim(B_1)][dim(B_0)] WORDS;
+            cuda(float* b, int* b_bin) [dim(B_0)][256] WORDS;
         }
         detour!(WORDS(db, dbbin) {
-            let mut word = 0i32;
-            for t in 0..32 {
-                word = (word << 1) | (b[$S[$tid_1$ * 32 + t][$tid_0$]$] == 1.0) as i32;
+            let mut c = $tid_1$;
+            while c < $dim(B_1)$ {
+                let mut word = 0i32;
+                for t in 0..32 {
+                    word = (word << 1) | (b[$S[$tid_0$ * 32 + t][c]$] == 1.0) as i32;
+                }
+                b_bin[$B[$tid_0$][c]$] = word;
+                c += $dim(WORDS_1)$;
             }
-            b_bin[$B[$tid_1$][$tid_0$]$] = word;
         })
     }
 }
