@@ -46,7 +46,7 @@ fn dot(a: &Array<V>, b: &Array<V>, c: &mut Array<PARTIAL>) -> parray::Result<()>
         let mut tmp = 0.0f32;
         let mut i = $tid$;
         while i < $size(V)$ {
-            tmp += a[i] * b[i];
+            tmp += a[$V[i]$] * b[$V[i]$];
             i += $size(DOT)$;
         }
         cache[$tid_1$] = tmp;

@@ -53,9 +53,9 @@ fn add_to_table(
             let bucket = (keys[t] % $size(BUCKETS)$ as u32) as usize;
             for lane in 0..32 {
                 if $tid$ % 32 == lane {
-                    while atomic_cas(lock + bucket, 0, 1) != 0 {}
-                    next[t] = atomic_exch(heads + bucket, t as i32);
-                    atomic_exch(lock + bucket, 0);
+                    while atomic_cas(lock + $BUCKETS[bucket]$, 0, 1) != 0 {}
+                    next[t] = atomic_exch(heads + $BUCKETS[bucket]$, t as i32);
+                    atomic_exch(lock + $BUCKETS[bucket]$, 0);
                 }
             }
             t += $size(TABLE)$;

@@ -46,7 +46,7 @@ fn global_atomics(bytes: &Array<BYTES>, n: i32, h: &mut Array<HISTO>) -> parray:
     detour!(HIST(bytes, n, h) {
         let mut i = $tid$;
         while i < n as usize {
-            atomic_add(histo + buffer[i] as usize, 1);
+            atomic_add(histo + $HISTO[buffer[$BYTES[i]$] as usize]$, 1);
             i += $size(HIST)$;
         }
     })
@@ -59,11 +59,11 @@ fn shared_atomics(bytes: &Array<BYTES>, n: i32, h: &mut Array<HISTO>) -> parray:
         #sync;
         let mut i = $tid$;
         while i < n as usize {
-            atomic_add(tmp + buffer[i] as usize, 1);
+            atomic_add(tmp + $TMP[buffer[$BYTES[i]$] as usize]$, 1);
             i += $size(HIST)$;
         }
         #sync;
-        atomic_add(histo + $tid_1$, tmp[$tid_1$]);
+        atomic_add(histo + $HISTO[$tid_1$]$, tmp[$tid_1$]);
     })
 }
 

@@ -26,7 +26,7 @@ parray! {
     cuda(double* integral, double lb, int n, double dx) [1024][256] STRIDE;
     // Version 5: one warp per block, a sum per block; then one warp sums them.
     cuda(double* res_warp, double lb, int n, double dx) [PARTS][32] WARPS;
-    cuda(double* res_warp, int parts, double* integral) [1][32] SUM;
+    cuda(double* res_warp, double* integral) [1][32] SUM;
 }
 
 /// The seed's kernels, in CUDA (its `__shfl_down(v, d, 64)` is `__shfl_down_sync` over
@@ -104,7 +104,7 @@ fn v1((r, lb, n, dx): Args) -> parray::Result<()> {
             let x = lb + (i as f64 + 0.5) * dx;
             let s = (2.0 * x).sin();
             let c = x.cos();
-            atomic_add(integral + 0, s * s * (c * c) * dx);
+            atomic_add(integral + $RESULT[0]$, s * s * (c * c) * dx);
         }
     })
 }
@@ -125,7 +125,7 @@ fn v2((r, lb, n, dx): Args) -> parray::Result<()> {
         }
         #sync;
         if $tid_1$ == 0 {
-            atomic_add(integral + 0, sum[0]);
+            atomic_add(integral + $RESULT[0]$, sum[0]);
         }
     })
 }
@@ -155,7 +155,7 @@ fn v3((r, lb, n, dx): Args) -> parray::Result<()> {
         }
         #sync;
         if $tid_1$ == 0 {
-            atomic_add(integral + 0, sum[0]);
+            atomic_add(integral + $RESULT[0]$, sum[0]);
         }
     })
 }
@@ -186,7 +186,7 @@ fn v4((r, lb, n, dx): Args) -> parray::Result<()> {
         }
         #sync;
         if $tid_1$ == 0 {
-            atomic_add(integral + 0, sum[0]);
+            atomic_add(integral + $RESULT[0]$, sum[0]);
         }
     })
 }
@@ -211,12 +211,11 @@ fn v5((r, lb, n, dx): Args, parts: &mut Array<PARTIAL>) -> parray::Result<()> {
             res_warp[$PARTIAL[$tid_0$]$] = tmp;
         }
     })?;
-    let count = host! { $size(PARTIAL)$ } as i32;
-    detour!(SUM(&*parts, count, r) {
+    detour!(SUM(&*parts, r) {
         let mut tmp = 0.0f64;
         let mut i = $tid_1$;
-        while i < parts as usize {
-            tmp += res_warp[i];
+        while i < $size(PARTIAL)$ {
+            tmp += res_warp[$PARTIAL[i]$];
             i += 32;
         }
         let mut delta = 16u32;
@@ -225,7 +224,7 @@ fn v5((r, lb, n, dx): Args, parts: &mut Array<PARTIAL>) -> parray::Result<()> {
             delta /= 2;
         }
         if $tid_1$ == 0 {
-            integral[0] = tmp;
+            integral[$RESULT[0]$] = tmp;
         }
     })
 }

@@ -245,6 +245,8 @@ struct Facts<'b> {
     /// assigned has (an assumption for the walk, which [`Facts::analyse`] makes true).
     assigned_twos: HashMap<LocalId, u32>,
     created: HashMap<LocalId, u64>,
+    /// For each immutable integer local, the forms its value was computed from.
+    local_forms: HashMap<LocalId, Vec<Indexed>>,
     uses: Vec<RootUse>,
 }
 
@@ -257,6 +259,7 @@ impl<'b> Facts<'b> {
             places: HashMap::new(),
             assigned_twos,
             created: HashMap::new(),
+            local_forms: HashMap::new(),
             uses: Vec::new(),
         };
         for (param, local) in &body.params {
@@ -394,6 +397,11 @@ impl<'b> Facts<'b> {
                     if let Some(r) = self.interval(init) {
                         self.ranges.insert(*local, r);
                     }
+                    let mut types = Vec::new();
+                    forms(init, &self.local_forms, &mut types);
+                    if !types.is_empty() {
+                        self.local_forms.insert(*local, types);
+                    }
                     self.twos.insert(*local, self.twos_of(init));
                 }
             }
@@ -523,7 +531,7 @@ impl<'b> Facts<'b> {
             return;
         };
         if let Some(at) = at {
-            forms(at, &mut types);
+            forms(at, &self.local_forms, &mut types);
         }
         let use_ = match self.uses.iter_mut().position(|u| u.root == root) {
             Some(i) => &mut self.uses[i],
@@ -559,7 +567,7 @@ impl<'b> Facts<'b> {
                     .zip(self.interval(r))
                     .map(|(a, b)| (a.0 + b.0, a.1 + b.1));
                 p.twos = p.twos.min(self.twos_of(r));
-                forms(r, &mut p.types);
+                forms(r, &self.local_forms, &mut p.types);
                 Some(p)
             }
             _ => None,
@@ -572,6 +580,8 @@ impl<'b> Facts<'b> {
             ExprKind::Lit(Lit::Int(v, _)) => (*v as i128, *v as i128),
             ExprKind::Local(id) => *self.ranges.get(id)?,
             ExprKind::Size(n) => (*n as i128, *n as i128),
+            // An element read lies in its type's range (a byte in `[0, 255]`).
+            ExprKind::Index(..) => self.type_range(e.ty)?,
             ExprKind::Tid(path) => {
                 let (_, t) = self.body.tids.iter().find(|(p, _)| p == path)?;
                 (0, t.expr.max(&t.vars) as i128)
@@ -649,23 +659,28 @@ impl<'b> Facts<'b> {
     }
 }
 
-/// The types of the `$T[...]$` forms in `e`.
-fn forms(e: &Expr, out: &mut Vec<Indexed>) {
-    let t = match &e.kind {
-        ExprKind::Offset { of, .. } => Some(of.clone()),
-        ExprKind::GenericOffset { ty, .. } => Some(Indexed {
+/// The types of the `$T[...]$` forms in `e`, and of those in the values of the immutable
+/// locals it reads (`let i = $T[...]$; a[i]` indexes `a` as `T`), from `locals`.
+fn forms(e: &Expr, locals: &HashMap<LocalId, Vec<Indexed>>, out: &mut Vec<Indexed>) {
+    let found: Vec<Indexed> = match &e.kind {
+        ExprKind::Offset { of, .. } => vec![of.clone()],
+        ExprKind::GenericOffset { ty, .. } => vec![Indexed {
             type_name: ty.clone(),
             extent: None,
             constant: false,
-        }),
-        _ => None,
+        }],
+        ExprKind::Local(id) => locals.get(id).cloned().unwrap_or_default(),
+        _ => Vec::new(),
     };
-    if let Some(t) = t {
+    for t in found {
         if !out.contains(&t) {
             out.push(t);
         }
     }
-    e.for_each_child(&mut |c| forms(c, out));
+    // An element read inside an offset (`$H[b[$B[i]$] as usize]$`) indexes its own array.
+    if !matches!(e.kind, ExprKind::Index(..) | ExprKind::Vector { .. }) {
+        e.for_each_child(&mut |c| forms(c, locals, out));
+    }
 }
 
 /// Marks the proved accesses of `stmts`, counting them in `proof`.

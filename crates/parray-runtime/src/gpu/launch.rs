@@ -324,32 +324,43 @@ pub(crate) unsafe fn run_on_gpu(
     // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
     // launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
+    // A checked kernel's fault record is read on the stream after it, which waits for it:
+    // one wait for both.
+    let record = match (fault, launch.checked) {
+        (Some(record), Some(names)) => {
+            let mut words = [0u64; FAULT_WORDS];
+            cuda.stream
+                .memcpy_dtoh(&*record, &mut words)
+                .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
+            Some((record, words, names))
+        }
+        _ => None,
+    };
     cuda.stream
         .synchronize()
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
-    match (fault, launch.checked) {
-        (Some(mut record), Some(names)) => report_fault(cuda, &mut record, launch, names),
-        _ => Ok(()),
+    match record {
+        Some((mut record, words, names)) => report_fault(cuda, &mut record, words, launch, names),
+        None => Ok(()),
     }
 }
 
 /// After a launch with checked accesses: the first access out of bounds (or, for a vector,
-/// misaligned) it recorded, as
+/// misaligned) it recorded (`r`, the record's words read after it), as
 /// the error the emulation gives for the same access (a panic of that thread), and the
 /// record cleared for the next launch.
 fn report_fault(
     cuda: &CudaDevice,
     record: &mut cudarc::driver::CudaSlice<u64>,
+    r: [u64; FAULT_WORDS],
     launch: &Launch,
     names: &[&str],
 ) -> Result<()> {
     let fail = |e: cudarc::driver::DriverError| Error::Launch {
         kernel: launch.kernel.to_string(),
         site: launch.site,
-        message: format!("reading the kernel's fault record: {e}"),
+        message: format!("clearing the kernel's fault record: {e}"),
     };
-    let mut r = [0u64; FAULT_WORDS];
-    cuda.stream.memcpy_dtoh(&*record, &mut r).map_err(fail)?;
     if r[0] == 0 {
         return Ok(());
     }
