@@ -11,7 +11,7 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 
 use crate::error::{Error, Result};
 use crate::gpu::context::{backend, Backend};
@@ -77,27 +77,39 @@ pub(crate) struct CudaDevice {
     pub(crate) kernels: Kernels,
     /// The record that kernels with checked accesses write their first fault to, made on
     /// first use (see `launch::report_fault`).
-    fault: OnceLock<std::result::Result<Mutex<CudaSlice<u64>>, String>>,
+    fault: OnceLock<std::result::Result<Mutex<FaultRecord>, String>>,
     /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
     pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
 }
 
 impl CudaDevice {
     /// The device's fault record, held by one launch at a time.
-    pub(crate) fn fault_record(
-        &self,
-    ) -> std::result::Result<MutexGuard<'_, CudaSlice<u64>>, String> {
+    pub(crate) fn fault_record(&self) -> std::result::Result<MutexGuard<'_, FaultRecord>, String> {
         self.fault
             .get_or_init(|| {
-                self.stream
-                    .alloc_zeros::<u64>(crate::gpu::launch::FAULT_WORDS)
-                    .map(Mutex::new)
-                    .map_err(|e| format!("allocating the fault record: {e}"))
+                let fail = |e: DriverError| format!("allocating the fault record: {e}");
+                let words = crate::gpu::launch::FAULT_WORDS;
+                let device = self.stream.alloc_zeros::<u64>(words).map_err(fail)?;
+                // SAFETY: cached page-locked memory for `words` u64s, written below from the
+                // zeroed device record before anything reads it.
+                let mut host =
+                    unsafe { self.ctx.alloc_pinned_with_flags::<u64>(words, 0) }.map_err(fail)?;
+                self.stream.memcpy_dtoh(&device, &mut host).map_err(fail)?;
+                self.stream.synchronize().map_err(fail)?;
+                Ok(Mutex::new(FaultRecord { device, host }))
             })
             .as_ref()
             .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
             .map_err(String::clone)
     }
+}
+
+/// Where kernels with checked accesses record their first fault (`launch::report_fault`),
+/// and the page-locked host words it is read back into after each such launch (on the
+/// stream, right after the kernel: no second wait).
+pub(crate) struct FaultRecord {
+    pub(crate) device: CudaSlice<u64>,
+    pub(crate) host: PinnedHostSlice<u64>,
 }
 
 thread_local! {

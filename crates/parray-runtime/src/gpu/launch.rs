@@ -10,7 +10,7 @@ use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use crate::array::Array;
 use crate::elem::Element;
 use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::gpu::device::{CudaDevice, Device, DeviceId};
+use crate::gpu::device::{CudaDevice, Device, DeviceId, FaultRecord};
 use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::gpu::jit;
 use crate::ptr::{
@@ -277,7 +277,7 @@ pub(crate) unsafe fn run_on_gpu(
         Some(_) => Some(cuda.fault_record().map_err(fail)?),
         None => None,
     };
-    let fault_address = fault.as_ref().map(|f| f.device_ptr(&cuda.stream).0);
+    let fault_address = fault.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
     // The parameters read from constant memory: each argument's array into the module's
     // `__constant__` array of the parameter's name, on the stream, before the kernel.
     for &(param, symbol) in launch.constants {
@@ -324,23 +324,25 @@ pub(crate) unsafe fn run_on_gpu(
     // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
     // launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
-    // A checked kernel's fault record is read on the stream after it, which waits for it:
-    // one wait for both.
-    let record = match (fault, launch.checked) {
-        (Some(record), Some(names)) => {
-            let mut words = [0u64; FAULT_WORDS];
-            cuda.stream
-                .memcpy_dtoh(&*record, &mut words)
-                .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
-            Some((record, words, names))
-        }
-        _ => None,
-    };
+    // A checked kernel's fault record is copied back on the stream right after it: one
+    // wait for both.
+    let mut record = fault.zip(launch.checked);
+    if let Some((r, _)) = &mut record {
+        let FaultRecord { device, host } = &mut **r;
+        cuda.stream
+            .memcpy_dtoh(&*device, host)
+            .map_err(|e| fail(format!("reading the kernel's fault record: {e}")))?;
+    }
     cuda.stream
         .synchronize()
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
     match record {
-        Some((mut record, words, names)) => report_fault(cuda, &mut record, words, launch, names),
+        Some((mut r, names)) => {
+            let mut words = [0u64; FAULT_WORDS];
+            let host = r.host.as_slice().map_err(|e| fail(e.to_string()))?;
+            words.copy_from_slice(host);
+            report_fault(cuda, &mut r.device, words, launch, names)
+        }
         None => Ok(()),
     }
 }
