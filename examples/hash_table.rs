@@ -49,12 +49,12 @@ fn add_to_table(
 ) -> parray::Result<()> {
     detour!(TABLE(keys, n, next, heads, locks) {
         let mut t = $tid$;
-        while t < n as usize {
-            let bucket = (keys[t] % $size(BUCKETS)$ as u32) as usize;
+        while t < (n as usize).min($size(KEYS)$) {
+            let bucket = (keys[$KEYS[t]$] % $size(BUCKETS)$ as u32) as usize;
             for lane in 0..32 {
                 if $tid$ % 32 == lane {
                     while atomic_cas(lock + $BUCKETS[bucket]$, 0, 1) != 0 {}
-                    next[t] = atomic_exch(heads + $BUCKETS[bucket]$, t as i32);
+                    next[$NEXT[t]$] = atomic_exch(heads + $BUCKETS[bucket]$, t as i32);
                     atomic_exch(lock + $BUCKETS[bucket]$, 0);
                 }
             }

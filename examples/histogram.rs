@@ -45,7 +45,7 @@ extern "C" __global__ void histo_shared(unsigned char *buffer, long size, unsign
 fn global_atomics(bytes: &Array<BYTES>, n: i32, h: &mut Array<HISTO>) -> parray::Result<()> {
     detour!(HIST(bytes, n, h) {
         let mut i = $tid$;
-        while i < n as usize {
+        while i < (n as usize).min($size(BYTES)$) {
             atomic_add(histo + $HISTO[buffer[$BYTES[i]$] as usize]$, 1);
             i += $size(HIST)$;
         }
@@ -58,7 +58,7 @@ fn shared_atomics(bytes: &Array<BYTES>, n: i32, h: &mut Array<HISTO>) -> parray:
         tmp[$tid_1$] = 0;
         #sync;
         let mut i = $tid$;
-        while i < n as usize {
+        while i < (n as usize).min($size(BYTES)$) {
             atomic_add(tmp + $TMP[buffer[$BYTES[i]$] as usize]$, 1);
             i += $size(HIST)$;
         }

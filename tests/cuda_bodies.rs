@@ -619,6 +619,15 @@ fn stride_loops_are_proved() {
         }
     });
     assert!(twice.contains("parray_at(out, i,"), "{twice}");
+    // A run-time count capped by `min` bounds a stride loop.
+    let capped = kernel_source!(GPU(out, fout, n) {
+        let mut i = $tid$;
+        while i < (n as usize).min($size(OUT_IX)$) {
+            out[$OUT_IX[i]$] = 4;
+            i += $size(GPU)$;
+        }
+    });
+    assert!(capped.contains("out[i] = 4;"), "{capped}");
     // A mask bounds its result whatever it masks; an unmasked value stays checked.
     let masked = kernel_source!(GPU(out, fout, n) {
         let x = n * 7919;

@@ -632,6 +632,21 @@ impl<'b> Facts<'b> {
                 let (a, b) = (self.interval(a)?, self.interval(b)?);
                 (a.0.min(b.0), a.1.max(b.1))
             }
+            // `a.min(b)` lies below whichever of the two is bounded (`(n as usize).min(N)`
+            // bounds a loop by a run-time count and by an array's size).
+            ExprKind::Method(super::Method::Min, r, args) if matches!(e.ty, Ty::Scalar(s) if s.is_int()) =>
+            {
+                let (a, b) = (
+                    self.interval(r),
+                    args.first().and_then(|x| self.interval(x)),
+                );
+                let hi = [a, b].iter().flatten().map(|(_, hi)| *hi).min()?;
+                let lo = match (a, b) {
+                    (Some(a), Some(b)) => a.0.min(b.0),
+                    _ => self.type_range(e.ty)?.0,
+                };
+                (lo, hi)
+            }
             _ => return None,
         };
         // A value its type cannot hold wraps (or panics): nothing is known then.
