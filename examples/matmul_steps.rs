@@ -193,28 +193,10 @@ subprog! {
     }
 }
 
-/// The seed's float kernels, lesson 2's (lesson 1's with pitched rows) and lesson 3's, made
-/// `extern "C"`; the shared row sized at launch, as its lesson 5 does (its `a_shared[1000]`
-/// holds no row of 4096).
+/// The seed's lesson 3 kernel (lesson 2's, `common::SEED_000_MATRIX_MUL`, with the row of
+/// A in shared memory), made `extern "C"`; the shared row sized at launch, as its lesson 5
+/// does (its `a_shared[1000]` holds no row of 4096).
 const SEED: &str = r#"
-extern "C" __global__ void MatrixMul_device(float *a,int a_pitch,int a_rows,int a_cols,float *b,int b_pitch,int b_rows,int b_cols,float *c,int c_pitch){
-    int tix=threadIdx.x;
-    int tiy=threadIdx.y;
-    int bix=blockIdx.x;
-    int biy=blockIdx.y;
-    int bdx=blockDim.x;
-    int bdy=blockDim.y;
-    int gdx=gridDim.x;
-    int gdy=gridDim.y;
-    int i,k;
-    for(i=tix;i<b_cols;i+=bdx){
-        float sum=0;
-        for(k=0;k<a_cols;k++){
-            sum+=a[bix*a_pitch+k]*b[k*b_pitch+i];
-        }
-        c[bix*a_pitch+i]=sum;
-    }
-}
 extern "C" __global__ void MatrixMul_shared(float *a,int a_pitch,int a_rows,int a_cols,float *b,int b_pitch,int b_rows,int b_cols,float *c,int c_pitch){
     int tix=threadIdx.x;
     int tiy=threadIdx.y;
@@ -468,12 +450,12 @@ where
     }
     let float_ms = cublas.first().map(|r| r.ms);
     let run = |f: FloatKernel<S>| inputs.run::<H, H, H, M, S, M, S, M, S>("", "", repeats, f);
-    let seed = |kernel, shared| -> Result<Option<Row>> {
+    let seed = |(kernel, source), shared| -> Result<Option<Row>> {
         let f: FloatKernel<S> = &|a, b, c| {
             let args: [&dyn KernelArg; 10] = [a, &p, &ni, &ni, b, &p, &ni, &ni, c, &p];
             common::raw_kernel_with(
                 kernel,
-                SEED,
+                source,
                 (grid, block),
                 common::Extras {
                     shared_bytes: shared,
@@ -484,7 +466,10 @@ where
         };
         gpu.then(|| run(f)).transpose()
     };
-    let (ours_1, seed_1) = (run(ours.global)?, seed("MatrixMul_device", 0)?);
+    let (ours_1, seed_1) = (
+        run(ours.global)?,
+        seed(("MatrixMul_device", common::SEED_000_MATRIX_MUL), 0)?,
+    );
     steps.push(Step::float(
         n,
         "1 global memory (MatrixMul_device)",
@@ -494,7 +479,7 @@ where
     ));
     let (ours_2, seed_2) = (
         run(ours.shared_row)?,
-        seed("MatrixMul_shared", 4 * n as u32)?,
+        seed(("MatrixMul_shared", SEED), 4 * n as u32)?,
     );
     steps.push(Step::float(
         n,

@@ -22,23 +22,6 @@ parray! {
     cuda(float* a, float* b, float* c) [N][32] ROWS;
 }
 
-/// The seed's kernel (pitches in floats; it indexes `c` by `a_pitch`, equal here).
-const SEED: &str = r#"
-extern "C" __global__ void MatrixMul_device(float *a,int a_pitch,int a_rows,int a_cols,float *b,int b_pitch,int b_rows,int b_cols,float *c,int c_pitch){
-    int tix=threadIdx.x;
-    int bix=blockIdx.x;
-    int bdx=blockDim.x;
-    int i,k;
-    for(i=tix;i<b_cols;i+=bdx){
-        float sum=0;
-        for(k=0;k<a_cols;k++){
-            sum+=a[bix*a_pitch+k]*b[k*b_pitch+i];
-        }
-        c[bix*a_pitch+i]=sum;
-    }
-}
-"#;
-
 fn multiply(a: &Array<STORE>, b: &Array<STORE>, c: &mut Array<STORE>) -> parray::Result<()> {
     detour!(ROWS(a, b, c) {
         let mut j = $tid_1$;
@@ -93,7 +76,7 @@ fn main() -> parray::Result<()> {
         let t = common::median_seconds(repeats, true, || {
             common::raw_kernel(
                 "MatrixMul_device",
-                SEED,
+                common::SEED_000_MATRIX_MUL,
                 [n as u32, 1, 1],
                 [32, 1, 1],
                 &[&a, &pitch, &n32, &n32, &b, &pitch, &n32, &n32, &c, &pitch],

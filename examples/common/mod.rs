@@ -121,13 +121,38 @@ pub fn raw_kernel_with(
             line: line!(),
         },
     };
-    // SAFETY: each caller passes exactly the arguments its kernel's signature declares.
+    // SAFETY: each caller passes exactly the arguments its kernel's signature declares,
+    // and for each of `constants` an array as large as the constant array it fills.
     unsafe {
         parray::gpu::detour_cuda(&launch, args, |_| {
             unreachable!("a hand-written kernel runs on a GPU only")
         })
     }
 }
+
+/// Seed 000's lesson 2 kernel, as it is printed (made `extern "C"`): a block per row of C,
+/// threads striding over its columns, rows `a_pitch` floats apart (it indexes `c` by
+/// `a_pitch` too). The baseline of `pitch` and of `matmul_steps`' first step.
+pub const SEED_000_MATRIX_MUL: &str = r#"
+extern "C" __global__ void MatrixMul_device(float *a,int a_pitch,int a_rows,int a_cols,float *b,int b_pitch,int b_rows,int b_cols,float *c,int c_pitch){
+    int tix=threadIdx.x;
+    int tiy=threadIdx.y;
+    int bix=blockIdx.x;
+    int biy=blockIdx.y;
+    int bdx=blockDim.x;
+    int bdy=blockDim.y;
+    int gdx=gridDim.x;
+    int gdy=gridDim.y;
+    int i,k;
+    for(i=tix;i<b_cols;i+=bdx){
+        float sum=0;
+        for(k=0;k<a_cols;k++){
+            sum+=a[bix*a_pitch+k]*b[k*b_pitch+i];
+        }
+        c[bix*a_pitch+i]=sum;
+    }
+}
+"#;
 
 /// The line of a seed example's table: the detour's time beside the seed's own CUDA
 /// kernel's (on a GPU), and its check.

@@ -208,11 +208,7 @@ pub struct Placement {
 impl Placement {
     /// The placement of the declared type `name`.
     pub fn of(module: &Module, name: &str) -> Result<Placement> {
-        let dim = module.resolve(&crate::ast::Ident {
-            name: name.to_string(),
-            span: crate::Span::default(),
-        })?;
-        let off = crate::offset_function(module, dim.node, "k")?;
+        let (_, off) = flat_offsets(module, name)?;
         Ok(Placement {
             offsets: Program::new(&off.expr),
             part: distribution(module, name).map(|d| d.part),
@@ -461,14 +457,23 @@ fn unknown(name: &str) -> crate::Error {
     )
 }
 
-/// Whether element `k` of the type `name` is at offset `k`, for every `k`.
-pub fn contiguous_in_order(module: &Module, name: &str) -> Result<bool> {
+/// The number of elements of the type (or dimension) `name` and its offset function of
+/// one flat index `k`.
+pub fn flat_offsets(module: &Module, name: &str) -> Result<(u64, Offset)> {
     let dim = module.resolve(&crate::ast::Ident {
         name: name.to_string(),
         span: crate::Span::default(),
     })?;
-    let off = crate::offset_function(module, dim.node, "k")?;
-    Ok(off.expr.as_var().is_some() || (module.size(dim.node) == 1 && off.as_const() == Some(0)))
+    Ok((
+        module.size(dim.node),
+        offset_function(module, dim.node, "k")?,
+    ))
+}
+
+/// Whether the offset function of `n` elements puts element `k` at offset `k`, for every
+/// `k` (contiguous in logical order).
+pub fn in_order(n: u64, off: &Offset) -> bool {
+    off.expr.as_var().is_some() || (n == 1 && off.as_const() == Some(0))
 }
 
 /// The path of a copy from an array of `src` to one of `dst`; each side is its type (in
@@ -481,29 +486,18 @@ pub fn plan(
     if distribution(src_module, src).is_some() || distribution(dst_module, dst).is_some() {
         return exchange((src_module, src), (dst_module, dst)).map(CopyPath::Exchange);
     }
-    let s = contiguous_in_order(src_module, src)?;
-    let d = contiguous_in_order(dst_module, dst)?;
-    let strided = || -> Result<Option<Strided>> {
-        let flat = |module: &Module, name: &str| {
-            let dim = module.resolve(&crate::ast::Ident {
-                name: name.to_string(),
-                span: crate::Span::default(),
-            })?;
-            Ok::<_, crate::Error>((
-                module.size(dim.node),
-                offset_function(module, dim.node, "k")?,
-            ))
-        };
-        let ((n, s_off), (_, d_off)) = (flat(src_module, src)?, flat(dst_module, dst)?);
-        let elem_bytes = match src_module.type_def(src).map(|t| &t.class) {
-            Some(TypeClass::Data { elem, .. }) => elem.size_bytes(),
-            _ => return Ok(None),
-        };
-        Ok(Strided::of(&s_off, &d_off, n, elem_bytes))
+    let ((n, s_off), (_, d_off)) = (
+        flat_offsets(src_module, src)?,
+        flat_offsets(dst_module, dst)?,
+    );
+    let (s, d) = (in_order(n, &s_off), in_order(n, &d_off));
+    let strided = || match src_module.type_def(src).map(|t| &t.class) {
+        Some(TypeClass::Data { elem, .. }) => Strided::of(&s_off, &d_off, n, elem.size_bytes()),
+        _ => None,
     };
     let between_gpus = matches!((src_at, dst_at), (Gpu(a), Gpu(b)) if a != b);
     if !(between_gpus || s && d) {
-        if let Some(rows) = strided()? {
+        if let Some(rows) = strided() {
             return Ok(CopyPath::Strided(rows));
         }
     }

@@ -34,15 +34,12 @@ pub use parray_core::Rows;
 /// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
 /// `k` itself (contiguous in logical order).
 fn flat<T: DataType>() -> Result<Option<Program>> {
-    let module = T::module();
-    let dim = T::dim();
-    let off = parray_core::offset_function(module, dim.node, "k").map_err(|e| {
+    let (n, off) = parray_core::copy::flat_offsets(T::module(), T::NAME).map_err(|e| {
         Error::CopyUnsupported {
             reason: format!("the offset function of {}: {e}", T::NAME),
         }
     })?;
-    let identity = parray_core::copy::contiguous_in_order(module, T::NAME).unwrap_or(false);
-    Ok((!identity).then(|| Program::new(&off.expr)))
+    Ok((!parray_core::copy::in_order(n, &off)).then(|| Program::new(&off.expr)))
 }
 
 /// The path a copy from an array of `S` to one of `D` takes, given where each lives (host

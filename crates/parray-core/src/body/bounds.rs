@@ -472,13 +472,15 @@ impl<'b> Facts<'b> {
 
     /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
     fn narrowed(&mut self, stride: Option<(LocalId, Interval)>, walk: impl FnOnce(&mut Self)) {
-        if let Some((i, range)) = stride {
-            self.ranges.insert(i, range);
-        }
+        let Some((i, range)) = stride else {
+            return walk(self);
+        };
+        let outside = self.ranges.insert(i, range);
         walk(self);
-        if let Some((i, _)) = stride {
-            self.ranges.remove(&i);
-        }
+        match outside {
+            Some(r) => self.ranges.insert(i, r),
+            None => self.ranges.remove(&i),
+        };
     }
 
     /// A pointer local assigned (`p = q`) a pointer into another array than its first has
@@ -600,14 +602,11 @@ impl<'b> Facts<'b> {
             ExprKind::Cast(x, s) if s.is_int() => self.interval(x)?,
             // `x & m` with `m` in `[0, hi]` lies in `[0, hi]` whatever `x` is (two's
             // complement: the result has no bit `m` lacks): a table index `x & 0xff`.
-            ExprKind::Binary(BinOp::BitAnd, l, r)
-                if [l, r]
-                    .iter()
-                    .any(|e| self.interval(e).is_some_and(|(lo, _)| lo >= 0)) =>
-            {
-                let hi = [l, r]
-                    .iter()
-                    .filter_map(|e| self.interval(e).filter(|(lo, _)| *lo >= 0))
+            ExprKind::Binary(BinOp::BitAnd, l, r) => {
+                let hi = [self.interval(l), self.interval(r)]
+                    .into_iter()
+                    .flatten()
+                    .filter(|(lo, _)| *lo >= 0)
                     .map(|(_, hi)| hi)
                     .min()?;
                 (0, hi)
@@ -620,7 +619,6 @@ impl<'b> Facts<'b> {
                     BinOp::Mul if a.0 >= 0 && b.0 >= 0 => (a.0 * b.0, a.1 * b.1),
                     BinOp::Div if a.0 >= 0 && b.0 > 0 => (a.0 / b.1, a.1 / b.0),
                     BinOp::Rem if a.0 >= 0 && b.0 > 0 => (0, a.1.min(b.1 - 1)),
-                    BinOp::BitAnd if a.0 >= 0 && b.0 >= 0 => (0, a.1.min(b.1)),
                     BinOp::Shr if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => (a.0 >> b.1, a.1 >> b.0),
                     BinOp::Shl if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => {
                         (a.0 << b.0, a.1.checked_shl(b.1 as u32)?)

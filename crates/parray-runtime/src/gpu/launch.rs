@@ -138,8 +138,11 @@ scalar_args! {
 ///
 /// # Safety
 /// As for any CUDA launch: `args` must match the kernel's parameters in number and type,
-/// and the kernel must stay within the buffers it is given. The code generator
-/// guarantees the first; debug builds check the second only under the emulation.
+/// and the kernel must stay within the buffers it is given; each argument named in
+/// `launch.constants` must hold at least the bytes of its `__constant__` array, which
+/// the launch copies from it. The code generator guarantees the first and the last (the
+/// detour checks that each array holds the extent of the types its body indexes it as);
+/// debug builds check the second only under the emulation.
 pub unsafe fn detour_cuda<F>(launch: &Launch, args: &[&dyn KernelArg], emulated: F) -> Result<()>
 where
     F: Fn(&ThreadCtx) + Sync,
