@@ -1,12 +1,13 @@
 //! A tuned SGEMM subprogram, written in Parray's types: `C = A B` for an M x K `A`, a
-//! K x N `B` and an M x N `C`, each of any layout. Blocks of 256 threads compute 128x128
-//! tiles of C, each thread an 8x8 sub-tile (two 4x4 quarters 64 apart, read as 4-wide
-//! shared loads), over k-tiles of 16 staged through two shared buffers, one barrier a
-//! tile. Global loads run a tile ahead in registers (issued a whole tile before their
-//! values are stored), each step's fragments are read while the previous step
-//! multiplies, the products zig-zag so that consecutive ones share a register operand,
-//! and the kernel asks for two blocks a multiprocessor (at most 128 registers). The types below say all of it; `#copy` moves every tile, as float4 where
-//! both sides allow.
+//! K x N `B` and an M x N `C`, each of any layout. Blocks of 256 threads compute 128x256
+//! tiles of C, each thread an 8x16 sub-tile (rows in two quarters 64 apart, columns in four,
+//! each quarter read as one 4-wide shared load), over k-tiles of 16 staged through two
+//! shared buffers, one barrier a tile. Global loads run a tile ahead in registers (issued a
+//! whole tile before their values are stored), each step's fragments are read while the
+//! previous step multiplies, the products zig-zag so that consecutive ones share a register
+//! operand, and the kernel runs one block a multiprocessor with up to 255 registers a
+//! thread (cuBLAS's own shape: 8 warps, 128 accumulators each). The types below say all of
+//! it; `#copy` moves every tile, as float4 where both sides allow.
 //!
 //! On a GPU: square N = 4096 and 8192 on row-major, strips (Fig 18a) and blocks (Fig 18b)
 //! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
@@ -20,24 +21,25 @@ use parray::prelude::*;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
-    /// `TC` (M x N); M, N multiples of 128, K of 16.
+    /// `TC` (M x N); M a multiple of 128, N of 256, K of 16.
     pub fn sgemm<TA, TB, TC>(da, db, dc) {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            // A block per 128x128 tile of C; its 16x16 threads, each index split in two
+            // A block per 128x256 tile of C; its 16x16 threads, each index split in two
             // digits for the loads below.
-            cuda(float* a, float* b, float* c) [[M/128][N/128]][[[8][2]][[8][2]]] GEMM;
+            cuda(float* a, float* b, float* c) [[M/128][N/256]][[[8][2]][[8][2]]] GEMM;
             // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
-            // 4 apart (so that the transposing stores below hit 32 banks).
+            // 8 apart (so that the transposing stores below hit 32 banks).
             dmem float [[M/128][[[8][2]][8]]#TA_0][[K/16][[2][2][4]]#TA_1] AL;
             dmem float [#AL_1_1_0][#AL_1_1_2] AT;
-            // A 16x128 tile of B: a thread loads 4 consecutive n of two rows 8 apart.
-            dmem float [[K/16][[2][8]]#TB_0][[N/128][[[2][8][2]][4]]#TB_1] BL;
-            dmem float [#BL_0_1_0][#BL_1_1_1] BT;
-            // C by thread: rows and columns [tile][quarter][thread][4].
-            dmem float [[M/128][[2][16][4]]#TC_0][[N/128][[2][16][4]]#TC_1] CT;
+            // A 16x256 tile of B: a warp loads rows w and w + 8, each thread 4 consecutive
+            // n in both halves of each row.
+            dmem float [[K/16][[2][8]]#TB_0][[N/256][[2][[2][8][2]][4]]#TB_1] BL;
+            dmem float [#BL_0_1_0][#BL_1_1_0][#BL_1_1_2] BT;
+            // C by thread: rows [tile][quarter][thread][4], columns the same in 4 quarters.
+            dmem float [[M/128][[2][16][4]]#TC_0][[N/256][[4][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
             // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
             // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
@@ -46,81 +48,86 @@ subprog! {
             smem float [#ASW_1_0][#ASW_1_2] AST;
             smem float [#AS_0][#AS_1][[2][16][4]#AS_2] ASR;
             smem float [#ASR_2_0][#ASR_2_2] FA;
-            // Two stages of the B tile, written as the thread loaded it, read as FB.
-            smem float [2][[2][8]][128] BS;
-            smem float [#BS_0][#BS_1][[[2][8][2]][4]#BS_2] BSW;
-            smem float [#BSW_1_0][#BSW_2_1] BST;
-            smem float [#BS_0][#BS_1][[2][16][4]#BS_2] BSR;
+            // Two stages of the B tile, written as the thread loaded it, read as FB: 4 + 4
+            // + 4 + 4 columns of one k.
+            smem float [2][[2][8]][256] BS;
+            smem float [#BS_0][#BS_1][[2][[2][8][2]][4]#BS_2] BSW;
+            smem float [#BSW_1_0][#BSW_2_0][#BSW_2_2] BST;
+            smem float [#BS_0][#BS_1][[4][16][4]#BS_2] BSR;
             smem float [#BSR_2_0][#BSR_2_2] FB;
             rmem float [8] R8;
+            rmem float [16] R16;
             rmem float [8] F8;
-            rmem float [2][8] F2;
-            rmem float [2][4][2][4] ACC;
+            rmem float [16] F16;
+            rmem float [2][8] FA2;
+            rmem float [2][16] FB2;
+            rmem float [2][4][4][4] ACC;
         }
         detour!(GEMM(da, db, dc) {
-            // Two blocks a multiprocessor: at most 128 registers a thread.
-            #![min_blocks_per_sm(2)]
+            // One block a multiprocessor: up to 255 registers a thread.
+            #![min_blocks_per_sm(1)]
             let as_ = AS::create();
             let bs = BS::create();
             let ra = R8::create();
-            let rb = R8::create();
-            let fa = F2::create();
-            let fb = F2::create();
+            let rb = R16::create();
+            let fa = FA2::create();
+            let fb = FB2::create();
             let acc = ACC::create();
             #[unroll]
             for x in 0..$size(ACC)$ {
                 acc[x] = 0.0f32;
             }
             let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][[0][$tid_1_1_1$][0]]]$;
-            let pb = b + $BL[[0][[0][$tid_1_0_0$]]][[$tid_0_1$][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
+            let pb = b + $BL[[0][[0][$tid_1_0_0$]]][[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
             let aw = $ASW[0][[0][$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
-            let bw = $BSW[0][[0][$tid_1_0_0$]][[[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
+            let bw = $BSW[0][[0][$tid_1_0_0$]][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
             let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
             let br = $BSR[0][0][[0][$tid_1_1$][0]]$;
             #copy AT(pa) to R8(ra);
-            #copy BT(pb) to R8(rb);
+            #copy BT(pb) to R16(rb);
             #copy R8(ra) to AST(as_ + aw);
-            #copy R8(rb) to BST(bs + bw);
+            #copy R16(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
             // iteration before it is stored, so its latency hides behind a whole tile.
             #copy AT(pa + $AL_1_0[1 % $size(AL_1_0)$]$) to R8(ra);
-            #copy BT(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R8(rb);
+            #copy BT(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R16(rb);
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
             #copy FA(as_ + ar) to F8(fa);
-            #copy FB(bs + br) to F8(fb);
+            #copy FB(bs + br) to F16(fb);
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
                 // Stage 1 - cur was last read before the barrier that ended the last tile.
                 #copy R8(ra) to AST(as_ + aw + $ASW_0[1 - cur]$);
-                #copy R8(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
+                #copy R16(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
                 #copy AT(pa + $AL_1_0[after]$) to R8(ra);
-                #copy BT(pb + $BL_0_0[after]$) to R8(rb);
+                #copy BT(pb + $BL_0_0[after]$) to R16(rb);
                 #[unroll]
                 for k in 0..$dim(AS_1)$ {
                     if k + 1 < $dim(AS_1)$ {
                         let ahead = (k + 1) % $dim(AS_1)$;
-                        #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $F2[ahead % 2][0]$);
-                        #copy FB(bs + br + $BSR[cur][ahead][0]$) to F8(fb + $F2[ahead % 2][0]$);
+                        #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $FA2[ahead % 2][0]$);
+                        #copy FB(bs + br + $BSR[cur][ahead][0]$) to F16(fb + $FB2[ahead % 2][0]$);
                     }
-                    let f = $F2[k % 2][0]$;
+                    let fx = $FA2[k % 2][0]$;
+                    let fy = $FB2[k % 2][0]$;
                     // Rows zig-zag, so that consecutive products share an operand.
                     #[unroll]
                     for x in 0..8 {
                         #[unroll]
-                        for z in 0..8 {
-                            let y = if x % 2 == 0 { z } else { 7 - z };
-                            acc[x * 8 + y] += fa[f + x] * fb[f + y];
+                        for z in 0..16 {
+                            let y = if x % 2 == 0 { z } else { 15 - z };
+                            acc[x * 16 + y] += fa[fx + x] * fb[fy + y];
                         }
                     }
                 }
                 #sync_1;
                 #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
-                #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F8(fb);
+                #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F16(fb);
             }
             #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$);
         })
@@ -211,10 +218,11 @@ fn rows() -> parray::Result<Vec<Row>> {
     for n in gemm::sizes(&[4096, 8192], &[256])? {
         match n {
             256 => n256::run(repeats, &mut rows)?,
+            1024 => n1024::run(repeats, &mut rows)?,
             4096 => n4096::run(repeats, &mut rows)?,
             8192 => n8192::run(repeats, &mut rows)?,
             _ => {
-                eprintln!("sgemm: N is one of 256, 4096, 8192");
+                eprintln!("sgemm: N is one of 256, 1024, 4096, 8192");
                 std::process::exit(2);
             }
         }
@@ -230,14 +238,14 @@ fn rows() -> parray::Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// The tuned subprogram (N/128 x N/128 blocks of 256 threads) on row-major storage at
+/// The tuned subprogram (N/128 x N/256 blocks of 256 threads) on row-major storage at
 /// N = 1024: a row of the main example's table.
 pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     let mut rows = Vec::new();
     n1024::row_major(gemm::repeats()?, &mut rows)?;
     rows.iter()
         .filter(|r| r.kernel != "cuBLAS")
-        .map(|r| r.to_run("tuned SGEMM (subprog)", 1024 * 1024 / 64))
+        .map(|r| r.to_run("tuned SGEMM (subprog)", 1024 * 1024 / 128))
         .collect()
 }
 

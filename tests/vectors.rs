@@ -369,7 +369,7 @@ mod fig21 {
             #copy R(r) to C0(c);
         });
         assert!(
-            source.contains("*(float2*)parray_vat<2>(c, __parray_k * 256"),
+            source.contains("*(float2*)parray_vat<2>(c, (int)__parray_k * 256"),
             "{source}"
         );
         Ok(())
@@ -382,7 +382,7 @@ mod fig21 {
         let source = sgemm_source();
         for line in [
             "float2 b2 = *(const float2*)b1;",
-            "= parray_get_float2(r + __parray_k",
+            "= parray_get_float2(r + (int)__parray_k",
         ] {
             assert!(source.contains(line), "{line} in\n{source}");
         }

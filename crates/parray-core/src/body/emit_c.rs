@@ -1065,6 +1065,24 @@ impl<'b> Writer<'b> {
 
     /// The expression as C and its binding strength.
     fn expr(&self, e: &Expr, _min: u8) -> (String, u8) {
+        if e.signed {
+            // In `int`: its leaves here, its operators below (their operands are marked too).
+            match &e.kind {
+                ExprKind::Lit(Lit::Int(v, _)) => return (v.to_string(), ATOM),
+                ExprKind::Size(n) => return (n.to_string(), ATOM),
+                ExprKind::Offset { off, .. } => {
+                    if let Some(c) = off.as_const() {
+                        return (c.to_string(), ATOM);
+                    }
+                }
+                // A cast binds tighter than any operator it meets here (none is postfix).
+                ExprKind::Local(id) => {
+                    return (format!("(int){}", self.names[id.0 as usize]), ATOM)
+                }
+                ExprKind::Tid(path) => return (format!("(int){}", tid_name(path)), ATOM),
+                _ => {}
+            }
+        }
         match &e.kind {
             ExprKind::Lit(l) => (self.lit(l, e.ty), ATOM),
             ExprKind::Local(id) => (self.names[id.0 as usize].clone(), ATOM),

@@ -526,6 +526,10 @@ pub struct Expr {
     pub span: Span,
     /// Set by [`check`].
     pub ty: Ty,
+    /// Set by [`bounds::prove`]: a GPU's 32-bit unsigned value that lies in `[0, i32::MAX]`,
+    /// computed from such values only, so that C may compute it in `int` with the same
+    /// result (3.5, "Index arithmetic").
+    pub signed: bool,
 }
 
 impl Expr {
@@ -534,6 +538,7 @@ impl Expr {
             kind,
             span,
             ty: Ty::Unit,
+            signed: false,
         }
     }
 
