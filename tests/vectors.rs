@@ -389,3 +389,52 @@ mod fig21 {
         assert!(!source.contains("parray_vat"), "{source}");
     }
 }
+
+/// `#copy` of a subprogram's type parameter and of types declared on it: each thread
+/// copies its row of the caller's matrix, whatever its layout, into a row-major one.
+mod subprogram_copies {
+    use parray::prelude::*;
+
+    subprog! {
+        /// `db = da` for `da` of the type `T` and `db` of `U` (N x N, any layouts).
+        pub fn to_rows<T, U>(da, db) -> parray::Result<()> {
+            parray! {
+                const N = dim(T_0);
+                cuda(float* a, float* b) [1][N] ROWS;
+                cuda(float* a, float* b) [1][1] ONE;
+                dmem float [#T_1] TROW;
+                dmem float [#U_1] UROW;
+            }
+            detour!(ROWS(da, db) {
+                #copy TROW(a + $T[$tid$][0]$) to UROW(b + $U[$tid$][0]$);
+            })?;
+            let mut again = U::create()?;
+            detour!(ONE(da, &mut again) {
+                #copy T(a) to U(b);
+            })?;
+            assert_eq!(again.to_vec()?, db.to_vec()?);
+            Ok(())
+        }
+    }
+
+    parray! {
+        paged float [64][64] H;
+        dmem float [64][64] ROW_MAJOR;
+        dmem float [2][2][32][32] BLOCKS_STORE;
+        float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
+    }
+
+    #[test]
+    fn a_type_parameter_is_copied_in_its_layout() -> parray::Result<()> {
+        let values: Vec<f32> = (0..64 * 64).map(|x| x as f32 * 0.25).collect();
+        let mut h = H::create()?;
+        h.as_mut_slice()?.copy_from_slice(&values);
+        let mut blocks = BLOCKS_STORE::create()?;
+        parray::copy::copy(&h, blocks.view_mut::<BLOCKS>())?;
+        assert_ne!(blocks.to_vec()?, values, "the blocks hold another order");
+        let mut rows = ROW_MAJOR::create()?;
+        to_rows!(<BLOCKS, ROW_MAJOR>(&blocks, &mut rows))?;
+        assert_eq!(rows.to_vec()?, values);
+        Ok(())
+    }
+}
