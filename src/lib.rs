@@ -160,7 +160,7 @@ pub use parray_macros::host;
 ///     let source = kernel_source!(TA(c) {
 ///         c[$M[$tid_0$][$tid_1$]$] = 1.0f32;
 ///     });
-///     assert!(source.contains("c[tid_0 * 1024 + tid_1] = 1.0f;"), "{source}");
+///     assert!(source.contains("c[(int)tid_0 * 1024 + (int)tid_1] = 1.0f;"), "{source}");
 /// }
 /// ```
 #[doc(inline)]
