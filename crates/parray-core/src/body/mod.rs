@@ -528,7 +528,7 @@ pub struct Expr {
     pub ty: Ty,
     /// Set by [`bounds::prove`]: a GPU's 32-bit unsigned value that lies in `[0, i32::MAX]`,
     /// computed from such values only, so that C may compute it in `int` with the same
-    /// result (3.5, "Index arithmetic").
+    /// result (SPEC 3.5, "Index arithmetic in `int`").
     pub signed: bool,
 }
 
