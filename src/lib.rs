@@ -714,6 +714,14 @@ pub mod __private {
         panic!("parray: index {i} is out of range for a dimension of {ty} (size {size}); debug builds check each index")
     }
 
+    /// The value of a block the body compiler writes, as a call: an expression wherever
+    /// it stands (a bare block at the start of a statement, or after `for i in 0..`, would
+    /// not parse as one).
+    #[inline(always)]
+    pub fn value<T>(v: T) -> T {
+        v
+    }
+
     /// An offset or size of a type parameter in an emulated cuda body, whose `usize` is
     /// 32 bits like the kernel's (the launch checked the type's extent fits).
     #[inline(always)]

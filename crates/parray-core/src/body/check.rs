@@ -451,7 +451,14 @@ impl Checker {
                         }
                         t
                     }
-                    Ty::Host => Ty::Host,
+                    // A captured array's elements are rustc's to type: so are the operands
+                    // (an unsuffixed literal takes the element type, as in a cuda body).
+                    Ty::Host => {
+                        for (a, ta) in args.iter().zip(targs) {
+                            self.unify(Ty::Host, ta, a.span, &what);
+                        }
+                        Ty::Host
+                    }
                     t => {
                         let elems = match op {
                             AtomicOp::Add => "int, unsigned, long, float or double",

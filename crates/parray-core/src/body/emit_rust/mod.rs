@@ -421,7 +421,12 @@ impl<'b> Writer<'b> {
                 })
             }
             ExprKind::Unary(op, x) => {
-                let x = self.operand(x, UNARY);
+                // `-(-x)` keeps its parentheses (rustc warns of `- -x`, which reads as C's
+                // decrement).
+                let x = match (op, &x.kind) {
+                    (UnOp::Neg, ExprKind::Unary(UnOp::Neg, _)) => self.operand(x, UNARY + 1),
+                    _ => self.operand(x, UNARY),
+                };
                 match op {
                     UnOp::Neg => quote_spanned!(span=> -#x),
                     UnOp::Not => quote_spanned!(span=> !#x),
@@ -466,10 +471,10 @@ impl<'b> Writer<'b> {
                     // SAFETY (of the generated block): `bounds::prove` showed the offset
                     // below the extent the detour checked before starting. The user's
                     // expressions are evaluated outside the block.
-                    Check::Proved => quote_spanned!(span=> {
+                    Check::Proved => value_of_block(quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
                         unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) }
-                    }),
+                    })),
                 }
             }
             ExprKind::Vector {
@@ -491,10 +496,10 @@ impl<'b> Writer<'b> {
                     // outside the block.
                     Check::Proved => {
                         let load = Ident::new(&format!("load{lanes}_unchecked"), span);
-                        quote_spanned!(span=> {
+                        value_of_block(quote_spanned!(span=> {
                             let (__parray_b, __parray_at) = (#b, #i);
                             unsafe { ::parray::Access::#load(__parray_b, __parray_at) }
-                        })
+                        }))
                     }
                 }
             }
@@ -531,6 +536,10 @@ impl<'b> Writer<'b> {
     /// `x = v`, `x op= v`; an element through `AccessMut::store`.
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
         let v = self.expr(value);
+        // `x[i] op= v` is written `old op (v)`: `v` is the right operand of `op`, whole
+        // (parenthesised even where `op` binds less tightly: `old << (1 + 1)` is what
+        // clippy asks of shifts).
+        let operand = || self.operand(value, ATOM);
         if let ExprKind::Vector {
             base,
             at,
@@ -562,6 +571,7 @@ impl<'b> Writer<'b> {
                     quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
                 }
                 (Some(op), Check::Checked(_)) => {
+                    let v = operand();
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
@@ -576,6 +586,7 @@ impl<'b> Writer<'b> {
                     unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
                 }),
                 (Some(op), Check::Proved) => {
+                    let v = operand();
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
@@ -648,6 +659,14 @@ impl<'b> Writer<'b> {
         lit.set_span(span);
         quote!(#lit)
     }
+}
+
+/// A block that computes a value (a proved access evaluates the user's expressions
+/// before its `unsafe` block), as an expression in every position: a bare block would be
+/// read as a statement at the start of one (`{ .. } & 7`) and as the loop body after
+/// `for i in 0..`.
+fn value_of_block(block: TokenStream) -> TokenStream {
+    quote!(::parray::__private::value(#block))
 }
 
 /// A Rust path written as text (`std::f32::consts::PI`), at the user's span.
