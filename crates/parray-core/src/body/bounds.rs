@@ -668,7 +668,12 @@ impl<'b> Facts<'b> {
                 ExprKind::Lit(_) | ExprKind::Size(_) | ExprKind::Local(_) | ExprKind::Tid(_) => {
                     true
                 }
-                ExprKind::Offset { args, .. } => args.iter().all(|a| a.signed),
+                // An index of a narrower or signed type is an `int` in C already.
+                ExprKind::Offset { args, .. } => args.iter().all(|a| {
+                    a.signed
+                        || matches!(a.ty, Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32))
+                            && small(a)
+                }),
                 ExprKind::Binary(_, l, r) => l.signed && r.signed,
                 _ => false,
             }

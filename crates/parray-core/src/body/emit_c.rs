@@ -16,6 +16,7 @@ use super::{
     Method, Scalar, Stmt, Ty, UnOp, WARP,
 };
 use crate::emit_cuda;
+use crate::expr::Term;
 use crate::kinds::MemKind;
 
 /// The C++ dialect a kernel is written in. The two differ only where CUDA and HIP do:
@@ -55,7 +56,8 @@ impl Dialect {
 pub fn c_scalar(s: Scalar) -> &'static str {
     match s {
         Scalar::Bool => "bool",
-        Scalar::I8 => "char",
+        // Plain `char` is unsigned on some hosts (Arm): `i8` is `signed char` everywhere.
+        Scalar::I8 => "signed char",
         Scalar::U8 => "unsigned char",
         Scalar::I32 => "int",
         Scalar::U32 | Scalar::Usize => "unsigned",
@@ -464,12 +466,21 @@ fn param_ty(p: &crate::Param) -> Ty {
 /// or an earlier local has it (then `name_k`, `k` its number).
 fn c_names(body: &Body) -> Vec<String> {
     let mut taken: HashSet<String> = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
+    // A `for` loop over `i` declares `i_end` (and `i_more`) beside it.
+    let loop_helpers: HashSet<String> = body
+        .locals
+        .iter()
+        .flat_map(|l| [format!("{}_end", l.name), format!("{}_more", l.name)])
+        .collect();
     body.locals
         .iter()
         .enumerate()
         .map(|(k, l)| {
             let mut name = l.name.clone();
-            if C_RESERVED.contains(&name.as_str()) || taken.contains(&name) {
+            if C_RESERVED.contains(&name.as_str())
+                || taken.contains(&name)
+                || loop_helpers.contains(&name)
+            {
                 name = format!("{name}_{k}");
             }
             taken.insert(name.clone());
@@ -908,7 +919,8 @@ impl<'b> Writer<'b> {
                 let ty = c_type(l.ty.expect("checked"));
                 let name = &self.names[local.0 as usize];
                 let text = match init {
-                    Some(e) => format!("{ty} {name} = {};", self.expr(e, 0).0),
+                    // Converted to the local's type by the declaration itself.
+                    Some(e) => format!("{ty} {name} = {};", self.wide(e, 0).0),
                     None => format!("{ty} {name};"),
                 };
                 self.line(*loc, &text);
@@ -991,11 +1003,27 @@ impl<'b> Writer<'b> {
                 let v = self.names[var.0 as usize].clone();
                 let (s, e) = (self.expr(start, 0).0, self.expr(end, 0).0);
                 let cmp = if *inclusive { "<=" } else { "<" };
+                let constant = match &end.kind {
+                    ExprKind::Lit(Lit::Int(n, _)) => Some(*n),
+                    ExprKind::Size(n) => Some(u128::from(*n)),
+                    _ => None,
+                };
+                // An end in `int` lies below `i32::MAX`, and so below an `unsigned`'s max.
+                let below_max = end.signed
+                    || constant.is_some_and(|n| {
+                        let var = self.body.local(*var).ty.and_then(Ty::scalar);
+                        var.and_then(int_max).is_some_and(|max| n < max)
+                    });
                 // Rust evaluates the end once: so does the kernel, unless it is a constant.
-                let text = if matches!(end.kind, ExprKind::Lit(_) | ExprKind::Size(_)) {
+                let text = if constant.is_some() && (below_max || !*inclusive) {
                     format!("for ({ty} {v} = {s}; {v} {cmp} {e}; {v}++) {{")
-                } else {
+                } else if !*inclusive || below_max {
                     format!("for ({ty} {v} = {s}, {v}_end = {e}; {v} {cmp} {v}_end; {v}++) {{")
+                } else {
+                    // `a..=b` where `b` may be the type's largest value, past which `v++`
+                    // wraps (or overflows an `int`): the loop goes on while the value just
+                    // run was not `b`, and steps only then.
+                    format!("for ({ty} {v} = {s}, {v}_end = {e}, {v}_more = {v} <= {v}_end; {v}_more; {v}_more = {v} != {v}_end, {v} += {v}_more) {{")
                 };
                 self.line(*loc, &text);
                 self.block(body);
@@ -1063,8 +1091,50 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// The expression as C and its binding strength.
-    fn expr(&self, e: &Expr, _min: u8) -> (String, u8) {
+    /// [`Writer::operand`] of an operation that C may compute on a promoted 8-bit value
+    /// ([`Writer::wide`]).
+    fn wide_operand(&self, e: &Expr, min: u8) -> String {
+        let (text, p) = self.wide(e, min);
+        let bitwise = matches!(
+            &e.kind,
+            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+        );
+        if p < min || (bitwise && min > 1) {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+
+    /// `child`, an operand of `parent`, where C's result would depend on the operand's
+    /// type: a child computed in `int` (SPEC 3.5, "Index arithmetic in `int`") under a
+    /// parent that is not, converted back to `unsigned` (`~(int)x` would be negative, and
+    /// `-`, `<<`, `min` take their type from the operand).
+    fn typed_operand(&self, parent: &Expr, child: &Expr, min: u8) -> String {
+        if in_int(child) && !parent.signed {
+            format!("(unsigned)({})", self.expr(child, 0).0)
+        } else {
+            self.operand(child, min)
+        }
+    }
+
+    /// The expression as C and its binding strength, with its value in its type: an
+    /// 8-bit operation, which C computes in `int`, converted back (so that it wraps at 8
+    /// bits as Rust's does).
+    fn expr(&self, e: &Expr, min: u8) -> (String, u8) {
+        let (text, p) = self.wide(e, min);
+        if wide(e) {
+            let t = c_scalar(e.ty.scalar().expect("an 8-bit integer"));
+            return (format!("({t})({text})"), UNARY);
+        }
+        (text, p)
+    }
+
+    /// The expression as C and its binding strength, where an 8-bit result may be left
+    /// in the `int` C computed it in ([`wide`]): for the operations whose low 8 bits
+    /// depend only on their operands' (`+ - & | ^ ~`), and where the value is converted
+    /// by a declaration or an assignment.
+    fn wide(&self, e: &Expr, _min: u8) -> (String, u8) {
         if e.signed {
             // In `int`: its leaves here, its operators below (their operands are marked too).
             match &e.kind {
@@ -1096,7 +1166,21 @@ impl<'b> Writer<'b> {
                 if let Some(c) = off.as_const() {
                     return (unsigned_literal(c), ATOM);
                 }
-                let text = emit_cuda::to_c(off, &|v| self.operand(&args[v.0 as usize], UNARY + 1));
+                // Each index in the offset's type: `unsigned` (a `u64` index is cut to 32
+                // bits, as the Rust's `as usize` does), or `int` in an `int` offset.
+                let text = emit_cuda::to_c(off, &|v| {
+                    let a = &args[v.0 as usize];
+                    let unsigned = matches!(a.ty, Ty::Scalar(Scalar::U32 | Scalar::Usize));
+                    if (e.signed && !unsigned)
+                        || (unsigned && a.signed == e.signed)
+                        || (lone_index(e).is_some()
+                            && !matches!(a.ty, Ty::Scalar(Scalar::I64 | Scalar::U64)))
+                    {
+                        self.operand(a, UNARY + 1)
+                    } else {
+                        format!("(unsigned){}", self.operand(a, UNARY))
+                    }
+                });
                 (text.clone(), strength(&text))
             }
             ExprKind::GenericOffset { ty, args } => {
@@ -1116,18 +1200,40 @@ impl<'b> Writer<'b> {
                     UnOp::Not if x.ty == Ty::BOOL => "!",
                     UnOp::Not => "~",
                 };
-                (format!("{sym}{}", self.operand(x, UNARY)), UNARY)
+                let operand = if matches!(x.kind, ExprKind::Unary(UnOp::Neg, _)) {
+                    // `-(-x)`: `--x` would be a decrement.
+                    format!("({})", self.expr(x, 0).0)
+                } else if in_int(x) {
+                    self.typed_operand(e, x, UNARY)
+                } else {
+                    self.wide_operand(x, UNARY)
+                };
+                (format!("{sym}{operand}"), UNARY)
             }
             // `x + 0` where the zero is an index (a single `#copy` move): `x`.
             ExprKind::Binary(BinOp::Add, x, zero) | ExprKind::Binary(BinOp::Add, zero, x)
                 if is_zero(zero) && zero.ty == e.ty && x.ty == e.ty =>
             {
-                self.expr(x, _min)
+                self.wide(x, _min)
             }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
-                let (l, r) = (self.operand(l, p), self.operand(r, p + 1));
-                (format!("{l} {} {r}", op.symbol()), p)
+                let (lt, rt) = match op {
+                    // The result has the left operand's type.
+                    BinOp::Shl | BinOp::Shr => {
+                        (self.typed_operand(e, l, p), self.operand(r, p + 1))
+                    }
+                    // C converts an `int` operand to the other's `unsigned`; two `int`s
+                    // stay `int` (where their result may leave it).
+                    _ if !op.is_comparison() && in_int(l) && in_int(r) && !e.signed => {
+                        (self.typed_operand(e, l, p), self.operand(r, p + 1))
+                    }
+                    BinOp::Add | BinOp::Sub | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                        (self.wide_operand(l, p), self.wide_operand(r, p + 1))
+                    }
+                    _ => (self.operand(l, p), self.operand(r, p + 1)),
+                };
+                (format!("{lt} {} {rt}", op.symbol()), p)
             }
             ExprKind::Assign(_, place, value) if matches!(place.kind, ExprKind::Vector { .. }) => {
                 self.vector(place, Some(value))
@@ -1135,7 +1241,7 @@ impl<'b> Writer<'b> {
             ExprKind::Vector { .. } => self.vector(e, None),
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
-                let (p, v) = (self.operand(place, UNARY), self.operand(value, 1));
+                let (p, v) = (self.operand(place, UNARY), self.wide_operand(value, 1));
                 (format!("{p} {sym} {v}"), 0)
             }
             ExprKind::Cast(x, s) => (
@@ -1160,10 +1266,10 @@ impl<'b> Writer<'b> {
                 ),
                 ATOM,
             ),
-            ExprKind::Method(m, recv, args) => (self.method(*m, recv, args), ATOM),
+            ExprKind::Method(m, recv, args) => (self.method(e, *m, recv, args), ATOM),
             ExprKind::Atomic(..) => self.atomic(e, true),
             ExprKind::ShflDown { value, delta, .. } => {
-                let value = self.expr(value, 0).0;
+                let value = self.typed_operand(e, value, 0);
                 let text = match self.dialect {
                     Dialect::Cuda => format!(
                         "__shfl_down_sync(0xffffffffu, {value}, {})",
@@ -1191,7 +1297,12 @@ impl<'b> Writer<'b> {
                 format!(
                     "{} ? {} : {}",
                     self.operand(c, 3),
-                    self.operand(a, 3),
+                    // Two `int` branches make an `int` (one meets the other's `unsigned`).
+                    if in_int(a) && in_int(b) {
+                        self.typed_operand(e, a, 3)
+                    } else {
+                        self.operand(a, 3)
+                    },
                     self.operand(b, 2)
                 ),
                 2,
@@ -1292,7 +1403,7 @@ impl<'b> Writer<'b> {
                 Ty::Scalar(Scalar::U32 | Scalar::Usize) => format!("{v}u"),
                 Ty::Scalar(Scalar::I64) => format!("{v}ll"),
                 Ty::Scalar(Scalar::U64) => format!("{v}ull"),
-                Ty::Scalar(Scalar::I8) => format!("(char){v}"),
+                Ty::Scalar(Scalar::I8) => format!("(signed char){v}"),
                 Ty::Scalar(Scalar::U8) => format!("(unsigned char){v}"),
                 Ty::Scalar(Scalar::F32) => format!("{v}.0f"),
                 Ty::Scalar(Scalar::F64) => format!("{v}.0"),
@@ -1313,9 +1424,11 @@ impl<'b> Writer<'b> {
         }
     }
 
-    fn method(&self, m: Method, recv: &Expr, args: &[Expr]) -> String {
-        let r = self.expr(recv, 0).0;
-        let a: Vec<String> = args.iter().map(|x| self.expr(x, 0).0).collect();
+    /// The method call `e` of `m` on `recv`: an operand in `int` converted back, as CUDA's
+    /// `min` and `max` take their overload from their operands.
+    fn method(&self, e: &Expr, m: Method, recv: &Expr, args: &[Expr]) -> String {
+        let r = self.typed_operand(e, recv, 0);
+        let a: Vec<String> = args.iter().map(|x| self.typed_operand(e, x, 0)).collect();
         let s = recv.ty.scalar().expect("checked: a number");
         if s.is_int() {
             let f = match (m, s) {
@@ -1344,6 +1457,58 @@ impl<'b> Writer<'b> {
         all.extend(a);
         format!("{base}{}({})", if f32 { "f" } else { "" }, all.join(", "))
     }
+}
+
+/// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in
+/// the low 8 bits: C promotes the operands of `+ - * << ~` and unary `-` to `int`, where
+/// the result does not wrap (`& | ^` keep operands that do). Rust's result is those bits.
+fn wide(e: &Expr) -> bool {
+    matches!(e.ty, Ty::Scalar(Scalar::U8 | Scalar::I8))
+        && match &e.kind {
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..)
+            | ExprKind::Unary(..) => true,
+            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, l, r) => {
+                wide(l) || wide(r)
+            }
+            _ => false,
+        }
+}
+
+/// The largest value of an integer scalar, as a GPU computes it (`usize` is 32 bits).
+fn int_max(s: Scalar) -> Option<u128> {
+    Some(match s {
+        Scalar::I8 => i8::MAX as u128,
+        Scalar::U8 => u8::MAX.into(),
+        Scalar::I32 => i32::MAX as u128,
+        Scalar::U32 | Scalar::Usize => u32::MAX.into(),
+        Scalar::I64 => i64::MAX as u128,
+        Scalar::U64 => u64::MAX.into(),
+        Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+    })
+}
+
+/// The index of an offset that is that index alone (`$V[k]$` is `k`).
+fn lone_index(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Offset { off, args, .. }
+            if off.expr.konst == 0 && matches!(off.expr.terms[..], [(1, Term::Var(_))]) =>
+        {
+            let [(_, Term::Var(v))] = off.expr.terms[..] else {
+                return None;
+            };
+            args.get(v.0 as usize)
+        }
+        _ => None,
+    }
+}
+
+/// Whether the C of `e`, a `u32` or `usize` (`unsigned`), is an `int`: computed in `int`
+/// (SPEC 3.5, "Index arithmetic in `int`"), or an offset that is an `int` index alone.
+fn in_int(e: &Expr) -> bool {
+    e.signed
+        || lone_index(e).is_some_and(|a| {
+            matches!(a.ty, Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32)) || in_int(a)
+        })
 }
 
 /// Whether `e` is the constant 0.
