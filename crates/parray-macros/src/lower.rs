@@ -932,6 +932,7 @@ impl Lowerer<'_, '_> {
                 let what = match other {
                     syn::Expr::Array(_) => "an array literal",
                     syn::Expr::Async(_) | syn::Expr::Await(_) => "async code",
+                    syn::Expr::Block(_) => "a block used as a value (write its statements before this one, and its value where the block is)",
                     syn::Expr::Closure(_) => "a closure",
                     syn::Expr::Const(_) => "a const block",
                     syn::Expr::Let(_) => "`let` in a condition",
