@@ -1,0 +1,3 @@
+pub fn run(_: &[parray_fuzz::Case]) -> Option<Vec<(usize, String)>> {
+    None
+}
