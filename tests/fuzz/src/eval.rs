@@ -486,7 +486,8 @@ impl Machine<'_> {
         let v = match op {
             BinOp::Add => self.fit(a + b, ty)?,
             BinOp::Sub => self.fit(a - b, ty)?,
-            BinOp::Mul => self.fit(a * b, ty)?,
+            // Two u64 values' product may not fit even an i128.
+            BinOp::Mul => self.fit(a.checked_mul(b).ok_or("overflows i128")?, ty)?,
             BinOp::Div | BinOp::Rem => {
                 if b == 0 {
                     return Err("division by zero".into());

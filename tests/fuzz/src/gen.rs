@@ -65,10 +65,20 @@ pub struct Features {
     /// Bug 8: an unsuffixed literal in `atomic_add(out + k, 5)` on a pthd u32 array is
     /// typed i32 by rustc. Off: an atomic's operand never is a bare unsuffixed literal.
     pub unsuffixed_atomic_literal: bool,
+    /// Found by this fuzzer: `$T[i]$ as u64` does not parse ("expected expression, found
+    /// `as`") in an `if` condition, a `for` range's end or an `if` value's branch, even
+    /// in parentheses (`if c { ($T[i]$) as u64 } else { .. }`). Off: no form in those, a form under a cast written `($T[i]$) as u64`, and a branch that starts
+    /// with an element read parenthesised.
+    pub bare_form_first_in_branch: bool,
+    /// Found by this fuzzer: an element read of `out` inside the index of a `$T[...]$`
+    /// form (`$T[out[$tid$] % 2u32][0u32]$`) makes the detour index `out` as `T` (a
+    /// compile error: "an array of `..` cannot be indexed as `T`"). Off: no element read
+    /// inside a `$...$` form.
+    pub read_inside_form: bool,
 }
 
 impl Features {
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 10] = [
         "compound_store_binop",
         "narrow_shl_not",
         "inclusive_to_max",
@@ -77,6 +87,8 @@ impl Features {
         "not_on_u32",
         "proved_read_in_for_end_or_branch",
         "unsuffixed_atomic_literal",
+        "bare_form_first_in_branch",
+        "read_inside_form",
     ];
 
     /// The features named in `list` (comma-separated; `all` for every one) switched on.
@@ -99,6 +111,8 @@ impl Features {
             f.not_on_u32 |= on("not_on_u32");
             f.proved_read_in_for_end_or_branch |= on("proved_read_in_for_end_or_branch");
             f.unsuffixed_atomic_literal |= on("unsuffixed_atomic_literal");
+            f.bare_form_first_in_branch |= on("bare_form_first_in_branch");
+            f.read_inside_form |= on("read_inside_form");
         }
         Ok(f)
     }
@@ -388,7 +402,7 @@ impl Gen<'_> {
             ..Ctx::default()
         };
         match op {
-            Some(BinOp::Shl | BinOp::Shr) => self.shift_amount(ty),
+            Some(BinOp::Shl | BinOp::Shr) => self.shift_amount(ty, ctx),
             Some(BinOp::Div | BinOp::Rem) if self.rng.chance(70) => self.small_lit(ty, 1, 9),
             _ => self.expr(ty, depth, ctx),
         }
@@ -466,7 +480,7 @@ impl Gen<'_> {
                     return Stmt::SharedStore { op, e };
                 }
                 62..=71 if depth < 2 => {
-                    let c = self.expr(Ty::Bool, 2, Ctx::default());
+                    let c = self.expr(Ty::Bool, 2, self.unformed(Ctx::default()));
                     let then = self.block(depth);
                     let els = self.rng.chance(50).then(|| self.block(depth));
                     return Stmt::If { c, then, els };
@@ -477,7 +491,7 @@ impl Gen<'_> {
                     let c = self
                         .rng
                         .chance(40)
-                        .then(|| self.expr(Ty::Bool, 2, Ctx::default()));
+                        .then(|| self.expr(Ty::Bool, 2, self.unformed(Ctx::default())));
                     self.loops += 1;
                     let body = self.block(depth);
                     self.loops -= 1;
@@ -528,8 +542,8 @@ impl Gen<'_> {
         let inclusive = self.rng.chance(40);
         let ctx = Ctx {
             no_out_read: !self.f.proved_read_in_for_end_or_branch,
+            no_offsets: !self.f.bare_form_first_in_branch,
             may_unsuffix: true,
-            ..Ctx::default()
         };
         let (lo, hi) = if self.rng.chance(50) {
             // Near the type's maximum sometimes: `250u8..=255u8`.
@@ -618,7 +632,7 @@ impl Gen<'_> {
         }
     }
 
-    fn shift_amount(&mut self, ty: Ty) -> Expr {
+    fn shift_amount(&mut self, ty: Ty, ctx: Ctx) -> Expr {
         let bits = ty.bits(32) as u64;
         if self.rng.chance(75) {
             let amount_ty = self.rng.pick(&[Ty::I32, Ty::U32, Ty::U8, Ty::Usize]);
@@ -629,7 +643,14 @@ impl Gen<'_> {
             }
         } else {
             let amount_ty = self.int_ty();
-            let e = self.expr(amount_ty, 1, Ctx::default());
+            let e = self.expr(
+                amount_ty,
+                1,
+                Ctx {
+                    may_unsuffix: false,
+                    ..ctx
+                },
+            );
             bin(
                 BinOp::And,
                 e,
@@ -679,7 +700,10 @@ impl Gen<'_> {
                 36..=39 if self.phase != Phase::Unwritten && !ctx.no_out_read => {
                     let st = self.body.shared.unwrap().ty();
                     let ix = if self.phase == Phase::Read && self.rng.chance(70) {
-                        let ctx = Ctx::default();
+                        let ctx = Ctx {
+                            may_unsuffix: false,
+                            ..ctx
+                        };
                         Some(Box::new(self.expr(Ty::Usize, 1, ctx)))
                     } else {
                         None
@@ -705,7 +729,7 @@ impl Gen<'_> {
                     }
                     let l = self.expr(ty, depth - 1, ctx);
                     let r = match op {
-                        BinOp::Shl | BinOp::Shr => self.shift_amount(ty),
+                        BinOp::Shl | BinOp::Shr => self.shift_amount(ty, ctx),
                         BinOp::Div | BinOp::Rem if self.rng.chance(60) => self.small_lit(ty, 1, 9),
                         BinOp::And if self.rng.chance(50) => {
                             let mask: i128 = self.rng.pick(&[1, 3, 7, 15, 255]);
@@ -757,32 +781,64 @@ impl Gen<'_> {
                     return cast(x, from, ty);
                 }
                 90..=94 => {
-                    let c = self.condition(depth - 1, Ctx::default());
+                    let c = self.condition(depth - 1, self.unformed(ctx));
+                    let ctx = self.unformed(ctx);
                     let branch = Ctx {
                         no_out_read: ctx.no_out_read || !self.f.proved_read_in_for_end_or_branch,
                         may_unsuffix: false,
                         ..ctx
                     };
-                    let a = self.expr(ty, depth - 1, branch);
-                    let b = self.expr(ty, depth - 1, branch);
+                    let a = self.branch(ty, depth - 1, branch);
+                    let b = self.branch(ty, depth - 1, branch);
                     return Expr::If(Box::new(c), Box::new(a), Box::new(b));
                 }
                 95..=99 if !ctx.no_offsets && !self.body.decls.is_empty() => {
                     let d = self.rng.below(self.body.decls.len() as u64) as usize;
                     let dims = self.body.decls[d].clone();
-                    let ixs = dims.iter().map(|dim| self.index(dim, depth - 1)).collect();
-                    return cast(Expr::Offset(d, ixs), Ty::Usize, ty);
+                    let ixs = dims
+                        .iter()
+                        .map(|dim| self.index(dim, depth - 1, ctx))
+                        .collect();
+                    let form = Expr::Offset(d, ixs);
+                    // Found by this fuzzer: `$T[i]$ as u64` does not parse in some places.
+                    return if ty == Ty::Usize || self.f.bare_form_first_in_branch {
+                        cast(form, Ty::Usize, ty)
+                    } else {
+                        cast(Expr::Paren(Box::new(form)), Ty::Usize, ty)
+                    };
                 }
                 _ => {}
             }
         }
     }
 
+    /// `ctx` in a condition or an `if` value: no `$...$` form there unless
+    /// `bare_form_first_in_branch` (they do not parse in some of those places).
+    fn unformed(&self, ctx: Ctx) -> Ctx {
+        Ctx {
+            no_offsets: ctx.no_offsets || !self.f.bare_form_first_in_branch,
+            may_unsuffix: false,
+            ..ctx
+        }
+    }
+
+    /// An `if` value's branch (parenthesised where it starts with a form or a read, unless
+    /// `bare_form_first_in_branch`).
+    fn branch(&mut self, ty: Ty, depth: u32, ctx: Ctx) -> Expr {
+        let e = self.expr(ty, depth, ctx);
+        let alone = matches!(e, Expr::Offset(..) | Expr::Out(_) | Expr::Shared(_));
+        if !self.f.bare_form_first_in_branch && starts_with_form(&e) && !alone {
+            Expr::Paren(Box::new(e))
+        } else {
+            e
+        }
+    }
+
     /// An index of `dim`, mostly inside it: a literal, or something masked or reduced.
-    fn index(&mut self, dim: &Dim, depth: u32) -> Index {
+    fn index(&mut self, dim: &Dim, depth: u32, ctx: Ctx) -> Index {
         if let Dim::Group(children) = dim {
             if self.rng.chance(60) {
-                return Index::Group(children.iter().map(|c| self.index(c, depth)).collect());
+                return Index::Group(children.iter().map(|c| self.index(c, depth, ctx)).collect());
             }
         }
         let n = dim.size() as i128;
@@ -801,7 +857,12 @@ impl Gen<'_> {
                 Ty::U32
             };
             let ty = self.rng.pick(&[Ty::U8, Ty::U32, Ty::Usize, wide]);
-            let x = self.expr(ty, depth, Ctx::default());
+            let ctx = Ctx {
+                no_out_read: ctx.no_out_read || !self.f.read_inside_form,
+                may_unsuffix: false,
+                ..ctx
+            };
+            let x = self.expr(ty, depth, ctx);
             bin(
                 BinOp::Rem,
                 x,
@@ -851,6 +912,15 @@ impl Gen<'_> {
                 bin(op, l, r)
             }
         }
+    }
+}
+
+/// Whether `e` written out starts with a `$...$` form or an element read.
+fn starts_with_form(e: &Expr) -> bool {
+    match e {
+        Expr::Offset(..) | Expr::Out(_) | Expr::Shared(_) => true,
+        Expr::Cast(x, _) | Expr::Bin(_, x, _) => starts_with_form(x),
+        _ => false,
     }
 }
 

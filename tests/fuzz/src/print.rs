@@ -172,7 +172,7 @@ impl Printer<'_> {
             return "out[$tid$]".into();
         }
         let j = match j {
-            Expr::Lit { v, .. } => v.to_string(),
+            Expr::Lit { v, .. } if *v < k as i128 => v.to_string(),
             other => format!("({} & {})", self.expr(other, BinOp::And.prec() + 1), k - 1),
         };
         format!("out[$tid$ * {k} + {j}]")
@@ -210,7 +210,7 @@ impl Printer<'_> {
             Expr::Bin(op, l, r) => {
                 let p = op.prec();
                 // A cast left of `<` or `<<` would start generic arguments.
-                let lmin = if matches!(**l, Expr::Cast(..)) && (op.comparison() || p == 7) {
+                let lmin = if ends_with_cast(l) && (op.comparison() || p == 7) {
                     PREC_ATOM
                 } else if op.comparison() {
                     p + 1
@@ -250,6 +250,16 @@ impl Printer<'_> {
         } else {
             text
         }
+    }
+}
+
+/// Whether `e` written out ends in `as T` (which a following `<` would extend into
+/// generic arguments).
+fn ends_with_cast(e: &Expr) -> bool {
+    match e {
+        Expr::Cast(..) => true,
+        Expr::Bin(op, _, r) => prec(r) > op.prec() && ends_with_cast(r),
+        _ => false,
     }
 }
 
