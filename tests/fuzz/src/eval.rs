@@ -355,7 +355,7 @@ impl Machine<'_> {
         x: &Expr,
         d: &Expr,
     ) -> Result<(), Reject> {
-        if ts.iter().any(|t| t.done) || self.body.threads % 32 != 0 {
+        if ts.iter().any(|t| t.done) || !self.body.threads.is_multiple_of(32) {
             return Err("a shuffle without whole warps".into());
         }
         let mut ops = Vec::with_capacity(ts.len());

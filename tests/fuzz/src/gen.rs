@@ -12,7 +12,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -22,7 +22,7 @@ impl Rng {
 
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
 
     /// True with probability `percent` / 100.
@@ -164,7 +164,7 @@ struct Gen<'a> {
 pub fn well_defined(seed: u64, f: &Features) -> (Body, Option<Vec<i64>>, Vec<i64>) {
     let mut rng = Rng::new(seed);
     loop {
-        let body = generate(rng.next(), f);
+        let body = generate(rng.next_u64(), f);
         let cuda = eval::run(&body, 32, f);
         let pthd = if body.collective {
             Ok(None)

@@ -15,7 +15,9 @@
     double_negations,
     unconditional_panic,
     arithmetic_overflow,
-    dead_code
+    dead_code,
+    unused_comparisons,
+    clippy::all
 )]
 
 use parray::prelude::*;
