@@ -17,6 +17,7 @@ parray! {
     cuda(int* out, unsigned* uout) [2][8] GPU;
     smem int [8] SHARED;
     int [4][4] V;
+    int [1][4] W;
     dmem int [#V_0][#V_1] INPUT;
     paged int [#V_0][#V_1] HOST_INPUT;
     cuda(int* out, int* inp) [2][8] READS;
@@ -120,6 +121,30 @@ fn eight_bit_arithmetic_wraps_at_eight_bits() -> parray::Result<()> {
     Ok(())
 }
 
+/// Found by the fuzzer after bug 2's fix: `x /= !c` on a `u8` divided by C's `int`
+/// complement of `c` (a negative number), not by its 8 bits.
+#[test]
+fn an_eight_bit_divisor_is_cut_to_eight_bits() -> parray::Result<()> {
+    let (cpu, gpu, source) = on_both!(|out, uout| {
+        let mut q = 200u8;
+        q /= !(if $tid_1$ == 6 { 200u8 } else { 250u8 });
+        let mut r = 100u8;
+        r %= !($tid_1$ as u8 + 240u8);
+        uout[$tid$] = q as u32 * 1000 + r as u32;
+    });
+    let want: Vec<u32> = (0..16u32)
+        .map(|t| {
+            let q = 200u8 / !(if t % 8 == 6 { 200u8 } else { 250u8 });
+            let r = 100u8 % !(t as u8 % 8 + 240);
+            q as u32 * 1000 + r as u32
+        })
+        .collect();
+    assert_eq!(cpu.1, want, "pthd");
+    assert_eq!(gpu.1, want, "cuda");
+    assert!(source.contains("/= (unsigned char)(~"), "{source}");
+    Ok(())
+}
+
 /// Bug 3: `for i in a..=b` where `b` is its type's largest value never ended in C
 /// (`i <= 255` holds for every `unsigned char`).
 #[test]
@@ -208,7 +233,8 @@ fn offsets_and_their_complements_are_32_bit_unsigned() -> parray::Result<()> {
 }
 
 /// Bug 7: a proved access was written as a block, which rustc read as a loop's body after
-/// `for i in 0..` and as a statement at the start of an `if` value's branch.
+/// `for i in 0..` and as a statement at the start of an `if` value's branch; so was a
+/// `$T[...]$` form with an index into a dimension of size 1 (found by the fuzzer).
 #[test]
 fn a_proved_access_is_an_expression_anywhere() -> parray::Result<()> {
     let values: Vec<i32> = (0..16).map(|k| k * 3 + 1).collect();
@@ -230,13 +256,18 @@ fn a_proved_access_is_an_expression_anywhere() -> parray::Result<()> {
             n += i as i32;
         }
         let v = if $tid_1$ > 3 { inp[$V[0][3]$] & 7 } else { 1 };
-        out[$tid$] = first + n * 100 + v * 10000;
+        for j in 0u32..$W[$tid_1$ / 8][2]$ as u32 {
+            n += j as i32;
+        }
+        let w = if $tid_1$ > 5 { $W[$tid_0$ / 2][3]$ as i32 + 1 } else { 0 };
+        out[$tid$] = first + n * 100 + v * 10000 + w * 1000000;
     });
     let want: Vec<i32> = (0..16)
         .map(|t| {
-            let n: i32 = (0..(values[11] as u32 % 7) as i32).sum();
+            let n: i32 = (0..(values[11] as u32 % 7) as i32).sum::<i32>() + (0..2).sum::<i32>();
             let v = if t % 8 > 3 { values[3] & 7 } else { 1 };
-            values[t as usize % 4] + n * 100 + v * 10000
+            let w = if t % 8 > 5 { 4 } else { 0 };
+            values[t as usize % 4] + n * 100 + v * 10000 + w * 1000000
         })
         .collect();
     assert_eq!(dev.to_vec()?, want, "cuda");

@@ -1241,7 +1241,16 @@ impl<'b> Writer<'b> {
             ExprKind::Vector { .. } => self.vector(e, None),
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
-                let (p, v) = (self.operand(place, UNARY), self.wide_operand(value, 1));
+                // `x op= v` converts `x op v` back to `x`'s type: `v` may stay in `int`
+                // where the low 8 bits of the result depend only on its low 8 bits.
+                let v = match op {
+                    None
+                    | Some(
+                        BinOp::Add | BinOp::Sub | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor,
+                    ) => self.wide_operand(value, 1),
+                    Some(_) => self.operand(value, 1),
+                };
+                let p = self.operand(place, UNARY);
                 (format!("{p} {sym} {v}"), 0)
             }
             ExprKind::Cast(x, s) => (

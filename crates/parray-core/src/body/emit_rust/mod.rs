@@ -402,7 +402,7 @@ impl<'b> Writer<'b> {
                     .map(|(_, a)| self.expr(a))
                     .collect();
                 if !dropped.is_empty() {
-                    out = quote!({ let _ = (#(&#dropped,)*); #out });
+                    out = value_of_block(quote!({ let _ = (#(&#dropped,)*); #out }));
                 }
                 quote_spanned!(span=> #out)
             }
