@@ -1,8 +1,7 @@
 //! Writes `$OUT_DIR/bodies.rs`: `PARRAY_FUZZ_BODIES` random well-defined bodies (300 by
 //! default) from `PARRAY_FUZZ_SEED` (fixed by default), each with its declarations, a
 //! function running it on pthd threads and one on a cuda grid, its CUDA C, and the
-//! outputs the evaluator expects. `PARRAY_FUZZ_ENABLE` names the known-bug features to
-//! switch on (`gen::Features`; `all` for every one).
+//! outputs the evaluator expects.
 
 #[path = "src/ast.rs"]
 #[allow(dead_code)]
@@ -51,17 +50,11 @@ fn main() {
     let count = env("PARRAY_FUZZ_BODIES").map_or(DEFAULT_BODIES, |s| {
         s.parse().expect("PARRAY_FUZZ_BODIES: a number")
     });
-    let features = gen::Features::enabling(&env("PARRAY_FUZZ_ENABLE").unwrap_or_default())
-        .unwrap_or_else(|e| panic!("PARRAY_FUZZ_ENABLE: {e}"));
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "// {count} bodies from seed {seed}, features {features:?}."
-    );
+    let _ = writeln!(out, "// {count} bodies from seed {seed}.");
     let mut cases = String::new();
     for n in 0..count {
-        let (body, pthd, cuda) =
-            gen::well_defined(seed.wrapping_add(n as u64 * 0x1_0000_0001), &features);
+        let (body, pthd, cuda) = gen::well_defined(seed.wrapping_add(n as u64 * 0x1_0000_0001));
         write_body(&mut out, &mut cases, n, &body, pthd.as_deref(), &cuda);
     }
     let _ = writeln!(

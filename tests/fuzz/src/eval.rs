@@ -1,11 +1,9 @@
 //! The independent evaluator: what a body computes by SPEC.md 3.5's rules (Rust's, at each
 //! type's width; `usize` 32 bits in a cuda body), over all the threads of the grid, or
 //! why it is not well defined (overflow, division by zero, a shift by the width or more,
-//! an index out of its dimension, a race, a loop too long), or that it uses a construct
-//! the known-bug flags keep out.
+//! an index out of its dimension, a race, a loop too long).
 
 use crate::ast::{BinOp, Body, Dim, Elem, Expr, Index, Stmt, Tid, Ty};
-use crate::gen::Features;
 
 /// Statements a thread may execute before the body counts as too long.
 const STEPS: u32 = 4000;
@@ -52,7 +50,6 @@ struct Touch {
 struct Machine<'a> {
     body: &'a Body,
     usize_bits: u32,
-    features: &'a Features,
     out: Vec<i128>,
     /// Per atomic slot: the sum of the positive and of the negative additions.
     atomic_pos: Vec<i128>,
@@ -64,14 +61,13 @@ struct Machine<'a> {
 
 /// The output `body` leaves in its array, run with `usize` of `usize_bits` (64 on pthd
 /// threads, 32 in a cuda body), or why it has none.
-pub fn run(body: &Body, usize_bits: u32, features: &Features) -> Result<Vec<i64>, Reject> {
+pub fn run(body: &Body, usize_bits: u32) -> Result<Vec<i64>, Reject> {
     let threads = body.blocks * body.threads;
     let vars = max_var(&body.stmts) + 1;
     let elem = body.elem;
     let mut m = Machine {
         body,
         usize_bits,
-        features,
         out: (0..body.len() as usize)
             .map(|i| initial(i, elem) as i128)
             .collect(),
@@ -293,9 +289,6 @@ impl Machine<'_> {
                 // Rust evaluates both ends once, before the first iteration.
                 let lo = self.expr(t, lo)?.0;
                 let hi = self.expr(t, hi)?.0;
-                if *inclusive && hi == self.range(*ty).1 && !self.features.inclusive_to_max {
-                    return Err("known bug: `..=` to the type's maximum".into());
-                }
                 let mut i = lo;
                 while if *inclusive { i <= hi } else { i < hi } {
                     self.step(t)?;
@@ -390,9 +383,6 @@ impl Machine<'_> {
         match (dim, ix) {
             (_, Index::Flat(e)) => {
                 let v = self.expr(t, e)?;
-                if !self.features.wide_offset_index && matches!(v.1, Ty::I64 | Ty::U64) {
-                    return Err("known bug: a 64-bit index in a $...$ form".into());
-                }
                 if v.0 < 0 || v.0 >= dim.size() as i128 {
                     return Err("an index outside its dimension".into());
                 }

@@ -35,89 +35,6 @@ impl Rng {
     }
 }
 
-/// Constructs that expose back-end bugs known when the fuzzer was written: off by default
-/// so that CI stays green, each to be switched on (here, or by naming it in the
-/// `PARRAY_FUZZ_ENABLE` environment variable at build time) when its fix lands.
-#[derive(Clone, Debug, Default)]
-pub struct Features {
-    /// Bug 1: `out[i] *= 2 + 3` loses the parentheses of its operand on the CPU back
-    /// ends (100 becomes 203, not 500). Off: a compound store's operand is parenthesised.
-    pub compound_store_binop: bool,
-    /// Bug 2: u8/i8 arithmetic in the CUDA C is done in `int`, without wrapping at 8 bits
-    /// (`(c << 4) >> 4`, `!c as u32`). Off: no `<<` or `!` on u8/i8.
-    pub narrow_shl_not: bool,
-    /// Bug 3: `for i in 250u8..=255u8` never ends in the CUDA C. Off: the evaluator
-    /// rejects an inclusive range to its type's maximum.
-    pub inclusive_to_max: bool,
-    /// Bug 4: `-(-x)` is written `--x` in the CUDA C. Off: no `-` directly on a negation or
-    /// a negative literal.
-    pub nested_neg: bool,
-    /// Bug 5: a u64 index inside `$...$` makes the C offset 64 bits wide. Off: the
-    /// evaluator rejects a 64-bit index in a `$...$` form.
-    pub wide_offset_index: bool,
-    /// Bug 6: `!($tid_1$ & 7usize) >> 28` is written with an `int` operand in the CUDA C
-    /// (index arithmetic in int, SPEC 3.5). Off: no `!` on u32/usize.
-    pub not_on_u32: bool,
-    /// Bug 7: a proved access as the end of a `for` range, or first in a branch of an
-    /// `if` value, fails to compile in Rust (it would break the whole generated file).
-    /// Off: no output read in a `for` end or an `if` value's branch.
-    pub proved_read_in_for_end_or_branch: bool,
-    /// Bug 8: an unsuffixed literal in `atomic_add(out + k, 5)` on a pthd u32 array is
-    /// typed i32 by rustc. Off: an atomic's operand never is a bare unsuffixed literal.
-    pub unsuffixed_atomic_literal: bool,
-    /// Found by this fuzzer: `$T[i]$ as u64` does not parse ("expected expression, found
-    /// `as`") in an `if` condition, a `for` range's end or an `if` value's branch, even
-    /// in parentheses (`if c { ($T[i]$) as u64 } else { .. }`). Off: no form in those, a form under a cast written `($T[i]$) as u64`, and a branch that starts
-    /// with an element read parenthesised.
-    pub bare_form_first_in_branch: bool,
-    /// Found by this fuzzer: an element read of `out` inside the index of a `$T[...]$`
-    /// form (`$T[out[$tid$] % 2u32][0u32]$`) makes the detour index `out` as `T` (a
-    /// compile error: "an array of `..` cannot be indexed as `T`"). Off: no element read
-    /// inside a `$...$` form.
-    pub read_inside_form: bool,
-}
-
-impl Features {
-    pub const NAMES: [&'static str; 10] = [
-        "compound_store_binop",
-        "narrow_shl_not",
-        "inclusive_to_max",
-        "nested_neg",
-        "wide_offset_index",
-        "not_on_u32",
-        "proved_read_in_for_end_or_branch",
-        "unsuffixed_atomic_literal",
-        "bare_form_first_in_branch",
-        "read_inside_form",
-    ];
-
-    /// The features named in `list` (comma-separated; `all` for every one) switched on.
-    pub fn enabling(list: &str) -> Result<Features, String> {
-        let mut f = Features::default();
-        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let all = name == "all";
-            if !all && !Self::NAMES.contains(&name) {
-                return Err(format!(
-                    "unknown fuzzer feature `{name}` (known: {:?})",
-                    Self::NAMES
-                ));
-            }
-            let on = |n: &str| all || name == n;
-            f.compound_store_binop |= on("compound_store_binop");
-            f.narrow_shl_not |= on("narrow_shl_not");
-            f.inclusive_to_max |= on("inclusive_to_max");
-            f.nested_neg |= on("nested_neg");
-            f.wide_offset_index |= on("wide_offset_index");
-            f.not_on_u32 |= on("not_on_u32");
-            f.proved_read_in_for_end_or_branch |= on("proved_read_in_for_end_or_branch");
-            f.unsuffixed_atomic_literal |= on("unsuffixed_atomic_literal");
-            f.bare_form_first_in_branch |= on("bare_form_first_in_branch");
-            f.read_inside_form |= on("read_inside_form");
-        }
-        Ok(f)
-    }
-}
-
 /// Where the shared array stands in a collective body: not yet written, each thread
 /// writing (and reading) only its own element, or every thread reading any element.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -142,15 +59,12 @@ struct Var {
 struct Ctx {
     /// In an output index: no `$...$` form.
     no_offsets: bool,
-    /// In a `for` end or an `if` value's branch (bug 7).
-    no_out_read: bool,
     /// Its type comes from the context, so a literal may be unsuffixed.
     may_unsuffix: bool,
 }
 
-struct Gen<'a> {
+struct Gen {
     rng: Rng,
-    f: &'a Features,
     body: Body,
     scopes: Vec<Vec<Var>>,
     next_var: usize,
@@ -161,15 +75,15 @@ struct Gen<'a> {
 /// Draws bodies from `seed` until one is well defined on both `usize` widths (on the
 /// cuda width alone for a collective body); returns it with its expected outputs on pthd
 /// threads (None for a collective body) and on a cuda grid.
-pub fn well_defined(seed: u64, f: &Features) -> (Body, Option<Vec<i64>>, Vec<i64>) {
+pub fn well_defined(seed: u64) -> (Body, Option<Vec<i64>>, Vec<i64>) {
     let mut rng = Rng::new(seed);
     loop {
-        let body = generate(rng.next_u64(), f);
-        let cuda = eval::run(&body, 32, f);
+        let body = generate(rng.next_u64());
+        let cuda = eval::run(&body, 32);
         let pthd = if body.collective {
             Ok(None)
         } else {
-            eval::run(&body, 64, f).map(Some)
+            eval::run(&body, 64).map(Some)
         };
         if let (Ok(pthd), Ok(cuda)) = (pthd, cuda) {
             return (body, pthd, cuda);
@@ -178,7 +92,7 @@ pub fn well_defined(seed: u64, f: &Features) -> (Body, Option<Vec<i64>>, Vec<i64
 }
 
 /// One random body, well defined or not.
-pub fn generate(seed: u64, f: &Features) -> Body {
+pub fn generate(seed: u64) -> Body {
     let mut rng = Rng::new(seed);
     let collective = rng.chance(20);
     let threads = if collective {
@@ -209,7 +123,6 @@ pub fn generate(seed: u64, f: &Features) -> Body {
     };
     let mut g = Gen {
         rng,
-        f,
         body,
         scopes: vec![Vec::new()],
         next_var: 0,
@@ -281,7 +194,7 @@ fn typed(e: &Expr) -> bool {
     }
 }
 
-impl Gen<'_> {
+impl Gen {
     fn vars(&self) -> impl Iterator<Item = &Var> {
         self.scopes.iter().flatten()
     }
@@ -373,7 +286,7 @@ impl Gen<'_> {
         ])
     }
 
-    fn assign_op(&mut self, ty: Ty) -> Option<BinOp> {
+    fn assign_op(&mut self) -> Option<BinOp> {
         if self.rng.chance(30) {
             return None;
         }
@@ -389,9 +302,6 @@ impl Gen<'_> {
             BinOp::Shl,
             BinOp::Shr,
         ]);
-        if op == BinOp::Shl && ty.bits(32) == 8 && !self.f.narrow_shl_not {
-            return Some(BinOp::Shr);
-        }
         Some(op)
     }
 
@@ -408,18 +318,10 @@ impl Gen<'_> {
         }
     }
 
-    /// The operand of `a[i] op= e`. Bug 1: the CPU back ends lose its parentheses, so
-    /// unless that is switched on it is no operator expression (parenthesised or not).
+    /// The operand of `a[i] op= e` (an operator expression often: the CPU back ends once
+    /// lost its parentheses).
     fn store_operand(&mut self, op: Option<BinOp>, ty: Ty) -> Expr {
-        loop {
-            let e = self.operand(op, ty, 2);
-            if op.is_none()
-                || self.f.compound_store_binop
-                || !matches!(e, Expr::Bin(..) | Expr::If(..))
-            {
-                return e;
-            }
-        }
+        self.operand(op, ty, 2)
     }
 
     fn stmt(&mut self, depth: u32) -> Stmt {
@@ -458,7 +360,7 @@ impl Gen<'_> {
                         continue;
                     }
                     let v = self.rng.pick(&targets);
-                    let op = self.assign_op(v.ty);
+                    let op = self.assign_op();
                     let e = self.operand(op, v.ty, 2);
                     if mentions_offset(&e, self) {
                         for var in self.scopes.iter_mut().flatten().filter(|x| x.id == v.id) {
@@ -469,18 +371,25 @@ impl Gen<'_> {
                 }
                 38..=55 => {
                     let j = self.out_slot();
-                    let op = self.assign_op(elem);
+                    let op = self.assign_op();
                     let e = self.store_operand(op, elem);
                     return Stmt::Store { j, op, e };
                 }
                 56..=61 if self.phase == Phase::Write && self.body.shared.is_some() => {
                     let ty = self.body.shared.unwrap().ty();
-                    let op = self.assign_op(ty);
+                    let op = self.assign_op();
                     let e = self.store_operand(op, ty);
                     return Stmt::SharedStore { op, e };
                 }
                 62..=71 if depth < 2 => {
-                    let c = self.expr(Ty::Bool, 2, self.unformed(Ctx::default()));
+                    let c = self.expr(
+                        Ty::Bool,
+                        2,
+                        Ctx {
+                            may_unsuffix: false,
+                            ..Ctx::default()
+                        },
+                    );
                     let then = self.block(depth);
                     let els = self.rng.chance(50).then(|| self.block(depth));
                     return Stmt::If { c, then, els };
@@ -488,10 +397,16 @@ impl Gen<'_> {
                 72..=77 if depth < 2 => {
                     let counter = self.fresh();
                     let limit = self.rng.pick(&[1, 2, 3, 5, 8]);
-                    let c = self
-                        .rng
-                        .chance(40)
-                        .then(|| self.expr(Ty::Bool, 2, self.unformed(Ctx::default())));
+                    let c = self.rng.chance(40).then(|| {
+                        self.expr(
+                            Ty::Bool,
+                            2,
+                            Ctx {
+                                may_unsuffix: false,
+                                ..Ctx::default()
+                            },
+                        )
+                    });
                     self.loops += 1;
                     let body = self.block(depth);
                     self.loops -= 1;
@@ -514,21 +429,13 @@ impl Gen<'_> {
                 94..=99 if self.body.atomics > 0 => {
                     let slot = self.rng.below(self.body.atomics as u64) as usize;
                     let ctx = Ctx {
-                        may_unsuffix: self.f.unsuffixed_atomic_literal,
+                        may_unsuffix: true,
                         ..Ctx::default()
                     };
                     let v = if self.rng.chance(40) {
                         self.small_lit(elem, 0, 9)
                     } else {
                         self.expr(elem, 2, ctx)
-                    };
-                    let v = match v {
-                        Expr::Lit { v, ty, .. } if !self.f.unsuffixed_atomic_literal => Expr::Lit {
-                            v,
-                            ty,
-                            suffix: true,
-                        },
-                        other => other,
                     };
                     return Stmt::Atomic { slot, v };
                 }
@@ -541,9 +448,8 @@ impl Gen<'_> {
         let ty = self.int_ty();
         let inclusive = self.rng.chance(40);
         let ctx = Ctx {
-            no_out_read: !self.f.proved_read_in_for_end_or_branch,
-            no_offsets: !self.f.bare_form_first_in_branch,
             may_unsuffix: true,
+            ..Ctx::default()
         };
         let (lo, hi) = if self.rng.chance(50) {
             // Near the type's maximum sometimes: `250u8..=255u8`.
@@ -668,7 +574,6 @@ impl Gen<'_> {
         if ty == Ty::Bool {
             return self.condition(depth, ctx);
         }
-        let narrow = ty.bits(32) == 8;
         loop {
             let leaf = depth == 0 || self.rng.chance(25);
             let choice = if leaf {
@@ -692,12 +597,12 @@ impl Gen<'_> {
                     let which = self.rng.pick(&[Tid::Flat, Tid::Block, Tid::Thread]);
                     return cast(Expr::Tid(which), Ty::Usize, ty);
                 }
-                32..=35 if !ctx.no_out_read => {
+                32..=35 => {
                     let j = self.out_slot();
                     let elem = self.body.elem.ty();
                     return cast(Expr::Out(Box::new(j)), elem, ty);
                 }
-                36..=39 if self.phase != Phase::Unwritten && !ctx.no_out_read => {
+                36..=39 if self.phase != Phase::Unwritten => {
                     let st = self.body.shared.unwrap().ty();
                     let ix = if self.phase == Phase::Read && self.rng.chance(70) {
                         let ctx = Ctx {
@@ -724,9 +629,6 @@ impl Gen<'_> {
                         BinOp::Shl,
                         BinOp::Shr,
                     ]);
-                    if op == BinOp::Shl && narrow && !self.f.narrow_shl_not {
-                        continue;
-                    }
                     let l = self.expr(ty, depth - 1, ctx);
                     let r = match op {
                         BinOp::Shl | BinOp::Shr => self.shift_amount(ty, ctx),
@@ -751,21 +653,9 @@ impl Gen<'_> {
                     return bin(op, l, r);
                 }
                 70..=75 if ty.signed() => {
-                    let x = self.expr(ty, depth - 1, ctx);
-                    let nested =
-                        matches!(x, Expr::Neg(_)) || matches!(x, Expr::Lit { v, .. } if v < 0);
-                    if nested && !self.f.nested_neg {
-                        continue;
-                    }
-                    return Expr::Neg(Box::new(x));
+                    return Expr::Neg(Box::new(self.expr(ty, depth - 1, ctx)));
                 }
                 76..=80 => {
-                    if narrow && !self.f.narrow_shl_not {
-                        continue;
-                    }
-                    if matches!(ty, Ty::U32 | Ty::Usize) && !self.f.not_on_u32 {
-                        continue;
-                    }
                     return Expr::Not(Box::new(self.expr(ty, depth - 1, ctx)));
                 }
                 81..=89 => {
@@ -781,17 +671,27 @@ impl Gen<'_> {
                     return cast(x, from, ty);
                 }
                 90..=94 => {
-                    let c = self.condition(depth - 1, self.unformed(ctx));
-                    let ctx = self.unformed(ctx);
-                    let branch = Ctx {
-                        no_out_read: ctx.no_out_read || !self.f.proved_read_in_for_end_or_branch,
+                    let c = self.condition(
+                        depth - 1,
+                        Ctx {
+                            may_unsuffix: false,
+                            ..ctx
+                        },
+                    );
+                    let ctx = Ctx {
                         may_unsuffix: false,
                         ..ctx
                     };
-                    let a = self.branch(ty, depth - 1, branch);
-                    let b = self.branch(ty, depth - 1, branch);
+                    let branch = Ctx {
+                        may_unsuffix: false,
+                        ..ctx
+                    };
+                    let a = self.expr(ty, depth - 1, branch);
+                    let b = self.expr(ty, depth - 1, branch);
                     return Expr::If(Box::new(c), Box::new(a), Box::new(b));
                 }
+                // No form in an output's index: a `$T[...]$` in an index types the array
+                // as `T` (SPEC 3.5, "Bounds"), which the output array is not.
                 95..=99 if !ctx.no_offsets && !self.body.decls.is_empty() => {
                     let d = self.rng.below(self.body.decls.len() as u64) as usize;
                     let dims = self.body.decls[d].clone();
@@ -800,37 +700,10 @@ impl Gen<'_> {
                         .map(|dim| self.index(dim, depth - 1, ctx))
                         .collect();
                     let form = Expr::Offset(d, ixs);
-                    // Found by this fuzzer: `$T[i]$ as u64` does not parse in some places.
-                    return if ty == Ty::Usize || self.f.bare_form_first_in_branch {
-                        cast(form, Ty::Usize, ty)
-                    } else {
-                        cast(Expr::Paren(Box::new(form)), Ty::Usize, ty)
-                    };
+                    return cast(form, Ty::Usize, ty);
                 }
                 _ => {}
             }
-        }
-    }
-
-    /// `ctx` in a condition or an `if` value: no `$...$` form there unless
-    /// `bare_form_first_in_branch` (they do not parse in some of those places).
-    fn unformed(&self, ctx: Ctx) -> Ctx {
-        Ctx {
-            no_offsets: ctx.no_offsets || !self.f.bare_form_first_in_branch,
-            may_unsuffix: false,
-            ..ctx
-        }
-    }
-
-    /// An `if` value's branch (parenthesised where it starts with a form or a read, unless
-    /// `bare_form_first_in_branch`).
-    fn branch(&mut self, ty: Ty, depth: u32, ctx: Ctx) -> Expr {
-        let e = self.expr(ty, depth, ctx);
-        let alone = matches!(e, Expr::Offset(..) | Expr::Out(_) | Expr::Shared(_));
-        if !self.f.bare_form_first_in_branch && starts_with_form(&e) && !alone {
-            Expr::Paren(Box::new(e))
-        } else {
-            e
         }
     }
 
@@ -851,14 +724,8 @@ impl Gen<'_> {
                 suffix: true,
             }
         } else {
-            let wide = if self.f.wide_offset_index {
-                Ty::U64
-            } else {
-                Ty::U32
-            };
-            let ty = self.rng.pick(&[Ty::U8, Ty::U32, Ty::Usize, wide]);
+            let ty = self.rng.pick(&[Ty::U8, Ty::U32, Ty::Usize, Ty::U64]);
             let ctx = Ctx {
-                no_out_read: ctx.no_out_read || !self.f.read_inside_form,
                 may_unsuffix: false,
                 ..ctx
             };
@@ -912,15 +779,6 @@ impl Gen<'_> {
                 bin(op, l, r)
             }
         }
-    }
-}
-
-/// Whether `e` written out starts with a `$...$` form or an element read.
-fn starts_with_form(e: &Expr) -> bool {
-    match e {
-        Expr::Offset(..) | Expr::Out(_) | Expr::Shared(_) => true,
-        Expr::Cast(x, _) | Expr::Bin(_, x, _) => starts_with_form(x),
-        _ => false,
     }
 }
 
