@@ -245,7 +245,7 @@ impl Expr {
         }
     }
 
-    fn single_term(&self) -> Option<&Term> {
+    pub(crate) fn single_term(&self) -> Option<&Term> {
         match self.terms.as_slice() {
             [(1, t)] if self.konst == 0 => Some(t),
             _ => None,

@@ -7,13 +7,14 @@
 //! too). `#line` directives name the user's file and line of every statement, so NVRTC
 //! errors and compute-sanitizer reports point at the user's code.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::bounds::Root;
 use super::{
     check::elem_of, lanes, precedence, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, LocalId,
-    Method, Scalar, Stmt, Ty, UnOp, WARP,
+    Method, Proved, Scalar, Stmt, Ty, UnOp, WARP,
 };
 use crate::emit_cuda;
 use crate::expr::Term;
@@ -194,7 +195,11 @@ pub fn fault_kind(word: u64) -> (usize, Option<(crate::ElemType, bool)>) {
 /// (`which` in its fault record): the pointer parameters, then the arrays the body
 /// creates, by name. `None` when every access is proved: the kernel has no checks, and no
 /// parameters beyond the declared ones.
-pub fn checked_arrays(body: &Body) -> Option<Vec<String>> {
+pub fn checked_arrays(proved: &Proved) -> Option<Vec<String>> {
+    checked(proved.body())
+}
+
+fn checked(body: &Body) -> Option<Vec<String>> {
     let mut checked = false;
     super::visit_exprs(&body.stmts, &mut |e| {
         checked |= matches!(
@@ -257,13 +262,6 @@ template <typename T> __device__ __forceinline__ T parray_exch(T* p, T v) {
 }
 "#;
 
-/// Whether the C text `text` uses the name `name` (as a whole identifier).
-fn mentions(text: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    text.match_indices(name)
-        .any(|(at, _)| !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident))
-}
-
 /// The block's dynamic shared memory, where shared arrays live when they are more than a
 /// kernel may declare statically.
 const DYNAMIC_SHARED: &str = "parray_shared";
@@ -271,7 +269,8 @@ const DYNAMIC_SHARED: &str = "parray_shared";
 /// The kernel `name` for the checked cuda body `body`, in `dialect`. A kernel with checked
 /// accesses ([`checked_arrays`]) takes, after the declared parameters, the number of
 /// elements each pointer parameter reaches and the launch's fault record.
-pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
+pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
+    let body = proved.body();
     let mut w = Writer::new(body, dialect);
     // A parameter read from constant memory is the module's `__constant__` array of its
     // name, which the launch fills from the argument (passed under another name).
@@ -297,7 +296,7 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
     if let Dialect::Hip { .. } = dialect {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
-    let checked = checked_arrays(body).is_some();
+    let checked = checked(body).is_some();
     let mut bases = Vec::new();
     if checked {
         out.push_str(CHECK_HELPERS);
@@ -375,13 +374,14 @@ pub fn kernel(body: &Body, name: &str, dialect: Dialect) -> String {
     w.stmts(&body.stmts);
     // Only what the statements use: a pointer whose accesses are all proved needs no base,
     // a thread index that the offsets folded away (a dimension of one) no name.
-    for (_, line) in bases.iter().filter(|(name, _)| mentions(&w.out, name)) {
+    let uses = w.uses.take();
+    for (_, line) in bases.iter().filter(|(name, _)| uses.contains(name)) {
         let _ = writeln!(out, "{line}");
     }
     for (path, ix) in body
         .tids
         .iter()
-        .filter(|(path, _)| mentions(&w.out, &tid_name(path)))
+        .filter(|(path, _)| uses.contains(&tid_name(path)))
     {
         let off = crate::Offset {
             expr: ix.expr.clone(),
@@ -492,7 +492,8 @@ fn c_names(body: &Body) -> Vec<String> {
 /// The parameters `kernel` reads from constant memory (`Body::constants`): each one's
 /// position among the parameters and the name of its `__constant__` array, which the
 /// launch fills.
-pub fn constant_symbols(body: &Body) -> Vec<(usize, String)> {
+pub fn constant_symbols(proved: &Proved) -> Vec<(usize, String)> {
+    let body = proved.body();
     let names = c_names(body);
     body.params
         .iter()
@@ -842,6 +843,9 @@ struct Writer<'b> {
     /// ([`Body::dynamic_shared_bytes`]).
     dynamic_shared: HashMap<LocalId, u64>,
     out: String,
+    /// The names the statements written so far use that the kernel declares only if used
+    /// (thread indices, the bases of checked pointers).
+    uses: RefCell<HashSet<String>>,
     indent: usize,
     /// The user's line the next kernel line is attributed to (0: not yet known).
     next_line: u32,
@@ -865,6 +869,7 @@ impl<'b> Writer<'b> {
                 _ => body.shared_layout().0.into_iter().collect(),
             },
             out: String::new(),
+            uses: RefCell::default(),
             indent: 1,
             next_line: 0,
         }
@@ -883,11 +888,19 @@ impl<'b> Writer<'b> {
     /// `parray_at(...)`: the checked address of element `ix` past `base`, in `root`.
     fn checked_at(&self, base: &Expr, ix: &str, root: &Root) -> String {
         let (array, n, which) = &self.roots[root];
+        self.uses.borrow_mut().insert(array.clone());
         format!(
             "parray_at({}, {ix}, {array}, {n}, {which}u, {}u, __parray_fault)",
-            self.expr(base, 0).0,
+            self.expr(base).0,
             self.stmt_line
         )
+    }
+
+    /// The name of the thread index `path`, which the kernel then declares.
+    fn tid(&self, path: &str) -> String {
+        let name = tid_name(path);
+        self.uses.borrow_mut().insert(name.clone());
+        name
     }
 
     fn push(&mut self, text: &str) {
@@ -920,7 +933,7 @@ impl<'b> Writer<'b> {
                 let name = &self.names[local.0 as usize];
                 let text = match init {
                     // Converted to the local's type by the declaration itself.
-                    Some(e) => format!("{ty} {name} = {};", self.wide(e, 0).0),
+                    Some(e) => format!("{ty} {name} = {};", self.wide(e).0),
                     None => format!("{ty} {name};"),
                 };
                 self.line(*loc, &text);
@@ -959,7 +972,7 @@ impl<'b> Writer<'b> {
             Stmt::Expr { expr, loc } => {
                 let (text, _) = match expr.kind {
                     ExprKind::Atomic(..) => self.atomic(expr, false),
-                    _ => self.expr(expr, 0),
+                    _ => self.expr(expr),
                 };
                 let text = format!("{text};");
                 self.line(*loc, &text);
@@ -970,7 +983,7 @@ impl<'b> Writer<'b> {
                 els,
                 loc,
             } => {
-                let text = format!("if ({}) {{", self.expr(cond, 0).0);
+                let text = format!("if ({}) {{", self.expr(cond).0);
                 self.line(*loc, &text);
                 self.block(then);
                 if let Some(e) = els {
@@ -980,7 +993,7 @@ impl<'b> Writer<'b> {
                 self.push("}");
             }
             Stmt::While { cond, body, loc } => {
-                let text = format!("while ({}) {{", self.expr(cond, 0).0);
+                let text = format!("while ({}) {{", self.expr(cond).0);
                 self.line(*loc, &text);
                 self.block(body);
                 self.push("}");
@@ -1001,7 +1014,7 @@ impl<'b> Writer<'b> {
                 }
                 let ty = c_type(self.body.local(*var).ty.expect("checked"));
                 let v = self.names[var.0 as usize].clone();
-                let (s, e) = (self.expr(start, 0).0, self.expr(end, 0).0);
+                let (s, e) = (self.expr(start).0, self.expr(end).0);
                 let cmp = if *inclusive { "<=" } else { "<" };
                 let constant = match &end.kind {
                     ExprKind::Lit(Lit::Int(n, _)) => Some(*n),
@@ -1051,7 +1064,7 @@ impl<'b> Writer<'b> {
                 for (k, piece) in pieces.iter().enumerate() {
                     fmt.push_str(&piece.replace('%', "%%"));
                     if let Some(a) = args.get(k) {
-                        let (text, _) = self.expr(a, 0);
+                        let (text, _) = self.expr(a);
                         let (spec, value) = match a.ty {
                             Ty::Scalar(Scalar::F32 | Scalar::F64) => {
                                 ("%g", format!("(double)({text})"))
@@ -1079,7 +1092,7 @@ impl<'b> Writer<'b> {
     /// An operand of an operator binding with strength `min`: parenthesised if it binds
     /// less tightly, or is a bitwise operation (C ranks `&`, `^`, `|` below comparisons).
     fn operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.expr(e, min);
+        let (text, p) = self.expr(e);
         let bitwise = matches!(
             &e.kind,
             ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
@@ -1094,7 +1107,7 @@ impl<'b> Writer<'b> {
     /// [`Writer::operand`] of an operation that C may compute on a promoted 8-bit value
     /// ([`Writer::wide`]).
     fn wide_operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.wide(e, min);
+        let (text, p) = self.wide(e);
         let bitwise = matches!(
             &e.kind,
             ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
@@ -1112,7 +1125,7 @@ impl<'b> Writer<'b> {
     /// `-`, `<<`, `min` take their type from the operand).
     fn typed_operand(&self, parent: &Expr, child: &Expr, min: u8) -> String {
         if in_int(child) && !parent.signed {
-            format!("(unsigned)({})", self.expr(child, 0).0)
+            format!("(unsigned)({})", self.expr(child).0)
         } else {
             self.operand(child, min)
         }
@@ -1121,9 +1134,9 @@ impl<'b> Writer<'b> {
     /// The expression as C and its binding strength, with its value in its type: an
     /// 8-bit operation, which C computes in `int`, converted back (so that it wraps at 8
     /// bits as Rust's does).
-    fn expr(&self, e: &Expr, min: u8) -> (String, u8) {
-        let (text, p) = self.wide(e, min);
-        if wide(e) {
+    fn expr(&self, e: &Expr) -> (String, u8) {
+        let (text, p) = self.wide(e);
+        if is_wide(e) {
             let t = c_scalar(e.ty.scalar().expect("an 8-bit integer"));
             return (format!("({t})({text})"), UNARY);
         }
@@ -1131,10 +1144,10 @@ impl<'b> Writer<'b> {
     }
 
     /// The expression as C and its binding strength, where an 8-bit result may be left
-    /// in the `int` C computed it in ([`wide`]): for the operations whose low 8 bits
+    /// in the `int` C computed it in ([`is_wide`]): for the operations whose low 8 bits
     /// depend only on their operands' (`+ - & | ^ ~`), and where the value is converted
     /// by a declaration or an assignment.
-    fn wide(&self, e: &Expr, _min: u8) -> (String, u8) {
+    fn wide(&self, e: &Expr) -> (String, u8) {
         if e.signed {
             // In `int`: its leaves here, its operators below (their operands are marked too).
             match &e.kind {
@@ -1149,7 +1162,7 @@ impl<'b> Writer<'b> {
                 ExprKind::Local(id) => {
                     return (format!("(int){}", self.names[id.0 as usize]), ATOM)
                 }
-                ExprKind::Tid(path) => return (format!("(int){}", tid_name(path)), ATOM),
+                ExprKind::Tid(path) => return (format!("(int){}", self.tid(path)), ATOM),
                 _ => {}
             }
         }
@@ -1159,7 +1172,7 @@ impl<'b> Writer<'b> {
             ExprKind::Capture(name) | ExprKind::HostCall(name, _) => {
                 unreachable!("a cuda body captures and calls nothing of the host ({name})")
             }
-            ExprKind::Tid(path) => (tid_name(path), ATOM),
+            ExprKind::Tid(path) => (self.tid(path), ATOM),
             ExprKind::Size(n) => (unsigned_literal(*n), ATOM),
             ExprKind::Cnt(c) => (c.to_string(), ATOM),
             ExprKind::Offset { off, args, .. } => {
@@ -1181,7 +1194,7 @@ impl<'b> Writer<'b> {
                         format!("(unsigned){}", self.operand(a, UNARY))
                     }
                 });
-                (text.clone(), strength(&text))
+                (text, offset_strength(off))
             }
             ExprKind::GenericOffset { ty, args } => {
                 let args: Vec<String> = args
@@ -1202,7 +1215,7 @@ impl<'b> Writer<'b> {
                 };
                 let operand = if matches!(x.kind, ExprKind::Unary(UnOp::Neg, _)) {
                     // `-(-x)`: `--x` would be a decrement.
-                    format!("({})", self.expr(x, 0).0)
+                    format!("({})", self.expr(x).0)
                 } else if in_int(x) {
                     self.typed_operand(e, x, UNARY)
                 } else {
@@ -1214,7 +1227,7 @@ impl<'b> Writer<'b> {
             ExprKind::Binary(BinOp::Add, x, zero) | ExprKind::Binary(BinOp::Add, zero, x)
                 if is_zero(zero) && zero.ty == e.ty && x.ty == e.ty =>
             {
-                self.wide(x, _min)
+                self.wide(x)
             }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
@@ -1260,11 +1273,11 @@ impl<'b> Writer<'b> {
             ExprKind::Index(base, ix, Check::Checked(Some(root)))
                 if self.roots.contains_key(root) =>
             {
-                let at = self.checked_at(base, &self.expr(ix, 0).0, root);
+                let at = self.checked_at(base, &self.expr(ix).0, root);
                 (format!("(*{at})"), ATOM)
             }
             ExprKind::Index(base, ix, _) => {
-                let (ix, _) = self.expr(ix, 0);
+                let (ix, _) = self.expr(ix);
                 (format!("{}[{ix}]", self.operand(base, ATOM)), ATOM)
             }
             ExprKind::Field(base, lane) => (
@@ -1282,7 +1295,7 @@ impl<'b> Writer<'b> {
                 let text = match self.dialect {
                     Dialect::Cuda => format!(
                         "__shfl_down_sync(0xffffffffu, {value}, {})",
-                        self.expr(delta, 0).0
+                        self.expr(delta).0
                     ),
                     // Width 32: each 32 lanes of a wavefront shuffle as a CUDA warp does.
                     // HIP gives a lane its own value for a delta of 32 or more, where CUDA
@@ -1298,7 +1311,7 @@ impl<'b> Writer<'b> {
                 (text, ATOM)
             }
             ExprKind::MakeVector(v, args) => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
+                let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
                 debug_assert_eq!(args.len(), lanes(*v) as usize);
                 (format!("make_{}({})", v.keyword(), args.join(", ")), ATOM)
             }
@@ -1329,9 +1342,9 @@ impl<'b> Writer<'b> {
             Check::Checked(Some(root)) if self.roots.contains_key(root) => {
                 self.checked_at(p, "0", root)
             }
-            _ => self.expr(p, 0).0,
+            _ => self.expr(p).0,
         };
-        let args: Vec<String> = args.iter().map(|a| self.expr(a, 0).0).collect();
+        let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
         if elem_of(p.ty) != Some(crate::ElemType::Long) {
             return (format!("{}({pt}, {})", op.c_name(), args.join(", ")), ATOM);
         }
@@ -1373,33 +1386,39 @@ impl<'b> Writer<'b> {
                 ..
             }
         );
-        let address = match check {
+        // The first element's address, and its binding strength.
+        let (address, strength) = match check {
             Check::Checked(Some(root)) if self.roots.contains_key(root) => {
                 let (array, n, which) = &self.roots[root];
-                format!(
+                self.uses.borrow_mut().insert(array.clone());
+                let text = format!(
                     "parray_vat<{lanes}>({}, {}, {array}, {n}, {which}u, {}u, {}u, __parray_fault)",
-                    self.expr(base, 0).0,
-                    self.expr(at, 0).0,
+                    self.expr(base).0,
+                    self.expr(at).0,
                     self.stmt_line,
                     vector_code(v)
-                )
+                );
+                (text, ATOM)
             }
-            _ if is_zero(at) => self.operand(base, UNARY),
+            _ if is_zero(at) => self.expr(base),
             _ => {
                 let p = precedence(BinOp::Add);
-                format!("({} + {})", self.operand(base, p), self.operand(at, p))
+                let text = format!("{} + {}", self.operand(base, p), self.operand(at, p));
+                (text, p)
             }
         };
+        // The operand of a pointer cast.
+        let cast = if strength < UNARY {
+            format!("({address})")
+        } else {
+            address.clone()
+        };
         match (store, registers) {
-            (None, false) => (format!("*(const {t}*){address}"), UNARY),
-            (None, true) => (format!("parray_get_{t}({})", unparen(&address)), ATOM),
-            (Some(value), false) => (format!("*({t}*){address} = {}", self.operand(value, 1)), 0),
+            (None, false) => (format!("*(const {t}*){cast}"), UNARY),
+            (None, true) => (format!("parray_get_{t}({address})"), ATOM),
+            (Some(value), false) => (format!("*({t}*){cast} = {}", self.operand(value, 1)), 0),
             (Some(value), true) => (
-                format!(
-                    "parray_set({}, {})",
-                    unparen(&address),
-                    self.expr(value, 0).0
-                ),
+                format!("parray_set({address}, {})", self.expr(value).0),
                 ATOM,
             ),
         }
@@ -1471,13 +1490,13 @@ impl<'b> Writer<'b> {
 /// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in
 /// the low 8 bits: C promotes the operands of `+ - * << ~` and unary `-` to `int`, where
 /// the result does not wrap (`& | ^` keep operands that do). Rust's result is those bits.
-fn wide(e: &Expr) -> bool {
+fn is_wide(e: &Expr) -> bool {
     matches!(e.ty, Ty::Scalar(Scalar::U8 | Scalar::I8))
         && match &e.kind {
             ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..)
             | ExprKind::Unary(..) => true,
             ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, l, r) => {
-                wide(l) || wide(r)
+                is_wide(l) || is_wide(r)
             }
             _ => false,
         }
@@ -1499,14 +1518,10 @@ fn int_max(s: Scalar) -> Option<u128> {
 /// The index of an offset that is that index alone (`$V[k]$` is `k`).
 fn lone_index(e: &Expr) -> Option<&Expr> {
     match &e.kind {
-        ExprKind::Offset { off, args, .. }
-            if off.expr.konst == 0 && matches!(off.expr.terms[..], [(1, Term::Var(_))]) =>
-        {
-            let [(_, Term::Var(v))] = off.expr.terms[..] else {
-                return None;
-            };
-            args.get(v.0 as usize)
-        }
+        ExprKind::Offset { off, args, .. } => match off.expr.single_term()? {
+            Term::Var(v) => args.get(v.0 as usize),
+            Term::Digit { .. } => None,
+        },
         _ => None,
     }
 }
@@ -1529,42 +1544,24 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-/// `text` without the parentheses around it, if it has a pair around the whole.
-fn unparen(text: &str) -> &str {
-    let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
-        return text;
-    };
-    let mut depth = 0i32;
-    for c in inner.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
+/// The binding strength of an offset as [`emit_cuda::to_c`] writes it: a sum; a product
+/// (a coefficient, a digit's `/` or `%`); or one index alone, which may be a cast.
+fn offset_strength(off: &crate::Offset) -> u8 {
+    match (&off.expr.terms[..], off.expr.konst) {
+        ([], _) => ATOM,
+        ([(1, Term::Var(_))], 0) => UNARY,
+        ([(1, Term::Digit { div, modulo, of })], 0) => {
+            if *div != 1 || modulo.is_some() {
+                precedence(BinOp::Mul)
+            } else if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
+                UNARY
+            } else {
+                // Written in parentheses.
+                ATOM
+            }
         }
-        if depth < 0 {
-            return text;
-        }
-    }
-    inner
-}
-
-/// The binding strength of a rendered offset: a sum, a product, or an atom.
-fn strength(text: &str) -> u8 {
-    let mut depth = 0;
-    let mut product = false;
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            '+' if depth == 0 => return precedence(BinOp::Add),
-            '*' | '/' | '%' if depth == 0 => product = true,
-            _ => {}
-        }
-    }
-    if product {
-        precedence(BinOp::Mul)
-    } else {
-        ATOM
+        ([_], 0) => precedence(BinOp::Mul),
+        _ => precedence(BinOp::Add),
     }
 }
 
