@@ -3,7 +3,7 @@
 use parray_core::body::bounds::{self, Proof, Root, RootUse};
 use parray_core::body::emit_c::{self, Dialect};
 use parray_core::body::emit_rust::{self, Mode};
-use parray_core::body::{Body, Target};
+use parray_core::body::{Proved, Target};
 use parray_core::{CudaGrid, Module, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
@@ -279,13 +279,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
                 ));
             }
-            let mut body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
-            let proof = bounds::prove(&mut body);
-            out_of_range(&proof)?;
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
+            let body = bounds::prove(body);
+            out_of_range(body.proof())?;
             let types = type_checks(&forms.generics, false);
             Ok(Outcome::Done(host_threads(
                 &body,
-                &proof,
                 &site,
                 types,
                 module.size(def.root),
@@ -319,10 +318,10 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
-            body.launch_bounds = min_blocks.map(|(n, _)| (grid.block.iter().product(), n));
-            let proof = bounds::prove(&mut body);
-            out_of_range(&proof)?;
-            if let Some(mut errors) = crate::errors::in_source_order(proof.unrooted.iter().map(|span| {
+            body.set_launch_bounds(min_blocks.map(|(n, _)| (grid.block.iter().product(), n)));
+            let body = bounds::prove(body);
+            out_of_range(body.proof())?;
+            if let Some(mut errors) = crate::errors::in_source_order(body.proof().unrooted.iter().map(|span| {
                 syn::Error::new(*span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array")
             })) {
                 errors.combine(syn::Error::new(array.span(), "in this cuda detour"));
@@ -331,7 +330,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let kernel = format!("parray_{name}_{}", array.span().unwrap().line());
             let source = emit_c::kernel(&body, &kernel, dialect);
             // An AMD GPU's launch limits (`grid::HIP`): its LDS is 64 KiB.
-            let on_amd = grid.fits(body.shared_layout().1, &parray_core::grid::HIP);
+            let on_amd = grid.fits(body.body().shared_layout().1, &parray_core::grid::HIP);
             if let (true, Dialect::Hip { .. }, Err(reason)) = (source_only, dialect, &on_amd) {
                 return Err(syn::Error::new(
                     array.span(),
@@ -378,7 +377,6 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let types = type_checks(&forms.generics, true);
             Ok(Outcome::Done(cuda(
                 &body,
-                &proof,
                 &grid,
                 (&kernel, source, hip),
                 types,
@@ -495,8 +493,7 @@ fn checked(
 /// writes are borrowed exclusively (write handles), the others shared.
 #[allow(clippy::too_many_arguments)]
 fn cuda(
-    body: &Body,
-    proof: &Proof,
+    proved: &Proved,
     grid: &CudaGrid,
     (kernel, source, hip): (&str, TokenStream, TokenStream),
     types: TokenStream,
@@ -511,7 +508,8 @@ fn cuda(
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
     // A kernel with checked accesses also takes how many elements each pointer reaches.
-    let checked_arrays = emit_c::checked_arrays(body);
+    let (body, proof) = (proved.body(), proved.proof());
+    let checked_arrays = emit_c::checked_arrays(proved);
     let mut extents = Vec::new();
     for (i, ((p, local), a)) in body.params.iter().zip(args).enumerate() {
         let hidden = format_ident!("__parray_arg{i}");
@@ -553,7 +551,7 @@ fn cuda(
     let (closure, run) = if body.collective() {
         // Once per block: the stretches between collective statements (barriers,
         // shuffles) loop over the block's threads.
-        let block = emit_rust::block_body_tokens(body);
+        let block = emit_rust::block_body_tokens(proved);
         (
             quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {
                 #bind_params
@@ -562,14 +560,14 @@ fn cuda(
             quote!(::parray::gpu::detour_cuda_blocks),
         )
     } else {
-        let prologue = emit_rust::prologue_tokens(body, Mode::Emulate);
-        let stmts = emit_rust::stmts_tokens(body, Mode::Emulate);
+        let prologue = emit_rust::prologue_tokens(proved, Mode::Emulate);
+        let stmts = emit_rust::stmts_tokens(proved, Mode::Emulate);
         (
             quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue #stmts }),
             quote!(::parray::gpu::detour_cuda),
         )
     };
-    let constants = emit_c::constant_symbols(body)
+    let constants = emit_c::constant_symbols(proved)
         .into_iter()
         .map(|(i, name)| quote!((#i, #name)));
     let checked_names = match &checked_arrays {
@@ -603,15 +601,15 @@ fn cuda(
 /// borrowed exclusively for the detour (a write handle shadows its name), the others are
 /// captured by reference.
 fn host_threads(
-    body: &Body,
-    proof: &Proof,
+    proved: &Proved,
     site: &TokenStream,
     types: TokenStream,
     threads: u64,
     runner: TokenStream,
 ) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
-    let stmts = emit_rust::body_tokens(body, Mode::Pthd);
+    let proof = proved.proof();
+    let stmts = emit_rust::body_tokens(proved, Mode::Pthd);
     let threads = threads as usize;
     let mut checks = types;
     let mut writers = TokenStream::new();

@@ -5,7 +5,7 @@
 
 use parray_core::body::{
     AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt,
-    Target, Ty, UnOp,
+    Target, Ty, Typed, UnOp,
 };
 use parray_core::{thread_index, ElemType, MemKind, Param, TypeClass};
 use proc_macro2::Span;
@@ -22,7 +22,7 @@ pub fn lower(
     params: &[Param],
     stmts: &[syn::Stmt],
     body_span: Span,
-) -> syn::Result<Body> {
+) -> syn::Result<Typed> {
     let threads = forms.threads.as_ref().expect("a detour has threads");
     let array = threads.name.clone();
     let mut lw = Lowerer {
@@ -72,7 +72,7 @@ pub fn lower(
         return Err(errors);
     }
     let host_names = lw.host_names;
-    let mut body = Body {
+    let body = Body {
         target,
         array,
         // The body's own file: a detour expanded by another macro (a subprogram's call)
@@ -85,9 +85,11 @@ pub fn lower(
         launch_bounds: None,
         constants: Vec::new(),
     };
-    let diags = parray_core::body::check::check(&mut body)
-        .err()
-        .unwrap_or_default();
+    let (body, diags) = match parray_core::body::check::check(body) {
+        Ok(typed) if host_names.is_empty() => return Ok(typed),
+        Ok(typed) => (typed.body().clone(), Vec::new()),
+        Err(failed) => *failed,
+    };
     let host = host_names.iter().map(|(name, span)| {
         let ty = used_as(&body, name).and_then(c_param_type).unwrap_or("TYPE");
         syn::Error::new(*span, format!("`{name}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., {ty} {name})`) and pass it in the detour's argument list"))
@@ -96,10 +98,7 @@ pub fn lower(
         .into_iter()
         .map(|d| syn::Error::new(d.span, d.message))
         .chain(host);
-    match crate::errors::in_source_order(errors) {
-        Some(errors) => Err(errors),
-        None => Ok(body),
-    }
+    Err(crate::errors::in_source_order(errors).expect("a host name or a type error"))
 }
 
 /// The type a body uses the host variable `name` as: the other side of an operator or an

@@ -24,8 +24,8 @@
 use std::collections::HashMap;
 
 use super::{
-    visit_exprs, BinOp, Body, Check, Expr, ExprKind, Indexed, Lit, LocalId, Scalar, Stmt, Target,
-    Ty,
+    visit_exprs, BinOp, Body, Check, Expr, ExprKind, Indexed, Lit, LocalId, Proved, Scalar, Stmt,
+    Target, Ty, Typed,
 };
 
 /// Where an access's array comes from.
@@ -84,9 +84,14 @@ impl Proof {
 }
 
 /// Finds the body's roots and marks each access proved in bounds as [`Check::Proved`], and
-/// every other with its root ([`Check::Checked`]). Run after [`super::check`] (it reads
-/// the inferred types).
-pub fn prove(body: &mut Body) -> Proof {
+/// every other with its root ([`Check::Checked`]), whatever marks the body had.
+pub fn prove(typed: Typed) -> Proved {
+    let Typed(mut body) = typed;
+    let proof = prove_body(&mut body);
+    Proved { body, proof }
+}
+
+fn prove_body(body: &mut Body) -> Proof {
     // First each `#copy` that can move vectors keeps the loop its alignment allows.
     let read = body.clone();
     let facts = Facts::analyse(&read);

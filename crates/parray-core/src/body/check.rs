@@ -11,12 +11,13 @@ use proc_macro2::Span;
 
 use super::{
     lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
-    Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
+    Method, Part, PartMut, Scalar, Stmt, Ty, Typed, UnOp,
 };
 use crate::kinds::{ElemType, MemKind};
 
-/// Infers and checks the types of `body`; all problems are reported together.
-pub fn check(body: &mut Body) -> Result<(), Vec<Diag>> {
+/// Infers and checks the types of `body`; all problems are reported together (with the
+/// body as far as it was typed, for messages that read it).
+pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     let mut cx = Checker {
         target: body.target,
         body_locals: body.locals.iter().map(|l| l.ty).collect(),
@@ -24,17 +25,17 @@ pub fn check(body: &mut Body) -> Result<(), Vec<Diag>> {
         diags: Vec::new(),
     };
     let mut stmts = std::mem::take(&mut body.stmts);
-    cx.stmts(&mut stmts, body);
+    cx.stmts(&mut stmts, &body);
     // Resolve and apply the final types.
     for (local, ty) in body.locals.iter_mut().zip(cx.body_locals.clone()) {
         local.ty = ty.map(|t| cx.finish_ty(t));
     }
-    cx.finish_stmts(&mut stmts, body);
+    cx.finish_stmts(&mut stmts, &body);
     body.stmts = stmts;
     if cx.diags.is_empty() {
-        Ok(())
+        Ok(Typed(body))
     } else {
-        Err(cx.diags)
+        Err(Box::new((body, cx.diags)))
     }
 }
 

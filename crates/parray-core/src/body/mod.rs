@@ -269,6 +269,41 @@ impl Body {
     }
 }
 
+/// A body [`check::check`] typed: every expression and local has a concrete type. Only
+/// `check` makes one.
+#[derive(Debug, Clone)]
+pub struct Typed(Body);
+
+impl Typed {
+    pub fn body(&self) -> &Body {
+        &self.0
+    }
+
+    /// Asks for `__launch_bounds__` ([`Body::launch_bounds`]), which no pass reads.
+    pub fn set_launch_bounds(&mut self, bounds: Option<(u32, u32)>) {
+        self.0.launch_bounds = bounds;
+    }
+}
+
+/// A typed body whose every element access [`bounds::prove`] marked proved or checked,
+/// with what it found: what the back ends write. Only `prove` makes one, so no back end
+/// writes an access unchecked that it did not prove.
+#[derive(Debug, Clone)]
+pub struct Proved {
+    body: Body,
+    proof: bounds::Proof,
+}
+
+impl Proved {
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    pub fn proof(&self) -> &bounds::Proof {
+        &self.proof
+    }
+}
+
 /// Shared memory a CUDA kernel may declare statically; beyond it, arrays live in dynamic
 /// shared memory.
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
@@ -891,7 +926,8 @@ pub enum Check {
     /// extent of its root array ([`bounds::Root`], found by [`bounds::prove`]; `None`
     /// before, or where the array is not known).
     Checked(Option<bounds::Root>),
-    /// Proved within the extent for every thread and iteration ([`bounds::prove`]).
+    /// Proved within the extent for every thread and iteration ([`bounds::prove`]). A back
+    /// end writes only a [`Proved`] body, whose every mark `prove` set itself.
     Proved,
 }
 

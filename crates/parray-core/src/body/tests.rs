@@ -104,10 +104,11 @@ impl B {
         self
     }
 
-    fn checked(&mut self) -> Result<&Body, Vec<String>> {
-        check::check(&mut self.body)
-            .map(|()| &self.body)
-            .map_err(|d| d.into_iter().map(|d| d.message).collect())
+    /// The body typed and its accesses decided, as the back ends take it.
+    fn checked(&mut self) -> Result<Proved, Vec<String>> {
+        check::check(self.body.clone())
+            .map(bounds::prove)
+            .map_err(|failed| failed.1.into_iter().map(|d| d.message).collect())
     }
 }
 
@@ -123,11 +124,12 @@ fn a_float_literal_takes_its_type_from_use() {
         Box::new(t),
         Box::new(cast),
     )));
-    let body = b.checked().unwrap();
+    let proved = b.checked().unwrap();
+    let body = proved.body();
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
-    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
     assert!(c.contains("double t = 0.0;"), "{c}");
-    let rust = body_tokens(body, Mode::Emulate).to_string();
+    let rust = body_tokens(&proved, Mode::Emulate).to_string();
     assert!(rust.contains("t : f64 = 0.0f64"), "{rust}");
 }
 
@@ -135,10 +137,11 @@ fn a_float_literal_takes_its_type_from_use() {
 fn unconstrained_literals_default_to_i32_and_f64() {
     let mut b = B::new(&[]);
     b.let_("i", false, int(3)).let_("f", false, float("1.5"));
-    let body = b.checked().unwrap();
+    let proved = b.checked().unwrap();
+    let body = proved.body();
     assert_eq!(body.locals[0].ty, Some(Ty::Scalar(Scalar::I32)));
     assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
-    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
     assert!(
         c.contains("int i = 3;") && c.contains("double f = 1.5;"),
         "{c}"
@@ -170,14 +173,17 @@ fn i64_atomics_use_the_unsigned_64_bit_atomic() {
     };
     let (statement, value) = (add(), add());
     b.stmt(statement).let_("old", false, value);
-    let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
     // The old value is cast back where it is read, and only there (a cast whose value is
-    // dropped is a warning in hipcc).
-    let call = "atomicAdd((unsigned long long*)(p), (unsigned long long)(5ll))";
-    assert!(c.contains(&format!("    {call};")), "{c}");
+    // dropped is a warning in hipcc). `p` is checked (no type bounds it).
+    let call = "atomicAdd((unsigned long long*)(parray_at(p, 0, ";
+    let value = ", (unsigned long long)(5ll))";
+    let lines: Vec<&str> = c.lines().filter(|l| l.contains(call)).collect();
     assert!(
-        c.contains(&format!("long long old = (long long){call};")),
+        matches!(lines[..], [statement, read] if statement.starts_with(&format!("    {call}"))
+            && statement.ends_with(&format!("{value};"))
+            && read.starts_with(&format!("    long long old = (long long){call}"))),
         "{c}"
     );
 }
@@ -203,8 +209,8 @@ fn hip_shuffles_32_lanes_with_the_deltas_low_bits() {
         shfl(b.get("v"), bin(BinOp::Shr, b.get("d"), int(1)), 1),
     );
     b.let_("a", false, far).let_("c", false, computed);
-    let body = b.checked().unwrap();
-    let hip = emit_c::kernel(body, "k", Dialect::Hip { wavefront: 64 });
+    let proved = b.checked().unwrap();
+    let hip = emit_c::kernel(&proved, "k", Dialect::Hip { wavefront: 64 });
     assert!(hip.contains("#include <hip/hip_runtime.h>\n"), "{hip}");
     assert!(hip.contains("int a = __shfl_down(v, 8u, 32);"), "{hip}");
     assert!(
@@ -212,7 +218,7 @@ fn hip_shuffles_32_lanes_with_the_deltas_low_bits() {
         "{hip}"
     );
     assert!(!hip.contains("_sync"), "{hip}");
-    let cuda = emit_c::kernel(body, "k", Dialect::Cuda);
+    let cuda = emit_c::kernel(&proved, "k", Dialect::Cuda);
     assert!(
         cuda.contains("int a = __shfl_down_sync(0xffffffffu, v, 40u);"),
         "{cuda}"
@@ -225,12 +231,15 @@ fn usize_is_32_bits_in_the_kernel_and_its_emulation() {
     let mut b = B::new(&[]);
     let size = e(ExprKind::Size(1024));
     b.let_("n", false, bin(BinOp::Mul, size, int(2)));
-    let body = b.checked().unwrap();
+    let proved = b.checked().unwrap();
+    let body = proved.body();
     assert_eq!(body.locals[0].ty, Some(Ty::USIZE));
-    assert!(emit_c::kernel(body, "k", Dialect::Cuda).contains("unsigned n = 1024u * 2u;"));
-    let rust = body_tokens(body, Mode::Emulate).to_string();
+    // In `int` (SPEC 3.5, "Index arithmetic in `int`"): 2048 lies in its range.
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(c.contains("unsigned n = 1024 * 2;"), "{c}");
+    let rust = body_tokens(&proved, Mode::Emulate).to_string();
     assert!(rust.contains("n : u32 = 1024u32 * 2u32"), "{rust}");
-    let pthd = body_tokens(body, Mode::Pthd).to_string();
+    let pthd = body_tokens(&proved, Mode::Pthd).to_string();
     assert!(pthd.contains("n : usize = 1024usize * 2usize"), "{pthd}");
 }
 
@@ -256,8 +265,8 @@ fn c_parenthesises_bitwise_operands_and_casts() {
         false,
         e(ExprKind::Cast(Box::new(shifted), Scalar::F32)),
     );
-    let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
     assert!(c.contains("bool even = (a & 1) == 0;"), "{c}");
     assert!(c.contains("float f = (float)(a << 2);"), "{c}");
 }
@@ -279,8 +288,8 @@ fn math_methods_follow_the_receiver_type() {
         vec![float("0.5")],
     ));
     b.let_("a", false, sx).let_("m", false, my);
-    let body = b.checked().unwrap();
-    let c = emit_c::kernel(body, "k", Dialect::Cuda);
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
     assert!(c.contains("float a = sqrtf(x);"), "{c}");
     assert!(c.contains("double m = fmax(y, 0.5);"), "{c}");
 }

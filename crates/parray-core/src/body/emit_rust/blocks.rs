@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use super::{ctx_ident, prologue_tokens, Mode, Writer};
-use crate::body::{visit_exprs, Body, ExprKind, LocalId, Part, Stmt, Ty};
+use super::{ctx_ident, prologue, Mode, Writer};
+use crate::body::{visit_exprs, Body, ExprKind, LocalId, Part, Proved, Stmt, Ty};
 use crate::kinds::MemKind;
 
 /// The block's threads, as `detour!` binds them.
@@ -79,7 +79,8 @@ pub(super) struct Blocks {
 
 /// The body of a cuda detour with barriers as the emulation runs it: the statements of a
 /// closure `|__parray_block: &BlockThreads| { .. }` (after the parameters' bindings).
-pub fn block_body_tokens(body: &Body) -> TokenStream {
+pub fn block_body_tokens(proved: &Proved) -> TokenStream {
+    let body = proved.body();
     let blocks = Blocks::plan(body);
     let mut w = Writer::new(body, Mode::Emulate);
     let (n, block) = (count_ident(), block_ident());
@@ -433,7 +434,7 @@ impl Writer<'_> {
     /// A loop over the threads of the current mask running `code` for each.
     fn per_thread(&self, mask: &Ident, skip: TokenStream, code: TokenStream) -> TokenStream {
         let (n, t, block, ctx) = (count_ident(), thread_ident(), block_ident(), ctx_ident());
-        let prologue = prologue_tokens(self.body, Mode::Emulate);
+        let prologue = prologue(self.body, Mode::Emulate);
         quote! {
             for #t in 0..#n {
                 if !#mask[#t] #skip {

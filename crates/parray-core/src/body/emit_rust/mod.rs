@@ -11,7 +11,7 @@
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
-use super::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use super::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Proved, Scalar, Stmt, Ty, UnOp};
 use crate::grid::HwIndex;
 
 mod blocks;
@@ -44,19 +44,24 @@ pub fn ctx_ident() -> Ident {
 }
 
 /// The body's thread-index prologue and statements.
-pub fn body_tokens(body: &Body, mode: Mode) -> TokenStream {
-    let mut out = prologue_tokens(body, mode);
-    out.extend(stmts_tokens(body, mode));
+pub fn body_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    let mut out = prologue_tokens(proved, mode);
+    out.extend(stmts_tokens(proved, mode));
     out
 }
 
 /// The statements of the body.
-pub fn stmts_tokens(body: &Body, mode: Mode) -> TokenStream {
+pub fn stmts_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    let body = proved.body();
     Writer::new(body, mode).stmts(&body.stmts)
 }
 
 /// The `let`s of the thread indices the body uses, from the hardware indices.
-pub fn prologue_tokens(body: &Body, mode: Mode) -> TokenStream {
+pub fn prologue_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    prologue(proved.body(), mode)
+}
+
+fn prologue(body: &Body, mode: Mode) -> TokenStream {
     let w = Writer::new(body, mode);
     let ctx = ctx_ident();
     let mut out = TokenStream::new();
