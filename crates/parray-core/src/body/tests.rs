@@ -427,26 +427,6 @@ fn common_vectors_of_fig21() {
     assert_eq!(pairs.vars.max(crate::VarId(0)), 15);
 }
 
-/// A fault record's word names the array and, for a vector access, its type and whether it
-/// was misaligned; the runtime reads back what the kernel wrote.
-#[test]
-fn fault_words_round_trip() {
-    use super::emit_c::{fault_kind, fault_which};
-    assert_eq!(fault_kind(u64::from(fault_which(3, None))), (3, None));
-    for v in [
-        ElemType::Float2,
-        ElemType::Float4,
-        ElemType::Double2,
-        ElemType::Int2,
-        ElemType::Int4,
-    ] {
-        for misaligned in [false, true] {
-            let word = fault_which(5, Some((v, misaligned)));
-            assert_eq!(fault_kind(u64::from(word)), (5, Some((v, misaligned))));
-        }
-    }
-}
-
 /// The prover's own tests: a shared array of `len` ints written at `index(i)` inside
 /// `for i in lo..hi`, proved or checked.
 mod prover {

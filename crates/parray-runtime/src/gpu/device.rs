@@ -88,7 +88,7 @@ impl CudaDevice {
         self.fault
             .get_or_init(|| {
                 let fail = |e: DriverError| format!("allocating the fault record: {e}");
-                let words = crate::gpu::launch::FAULT_WORDS;
+                let words = parray_core::body::fault::WORDS;
                 let device = self.stream.alloc_zeros::<u64>(words).map_err(fail)?;
                 // SAFETY: cached page-locked memory for `words` u64s, written below from the
                 // zeroed device record before anything reads it.
