@@ -7,6 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use parray_core::body::fault::{self, Fault};
+use parray_core::grid::LaunchLimits;
 
 use crate::array::Array;
 use crate::elem::Element;
@@ -399,13 +400,6 @@ fn report_fault(
 }
 
 /// A GPU's launch limits, read once per device.
-pub(crate) struct Limits {
-    block: [u32; 3],
-    block_threads: u32,
-    grid: [u32; 3],
-    shared_bytes: u32,
-}
-
 /// Refuses, with a readable reason, a configuration the GPU cannot launch.
 fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
     let limits = cuda
@@ -415,10 +409,11 @@ fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), S
             let get = |a| {
                 cuda.ctx
                     .attribute(a)
-                    .map(|v| v as u32)
+                    .map(|v| v as u64)
                     .map_err(|e| format!("reading the device's limits: {e}"))
             };
-            Ok(Limits {
+            Ok(LaunchLimits {
+                name: "the device",
                 block: [
                     get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
                     get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
@@ -430,33 +425,12 @@ fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), S
                     get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
                     get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
                 ],
+                axis_threads: u64::MAX,
                 shared_bytes: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             })
         })
         .as_ref()?;
-    let within = |what: &str, got: [u32; 3], max: [u32; 3]| {
-        if got.contains(&0) || got.iter().zip(max).any(|(&g, m)| g > m) {
-            Err(format!("{what} {got:?} is outside [1, 1, 1]..={max:?}"))
-        } else {
-            Ok(())
-        }
-    };
-    within("grid", launch.grid, limits.grid)?;
-    within("block", launch.block, limits.block)?;
-    let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
-    if threads > u64::from(limits.block_threads) {
-        return Err(format!(
-            "block {:?} has {threads} threads; the device allows {}",
-            launch.block, limits.block_threads
-        ));
-    }
-    if launch.shared_bytes > limits.shared_bytes {
-        return Err(format!(
-            "{} bytes of shared memory per block; the device allows {}",
-            launch.shared_bytes, limits.shared_bytes
-        ));
-    }
-    Ok(())
+    limits.admits(launch.grid, launch.block, launch.shared_bytes.into())
 }
 
 /// An emulation failure, in the runtime's terms: what the detour at `launch.site` reports.
