@@ -1022,34 +1022,15 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// An operand of an operator binding with strength `min`: parenthesised if it binds
-    /// less tightly, or is a bitwise operation (C ranks `&`, `^`, `|` below comparisons).
+    /// An operand of an operator binding with strength `min` ([`bracket`]).
     fn operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.expr(e);
-        let bitwise = matches!(
-            &e.kind,
-            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
-        );
-        if p < min || (bitwise && min > 1) {
-            format!("({text})")
-        } else {
-            text
-        }
+        bracket(e, self.expr(e), min)
     }
 
     /// [`Writer::operand`] of an operation that C may compute on a promoted 8-bit value
     /// ([`Writer::wide`]).
     fn wide_operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.wide(e);
-        let bitwise = matches!(
-            &e.kind,
-            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
-        );
-        if p < min || (bitwise && min > 1) {
-            format!("({text})")
-        } else {
-            text
-        }
+        bracket(e, self.wide(e), min)
     }
 
     /// `child`, an operand of `parent`, where C's result would depend on the operand's
@@ -1446,6 +1427,21 @@ fn int_max(s: Scalar) -> Option<u128> {
         Scalar::U64 => u64::MAX.into(),
         Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
     })
+}
+
+/// `e` written as `text`, binding with strength `p`, as an operand of an operator binding
+/// with strength `min`: parenthesised if it binds less tightly, or is a bitwise operation
+/// (C ranks `&`, `^`, `|` below comparisons).
+fn bracket(e: &Expr, (text, p): (String, u8), min: u8) -> String {
+    let bitwise = matches!(
+        &e.kind,
+        ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+    );
+    if p < min || (bitwise && min > 1) {
+        format!("({text})")
+    } else {
+        text
+    }
 }
 
 /// The index of an offset that is that index alone (`$V[k]$` is `k`).
