@@ -30,6 +30,24 @@ pub struct LaunchLimits {
     pub shared_bytes: u64,
 }
 
+impl LaunchLimits {
+    /// Whether a launch of `grid` blocks of `block` threads, each block with
+    /// `shared_bytes` of shared memory, is within these limits; the reason if not. The
+    /// one check of a launch's shape: for a declaration (against [`CUDA`], [`HIP`]) and at
+    /// a launch (against the device's own).
+    pub fn admits(&self, grid: [u32; 3], block: [u32; 3], shared_bytes: u64) -> Result<(), String> {
+        let wide = |v: [u32; 3]| v.map(u64::from);
+        check_limits(wide(grid), wide(block), self).map_err(|(_, m)| m)?;
+        if shared_bytes > self.shared_bytes {
+            return Err(format!(
+                "a block has {shared_bytes} bytes of shared memory; {} allows at most {}",
+                self.name, self.shared_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// CUDA on every current GPU; shared memory as a Hopper block may have it (227 KiB, with
 /// the dynamic shared memory opt-in), which the emulation grants too.
 pub const CUDA: LaunchLimits = LaunchLimits {
@@ -145,15 +163,7 @@ impl CudaGrid {
     /// Whether a launch of this shape, its blocks with `shared_bytes` of shared memory, is
     /// one that GPUs with `limits` accept.
     pub fn fits(&self, shared_bytes: u64, limits: &LaunchLimits) -> Result<(), String> {
-        let wide = |v: [u32; 3]| v.map(u64::from);
-        check_limits(wide(self.grid), wide(self.block), limits).map_err(|(_, m)| m)?;
-        if shared_bytes > limits.shared_bytes {
-            return Err(format!(
-                "a block has {shared_bytes} bytes of shared memory; {} allows at most {}",
-                limits.name, limits.shared_bytes
-            ));
-        }
-        Ok(())
+        limits.admits(self.grid, self.block, shared_bytes)
     }
 
     pub fn num_blocks(&self) -> u64 {

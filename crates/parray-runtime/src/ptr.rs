@@ -160,7 +160,21 @@ impl<T: Element> Raw<T> {
     /// # Safety
     /// The handle must allow access and `offset + off` must be below the extent.
     #[inline(always)]
+    #[track_caller]
     unsafe fn at_unchecked(&self, off: usize) -> *mut T {
+        // The proof that licensed this access, tested: debug builds check it anyway.
+        #[cfg(debug_assertions)]
+        if self
+            .offset
+            .checked_add(off)
+            .is_none_or(|i| i >= self.extent)
+        {
+            proved_out_of_bounds(
+                self.offset as u128 + off as u128,
+                self.type_name,
+                self.extent,
+            );
+        }
         // SAFETY: in bounds of the allocation by the caller's contract.
         unsafe { self.base.add(self.offset + off) }
     }
@@ -229,6 +243,18 @@ impl<T: Element> Raw<T> {
 
 /// The message of an element access at `offset` of the array `name` past its `extent`: the
 /// panic of a CPU access, and a GPU kernel's fault report.
+/// An access generated unchecked, because `parray_core::body::bounds` proved it in range,
+/// that is not: a bug of the proof, which debug builds report before touching memory.
+#[cold]
+#[track_caller]
+#[cfg(debug_assertions)]
+pub(crate) fn proved_out_of_bounds(offset: u128, name: &str, extent: usize) -> ! {
+    panic!(
+        "parray: an access the bounds analysis proved in range is not: {} (a bug in parray_core::body::bounds)",
+        out_of_bounds_message(offset, name, extent)
+    )
+}
+
 pub(crate) fn out_of_bounds_message(offset: u128, name: &str, extent: usize) -> String {
     format!("parray: offset {offset} out of bounds for {name} (extent {extent})")
 }

@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::bounds::Root;
+use super::fault;
 use super::{
     check::elem_of, lanes, precedence, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, LocalId,
     Method, Proved, Scalar, Stmt, Ty, UnOp, WARP,
@@ -123,74 +124,6 @@ const C_RESERVED: &[&str] = &[
     "max",
 ];
 
-/// Device helpers of a kernel with checked accesses: `parray_at(p, i, base, n, which, line,
-/// fault)` is `p + i` when that element lies within the `n` elements from `base`, and
-/// otherwise records the first such access of the launch in `fault` (array `which`, the
-/// offset, the extent, the line, the block and thread) and gives a scratch element, so
-/// that nothing outside the array is touched; the launch then reports the record.
-const CHECK_HELPERS: &str = r#"__device__ __forceinline__ void parray_fault(unsigned long long* f, unsigned which, unsigned long long off, unsigned long long n, unsigned line) {
-    if (atomicCAS(f, 0ull, (unsigned long long)which + 1ull) == 0ull) {
-        f[1] = off; f[2] = n; f[3] = line;
-        f[4] = blockIdx.x | ((unsigned long long)blockIdx.y << 21) | ((unsigned long long)blockIdx.z << 42);
-        f[5] = threadIdx.x | ((unsigned long long)threadIdx.y << 21) | ((unsigned long long)threadIdx.z << 42);
-    }
-}
-template <typename T, typename B>
-__device__ __forceinline__ T* parray_at(T* p, unsigned long long i, B* base, unsigned long long n, unsigned which, unsigned line, unsigned long long* f) {
-    unsigned long long off = (unsigned long long)(p - base) + i;
-    if (off < n) return p + i;
-    parray_fault(f, which, off, n, line);
-    return reinterpret_cast<T*>(f + 8);
-}
-"#;
-
-/// Device helper of a kernel with checked vector accesses: `parray_vat<L>(p, i, base, n,
-/// which, line, vector, fault)` is `p + i` when the `L` elements from it lie within the
-/// `n` from `base` and its offset from `base` is a multiple of `L`; otherwise it records
-/// the fault as `parray_at` does, the vector type and whether only the alignment failed
-/// in the bits above 16 of the array's number ([`fault_which`]), and gives the scratch.
-const VECTOR_CHECK_HELPER: &str = r#"template <unsigned L, typename T, typename B>
-__device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, unsigned long long n, unsigned which, unsigned line, unsigned vector, unsigned long long* f) {
-    unsigned long long off = (unsigned long long)(p - base) + i;
-    bool inside = off < n && n - off >= L;
-    if (inside && off % L == 0) return p + i;
-    parray_fault(f, which | ((inside ? vector | 256u : vector) << 16), off, n, line);
-    return reinterpret_cast<T*>(f + 8);
-}
-"#;
-
-/// The fault record's word for an access to array number `which`: the number alone for an
-/// element; for a vector access also, from bit 16, the vector type's place in
-/// [`ElemType::ALL`](crate::ElemType::ALL) plus one and, in bit 24, whether its lanes were
-/// in bounds but misaligned. [`fault_kind`] reads it back.
-pub fn fault_which(which: u32, vector: Option<(crate::ElemType, bool)>) -> u32 {
-    match vector {
-        None => which,
-        Some((v, misaligned)) => which | (vector_code(v) | u32::from(misaligned) << 8) << 16,
-    }
-}
-
-/// The number of the vector type `v` in a fault record.
-fn vector_code(v: crate::ElemType) -> u32 {
-    crate::ElemType::ALL
-        .iter()
-        .position(|e| *e == v)
-        .expect("every element type is in ALL") as u32
-        + 1
-}
-
-/// What [`fault_which`] wrote: the array's number, and for a vector access its type and
-/// whether it was misaligned (its lanes in bounds).
-pub fn fault_kind(word: u64) -> (usize, Option<(crate::ElemType, bool)>) {
-    let which = (word & 0xffff) as usize;
-    let code = (word >> 16) as u32;
-    let vector = (code & 0xff)
-        .checked_sub(1)
-        .and_then(|k| crate::ElemType::ALL.get(k as usize))
-        .map(|v| (*v, code & 0x100 != 0));
-    (which, vector)
-}
-
 /// The arrays the checked accesses of `body` reach, in the order the kernel numbers them
 /// (`which` in its fault record): the pointer parameters, then the arrays the body
 /// creates, by name. `None` when every access is proved: the kernel has no checks, and no
@@ -299,7 +232,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     let checked = checked(body).is_some();
     let mut bases = Vec::new();
     if checked {
-        out.push_str(CHECK_HELPERS);
+        out.push_str(&fault::check_helpers());
         let mut vectors = false;
         super::visit_exprs(&body.stmts, &mut |e| {
             vectors |= matches!(
@@ -311,7 +244,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             );
         });
         if vectors {
-            out.push_str(VECTOR_CHECK_HELPER);
+            out.push_str(&fault::vector_check_helper());
         }
         let mut which = 0;
         for (p, id) in body.params.iter().filter(|(p, _)| p.pointer) {
@@ -1089,34 +1022,15 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// An operand of an operator binding with strength `min`: parenthesised if it binds
-    /// less tightly, or is a bitwise operation (C ranks `&`, `^`, `|` below comparisons).
+    /// An operand of an operator binding with strength `min` ([`bracket`]).
     fn operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.expr(e);
-        let bitwise = matches!(
-            &e.kind,
-            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
-        );
-        if p < min || (bitwise && min > 1) {
-            format!("({text})")
-        } else {
-            text
-        }
+        bracket(e, self.expr(e), min)
     }
 
     /// [`Writer::operand`] of an operation that C may compute on a promoted 8-bit value
     /// ([`Writer::wide`]).
     fn wide_operand(&self, e: &Expr, min: u8) -> String {
-        let (text, p) = self.wide(e);
-        let bitwise = matches!(
-            &e.kind,
-            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
-        );
-        if p < min || (bitwise && min > 1) {
-            format!("({text})")
-        } else {
-            text
-        }
+        bracket(e, self.wide(e), min)
     }
 
     /// `child`, an operand of `parent`, where C's result would depend on the operand's
@@ -1396,7 +1310,7 @@ impl<'b> Writer<'b> {
                     self.expr(base).0,
                     self.expr(at).0,
                     self.stmt_line,
-                    vector_code(v)
+                    fault::vector_code(v)
                 );
                 (text, ATOM)
             }
@@ -1513,6 +1427,21 @@ fn int_max(s: Scalar) -> Option<u128> {
         Scalar::U64 => u64::MAX.into(),
         Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
     })
+}
+
+/// `e` written as `text`, binding with strength `p`, as an operand of an operator binding
+/// with strength `min`: parenthesised if it binds less tightly, or is a bitwise operation
+/// (C ranks `&`, `^`, `|` below comparisons).
+fn bracket(e: &Expr, (text, p): (String, u8), min: u8) -> String {
+    let bitwise = matches!(
+        &e.kind,
+        ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+    );
+    if p < min || (bitwise && min > 1) {
+        format!("({text})")
+    } else {
+        text
+    }
 }
 
 /// The index of an offset that is that index alone (`$V[k]$` is `k`).

@@ -12,6 +12,7 @@ pub mod bounds;
 pub mod check;
 pub mod emit_c;
 pub mod emit_rust;
+pub mod fault;
 
 use proc_macro2::Span;
 

@@ -427,22 +427,99 @@ fn common_vectors_of_fig21() {
     assert_eq!(pairs.vars.max(crate::VarId(0)), 15);
 }
 
-/// A fault record's word names the array and, for a vector access, its type and whether it
-/// was misaligned; the runtime reads back what the kernel wrote.
-#[test]
-fn fault_words_round_trip() {
-    use super::emit_c::{fault_kind, fault_which};
-    assert_eq!(fault_kind(u64::from(fault_which(3, None))), (3, None));
-    for v in [
-        ElemType::Float2,
-        ElemType::Float4,
-        ElemType::Double2,
-        ElemType::Int2,
-        ElemType::Int4,
-    ] {
-        for misaligned in [false, true] {
-            let word = fault_which(5, Some((v, misaligned)));
-            assert_eq!(fault_kind(u64::from(word)), (5, Some((v, misaligned))));
+/// The prover's own tests: a shared array of `len` ints written at `index(i)` inside
+/// `for i in lo..hi`, proved or checked.
+mod prover {
+    use super::*;
+
+    /// The check `prove` gives the one access of `for i in lo..hi { s[index(i)] = 1; }`
+    /// on a created shared array of `len` elements.
+    fn access_check(len: u64, lo: u128, hi: u128, index: impl Fn(Expr) -> Expr) -> Check {
+        let mut b = B::new(&[]);
+        let s = b.local("s", false, None);
+        b.body.stmts.push(Stmt::Create {
+            local: s,
+            type_name: "S".into(),
+            elem: ElemType::Int,
+            mem: crate::MemKind::Smem,
+            len,
+            slot: 0,
+            loc: loc(),
+        });
+        let i = b.local("i", false, Some(Ty::USIZE));
+        let at = index(e(ExprKind::Local(i)));
+        let store = e(ExprKind::Assign(
+            None,
+            Box::new(e(ExprKind::Index(
+                Box::new(b.get("s")),
+                Box::new(at),
+                Check::Checked(None),
+            ))),
+            Box::new(int(1)),
+        ));
+        b.body.stmts.push(Stmt::For {
+            var: i,
+            start: int(lo),
+            end: int(hi),
+            inclusive: false,
+            unroll: None,
+            body: vec![Stmt::Expr {
+                expr: store,
+                loc: loc(),
+            }],
+            loc: loc(),
+        });
+        let proved = b.checked().unwrap();
+        let mut found = None;
+        visit_exprs(&proved.body().stmts, &mut |x| {
+            if let ExprKind::Index(_, _, check) = &x.kind {
+                found = Some(check.clone());
+            }
+        });
+        found.expect("one access")
+    }
+
+    #[test]
+    fn an_index_within_the_array_for_every_iteration_is_proved() {
+        assert_eq!(access_check(16, 0, 16, |i| i), Check::Proved);
+        // One past the end for the last iteration.
+        assert!(matches!(
+            access_check(16, 0, 17, |i| i),
+            Check::Checked(Some(_))
+        ));
+        // `x & 15` lies in [0, 15] whatever `x` is.
+        let masked = |i| bin(BinOp::BitAnd, bin(BinOp::Mul, i, int(1000)), int(15));
+        assert_eq!(access_check(16, 0, 100, masked), Check::Proved);
+        assert!(matches!(
+            access_check(15, 0, 100, masked),
+            Check::Checked(Some(_))
+        ));
+    }
+
+    proptest::proptest! {
+        /// `s[i * k + c]` for `i` in `lo..hi`: proved exactly when every iteration's index
+        /// lies below the array's length (computed here by running the loop), for affine
+        /// indices, whose intervals are exact.
+        #[test]
+        fn an_affine_index_is_proved_exactly_when_it_stays_in_range(
+            len in 1u64..64, lo in 0u128..40, span in 1u128..40, k in 0u128..5, c in 0u128..12,
+        ) {
+            let hi = lo + span;
+            let check = access_check(len, lo, hi, |i| bin(BinOp::Add, bin(BinOp::Mul, i, int(k)), int(c)));
+            let in_range = (lo..hi).all(|i| i * k + c < u128::from(len));
+            proptest::prop_assert_eq!(check == Check::Proved, in_range, "len {} i in {}..{} index i * {} + {}", len, lo, hi, k, c);
+        }
+
+        /// `s[(i * m) % r]`: whatever the prover decides, it never proves an index that
+        /// leaves the array (soundness; `%` by a constant bounds the index by it).
+        #[test]
+        fn a_remainder_is_never_proved_past_the_end(
+            len in 1u64..64, hi in 1u128..80, m in 1u128..7, r in 1u128..80,
+        ) {
+            let check = access_check(len, 0, hi, |i| bin(BinOp::Rem, bin(BinOp::Mul, i, int(m)), int(r)));
+            if check == Check::Proved {
+                proptest::prop_assert!((0..hi).all(|i| (i * m) % r < u128::from(len)));
+            }
         }
     }
 }

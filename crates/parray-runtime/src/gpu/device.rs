@@ -12,11 +12,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
+use parray_core::grid::LaunchLimits;
 
 use crate::error::{Error, Result};
 use crate::gpu::context::{backend, Backend};
 use crate::gpu::jit::Kernels;
-use crate::gpu::launch::Limits;
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
 /// multi-device code is exercised on machines without a GPU.
@@ -72,7 +72,7 @@ pub(crate) struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     /// The device's launch limits, read on the first launch.
-    pub(crate) limits: OnceLock<std::result::Result<Limits, String>>,
+    pub(crate) limits: OnceLock<std::result::Result<LaunchLimits, String>>,
     /// The kernels loaded into this context (functions belong to a context).
     pub(crate) kernels: Kernels,
     /// The record that kernels with checked accesses write their first fault to, made on
@@ -88,7 +88,7 @@ impl CudaDevice {
         self.fault
             .get_or_init(|| {
                 let fail = |e: DriverError| format!("allocating the fault record: {e}");
-                let words = crate::gpu::launch::FAULT_WORDS;
+                let words = parray_core::body::fault::WORDS;
                 let device = self.stream.alloc_zeros::<u64>(words).map_err(fail)?;
                 // SAFETY: cached page-locked memory for `words` u64s, written below from the
                 // zeroed device record before anything reads it.

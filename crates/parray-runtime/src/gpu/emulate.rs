@@ -931,6 +931,10 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
 
     #[inline(always)]
     unsafe fn load_unchecked(&self, off: usize) -> T {
+        #[cfg(debug_assertions)]
+        if off >= N {
+            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+        }
         // SAFETY: in bounds by the caller's contract; one owner as in `load`.
         unsafe { *self.values.get().cast::<T>().add(off) }
     }
@@ -972,6 +976,10 @@ impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
 
     #[inline(always)]
     unsafe fn store_unchecked(&self, off: usize, v: T) {
+        #[cfg(debug_assertions)]
+        if off >= N {
+            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+        }
         // SAFETY: as in `load_unchecked`.
         unsafe { *self.values.get().cast::<T>().add(off) = v }
     }

@@ -6,6 +6,8 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use parray_core::body::fault::{self, Fault};
+use parray_core::grid::LaunchLimits;
 
 use crate::array::Array;
 use crate::elem::Element;
@@ -341,7 +343,7 @@ pub(crate) unsafe fn run_on_gpu(
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
     match record {
         Some((mut r, names)) => {
-            let mut words = [0u64; FAULT_WORDS];
+            let mut words = [0u64; fault::WORDS];
             let host = r.host.as_slice().map_err(|e| fail(e.to_string()))?;
             words.copy_from_slice(host);
             report_fault(cuda, &mut r.device, words, launch, names)
@@ -357,7 +359,7 @@ pub(crate) unsafe fn run_on_gpu(
 fn report_fault(
     cuda: &CudaDevice,
     record: &mut cudarc::driver::CudaSlice<u64>,
-    r: [u64; FAULT_WORDS],
+    r: [u64; fault::WORDS],
     launch: &Launch,
     names: &[&str],
 ) -> Result<()> {
@@ -366,33 +368,24 @@ fn report_fault(
         site: launch.site,
         message: format!("clearing the kernel's fault record: {e}"),
     };
-    if r[0] == 0 {
+    let Some(f) = Fault::decode(&r) else {
         return Ok(());
-    }
+    };
     cuda.stream.memset_zeros(record).map_err(fail)?;
     cuda.stream.synchronize().map_err(fail)?;
-    let unpack = |w: u64| {
-        [
-            (w & 0x1f_ffff) as u32,
-            ((w >> 21) & 0x1f_ffff) as u32,
-            (w >> 42) as u32,
-        ]
-    };
-    let (block, thread) = (unpack(r[4]), unpack(r[5]));
+    let (block, thread) = (f.block, f.thread);
     let [gx, gy, _] = launch.grid;
     let [bx, by, bz] = launch.block;
     let block_id = u64::from(block[0])
         + u64::from(gx) * (u64::from(block[1]) + u64::from(gy) * u64::from(block[2]));
     let thread_id = u64::from(thread[0])
         + u64::from(bx) * (u64::from(thread[1]) + u64::from(by) * u64::from(thread[2]));
-    // The array's number and, for a vector access, its type and whether it was misaligned.
-    let (which, vector) = parray_core::body::emit_c::fault_kind(r[0] - 1);
-    let name = names.get(which).copied().unwrap_or("an array");
-    let extent = r[2] as usize;
-    let message = match vector {
-        None => out_of_bounds_message(u128::from(r[1]), name, extent),
-        Some((v, false)) => vector_out_of_bounds_message(v, u128::from(r[1]), name, extent),
-        Some((v, true)) => misaligned_message(v, u128::from(r[1]), name),
+    let name = names.get(f.which).copied().unwrap_or("an array");
+    let (offset, extent) = (u128::from(f.offset), f.extent as usize);
+    let message = match f.vector {
+        None => out_of_bounds_message(offset, name, extent),
+        Some((v, false)) => vector_out_of_bounds_message(v, offset, name, extent),
+        Some((v, true)) => misaligned_message(v, offset, name),
     };
     Err(Error::ThreadPanicked {
         site: launch.site,
@@ -401,23 +394,12 @@ fn report_fault(
             block,
             thread,
         },
-        at: Some(format!("{}:{}", launch.site.file, r[3])),
+        at: Some(format!("{}:{}", launch.site.file, f.line)),
         message,
     })
 }
 
-/// Words of a device's fault record: 8 for the record, 4 of scratch (16-byte aligned) for
-/// the accesses it diverts.
-pub(crate) const FAULT_WORDS: usize = 12;
-
 /// A GPU's launch limits, read once per device.
-pub(crate) struct Limits {
-    block: [u32; 3],
-    block_threads: u32,
-    grid: [u32; 3],
-    shared_bytes: u32,
-}
-
 /// Refuses, with a readable reason, a configuration the GPU cannot launch.
 fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
     let limits = cuda
@@ -427,10 +409,11 @@ fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), S
             let get = |a| {
                 cuda.ctx
                     .attribute(a)
-                    .map(|v| v as u32)
+                    .map(|v| v as u64)
                     .map_err(|e| format!("reading the device's limits: {e}"))
             };
-            Ok(Limits {
+            Ok(LaunchLimits {
+                name: "the device",
                 block: [
                     get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
                     get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
@@ -442,33 +425,12 @@ fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), S
                     get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
                     get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
                 ],
+                axis_threads: u64::MAX,
                 shared_bytes: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             })
         })
         .as_ref()?;
-    let within = |what: &str, got: [u32; 3], max: [u32; 3]| {
-        if got.contains(&0) || got.iter().zip(max).any(|(&g, m)| g > m) {
-            Err(format!("{what} {got:?} is outside [1, 1, 1]..={max:?}"))
-        } else {
-            Ok(())
-        }
-    };
-    within("grid", launch.grid, limits.grid)?;
-    within("block", launch.block, limits.block)?;
-    let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
-    if threads > u64::from(limits.block_threads) {
-        return Err(format!(
-            "block {:?} has {threads} threads; the device allows {}",
-            launch.block, limits.block_threads
-        ));
-    }
-    if launch.shared_bytes > limits.shared_bytes {
-        return Err(format!(
-            "{} bytes of shared memory per block; the device allows {}",
-            launch.shared_bytes, limits.shared_bytes
-        ));
-    }
-    Ok(())
+    limits.admits(launch.grid, launch.block, launch.shared_bytes.into())
 }
 
 /// An emulation failure, in the runtime's terms: what the detour at `launch.site` reports.
