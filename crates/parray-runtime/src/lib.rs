@@ -5,6 +5,7 @@
 //! (cuda arrays).
 
 pub mod array;
+pub mod atomics;
 pub mod barrier;
 mod buffer;
 pub mod copy;

@@ -40,8 +40,8 @@ use std::ops::{Add, AddAssign};
 
 use parray_core::{ElemType, MemKind};
 
+use crate::atomics::{AtomicAdd, AtomicSwap};
 use crate::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
-use crate::gpu::emulate::{AtomicAdd, AtomicSwap};
 use crate::gpu::DeviceId;
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
@@ -720,7 +720,7 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         );
         // SAFETY: an aligned in-bounds element, every access to which is atomic while
         // this handle lives.
-        unsafe { crate::gpu::emulate::atomic_add(p, v) }
+        unsafe { crate::atomics::atomic_add(p, v) }
     }
 
     #[track_caller]
