@@ -1,9 +1,9 @@
 //! Devices as values: a CUDA GPU or an emulated one, each with its own memory, stream,
 //! launch limits and kernels, and a current device per thread.
 //!
-//! The backend ([`backend`]) only picks the process's default devices ([`Device::nth`],
-//! [`Device::current`]); a kernel runs on the device its arrays live on, which may be of
-//! either kind whatever the backend.
+//! The backend ([`backend`]: the kind of the process's devices, chosen once) only picks
+//! the process's default devices ([`Device::nth`], [`Device::current`]); a kernel runs on
+//! the device its arrays live on, which may be of either kind whatever the backend.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -15,7 +15,6 @@ use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, Pinne
 use parray_core::grid::LaunchLimits;
 
 use crate::error::{Error, Result};
-use crate::gpu::context::{backend, Backend};
 use crate::gpu::jit::Kernels;
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
@@ -379,4 +378,49 @@ fn emulated_count() -> Result<usize> {
             },
         })
         .clone()
+}
+
+/// What runs the body of a cuda detour on the process's default devices
+/// ([`Device::nth`], [`Device::current`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// NVRTC-compiled kernels on the GPUs.
+    Cuda,
+    /// The CPU emulation of the grid (`gpu::emulate`), on emulated devices.
+    Emulate,
+}
+
+/// The backend, chosen once per process from `PARRAY_BACKEND` (`cuda`, `emulate`, or
+/// unset/`auto`: cuda when a driver and GPU 0 are present, else the emulation, said
+/// once on stderr).
+pub fn backend() -> Result<Backend> {
+    static BACKEND: OnceLock<Result<Backend>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let choice = std::env::var("PARRAY_BACKEND").unwrap_or_default();
+            match choice.as_str() {
+                "cuda" => open_cuda(0)
+                    .map(|_| Backend::Cuda)
+                    .map_err(|reason| Error::CudaUnavailable {
+                        reason: format!("PARRAY_BACKEND=cuda, but {reason}"),
+                    }),
+                "emulate" => Ok(Backend::Emulate),
+                "" | "auto" => Ok(match open_cuda(0) {
+                    Ok(_) => Backend::Cuda,
+                    Err(_) => {
+                        eprintln!("parray: no CUDA device; cuda thread arrays run on the CPU emulator");
+                        Backend::Emulate
+                    }
+                }),
+                _ => Err(Error::BadBackend { value: choice }),
+            }
+        })
+        .clone()
+}
+
+/// The context of GPU 0, when a driver and a GPU are present, whatever the backend: what
+/// pins pinned memory when the current device is emulated, and a way to ask whether the
+/// machine has a GPU. For a given device, [`Device::context`].
+pub fn cuda_context() -> Option<Arc<CudaContext>> {
+    Device::cuda(0).ok()?.context().cloned()
 }
