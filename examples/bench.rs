@@ -307,7 +307,7 @@ fn main() -> parray::Result<()> {
         .nth(1)
         .and_then(|s| s.split('(').next())
         .expect("a kernel name");
-    let function = parray::gpu::jit::compile_static(name, source)?;
+    let function = parray::Device::current()?.compile_static(name, source)?;
     let per_call = |mut f: Box<dyn FnMut() -> parray::Result<()> + '_>| -> parray::Result<f64> {
         for _ in 0..100 {
             f()?;

@@ -254,6 +254,38 @@ impl Device {
             Kind::Emulated(_) => None,
         }
     }
+
+    /// The function `kernel` of `source`, compiled by NVRTC for this device (which must
+    /// be a GPU). Each (kernel, source) is compiled once per device and process, and once
+    /// per machine and architecture through the disk cache (`PARRAY_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/parray`, else `$HOME/.cache/parray`), whose entries are keyed by
+    /// source, architecture and NVRTC version. `PARRAY_DUMP_SOURCE=1` prints each
+    /// kernel's source to stderr on its first use on a device.
+    pub fn compile(&self, kernel: &str, source: &str) -> Result<cudarc::driver::CudaFunction> {
+        Ok(self.gpu(kernel)?.kernels.compile(kernel, source)?.function)
+    }
+
+    /// [`Device::compile`] for sources that live as long as the process (the kernels
+    /// `detour!` generates): found again by address, so that a launch does not rehash its
+    /// source.
+    pub fn compile_static(
+        &self,
+        kernel: &str,
+        source: &'static str,
+    ) -> Result<cudarc::driver::CudaFunction> {
+        Ok(self
+            .gpu(kernel)?
+            .kernels
+            .compile_static(kernel, source)?
+            .function)
+    }
+
+    /// The GPU this device is, which compiling `kernel` needs.
+    fn gpu(&self, kernel: &str) -> Result<&CudaDevice> {
+        self.as_cuda().ok_or_else(|| Error::CudaUnavailable {
+            reason: format!("kernel {kernel} needs a GPU, and the current device is {self}"),
+        })
+    }
 }
 
 impl PartialEq for Device {
@@ -301,10 +333,10 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
             unsafe { ctx.disable_event_tracking() };
             let stream = ctx.default_stream();
             Ok(Arc::new(CudaDevice {
+                kernels: Kernels::new(ctx.clone()),
                 ctx,
                 stream,
                 limits: OnceLock::new(),
-                kernels: Kernels::default(),
                 fault: OnceLock::new(),
                 blas: OnceLock::new(),
             }))

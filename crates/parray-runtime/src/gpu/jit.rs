@@ -9,18 +9,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
-use crate::gpu::device::{CudaDevice, Device};
 
 /// First line of a disk-cache entry, followed by the FNV-1a hash of the PTX in hex.
 const ENTRY_MAGIC: &str = "parray-ptx-v1";
 
 /// A GPU's compiled kernels: functions belong to the context they were loaded into.
-#[derive(Default)]
 pub(crate) struct Kernels {
+    /// The context they are loaded into.
+    ctx: Arc<CudaContext>,
     /// What this device's compilations target, found on the first one.
     target: OnceLock<std::result::Result<Target, String>>,
     /// By the hash of (kernel, source, architecture, NVRTC version).
@@ -38,108 +38,90 @@ pub(crate) struct Kernel {
     pub(crate) module: Arc<CudaModule>,
 }
 
-/// The function `kernel` of `source`, compiled for the calling thread's current device
-/// (which must be a GPU).
-///
-/// Each (kernel, source) is compiled once per device and process, and once per machine
-/// and architecture through the disk cache (`PARRAY_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/parray`, else `$HOME/.cache/parray`), whose entries are keyed by
-/// source, architecture and NVRTC version. `PARRAY_DUMP_SOURCE=1` prints each kernel's
-/// source to stderr on its first use on a device.
-pub fn compile(kernel: &str, source: &str) -> Result<CudaFunction> {
-    let device = Device::current()?;
-    Ok(compile_on(gpu(&device, kernel)?, kernel, source)?.function)
-}
-
-/// [`compile`] for sources that live as long as the process (the kernels `detour!`
-/// generates): found again by address, so that a launch does not rehash its source.
-pub fn compile_static(kernel: &str, source: &'static str) -> Result<CudaFunction> {
-    let device = Device::current()?;
-    Ok(compile_static_on(gpu(&device, kernel)?, kernel, source)?.function)
-}
-
-/// The GPU behind `device`, which compiling `kernel` needs.
-fn gpu<'d>(device: &'d Device, kernel: &str) -> Result<&'d CudaDevice> {
-    device.as_cuda().ok_or_else(|| Error::CudaUnavailable {
-        reason: format!("kernel {kernel} needs a GPU, and the current device is {device}"),
-    })
-}
-
-/// [`compile_static`] for the GPU `cuda`.
-pub(crate) fn compile_static_on(
-    cuda: &CudaDevice,
-    kernel: &str,
-    source: &'static str,
-) -> Result<Kernel> {
-    let key = (source.as_ptr() as usize, source.len(), kernel.to_string());
-    let by_address = &cuda.kernels.by_address;
-    if let Some(f) = by_address
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-    {
-        return Ok(f.clone());
-    }
-    let f = compile_on(cuda, kernel, source)?;
-    by_address
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, f.clone());
-    Ok(f)
-}
-
-/// [`compile`] for the GPU `cuda`.
-pub(crate) fn compile_on(cuda: &CudaDevice, kernel: &str, source: &str) -> Result<Kernel> {
-    let target = target(cuda)?;
-    let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
-    // Held while compiling: two threads asking for one kernel compile it once.
-    let mut loaded = cuda
-        .kernels
-        .by_key
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(f) = loaded.get(&key) {
-        return Ok(f.clone());
-    }
-    dump_source(kernel, source, "");
-    let entry = cache_dir().map(|dir| dir.join(format!("{key:016x}.ptx")));
-    let cached = entry
-        .as_deref()
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .and_then(|text| parse_entry(&text).map(str::to_owned))
-        .and_then(|ptx| load(cuda, kernel, Ptx::from_src(ptx)).ok());
-    let function = match cached {
-        Some(f) => f,
-        None => {
-            let ptx = nvrtc::compile_ptx_with_opts(
-                source,
-                CompileOptions {
-                    options: vec![format!("--gpu-architecture={}", target.arch)],
-                    name: Some(format!("{kernel}.cu")),
-                    ..Default::default()
-                },
-            )
-            .map_err(|e| nvrtc_error(kernel, source, e))?;
-            if let Some(path) = &entry {
-                // Best effort: a cache that cannot be written costs a recompile, not a failure.
-                let _ = write_atomically(path, &format_entry(&ptx.to_src()));
-            }
-            load(cuda, kernel, ptx)?
-        }
-    };
-    loaded.insert(key, function.clone());
-    Ok(function)
-}
-
 /// What a compilation targets: the device's architecture and the NVRTC that compiles.
 struct Target {
     arch: String,
     nvrtc: String,
 }
 
-fn target(cuda: &CudaDevice) -> Result<&Target> {
-    cuda.kernels
-        .target
+impl Kernels {
+    pub(crate) fn new(ctx: Arc<CudaContext>) -> Kernels {
+        Kernels {
+            ctx,
+            target: OnceLock::new(),
+            by_key: Mutex::default(),
+            by_address: Mutex::default(),
+        }
+    }
+
+    /// [`Kernels::compile`] for sources that live as long as the process (the kernels
+    /// `detour!` generates): found again by address, so that a launch does not rehash its
+    /// source.
+    pub(crate) fn compile_static(&self, kernel: &str, source: &'static str) -> Result<Kernel> {
+        let key = (source.as_ptr() as usize, source.len(), kernel.to_string());
+        let by_address = &self.by_address;
+        if let Some(f) = by_address
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(f.clone());
+        }
+        let f = self.compile(kernel, source)?;
+        by_address
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// The function `kernel` of `source`, compiled for this GPU.
+    ///
+    /// Each (kernel, source) is compiled once per device and process, and once per machine
+    /// and architecture through the disk cache (`PARRAY_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/parray`, else `$HOME/.cache/parray`), whose entries are keyed by
+    /// source, architecture and NVRTC version. `PARRAY_DUMP_SOURCE=1` prints each kernel's
+    /// source to stderr on its first use on a device.
+    pub(crate) fn compile(&self, kernel: &str, source: &str) -> Result<Kernel> {
+        let target = self.target()?;
+        let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
+        // Held while compiling: two threads asking for one kernel compile it once.
+        let mut loaded = self.by_key.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = loaded.get(&key) {
+            return Ok(f.clone());
+        }
+        dump_source(kernel, source, "");
+        let entry = cache_dir().map(|dir| dir.join(format!("{key:016x}.ptx")));
+        let cached = entry
+            .as_deref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| parse_entry(&text).map(str::to_owned))
+            .and_then(|ptx| self.load(kernel, Ptx::from_src(ptx)).ok());
+        let function = match cached {
+            Some(f) => f,
+            None => {
+                let ptx = nvrtc::compile_ptx_with_opts(
+                    source,
+                    CompileOptions {
+                        options: vec![format!("--gpu-architecture={}", target.arch)],
+                        name: Some(format!("{kernel}.cu")),
+                        ..Default::default()
+                    },
+                )
+                .map_err(|e| nvrtc_error(kernel, source, e))?;
+                if let Some(path) = &entry {
+                    // Best effort: a cache that cannot be written costs a recompile, not a failure.
+                    let _ = write_atomically(path, &format_entry(&ptx.to_src()));
+                }
+                self.load(kernel, ptx)?
+            }
+        };
+        loaded.insert(key, function.clone());
+        Ok(function)
+    }
+
+    fn target(&self) -> Result<&Target> {
+        self.target
         .get_or_init(|| {
             // SAFETY: only tries to dlopen the NVRTC library.
             if !unsafe { nvrtc::sys::is_culib_present() } {
@@ -147,13 +129,13 @@ fn target(cuda: &CudaDevice) -> Result<&Target> {
                     "NVRTC (libnvrtc) could not be loaded; add the CUDA toolkit's lib folder to LD_LIBRARY_PATH".into(),
                 );
             }
-            let (major, minor) = cuda
+            let (major, minor) = self
                 .ctx
                 .compute_capability()
                 .map_err(|e| {
                     format!(
                         "the compute capability of GPU {} is unknown: {e}",
-                        cuda.ctx.ordinal()
+                        self.ctx.ordinal()
                     )
                 })?;
             let (mut v_major, mut v_minor) = (0, 0);
@@ -170,21 +152,22 @@ fn target(cuda: &CudaDevice) -> Result<&Target> {
         .map_err(|reason| Error::CudaUnavailable {
             reason: reason.clone(),
         })
-}
+    }
 
-fn load(cuda: &CudaDevice, kernel: &str, ptx: Ptx) -> Result<Kernel> {
-    cuda.ctx
-        .load_module(ptx)
-        .and_then(|module| {
-            Ok(Kernel {
-                function: module.load_function(kernel)?,
-                module,
+    fn load(&self, kernel: &str, ptx: Ptx) -> Result<Kernel> {
+        self.ctx
+            .load_module(ptx)
+            .and_then(|module| {
+                Ok(Kernel {
+                    function: module.load_function(kernel)?,
+                    module,
+                })
             })
-        })
-        .map_err(|e| Error::ModuleLoad {
-            kernel: kernel.to_string(),
-            reason: e.to_string(),
-        })
+            .map_err(|e| Error::ModuleLoad {
+                kernel: kernel.to_string(),
+                reason: e.to_string(),
+            })
+    }
 }
 
 fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {

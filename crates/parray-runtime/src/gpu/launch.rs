@@ -259,8 +259,8 @@ pub(crate) unsafe fn run_on_gpu(
     };
     check_limits(cuda, launch).map_err(fail)?;
     let kernel = match &launch.source {
-        Cow::Borrowed(source) => jit::compile_static_on(cuda, launch.kernel, source)?,
-        Cow::Owned(source) => jit::compile_on(cuda, launch.kernel, source)?,
+        Cow::Borrowed(source) => cuda.kernels.compile_static(launch.kernel, source)?,
+        Cow::Owned(source) => cuda.kernels.compile(launch.kernel, source)?,
     };
     let function = &kernel.function;
     // Beyond what a kernel may declare statically, it must opt in to more.
