@@ -22,6 +22,9 @@
 //! The README's example (`examples/readme.rs`) is a whole program: create, fill, detour,
 //! read back, check.
 
+// Library code reports through errors, not stdout or stderr.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 /// The type language itself (`parray-core`): parsing, the dimension trees, the offset
 /// compiler. A declared type is a value of it at run time (`T::module()`, `T::dim()`),
 /// which answers for any sub-dimension what `$...$` forms answer at compile time.

@@ -4,6 +4,9 @@
 //! resolves it into a [`Module`] of dimension trees (validation included); [`offsets`]
 //! compiles index expressions into the simplified IR of [`expr`]; the emitters print it.
 
+// Library code reports through errors, not stdout or stderr.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod ast;
 pub mod body;
 pub mod copy;

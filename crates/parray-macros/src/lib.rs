@@ -5,6 +5,9 @@
 //! declared by another `parray!` block reach a macro through their companion macros
 //! (see `resolve`).
 
+// Library code reports through errors, not stdout or stderr.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 mod decl;
 mod detour;
 mod dollar;

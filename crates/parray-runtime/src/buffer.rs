@@ -115,9 +115,9 @@ impl<T: Element> Buffer<T> {
                     if ctx.is_none() {
                         static SAID: Once = Once::new();
                         SAID.call_once(|| {
-                            eprintln!(
-                                "parray: no CUDA driver; pinned memory is ordinary host memory"
-                            )
+                            crate::diag::note(format_args!(
+                                "no CUDA driver; pinned memory is ordinary host memory"
+                            ))
                         });
                     }
                     host()?

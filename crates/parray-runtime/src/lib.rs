@@ -4,11 +4,14 @@
 //! and [`AccessMut`] (element reads and writes), [`detour`] (pthd arrays) and [`gpu`]
 //! (cuda arrays).
 
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod array;
 pub mod atomics;
 pub mod barrier;
 mod buffer;
 pub mod copy;
+mod diag;
 pub mod elem;
 pub mod error;
 pub mod generic;

@@ -528,13 +528,13 @@ where
         // A divergent `#sync`: every rank left its body with the same error.
         Err(Caught::Quiet) => Err(ctx.take_error().expect("a quiet exit records its error")),
         Err(Caught::Panicked(p)) => {
-            eprintln!(
-                "parray: {site}: rank {} of {} panicked{}: {}",
+            crate::diag::note(format_args!(
+                "{site}: rank {} of {} panicked{}: {}",
                 job.rank,
                 job.size,
                 p.at.map(|at| format!(" at {at}")).unwrap_or_default(),
                 p.message
-            );
+            ));
             job::abort(101)
         }
     }

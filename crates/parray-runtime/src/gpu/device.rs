@@ -431,16 +431,20 @@ pub fn backend() -> Result<Backend> {
         .get_or_init(|| {
             let choice = std::env::var("PARRAY_BACKEND").unwrap_or_default();
             match choice.as_str() {
-                "cuda" => open_cuda(0)
-                    .map(|_| Backend::Cuda)
-                    .map_err(|reason| Error::CudaUnavailable {
-                        reason: format!("PARRAY_BACKEND=cuda, but {reason}"),
-                    }),
+                "cuda" => {
+                    open_cuda(0)
+                        .map(|_| Backend::Cuda)
+                        .map_err(|reason| Error::CudaUnavailable {
+                            reason: format!("PARRAY_BACKEND=cuda, but {reason}"),
+                        })
+                }
                 "emulate" => Ok(Backend::Emulate),
                 "" | "auto" => Ok(match open_cuda(0) {
                     Ok(_) => Backend::Cuda,
                     Err(_) => {
-                        eprintln!("parray: no CUDA device; cuda thread arrays run on the CPU emulator");
+                        crate::diag::note(format_args!(
+                            "no CUDA device; cuda thread arrays run on the CPU emulator"
+                        ));
                         Backend::Emulate
                     }
                 }),

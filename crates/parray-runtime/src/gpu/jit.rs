@@ -186,7 +186,7 @@ fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {
 /// per kernel under the emulation, which runs the same body on the CPU: `note` says so).
 pub(crate) fn dump_source(kernel: &str, source: &str, note: &str) {
     if std::env::var_os("PARRAY_DUMP_SOURCE").is_some_and(|v| v == "1") {
-        eprintln!("parray: source of kernel {kernel}{note}:\n{source}");
+        crate::diag::note(format_args!("source of kernel {kernel}{note}:\n{source}"));
     }
 }
 
@@ -203,10 +203,12 @@ pub(crate) fn dump_hip_source(kernel: &'static str, hip: Option<&str>) {
         .unwrap_or_else(|e| e.into_inner())
         .insert(kernel);
     match (first, hip) {
-        (true, Some(hip)) => eprintln!("parray: HIP source of kernel {kernel}:\n{hip}"),
-        (true, None) => eprintln!(
-            "parray: kernel {kernel} has no HIP source (a generic detour's, made at its launch, or a copy's)"
-        ),
+        (true, Some(hip)) => {
+            crate::diag::note(format_args!("HIP source of kernel {kernel}:\n{hip}"))
+        }
+        (true, None) => crate::diag::note(format_args!(
+            "kernel {kernel} has no HIP source (a generic detour's, made at its launch, or a copy's)"
+        )),
         _ => {}
     }
 }
