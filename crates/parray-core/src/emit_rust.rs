@@ -3,7 +3,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::expr::{Expr, Term, VarId};
+use crate::expr::{LinearForm, Term, VarId};
 use crate::offsets::Offset;
 
 /// The offset as Rust source; each variable is written as its name.
@@ -21,7 +21,7 @@ pub fn to_tokens(off: &Offset, var: &dyn Fn(VarId) -> TokenStream) -> TokenStrea
     expr_tokens(&off.expr, var)
 }
 
-fn expr_tokens(e: &Expr, var: &dyn Fn(VarId) -> TokenStream) -> TokenStream {
+fn expr_tokens(e: &LinearForm, var: &dyn Fn(VarId) -> TokenStream) -> TokenStream {
     let mut parts: Vec<TokenStream> = e
         .terms
         .iter()

@@ -5,10 +5,10 @@
 //! Walking the expression tree for every index is slow, so [`Program`] lowers it once: to a
 //! flat sum `konst + sum(k * ((x / d) % m))` when every digit is a digit of one variable
 //! (the common case: natural types, transposes, tilings), and otherwise to postfix code
-//! for a small stack machine. Both compute exactly what [`Expr::eval`] computes (the same
+//! for a small stack machine. Both compute exactly what [`LinearForm::eval`] computes (the same
 //! wrapping arithmetic), which the unit tests below check.
 
-use crate::expr::{Expr, Term};
+use crate::expr::{LinearForm, Term};
 
 /// A divisor or modulus, with powers of two lowered to shifts and masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub struct Program {
 }
 
 impl Program {
-    pub fn new(e: &Expr) -> Program {
+    pub fn new(e: &LinearForm) -> Program {
         if let Some((konst, terms)) = flat(e) {
             return Program {
                 code: Code::Flat { konst, terms },
@@ -153,7 +153,7 @@ impl Program {
 }
 
 /// The flat form, when every term is a variable or a digit of a bare variable.
-fn flat(e: &Expr) -> Option<(u64, Vec<FlatTerm>)> {
+fn flat(e: &LinearForm) -> Option<(u64, Vec<FlatTerm>)> {
     let mut terms = Vec::with_capacity(e.terms.len());
     for (k, t) in &e.terms {
         let term = match t {
@@ -175,7 +175,7 @@ fn flat(e: &Expr) -> Option<(u64, Vec<FlatTerm>)> {
     Some((e.konst, terms))
 }
 
-fn lower(e: &Expr, ops: &mut Vec<Op>) {
+fn lower(e: &LinearForm, ops: &mut Vec<Op>) {
     let mut first = true;
     if e.konst != 0 || e.terms.is_empty() {
         ops.push(Op::Const(e.konst));
@@ -284,11 +284,11 @@ float [[#Y_1][#Y_0]] Z",
         use crate::VarId;
         use std::sync::Arc;
         // 3 + 2*((x*5 + 1) / 3 % 7) + (x / 4)
-        let inner = Expr {
+        let inner = LinearForm {
             terms: vec![(5, Term::Var(VarId(0)))],
             konst: 1,
         };
-        let e = Expr {
+        let e = LinearForm {
             terms: vec![
                 (
                     2,
@@ -301,7 +301,7 @@ float [[#Y_1][#Y_0]] Z",
                 (
                     1,
                     Term::Digit {
-                        of: Arc::new(Expr::var(VarId(0))),
+                        of: Arc::new(LinearForm::var(VarId(0))),
                         div: 4,
                         modulo: None,
                     },

@@ -21,7 +21,7 @@ pub enum Term {
     Var(VarId),
     /// `(of / div) % modulo`; `modulo == None` means no remainder.
     Digit {
-        of: Arc<Expr>,
+        of: Arc<LinearForm>,
         div: u64,
         modulo: Option<u64>,
     },
@@ -29,7 +29,7 @@ pub enum Term {
 
 /// A linear form `konst + sum(coeff * term)`; every coefficient is positive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct Expr {
+pub struct LinearForm {
     pub terms: Vec<(u64, Term)>,
     pub konst: u64,
 }
@@ -85,16 +85,16 @@ impl Vars {
     }
 }
 
-impl Expr {
-    pub fn constant(c: u64) -> Expr {
-        Expr {
+impl LinearForm {
+    pub fn constant(c: u64) -> LinearForm {
+        LinearForm {
             terms: Vec::new(),
             konst: c,
         }
     }
 
-    pub fn var(v: VarId) -> Expr {
-        Expr {
+    pub fn var(v: VarId) -> LinearForm {
+        LinearForm {
             terms: vec![(1, Term::Var(v))],
             konst: 0,
         }
@@ -137,7 +137,7 @@ impl Expr {
 
     /// Every variable the form mentions, in first-use order.
     pub fn vars_used(&self) -> Vec<VarId> {
-        fn walk(e: &Expr, out: &mut Vec<VarId>) {
+        fn walk(e: &LinearForm, out: &mut Vec<VarId>) {
             for (_, t) in &e.terms {
                 match t {
                     Term::Var(v) if !out.contains(v) => out.push(*v),
@@ -152,18 +152,18 @@ impl Expr {
     }
 
     /// `self * k`.
-    pub fn scale(&self, k: u64) -> Expr {
+    pub fn scale(&self, k: u64) -> LinearForm {
         if k == 0 {
-            return Expr::constant(0);
+            return LinearForm::constant(0);
         }
-        Expr {
+        LinearForm {
             terms: self.terms.iter().map(|(c, t)| (c * k, t.clone())).collect(),
             konst: self.konst * k,
         }
     }
 
     /// `self + other`, merged and coalesced.
-    pub fn add(&self, other: &Expr, vars: &Vars) -> Expr {
+    pub fn add(&self, other: &LinearForm, vars: &Vars) -> LinearForm {
         let mut out = self.clone();
         out.konst += other.konst;
         for (k, t) in &other.terms {
@@ -225,16 +225,16 @@ impl Expr {
 
     /// The form with every coefficient and the constant divided by `g` (rounding the
     /// constant down: callers divide out a factor of every coefficient).
-    fn divide_exact(&self, g: u64) -> Expr {
-        Expr {
+    fn divide_exact(&self, g: u64) -> LinearForm {
+        LinearForm {
             terms: self.terms.iter().map(|(k, t)| (k / g, t.clone())).collect(),
             konst: self.konst / g,
         }
     }
 
     /// Remove the terms whose coefficient is a multiple of `m` (they vanish modulo `m`).
-    fn drop_multiples(&self, m: u64) -> Expr {
-        Expr {
+    fn drop_multiples(&self, m: u64) -> LinearForm {
+        LinearForm {
             terms: self
                 .terms
                 .iter()
@@ -290,7 +290,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// `(e / d) % m` (no remainder when `m` is `None`), simplified. `d` and `m` are positive.
-pub fn digit(e: &Expr, d: u64, m: Option<u64>, vars: &Vars) -> Expr {
+pub fn digit(e: &LinearForm, d: u64, m: Option<u64>, vars: &Vars) -> LinearForm {
     let quotient = divide(e, d, vars);
     match m {
         Some(m) => remainder(&quotient, m, vars),
@@ -299,19 +299,19 @@ pub fn digit(e: &Expr, d: u64, m: Option<u64>, vars: &Vars) -> Expr {
 }
 
 /// `e / d`, simplified.
-fn divide(e: &Expr, d: u64, vars: &Vars) -> Expr {
+fn divide(e: &LinearForm, d: u64, vars: &Vars) -> LinearForm {
     if d == 1 {
         return e.clone();
     }
     if let Some(c) = e.as_const() {
-        return Expr::constant(c / d);
+        return LinearForm::constant(c / d);
     }
     if e.max(vars) < d {
-        return Expr::constant(0);
+        return LinearForm::constant(0);
     }
     // e = d*q + r exactly, with q taking every term whose coefficient d divides.
-    let mut q = Expr::constant(e.konst / d);
-    let mut r = Expr::constant(e.konst % d);
+    let mut q = LinearForm::constant(e.konst / d);
+    let mut r = LinearForm::constant(e.konst % d);
     for (k, t) in &e.terms {
         if k % d == 0 {
             q.terms.push((k / d, t.clone()));
@@ -359,12 +359,12 @@ fn divide(e: &Expr, d: u64, vars: &Vars) -> Expr {
 }
 
 /// `e % m`, simplified.
-fn remainder(e: &Expr, m: u64, vars: &Vars) -> Expr {
+fn remainder(e: &LinearForm, m: u64, vars: &Vars) -> LinearForm {
     if m == 1 {
-        return Expr::constant(0);
+        return LinearForm::constant(0);
     }
     if let Some(c) = e.as_const() {
-        return Expr::constant(c % m);
+        return LinearForm::constant(c % m);
     }
     if e.max(vars) < m {
         return e.clone();
@@ -405,7 +405,7 @@ fn remainder(e: &Expr, m: u64, vars: &Vars) -> Expr {
             modulo: Some(m),
         },
     };
-    Expr {
+    LinearForm {
         terms: vec![(1, term)],
         konst: 0,
     }
@@ -413,12 +413,12 @@ fn remainder(e: &Expr, m: u64, vars: &Vars) -> Expr {
 
 /// Writes a form as C/Rust arithmetic (the two agree on `+ * / %` and their precedence).
 pub struct Render<'a, F: Fn(VarId) -> String> {
-    pub expr: &'a Expr,
+    pub expr: &'a LinearForm,
     pub var: F,
 }
 
 impl<F: Fn(VarId) -> String> Render<'_, F> {
-    fn write_expr(&self, e: &Expr, out: &mut String) {
+    fn write_expr(&self, e: &LinearForm, out: &mut String) {
         let mut first = true;
         for (k, t) in &e.terms {
             if !first {
@@ -475,7 +475,7 @@ impl<F: Fn(VarId) -> String> fmt::Display for Render<'_, F> {
     }
 }
 
-impl Expr {
+impl LinearForm {
     /// The form as C/Rust source, naming each variable with `vars`.
     pub fn to_source(&self, vars: &Vars) -> String {
         Render {

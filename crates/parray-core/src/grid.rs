@@ -8,7 +8,7 @@
 //! `tid = tid_0 * |block| + tid_1`. A `pthd` or `mpi` array is natural: each dimension's
 //! index is a row-major digit of the flat `tid`.
 
-use crate::expr::{digit, Expr, VarId, Vars};
+use crate::expr::{digit, LinearForm, VarId, Vars};
 use crate::kinds::ThreadKind;
 use crate::tree::{Module, NodeId};
 
@@ -113,7 +113,7 @@ impl HwIndex {
 /// A thread index (`tid`, `tid_0`, `tid_1_0`, ...) as an expression of hardware indices.
 #[derive(Debug, Clone)]
 pub struct ThreadIndex {
-    pub expr: Expr,
+    pub expr: LinearForm,
     pub vars: Vars,
     /// What each variable of `vars` stands for.
     pub hw: Vec<(VarId, HwIndex)>,
@@ -243,7 +243,7 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
     let flat = match kind {
         ThreadKind::Cuda(_) => {
             let top = &module.node(root).children;
-            let mut parts = [Expr::constant(0), Expr::constant(0)];
+            let mut parts = [LinearForm::constant(0), LinearForm::constant(0)];
             for (k, part) in parts.iter_mut().enumerate() {
                 let sizes = part_sizes(module, top[k]);
                 let mut weight = 1;
@@ -255,7 +255,7 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
                     };
                     let v = vars.bind(&index.c_name(), size - 1);
                     hw.push((v, index));
-                    *part = part.add(&Expr::var(v).scale(weight), &vars);
+                    *part = part.add(&LinearForm::var(v).scale(weight), &vars);
                     weight *= size;
                 }
             }
@@ -265,7 +265,7 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
         ThreadKind::Pthd | ThreadKind::Mpi => {
             let v = vars.bind("tid", module.size(root) - 1);
             hw.push((v, HwIndex::Tid));
-            Expr::var(v)
+            LinearForm::var(v)
         }
     };
     let expr = if node == root {

@@ -25,7 +25,7 @@ pub mod tokens;
 pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, Span};
-pub use expr::{Expr, VarId, Vars};
+pub use expr::{LinearForm, VarId, Vars};
 pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
 pub use offsets::{

@@ -1,4 +1,4 @@
-//! The offset compiler: an index expression on a type becomes a simplified [`Expr`].
+//! The offset compiler: an index expression on a type becomes a simplified [`LinearForm`].
 //!
 //! Rule 8 of PARRAY.md decides how indices apply to a dimension; rules 1 to 5 give each
 //! dimension's offset function, composed here symbolically with the smart constructors of
@@ -6,7 +6,7 @@
 
 use crate::ast::{Index, IndexExpr, IndexValue};
 use crate::error::{Error, ErrorKind, Result, Span};
-use crate::expr::{digit, Expr, Vars};
+use crate::expr::{digit, LinearForm, Vars};
 use crate::tree::{Module, NodeId, NodeKind, Work};
 
 /// Largest offset expression (in IR nodes) the compiler builds before giving up.
@@ -15,7 +15,7 @@ pub const MAX_EXPR_WEIGHT: usize = 10_000;
 /// A compiled offset: the simplified expression and its index variables with their ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offset {
-    pub expr: Expr,
+    pub expr: LinearForm,
     pub vars: Vars,
 }
 
@@ -100,7 +100,7 @@ impl Offset {
     pub fn rows(&self, n: u64) -> Option<Rows> {
         use crate::expr::Term;
         let start = self.expr.konst;
-        let of_k = |of: &Expr| of.as_var().is_some();
+        let of_k = |of: &LinearForm| of.as_var().is_some();
         match self.expr.terms.as_slice() {
             [(1, Term::Var(_))] => Some(Rows {
                 start,
@@ -220,9 +220,9 @@ pub fn offset_function_by(module: &Module, node: NodeId, var: &str, step: u64) -
     let mut vars = Vars::new();
     let v = vars.bind(var, size / step - 1);
     let index = if size == step {
-        Expr::constant(0)
+        LinearForm::constant(0)
     } else {
-        Expr::var(v).scale(step)
+        LinearForm::var(v).scale(step)
     };
     let mut c = Compiler {
         module,
@@ -242,7 +242,7 @@ struct Compiler<'m> {
 
 impl Compiler<'_> {
     /// One index component applied to a node (rule 8).
-    fn index(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<Expr> {
+    fn index(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<LinearForm> {
         match idx {
             Index::Value(v, span) => {
                 let e = self.value(node, v, *span, name)?;
@@ -260,7 +260,7 @@ impl Compiler<'_> {
                 self.check_arity(node, list.len(), *span, name)?;
                 match n.kind {
                     NodeKind::Compound => {
-                        let mut sum = Expr::constant(0);
+                        let mut sum = LinearForm::constant(0);
                         for (k, (child, sub)) in n.children.iter().zip(list).enumerate() {
                             let part = self.index(*child, sub, &format!("{name}_{k}"))?;
                             sum = sum.add(&part, &self.vars);
@@ -310,7 +310,13 @@ impl Compiler<'_> {
 
     /// A flat index value at a dimension of size n: a constant below n, or a variable
     /// whose range becomes `[0, n)`.
-    fn value(&mut self, node: NodeId, v: &IndexValue, span: Span, name: &str) -> Result<Expr> {
+    fn value(
+        &mut self,
+        node: NodeId,
+        v: &IndexValue,
+        span: Span,
+        name: &str,
+    ) -> Result<LinearForm> {
         let size = self.module.size(node);
         match v {
             IndexValue::Const(c) if *c >= size => Err(Error::new(
@@ -318,23 +324,23 @@ impl Compiler<'_> {
                 span,
                 format!("index {c} is out of range for `{name}` (size {size})"),
             )),
-            IndexValue::Const(c) => Ok(Expr::constant(*c)),
+            IndexValue::Const(c) => Ok(LinearForm::constant(*c)),
             // An index into a dimension of size 1 can only be 0.
             IndexValue::Var(name) => {
                 let v = self.vars.bind(name, size - 1);
                 Ok(if self.vars.max(v) == 0 {
-                    Expr::constant(0)
+                    LinearForm::constant(0)
                 } else {
-                    Expr::var(v)
+                    LinearForm::var(v)
                 })
             }
         }
     }
 
     /// Indices given through a structure, flattened row-major into one index of `node`.
-    fn flatten(&mut self, node: NodeId, list: &[Index], name: &str) -> Result<Expr> {
+    fn flatten(&mut self, node: NodeId, list: &[Index], name: &str) -> Result<LinearForm> {
         let children = self.module.node(node).children.clone();
-        let mut flat = Expr::constant(0);
+        let mut flat = LinearForm::constant(0);
         let mut weight: u64 = children.iter().map(|c| self.module.size(*c)).product();
         for (k, (child, sub)) in children.iter().zip(list).enumerate() {
             weight /= self.module.size(*child);
@@ -344,7 +350,7 @@ impl Compiler<'_> {
         Ok(flat)
     }
 
-    fn flatten_one(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<Expr> {
+    fn flatten_one(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<LinearForm> {
         match idx {
             Index::Value(v, span) => self.value(node, v, *span, name),
             Index::Nested(list, _)
@@ -360,14 +366,18 @@ impl Compiler<'_> {
     }
 
     /// `off_node(e)` for a flat index `e` (rules 1 to 5).
-    fn flat(&mut self, node: NodeId, e: Expr, span: Span) -> Result<Expr> {
+    fn flat(&mut self, node: NodeId, e: LinearForm, span: Span) -> Result<LinearForm> {
         self.work.step().map_err(|mut err| {
             err.span = span;
             err
         })?;
         // A constant index has a constant offset: no need to build the composition.
         if let Some(c) = e.as_const() {
-            return Ok(Expr::constant(self.module.eval(node, c, &mut self.work)?));
+            return Ok(LinearForm::constant(self.module.eval(
+                node,
+                c,
+                &mut self.work,
+            )?));
         }
         let n = self.module.node(node);
         let out = match n.kind {
@@ -375,7 +385,7 @@ impl Compiler<'_> {
             NodeKind::Prefix { target } => self.flat(target, e, span)?,
             NodeKind::Strided { target, weight } => self.flat(target, e.scale(weight), span)?,
             NodeKind::Compound => {
-                let mut sum = Expr::constant(0);
+                let mut sum = LinearForm::constant(0);
                 let mut weight = 1;
                 for c in n.children.iter().rev() {
                     let size = self.module.size(*c);

@@ -675,11 +675,11 @@ impl Naive {
         }
     }
 
-    fn build(&self, vars: &parray_core::Vars) -> parray_core::Expr {
-        use parray_core::{Expr, VarId};
+    fn build(&self, vars: &parray_core::Vars) -> parray_core::LinearForm {
+        use parray_core::{LinearForm, VarId};
         match self {
-            Naive::Const(c) => Expr::constant(*c),
-            Naive::Var(i) => Expr::var(VarId(*i as u32)),
+            Naive::Const(c) => LinearForm::constant(*c),
+            Naive::Var(i) => LinearForm::var(VarId(*i as u32)),
             Naive::Add(a, b) => a.build(vars).add(&b.build(vars), vars),
             Naive::Scale(a, k) => a.build(vars).scale(*k),
             Naive::Digit(a, d, m) => parray_core::expr::digit(&a.build(vars), *d, *m, vars),

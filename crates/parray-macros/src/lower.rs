@@ -531,7 +531,7 @@ impl Lowerer<'_, '_> {
                 let (off, k) = match moves {
                     1 => {
                         let first = parray_core::Offset {
-                            expr: parray_core::expr::Expr::constant(off.expr.eval(&[0])),
+                            expr: parray_core::expr::LinearForm::constant(off.expr.eval(&[0])),
                             vars: off.vars,
                         };
                         (first, size(0))
