@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use parray_core::Span;
+use parray_core::TextSpan;
 
 /// Exit status for bad input (syntax, semantics, unknown names, unreadable files), as clap
 /// uses for bad usage.
@@ -56,7 +56,7 @@ pub struct Source<'a> {
 const CONTEXT: usize = 60;
 
 /// The rustc-style excerpt for `span` in `src`, or `None` when the span has no position.
-pub fn snippet(src: &Source, span: Span) -> Option<String> {
+pub fn snippet(src: &Source, span: TextSpan) -> Option<String> {
     if span.line == 0 {
         return None;
     }
@@ -127,7 +127,7 @@ mod tests {
     fn caret_under_the_span() {
         let text = "float [4] A\nfloat [#X_1] B\n";
         let start = text.find("X_1").unwrap();
-        let span = Span::locate(text, start, start + 3);
+        let span = TextSpan::locate(text, start, start + 3);
         let s = snippet(&Source { name: "f", text }, span).unwrap();
         assert_eq!(s, " --> f:2:9\n  |\n2 | float [#X_1] B\n  |         ^^^\n");
     }
@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn long_lines_are_cut() {
         let text = format!("{}X{}", "a".repeat(500), "b".repeat(500));
-        let span = Span::locate(&text, 500, 501);
+        let span = TextSpan::locate(&text, 500, 501);
         let s = snippet(
             &Source {
                 name: "f",
@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn spans_inside_a_character() {
         let text = "ab\u{FFFD}cd";
-        let span = Span::locate(text, 2, 3);
+        let span = TextSpan::locate(text, 2, 3);
         let s = snippet(&Source { name: "f", text }, span).unwrap();
         assert!(s.ends_with("1 | ab\u{FFFD}cd\n  |   ^\n"), "{s}");
     }
@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn end_of_input() {
         let text = "float [4";
-        let span = Span::locate(text, text.len(), text.len());
+        let span = TextSpan::locate(text, text.len(), text.len());
         let s = snippet(&Source { name: "f", text }, span).unwrap();
         assert!(s.ends_with("1 | float [4\n  |         ^\n"), "{s}");
     }

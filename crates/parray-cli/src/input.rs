@@ -5,7 +5,7 @@ use std::io::Read;
 use parray_core::ast::{Item, Program};
 use parray_core::parser::parse_size_expr;
 use parray_core::tree::LookupError;
-use parray_core::{compile, parse_index_expr, Error, Module, NodeId, Offset, Span};
+use parray_core::{compile, parse_index_expr, Error, Module, NodeId, Offset, TextSpan};
 
 use crate::diag::{snippet, Failure, Source};
 
@@ -41,7 +41,7 @@ impl Input {
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 // Locate the first bad byte in the valid prefix (a lossy copy keeps it).
                 let prefix = std::str::from_utf8(&bytes[..good]).expect("valid up to here");
-                let span = Span::locate(prefix, good, good);
+                let span = TextSpan::locate(prefix, good, good);
                 return Err(Failure::input(format!(
                     "{name}: line {}, column {}: the input is not valid UTF-8 text",
                     span.line, span.col
@@ -51,7 +51,7 @@ impl Input {
                         name: &name,
                         text: &text,
                     },
-                    Span::locate(&text, good, good + 1),
+                    TextSpan::locate(&text, good, good + 1),
                 )));
             }
         };

@@ -1,6 +1,6 @@
 //! The syntax tree of the type language, as written: nothing resolved yet.
 
-use crate::error::Span;
+use crate::error::TextSpan;
 use crate::kinds::{ElemType, MemKind, ThreadKind};
 
 /// A whole source text: constants and declarations in order.
@@ -19,7 +19,7 @@ pub enum Item {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Ident {
     pub name: String,
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 /// `const N = 1024`
@@ -36,7 +36,7 @@ pub struct TypeDecl {
     pub kind: DeclKind,
     pub dims: Vec<Group>,
     /// The whole declaration.
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,7 @@ pub enum DeclKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub body: GroupBody,
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +80,7 @@ pub enum RefShape {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizeExpr {
     pub kind: SizeExprKind,
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,11 +91,12 @@ pub enum SizeExprKind {
     /// declarations take their sizes from its type parameter).
     Dim(Ident),
     Neg(Box<SizeExpr>),
-    Bin(BinOp, Box<SizeExpr>, Box<SizeExpr>),
+    Bin(SizeOp, Box<SizeExpr>, Box<SizeExpr>),
 }
 
+/// An operator of a size expression (`N/16`, `2*M + 1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
+pub enum SizeOp {
     Add,
     Sub,
     Mul,
@@ -107,18 +108,18 @@ pub enum BinOp {
 pub struct IndexExpr {
     pub target: Ident,
     pub indices: Vec<Index>,
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 /// One index component: a flat value or a nested list applied to the children of a dimension.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Index {
-    Value(IndexValue, Span),
-    Nested(Vec<Index>, Span),
+    Value(IndexValue, TextSpan),
+    Nested(Vec<Index>, TextSpan),
 }
 
 impl Index {
-    pub fn span(&self) -> Span {
+    pub fn span(&self) -> TextSpan {
         match self {
             Index::Value(_, s) | Index::Nested(_, s) => *s,
         }

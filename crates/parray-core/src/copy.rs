@@ -452,7 +452,7 @@ fn by_digits(
 fn unknown(name: &str) -> crate::Error {
     crate::Error::new(
         crate::ErrorKind::Unknown,
-        crate::Span::default(),
+        crate::TextSpan::default(),
         format!("unknown type `{name}`"),
     )
 }
@@ -462,7 +462,7 @@ fn unknown(name: &str) -> crate::Error {
 pub fn flat_offsets(module: &Module, name: &str) -> Result<(u64, Offset)> {
     let dim = module.resolve(&crate::ast::Ident {
         name: name.to_string(),
-        span: crate::Span::default(),
+        span: crate::TextSpan::default(),
     })?;
     Ok((
         module.size(dim.node),

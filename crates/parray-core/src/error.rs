@@ -4,22 +4,22 @@ use std::fmt;
 
 /// A region of the source text: byte range plus the 1-based line and column of its start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Span {
+pub struct TextSpan {
     pub start: usize,
     pub end: usize,
     pub line: u32,
     pub col: u32,
 }
 
-impl Span {
+impl TextSpan {
     /// The span of `text[start..end]` within `text`.
-    pub fn locate(text: &str, start: usize, end: usize) -> Span {
+    pub fn locate(text: &str, start: usize, end: usize) -> TextSpan {
         let start = start.min(text.len());
         let before = &text[..start];
         let line = before.matches('\n').count() as u32 + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = text[line_start..start].chars().count() as u32 + 1;
-        Span {
+        TextSpan {
             start,
             end: end.max(start).min(text.len()),
             line,
@@ -52,13 +52,13 @@ pub enum ErrorKind {
 pub struct Error {
     pub kind: ErrorKind,
     pub message: String,
-    pub span: Span,
+    pub span: TextSpan,
     /// The declaration being processed, when there is one.
     pub decl: Option<String>,
 }
 
 impl Error {
-    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, span: TextSpan, message: impl Into<String>) -> Self {
         Error {
             kind,
             message: message.into(),

@@ -36,8 +36,8 @@
 use std::collections::HashMap;
 
 use crate::ast::{
-    BinOp, DeclKind, Group, GroupBody, Index, IndexExpr, IndexValue, Item, Program, RefShape,
-    SizeExpr, SizeExprKind,
+    DeclKind, Group, GroupBody, Index, IndexExpr, IndexValue, Item, Program, RefShape, SizeExpr,
+    SizeExprKind, SizeOp,
 };
 
 /// A dimension of the interpreter's model (its own numbering, unrelated to `tree::NodeId`).
@@ -326,12 +326,12 @@ impl Interp {
             SizeExprKind::Bin(op, a, b) => {
                 let (x, y) = (self.int_value(a)?, self.int_value(b)?);
                 let r = match op {
-                    BinOp::Add => x.checked_add(y),
-                    BinOp::Sub => x.checked_sub(y),
-                    BinOp::Mul => x.checked_mul(y),
-                    BinOp::Div if y == 0 => return Err("division by zero".into()),
-                    BinOp::Div if x % y != 0 => return Err(format!("inexact division {x} / {y}")),
-                    BinOp::Div => Some(x / y),
+                    SizeOp::Add => x.checked_add(y),
+                    SizeOp::Sub => x.checked_sub(y),
+                    SizeOp::Mul => x.checked_mul(y),
+                    SizeOp::Div if y == 0 => return Err("division by zero".into()),
+                    SizeOp::Div if x % y != 0 => return Err(format!("inexact division {x} / {y}")),
+                    SizeOp::Div => Some(x / y),
                 };
                 r.ok_or("arithmetic overflow")?
             }

@@ -24,7 +24,7 @@ pub mod parser;
 pub mod tokens;
 pub mod tree;
 
-pub use error::{Error, ErrorKind, Result, Span};
+pub use error::{Error, ErrorKind, Result, TextSpan};
 pub use expr::{LinearForm, VarId, Vars};
 pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};

@@ -5,7 +5,7 @@
 //! `expr`, which assume that every index lies inside the dimension it indexes.
 
 use crate::ast::{Index, IndexExpr, IndexValue};
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::expr::{digit, LinearForm, Vars};
 use crate::tree::{Module, NodeId, NodeKind, Work};
 
@@ -185,7 +185,7 @@ pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offse
 /// `T[v0][v1]...`, one variable per top-level dimension of the type or dimension `name`,
 /// built without text: how a program evaluates a layout it chose at run time.
 pub fn index_function(module: &Module, name: &str, vars: &[&str]) -> Result<Offset> {
-    let here = Span::default();
+    let here = TextSpan::default();
     let ie = IndexExpr {
         target: crate::ast::Ident {
             name: name.to_string(),
@@ -229,7 +229,7 @@ pub fn offset_function_by(module: &Module, node: NodeId, var: &str, step: u64) -
         vars,
         work: Work::new(),
     };
-    let expr = c.flat(node, index, Span::default())?;
+    let expr = c.flat(node, index, TextSpan::default())?;
     Ok(Offset { expr, vars: c.vars })
 }
 
@@ -276,7 +276,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn check_arity(&self, node: NodeId, given: usize, span: Span, name: &str) -> Result<()> {
+    fn check_arity(&self, node: NodeId, given: usize, span: TextSpan, name: &str) -> Result<()> {
         let have = self.module.node(node).children.len();
         if have == given {
             return Ok(());
@@ -314,7 +314,7 @@ impl Compiler<'_> {
         &mut self,
         node: NodeId,
         v: &IndexValue,
-        span: Span,
+        span: TextSpan,
         name: &str,
     ) -> Result<LinearForm> {
         let size = self.module.size(node);
@@ -366,7 +366,7 @@ impl Compiler<'_> {
     }
 
     /// `off_node(e)` for a flat index `e` (rules 1 to 5).
-    fn flat(&mut self, node: NodeId, e: LinearForm, span: Span) -> Result<LinearForm> {
+    fn flat(&mut self, node: NodeId, e: LinearForm, span: TextSpan) -> Result<LinearForm> {
         self.work.step().map_err(|mut err| {
             err.span = span;
             err

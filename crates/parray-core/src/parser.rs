@@ -13,7 +13,7 @@ use nom::sequence::pair;
 use nom::IResult;
 
 use crate::ast::*;
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::kinds::{ElemType, MemKind, Param, ThreadKind};
 
 /// Deepest bracket or parenthesis nesting accepted.
@@ -163,16 +163,16 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn span(&self, start: usize, end: usize) -> Span {
-        Span::locate(self.src, start, end)
+    fn span(&self, start: usize, end: usize) -> TextSpan {
+        TextSpan::locate(self.src, start, end)
     }
 
-    fn span_from(&self, start: usize) -> Span {
+    fn span_from(&self, start: usize) -> TextSpan {
         self.span(start, self.pos)
     }
 
     /// The span of the token at the cursor (one word, number or character).
-    fn token_here(&self) -> (Span, String) {
+    fn token_here(&self) -> (TextSpan, String) {
         let rest = self.rest();
         let len = identifier(rest)
             .or_else(|_| number(rest))
@@ -213,7 +213,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn word(&mut self) -> Option<(&'a str, Span)> {
+    fn word(&mut self) -> Option<(&'a str, TextSpan)> {
         let (rest, w) = identifier(self.rest()).ok()?;
         let start = self.pos;
         self.advance_to(rest);
@@ -511,8 +511,8 @@ impl<'a> Parser<'a> {
         loop {
             self.skip();
             let op = match self.peek() {
-                Some('+') => BinOp::Add,
-                Some('-') => BinOp::Sub,
+                Some('+') => SizeOp::Add,
+                Some('-') => SizeOp::Sub,
                 _ => return Ok(lhs),
             };
             self.pos += 1;
@@ -526,9 +526,9 @@ impl<'a> Parser<'a> {
         loop {
             self.skip();
             let op = match self.peek() {
-                Some('*') => BinOp::Mul,
+                Some('*') => SizeOp::Mul,
                 Some('/') if !self.rest().starts_with("//") && !self.rest().starts_with("/*") => {
-                    BinOp::Div
+                    SizeOp::Div
                 }
                 _ => return Ok(lhs),
             };
@@ -622,7 +622,7 @@ impl<'a> Parser<'a> {
                 inner.push(self.index(depth + 1)?);
                 self.skip();
             }
-            Index::Nested(inner, Span::default())
+            Index::Nested(inner, TextSpan::default())
         } else if self.peek().is_some_and(|c| c.is_ascii_digit()) {
             let vstart = self.pos;
             let (rest, digits) = number(self.rest()).expect("a digit is here");
@@ -634,10 +634,10 @@ impl<'a> Parser<'a> {
                     format!("the index `{digits}` does not fit in 64 bits"),
                 )
             })?;
-            Index::Value(IndexValue::Const(v), Span::default())
+            Index::Value(IndexValue::Const(v), TextSpan::default())
         } else {
             let id = self.ident("an index (a number, a variable or `[`)")?;
-            Index::Value(IndexValue::Var(id.name), Span::default())
+            Index::Value(IndexValue::Var(id.name), TextSpan::default())
         };
         self.skip();
         if !self.eat(']') {
@@ -655,7 +655,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn bin(p: &Parser, op: BinOp, lhs: SizeExpr, rhs: SizeExpr) -> SizeExpr {
+fn bin(p: &Parser, op: SizeOp, lhs: SizeExpr, rhs: SizeExpr) -> SizeExpr {
     let span = p.span(lhs.span.start, rhs.span.end);
     SizeExpr {
         kind: SizeExprKind::Bin(op, Box::new(lhs), Box::new(rhs)),

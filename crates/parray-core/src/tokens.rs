@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::error::Span;
+use crate::error::TextSpan;
 use crate::kinds::{ElemType, MemKind, Param, ThreadKind};
 use crate::tree::{Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
 
@@ -114,9 +114,9 @@ fn param(p: &Param) -> TokenStream {
     }
 }
 
-fn span(s: Span) -> TokenStream {
+fn span(s: TextSpan) -> TokenStream {
     let (start, end, line, col) = (s.start, s.end, s.line, s.col);
-    quote!(::parray::core::Span { start: #start, end: #end, line: #line, col: #col })
+    quote!(::parray::core::TextSpan { start: #start, end: #end, line: #line, col: #col })
 }
 
 fn mem_kind(m: MemKind) -> TokenStream {

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::ast::*;
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::grid::GridPart;
 use crate::kinds::{ElemType, MemKind, ThreadKind};
 
@@ -96,7 +96,7 @@ pub struct TypeDef {
     /// For a data type with a dimension over an mpi array, or built on the dimensions of
     /// one that has: how its elements are spread over the ranks.
     pub distribution: Option<Distribution>,
-    pub span: Span,
+    pub span: TextSpan,
 }
 
 /// What building one declaration learns about distribution.
@@ -250,7 +250,7 @@ impl Module {
         for g in &t.dims {
             top.push(self.build_group(g, natural, &mut dist)?);
         }
-        let dims_span = Span {
+        let dims_span = TextSpan {
             end: t.dims.last().map_or(t.span.end, |g| g.span.end),
             ..t.dims.first().map_or(t.span, |g| g.span)
         };
@@ -265,7 +265,7 @@ impl Module {
         // Limits found while analysing the new nodes have no token of their own: they
         // belong to the declaration.
         self.finish_nodes(first_new).map_err(|mut e| {
-            if e.span == Span::default() {
+            if e.span == TextSpan::default() {
                 e.span = t.span;
             }
             e
@@ -313,7 +313,7 @@ impl Module {
         NodeId(self.nodes.len() as u32 - 1)
     }
 
-    fn compound(&mut self, children: Vec<NodeId>, span: Span) -> Result<NodeId> {
+    fn compound(&mut self, children: Vec<NodeId>, span: TextSpan) -> Result<NodeId> {
         let mut size: u64 = 1;
         for c in &children {
             size = size
@@ -575,7 +575,7 @@ impl Module {
         rank_leaves: &[(NodeId, u64)],
         over: usize,
         part: u64,
-        span: Span,
+        span: TextSpan,
     ) -> Result<Distribution> {
         for (leaf, rank_stride) in rank_leaves {
             let stride = rank_stride.checked_mul(part).ok_or_else(|| {
@@ -613,7 +613,7 @@ impl Module {
             if below + 1 > MAX_HEIGHT {
                 return Err(Error::new(
                     ErrorKind::Limit,
-                    Span::default(),
+                    TextSpan::default(),
                     format!("dimensions and references nest deeper than {MAX_HEIGHT} levels"),
                 ));
             }
@@ -681,10 +681,10 @@ impl Module {
             SizeExprKind::Bin(op, a, b) => {
                 let (x, y) = (self.eval_int(a)?, self.eval_int(b)?);
                 match op {
-                    BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
-                    BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
-                    BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
-                    BinOp::Div => {
+                    SizeOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+                    SizeOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                    SizeOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    SizeOp::Div => {
                         if y == 0 {
                             return Err(Error::new(ErrorKind::Size, e.span, "division by zero"));
                         }
@@ -843,7 +843,7 @@ impl Module {
         let overflow = || {
             Error::new(
                 ErrorKind::Size,
-                Span::default(),
+                TextSpan::default(),
                 "the offsets overflow 64 bits (the storage would exceed 2^64 elements)",
             )
         };
@@ -890,7 +890,7 @@ impl Module {
         if n > LIMIT {
             return Err(Error::new(
                 ErrorKind::Limit,
-                Span::default(),
+                TextSpan::default(),
                 format!("a strided view of {n} elements is too large to analyse (limit {LIMIT})"),
             ));
         }
@@ -980,7 +980,7 @@ impl Work {
             }
             None => Err(Error::new(
                 ErrorKind::Limit,
-                Span::default(),
+                TextSpan::default(),
                 format!("the type is too complex to analyse (more than {MAX_WORK} steps)"),
             )),
         }
@@ -1009,7 +1009,7 @@ fn has_reference(g: &Group) -> bool {
     }
 }
 
-fn reference_span(g: &Group) -> Span {
+fn reference_span(g: &Group) -> TextSpan {
     match &g.body {
         GroupBody::Compound(inner) => inner
             .iter()

@@ -362,7 +362,7 @@ impl<'m> Forms<'m> {
     fn lookup(&self, name: &str, span: Span) -> syn::Result<NodeId> {
         let id = CoreIdent {
             name: name.to_string(),
-            span: parray_core::Span::default(),
+            span: parray_core::TextSpan::default(),
         };
         self.module
             .resolve(&id)
@@ -421,10 +421,10 @@ impl<'m> Forms<'m> {
         let ie = IndexExpr {
             target: CoreIdent {
                 name: head.to_string(),
-                span: parray_core::Span::default(),
+                span: parray_core::TextSpan::default(),
             },
             indices: core_indices,
-            span: parray_core::Span::default(),
+            span: parray_core::TextSpan::default(),
         };
         // The core reports an index's error at its `Span::start`, a 1-based position in
         // `spans` (0: no index in particular).
@@ -454,7 +454,7 @@ impl<'m> Forms<'m> {
     ) -> syn::Result<Index> {
         let (IndexTok::Nested(_, at) | IndexTok::Expr(_, at)) = ix;
         spans.push(*at);
-        let dummy = parray_core::Span {
+        let dummy = parray_core::TextSpan {
             start: spans.len(),
             end: spans.len(),
             line: 0,

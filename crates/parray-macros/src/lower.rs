@@ -445,7 +445,7 @@ impl Lowerer<'_, '_> {
             }
             let id = parray_core::ast::Ident {
                 name: name.clone(),
-                span: parray_core::Span::default(),
+                span: parray_core::TextSpan::default(),
             };
             let dim = match module.resolve(&id) {
                 Ok(d) => d,

@@ -467,7 +467,7 @@ fn generic_size_name(ty: &str, dim: Option<usize>) -> String {
 pub fn generic_prelude(module: &crate::Module, name: &str, alias: &str) -> crate::Result<String> {
     let def = module.resolve(&crate::ast::Ident {
         name: name.to_string(),
-        span: crate::Span::default(),
+        span: crate::TextSpan::default(),
     })?;
     let kids = &module.node(def.node).children;
     let sizes: Vec<u64> = if kids.is_empty() {
@@ -638,7 +638,7 @@ pub fn remap_kernel(
     let flat = |module: &crate::Module, ty: &str| -> crate::Result<(crate::Offset, u64, u64)> {
         let def = module.resolve(&crate::ast::Ident {
             name: ty.to_string(),
-            span: crate::Span::default(),
+            span: crate::TextSpan::default(),
         })?;
         let off = crate::offset_function(module, def.node, "k")?;
         Ok((off, module.extent(def.node), module.size(def.node)))
