@@ -115,6 +115,20 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The arithmetic, bit and shift operators (those of compound assignment too).
+    pub const ARITHMETIC: [BinOp; 10] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::Shr,
+    ];
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::Add => "+",

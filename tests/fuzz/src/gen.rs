@@ -290,19 +290,7 @@ impl Gen {
         if self.rng.chance(30) {
             return None;
         }
-        let op = self.rng.pick(&[
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::And,
-            BinOp::Or,
-            BinOp::Xor,
-            BinOp::Shl,
-            BinOp::Shr,
-        ]);
-        Some(op)
+        Some(self.rng.pick(&BinOp::ARITHMETIC))
     }
 
     /// The operand of `x op= e`: a shift's amount, a divisor, or a value of `ty`.
@@ -616,19 +604,12 @@ impl Gen {
                     return cast(Expr::Shared(ix), st, ty);
                 }
                 40..=69 => {
-                    let op = self.rng.pick(&[
-                        BinOp::Add,
-                        BinOp::Sub,
-                        BinOp::Mul,
-                        BinOp::Div,
-                        BinOp::Rem,
-                        BinOp::And,
-                        BinOp::And,
-                        BinOp::Or,
-                        BinOp::Xor,
-                        BinOp::Shl,
-                        BinOp::Shr,
-                    ]);
+                    // `&` a little more often: masks keep values small.
+                    let op = if self.rng.chance(9) {
+                        BinOp::And
+                    } else {
+                        self.rng.pick(&BinOp::ARITHMETIC)
+                    };
                     let l = self.expr(ty, depth - 1, ctx);
                     let r = match op {
                         BinOp::Shl | BinOp::Shr => self.shift_amount(ty, ctx),

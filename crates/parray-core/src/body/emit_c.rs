@@ -1093,16 +1093,21 @@ impl<'b> Writer<'b> {
                 if let Some(c) = off.as_const() {
                     return (unsigned_literal(c), ATOM);
                 }
-                // Each index in the offset's type: `unsigned` (a `u64` index is cut to 32
-                // bits, as the Rust's `as usize` does), or `int` in an `int` offset.
+                // Each index in the offset's type, `unsigned` or (in an `int` offset) `int`,
+                // converted where C would not (a `u64` index is cut to 32 bits, as the
+                // Rust's `as usize` does). An index alone is the offset: it keeps its own
+                // 32-bit C type, which `in_int` tells the offset's consumers.
                 let text = emit_cuda::to_c(off, &|v| {
                     let a = &args[v.0 as usize];
                     let unsigned = matches!(a.ty, Ty::Scalar(Scalar::U32 | Scalar::Usize));
-                    if (e.signed && !unsigned)
-                        || (unsigned && a.signed == e.signed)
-                        || (lone_index(e).is_some()
-                            && !matches!(a.ty, Ty::Scalar(Scalar::I64 | Scalar::U64)))
-                    {
+                    let as_is = if e.signed {
+                        a.signed || !unsigned
+                    } else if lone_index(e).is_some() {
+                        !matches!(a.ty, Ty::Scalar(Scalar::I64 | Scalar::U64))
+                    } else {
+                        unsigned && !a.signed
+                    };
+                    if as_is {
                         self.operand(a, UNARY + 1)
                     } else {
                         format!("(unsigned){}", self.operand(a, UNARY))

@@ -540,11 +540,13 @@ impl<'b> Writer<'b> {
 
     /// `x = v`, `x op= v`; an element through `AccessMut::store`.
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
-        let v = self.expr(value);
         // `x[i] op= v` is written `old op (v)`: `v` is the right operand of `op`, whole
         // (parenthesised even where `op` binds less tightly: `old << (1 + 1)` is what
         // clippy asks of shifts).
-        let operand = || self.operand(value, ATOM);
+        let v = match (&place.kind, op) {
+            (ExprKind::Index(..), Some(_)) => self.operand(value, ATOM),
+            _ => self.expr(value),
+        };
         if let ExprKind::Vector {
             base,
             at,
@@ -576,7 +578,6 @@ impl<'b> Writer<'b> {
                     quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
                 }
                 (Some(op), Check::Checked(_)) => {
-                    let v = operand();
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
@@ -591,7 +592,6 @@ impl<'b> Writer<'b> {
                     unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
                 }),
                 (Some(op), Check::Proved) => {
-                    let v = operand();
                     let op = binop_tokens(op, span);
                     quote_spanned!(span=> {
                         let (__parray_b, __parray_at) = (#b, #i);
