@@ -25,7 +25,7 @@
 // Library code reports through errors, not stdout or stderr.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-/// The type language itself (`parray-core`): parsing, the dimension trees, the offset
+/// The type language itself (`parray-layout`): parsing, the dimension trees, the offset
 /// compiler. A declared type is a value of it at run time (`T::module()`, `T::dim()`),
 /// which answers for any sub-dimension what `$...$` forms answer at compile time.
 ///
@@ -41,12 +41,12 @@
 ///     assert_eq!(m.offset_at(a_0.node, 5), 20);       // row 5 starts at offset 20
 ///
 ///     // An index expression of a type named at run time, compiled once, evaluated fast.
-///     let f = parray::core::index_function(m, "A", &["i", "j"]).unwrap();
-///     let mut eval = parray::core::eval::Program::new(&f.expr);
+///     let f = parray::layout::index_function(m, "A", &["i", "j"]).unwrap();
+///     let mut eval = parray::layout::eval::Program::new(&f.expr);
 ///     assert_eq!(eval.eval(&[5, 1]), A::offset([5, 1]) as u64);
 /// }
 /// ```
-pub use parray_core as core;
+pub use parray_layout as layout;
 
 /// Where a data type's elements live: `paged` or `pinned` host memory, `dmem` on a
 /// device, `smem` and `rmem` inside cuda bodies (`DataType::MEM`, `Array::mem`).
@@ -68,7 +68,7 @@ pub use parray_core as core;
 ///     Ok(())
 /// }
 /// ```
-pub use parray_core::MemKind;
+pub use parray_layout::MemKind;
 
 /// Declares data types and thread arrays in the paper's notation. Each becomes a unit
 /// struct with its constants and offset function (`DataType`/`ThreadArray`), `create()`

@@ -1,6 +1,6 @@
 //! Behaviour tests of the user-facing macros (`parray!`, `$...$` in `host!`, `detour!`),
 //! each checked against an independent reference: a plain Rust computation written from
-//! the declaration by hand, or parray-core's reference interpreter (`core::interp`), which
+//! the declaration by hand, or parray-layout's reference interpreter (`layout::interp`), which
 //! shares no code with the offset compiler the macros use.
 
 // `$...$` forms expand to constants and literal arithmetic: asserting them is the point.
@@ -15,20 +15,20 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use parray::core::interp::Interp;
+use parray::layout::interp::Interp;
 use parray::prelude::*;
 
 /// The offset of `index_expr` (text such as `M[[i][j]][k]`) by the reference interpreter.
 fn interp_offset(decls: &str, index_expr: &str, vars: &[(&str, u64)]) -> u64 {
-    let program = parray::core::parse_program(decls).expect("declarations parse");
+    let program = parray::layout::parse_program(decls).expect("declarations parse");
     let it = Interp::new(&program, &[]).expect("declarations resolve");
-    let ie = parray::core::parse_index_expr(index_expr).expect("index expression parses");
+    let ie = parray::layout::parse_index_expr(index_expr).expect("index expression parses");
     let vars: HashMap<String, u64> = vars.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     it.index(&ie, &vars).expect("in range")
 }
 
 fn interp(decls: &str) -> Interp {
-    Interp::new(&parray::core::parse_program(decls).expect("parses"), &[]).expect("resolves")
+    Interp::new(&parray::layout::parse_program(decls).expect("parses"), &[]).expect("resolves")
 }
 
 // ---------------------------------------------------------------- Fig 1 and Fig 4
@@ -143,7 +143,7 @@ mod sizes {
             assert!(!$cnt(T_1)$);
             assert!(!$cnt(Q)$); // rows of 16 in a 17-wide array
             assert!($cnt(Q_1)$);
-            assert!($cnt(N)$ && $cnt(N_0)$ == false && $cnt(N_1)$);
+            assert!($cnt(N)$ && !$cnt(N_0)$ && $cnt(N_1)$);
         }
         // cnt against the reference interpreter, for every sub-dimension of these types.
         let decls =
@@ -417,15 +417,15 @@ mod runtime_value {
         assert_eq!(tm.size(tm.lookup("TA_1").unwrap().node), 3);
         // Carried as data by `parray!`, resolved at compile time: the same module the
         // declarations' text resolves to.
-        assert_same_resolution(tm, &parray::core::Module::parse(DECLS).unwrap());
+        assert_same_resolution(tm, &parray::layout::Module::parse(DECLS).unwrap());
     }
 
     /// Two modules resolve the same declarations (their spans are positions in different
     /// texts of them).
-    pub fn assert_same_resolution(a: &parray::core::Module, b: &parray::core::Module) {
+    pub fn assert_same_resolution(a: &parray::layout::Module, b: &parray::layout::Module) {
         assert_eq!(a.nodes(), b.nodes());
         assert_eq!(a.constants(), b.constants());
-        let strip = |m: &parray::core::Module| -> Vec<_> {
+        let strip = |m: &parray::layout::Module| -> Vec<_> {
             m.types()
                 .iter()
                 .map(|t| (t.name.clone(), t.class.clone(), t.root, t.natural))
@@ -449,7 +449,7 @@ mod runtime_value {
                         dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A; \
                         cuda(float* a, long* b, int n) [[N/16][N/64]][[4][32]] CUDA;";
             let m = <CUDA as ThreadArray>::module();
-            super::assert_same_resolution(m, &parray::core::Module::parse(text).unwrap());
+            super::assert_same_resolution(m, &parray::layout::Module::parse(text).unwrap());
             assert_eq!(m.constant("N"), Some(64));
         }
     }

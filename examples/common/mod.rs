@@ -379,10 +379,10 @@ impl Figure {
             .lookup(&format!("{}_0", V::NAME))
             .expect("a matrix type has rows");
         let n = module.size(rows.node) as usize;
-        let off = parray::core::index_function(module, V::NAME, &["i", "j"])
+        let off = parray::layout::index_function(module, V::NAME, &["i", "j"])
             .expect("V indexes as a matrix");
         let (i, j) = (off.vars.id("i"), off.vars.id("j"));
-        let mut offset = parray::core::eval::Program::new(&off.expr);
+        let mut offset = parray::layout::eval::Program::new(&off.expr);
         let mut values = vec![0; off.vars.len()];
         let table: Vec<usize> = (0..n * n)
             .map(|x| {

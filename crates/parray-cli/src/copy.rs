@@ -1,8 +1,8 @@
 //! `parray copy FILE --from S --to D`: the plan of `#copy S(a) to D(b)` between arrays, as
-//! the runtime does it (`parray_core::copy`), and the remap kernel when a device runs one.
+//! the runtime does it (`parray_layout::copy`), and the remap kernel when a device runs one.
 
-use parray_core::copy::Place;
-use parray_core::{MemKind, TypeClass};
+use parray_layout::copy::Place;
+use parray_layout::{MemKind, TypeClass};
 
 use crate::diag::Failure;
 use crate::input::Input;
@@ -51,7 +51,7 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
             d_places.push(Place::Gpu(1));
         }
         for d_at in d_places {
-            let path = parray_core::copy::plan((m, from, s_at), (m, to, d_at))
+            let path = parray_layout::copy::plan((m, from, s_at), (m, to, d_at))
                 .map_err(|e| bad(e.to_string()))?;
             text += &format!(
                 "{from} ({}) to {to} ({}): {path:?}: {path}\n",
@@ -59,7 +59,7 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
                 at(d_at)
             );
             if path.remaps_on_device() && s_at == d_at {
-                let kernel = parray_core::body::emit_c::remap_kernel(
+                let kernel = parray_compiler::back::c::remap_kernel(
                     "parray_copy",
                     s_elem,
                     (m, from),

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use parray_core::TextSpan;
+use parray_layout::TextSpan;
 
 /// Exit status for bad input (syntax, semantics, unknown names, unreadable files), as clap
 /// uses for bad usage.

@@ -13,8 +13,8 @@ use std::io::IsTerminal;
 use crate::diag::{Failure, EXIT_OUTPUT};
 use crate::input::Input;
 use crate::{Color, Out, Written};
-use parray_core::eval::Program;
-use parray_core::{Module, NodeId};
+use parray_layout::eval::Program;
+use parray_layout::{Module, NodeId};
 
 /// Rows and columns shown where no range is given: in the terminal, and in SVG.
 const TERM_WINDOW: u64 = 16;
@@ -345,12 +345,12 @@ pub fn draw(
         .collect();
     let def = &m.types()[t.ty];
     let class = match &def.class {
-        parray_core::TypeClass::Data {
+        parray_layout::TypeClass::Data {
             mem: Some(mem),
             elem,
         } => format!("{mem} {elem}"),
-        parray_core::TypeClass::Data { mem: None, elem } => format!("{elem} view"),
-        parray_core::TypeClass::Thread(k) => format!("{} thread array", k.keyword()),
+        parray_layout::TypeClass::Data { mem: None, elem } => format!("{elem} view"),
+        parray_layout::TypeClass::Thread(k) => format!("{} thread array", k.keyword()),
     };
     let grid = Grid {
         title: format!("{name} ({class}): size {size}, extent {}", m.extent(t.node)),

@@ -1,7 +1,7 @@
 //! `parray explain`: a type's dimension tree, for a person to read (the text itself is
-//! `parray_core::explain`'s; this resolves the command line's names).
+//! `parray_layout::explain`'s; this resolves the command line's names).
 
-use parray_core::DimRef;
+use parray_layout::DimRef;
 
 use crate::diag::Failure;
 use crate::input::Input;
@@ -9,7 +9,7 @@ use crate::input::Input;
 /// The explanation of each `--type` (or of every declared type).
 pub fn explain(input: &Input, names: &[String]) -> Result<String, Failure> {
     let targets = input.targets(names)?;
-    Ok(parray_core::explain::explain(
+    Ok(parray_layout::explain::explain(
         &input.module,
         targets.iter().map(|t| {
             let dim = DimRef {

@@ -2,10 +2,10 @@
 
 use std::io::Read;
 
-use parray_core::ast::{Item, Program};
-use parray_core::parser::parse_size_expr;
-use parray_core::tree::LookupError;
-use parray_core::{compile, parse_index_expr, Error, Module, NodeId, Offset, TextSpan};
+use parray_layout::ast::{Item, Program};
+use parray_layout::parser::parse_size_expr;
+use parray_layout::tree::LookupError;
+use parray_layout::{compile, parse_index_expr, Error, Module, NodeId, Offset, TextSpan};
 
 use crate::diag::{snippet, Failure, Source};
 
@@ -55,16 +55,17 @@ impl Input {
                 )));
             }
         };
-        let program = parray_core::parse_program(&text).map_err(|e| file_error(&name, &text, e))?;
+        let program =
+            parray_layout::parse_program(&text).map_err(|e| file_error(&name, &text, e))?;
         // A `--const` for a name the file neither declares nor uses would be ignored.
         for (c, _) in &overrides {
             let known = program.items.iter().any(|item| match item {
-                parray_core::ast::Item::Const(k) => k.name.name == *c,
-                parray_core::ast::Item::Type(_) => false,
+                parray_layout::ast::Item::Const(k) => k.name.name == *c,
+                parray_layout::ast::Item::Type(_) => false,
             }) || program
                 .items
                 .iter()
-                .flat_map(parray_core::ast::Item::names_used)
+                .flat_map(parray_layout::ast::Item::names_used)
                 .any(|(n, _)| n == *c)
                 || used_by_consts.contains(c);
             if !known {
@@ -113,7 +114,7 @@ impl Input {
             .module
             .types()
             .iter()
-            .filter(|t| matches!(t.class, parray_core::TypeClass::Data { .. }))
+            .filter(|t| matches!(t.class, parray_layout::TypeClass::Data { .. }))
             .map(|t| t.name.as_str())
             .collect();
         match data.as_slice() {
@@ -171,7 +172,8 @@ impl Input {
 
     /// `offset_function(node, var)`, with errors placed at the target's declaration.
     pub fn offset_function(&self, t: &Target, var: &str) -> Result<Offset, Failure> {
-        parray_core::offset_function(&self.module, t.node, var).map_err(|e| self.target_error(t, e))
+        parray_layout::offset_function(&self.module, t.node, var)
+            .map_err(|e| self.target_error(t, e))
     }
 
     /// An error about a target: on the command line (`--type`) or at its declaration.

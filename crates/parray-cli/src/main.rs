@@ -35,7 +35,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use diag::{Failure, EXIT_INTERNAL, EXIT_OUTPUT};
 use input::Input;
 use output::{push_json_str, push_u64};
-use parray_core::eval::Program;
+use parray_layout::eval::Program;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -8,7 +8,7 @@
 use std::marker::PhantomData;
 use std::ops::{Add, Index, IndexMut};
 
-use parray_core::MemKind;
+use parray_layout::MemKind;
 
 use crate::buffer::Buffer;
 use crate::elem::{Element, Vector};

@@ -5,7 +5,7 @@ use std::alloc::{self, Layout};
 use std::sync::Once;
 
 use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
-use parray_core::MemKind;
+use parray_layout::MemKind;
 
 use crate::elem::Element;
 use crate::error::{Error, Result};

@@ -16,9 +16,9 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use parray_core::body::emit_c::{self, ExchangeStep, RemapKernel};
-use parray_core::copy::{DigitExchange, RankDigit};
-use parray_core::eval::Program;
+use parray_compiler::back::c::{self as emit_c, ExchangeStep, RemapKernel};
+use parray_layout::copy::{DigitExchange, RankDigit};
+use parray_layout::eval::Program;
 
 use crate::array::Array;
 use crate::buffer::Buffer;
@@ -28,22 +28,22 @@ use crate::gpu::device::{enable_peer_access, CudaDevice, Device};
 use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
 use crate::types::DataType;
 
-pub use parray_core::copy::{CopyPath, Place, Strided};
-pub use parray_core::Rows;
+pub use parray_layout::copy::{CopyPath, Place, Strided};
+pub use parray_layout::Rows;
 
 /// The flat offset function of a type: element `k` is at `off(k)`; `None` when that is
 /// `k` itself (contiguous in logical order).
 fn flat<T: DataType>() -> Result<Option<Program>> {
-    let (n, off) = parray_core::copy::flat_offsets(T::module(), T::NAME).map_err(|e| {
+    let (n, off) = parray_layout::copy::flat_offsets(T::module(), T::NAME).map_err(|e| {
         Error::CopyUnsupported {
             reason: format!("the offset function of {}: {e}", T::NAME),
         }
     })?;
-    Ok((!parray_core::copy::in_order(n, &off)).then(|| Program::new(&off.expr)))
+    Ok((!parray_layout::copy::in_order(n, &off)).then(|| Program::new(&off.expr)))
 }
 
 /// The path a copy from an array of `S` to one of `D` takes, given where each lives (host
-/// memory or a GPU): `parray_core::copy::plan`.
+/// memory or a GPU): `parray_layout::copy::plan`.
 ///
 /// Decided once per pair of types and places in a process: the decision may walk every
 /// element (a copy between distributed types that are not one-digit natural types), and
@@ -59,7 +59,7 @@ pub fn plan<S: DataType, D: DataType<Elem = S::Elem>>(
     if let Some(path) = plans.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(*path);
     }
-    let path = parray_core::copy::plan(
+    let path = parray_layout::copy::plan(
         (S::module(), S::NAME, src_at),
         (D::module(), D::NAME, dst_at),
     )
@@ -360,12 +360,12 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
 ) -> Result<()> {
     let source = remap_source::<S, D>((s_layout, d_layout), || {
         let elem = <S::Elem as Element>::ELEM;
-        let flat = parray_core::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
+        let flat = parray_layout::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
         let side = |layout, typed| match layout {
             Layout::Typed => typed,
             Layout::Contiguous => (&flat, "FLAT"),
         };
-        parray_core::body::emit_c::remap_kernel(
+        parray_compiler::back::c::remap_kernel(
             "parray_copy",
             elem,
             side(s_layout, (S::module(), S::NAME)),
@@ -378,7 +378,7 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
 /// The remap kernel for `(S, D)` with these layouts, made once per process.
 fn remap_source<S: 'static, D: 'static>(
     layouts: (Layout, Layout),
-    make: impl FnOnce() -> parray_core::Result<RemapKernel>,
+    make: impl FnOnce() -> parray_layout::Result<RemapKernel>,
 ) -> Result<&'static RemapKernel> {
     type Key = (TypeId, TypeId, (Layout, Layout));
     static SOURCES: OnceLock<Mutex<HashMap<Key, &'static RemapKernel>>> = OnceLock::new();

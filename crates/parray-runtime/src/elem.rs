@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use parray_core::ElemType;
+use parray_layout::ElemType;
 
 /// A type that can be the element of a parray data type.
 ///

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use parray_core::MemKind;
+use parray_layout::MemKind;
 
 use crate::gpu::DeviceId;
 

@@ -7,7 +7,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use parray_core::Module;
+use parray_layout::Module;
 
 use crate::error::{DetourSite, Error, Result};
 use crate::types::DataType;
@@ -112,7 +112,7 @@ pub fn instantiate(
     }
     let mut source = String::new();
     for a in args {
-        let prelude = parray_core::body::emit_c::generic_prelude((a.module)(), a.name, a.alias)
+        let prelude = parray_compiler::back::c::generic_prelude((a.module)(), a.name, a.alias)
             .map_err(|e| a.refuse(site, e.to_string()))?;
         source += &prelude;
     }

@@ -14,9 +14,9 @@
 
 use std::panic::Location;
 
-pub use parray_core::copy::Collective;
-use parray_core::copy::{DigitExchange, Placement, RankDigit};
-use parray_core::Distribution;
+pub use parray_layout::copy::Collective;
+use parray_layout::copy::{DigitExchange, Placement, RankDigit};
+use parray_layout::Distribution;
 
 use crate::array::Array;
 use crate::error::{DetourSite, Error, Result};

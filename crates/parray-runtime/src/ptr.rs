@@ -38,7 +38,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, AddAssign};
 
-use parray_core::{ElemType, MemKind};
+use parray_layout::{ElemType, MemKind};
 
 use crate::atomics::{AtomicAdd, AtomicSwap};
 use crate::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
@@ -243,14 +243,14 @@ impl<T: Element> Raw<T> {
 
 /// The message of an element access at `offset` of the array `name` past its `extent`: the
 /// panic of a CPU access, and a GPU kernel's fault report.
-/// An access generated unchecked, because `parray_core::body::bounds` proved it in range,
+/// An access generated unchecked, because `parray_compiler::passes::bounds` proved it in range,
 /// that is not: a bug of the proof, which debug builds report before touching memory.
 #[cold]
 #[track_caller]
 #[cfg(debug_assertions)]
 pub(crate) fn proved_out_of_bounds(offset: u128, name: &str, extent: usize) -> ! {
     panic!(
-        "parray: an access the bounds analysis proved in range is not: {} (a bug in parray_core::body::bounds)",
+        "parray: an access the bounds analysis proved in range is not: {} (a bug in parray_compiler::passes::bounds)",
         out_of_bounds_message(offset, name, extent)
     )
 }
@@ -267,7 +267,7 @@ pub(crate) fn vector_out_of_bounds_message(
     name: &str,
     extent: usize,
 ) -> String {
-    let lanes = parray_core::body::lanes(vector);
+    let lanes = parray_compiler::ir::lanes(vector);
     format!(
         "parray: offsets {offset}..{} out of bounds for {name} (extent {extent}) in a {} access",
         offset + u128::from(lanes),
@@ -281,7 +281,7 @@ pub(crate) fn misaligned_message(vector: ElemType, offset: u128, name: &str) -> 
     format!(
         "parray: offset {offset} of {name} is not aligned for a {} access (a multiple of {})",
         vector.keyword(),
-        parray_core::body::lanes(vector)
+        parray_compiler::ir::lanes(vector)
     )
 }
 

@@ -1,7 +1,7 @@
 //! The traits every `parray!` declaration implements: its constants and offset function at
 //! compile time, its resolved tree at run time, and which types view which storage.
 
-use parray_core::{DimRef, Distribution, MemKind, Module};
+use parray_layout::{DimRef, Distribution, MemKind, Module};
 
 use crate::elem::Element;
 

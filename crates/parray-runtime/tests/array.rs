@@ -3,7 +3,7 @@
 #[macro_use]
 mod common;
 
-use parray_core::ElemType;
+use parray_layout::ElemType;
 use parray_runtime::{
     Access, AccessMut, Array, DataType, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr,
 };

@@ -11,7 +11,7 @@ mod common;
 mod timeout;
 
 use common::SyncPtr;
-use parray_core::grid::CudaGrid;
+use parray_layout::grid::CudaGrid;
 use parray_runtime::gpu::emulate::{
     run_grid, run_grid_blocks, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
 };

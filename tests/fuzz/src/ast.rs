@@ -1,5 +1,5 @@
 //! The fuzzer's own syntax tree of a detour body: the subset of SPEC.md 3.5 that the
-//! generator writes and the evaluator runs, independent of parray-core's body IR (a bug
+//! generator writes and the evaluator runs, independent of parray-compiler's body IR (a bug
 //! shared by the two would otherwise go unseen).
 
 /// A scalar type of a body. `Usize` is 64 bits on pthd threads and 32 in a cuda body.

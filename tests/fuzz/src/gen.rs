@@ -696,7 +696,7 @@ impl Gen {
             }
         }
         let n = dim.size() as i128;
-        // Inside the dimension for every thread: parray-core rejects at compile time an
+        // Inside the dimension for every thread: parray-layout rejects at compile time an
         // index it finds outside for all of them, even where no thread evaluates it.
         let e = if self.rng.chance(30) {
             Expr::Lit {

@@ -1,6 +1,6 @@
 //! Differential fuzzing of detour bodies (SPEC.md 3.5, "Differential testing"): random
 //! well-defined bodies ([`gen`]), what each must compute by the subset's rules ([`eval`],
-//! independent of parray-core), and the source text a test runs on every back end
+//! independent of parray-compiler), and the source text a test runs on every back end
 //! ([`print`]). `build.rs` writes the bodies and their expected outputs; the tests in
 //! `tests/` run them.
 

@@ -23,7 +23,7 @@ where
     B: DataType<Elem = f32>,
     C: DataType<Elem = f32>,
 {
-    let shape = |name: &'static str, dims: &[usize], module: &parray_core::Module| {
+    let shape = |name: &'static str, dims: &[usize], module: &parray_layout::Module| {
         let root = module
             .type_def(name)
             .map(|d| d.root)

@@ -12,7 +12,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
-use parray_core::grid::LaunchLimits;
+use parray_layout::grid::LaunchLimits;
 
 use crate::error::{Error, Result};
 use crate::gpu::jit::Kernels;
@@ -87,7 +87,7 @@ impl CudaDevice {
         self.fault
             .get_or_init(|| {
                 let fail = |e: DriverError| format!("allocating the fault record: {e}");
-                let words = parray_core::body::fault::WORDS;
+                let words = parray_compiler::fault::WORDS;
                 let device = self.stream.alloc_zeros::<u64>(words).map_err(fail)?;
                 // SAFETY: cached page-locked memory for `words` u64s, written below from the
                 // zeroed device record before anything reads it.

@@ -33,8 +33,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 
-use parray_core::grid::CudaGrid;
-use parray_core::MemKind;
+use parray_layout::grid::CudaGrid;
+use parray_layout::MemKind;
 
 use crate::atomics::{atomic_add, AtomicAdd, AtomicSwap};
 use crate::elem::{Element, Vector};
@@ -44,12 +44,12 @@ use crate::ptr::{Access, AccessMut, PtrMut, Raw};
 
 /// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
 /// current GPU grants), so that no kernel the GPU path can launch is refused here.
-pub const MAX_SHARED_BYTES: usize = parray_core::grid::CUDA.shared_bytes as usize;
+pub const MAX_SHARED_BYTES: usize = parray_layout::grid::CUDA.shared_bytes as usize;
 
 /// A CUDA `dim3`: used both for sizes (grid, block) and for indices (blockIdx, threadIdx).
 ///
 /// Named fields rather than `[u32; 3]` so generated code reads like CUDA (`.x`, `.y`,
-/// `.z`). How indices flatten is `parray_core::grid::CudaGrid`'s business.
+/// `.z`). How indices flatten is `parray_layout::grid::CudaGrid`'s business.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Dim3 {
     pub x: u32,
@@ -522,7 +522,7 @@ impl Run {
             shape,
             reason,
         };
-        grid.fits(0, &parray_core::grid::CUDA).map_err(invalid)?;
+        grid.fits(0, &parray_layout::grid::CUDA).map_err(invalid)?;
         let (blocks, block_threads) = (grid.num_blocks(), grid.block_threads());
         let numbered = blocks
             .checked_mul(block_threads)
@@ -708,7 +708,7 @@ where
 /// `shfl_down(value, delta)` of an emulated cuda body, for thread `t` of its block: the
 /// block's threads present at the shuffle are `present`, and `values` and `deltas` hold
 /// each one's operands. The value of the lane `deltas[t] % 32` above `t`'s in its warp of
-/// [`WARP`](parray_core::body::WARP) threads, or `t`'s own where that lane is past the
+/// [`WARP`](parray_compiler::ir::WARP) threads, or `t`'s own where that lane is past the
 /// warp, as CUDA's `__shfl_down_sync` (measured on an H100: a delta of 40 reads 8 lanes up).
 ///
 /// # Panics
@@ -717,7 +717,7 @@ where
 /// GPU a shuffle without all of them is undefined.
 #[track_caller]
 pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usize) -> T {
-    let warp = parray_core::body::WARP as usize;
+    let warp = parray_compiler::ir::WARP as usize;
     let first = t - t % warp;
     if let Some(lane) = (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false)) {
         if lane >= present.len() {

@@ -6,8 +6,8 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use parray_core::body::fault::{self, Fault};
-use parray_core::grid::LaunchLimits;
+use parray_compiler::fault::{self, Fault};
+use parray_layout::grid::LaunchLimits;
 
 use crate::array::Array;
 use crate::elem::Element;
@@ -264,7 +264,7 @@ pub(crate) unsafe fn run_on_gpu(
     };
     let function = &kernel.function;
     // Beyond what a kernel may declare statically, it must opt in to more.
-    if u64::from(launch.shared_bytes) > parray_core::body::STATIC_SHARED_BYTES {
+    if u64::from(launch.shared_bytes) > parray_compiler::ir::STATIC_SHARED_BYTES {
         function
             .set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

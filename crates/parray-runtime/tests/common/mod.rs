@@ -30,7 +30,7 @@ macro_rules! flat_types {
             type Elem = $elem;
             type Index = [usize; 1];
             const NAME: &'static str = stringify!($name);
-            const MEM: Option<parray_core::MemKind> = Some(parray_core::MemKind::$mem);
+            const MEM: Option<parray_layout::MemKind> = Some(parray_layout::MemKind::$mem);
             const SIZE: usize = $extent;
             const EXTENT: usize = $extent;
             const RANK: usize = 1;
@@ -51,12 +51,12 @@ macro_rules! flat_types {
                 }
             }
 
-            fn module() -> &'static parray_core::Module {
-                static MODULE: std::sync::OnceLock<parray_core::Module> = std::sync::OnceLock::new();
+            fn module() -> &'static parray_layout::Module {
+                static MODULE: std::sync::OnceLock<parray_layout::Module> = std::sync::OnceLock::new();
                 MODULE.get_or_init(|| {
-                    let mem = format!("{}", parray_core::MemKind::$mem);
+                    let mem = format!("{}", parray_layout::MemKind::$mem);
                     let elem = <$elem as parray_runtime::Element>::ELEM;
-                    parray_core::Module::parse(&format!(
+                    parray_layout::Module::parse(&format!(
                         "#parray {{{mem} {elem} [{}]}} {}",
                         $extent,
                         stringify!($name)

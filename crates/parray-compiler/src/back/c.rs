@@ -1,0 +1,1531 @@
+//! CUDA C back end of the body IR: a checked cuda body as an `extern "C" __global__`
+//! kernel, in CUDA C++ for NVRTC or in HIP C++ for an AMD GPU ([`Dialect`]).
+//!
+//! Every local is declared with the type [`crate::passes::check`] decided, so the kernel computes
+//! in the types the Rust of the same body computes in. `usize` is `unsigned` (32-bit index
+//! arithmetic, as a careful CUDA programmer writes it; the emulator computes it in `u32`
+//! too). `#line` directives name the user's file and line of every statement, so NVRTC
+//! errors and compute-sanitizer reports point at the user's code.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use crate::fault;
+use crate::ir::{
+    lanes, precedence, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, LocalId, Method, Scalar, Stmt,
+    Ty, UnOp, WARP,
+};
+use crate::passes::bounds::{Proved, Root};
+use crate::passes::check::elem_of;
+use parray_layout::emit_cuda;
+use parray_layout::expr::Term;
+use parray_layout::kinds::MemKind;
+
+/// The C++ dialect a kernel is written in. The two differ only where CUDA and HIP do:
+/// HIP's source includes its runtime header, shuffles with `__shfl_down(v, d, 32)` (HIP
+/// has no `_sync` shuffles, so no lane mask), and counts `__launch_bounds__`' occupancy in
+/// waves per execution unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// CUDA C++, as NVRTC compiles it.
+    Cuda,
+    /// HIP C++, as hipcc and hiprtc compile it, for an AMD GPU whose wavefronts are
+    /// `wavefront` lanes wide: 64 on CDNA (gfx90a), 32 on RDNA (gfx1030).
+    Hip { wavefront: u32 },
+}
+
+/// The execution units (SIMDs) of the multiprocessor a block runs on, on an AMD GPU: a
+/// CDNA compute unit has four SIMDs, an RDNA work-group processor four SIMD32s.
+const AMD_SIMDS_PER_MULTIPROCESSOR: u32 = 4;
+
+impl Dialect {
+    /// The attribute that asks for `blocks` blocks of `threads` threads on a multiprocessor
+    /// at once. CUDA counts blocks per multiprocessor; HIP's second operand is the waves
+    /// each execution unit must hold (`amdgpu_waves_per_eu`): the blocks' waves shared
+    /// among the multiprocessor's SIMDs, rounded up.
+    fn launch_bounds(self, threads: u32, blocks: u32) -> String {
+        let second = match self {
+            Dialect::Cuda => blocks,
+            Dialect::Hip { wavefront } => (threads * blocks)
+                .div_ceil(wavefront * AMD_SIMDS_PER_MULTIPROCESSOR)
+                .max(1),
+        };
+        format!("__launch_bounds__({threads}, {second}) ")
+    }
+}
+
+/// The C type of a scalar.
+pub fn c_scalar(s: Scalar) -> &'static str {
+    match s {
+        Scalar::Bool => "bool",
+        // Plain `char` is unsigned on some hosts (Arm): `i8` is `signed char` everywhere.
+        Scalar::I8 => "signed char",
+        Scalar::U8 => "unsigned char",
+        Scalar::I32 => "int",
+        Scalar::U32 | Scalar::Usize => "unsigned",
+        Scalar::I64 => "long long",
+        Scalar::U64 => "unsigned long long",
+        Scalar::F32 => "float",
+        Scalar::F64 => "double",
+    }
+}
+
+fn c_type(t: Ty) -> String {
+    match t {
+        Ty::Scalar(s) => c_scalar(s).to_string(),
+        Ty::Vector(e) => e.keyword().to_string(),
+        Ty::Ptr(e) => format!("{}*", e.c_name()),
+        // Arrays are declared by `Create` (the checker lets no `let` rename one), and no
+        // unit or host value reaches a declaration of a cuda body.
+        other => unreachable!("no C declaration of {other}"),
+    }
+}
+
+/// Words a C local may not be called.
+const C_RESERVED: &[&str] = &[
+    "auto",
+    "bool",
+    "char",
+    "const",
+    "default",
+    "do",
+    "double",
+    "float",
+    "goto",
+    "int",
+    "long",
+    "register",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "switch",
+    "case",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "new",
+    "delete",
+    "this",
+    "template",
+    "class",
+    "private",
+    "public",
+    "namespace",
+    "operator",
+    "blockIdx",
+    "threadIdx",
+    "blockDim",
+    "gridDim",
+    "printf",
+    "min",
+    "max",
+];
+
+/// The arrays the checked accesses of `body` reach, in the order the kernel numbers them
+/// (`which` in its fault record): the pointer parameters, then the arrays the body
+/// creates, by name. `None` when every access is proved: the kernel has no checks, and no
+/// parameters beyond the declared ones.
+pub fn checked_arrays(proved: &Proved) -> Option<Vec<String>> {
+    checked(proved.body())
+}
+
+fn checked(body: &Body) -> Option<Vec<String>> {
+    let mut checked = false;
+    crate::ir::visit_exprs(&body.stmts, &mut |e| {
+        checked |= matches!(
+            e.kind,
+            ExprKind::Index(_, _, Check::Checked(_))
+                | ExprKind::Atomic(_, _, _, Check::Checked(_))
+                | ExprKind::Vector {
+                    check: Check::Checked(_),
+                    ..
+                }
+        );
+    });
+    if !checked {
+        return None;
+    }
+    let mut names: Vec<String> = body
+        .params
+        .iter()
+        .filter(|(p, _)| p.pointer)
+        .map(|(_, id)| body.local(*id).name.clone())
+        .collect();
+    created(&body.stmts, &mut |_, type_name, _| {
+        names.push(type_name.to_string())
+    });
+    Some(names)
+}
+
+/// Each array the statements create (`S::create()`): its local, type name and length.
+fn created(stmts: &[Stmt], f: &mut dyn FnMut(LocalId, &str, u64)) {
+    for s in stmts {
+        if let Stmt::Create {
+            local,
+            type_name,
+            len,
+            ..
+        } = s
+        {
+            f(*local, type_name, *len);
+        }
+        s.for_each_part(&mut |part| {
+            if let crate::ir::Part::Body(b) = part {
+                created(b, f);
+            }
+        });
+    }
+}
+
+/// `atomic_cas` and `atomic_exch`: CUDA's, the first followed and the second preceded by a
+/// `__threadfence()` (acquire and release), so that a lock taken by one and released by
+/// the other orders the plain accesses between them (as the emulation's sequentially
+/// consistent atomics do).
+const LOCK_HELPERS: &str = r#"template <typename T> __device__ __forceinline__ T parray_cas(T* p, T compare, T v) {
+    T old = atomicCAS(p, compare, v);
+    __threadfence();
+    return old;
+}
+template <typename T> __device__ __forceinline__ T parray_exch(T* p, T v) {
+    __threadfence();
+    return atomicExch(p, v);
+}
+"#;
+
+/// The block's dynamic shared memory, where shared arrays live when they are more than a
+/// kernel may declare statically.
+const DYNAMIC_SHARED: &str = "parray_shared";
+
+/// The kernel `name` for the checked cuda body `body`, in `dialect`. A kernel with checked
+/// accesses ([`checked_arrays`]) takes, after the declared parameters, the number of
+/// elements each pointer parameter reaches and the launch's fault record.
+pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
+    let body = proved.body();
+    let mut w = Writer::new(body, dialect);
+    // A parameter read from constant memory is the module's `__constant__` array of its
+    // name, which the launch fills from the argument (passed under another name).
+    let constant = |id: &LocalId| body.constants.iter().any(|(c, _)| c == id);
+    let mut params: Vec<String> = body
+        .params
+        .iter()
+        .map(|(p, id)| {
+            let prefix = if constant(id) {
+                "__parray_constant_"
+            } else {
+                ""
+            };
+            format!("{} {prefix}{}", c_type(param_ty(p)), w.names[id.0 as usize])
+        })
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// Generated by parray from {}; do not edit.",
+        body.file
+    );
+    if let Dialect::Hip { .. } = dialect {
+        out.push_str("#include <hip/hip_runtime.h>\n");
+    }
+    let checked = checked(body).is_some();
+    let mut bases = Vec::new();
+    if checked {
+        out.push_str(&fault::check_helpers());
+        let mut vectors = false;
+        crate::ir::visit_exprs(&body.stmts, &mut |e| {
+            vectors |= matches!(
+                e.kind,
+                ExprKind::Vector {
+                    check: Check::Checked(_),
+                    ..
+                }
+            );
+        });
+        if vectors {
+            out.push_str(&fault::vector_check_helper());
+        }
+        let mut which = 0;
+        for (p, id) in body.params.iter().filter(|(p, _)| p.pointer) {
+            let n = &w.names[id.0 as usize];
+            params.push(format!("unsigned long long __parray_n_{n}"));
+            bases.push((
+                format!("__parray_base_{n}"),
+                format!("    {}* const __parray_base_{n} = {n};", p.elem.c_name()),
+            ));
+            w.roots.insert(
+                Root::Local(*id),
+                (
+                    format!("__parray_base_{n}"),
+                    format!("__parray_n_{n}"),
+                    which,
+                ),
+            );
+            which += 1;
+        }
+        created(&body.stmts, &mut |id, _, len| {
+            let n = w.names[id.0 as usize].clone();
+            w.roots
+                .insert(Root::Local(id), (n, format!("{len}ull"), which));
+            which += 1;
+        });
+        params.push("unsigned long long* __parray_fault".into());
+    }
+    out.push_str(&register_helpers(body));
+    let mut locks = false;
+    crate::ir::visit_exprs(&body.stmts, &mut |e| {
+        locks |= matches!(
+            e.kind,
+            ExprKind::Atomic(crate::ir::AtomicOp::Cas | crate::ir::AtomicOp::Exch, ..)
+        );
+    });
+    if locks {
+        out.push_str(LOCK_HELPERS);
+    }
+    if body.dynamic_shared_bytes() > 0 {
+        let _ = writeln!(
+            out,
+            "extern __shared__ __align__(16) unsigned char {DYNAMIC_SHARED}[];"
+        );
+    }
+    for (p, id) in &body.params {
+        if let Some((_, extent)) = body.constants.iter().find(|(c, _)| c == id) {
+            let n = &w.names[id.0 as usize];
+            let _ = writeln!(out, "__constant__ {} {n}[{extent}];", p.elem.c_name());
+        }
+    }
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void {bounds}{name}({}) {{",
+        params.join(", "),
+        bounds = match body.launch_bounds {
+            Some((threads, blocks)) => dialect.launch_bounds(threads, blocks),
+            None => String::new(),
+        }
+    );
+    w.stmts(&body.stmts);
+    // Only what the statements use: a pointer whose accesses are all proved needs no base,
+    // a thread index that the offsets folded away (a dimension of one) no name.
+    let uses = w.uses.take();
+    for (_, line) in bases.iter().filter(|(name, _)| uses.contains(name)) {
+        let _ = writeln!(out, "{line}");
+    }
+    for (path, ix) in body
+        .tids
+        .iter()
+        .filter(|(path, _)| uses.contains(&tid_name(path)))
+    {
+        let off = parray_layout::Offset {
+            expr: ix.expr.clone(),
+            vars: ix.vars.clone(),
+        };
+        let value = emit_cuda::to_c(&off, &|v| {
+            let hw = ix.hw.iter().find(|(id, _)| *id == v).map(|(_, h)| *h);
+            hw.map_or_else(String::new, |h| h.c_name())
+        });
+        let _ = writeln!(out, "    const unsigned {} = {value};", tid_name(path));
+    }
+    out.push_str(&w.out);
+    out.push_str("}\n");
+    out
+}
+
+/// The arrays each vector access of `body` goes through, and the vector types of those in
+/// registers (the rmem arrays a body creates).
+fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) {
+    let mut arrays = HashSet::new();
+    let mut in_registers = Vec::new();
+    crate::ir::visit_exprs(&body.stmts, &mut |e| {
+        let ExprKind::Vector { base, lanes, .. } = &e.kind else {
+            return;
+        };
+        if let ExprKind::Local(id) = base.kind {
+            arrays.insert(id);
+        }
+        if let Ty::Array {
+            mem: MemKind::Rmem,
+            elem,
+            ..
+        } = base.ty
+        {
+            if let Some(v) = crate::ir::vector_of(elem, *lanes) {
+                if !in_registers.contains(&v) {
+                    in_registers.push(v);
+                }
+            }
+        }
+    });
+    (arrays, in_registers)
+}
+
+/// For each vector type that the body moves to or from registers: `parray_get_float4(q)`,
+/// the vector of the elements from `q`, and `parray_set(q, v)`, which writes its lanes
+/// there. A register array stays in registers when its indices are constants (an
+/// unrolled loop): lane by lane, as here, not through a cast pointer.
+fn register_helpers(body: &Body) -> String {
+    let mut out = String::new();
+    for v in vector_uses(body).1 {
+        let (t, e) = (v.keyword(), crate::ir::lane_scalar(v));
+        let e = c_scalar(e);
+        let n = lanes(v) as usize;
+        let get: Vec<String> = (0..n).map(|i| format!("q[{i}]")).collect();
+        let set: Vec<String> = (0..n)
+            .map(|i| format!("q[{i}] = v.{};", ["x", "y", "z", "w"][i]))
+            .collect();
+        let _ = writeln!(
+            out,
+            "__device__ __forceinline__ {t} parray_get_{t}(const {e}* q) {{ return make_{t}({}); }}",
+            get.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "__device__ __forceinline__ void parray_set({e}* q, {t} v) {{ {} }}",
+            set.join(" ")
+        );
+    }
+    out
+}
+
+fn param_ty(p: &parray_layout::Param) -> Ty {
+    if p.pointer {
+        Ty::Ptr(p.elem)
+    } else {
+        Ty::of_elem(p.elem)
+    }
+}
+
+/// The C name of each local of `body`: its own, unless C reserves it or a thread index
+/// or an earlier local has it (then `name_k`, `k` its number).
+fn c_names(body: &Body) -> Vec<String> {
+    let mut taken: HashSet<String> = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
+    // A `for` loop over `i` declares `i_end` (and `i_more`) beside it.
+    let loop_helpers: HashSet<String> = body
+        .locals
+        .iter()
+        .flat_map(|l| [format!("{}_end", l.name), format!("{}_more", l.name)])
+        .collect();
+    body.locals
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let mut name = l.name.clone();
+            if C_RESERVED.contains(&name.as_str())
+                || taken.contains(&name)
+                || loop_helpers.contains(&name)
+            {
+                name = format!("{name}_{k}");
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+/// The parameters `kernel` reads from constant memory (`Body::constants`): each one's
+/// position among the parameters and the name of its `__constant__` array, which the
+/// launch fills.
+pub fn constant_symbols(proved: &Proved) -> Vec<(usize, String)> {
+    let body = proved.body();
+    let names = c_names(body);
+    body.params
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, id))| body.constants.iter().any(|(c, _)| c == id))
+        .map(|(i, (_, id))| (i, names[id.0 as usize].clone()))
+        .collect()
+}
+
+/// The C local holding a thread index (`tid_0_1`), as the paper names it.
+pub fn tid_name(path: &str) -> String {
+    if path.is_empty() {
+        "tid".into()
+    } else {
+        format!("tid_{path}")
+    }
+}
+
+/// A size as a 32-bit unsigned literal (64-bit if it must be).
+/// The C function a kernel calls for `$T[...]$` of the type parameter `T`
+/// ([`generic_prelude`] defines it).
+fn generic_offset_name(ty: &str) -> String {
+    format!("parray_offset_{ty}")
+}
+
+/// The C constant of `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
+fn generic_size_name(ty: &str, dim: Option<usize>) -> String {
+    match dim {
+        None => format!("PARRAY_SIZE_{ty}"),
+        Some(k) => format!("PARRAY_DIM_{ty}_{k}"),
+    }
+}
+
+/// What a kernel with `$...$` forms of the type parameter `alias` needs of the type it is
+/// instantiated with (the declared type `name` of `module`): its offset function, folded
+/// by the offset compiler as for a named type, and its sizes. Prepended to the kernel's
+/// source when the detour first runs with that type.
+pub fn generic_prelude(
+    module: &parray_layout::Module,
+    name: &str,
+    alias: &str,
+) -> parray_layout::Result<String> {
+    let def = module.resolve(&parray_layout::ast::Ident {
+        name: name.to_string(),
+        span: parray_layout::TextSpan::default(),
+    })?;
+    let kids = &module.node(def.node).children;
+    let sizes: Vec<u64> = if kids.is_empty() {
+        vec![module.size(def.node)]
+    } else {
+        kids.iter().map(|c| module.size(*c)).collect()
+    };
+    let vars: Vec<String> = (0..sizes.len()).map(|d| format!("i{d}")).collect();
+    let names: Vec<&str> = vars.iter().map(String::as_str).collect();
+    let off = parray_layout::index_function(module, name, &names)?;
+    let params: Vec<String> = vars.iter().map(|v| format!("unsigned {v}")).collect();
+    let mut text = format!(
+        "#define {} {}\n",
+        generic_size_name(alias, None),
+        unsigned_literal(module.size(def.node))
+    );
+    for (k, size) in sizes.iter().enumerate() {
+        text += &format!(
+            "#define {} {}\n",
+            generic_size_name(alias, Some(k)),
+            unsigned_literal(*size)
+        );
+    }
+    text += &format!(
+        "__device__ __forceinline__ unsigned {}({}) {{ return {}; }}\n",
+        generic_offset_name(alias),
+        params.join(", "),
+        emit_cuda::to_c_named(&off)
+    );
+    Ok(text)
+}
+
+/// Elements each thread of a [`remap_kernel`] moves: four independent loads in flight per
+/// thread keep the memory system busy (as Fig 7's four-row transpose does).
+pub const REMAP_PER_THREAD: u32 = 4;
+
+/// Side of the shared tile of a transposing [`remap_kernel`].
+const TILE: u64 = 32;
+
+/// A kernel moving element `k` of one type to element `k` of another, and how to launch it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemapKernel {
+    pub source: String,
+    /// `[x, y, z]` blocks and threads per block.
+    pub grid: [u64; 3],
+    pub block: [u32; 3],
+}
+
+/// What an exchange kernel does with one rank's elements (SPEC.md 3.12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExchangeStep {
+    /// The source part into the send buffer, each rank's block in turn.
+    Pack,
+    /// The receive buffer, each rank's block in turn, into the destination part.
+    Unpack,
+    /// The source part straight into the destination part: every element stays on its
+    /// rank.
+    Local,
+}
+
+/// The kernel `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
+/// long me)` of one step of a copy between two natural types distributed by one digit
+/// each (`parray_layout::copy::RankDigit`), on rank `me`, over `n` elements (its part of the
+/// source for `Pack`, of the destination otherwise): thread `j` moves element `j`, with
+/// [`parray_layout::copy::DigitExchange`]'s formulas (`exchange` is `None` only for `Local`),
+/// every size a literal. Grid-stride, blocks of [`EXCHANGE_BLOCK`] threads.
+pub fn exchange_kernel(
+    elem: parray_layout::ElemType,
+    step: ExchangeStep,
+    src: &parray_layout::copy::RankDigit,
+    dst: &parray_layout::copy::RankDigit,
+    exchange: Option<&parray_layout::copy::DigitExchange>,
+) -> String {
+    let t = elem.c_name();
+    // 32-bit index arithmetic where every index fits, and so does `j` plus the grid's
+    // stride (at most 2^20 blocks of 256: divisions by constants are then a multiply-high).
+    let narrow = src.size.max(dst.size) <= 1 << 31;
+    let (index, suffix) = if narrow {
+        ("unsigned", "u")
+    } else {
+        ("unsigned long long", "ull")
+    };
+    let c = |v: u64| format!("{v}{suffix}");
+    // `k` of element `j` of this rank's part of a type.
+    let k_of = |d: &parray_layout::copy::RankDigit| {
+        let (b, r) = (c(d.below), c(d.ranks));
+        format!("(j / {b} * {r} + me) * {b} + j % {b}")
+    };
+    let in_block = |ex: &parray_layout::copy::DigitExchange| {
+        let r = ex.src.ranks;
+        let (hi, lo) = (
+            ex.src.below.max(ex.dst.below),
+            ex.src.below.min(ex.dst.below),
+        );
+        let mid = hi / (r * lo);
+        format!(
+            "(k / {} * {} + k / {} % {}) * {} + k % {}",
+            c(r * hi),
+            c(mid),
+            c(r * lo),
+            c(mid),
+            c(lo),
+            c(lo)
+        )
+    };
+    let digit =
+        |d: &parray_layout::copy::RankDigit| format!("(k / {} % {})", c(d.below), c(d.ranks));
+    let (k, statement) = match (step, exchange) {
+        (ExchangeStep::Pack, Some(ex)) => (
+            k_of(src),
+            format!(
+                "to[{} * {} + ({})] = from[j];",
+                digit(dst),
+                c(ex.block()),
+                in_block(ex)
+            ),
+        ),
+        (ExchangeStep::Unpack, Some(ex)) => (
+            k_of(dst),
+            format!(
+                "to[j] = from[{} * {} + ({})];",
+                digit(src),
+                c(ex.block()),
+                in_block(ex)
+            ),
+        ),
+        _ => (
+            k_of(dst),
+            format!(
+                "to[j] = from[k / {} * {} + k % {}];",
+                c(src.ranks * src.below),
+                c(src.below),
+                c(src.below)
+            ),
+        ),
+    };
+    format!(
+        "// parray: {step:?} step of a #copy between distributed types (SPEC.md 3.12)\n\
+         extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n_all, unsigned long long me_all) {{\n\
+         \x20   const {index} n = ({index})n_all, me = ({index})me_all;\n\
+         \x20   for ({index} j = blockIdx.x * {block}{suffix} + threadIdx.x; j < n; j += gridDim.x * {block}{suffix}) {{\n\
+         \x20       const {index} k = {k};\n\
+         \x20       {statement}\n\
+         \x20   }}\n\
+         }}\n",
+        block = EXCHANGE_BLOCK
+    )
+}
+
+/// Threads per block of an exchange kernel.
+pub const EXCHANGE_BLOCK: u32 = 256;
+
+/// The kernel `name` that moves element `k` of the type `src` (in `src_module`) to element
+/// `k` of `dst` in logical order, `d[dst(k)] = s[src(k)]`, both offset functions folded by
+/// the offset compiler. For `#copy` between layouts on a device.
+///
+/// Where the destination's consecutive elements are consecutive `k` (as the source's
+/// are), one pass does: each thread moves [`REMAP_PER_THREAD`] elements, consecutive
+/// threads consecutive `k`. Where the destination's contiguous digit of `k` is another
+/// (`k / W % M`, a transposition), consecutive `k` would scatter the writes: the kernel
+/// then goes through a 32x33 shared tile of (that digit, the source's `k % W`), reading
+/// along one and writing along the other, as a transpose does.
+pub fn remap_kernel(
+    name: &str,
+    elem: parray_layout::ElemType,
+    (src_module, src): (&parray_layout::Module, &str),
+    (dst_module, dst): (&parray_layout::Module, &str),
+) -> parray_layout::Result<RemapKernel> {
+    let flat = |module: &parray_layout::Module,
+                ty: &str|
+     -> parray_layout::Result<(parray_layout::Offset, u64, u64)> {
+        let def = module.resolve(&parray_layout::ast::Ident {
+            name: ty.to_string(),
+            span: parray_layout::TextSpan::default(),
+        })?;
+        let off = parray_layout::offset_function(module, def.node, "k")?;
+        Ok((off, module.extent(def.node), module.size(def.node)))
+    };
+    let ((s, s_extent, n), (d, d_extent, _)) = (flat(src_module, src)?, flat(dst_module, dst)?);
+    // 32-bit index arithmetic where every offset fits, as a careful kernel does.
+    let index = if s_extent.max(d_extent).max(n) <= u64::from(u32::MAX) {
+        "unsigned"
+    } else {
+        "unsigned long long"
+    };
+    let t = elem.c_name();
+    let (sc, dc) = (emit_cuda::to_c_named(&s), emit_cuda::to_c_named(&d));
+    let head = format!(
+        "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n"
+    );
+    // The digit `k / w % m` the destination is contiguous along, when it is not `k` itself.
+    let unit_digit = |off: &parray_layout::Offset| {
+        off.expr.terms.iter().find_map(|(c, term)| match term {
+            parray_layout::expr::Term::Var(_) if *c == 1 => Some((1, n)),
+            parray_layout::expr::Term::Digit { of, div, modulo }
+                if *c == 1 && of.as_var().is_some() =>
+            {
+                Some((*div, modulo.unwrap_or(n / div)))
+            }
+            _ => None,
+        })
+    };
+    let transposing = match (unit_digit(&s), unit_digit(&d)) {
+        (Some((1, _)), Some((w, m)))
+            if w > 1
+                && w.is_multiple_of(TILE)
+                && m.is_multiple_of(TILE)
+                && n.is_multiple_of(w * m) =>
+        {
+            Some((w, m))
+        }
+        _ => None,
+    };
+    if let Some((w, m)) = transposing {
+        let rows = TILE / u64::from(REMAP_PER_THREAD);
+        let source = format!(
+            "{head}\
+             \x20   __shared__ {t} tile[{TILE}][{TILE} + 1];\n\
+             \x20   const {index} c0 = blockIdx.x * {TILE}, r0 = blockIdx.y * {TILE};\n\
+             \x20   const {index} base = ({index})blockIdx.z * {wm};\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
+             \x20       const {index} k = base + (r0 + threadIdx.y + j) * {w} + c0 + threadIdx.x;\n\
+             \x20       tile[threadIdx.y + j][threadIdx.x] = s[{sc}];\n\
+             \x20   }}\n\
+             \x20   __syncthreads();\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
+             \x20       const {index} k = base + (r0 + threadIdx.x) * {w} + c0 + threadIdx.y + j;\n\
+             \x20       d[{dc}] = tile[threadIdx.x][threadIdx.y + j];\n\
+             \x20   }}\n\
+             }}\n",
+            wm = w * m,
+        );
+        return Ok(RemapKernel {
+            source,
+            grid: [w / TILE, m / TILE, n / (w * m)],
+            block: [TILE as u32, rows as u32, 1],
+        });
+    }
+    let per = u64::from(REMAP_PER_THREAD);
+    let block = 256u64;
+    // Runs of 4 consecutive elements, aligned, on both sides: 16-byte accesses.
+    let vector = match elem {
+        parray_layout::ElemType::Float => Some("float4"),
+        parray_layout::ElemType::Int => Some("int4"),
+        parray_layout::ElemType::Unsigned => Some("uint4"),
+        _ => None,
+    };
+    if let Some(v) =
+        vector.filter(|_| parray_layout::offsets::common_vector(&s, &d, n, &[4]).is_some())
+    {
+        let source = format!(
+            "{head}\
+             \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
+             \x20   #pragma unroll\n\
+             \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
+             \x20       const unsigned long long i = (first + (unsigned long long)j * blockDim.x) * 4;\n\
+             \x20       if (i < n) {{\n\
+             \x20           const {index} k = ({index})i;\n\
+             \x20           *reinterpret_cast<{v}*>(d + {dc}) = *reinterpret_cast<const {v}*>(s + {sc});\n\
+             \x20       }}\n\
+             \x20   }}\n\
+             }}\n"
+        );
+        return Ok(RemapKernel {
+            source,
+            grid: [(n / 4).div_ceil(block * per).max(1), 1, 1],
+            block: [block as u32, 1, 1],
+        });
+    }
+    let source = format!(
+        "{head}\
+         \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
+         \x20   #pragma unroll\n\
+         \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
+         \x20       const unsigned long long i = first + (unsigned long long)j * blockDim.x;\n\
+         \x20       if (i < n) {{\n\
+         \x20           const {index} k = ({index})i;\n\
+         \x20           d[{dc}] = s[{sc}];\n\
+         \x20       }}\n\
+         \x20   }}\n\
+         }}\n"
+    );
+    Ok(RemapKernel {
+        source,
+        grid: [n.div_ceil(block * per).max(1), 1, 1],
+        block: [block as u32, 1, 1],
+    })
+}
+
+pub fn unsigned_literal(n: u64) -> String {
+    if n <= u32::MAX as u64 {
+        format!("{n}u")
+    } else {
+        format!("{n}ull")
+    }
+}
+
+struct Writer<'b> {
+    body: &'b Body,
+    dialect: Dialect,
+    /// The C name of each local (renamed where C would see a redeclaration or a keyword).
+    names: Vec<String>,
+    /// For checked accesses: each root array's base, its number of elements and its
+    /// number in the fault record.
+    roots: HashMap<Root, (String, String, usize)>,
+    /// The user's line of the statement being written (for fault records).
+    stmt_line: u32,
+    /// The arrays the body accesses by vectors (a shared one is declared 16-byte aligned).
+    vector_arrays: HashSet<LocalId>,
+    /// Where each shared array starts in dynamic shared memory, when the kernel uses it
+    /// ([`Body::dynamic_shared_bytes`]).
+    dynamic_shared: HashMap<LocalId, u64>,
+    out: String,
+    /// The names the statements written so far use that the kernel declares only if used
+    /// (thread indices, the bases of checked pointers).
+    uses: RefCell<HashSet<String>>,
+    indent: usize,
+    /// The user's line the next kernel line is attributed to (0: not yet known).
+    next_line: u32,
+}
+
+/// Binding strength of an atom (a name, a literal, a call).
+const ATOM: u8 = 20;
+const UNARY: u8 = 15;
+
+impl<'b> Writer<'b> {
+    fn new(body: &'b Body, dialect: Dialect) -> Self {
+        Writer {
+            body,
+            dialect,
+            names: c_names(body),
+            roots: HashMap::new(),
+            stmt_line: 0,
+            vector_arrays: vector_uses(body).0,
+            dynamic_shared: match body.dynamic_shared_bytes() {
+                0 => HashMap::new(),
+                _ => body.shared_layout().0.into_iter().collect(),
+            },
+            out: String::new(),
+            uses: RefCell::default(),
+            indent: 1,
+            next_line: 0,
+        }
+    }
+
+    /// A line of the kernel for the statement at `loc`, with a `#line` directive unless
+    /// the numbering already matches.
+    fn line(&mut self, loc: Loc, text: &str) {
+        if loc.line != self.next_line && loc.line > 0 {
+            let _ = writeln!(self.out, "#line {} \"{}\"", loc.line, self.body.file);
+            self.next_line = loc.line;
+        }
+        self.push(text);
+    }
+
+    /// `parray_at(...)`: the checked address of element `ix` past `base`, in `root`.
+    fn checked_at(&self, base: &Expr, ix: &str, root: &Root) -> String {
+        let (array, n, which) = &self.roots[root];
+        self.uses.borrow_mut().insert(array.clone());
+        format!(
+            "parray_at({}, {ix}, {array}, {n}, {which}u, {}u, __parray_fault)",
+            self.expr(base).0,
+            self.stmt_line
+        )
+    }
+
+    /// The name of the thread index `path`, which the kernel then declares.
+    fn tid(&self, path: &str) -> String {
+        let name = tid_name(path);
+        self.uses.borrow_mut().insert(name.clone());
+        name
+    }
+
+    fn push(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+        self.next_line += 1;
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        self.indent += 1;
+        self.stmts(stmts);
+        self.indent -= 1;
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.stmt_line = s.loc().line;
+        match s {
+            Stmt::Let { local, init, loc } => {
+                let l = self.body.local(*local);
+                let ty = c_type(l.ty.expect("checked"));
+                let name = &self.names[local.0 as usize];
+                let text = match init {
+                    // Converted to the local's type by the declaration itself.
+                    Some(e) => format!("{ty} {name} = {};", self.wide(e).0),
+                    None => format!("{ty} {name};"),
+                };
+                self.line(*loc, &text);
+            }
+            Stmt::Create {
+                local,
+                elem,
+                mem,
+                len,
+                loc,
+                ..
+            } => {
+                let name = self.names[local.0 as usize].clone();
+                if let Some(at) = self.dynamic_shared.get(local) {
+                    let t = elem.keyword();
+                    let text = format!(
+                        "{t}* const {name} = reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {at});"
+                    );
+                    self.line(*loc, &text);
+                    return;
+                }
+                // A shared array read or written as float4s must be aligned for them (a
+                // register array is accessed lane by lane).
+                let qualifier = match mem {
+                    MemKind::Smem if self.vector_arrays.contains(local) => {
+                        "__shared__ __align__(16) "
+                    }
+                    MemKind::Smem => "__shared__ ",
+                    _ => "",
+                };
+                self.line(
+                    *loc,
+                    &format!("{qualifier}{} {name}[{len}];", elem.c_name()),
+                );
+            }
+            Stmt::Expr { expr, loc } => {
+                let (text, _) = match expr.kind {
+                    ExprKind::Atomic(..) => self.atomic(expr, false),
+                    _ => self.expr(expr),
+                };
+                let text = format!("{text};");
+                self.line(*loc, &text);
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                loc,
+            } => {
+                let text = format!("if ({}) {{", self.expr(cond).0);
+                self.line(*loc, &text);
+                self.block(then);
+                if let Some(e) = els {
+                    self.push("} else {");
+                    self.block(e);
+                }
+                self.push("}");
+            }
+            Stmt::While { cond, body, loc } => {
+                let text = format!("while ({}) {{", self.expr(cond).0);
+                self.line(*loc, &text);
+                self.block(body);
+                self.push("}");
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                unroll,
+                body,
+                loc,
+            } => {
+                match unroll {
+                    Some(None) => self.push("#pragma unroll"),
+                    Some(Some(n)) => self.push(&format!("#pragma unroll {n}")),
+                    None => {}
+                }
+                let ty = c_type(self.body.local(*var).ty.expect("checked"));
+                let v = self.names[var.0 as usize].clone();
+                let (s, e) = (self.expr(start).0, self.expr(end).0);
+                let cmp = if *inclusive { "<=" } else { "<" };
+                let constant = match &end.kind {
+                    ExprKind::Lit(Lit::Int(n, _)) => Some(*n),
+                    ExprKind::Size(n) => Some(u128::from(*n)),
+                    _ => None,
+                };
+                // An end in `int` lies below `i32::MAX`, and so below an `unsigned`'s max.
+                let below_max = end.signed
+                    || constant.is_some_and(|n| {
+                        let var = self.body.local(*var).ty.and_then(Ty::scalar);
+                        var.and_then(int_max).is_some_and(|max| n < max)
+                    });
+                // Rust evaluates the end once: so does the kernel, unless it is a constant.
+                let text = if constant.is_some() && (below_max || !*inclusive) {
+                    format!("for ({ty} {v} = {s}; {v} {cmp} {e}; {v}++) {{")
+                } else if !*inclusive || below_max {
+                    format!("for ({ty} {v} = {s}, {v}_end = {e}; {v} {cmp} {v}_end; {v}++) {{")
+                } else {
+                    // `a..=b` where `b` may be the type's largest value, past which `v++`
+                    // wraps (or overflows an `int`): the loop goes on while the value just
+                    // run was not `b`, and steps only then.
+                    format!("for ({ty} {v} = {s}, {v}_end = {e}, {v}_more = {v} <= {v}_end; {v}_more; {v}_more = {v} != {v}_end, {v} += {v}_more) {{")
+                };
+                self.line(*loc, &text);
+                self.block(body);
+                self.push("}");
+            }
+            Stmt::Block { body, loc } => {
+                self.line(*loc, "{");
+                self.block(body);
+                self.push("}");
+            }
+            // Decided by `bounds::prove`; without its decision, the element loop.
+            Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
+            Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
+            Stmt::Break { loc } => self.line(*loc, "break;"),
+            Stmt::Continue { loc } => self.line(*loc, "continue;"),
+            Stmt::Return { loc } => self.line(*loc, "return;"),
+            Stmt::Print {
+                pieces,
+                args,
+                newline,
+                loc,
+            } => {
+                let mut fmt = String::new();
+                let mut values = Vec::new();
+                for (k, piece) in pieces.iter().enumerate() {
+                    fmt.push_str(&piece.replace('%', "%%"));
+                    if let Some(a) = args.get(k) {
+                        let (text, _) = self.expr(a);
+                        let (spec, value) = match a.ty {
+                            Ty::Scalar(Scalar::F32 | Scalar::F64) => {
+                                ("%g", format!("(double)({text})"))
+                            }
+                            Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32) => ("%d", text),
+                            Ty::Scalar(Scalar::U32 | Scalar::Usize) => ("%u", text),
+                            Ty::Scalar(Scalar::I64) => ("%lld", text),
+                            Ty::Scalar(Scalar::U64) => ("%llu", text),
+                            _ => ("%s", format!("({text}) ? \"true\" : \"false\"")),
+                        };
+                        fmt.push_str(spec);
+                        values.push(value);
+                    }
+                }
+                if *newline {
+                    fmt.push('\n');
+                }
+                let mut all = vec![c_string(&fmt)];
+                all.extend(values);
+                self.line(*loc, &format!("printf({});", all.join(", ")));
+            }
+        }
+    }
+
+    /// An operand of an operator binding with strength `min` ([`bracket`]).
+    fn operand(&self, e: &Expr, min: u8) -> String {
+        bracket(e, self.expr(e), min)
+    }
+
+    /// [`Writer::operand`] of an operation that C may compute on a promoted 8-bit value
+    /// ([`Writer::wide`]).
+    fn wide_operand(&self, e: &Expr, min: u8) -> String {
+        bracket(e, self.wide(e), min)
+    }
+
+    /// `child`, an operand of `parent`, where C's result would depend on the operand's
+    /// type: a child computed in `int` (SPEC 3.5, "Index arithmetic in `int`") under a
+    /// parent that is not, converted back to `unsigned` (`~(int)x` would be negative, and
+    /// `-`, `<<`, `min` take their type from the operand).
+    fn typed_operand(&self, parent: &Expr, child: &Expr, min: u8) -> String {
+        if in_int(child) && !parent.signed {
+            format!("(unsigned)({})", self.expr(child).0)
+        } else {
+            self.operand(child, min)
+        }
+    }
+
+    /// The expression as C and its binding strength, with its value in its type: an
+    /// 8-bit operation, which C computes in `int`, converted back (so that it wraps at 8
+    /// bits as Rust's does).
+    fn expr(&self, e: &Expr) -> (String, u8) {
+        let (text, p) = self.wide(e);
+        if is_wide(e) {
+            let t = c_scalar(e.ty.scalar().expect("an 8-bit integer"));
+            return (format!("({t})({text})"), UNARY);
+        }
+        (text, p)
+    }
+
+    /// The expression as C and its binding strength, where an 8-bit result may be left
+    /// in the `int` C computed it in ([`is_wide`]): for the operations whose low 8 bits
+    /// depend only on their operands' (`+ - & | ^ ~`), and where the value is converted
+    /// by a declaration or an assignment.
+    fn wide(&self, e: &Expr) -> (String, u8) {
+        if e.signed {
+            // In `int`: its leaves here, its operators below (their operands are marked too).
+            match &e.kind {
+                ExprKind::Lit(Lit::Int(v, _)) => return (v.to_string(), ATOM),
+                ExprKind::Size(n) => return (n.to_string(), ATOM),
+                ExprKind::Offset { off, .. } => {
+                    if let Some(c) = off.as_const() {
+                        return (c.to_string(), ATOM);
+                    }
+                }
+                // A cast binds tighter than any operator it meets here (none is postfix).
+                ExprKind::Local(id) => {
+                    return (format!("(int){}", self.names[id.0 as usize]), ATOM)
+                }
+                ExprKind::Tid(path) => return (format!("(int){}", self.tid(path)), ATOM),
+                _ => {}
+            }
+        }
+        match &e.kind {
+            ExprKind::Lit(l) => (self.lit(l, e.ty), ATOM),
+            ExprKind::Local(id) => (self.names[id.0 as usize].clone(), ATOM),
+            ExprKind::Capture(name) | ExprKind::HostCall(name, _) => {
+                unreachable!("a cuda body captures and calls nothing of the host ({name})")
+            }
+            ExprKind::Tid(path) => (self.tid(path), ATOM),
+            ExprKind::Size(n) => (unsigned_literal(*n), ATOM),
+            ExprKind::Cnt(c) => (c.to_string(), ATOM),
+            ExprKind::Offset { off, args, .. } => {
+                if let Some(c) = off.as_const() {
+                    return (unsigned_literal(c), ATOM);
+                }
+                // Each index in the offset's type, `unsigned` or (in an `int` offset) `int`,
+                // converted where C would not (a `u64` index is cut to 32 bits, as the
+                // Rust's `as usize` does). An index alone is the offset: it keeps its own
+                // 32-bit C type, which `in_int` tells the offset's consumers.
+                let text = emit_cuda::to_c(off, &|v| {
+                    let a = &args[v.0 as usize];
+                    let unsigned = matches!(a.ty, Ty::Scalar(Scalar::U32 | Scalar::Usize));
+                    let as_is = if e.signed {
+                        a.signed || !unsigned
+                    } else if lone_index(e).is_some() {
+                        !matches!(a.ty, Ty::Scalar(Scalar::I64 | Scalar::U64))
+                    } else {
+                        unsigned && !a.signed
+                    };
+                    if as_is {
+                        self.operand(a, UNARY + 1)
+                    } else {
+                        format!("(unsigned){}", self.operand(a, UNARY))
+                    }
+                });
+                (text, offset_strength(off))
+            }
+            ExprKind::GenericOffset { ty, args } => {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| format!("(unsigned){}", self.operand(a, UNARY)))
+                    .collect();
+                (
+                    format!("{}({})", generic_offset_name(ty), args.join(", ")),
+                    ATOM,
+                )
+            }
+            ExprKind::GenericSize { ty, dim } => (generic_size_name(ty, *dim), ATOM),
+            ExprKind::Unary(op, x) => {
+                let sym = match op {
+                    UnOp::Neg => "-",
+                    UnOp::Not if x.ty == Ty::BOOL => "!",
+                    UnOp::Not => "~",
+                };
+                let operand = if matches!(x.kind, ExprKind::Unary(UnOp::Neg, _)) {
+                    // `-(-x)`: `--x` would be a decrement.
+                    format!("({})", self.expr(x).0)
+                } else if in_int(x) {
+                    self.typed_operand(e, x, UNARY)
+                } else {
+                    self.wide_operand(x, UNARY)
+                };
+                (format!("{sym}{operand}"), UNARY)
+            }
+            // `x + 0` where the zero is an index (a single `#copy` move): `x`.
+            ExprKind::Binary(BinOp::Add, x, zero) | ExprKind::Binary(BinOp::Add, zero, x)
+                if is_zero(zero) && zero.ty == e.ty && x.ty == e.ty =>
+            {
+                self.wide(x)
+            }
+            ExprKind::Binary(op, l, r) => {
+                let p = precedence(*op);
+                let (lt, rt) = match op {
+                    // The result has the left operand's type.
+                    BinOp::Shl | BinOp::Shr => {
+                        (self.typed_operand(e, l, p), self.operand(r, p + 1))
+                    }
+                    // C converts an `int` operand to the other's `unsigned`; two `int`s
+                    // stay `int` (where their result may leave it).
+                    _ if !op.is_comparison() && in_int(l) && in_int(r) && !e.signed => {
+                        (self.typed_operand(e, l, p), self.operand(r, p + 1))
+                    }
+                    BinOp::Add | BinOp::Sub | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                        (self.wide_operand(l, p), self.wide_operand(r, p + 1))
+                    }
+                    _ => (self.operand(l, p), self.operand(r, p + 1)),
+                };
+                (format!("{lt} {} {rt}", op.symbol()), p)
+            }
+            ExprKind::Assign(_, place, value) if matches!(place.kind, ExprKind::Vector { .. }) => {
+                self.vector(place, Some(value))
+            }
+            ExprKind::Vector { .. } => self.vector(e, None),
+            ExprKind::Assign(op, place, value) => {
+                let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
+                // `x op= v` converts `x op v` back to `x`'s type: `v` may stay in `int`
+                // where the low 8 bits of the result depend only on its low 8 bits.
+                let v = match op {
+                    None
+                    | Some(
+                        BinOp::Add | BinOp::Sub | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor,
+                    ) => self.wide_operand(value, 1),
+                    Some(_) => self.operand(value, 1),
+                };
+                let p = self.operand(place, UNARY);
+                (format!("{p} {sym} {v}"), 0)
+            }
+            ExprKind::Cast(x, s) => (
+                format!("({}){}", c_scalar(*s), self.operand(x, UNARY)),
+                UNARY,
+            ),
+            ExprKind::Index(base, ix, Check::Checked(Some(root)))
+                if self.roots.contains_key(root) =>
+            {
+                let at = self.checked_at(base, &self.expr(ix).0, root);
+                (format!("(*{at})"), ATOM)
+            }
+            ExprKind::Index(base, ix, _) => {
+                let (ix, _) = self.expr(ix);
+                (format!("{}[{ix}]", self.operand(base, ATOM)), ATOM)
+            }
+            ExprKind::Field(base, lane) => (
+                format!(
+                    "{}.{}",
+                    self.operand(base, ATOM),
+                    ["x", "y", "z", "w"][*lane as usize]
+                ),
+                ATOM,
+            ),
+            ExprKind::Method(m, recv, args) => (self.method(e, *m, recv, args), ATOM),
+            ExprKind::Atomic(..) => self.atomic(e, true),
+            ExprKind::ShflDown { value, delta, .. } => {
+                let value = self.typed_operand(e, value, 0);
+                let text = match self.dialect {
+                    Dialect::Cuda => format!(
+                        "__shfl_down_sync(0xffffffffu, {value}, {})",
+                        self.expr(delta).0
+                    ),
+                    // Width 32: each 32 lanes of a wavefront shuffle as a CUDA warp does.
+                    // HIP gives a lane its own value for a delta of 32 or more, where CUDA
+                    // reads the delta's low 5 bits: the kernel takes them itself.
+                    Dialect::Hip { .. } => {
+                        let delta = match delta.kind {
+                            ExprKind::Lit(Lit::Int(d, _)) => format!("{}u", d % u128::from(WARP)),
+                            _ => format!("{} & {}u", self.operand(delta, UNARY), WARP - 1),
+                        };
+                        format!("__shfl_down({value}, {delta}, {WARP})")
+                    }
+                };
+                (text, ATOM)
+            }
+            ExprKind::MakeVector(v, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
+                debug_assert_eq!(args.len(), lanes(*v) as usize);
+                (format!("make_{}({})", v.keyword(), args.join(", ")), ATOM)
+            }
+            ExprKind::Select(c, a, b) => (
+                format!(
+                    "{} ? {} : {}",
+                    self.operand(c, 3),
+                    // Two `int` branches make an `int` (one meets the other's `unsigned`).
+                    if in_int(a) && in_int(b) {
+                        self.typed_operand(e, a, 3)
+                    } else {
+                        self.operand(a, 3)
+                    },
+                    self.operand(b, 2)
+                ),
+                2,
+            ),
+        }
+    }
+
+    /// The atomic `e` (`atomic_add(p, v)`, ...) and its binding strength; `value_used`
+    /// where its old value is read (a statement drops it).
+    fn atomic(&self, e: &Expr, value_used: bool) -> (String, u8) {
+        let ExprKind::Atomic(op, p, args, check) = &e.kind else {
+            unreachable!("an atomic")
+        };
+        let pt = match check {
+            Check::Checked(Some(root)) if self.roots.contains_key(root) => {
+                self.checked_at(p, "0", root)
+            }
+            _ => self.expr(p).0,
+        };
+        let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
+        if elem_of(p.ty) != Some(parray_layout::ElemType::Long) {
+            return (format!("{}({pt}, {})", op.c_name(), args.join(", ")), ATOM);
+        }
+        // CUDA has no `long long` atomicAdd: the unsigned one adds the same bits.
+        let call = format!(
+            "{}((unsigned long long*)({pt}), (unsigned long long)({}))",
+            op.c_name(),
+            args.join(", ")
+        );
+        if value_used {
+            (format!("(long long){call}"), UNARY)
+        } else {
+            (call, ATOM)
+        }
+    }
+
+    /// The vector access `e` (`p.load4(i)`), or with `store` its store `p.store4(i, v)`: a
+    /// cast pointer to the vector type in memory, lane by lane in registers; through
+    /// `parray_vat` where it is checked.
+    fn vector(&self, e: &Expr, store: Option<&Expr>) -> (String, u8) {
+        let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            check,
+            ..
+        } = &e.kind
+        else {
+            unreachable!("a vector access")
+        };
+        let Ty::Vector(v) = e.ty else {
+            unreachable!("checked: a vector access has a vector type")
+        };
+        let t = v.keyword();
+        let registers = matches!(
+            base.ty,
+            Ty::Array {
+                mem: MemKind::Rmem,
+                ..
+            }
+        );
+        // The first element's address, and its binding strength.
+        let (address, strength) = match check {
+            Check::Checked(Some(root)) if self.roots.contains_key(root) => {
+                let (array, n, which) = &self.roots[root];
+                self.uses.borrow_mut().insert(array.clone());
+                let text = format!(
+                    "parray_vat<{lanes}>({}, {}, {array}, {n}, {which}u, {}u, {}u, __parray_fault)",
+                    self.expr(base).0,
+                    self.expr(at).0,
+                    self.stmt_line,
+                    fault::vector_code(v)
+                );
+                (text, ATOM)
+            }
+            _ if is_zero(at) => self.expr(base),
+            _ => {
+                let p = precedence(BinOp::Add);
+                let text = format!("{} + {}", self.operand(base, p), self.operand(at, p));
+                (text, p)
+            }
+        };
+        // The operand of a pointer cast.
+        let cast = if strength < UNARY {
+            format!("({address})")
+        } else {
+            address.clone()
+        };
+        match (store, registers) {
+            (None, false) => (format!("*(const {t}*){cast}"), UNARY),
+            (None, true) => (format!("parray_get_{t}({address})"), ATOM),
+            (Some(value), false) => (format!("*({t}*){cast} = {}", self.operand(value, 1)), 0),
+            (Some(value), true) => (
+                format!("parray_set({address}, {})", self.expr(value).0),
+                ATOM,
+            ),
+        }
+    }
+
+    fn lit(&self, l: &Lit, ty: Ty) -> String {
+        match l {
+            Lit::Bool(b) => b.to_string(),
+            Lit::Int(v, _) => match ty {
+                Ty::Scalar(Scalar::U32 | Scalar::Usize) => format!("{v}u"),
+                Ty::Scalar(Scalar::I64) => format!("{v}ll"),
+                Ty::Scalar(Scalar::U64) => format!("{v}ull"),
+                Ty::Scalar(Scalar::I8) => format!("(signed char){v}"),
+                Ty::Scalar(Scalar::U8) => format!("(unsigned char){v}"),
+                Ty::Scalar(Scalar::F32) => format!("{v}.0f"),
+                Ty::Scalar(Scalar::F64) => format!("{v}.0"),
+                _ => v.to_string(),
+            },
+            Lit::Float(digits, _) => {
+                let digits = if digits.contains(['.', 'e', 'E']) {
+                    digits.clone()
+                } else {
+                    format!("{digits}.0")
+                };
+                if ty == Ty::Scalar(Scalar::F32) {
+                    format!("{digits}f")
+                } else {
+                    digits
+                }
+            }
+        }
+    }
+
+    /// The method call `e` of `m` on `recv`: an operand in `int` converted back, as CUDA's
+    /// `min` and `max` take their overload from their operands.
+    fn method(&self, e: &Expr, m: Method, recv: &Expr, args: &[Expr]) -> String {
+        let r = self.typed_operand(e, recv, 0);
+        let a: Vec<String> = args.iter().map(|x| self.typed_operand(e, x, 0)).collect();
+        let s = recv.ty.scalar().expect("checked: a number");
+        if s.is_int() {
+            let f = match (m, s) {
+                (Method::Abs, Scalar::I64) => "llabs",
+                (Method::Abs, _) => "abs",
+                (Method::Min, _) => "min",
+                _ => "max",
+            };
+            let mut all = vec![r];
+            all.extend(a);
+            return format!("{f}({})", all.join(", "));
+        }
+        let f32 = s == Scalar::F32;
+        let base = match m {
+            Method::Recip => {
+                let one = if f32 { "1.0f" } else { "1.0" };
+                return format!("({one} / ({r}))");
+            }
+            Method::Powi => {
+                let f = if f32 { "powf" } else { "pow" };
+                return format!("{f}({r}, ({})({}))", c_scalar(s), a[0]);
+            }
+            other => other.c_name(),
+        };
+        let mut all = vec![r];
+        all.extend(a);
+        format!("{base}{}({})", if f32 { "f" } else { "" }, all.join(", "))
+    }
+}
+
+/// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in
+/// the low 8 bits: C promotes the operands of `+ - * << ~` and unary `-` to `int`, where
+/// the result does not wrap (`& | ^` keep operands that do). Rust's result is those bits.
+fn is_wide(e: &Expr) -> bool {
+    matches!(e.ty, Ty::Scalar(Scalar::U8 | Scalar::I8))
+        && match &e.kind {
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..)
+            | ExprKind::Unary(..) => true,
+            ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, l, r) => {
+                is_wide(l) || is_wide(r)
+            }
+            _ => false,
+        }
+}
+
+/// The largest value of an integer scalar, as a GPU computes it (`usize` is 32 bits).
+fn int_max(s: Scalar) -> Option<u128> {
+    Some(match s {
+        Scalar::I8 => i8::MAX as u128,
+        Scalar::U8 => u8::MAX.into(),
+        Scalar::I32 => i32::MAX as u128,
+        Scalar::U32 | Scalar::Usize => u32::MAX.into(),
+        Scalar::I64 => i64::MAX as u128,
+        Scalar::U64 => u64::MAX.into(),
+        Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+    })
+}
+
+/// `e` written as `text`, binding with strength `p`, as an operand of an operator binding
+/// with strength `min`: parenthesised if it binds less tightly, or is a bitwise operation
+/// (C ranks `&`, `^`, `|` below comparisons).
+fn bracket(e: &Expr, (text, p): (String, u8), min: u8) -> String {
+    let bitwise = matches!(
+        &e.kind,
+        ExprKind::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+    );
+    if p < min || (bitwise && min > 1) {
+        format!("({text})")
+    } else {
+        text
+    }
+}
+
+/// The index of an offset that is that index alone (`$V[k]$` is `k`).
+fn lone_index(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Offset { off, args, .. } => match off.expr.single_term()? {
+            Term::Var(v) => args.get(v.0 as usize),
+            Term::Digit { .. } => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the C of `e`, a `u32` or `usize` (`unsigned`), is an `int`: computed in `int`
+/// (SPEC 3.5, "Index arithmetic in `int`"), or an offset that is an `int` index alone.
+fn in_int(e: &Expr) -> bool {
+    e.signed
+        || lone_index(e).is_some_and(|a| {
+            matches!(a.ty, Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32)) || in_int(a)
+        })
+}
+
+/// Whether `e` is the constant 0.
+fn is_zero(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Lit(Lit::Int(0, _)) | ExprKind::Size(0) => true,
+        ExprKind::Offset { off, .. } => off.as_const() == Some(0),
+        _ => false,
+    }
+}
+
+/// The binding strength of an offset as [`emit_cuda::to_c`] writes it: a sum; a product
+/// (a coefficient, a digit's `/` or `%`); or one index alone, which may be a cast.
+fn offset_strength(off: &parray_layout::Offset) -> u8 {
+    match (&off.expr.terms[..], off.expr.konst) {
+        ([], _) => ATOM,
+        ([(1, Term::Var(_))], 0) => UNARY,
+        ([(1, Term::Digit { div, modulo, of })], 0) => {
+            if *div != 1 || modulo.is_some() {
+                precedence(BinOp::Mul)
+            } else if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
+                UNARY
+            } else {
+                // Written in parentheses.
+                ATOM
+            }
+        }
+        ([_], 0) => precedence(BinOp::Mul),
+        _ => precedence(BinOp::Add),
+    }
+}
+
+/// A C string literal of `s` (UTF-8 bytes outside printable ASCII in octal).
+fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\{b:03o}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,721 @@
+//! Rust back end of the body IR: the statements of a checked body as tokens, for the
+//! threads of a pthd array or the CPU emulation of a cuda grid.
+//!
+//! Every node is written with the user's span, so rustc's messages and run-time panics
+//! (bounds, overflow in debug builds) point at the user's statement. Element accesses go
+//! through the runtime's `Access` and `AccessMut` (which take `&self`: the threads of an
+//! array write through shared handles, as CUDA threads do), checked unless
+//! [`crate::passes::bounds`] proved them in range. Under the emulation `usize` is `u32`, as in
+//! the kernel: both compute index arithmetic in 32 bits.
+
+use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
+
+use crate::ir::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use crate::passes::bounds::Proved;
+use parray_layout::grid::HwIndex;
+
+mod blocks;
+pub mod module;
+pub mod offsets;
+
+pub use blocks::block_body_tokens;
+use parray_layout::kinds::{ElemType, MemKind};
+
+/// Which Rust the body becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A pthd thread: `__parray_ctx` is the runtime's pthd `ThreadCtx`.
+    Pthd,
+    /// An emulated CUDA thread: `__parray_ctx` is the emulator's `ThreadCtx` (a body with
+    /// `#sync` is written once per block by [`block_body_tokens`]).
+    Emulate,
+}
+
+/// The local holding a thread index (`tid_0_1` -> `__parray_tid_0_1`).
+pub fn tid_ident(path: &str) -> Ident {
+    if path.is_empty() {
+        Ident::new("__parray_tid", Span::call_site())
+    } else {
+        Ident::new(&format!("__parray_tid_{path}"), Span::call_site())
+    }
+}
+
+/// The context every thread's body receives.
+pub fn ctx_ident() -> Ident {
+    Ident::new("__parray_ctx", Span::call_site())
+}
+
+/// The body's thread-index prologue and statements.
+pub fn body_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    let mut out = prologue_tokens(proved, mode);
+    out.extend(stmts_tokens(proved, mode));
+    out
+}
+
+/// The statements of the body.
+pub fn stmts_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    let body = proved.body();
+    Writer::new(body, mode).stmts(&body.stmts)
+}
+
+/// The `let`s of the thread indices the body uses, from the hardware indices.
+pub fn prologue_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    prologue(proved.body(), mode)
+}
+
+fn prologue(body: &Body, mode: Mode) -> TokenStream {
+    let w = Writer::new(body, mode);
+    let ctx = ctx_ident();
+    let mut out = TokenStream::new();
+    let index_ty = w.scalar(Scalar::Usize);
+    for (path, ix) in &body.tids {
+        let off = parray_layout::Offset {
+            expr: ix.expr.clone(),
+            vars: ix.vars.clone(),
+        };
+        let value = offset_tokens(&off, &index_ty, &|v| {
+            let hw = ix.hw.iter().find(|(id, _)| *id == v).map(|(_, h)| *h);
+            match hw.expect("every variable is a hardware index") {
+                HwIndex::Tid => quote!(#ctx.tid()),
+                HwIndex::BlockIdx(a) => {
+                    let f = axis(a);
+                    quote!(#ctx.block_idx().#f)
+                }
+                HwIndex::ThreadIdx(a) => {
+                    let f = axis(a);
+                    quote!(#ctx.thread_idx().#f)
+                }
+            }
+        });
+        let id = tid_ident(path);
+        out.extend(quote!(#[allow(unused_variables)] let #id: #index_ty = #value;));
+    }
+    out
+}
+
+fn axis(a: usize) -> Ident {
+    Ident::new(["x", "y", "z"][a], Span::call_site())
+}
+
+/// An offset as Rust arithmetic in `ty` (`usize`, or `u32` under the emulation).
+fn offset_tokens(
+    off: &parray_layout::Offset,
+    ty: &TokenStream,
+    var: &dyn Fn(parray_layout::VarId) -> TokenStream,
+) -> TokenStream {
+    match off.as_const() {
+        Some(c) => {
+            let lit: Literal = format!("{c}{ty}").parse().expect("a literal");
+            quote!(#lit)
+        }
+        None => offsets::to_tokens(off, var),
+    }
+}
+
+struct Writer<'b> {
+    body: &'b Body,
+    mode: Mode,
+    /// For an emulated body with barriers: the state of its stretches (see `blocks`).
+    blocks: Option<blocks::Blocks>,
+}
+
+/// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
+pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
+    let name = match (s, mode) {
+        (Scalar::Usize, Mode::Emulate) => "u32",
+        _ => s.rust_name(),
+    };
+    let id = Ident::new(name, Span::call_site());
+    quote!(#id)
+}
+
+/// The Rust type of one element of `e` under `mode`.
+pub fn elem_tokens(e: ElemType, mode: Mode) -> TokenStream {
+    match Scalar::of_elem(e) {
+        Some(s) => scalar_tokens(s, mode),
+        None => {
+            let id = Ident::new(e.rust_type(), Span::call_site());
+            quote!(::parray::#id)
+        }
+    }
+}
+
+impl<'b> Writer<'b> {
+    fn new(body: &'b Body, mode: Mode) -> Self {
+        Writer {
+            body,
+            mode,
+            blocks: None,
+        }
+    }
+
+    fn scalar(&self, s: Scalar) -> TokenStream {
+        scalar_tokens(s, self.mode)
+    }
+
+    fn elem(&self, e: ElemType) -> TokenStream {
+        elem_tokens(e, self.mode)
+    }
+
+    /// The annotation of a `let` of type `t`, where one can be written (a pointer is a
+    /// read or a write handle, as what it points into: rustc infers which).
+    fn annotation(&self, t: Ty) -> Option<TokenStream> {
+        match t {
+            Ty::Scalar(s) => Some(self.scalar(s)),
+            Ty::Vector(e) => Some(self.elem(e)),
+            _ => None,
+        }
+    }
+
+    fn local(&self, id: LocalId) -> Ident {
+        let l = self.body.local(id);
+        Ident::new(&l.name, l.span.proc_macro())
+    }
+
+    /// A local as a value, at the span of its use (where a panic in the expression that
+    /// uses it points); in a stretch, a local that lives across stretches is the thread's
+    /// element of its per-thread vector.
+    fn local_value(&self, id: LocalId, span: Span) -> TokenStream {
+        if let Some(v) = self.blocks.as_ref().and_then(|b| b.spilled_value(id)) {
+            return v;
+        }
+        let name = Ident::new(&self.body.local(id).name, span);
+        quote!(#name)
+    }
+
+    fn stmts(&self, stmts: &[Stmt]) -> TokenStream {
+        stmts.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    /// The body of a loop of the thread's own (a `break` in it is the loop's).
+    fn loop_body(&self, body: &[Stmt]) -> TokenStream {
+        match &self.blocks {
+            Some(b) => b.in_thread_loop(|| self.stmts(body)),
+            None => self.stmts(body),
+        }
+    }
+
+    fn stmt(&self, s: &Stmt) -> TokenStream {
+        if let Some(b) = &self.blocks {
+            if let Some(t) = b.stretch_stmt(self, s) {
+                return t;
+            }
+        }
+        let ctx = ctx_ident();
+        match s {
+            Stmt::Let { local, init, loc } => {
+                let l = self.body.local(*local);
+                let name = self.local(*local);
+                let mutability = l.mutable.then(|| quote!(mut));
+                let ty = l.ty.and_then(|t| self.annotation(t)).map(|t| quote!(: #t));
+                let init = init.as_ref().map(|e| {
+                    let e = self.expr(e);
+                    quote!(= #e)
+                });
+                quote_spanned!(loc.span.proc_macro()=> let #mutability #name #ty #init;)
+            }
+            Stmt::Create {
+                local,
+                type_name,
+                elem,
+                mem,
+                len,
+                slot,
+                loc,
+            } => {
+                let name = self.local(*local);
+                let el = self.elem(*elem);
+                let len = Literal::usize_unsuffixed(*len as usize);
+                if *mem == MemKind::Smem {
+                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name);)
+                } else {
+                    quote_spanned!(loc.span.proc_macro()=> let #name = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
+                }
+            }
+            Stmt::Expr { expr, loc } => {
+                let e = self.expr(expr);
+                quote_spanned!(loc.span.proc_macro()=> #e;)
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                loc,
+            } => {
+                let c = self.expr(cond);
+                let t = self.stmts(then);
+                let e = els.as_ref().map(|e| {
+                    let e = self.stmts(e);
+                    quote!(else { #e })
+                });
+                quote_spanned!(loc.span.proc_macro()=> if #c { #t } #e)
+            }
+            Stmt::While { cond, body, loc } => {
+                let c = self.expr(cond);
+                let b = self.loop_body(body);
+                quote_spanned!(loc.span.proc_macro()=> while #c { #b })
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                loc,
+                ..
+            } => {
+                let v = self.local(*var);
+                let (s, e) = (self.expr(start), self.expr(end));
+                let b = self.loop_body(body);
+                let range = if *inclusive {
+                    quote!(#s..=#e)
+                } else {
+                    quote!(#s..#e)
+                };
+                quote_spanned!(loc.span.proc_macro()=> for #v in #range { #b })
+            }
+            Stmt::Block { body, loc } => {
+                let b = self.stmts(body);
+                quote_spanned!(loc.span.proc_macro()=> { #b })
+            }
+            // Decided by `bounds::prove`; without its decision, the element loop.
+            Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
+            Stmt::Sync { loc } => {
+                // Under the emulation a body with barriers is written by `blocks`.
+                let line = loc.line;
+                quote_spanned!(loc.span.proc_macro()=> #ctx.sync(#line);)
+            }
+            Stmt::Break { loc } => quote_spanned!(loc.span.proc_macro()=> break;),
+            Stmt::Continue { loc } => quote_spanned!(loc.span.proc_macro()=> continue;),
+            Stmt::Return { loc } => quote_spanned!(loc.span.proc_macro()=> return;),
+            Stmt::Print {
+                pieces,
+                args,
+                newline,
+                loc,
+            } => {
+                let fmt: String = pieces
+                    .iter()
+                    .map(|p| p.replace('{', "{{").replace('}', "}}"))
+                    .collect::<Vec<_>>()
+                    .join("{}");
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                if *newline {
+                    quote_spanned!(loc.span.proc_macro()=> ::std::println!(#fmt #(, #args)*);)
+                } else {
+                    quote_spanned!(loc.span.proc_macro()=> ::std::print!(#fmt #(, #args)*);)
+                }
+            }
+        }
+    }
+
+    /// A `usize` of a type parameter (an offset, a size) as the body's `usize`: the
+    /// emulation's is 32 bits, as the kernel's (the launch checked that it fits).
+    fn generic_value(&self, value: TokenStream) -> TokenStream {
+        match self.mode {
+            Mode::Pthd => value,
+            Mode::Emulate => quote!(::parray::__private::index32(#value)),
+        }
+    }
+
+    /// An index value as the Rust `usize` that `Access` and the offset functions of data
+    /// types take (the emulation's 32-bit `usize` widened).
+    fn host_index(&self, e: &Expr) -> TokenStream {
+        match (e.ty, self.mode) {
+            (Ty::Scalar(Scalar::Usize), Mode::Pthd) => self.expr(e),
+            (Ty::Host, _) => {
+                let t = self.expr(e);
+                quote_spanned!(e.span.proc_macro()=> ::parray::__private::ix(#t))
+            }
+            _ => {
+                let t = self.operand(e, CAST);
+                quote_spanned!(e.span.proc_macro()=> #t as usize)
+            }
+        }
+    }
+
+    /// A pointer-like operand as a borrowed `Access` value.
+    fn access(&self, e: &Expr) -> TokenStream {
+        let t = self.operand(e, UNARY);
+        quote_spanned!(e.span.proc_macro()=> &#t)
+    }
+
+    /// An operand of an operator that binds with strength `min`: parenthesised if it binds
+    /// less tightly (a cast always, as `a as u32 < b` would read as generics).
+    fn operand(&self, e: &Expr, min: u8) -> TokenStream {
+        let t = self.expr(e);
+        let p = strength(e);
+        if p < min || (matches!(e.kind, ExprKind::Cast(..)) && min < CAST) {
+            let mut g = Group::new(Delimiter::Parenthesis, t);
+            g.set_span(e.span.proc_macro());
+            TokenTree::Group(g).into()
+        } else {
+            t
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> TokenStream {
+        let span = e.span.proc_macro();
+        match &e.kind {
+            ExprKind::Lit(l) => self.lit(l, e.ty, span),
+            ExprKind::Local(id) => self.local_value(*id, span),
+            ExprKind::Capture(path) => path_tokens(path, span),
+            ExprKind::HostCall(path, args) => {
+                let f = path_tokens(path, span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #f(#(#args),*))
+            }
+            ExprKind::Tid(path) => {
+                let id = tid_ident(path);
+                quote!(#id)
+            }
+            ExprKind::Size(n) => self.lit(&Lit::Int(u128::from(*n), None), Ty::USIZE, span),
+            ExprKind::Cnt(c) => quote_spanned!(span=> #c),
+            ExprKind::Offset { off, args, of } => {
+                let index_ty = self.scalar(Scalar::Usize);
+                // Each variable is an operand of the offset's products and sums.
+                // Debug builds check each index against its own dimension (the access
+                // checks only the final offset); a thread index is in range by its type.
+                let ty = &of.type_name;
+                let render = |v: parray_layout::VarId| -> TokenStream {
+                    let a = &args[v.0 as usize];
+                    let size = Literal::u64_unsuffixed(off.vars.max(v) + 1);
+                    let checked = |value: TokenStream| quote_spanned!(a.span.proc_macro()=> ::parray::__private::index_in(#value, #size, #ty));
+                    match (a.ty, self.mode) {
+                        (Ty::Host, _) => {
+                            let t = self.expr(a);
+                            quote_spanned!(a.span.proc_macro()=> ::parray::__private::ix_in(#t, #size, #ty))
+                        }
+                        (Ty::Scalar(Scalar::Usize), _) if matches!(a.kind, ExprKind::Tid(_)) => {
+                            self.operand(a, ATOM)
+                        }
+                        (Ty::Scalar(Scalar::Usize), _) => checked(self.expr(a)),
+                        _ => {
+                            let t = self.operand(a, CAST);
+                            checked(quote_spanned!(a.span.proc_macro()=> #t as #index_ty))
+                        }
+                    }
+                };
+                let mut out = offset_tokens(off, &index_ty, &render);
+                // Index expressions the simplification dropped (an index into a dimension
+                // of size 1 is 0) are still the user's code: borrow them so that no
+                // variable looks unused.
+                let used = off.expr.vars_used();
+                let dropped: Vec<TokenStream> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !used.iter().any(|v| v.0 as usize == *k))
+                    .filter(|(_, a)| !matches!(a.kind, ExprKind::Tid(_)))
+                    .map(|(_, a)| self.expr(a))
+                    .collect();
+                if !dropped.is_empty() {
+                    out = value_of_block(quote!({ let _ = (#(&#dropped,)*); #out }));
+                }
+                quote_spanned!(span=> #out)
+            }
+            ExprKind::GenericOffset { ty, args } => {
+                let ty = Ident::new(ty, span);
+                let args = args.iter().map(|a| self.host_index(a));
+                self.generic_value(
+                    quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(#args),*])),
+                )
+            }
+            ExprKind::GenericSize { ty, dim } => {
+                let ty = Ident::new(ty, span);
+                self.generic_value(match dim {
+                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::SIZE),
+                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::DIMS[#k]),
+                })
+            }
+            ExprKind::Unary(op, x) => {
+                // `-(-x)` keeps its parentheses (rustc warns of `- -x`, which reads as C's
+                // decrement).
+                let x = match (op, &x.kind) {
+                    (UnOp::Neg, ExprKind::Unary(UnOp::Neg, _)) => self.operand(x, UNARY + 1),
+                    _ => self.operand(x, UNARY),
+                };
+                match op {
+                    UnOp::Neg => quote_spanned!(span=> -#x),
+                    UnOp::Not => quote_spanned!(span=> !#x),
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                // `a + off` on a captured buffer: the closure only borrows it.
+                // (Spanned as the macro's own code: whether the borrow is needed depends on
+                // what was captured, which clippy's `op_ref` should not judge.)
+                if *op == BinOp::Add && matches!(l.kind, ExprKind::Capture(_)) {
+                    let (l, r) = (self.operand(l, UNARY), self.host_index(r));
+                    return quote!(&#l + #r);
+                }
+                let p = crate::ir::precedence(*op);
+                let pointer = matches!(
+                    l.ty,
+                    Ty::Ptr(_)
+                        | Ty::Array {
+                            mem: MemKind::Smem,
+                            ..
+                        }
+                );
+                if *op == BinOp::Add && pointer {
+                    let (l, r) = (self.operand(l, p), self.host_index(r));
+                    return quote_spanned!(span=> #l + #r);
+                }
+                // Left-associative; comparisons do not chain.
+                let (l, r) = (self.operand(l, p), self.operand(r, p + 1));
+                let op = binop_tokens(*op, span);
+                quote_spanned!(span=> #l #op #r)
+            }
+            ExprKind::Assign(op, place, value) => self.assign(*op, place, value, span),
+            ExprKind::Cast(x, s) => {
+                let x = self.operand(x, CAST);
+                let t = self.scalar(*s);
+                quote_spanned!(span=> #x as #t)
+            }
+            ExprKind::Index(base, ix, check) => {
+                let (b, i) = (self.access(base), self.host_index(ix));
+                match check {
+                    Check::Checked(_) => quote_spanned!(span=> ::parray::Access::load(#b, #i)),
+                    // SAFETY (of the generated block): `bounds::prove` showed the offset
+                    // below the extent the detour checked before starting. The user's
+                    // expressions are evaluated outside the block.
+                    Check::Proved => value_of_block(quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) }
+                    })),
+                }
+            }
+            ExprKind::Vector {
+                base,
+                at,
+                lanes,
+                check,
+                ..
+            } => {
+                let (b, i) = (self.access(base), self.host_index(at));
+                match check {
+                    Check::Checked(_) => {
+                        let load = Ident::new(&format!("load{lanes}"), span);
+                        quote_spanned!(span=> ::parray::Access::#load(#b, #i))
+                    }
+                    // SAFETY (of the generated block): `bounds::prove` showed every lane
+                    // below the extent the detour checked before starting (and the first
+                    // at a multiple of the lanes). The user's expressions are evaluated
+                    // outside the block.
+                    Check::Proved => {
+                        let load = Ident::new(&format!("load{lanes}_unchecked"), span);
+                        value_of_block(quote_spanned!(span=> {
+                            let (__parray_b, __parray_at) = (#b, #i);
+                            unsafe { ::parray::Access::#load(__parray_b, __parray_at) }
+                        }))
+                    }
+                }
+            }
+            ExprKind::Field(base, lane) => {
+                let b = self.operand(base, ATOM);
+                let f = Ident::new(["x", "y", "z", "w"][*lane as usize], span);
+                quote_spanned!(span=> #b.#f)
+            }
+            ExprKind::Method(m, recv, args) => {
+                let r = self.operand(recv, ATOM);
+                let name = Ident::new(m.rust_name(), span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #r.#name(#(#args),*))
+            }
+            ExprKind::Atomic(op, p, args, _) => {
+                let p = self.access(p);
+                let f = Ident::new(op.rust_name(), span);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> ::parray::AccessMut::#f(#p, 0, #(#args),*))
+            }
+            ExprKind::ShflDown { slot, .. } => self.shuffled(*slot, span),
+            ExprKind::MakeVector(v, args) => {
+                let t = self.elem(*v);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #t::new(#(#args),*))
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                quote_spanned!(span=> if #c { #a } else { #b })
+            }
+        }
+    }
+
+    /// `x = v`, `x op= v`; an element through `AccessMut::store`.
+    fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
+        // `x[i] op= v` is written `old op (v)`: `v` is the right operand of `op`, whole
+        // (parenthesised even where `op` binds less tightly: `old << (1 + 1)` is what
+        // clippy asks of shifts).
+        let v = match (&place.kind, op) {
+            (ExprKind::Index(..), Some(_)) => self.operand(value, ATOM),
+            _ => self.expr(value),
+        };
+        if let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            check,
+            ..
+        } = &place.kind
+        {
+            let (b, i) = (self.access(base), self.host_index(at));
+            return match check {
+                Check::Checked(_) => {
+                    let store = Ident::new(&format!("store{lanes}"), span);
+                    quote_spanned!(span=> ::parray::AccessMut::#store(#b, #i, #v))
+                }
+                // SAFETY (of the generated block): as for a proved vector load.
+                Check::Proved => {
+                    let store = Ident::new(&format!("store{lanes}_unchecked"), span);
+                    quote_spanned!(span=> {
+                        let (__parray_b, __parray_at, __parray_v) = (#b, #i, #v);
+                        unsafe { ::parray::AccessMut::#store(__parray_b, __parray_at, __parray_v) }
+                    })
+                }
+            };
+        }
+        if let ExprKind::Index(base, ix, check) = &place.kind {
+            let (b, i) = (self.access(base), self.host_index(ix));
+            return match (op, check) {
+                (None, Check::Checked(_)) => {
+                    quote_spanned!(span=> ::parray::AccessMut::store(#b, #i, #v))
+                }
+                (Some(op), Check::Checked(_)) => {
+                    let op = binop_tokens(op, span);
+                    quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        let __parray_old = ::parray::Access::load(__parray_b, __parray_at);
+                        ::parray::AccessMut::store(__parray_b, __parray_at, __parray_old #op #v)
+                    })
+                }
+                // SAFETY (of the generated blocks): as for a proved load; the user's
+                // expressions are evaluated outside them.
+                (None, Check::Proved) => quote_spanned!(span=> {
+                    let (__parray_b, __parray_at, __parray_v) = (#b, #i, #v);
+                    unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
+                }),
+                (Some(op), Check::Proved) => {
+                    let op = binop_tokens(op, span);
+                    quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        let __parray_old = unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) };
+                        let __parray_v = __parray_old #op #v;
+                        unsafe { ::parray::AccessMut::store_unchecked(__parray_b, __parray_at, __parray_v) }
+                    })
+                }
+            };
+        }
+        let p = self.expr(place);
+        // `p += off` moves a pointer by a Rust `usize` (the emulation's index is a `u32`).
+        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr(_)) {
+            self.host_index(value)
+        } else {
+            v
+        };
+        let v = match (&place.kind, &self.blocks) {
+            (ExprKind::Local(id), Some(b)) => b.spilled_store(*id, v),
+            _ => v,
+        };
+        match op {
+            None => quote_spanned!(span=> #p = #v),
+            Some(op) => {
+                let op: TokenStream = format!("{}=", op.symbol()).parse().expect("an operator");
+                let op = respan(op, span);
+                quote_spanned!(span=> #p #op #v)
+            }
+        }
+    }
+
+    fn lit(&self, l: &Lit, ty: Ty, span: Span) -> TokenStream {
+        let mut lit = match (l, ty) {
+            (Lit::Bool(b), _) => return quote_spanned!(span=> #b),
+            (Lit::Int(v, _), Ty::Host) => Literal::u128_unsuffixed(*v),
+            (Lit::Float(d, _), Ty::Host) => d.parse::<TokenStream>().map_or_else(
+                |_| Literal::f64_unsuffixed(0.0),
+                |t| match t.into_iter().next() {
+                    Some(TokenTree::Literal(l)) => l,
+                    _ => Literal::f64_unsuffixed(0.0),
+                },
+            ),
+            (Lit::Int(v, _), Ty::Scalar(s)) => {
+                let suffix = match (s, self.mode) {
+                    (Scalar::Usize, Mode::Emulate) => "u32",
+                    _ => s.rust_name(),
+                };
+                let text = if s.is_float() {
+                    format!("{v}.0{suffix}")
+                } else {
+                    format!("{v}{suffix}")
+                };
+                text.parse::<Literal>().expect("a literal")
+            }
+            (Lit::Float(d, _), Ty::Scalar(s)) => {
+                let d = if d.contains(['.', 'e', 'E']) {
+                    d.clone()
+                } else {
+                    format!("{d}.0")
+                };
+                let text = if d.contains(['e', 'E']) {
+                    format!("{d}_{}", s.rust_name())
+                } else {
+                    format!("{d}{}", s.rust_name())
+                };
+                text.parse::<Literal>().expect("a literal")
+            }
+            _ => unreachable!("a literal of type {ty}"),
+        };
+        lit.set_span(span);
+        quote!(#lit)
+    }
+}
+
+/// A block that computes a value (a proved access evaluates the user's expressions
+/// before its `unsafe` block), as an expression in every position: a bare block would be
+/// read as a statement at the start of one (`{ .. } & 7`) and as the loop body after
+/// `for i in 0..`.
+fn value_of_block(block: TokenStream) -> TokenStream {
+    quote!(::parray::__private::value(#block))
+}
+
+/// A Rust path written as text (`std::f32::consts::PI`), at the user's span.
+/// A captured path (`x`, `std::f32::consts::PI`) as tokens at `span`.
+pub fn path_tokens(path: &str, span: Span) -> TokenStream {
+    respan(path.parse().expect("a path parses"), span)
+}
+
+/// Binding strengths in Rust: atoms (names, literals, calls, method calls), unary
+/// operators, `as`, then the binary operators (`*` 10 ... `||` 2), assignments.
+const ATOM: u8 = 20;
+const UNARY: u8 = 15;
+const CAST: u8 = 14;
+
+fn strength(e: &Expr) -> u8 {
+    match &e.kind {
+        ExprKind::Unary(..) => UNARY,
+        ExprKind::Cast(..) => CAST,
+        ExprKind::Binary(op, ..) => crate::ir::precedence(*op),
+        ExprKind::Assign(..) | ExprKind::Select(..) => 0,
+        ExprKind::Offset { off, .. } => {
+            if off.as_const().is_some() {
+                ATOM
+            } else {
+                crate::ir::precedence(BinOp::Add)
+            }
+        }
+        _ => ATOM,
+    }
+}
+
+fn binop_tokens(op: BinOp, span: Span) -> TokenStream {
+    respan(op.symbol().parse().expect("an operator"), span)
+}
+
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}

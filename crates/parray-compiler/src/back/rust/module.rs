@@ -1,0 +1,132 @@
+//! A resolved [`Module`] as Rust tokens that rebuild it ([`Module::from_parts`]): how
+//! `parray!` carries its declarations into the program as data, so that a type's run-time
+//! value (`DataType::module`) needs no parsing. Paths are the `parray` crate's
+//! (`::parray::layout::...`).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use parray_layout::error::TextSpan;
+use parray_layout::kinds::{ElemType, MemKind, Param, ThreadKind};
+use parray_layout::tree::{Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
+
+/// An expression of type `::parray::layout::Module` equal to `module`.
+pub fn module_tokens(module: &Module) -> TokenStream {
+    let nodes = module.nodes().iter().map(node);
+    let types = module.types().iter().map(type_def);
+    let consts = module
+        .constants()
+        .into_iter()
+        .map(|(name, v)| quote!((::std::string::String::from(#name), #v)));
+    quote! {
+        ::parray::layout::Module::from_parts(
+            ::std::vec![#(#nodes),*],
+            ::std::vec![#(#types),*],
+            ::std::vec![#(#consts),*],
+        )
+    }
+}
+
+fn id(n: NodeId) -> TokenStream {
+    let k = n.0;
+    quote!(::parray::layout::NodeId(#k))
+}
+
+fn node(n: &Node) -> TokenStream {
+    let (size, max_offset, height) = (n.size, n.max_offset, n.height);
+    let kind = match &n.kind {
+        NodeKind::Leaf { stride } => quote!(::parray::layout::NodeKind::Leaf { stride: #stride }),
+        NodeKind::Compound => quote!(::parray::layout::NodeKind::Compound),
+        NodeKind::Prefix { target } => {
+            let t = id(*target);
+            quote!(::parray::layout::NodeKind::Prefix { target: #t })
+        }
+        NodeKind::Strided { target, weight } => {
+            let t = id(*target);
+            quote!(::parray::layout::NodeKind::Strided { target: #t, weight: #weight })
+        }
+    };
+    let children = n.children.iter().map(|c| id(*c));
+    quote! {
+        ::parray::layout::Node {
+            size: #size,
+            kind: #kind,
+            children: ::std::vec![#(#children),*],
+            max_offset: #max_offset,
+            height: #height,
+        }
+    }
+}
+
+fn type_def(t: &TypeDef) -> TokenStream {
+    let (name, natural, root) = (&t.name, t.natural, id(t.root));
+    let class = match &t.class {
+        TypeClass::Data { mem, elem } => {
+            let mem = match mem {
+                Some(m) => {
+                    let m = mem_kind(*m);
+                    quote!(::core::option::Option::Some(#m))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let elem = elem_type(*elem);
+            quote!(::parray::layout::TypeClass::Data { mem: #mem, elem: #elem })
+        }
+        TypeClass::Thread(kind) => {
+            let kind = match kind {
+                ThreadKind::Pthd => quote!(::parray::layout::ThreadKind::Pthd),
+                ThreadKind::Mpi => quote!(::parray::layout::ThreadKind::Mpi),
+                ThreadKind::Cuda(params) => {
+                    let params = params.iter().map(param);
+                    quote!(::parray::layout::ThreadKind::Cuda(
+                        ::std::vec![#(#params),*]
+                    ))
+                }
+            };
+            quote!(::parray::layout::TypeClass::Thread(#kind))
+        }
+    };
+    let span = span(t.span);
+    let distribution = match &t.distribution {
+        Some(Distribution { over, ranks, part }) => quote! {
+            ::core::option::Option::Some(::parray::layout::Distribution {
+                over: ::std::string::String::from(#over),
+                ranks: #ranks,
+                part: #part,
+            })
+        },
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        ::parray::layout::TypeDef {
+            name: ::std::string::String::from(#name),
+            class: #class,
+            root: #root,
+            natural: #natural,
+            distribution: #distribution,
+            span: #span,
+        }
+    }
+}
+
+fn param(p: &Param) -> TokenStream {
+    let (elem, pointer, name) = (elem_type(p.elem), p.pointer, &p.name);
+    quote! {
+        ::parray::layout::Param { elem: #elem, pointer: #pointer, name: ::std::string::String::from(#name) }
+    }
+}
+
+fn span(s: TextSpan) -> TokenStream {
+    let (start, end, line, col) = (s.start, s.end, s.line, s.col);
+    quote!(::parray::layout::TextSpan { start: #start, end: #end, line: #line, col: #col })
+}
+
+fn mem_kind(m: MemKind) -> TokenStream {
+    let v = proc_macro2::Ident::new(&format!("{m:?}"), proc_macro2::Span::call_site());
+    quote!(::parray::layout::MemKind::#v)
+}
+
+fn elem_type(e: ElemType) -> TokenStream {
+    let v = proc_macro2::Ident::new(&format!("{e:?}"), proc_macro2::Span::call_site());
+    quote!(::parray::layout::ElemType::#v)
+}

@@ -1,0 +1,210 @@
+//! The fault record: how a kernel with checked accesses tells its launch about the first
+//! access outside its array. The kernel's helpers ([`check_helpers`],
+//! [`vector_check_helper`]) write it and the launch reads it back with [`Fault::decode`];
+//! its layout is defined here, once, for both.
+//!
+//! The record is [`WORDS`] `u64`s on the device, zeroed before the launch: the first
+//! [`RECORD_WORDS`] hold the fault, the rest is scratch that a diverted access reads or
+//! writes instead of memory outside its array.
+
+use parray_layout::ElemType;
+
+/// The faulting array's number plus one (0: no fault), with the vector bits of
+/// [`which_word`]; the first thread to fault claims the record by writing it (the
+/// helpers' `atomicCAS(f, ..)`: the first word).
+pub const WHICH: usize = 0;
+/// The access's offset from the start of its array.
+pub const OFFSET: usize = 1;
+/// The array's number of elements.
+pub const EXTENT: usize = 2;
+/// The user's line of the statement.
+pub const LINE: usize = 3;
+/// The block's index, packed by [`AXIS_BITS`] (x lowest).
+pub const BLOCK: usize = 4;
+/// The thread's index in its block, packed likewise.
+pub const THREAD: usize = 5;
+/// Words of the record proper; the scratch starts after them, 16-byte aligned (a vector
+/// access may be diverted to it).
+pub const RECORD_WORDS: usize = 8;
+/// Words of the whole record: the record and 4 words of scratch.
+pub const WORDS: usize = RECORD_WORDS + 4;
+/// Bits of each axis of a packed block or thread index (CUDA's largest grid axis, 2^31 - 1
+/// blocks, is recorded modulo 2^21: enough to name the block of any launch a test makes).
+pub const AXIS_BITS: u32 = 21;
+
+/// Device helpers of a kernel with checked accesses: `parray_at(p, i, base, n, which, line,
+/// fault)` is `p + i` when that element lies within the `n` elements from `base`, and
+/// otherwise records the first such access of the launch in `fault` (array `which`, the
+/// offset, the extent, the line, the block and thread) and gives a scratch element, so
+/// that nothing outside the array is touched; the launch then reports the record.
+pub fn check_helpers() -> String {
+    let (y, z) = (AXIS_BITS, 2 * AXIS_BITS);
+    format!(
+        r#"__device__ __forceinline__ void parray_fault(unsigned long long* f, unsigned which, unsigned long long off, unsigned long long n, unsigned line) {{
+    if (atomicCAS(f, 0ull, (unsigned long long)which + 1ull) == 0ull) {{
+        f[{OFFSET}] = off; f[{EXTENT}] = n; f[{LINE}] = line;
+        f[{BLOCK}] = blockIdx.x | ((unsigned long long)blockIdx.y << {y}) | ((unsigned long long)blockIdx.z << {z});
+        f[{THREAD}] = threadIdx.x | ((unsigned long long)threadIdx.y << {y}) | ((unsigned long long)threadIdx.z << {z});
+    }}
+}}
+template <typename T, typename B>
+__device__ __forceinline__ T* parray_at(T* p, unsigned long long i, B* base, unsigned long long n, unsigned which, unsigned line, unsigned long long* f) {{
+    unsigned long long off = (unsigned long long)(p - base) + i;
+    if (off < n) return p + i;
+    parray_fault(f, which, off, n, line);
+    return reinterpret_cast<T*>(f + {RECORD_WORDS});
+}}
+"#
+    )
+}
+
+/// Device helper of a kernel with checked vector accesses: `parray_vat<L>(p, i, base, n,
+/// which, line, vector, fault)` is `p + i` when the `L` elements from it lie within the
+/// `n` from `base` and its offset from `base` is a multiple of `L`; otherwise it records
+/// the fault as `parray_at` does, the vector type and whether only the alignment failed
+/// in the bits above 16 of the array's number ([`which_word`]), and gives the scratch.
+pub fn vector_check_helper() -> String {
+    format!(
+        r#"template <unsigned L, typename T, typename B>
+__device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, unsigned long long n, unsigned which, unsigned line, unsigned vector, unsigned long long* f) {{
+    unsigned long long off = (unsigned long long)(p - base) + i;
+    bool inside = off < n && n - off >= L;
+    if (inside && off % L == 0) return p + i;
+    parray_fault(f, which | ((inside ? vector | {MISALIGNED}u : vector) << {VECTOR_SHIFT}), off, n, line);
+    return reinterpret_cast<T*>(f + {RECORD_WORDS});
+}}
+"#
+    )
+}
+
+/// Where a vector access's bits start in the array's number.
+const VECTOR_SHIFT: u32 = 16;
+/// The bit, above the vector type's code, of a vector access misaligned with its lanes in
+/// bounds.
+const MISALIGNED: u32 = 0x100;
+
+/// The number of an access to array number `which`, as the kernel records it: the number
+/// alone for an element; for a vector access also, from bit 16, the vector type's place in
+/// [`ElemType::ALL`] plus one ([`vector_code`]) and, in bit 24, whether its lanes were in
+/// bounds but misaligned. [`Fault::decode`] reads it back.
+pub fn which_word(which: u32, vector: Option<(ElemType, bool)>) -> u32 {
+    match vector {
+        None => which,
+        Some((v, misaligned)) => {
+            which | (vector_code(v) | if misaligned { MISALIGNED } else { 0 }) << VECTOR_SHIFT
+        }
+    }
+}
+
+/// The number of the vector type `v` in a fault record (0 is an element).
+pub fn vector_code(v: ElemType) -> u32 {
+    ElemType::ALL
+        .iter()
+        .position(|e| *e == v)
+        .expect("every element type is in ALL") as u32
+        + 1
+}
+
+/// A fault a kernel recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The array's number among the kernel's checked arrays.
+    pub which: usize,
+    /// For a vector access: its type, and whether its lanes were in bounds but misaligned.
+    pub vector: Option<(ElemType, bool)>,
+    pub offset: u64,
+    pub extent: u64,
+    pub line: u32,
+    /// The block's and the thread's indices, x first.
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+}
+
+impl Fault {
+    /// The fault in `words`, as the helpers wrote it; `None` when no access faulted.
+    pub fn decode(words: &[u64; WORDS]) -> Option<Fault> {
+        let word = words[WHICH].checked_sub(1)?;
+        let code = (word >> VECTOR_SHIFT) as u32;
+        let vector = (code & 0xff)
+            .checked_sub(1)
+            .and_then(|k| ElemType::ALL.get(k as usize))
+            .map(|v| (*v, code & MISALIGNED != 0));
+        let axis = (1u64 << AXIS_BITS) - 1;
+        let unpack = |w: u64| {
+            [
+                (w & axis) as u32,
+                ((w >> AXIS_BITS) & axis) as u32,
+                (w >> (2 * AXIS_BITS)) as u32,
+            ]
+        };
+        Some(Fault {
+            which: (word & ((1 << VECTOR_SHIFT) - 1)) as usize,
+            vector,
+            offset: words[OFFSET],
+            extent: words[EXTENT],
+            line: words[LINE] as u32,
+            block: unpack(words[BLOCK]),
+            thread: unpack(words[THREAD]),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the kernel writes (the words its helpers compute, here in Rust) the launch
+    /// reads back: each array number, vector kind and index.
+    #[test]
+    fn a_record_round_trips() {
+        let pack = |v: [u32; 3]| {
+            u64::from(v[0]) | u64::from(v[1]) << AXIS_BITS | u64::from(v[2]) << (2 * AXIS_BITS)
+        };
+        let mut kinds = vec![None];
+        for v in [
+            ElemType::Float2,
+            ElemType::Float4,
+            ElemType::Double2,
+            ElemType::Int2,
+            ElemType::Int4,
+        ] {
+            kinds.extend([Some((v, false)), Some((v, true))]);
+        }
+        for (which, vector) in kinds.into_iter().enumerate() {
+            let (block, thread) = ([7, 1, 2], [31, 0, 63]);
+            let mut words = [0u64; WORDS];
+            words[WHICH] = u64::from(which_word(which as u32, vector)) + 1;
+            words[OFFSET] = 1000 + which as u64;
+            words[EXTENT] = 64;
+            words[LINE] = 12;
+            words[BLOCK] = pack(block);
+            words[THREAD] = pack(thread);
+            let fault = Fault::decode(&words).expect("a fault");
+            assert_eq!(
+                fault,
+                Fault {
+                    which,
+                    vector,
+                    offset: 1000 + which as u64,
+                    extent: 64,
+                    line: 12,
+                    block,
+                    thread,
+                }
+            );
+        }
+        assert_eq!(Fault::decode(&[0; WORDS]), None);
+    }
+
+    /// The helpers write the words this module names, and divert to the scratch after
+    /// the record.
+    #[test]
+    fn the_helpers_use_the_layout() {
+        let c = check_helpers();
+        for at in [OFFSET, EXTENT, LINE, BLOCK, THREAD] {
+            assert!(c.contains(&format!("f[{at}] = ")), "{c}");
+        }
+        assert!(c.contains(&format!("f + {RECORD_WORDS}")), "{c}");
+        assert!(vector_check_helper().contains(&format!("<< {VECTOR_SHIFT}")));
+    }
+}

@@ -1,0 +1,964 @@
+//! The body IR: a detour body, lowered once from Rust syntax, typed once, then written
+//! for every back end (Rust for pthd threads and the CPU emulation of cuda grids, CUDA C
+//! for the GPU).
+//!
+//! The front end (parray-macros' `lower`) resolves names to [`LocalId`]s and compiles the
+//! `$...$` forms; [`crate::passes::check`] infers and checks types with Rust's rules (unsuffixed
+//! literals take their type from use, else `i32`/`f64`); the back ends ([`crate::back`])
+//! print the proved body. Spans are data: each node keeps the user's span, so errors,
+//! `#line` directives and panics point at the user's code.
+
+use parray_layout::grid::ThreadIndex;
+use parray_layout::kinds::{ElemType, MemKind, Param};
+use parray_layout::offsets::Offset;
+
+use crate::CodeSpan;
+
+/// Which threads run the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// CPU threads: Rust only; the body may capture host variables.
+    Pthd,
+    /// A CUDA grid: CUDA C on the GPU and the same body as Rust on the CPU emulation; the
+    /// body sees only its kernel parameters and its own locals.
+    Cuda,
+}
+
+/// A scalar type of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    I8,
+    U8,
+    I32,
+    U32,
+    I64,
+    U64,
+    /// Rust's index type. In a cuda body it is 32 bits wide on every back end (CUDA's
+    /// `unsigned`, the emulator's `u32`), as index arithmetic on a GPU should be.
+    Usize,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 10] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    /// The Rust name as written in a body (`usize` for [`Scalar::Usize`]).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::U8 => "u8",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+            Scalar::I64 => "i64",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    pub fn from_rust_name(s: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|t| t.rust_name() == s)
+    }
+
+    pub fn is_int(self) -> bool {
+        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I32 | Scalar::I64)
+    }
+
+    /// The scalar an element of this type is, for scalar elements.
+    pub fn of_elem(e: ElemType) -> Option<Scalar> {
+        Some(match e {
+            ElemType::Float => Scalar::F32,
+            ElemType::Double => Scalar::F64,
+            ElemType::Int => Scalar::I32,
+            ElemType::Unsigned => Scalar::U32,
+            ElemType::Char => Scalar::I8,
+            ElemType::UChar => Scalar::U8,
+            ElemType::Long => Scalar::I64,
+            _ => return None,
+        })
+    }
+}
+
+/// A type of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(Scalar),
+    /// `Float2`, `Float4`, `Double2`, `Int2`, `Int4`.
+    Vector(ElemType),
+    /// A pointer into an array of elements (a kernel parameter, a captured buffer moved
+    /// by `p + off`).
+    Ptr(ElemType),
+    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread).
+    Array {
+        elem: ElemType,
+        mem: MemKind,
+        len: u64,
+    },
+    /// Statements and expressions that give no value.
+    Unit,
+    /// A host value captured by a pthd body: rustc types it.
+    Host,
+    /// An inference variable (only while [`check`] runs).
+    Infer(u32),
+}
+
+impl Ty {
+    pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+
+    /// The value type of one element of type `e`.
+    pub fn of_elem(e: ElemType) -> Ty {
+        match Scalar::of_elem(e) {
+            Some(s) => Ty::Scalar(s),
+            None => Ty::Vector(e),
+        }
+    }
+
+    pub fn scalar(self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ty::Scalar(s) => f.write_str(s.rust_name()),
+            Ty::Vector(e) => f.write_str(e.rust_type()),
+            Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
+            Ty::Array { elem, mem, len } => {
+                write!(f, "a {mem} array of {len} {}", elem.rust_type())
+            }
+            Ty::Unit => f.write_str("()"),
+            Ty::Host => f.write_str("a host value"),
+            Ty::Infer(_) => f.write_str("{number}"),
+        }
+    }
+}
+
+/// Where a node comes from: the user's tokens, and their line (0: unknown) for `#line`.
+#[derive(Debug, Clone, Copy)]
+pub struct Loc {
+    pub span: CodeSpan,
+    pub line: u32,
+}
+
+/// A local of the body: a kernel parameter, a `let`, a `for` variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LocalId(pub u32);
+
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// The user's name (the emitters may rename to avoid C redeclarations).
+    pub name: String,
+    pub span: CodeSpan,
+    pub mutable: bool,
+    /// Declared (`let x: f32`) or inferred by [`check`].
+    pub ty: Option<Ty>,
+    /// A kernel parameter (bound by the launch, not by a `let`).
+    pub param: bool,
+}
+
+/// A body after lowering.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub target: Target,
+    /// The thread array's name (kernel names and error messages).
+    pub array: String,
+    /// The user's file, for `#line`.
+    pub file: String,
+    /// The kernel parameters, in order; each is also a local.
+    pub params: Vec<(Param, LocalId)>,
+    pub locals: Vec<Local>,
+    /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
+    /// expressions of the hardware indices, in first-use order.
+    pub tids: Vec<(String, ThreadIndex)>,
+    pub stmts: Vec<Stmt>,
+    /// CUDA's `__launch_bounds__`: the threads of a block and the blocks a multiprocessor
+    /// must hold at once (`#![min_blocks_per_sm(N)]`), which caps the registers a thread
+    /// may take.
+    pub launch_bounds: Option<(u32, u32)>,
+    /// The parameters the kernel reads from constant memory (arrays of cmem types), with
+    /// the elements each needs: found by [`bounds::prove`], declared `__constant__` by the
+    /// C back end, filled by the launch.
+    pub constants: Vec<(LocalId, u64)>,
+}
+
+impl Body {
+    pub fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id.0 as usize]
+    }
+
+    /// Whether the body assigns `local` anywhere (`x = ...`, `x += ...`).
+    pub fn assigns(&self, local: LocalId) -> bool {
+        let mut found = false;
+        visit_exprs(&self.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                found |= matches!(place.kind, ExprKind::Local(id) if id == local);
+            }
+        });
+        found
+    }
+
+    /// Whether the body has a collective statement anywhere (a `#sync`, a `shfl_down`):
+    /// the emulation then runs its blocks' threads in lockstep.
+    pub fn collective(&self) -> bool {
+        self.stmts.iter().any(Stmt::is_collective)
+    }
+
+    /// Each shared array the body creates with its byte offset in the block's shared
+    /// memory (16-byte aligned, in creation order), and the bytes of all of them.
+    pub fn shared_layout(&self) -> (Vec<(LocalId, u64)>, u64) {
+        let mut at = Vec::new();
+        let mut total = 0u64;
+        visit_stmts(&self.stmts, &mut |s| {
+            if let Stmt::Create {
+                local,
+                elem,
+                mem: MemKind::Smem,
+                len,
+                ..
+            } = s
+            {
+                let start = total.next_multiple_of(16);
+                at.push((*local, start));
+                total = start + len * elem.size_bytes();
+            }
+        });
+        (at, total)
+    }
+
+    /// Bytes of dynamic shared memory a kernel of this body is launched with: none when its
+    /// shared arrays fit the [`STATIC_SHARED_BYTES`] a kernel may declare; otherwise all of
+    /// them (the kernel then opts in to more, up to the device's limit).
+    pub fn dynamic_shared_bytes(&self) -> u64 {
+        match self.shared_layout().1 {
+            total if total > STATIC_SHARED_BYTES => total,
+            _ => 0,
+        }
+    }
+}
+
+/// Shared memory a CUDA kernel may declare statically; beyond it, arrays live in dynamic
+/// shared memory.
+pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// Applies `f` to every expression of `stmts`, outermost first.
+pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Expr)) {
+    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+        f(e);
+        e.for_each_child(&mut |c| expr(c, f));
+    }
+    for s in stmts {
+        s.for_each_part(&mut |part| match part {
+            Part::Expr(e) => expr(e, f),
+            Part::Body(b) => visit_exprs(b, f),
+        });
+    }
+}
+
+/// Applies `f` to every statement of `stmts`, nested ones included, outermost first.
+pub fn visit_stmts<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        s.for_each_part(&mut |part| {
+            if let Part::Body(b) = part {
+                visit_stmts(b, f);
+            }
+        });
+    }
+}
+
+/// A direct part of a statement: one of its own expressions, or a nested statement list.
+pub enum Part<'s> {
+    Expr(&'s Expr),
+    Body(&'s [Stmt]),
+}
+
+/// [`Part`], mutably.
+pub enum PartMut<'s> {
+    Expr(&'s mut Expr),
+    Body(&'s mut [Stmt]),
+}
+
+/// The direct parts of a statement (borrowed as `$stmt` is), each given to `$f` as
+/// `$part`, in evaluation order: one list for the shared and the mutable walk.
+macro_rules! stmt_parts {
+    ($stmt:expr, $f:ident, $part:ident, $iter:ident) => {
+        match $stmt {
+            Stmt::Let { init, .. } => init.$iter().for_each(|e| $f($part::Expr(e))),
+            Stmt::Expr { expr, .. } => $f($part::Expr(expr)),
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                $f($part::Expr(cond));
+                $f($part::Body(then));
+                if let Some(e) = els {
+                    $f($part::Body(e));
+                }
+            }
+            Stmt::While { cond, body, .. } => {
+                $f($part::Expr(cond));
+                $f($part::Body(body));
+            }
+            Stmt::For {
+                start, end, body, ..
+            } => {
+                $f($part::Expr(start));
+                $f($part::Expr(end));
+                $f($part::Body(body));
+            }
+            Stmt::Block { body, .. } => $f($part::Body(body)),
+            Stmt::Vectorised { vector, scalar, .. } => {
+                $f($part::Body(vector));
+                $f($part::Body(scalar));
+            }
+            Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
+            Stmt::Create { .. }
+            | Stmt::Sync { .. }
+            | Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. } => {}
+        }
+    };
+}
+
+impl Stmt {
+    /// Applies `f` to each direct part of the statement, in evaluation order.
+    pub fn for_each_part<'s>(&'s self, f: &mut dyn FnMut(Part<'s>)) {
+        stmt_parts!(self, f, Part, iter)
+    }
+
+    /// [`Stmt::for_each_part`], mutably.
+    pub fn for_each_part_mut<'s>(&'s mut self, f: &mut dyn FnMut(PartMut<'s>)) {
+        stmt_parts!(self, f, PartMut, iter_mut)
+    }
+
+    /// Where the statement is in the user's source.
+    pub fn loc(&self) -> Loc {
+        let (Stmt::Let { loc, .. }
+        | Stmt::Create { loc, .. }
+        | Stmt::Expr { loc, .. }
+        | Stmt::If { loc, .. }
+        | Stmt::While { loc, .. }
+        | Stmt::For { loc, .. }
+        | Stmt::Block { loc, .. }
+        | Stmt::Vectorised { loc, .. }
+        | Stmt::Sync { loc }
+        | Stmt::Break { loc }
+        | Stmt::Continue { loc }
+        | Stmt::Return { loc }
+        | Stmt::Print { loc, .. }) = self;
+        *loc
+    }
+
+    /// Whether this statement, at any depth, is one the threads of a block execute
+    /// together: a `#sync`, or one whose expressions hold a `shfl_down`.
+    pub fn is_collective(&self) -> bool {
+        let mut found = matches!(self, Stmt::Sync { .. });
+        self.for_each_part(&mut |part| match part {
+            Part::Body(b) => found |= b.iter().any(Stmt::is_collective),
+            Part::Expr(e) => found |= e.shuffles(),
+        });
+        found
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Let {
+        local: LocalId,
+        init: Option<Expr>,
+        loc: Loc,
+    },
+    /// `let s = S::create();` of an smem or rmem type.
+    Create {
+        local: LocalId,
+        type_name: String,
+        elem: ElemType,
+        mem: MemKind,
+        len: u64,
+        /// The shared array's number in the body (smem only).
+        slot: usize,
+        loc: Loc,
+    },
+    Expr {
+        expr: Expr,
+        loc: Loc,
+    },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+        loc: Loc,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        inclusive: bool,
+        /// `#[unroll]` (`Some(None)`) or `#[unroll(N)]`.
+        unroll: Option<Option<u32>>,
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    Block {
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `#sync`: the block's (cuda) or the array's (pthd) barrier.
+    Sync {
+        loc: Loc,
+    },
+    Break {
+        loc: Loc,
+    },
+    Continue {
+        loc: Loc,
+    },
+    Return {
+        loc: Loc,
+    },
+    /// A `#copy` that moves vectors where both of its sides are aligned: `vector` (one
+    /// loop of vector accesses) when [`bounds::prove`] shows each of its vector accesses
+    /// aligned, else `scalar` (the element loop). `prove` replaces the statement by the one
+    /// it keeps; a back end given the statement itself writes `scalar`.
+    Vectorised {
+        vector: Vec<Stmt>,
+        scalar: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `println!`/`print!` with `{}` placeholders.
+    Print {
+        /// The literal text between placeholders (one more piece than arguments).
+        pieces: Vec<String>,
+        args: Vec<Expr>,
+        newline: bool,
+        loc: Loc,
+    },
+}
+
+/// The direct sub-expressions of an [`ExprKind`] (borrowed as `$kind` is), each given to
+/// `$f`: one list for the shared and the mutable walk.
+macro_rules! children {
+    ($kind:expr, $f:ident, $iter:ident) => {
+        match $kind {
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Capture(_)
+            | ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::GenericSize { .. }
+            | ExprKind::Cnt(_) => {}
+            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => $f(x),
+            ExprKind::Offset { args, .. }
+            | ExprKind::GenericOffset { args, .. }
+            | ExprKind::MakeVector(_, args)
+            | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Assign(_, a, b)
+            | ExprKind::Index(a, b, _)
+            | ExprKind::ShflDown {
+                value: a, delta: b, ..
+            } => {
+                $f(a);
+                $f(b);
+            }
+            ExprKind::Atomic(_, p, args, _) => {
+                $f(p);
+                args.$iter().for_each($f);
+            }
+            ExprKind::Method(_, r, args) => {
+                $f(r);
+                args.$iter().for_each($f);
+            }
+            ExprKind::Vector { base, at, .. } => {
+                $f(base);
+                $f(at);
+            }
+            ExprKind::Select(c, a, b) => {
+                $f(c);
+                $f(a);
+                $f(b);
+            }
+        }
+    };
+}
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: CodeSpan,
+    /// Set by [`check`].
+    pub ty: Ty,
+    /// Set by [`bounds::prove`]: a GPU's 32-bit unsigned value that lies in `[0, i32::MAX]`,
+    /// computed from such values only, so that C may compute it in `int` with the same
+    /// result (SPEC 3.5, "Index arithmetic in `int`").
+    pub signed: bool,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: impl Into<CodeSpan>) -> Expr {
+        Expr {
+            kind,
+            span: span.into(),
+            ty: Ty::Unit,
+            signed: false,
+        }
+    }
+
+    /// Applies `f` to each direct sub-expression, in evaluation order.
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        children!(&self.kind, f, iter)
+    }
+
+    /// Whether a `shfl_down` appears in this expression, at any depth.
+    pub fn shuffles(&self) -> bool {
+        let mut found = matches!(self.kind, ExprKind::ShflDown { .. });
+        self.for_each_child(&mut |c| found |= c.shuffles());
+        found
+    }
+
+    /// [`Expr::for_each_child`], mutably.
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        children!(&mut self.kind, f, iter_mut)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Lit {
+    /// Digits and an optional suffix type.
+    Int(u128, Option<Scalar>),
+    /// Decimal text (`base10_digits`) and an optional suffix type.
+    Float(String, Option<Scalar>),
+    Bool(bool),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    /// The operator's symbol, the same in Rust and C.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+}
+
+/// The math methods of the subset (each exists in CUDA's math library).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Abs,
+    Min,
+    Max,
+    MulAdd,
+    Powf,
+    Powi,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Recip,
+}
+
+/// Each method of the subset: its Rust name, and CUDA's double-precision function (with
+/// `f` appended for `f32`; `recip` and `powi` are written otherwise).
+const METHODS: [(Method, &str, &str); 21] = [
+    (Method::Sqrt, "sqrt", "sqrt"),
+    (Method::Exp, "exp", "exp"),
+    (Method::Exp2, "exp2", "exp2"),
+    (Method::Ln, "ln", "log"),
+    (Method::Log2, "log2", "log2"),
+    (Method::Log10, "log10", "log10"),
+    (Method::Sin, "sin", "sin"),
+    (Method::Cos, "cos", "cos"),
+    (Method::Tan, "tan", "tan"),
+    (Method::Tanh, "tanh", "tanh"),
+    (Method::Abs, "abs", "fabs"),
+    (Method::Min, "min", "fmin"),
+    (Method::Max, "max", "fmax"),
+    (Method::MulAdd, "mul_add", "fma"),
+    (Method::Powf, "powf", "pow"),
+    (Method::Powi, "powi", "pow"),
+    (Method::Floor, "floor", "floor"),
+    (Method::Ceil, "ceil", "ceil"),
+    (Method::Round, "round", "round"),
+    (Method::Trunc, "trunc", "trunc"),
+    (Method::Recip, "recip", ""),
+];
+
+impl Method {
+    /// Every method, in the order the subset lists them.
+    pub fn all() -> impl Iterator<Item = Method> {
+        METHODS.iter().map(|(m, _, _)| *m)
+    }
+
+    fn entry(self) -> &'static (Method, &'static str, &'static str) {
+        METHODS
+            .iter()
+            .find(|(m, _, _)| *m == self)
+            .expect("every method is in the table")
+    }
+
+    pub fn rust_name(self) -> &'static str {
+        self.entry().1
+    }
+
+    /// CUDA's double-precision function of a float method (`sqrtf` is this plus `f`).
+    pub fn c_name(self) -> &'static str {
+        self.entry().2
+    }
+
+    pub fn from_rust_name(s: &str) -> Option<Method> {
+        METHODS.iter().find(|(_, r, _)| *r == s).map(|(m, _, _)| *m)
+    }
+
+    /// Number of arguments besides the receiver.
+    pub fn arity(self) -> usize {
+        match self {
+            Method::Min | Method::Max | Method::Powf | Method::Powi => 1,
+            Method::MulAdd => 2,
+            _ => 0,
+        }
+    }
+
+    /// Whether the method exists for integers too (else floats only).
+    pub fn on_ints(self) -> bool {
+        matches!(self, Method::Abs | Method::Min | Method::Max)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Lit(Lit),
+    Local(LocalId),
+    /// A host variable (or a path, `std::f32::consts::PI`) captured by a pthd body.
+    Capture(String),
+    /// A call of a Rust function by a pthd body (CPU threads call what they like; rustc
+    /// checks it).
+    HostCall(String, Vec<Expr>),
+    /// `$tid$`, `$tid_0_1$`: the path after `tid`.
+    Tid(String),
+    /// `$dim(T)$`, `$size(T)$`: a `usize` constant.
+    Size(u64),
+    /// `$cnt(T)$`.
+    Cnt(bool),
+    /// `$T[...]$`: the simplified offset (a `usize`) and, for each of its variables, the
+    /// index expression it stands for; `of` is the declared type indexed.
+    Offset {
+        off: Offset,
+        args: Vec<Expr>,
+        of: Indexed,
+    },
+    /// `$T[i][j]$` with `T` a type parameter of the detour: one index per top-level
+    /// dimension, the offset function known when the detour is instantiated.
+    GenericOffset {
+        ty: String,
+        args: Vec<Expr>,
+    },
+    /// `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
+    GenericSize {
+        ty: String,
+        dim: Option<usize>,
+    },
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `place = value` (`None`) or `place op= value`.
+    Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>, Scalar),
+    /// An element of an array or a pointer; [`bounds`] decides whether its check is needed.
+    Index(Box<Expr>, Box<Expr>, Check),
+    /// `p.load2(off)`, `p.load4(off)`: the `lanes` elements from `at` as one vector value
+    /// (`Float4` of `f32` elements, [`vector_of`]); as the place of an
+    /// [`ExprKind::Assign`], `p.store2(off, v)` / `p.store4(off, v)`. The first element's
+    /// offset from the start of the root array must be a multiple of `lanes` (a GPU faults
+    /// on a misaligned vector): [`bounds`] proves that, or the access checks it with its
+    /// bounds. `method` is the span of the method's name.
+    Vector {
+        base: Box<Expr>,
+        at: Box<Expr>,
+        lanes: u8,
+        check: Check,
+        method: CodeSpan,
+    },
+    /// `.x`, `.y`, `.z`, `.w` of a vector.
+    Field(Box<Expr>, u8),
+    Method(Method, Box<Expr>, Vec<Expr>),
+    /// `atomic_add(p, v)`, `atomic_exch(p, v)`, `atomic_cas(p, compare, v)`: CUDA's
+    /// `atomicAdd`, `atomicExch`, `atomicCAS` on `p[0]` with the operands after `p`; the
+    /// old value.
+    Atomic(AtomicOp, Box<Expr>, Vec<Expr>, Check),
+    /// `shfl_down(value, delta)`: the `value` of the lane `delta % 32` above this thread's
+    /// in its warp of [`WARP`] lanes (its own where that lane is past the warp), exchanged by
+    /// all the lanes of the warp together (cuda bodies; a statement that holds one is
+    /// [collective](Stmt::is_collective)). `slot` numbers the body's shuffles.
+    ShflDown {
+        value: Box<Expr>,
+        delta: Box<Expr>,
+        slot: usize,
+    },
+    /// `Float2::new(x, y)` and the other vector constructors.
+    MakeVector(ElemType, Vec<Expr>),
+    /// `if c { a } else { b }` as a value.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// The lanes of a warp in the body language: `shfl_down` exchanges values among 32
+/// consecutive threads of a block (flat thread ids `32k .. 32k + 32`), on every back end.
+/// A HIP target whose wavefront is 64 lanes wide shuffles within each half.
+pub const WARP: u32 = 32;
+
+/// An atomic read-modify-write of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `atomic_add(p, v)`: adds `v`.
+    Add,
+    /// `atomic_exch(p, v)`: writes `v`.
+    Exch,
+    /// `atomic_cas(p, compare, v)`: writes `v` where the element equals `compare`.
+    Cas,
+}
+
+impl AtomicOp {
+    /// The body's function name.
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Exch => "atomic_exch",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+
+    /// The kernel's function: CUDA's `atomicAdd`; for the two that build locks, helpers
+    /// that fence on both sides (`emit_c::LOCK_HELPERS`), so that plain accesses between a
+    /// taking `atomic_cas` and a releasing `atomic_exch` are ordered by them.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Exch => "parray_exch",
+            AtomicOp::Cas => "parray_cas",
+        }
+    }
+
+    /// The operands after the pointer.
+    pub fn arity(self) -> usize {
+        match self {
+            AtomicOp::Add | AtomicOp::Exch => 1,
+            AtomicOp::Cas => 2,
+        }
+    }
+}
+
+/// The declared data type a `$T[...]$` form indexes (`M` for `$M_0[i]$` too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Indexed {
+    pub type_name: String,
+    /// Elements of storage a value of the type needs; `None` for a type parameter, whose
+    /// extent is known only when the detour is instantiated.
+    pub extent: Option<u64>,
+    /// The type is in constant memory (`cmem`): its root is read from the kernel's
+    /// constant bank.
+    pub constant: bool,
+}
+
+impl Indexed {
+    /// The declared type `name` of `module`, as a `$name[...]$` form indexes it.
+    pub fn of_type(module: &parray_layout::Module, name: &str) -> Indexed {
+        let def = module.type_def(name);
+        Indexed {
+            type_name: name.to_string(),
+            extent: Some(def.map_or(0, |d| module.extent(d.root))),
+            constant: def.is_some_and(|d| {
+                matches!(
+                    d.class,
+                    parray_layout::TypeClass::Data {
+                        mem: Some(MemKind::Cmem),
+                        ..
+                    }
+                )
+            }),
+        }
+    }
+}
+
+/// Whether an element access is checked against its array's extent when it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Checked when it runs: on the CPU by the handle (a panic), on the GPU against the
+    /// extent of its root array ([`crate::passes::bounds::Root`], found by [`bounds::prove`]; `None`
+    /// before, or where the array is not known).
+    Checked(Option<crate::passes::bounds::Root>),
+    /// Proved within the extent for every thread and iteration ([`bounds::prove`]). A back
+    /// end writes only a [`Proved`] body, whose every mark `prove` set itself.
+    Proved,
+}
+
+/// A problem found in a body, at the user's tokens.
+#[derive(Debug, Clone)]
+pub struct Diag {
+    pub span: CodeSpan,
+    pub message: String,
+}
+
+impl Diag {
+    pub fn new(span: impl Into<CodeSpan>, message: impl Into<String>) -> Diag {
+        Diag {
+            span: span.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Binding strength of a binary operator in Rust (`*` 10 ... `||` 2); C agrees except
+/// that it ranks `&`, `^`, `|` below comparisons, which the C emitter parenthesises.
+pub fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => 10,
+        BinOp::Add | BinOp::Sub => 9,
+        BinOp::Shl | BinOp::Shr => 8,
+        BinOp::BitAnd => 7,
+        BinOp::BitXor => 6,
+        BinOp::BitOr => 5,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 4,
+        BinOp::And => 3,
+        BinOp::Or => 2,
+    }
+}
+
+/// The value of `x`, `y`, `z`, `w` as a lane number.
+pub fn lane(name: &str) -> Option<u8> {
+    ["x", "y", "z", "w"]
+        .iter()
+        .position(|l| *l == name)
+        .map(|p| p as u8)
+}
+
+/// The lanes a vector element type has.
+pub fn lanes(e: ElemType) -> u8 {
+    match e {
+        ElemType::Float4 | ElemType::Int4 => 4,
+        ElemType::Float2 | ElemType::Double2 | ElemType::Int2 => 2,
+        _ => 0,
+    }
+}
+
+/// The vector type of `lanes` elements of `elem` that a body can load and store at once
+/// (`p.load4(off)` on `f32` elements is a `Float4`): `float` 2 and 4, `double` 2, `int` 2
+/// and 4, as CUDA's `float2`, `float4`, `double2`, `int2`, `int4`.
+pub fn vector_of(elem: ElemType, lanes: u8) -> Option<ElemType> {
+    Some(match (elem, lanes) {
+        (ElemType::Float, 2) => ElemType::Float2,
+        (ElemType::Float, 4) => ElemType::Float4,
+        (ElemType::Double, 2) => ElemType::Double2,
+        (ElemType::Int, 2) => ElemType::Int2,
+        (ElemType::Int, 4) => ElemType::Int4,
+        _ => return None,
+    })
+}
+
+/// The scalar of a vector's lanes.
+pub fn lane_scalar(e: ElemType) -> Scalar {
+    match e {
+        ElemType::Double2 => Scalar::F64,
+        ElemType::Int2 | ElemType::Int4 => Scalar::I32,
+        _ => Scalar::F32,
+    }
+}

@@ -1,0 +1,863 @@
+//! Which arrays a body reads, writes and indexes as which type, and which of its element
+//! accesses are proved within bounds.
+//!
+//! Every access `x[e]` reaches an array through a *root*: a kernel parameter, a captured
+//! host variable (pthd) or an array the body creates. Following `let p = x + e1` chains,
+//! an access is `root[d + e]` for a displacement `d`. With an interval for every integer
+//! expression (thread indices from the thread array, `for` variables from their constant
+//! ranges, immutable locals from their initialisers, `$T[...]$` offsets from their type
+//! when each index lies inside its dimension), the access is *proved* when the interval
+//! of `d + e` lies in `[0, extent)`, the extent being the array's length for a created
+//! array and, for a parameter or a capture, the largest extent of the types the body
+//! indexes it as: the detour checks before starting that the array holds that many
+//! elements (`IndexedAs` in the runtime). Proved accesses skip their run-time check.
+//!
+//! A vector access (`p.load4(e)`) is proved when all its lanes are, and when its first
+//! lane is known to lie at a multiple of its lanes from the root's start: every integer
+//! expression also gets the number of its low bits known to be zero (a multiple of 4 has
+//! two), which holds under wrapping arithmetic too. A root's start is aligned: an array
+//! the body creates is allocated so, and the detour checks before starting that an array
+//! it is given starts at a multiple of the most lanes the body accesses it by
+//! (`aligned_for` in the runtime). The same facts decide a `#copy`'s
+//! [`Stmt::Vectorised`]: its vector loop where both sides are proved aligned.
+
+use std::collections::HashMap;
+
+use super::check::Typed;
+use crate::CodeSpan;
+
+use crate::ir::{
+    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Indexed, Lit, LocalId, Scalar, Stmt,
+    Target, Ty,
+};
+
+/// Where an access's array comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Root {
+    /// A kernel parameter or an array created in the body.
+    Local(LocalId),
+    /// A host variable captured by a pthd body (a single identifier or a path).
+    Capture(String),
+}
+
+/// What the body does with one root.
+#[derive(Debug, Clone)]
+pub struct RootUse {
+    pub root: Root,
+    /// Stored to (`x[i] = v`, `x[i] += v`, `atomic_add`), directly or through a pointer
+    /// derived from it.
+    pub written: bool,
+    /// The declared types whose `$T[...]$` forms index it (with their extents, `None` for
+    /// a type parameter), in first-use order.
+    pub indexed_as: Vec<Indexed>,
+    /// The most lanes of a vector access through it (`p.load4(off)`: 4); 0 when it has
+    /// none. An array given to the detour must start at a multiple of it.
+    pub lanes: u8,
+    /// Where the body first reaches it (for messages about it).
+    pub span: CodeSpan,
+}
+
+/// The result of [`prove`].
+#[derive(Debug, Clone, Default)]
+pub struct Proof {
+    pub roots: Vec<RootUse>,
+    /// Element accesses in the body, and how many of them were proved.
+    pub accesses: usize,
+    pub proved: usize,
+    /// What the body may not do, found by the proofs (at its token, in the order found):
+    /// an index of a `$T[...]$` form out of its dimension for every thread and iteration
+    /// (its interval lies wholly past it); a vector access whose first element is at one
+    /// offset, not a multiple of its lanes, for every thread and iteration (each would
+    /// fault on every run); an array indexed as a cmem type that a kernel cannot read
+    /// from its constant bank (written, also indexed as another memory's type, or not a
+    /// cuda kernel's parameter); in a cuda body, an access through a pointer whose array
+    /// the analysis cannot name (a pointer assigned from two arrays), which a GPU cannot
+    /// check.
+    pub errors: Vec<Diag>,
+}
+
+impl Proof {
+    pub fn root(&self, root: &Root) -> Option<&RootUse> {
+        self.roots.iter().find(|r| r.root == *root)
+    }
+}
+
+/// A typed body whose every element access [`prove`] marked proved or checked,
+/// with what it found: what the back ends write. Only `prove` makes one, so no back end
+/// writes an access unchecked that it did not prove.
+#[derive(Debug, Clone)]
+pub struct Proved {
+    body: Body,
+    proof: Proof,
+}
+
+impl Proved {
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    pub fn proof(&self) -> &Proof {
+        &self.proof
+    }
+}
+
+/// Finds the body's roots and marks each access proved in bounds as [`Check::Proved`], and
+/// every other with its root ([`Check::Checked`]), whatever marks the body had.
+pub fn prove(typed: Typed) -> Proved {
+    let mut body = typed.into_body();
+    let proof = prove_body(&mut body);
+    Proved { body, proof }
+}
+
+fn prove_body(body: &mut Body) -> Proof {
+    // First each `#copy` that can move vectors keeps the loop its alignment allows.
+    let read = body.clone();
+    let facts = Facts::analyse(&read);
+    choose_vectors(&mut body.stmts, &facts);
+    // The facts read the body as it was; the marks go into the body itself.
+    let read = body.clone();
+    let facts = Facts::analyse(&read);
+    // The extent each root is known to have: checked by the detour, or created.
+    let extents: HashMap<Root, u64> = facts
+        .uses
+        .iter()
+        .filter_map(|u| {
+            let created = match &u.root {
+                Root::Local(id) => facts.created.get(id).copied(),
+                Root::Capture(_) => None,
+            };
+            created
+                .or_else(|| u.indexed_as.iter().filter_map(|t| t.extent).max())
+                .map(|e| (u.root.clone(), e))
+        })
+        .collect();
+    let mut proof = Proof {
+        roots: facts.uses.clone(),
+        ..Proof::default()
+    };
+    let mut facts = facts;
+    mark(&mut body.stmts, &mut facts, &extents, &mut proof);
+    body.constants = constants(body, &proof.roots, &mut proof.errors);
+    proof
+}
+
+/// The kernel parameters the body reads from constant memory, with their extents: those
+/// it indexes as cmem types, which must be all the types it indexes them as, and which it
+/// must not write. Anything else indexed as a cmem type is an error in `errors`.
+fn constants(body: &Body, roots: &[RootUse], errors: &mut Vec<Diag>) -> Vec<(LocalId, u64)> {
+    let mut out = Vec::new();
+    for use_ in roots {
+        let Some(cmem) = use_.indexed_as.iter().find(|t| t.constant) else {
+            continue;
+        };
+        let (t, span) = (&cmem.type_name, use_.span);
+        let param = match &use_.root {
+            Root::Local(id) if body.params.iter().any(|(_, p)| p == id) => Some(*id),
+            _ => None,
+        };
+        let fail = match (use_.indexed_as.iter().find(|o| !o.constant), param) {
+            (Some(other), _) => format!(
+                "this array is indexed as `{t}`, in constant memory (cmem), and as `{}`, which is not: \
+                 a kernel reads an array from one memory",
+                other.type_name
+            ),
+            _ if use_.written => format!(
+                "`{t}` is in constant memory (cmem), which a kernel only reads: declare it dmem to write it"
+            ),
+            (None, Some(id)) if body.target == Target::Cuda => {
+                let extent = use_.indexed_as.iter().filter_map(|t| t.extent).max();
+                out.push((id, extent.unwrap_or(0)));
+                continue;
+            }
+            _ => format!(
+                "`{t}` is in constant memory (cmem), which cuda kernels read from their parameters: pass the array to a cuda detour"
+            ),
+        };
+        errors.push(Diag::new(span, fail));
+    }
+    out
+}
+
+/// Replaces each [`Stmt::Vectorised`] by its vector loop when every vector access in it is
+/// proved aligned, else by its element loop.
+fn choose_vectors(stmts: &mut [Stmt], facts: &Facts) {
+    for s in stmts {
+        if let Stmt::Vectorised {
+            vector,
+            scalar,
+            loc,
+            ..
+        } = s
+        {
+            let mut aligned = true;
+            visit_exprs(vector.iter(), &mut |e| {
+                if let ExprKind::Vector {
+                    base, at, lanes, ..
+                } = &e.kind
+                {
+                    aligned &= facts.aligned(base, at, *lanes);
+                }
+            });
+            let mut keep = std::mem::take(if aligned { vector } else { scalar });
+            *s = match keep.len() {
+                1 => keep.pop().expect("one statement"),
+                _ => Stmt::Block {
+                    body: keep,
+                    loc: *loc,
+                },
+            };
+        }
+        s.for_each_part_mut(&mut |part| {
+            if let crate::ir::PartMut::Body(b) = part {
+                choose_vectors(b, facts);
+            }
+        });
+    }
+}
+
+/// Low bits known to be zero in a value are counted up to this: enough for every
+/// vector's lanes.
+const TWOS: u32 = 8;
+
+/// The low zero bits of `v` (all, for 0), up to [`TWOS`].
+fn twos_of_constant(v: u128) -> u32 {
+    if v == 0 {
+        TWOS
+    } else {
+        v.trailing_zeros().min(TWOS)
+    }
+}
+
+/// An inclusive range of values.
+type Interval = (i128, i128);
+
+/// Where a pointer-valued expression points: its root, its displacement from the root's
+/// first element when known, the low zero bits known of that displacement (whatever it
+/// is), and the types of the forms that displaced it.
+#[derive(Debug, Clone)]
+struct Place {
+    root: Root,
+    displacement: Option<Interval>,
+    twos: u32,
+    types: Vec<Indexed>,
+}
+
+impl Place {
+    fn at(root: Root, displacement: Option<Interval>) -> Place {
+        Place {
+            root,
+            displacement,
+            twos: TWOS,
+            types: Vec::new(),
+        }
+    }
+}
+
+/// What the forward walk learned: ranges and low zero bits of integer locals, places of
+/// pointer locals, created arrays, and what each root is used for.
+struct Facts<'b> {
+    body: &'b Body,
+    ranges: HashMap<LocalId, Interval>,
+    twos: HashMap<LocalId, u32>,
+    places: HashMap<LocalId, Place>,
+    /// For each pointer local the body assigns: the low zero bits every value it is
+    /// assigned has (an assumption for the walk, which [`Facts::analyse`] makes true).
+    assigned_twos: HashMap<LocalId, u32>,
+    created: HashMap<LocalId, u64>,
+    /// For each immutable integer local, the forms its value was computed from.
+    local_forms: HashMap<LocalId, Vec<Indexed>>,
+    uses: Vec<RootUse>,
+}
+
+impl<'b> Facts<'b> {
+    fn new(body: &'b Body, assigned_twos: HashMap<LocalId, u32>) -> Self {
+        let mut facts = Facts {
+            body,
+            ranges: HashMap::new(),
+            twos: HashMap::new(),
+            places: HashMap::new(),
+            assigned_twos,
+            created: HashMap::new(),
+            local_forms: HashMap::new(),
+            uses: Vec::new(),
+        };
+        for (param, local) in &body.params {
+            if param.pointer {
+                let displacement = (!body.assigns(*local)).then_some((0, 0));
+                let mut place = Place::at(Root::Local(*local), displacement);
+                place.twos = facts.assigned_twos.get(local).copied().unwrap_or(TWOS);
+                facts.places.insert(*local, place);
+            }
+        }
+        facts
+    }
+
+    /// The facts of `body`: the forward walk, repeated until the low zero bits assumed of
+    /// each assigned pointer hold for every value assigned to it (they only decrease).
+    fn analyse(body: &'b Body) -> Self {
+        let mut assumed = HashMap::new();
+        loop {
+            let mut facts = Facts::new(body, assumed);
+            facts.stmts(&body.stmts);
+            facts.forget_reassigned_roots();
+            let found = facts.assigned_pointer_twos();
+            if found == facts.assigned_twos {
+                return facts;
+            }
+            assumed = found;
+        }
+    }
+
+    /// For each pointer local the body assigns, the low zero bits of every value assigned
+    /// to it, and of what was assumed (`p = q + e`: those of `q` and `e`; `p += e`: those
+    /// of `p` and `e`).
+    fn assigned_pointer_twos(&self) -> HashMap<LocalId, u32> {
+        let mut out = self.assigned_twos.clone();
+        visit_exprs(&self.body.stmts, &mut |e| {
+            let ExprKind::Assign(op, place, value) = &e.kind else {
+                return;
+            };
+            let ExprKind::Local(id) = place.kind else {
+                return;
+            };
+            let Some(now) = self.places.get(&id).map(|p| p.twos) else {
+                return;
+            };
+            let t = match op {
+                None => self.place(value).map_or(0, |p| p.twos),
+                Some(BinOp::Add) => now.min(self.twos_of(value)),
+                Some(_) => 0,
+            };
+            let entry = out.entry(id).or_insert(TWOS);
+            *entry = (*entry).min(t);
+        });
+        out
+    }
+
+    /// Whether the vector access `base.load{lanes}(at)` (or its store) is known to start at
+    /// a multiple of `lanes` from its root's start.
+    fn aligned(&self, base: &Expr, at: &Expr, lanes: u8) -> bool {
+        let need = u32::from(lanes).trailing_zeros();
+        self.place(base)
+            .is_some_and(|p| p.twos.min(self.twos_of(at)) >= need)
+    }
+
+    /// The low bits known to be zero in the value of an integer expression (up to
+    /// [`TWOS`]); they stay zero when the arithmetic wraps.
+    fn twos_of(&self, e: &Expr) -> u32 {
+        let t = match &e.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => twos_of_constant(*v),
+            ExprKind::Size(n) => twos_of_constant(u128::from(*n)),
+            ExprKind::Local(id) => self.twos.get(id).copied().unwrap_or(0),
+            ExprKind::Offset { off, args, .. } => {
+                let mut t = if off.expr.konst == 0 {
+                    TWOS
+                } else {
+                    twos_of_constant(u128::from(off.expr.konst))
+                };
+                for (c, term) in &off.expr.terms {
+                    let of_term = match term {
+                        parray_layout::expr::Term::Var(v) => {
+                            args.get(v.0 as usize).map_or(0, |a| self.twos_of(a))
+                        }
+                        parray_layout::expr::Term::Digit { .. } => 0,
+                    };
+                    t = t.min(twos_of_constant(u128::from(*c)) + of_term);
+                }
+                t
+            }
+            ExprKind::Cast(x, s) if s.is_int() => self.twos_of(x),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.twos_of(l), self.twos_of(r));
+                match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Rem | BinOp::BitOr | BinOp::BitXor => a.min(b),
+                    BinOp::Mul => a + b,
+                    BinOp::BitAnd => a.max(b),
+                    BinOp::Shl => match &r.kind {
+                        ExprKind::Lit(Lit::Int(k, _)) => a.saturating_add(*k as u32),
+                        _ => a,
+                    },
+                    _ => 0,
+                }
+            }
+            ExprKind::Select(_, a, b) => self.twos_of(a).min(self.twos_of(b)),
+            _ => 0,
+        };
+        t.min(TWOS)
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let {
+                local,
+                init: Some(init),
+                ..
+            } => {
+                self.uses_in(init);
+                let fixed = !self.body.assigns(*local);
+                // A pointer, or in a pthd body a value computed from a capture (rustc
+                // types it; it counts only where it is indexed).
+                if matches!(init.ty, Ty::Ptr(_) | Ty::Host) {
+                    if let Some(mut place) = self.place(init) {
+                        if !fixed {
+                            place.displacement = None;
+                            let assumed = self.assigned_twos.get(local).copied();
+                            place.twos = place.twos.min(assumed.unwrap_or(TWOS));
+                        }
+                        self.places.insert(*local, place);
+                    }
+                } else if fixed {
+                    if let Some(r) = self.interval(init) {
+                        self.ranges.insert(*local, r);
+                    }
+                    let mut types = Vec::new();
+                    forms(init, &self.local_forms, &mut types);
+                    if !types.is_empty() {
+                        self.local_forms.insert(*local, types);
+                    }
+                    self.twos.insert(*local, self.twos_of(init));
+                }
+            }
+            Stmt::Create { local, len, .. } => {
+                self.created.insert(*local, *len);
+                self.places
+                    .insert(*local, Place::at(Root::Local(*local), Some((0, 0))));
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                ..
+            } => {
+                self.uses_in(start);
+                self.uses_in(end);
+                if let (Some((lo, _)), Some((_, hi))) = (self.interval(start), self.interval(end)) {
+                    let hi = if *inclusive { hi } else { hi - 1 };
+                    self.ranges.insert(*var, (lo, hi.max(lo)));
+                }
+                self.stmts(body);
+            }
+            Stmt::While { cond, body, .. } => {
+                self.uses_in(cond);
+                let stride = self.stride_loop(cond, body);
+                self.narrowed(stride, |facts| facts.stmts(body));
+            }
+            other => other.for_each_part(&mut |part| match part {
+                crate::ir::Part::Expr(e) => self.uses_in(e),
+                crate::ir::Part::Body(b) => self.stmts(b),
+            }),
+        }
+    }
+
+    /// The range of the variable of a stride loop, `while i < end { ...; i += step; }`,
+    /// inside its body: `0..end` when `i` is unsigned, `end` is bounded (and does not
+    /// depend on `i`), the body ends with `i += step` (`step >= 0`), and that is the only
+    /// assignment to `i` in the whole body. Then `i` only grows, from wherever it started,
+    /// and the body runs only while `i < end`, before its last statement changes `i`.
+    fn stride_loop(&self, cond: &Expr, body: &[Stmt]) -> Option<(LocalId, Interval)> {
+        let ExprKind::Binary(BinOp::Lt, var, end) = &cond.kind else {
+            return None;
+        };
+        let ExprKind::Local(i) = var.kind else {
+            return None;
+        };
+        let unsigned = matches!(
+            var.ty,
+            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
+        );
+        let (_, hi) = self.interval(end)?;
+        let Some(Stmt::Expr { expr: last, .. }) = body.last() else {
+            return None;
+        };
+        let steps = matches!(&last.kind, ExprKind::Assign(Some(BinOp::Add), place, step)
+            if matches!(place.kind, ExprKind::Local(id) if id == i)
+                && self.interval(step).is_some_and(|(lo, _)| lo >= 0));
+        let mut assignments = 0;
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                assignments += usize::from(matches!(place.kind, ExprKind::Local(id) if id == i));
+            }
+        });
+        (unsigned && steps && assignments == 1 && hi >= 1).then_some((i, (0, hi - 1)))
+    }
+
+    /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
+    fn narrowed(&mut self, stride: Option<(LocalId, Interval)>, walk: impl FnOnce(&mut Self)) {
+        let Some((i, range)) = stride else {
+            return walk(self);
+        };
+        let outside = self.ranges.insert(i, range);
+        walk(self);
+        match outside {
+            Some(r) => self.ranges.insert(i, r),
+            None => self.ranges.remove(&i),
+        };
+    }
+
+    /// A pointer local assigned (`p = q`) a pointer into another array than its first has
+    /// no one root: forget it (its accesses are checked by the handle on the CPU, and
+    /// cannot be on a GPU).
+    fn forget_reassigned_roots(&mut self) {
+        let mut assigned = Vec::new();
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(None, place, value) = &e.kind {
+                if let ExprKind::Local(id) = place.kind {
+                    assigned.push((id, (**value).clone()));
+                }
+            }
+        });
+        for (id, value) in assigned {
+            let Some(root) = self.places.get(&id).map(|p| p.root.clone()) else {
+                continue;
+            };
+            if self.place(&value).is_none_or(|p| p.root != root) {
+                self.places.remove(&id);
+            }
+        }
+    }
+
+    /// Records the roots that `e` indexes, writes and indexes as which types.
+    fn uses_in(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Index(base, at, _) => self.access(base, Some(at), false, 0),
+            ExprKind::Vector {
+                base, at, lanes, ..
+            } => self.access(base, Some(at), false, *lanes),
+            ExprKind::Assign(_, place, _) => match &place.kind {
+                ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
+                ExprKind::Vector {
+                    base, at, lanes, ..
+                } => self.access(base, Some(at), true, *lanes),
+                _ => {}
+            },
+            ExprKind::Atomic(_, p, _, _) => self.access(p, None, true, 0),
+            _ => {}
+        }
+        e.for_each_child(&mut |c| self.uses_in(c));
+    }
+
+    fn access(&mut self, base: &Expr, at: Option<&Expr>, written: bool, lanes: u8) {
+        let Some(Place {
+            root, mut types, ..
+        }) = self.place(base)
+        else {
+            return;
+        };
+        if let Some(at) = at {
+            forms(at, &self.local_forms, &mut types);
+        }
+        let use_ = match self.uses.iter_mut().position(|u| u.root == root) {
+            Some(i) => &mut self.uses[i],
+            None => {
+                self.uses.push(RootUse {
+                    root,
+                    written: false,
+                    indexed_as: Vec::new(),
+                    lanes: 0,
+                    span: base.span,
+                });
+                self.uses.last_mut().expect("just pushed")
+            }
+        };
+        use_.written |= written;
+        use_.lanes = use_.lanes.max(lanes);
+        for t in types {
+            if !use_.indexed_as.contains(&t) {
+                use_.indexed_as.push(t);
+            }
+        }
+    }
+
+    /// Where a pointer-valued expression points.
+    fn place(&self, e: &Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Local(id) => self.places.get(id).cloned(),
+            ExprKind::Capture(name) => Some(Place::at(Root::Capture(name.clone()), Some((0, 0)))),
+            ExprKind::Binary(BinOp::Add, l, r) => {
+                let mut p = self.place(l)?;
+                p.displacement = p
+                    .displacement
+                    .zip(self.interval(r))
+                    .map(|(a, b)| (a.0 + b.0, a.1 + b.1));
+                p.twos = p.twos.min(self.twos_of(r));
+                forms(r, &self.local_forms, &mut p.types);
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// The values an integer expression can take, when the analysis can bound them.
+    fn interval(&self, e: &Expr) -> Option<Interval> {
+        let r = match &e.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => (*v as i128, *v as i128),
+            ExprKind::Local(id) => *self.ranges.get(id)?,
+            ExprKind::Size(n) => (*n as i128, *n as i128),
+            // An element read lies in its type's range (a byte in `[0, 255]`).
+            ExprKind::Index(..) => self.type_range(e.ty)?,
+            ExprKind::Tid(path) => {
+                let (_, t) = self.body.tids.iter().find(|(p, _)| p == path)?;
+                (0, t.expr.max(&t.vars) as i128)
+            }
+            ExprKind::Offset { off, args, .. } => {
+                // The offset's bound holds when every index lies inside its dimension.
+                for (k, a) in args.iter().enumerate() {
+                    let max = off.vars.max(parray_layout::VarId(k as u32)) as i128;
+                    let (lo, hi) = self.interval(a)?;
+                    if lo < 0 || hi > max {
+                        return None;
+                    }
+                }
+                (off.expr.konst as i128, off.expr.max(&off.vars) as i128)
+            }
+            ExprKind::Cast(x, s) if s.is_int() => self.interval(x)?,
+            // `x & m` with `m` in `[0, hi]` lies in `[0, hi]` whatever `x` is (two's
+            // complement: the result has no bit `m` lacks): a table index `x & 0xff`.
+            ExprKind::Binary(BinOp::BitAnd, l, r) => {
+                let hi = [self.interval(l), self.interval(r)]
+                    .into_iter()
+                    .flatten()
+                    .filter(|(lo, _)| *lo >= 0)
+                    .map(|(_, hi)| hi)
+                    .min()?;
+                (0, hi)
+            }
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (self.interval(l)?, self.interval(r)?);
+                match op {
+                    BinOp::Add => (a.0 + b.0, a.1 + b.1),
+                    BinOp::Sub => (a.0 - b.1, a.1 - b.0),
+                    BinOp::Mul if a.0 >= 0 && b.0 >= 0 => (a.0 * b.0, a.1 * b.1),
+                    BinOp::Div if a.0 >= 0 && b.0 > 0 => (a.0 / b.1, a.1 / b.0),
+                    BinOp::Rem if a.0 >= 0 && b.0 > 0 => (0, a.1.min(b.1 - 1)),
+                    BinOp::Shr if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => (a.0 >> b.1, a.1 >> b.0),
+                    BinOp::Shl if a.0 >= 0 && b.0 >= 0 && b.1 < 64 => {
+                        (a.0 << b.0, a.1.checked_shl(b.1 as u32)?)
+                    }
+                    _ => return None,
+                }
+            }
+            ExprKind::Select(_, a, b) => {
+                let (a, b) = (self.interval(a)?, self.interval(b)?);
+                (a.0.min(b.0), a.1.max(b.1))
+            }
+            // `a.min(b)` lies below whichever of the two is bounded (`(n as usize).min(N)`
+            // bounds a loop by a run-time count and by an array's size).
+            ExprKind::Method(crate::ir::Method::Min, r, args) if matches!(e.ty, Ty::Scalar(s) if s.is_int()) =>
+            {
+                let (a, b) = (
+                    self.interval(r),
+                    args.first().and_then(|x| self.interval(x)),
+                );
+                let hi = [a, b].iter().flatten().map(|(_, hi)| *hi).min()?;
+                let lo = match (a, b) {
+                    (Some(a), Some(b)) => a.0.min(b.0),
+                    _ => self.type_range(e.ty)?.0,
+                };
+                (lo, hi)
+            }
+            _ => return None,
+        };
+        // A value its type cannot hold wraps (or panics): nothing is known then.
+        let (min, max) = self.type_range(e.ty)?;
+        (r.0 >= min && r.1 <= max).then_some(r)
+    }
+
+    /// Whether `e`, a 32-bit unsigned integer on a GPU, lies in `[0, i32::MAX]` and is
+    /// computed only from such values (its children are marked first): C then computes it
+    /// in `int` exactly, and the compiler may widen the address arithmetic it feeds, which
+    /// NVRTC does not do for `unsigned` (measured: 3% of the tuned SGEMM on an H100).
+    fn signed(&self, e: &Expr) -> bool {
+        let small = |e: &Expr| {
+            self.interval(e)
+                .is_some_and(|(lo, hi)| lo >= 0 && hi <= i128::from(i32::MAX))
+        };
+        self.body.target == Target::Cuda
+            && matches!(e.ty, Ty::Scalar(Scalar::U32 | Scalar::Usize))
+            && small(e)
+            && match &e.kind {
+                ExprKind::Lit(_) | ExprKind::Size(_) | ExprKind::Local(_) | ExprKind::Tid(_) => {
+                    true
+                }
+                // An index of a narrower or signed type is an `int` in C already.
+                ExprKind::Offset { args, .. } => args.iter().all(|a| {
+                    a.signed
+                        || matches!(a.ty, Ty::Scalar(Scalar::I8 | Scalar::U8 | Scalar::I32))
+                            && small(a)
+                }),
+                ExprKind::Binary(_, l, r) => l.signed && r.signed,
+                _ => false,
+            }
+    }
+
+    /// The values of an integer type, as the target computes it.
+    fn type_range(&self, t: Ty) -> Option<Interval> {
+        let s = match t {
+            Ty::Scalar(s) => s,
+            _ => return None,
+        };
+        Some(match s {
+            Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Scalar::U8 => (0, u8::MAX.into()),
+            Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Scalar::U32 => (0, u32::MAX.into()),
+            Scalar::I64 => (i64::MIN.into(), i64::MAX.into()),
+            Scalar::U64 => (0, u64::MAX.into()),
+            Scalar::Usize if self.body.target == Target::Cuda => (0, u32::MAX.into()),
+            Scalar::Usize => (0, u64::MAX.into()),
+            Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+        })
+    }
+}
+
+/// The types of the `$T[...]$` forms in `e`, and of those in the values of the immutable
+/// locals it reads (`let i = $T[...]$; a[i]` indexes `a` as `T`), from `locals`.
+fn forms(e: &Expr, locals: &HashMap<LocalId, Vec<Indexed>>, out: &mut Vec<Indexed>) {
+    let found: Vec<Indexed> = match &e.kind {
+        ExprKind::Offset { of, .. } => vec![of.clone()],
+        ExprKind::GenericOffset { ty, .. } => vec![Indexed {
+            type_name: ty.clone(),
+            extent: None,
+            constant: false,
+        }],
+        ExprKind::Local(id) => locals.get(id).cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    for t in found {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    // An element read inside an offset (`$H[b[$B[i]$] as usize]$`) indexes its own array.
+    if !matches!(e.kind, ExprKind::Index(..) | ExprKind::Vector { .. }) {
+        e.for_each_child(&mut |c| forms(c, locals, out));
+    }
+}
+
+/// Marks the proved accesses of `stmts`, counting them in `proof`.
+fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+    fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+        if let ExprKind::Offset { off, args, of } = &e.kind {
+            for (k, a) in args.iter().enumerate() {
+                let size = off.vars.max(parray_layout::VarId(k as u32)) + 1;
+                if let Some((lo, hi)) = facts.interval(a) {
+                    if lo >= i128::from(size) {
+                        proof.errors.push(Diag::new(
+                            a.span,
+                            format!(
+                                "this index of `{}` is out of range for every thread: it takes the values {lo}..={hi}, and its dimension has {size} elements",
+                                of.type_name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let vector = match e.ty {
+            Ty::Vector(v) => v.keyword(),
+            _ => "vector",
+        };
+        // Each access: its base, the interval of its offset, its lanes (1: an element),
+        // whether its alignment is known (an element's needs none) and, for a vector, the
+        // span of its method.
+        let access = match &mut e.kind {
+            ExprKind::Index(base, at, check) => {
+                Some((&**base, facts.interval(at), 1, true, None, check))
+            }
+            ExprKind::Vector {
+                base,
+                at,
+                lanes,
+                check,
+                method,
+            } => {
+                let aligned = facts.aligned(base, at, *lanes);
+                let interval = facts.interval(at);
+                Some((&**base, interval, *lanes, aligned, Some(*method), check))
+            }
+            // `atomic_add(p, v)` (and the other atomics) update `p[0]`.
+            ExprKind::Atomic(_, p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
+            _ => None,
+        };
+        if let Some((base, at, lanes, aligned, method, check)) = access {
+            proof.accesses += 1;
+            let place = facts.place(base);
+            if let (Some(method), Some(p), Some((i, _))) =
+                (method, &place, at.filter(|(lo, hi)| lo == hi))
+            {
+                if let Some((d, _)) = p.displacement.filter(|(lo, hi)| lo == hi) {
+                    if (d + i).rem_euclid(i128::from(lanes)) != 0 {
+                        proof.errors.push(Diag::new(
+                            method,
+                            format!(
+                                "this {vector} access is misaligned for every thread: its first element is at offset {} from the start of the array, not a multiple of {lanes}",
+                                d + i
+                            ),
+                        ));
+                    }
+                }
+            }
+            let within = place.as_ref().and_then(|p| {
+                let extent = *extents.get(&p.root)? as i128;
+                let (d, i) = (p.displacement?, at?);
+                Some(d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent)
+            });
+            if within == Some(true) && aligned {
+                *check = Check::Proved;
+                proof.proved += 1;
+            } else {
+                if place.is_none() && facts.body.target == Target::Cuda {
+                    proof.errors.push(Diag::new(base.span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array"));
+                }
+                *check = Check::Checked(place.map(|p| p.root));
+            }
+        }
+        e.for_each_child_mut(&mut |c| expr(c, facts, extents, proof));
+        e.signed = facts.signed(e);
+        if !e.signed {
+            e.for_each_child_mut(&mut unmark_leaf);
+        }
+    }
+    /// A leaf (a constant offset, or one that is its index) is written in `int` only
+    /// inside an `int` computation.
+    fn unmark_leaf(e: &mut Expr) {
+        let leaf = match &e.kind {
+            ExprKind::Lit(_) | ExprKind::Size(_) | ExprKind::Local(_) | ExprKind::Tid(_) => true,
+            ExprKind::Offset { off, .. } => {
+                off.expr.konst == 0
+                    && matches!(off.expr.terms[..], [(1, parray_layout::expr::Term::Var(_))])
+                    || off.as_const().is_some()
+            }
+            _ => false,
+        };
+        if leaf && e.signed {
+            e.signed = false;
+            e.for_each_child_mut(&mut unmark_leaf);
+        }
+    }
+    for s in stmts {
+        // A stride loop's variable has its range inside the loop (its condition has no
+        // access but in its bound, which does not depend on the variable).
+        let stride = match s {
+            Stmt::While { cond, body, .. } => facts.stride_loop(cond, body),
+            _ => None,
+        };
+        facts.narrowed(stride, |facts| {
+            s.for_each_part_mut(&mut |part| match part {
+                crate::ir::PartMut::Expr(e) => {
+                    expr(e, facts, extents, proof);
+                    unmark_leaf(e);
+                }
+                crate::ir::PartMut::Body(b) => mark(b, facts, extents, proof),
+            })
+        });
+    }
+}

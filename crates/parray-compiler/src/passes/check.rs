@@ -1,0 +1,795 @@
+//! Type inference and checking of a body, with Rust's rules: every expression gets one
+//! type, operands of an arithmetic operator have the same type (no implicit conversion),
+//! an unsuffixed literal takes its type from its use (`let mut t = 0.0; t += x as f64;`
+//! makes `t` an `f64`) and defaults to `i32` or `f64`. Both back ends print the types this
+//! pass decides, so the Rust and the CUDA C of a body compute in the same types.
+//!
+//! Post-condition of [`check`] returning `Ok`: every [`Expr::ty`] and every
+//! [`crate::ir::Local::ty`] is a concrete type (no [`Ty::Infer`]).
+
+use crate::CodeSpan;
+
+use crate::ir::{
+    lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
+    Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
+};
+use parray_layout::kinds::{ElemType, MemKind};
+
+/// A body [`check`] typed: every expression and local has a concrete type. Only
+/// `check` makes one.
+#[derive(Debug, Clone)]
+pub struct Typed(Body);
+
+impl Typed {
+    pub fn body(&self) -> &Body {
+        &self.0
+    }
+
+    /// Asks for `__launch_bounds__` ([`Body::launch_bounds`]), which no pass reads.
+    /// The body, for the pass that turns it into the next typed result.
+    pub(crate) fn into_body(self) -> Body {
+        self.0
+    }
+
+    pub fn set_launch_bounds(&mut self, bounds: Option<(u32, u32)>) {
+        self.0.launch_bounds = bounds;
+    }
+}
+
+/// Infers and checks the types of `body`; all problems are reported together (with the
+/// body as far as it was typed, for messages that read it).
+pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
+    let mut cx = Checker {
+        target: body.target,
+        body_locals: body.locals.iter().map(|l| l.ty).collect(),
+        vars: Vec::new(),
+        diags: Vec::new(),
+    };
+    let mut stmts = std::mem::take(&mut body.stmts);
+    cx.stmts(&mut stmts, &body);
+    // Resolve and apply the final types.
+    for (local, ty) in body.locals.iter_mut().zip(cx.body_locals.clone()) {
+        local.ty = ty.map(|t| cx.finish_ty(t));
+    }
+    cx.finish_stmts(&mut stmts, &body);
+    body.stmts = stmts;
+    if cx.diags.is_empty() {
+        Ok(Typed(body))
+    } else {
+        Err(Box::new((body, cx.diags)))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Float,
+}
+
+/// An inference variable: a union-find node, its kind, and its type once known.
+struct Var {
+    parent: u32,
+    kind: Kind,
+    bound: Option<Ty>,
+}
+
+struct Checker {
+    target: crate::ir::Target,
+    /// The locals' types as inference goes (`None`: not yet declared).
+    body_locals: Vec<Option<Ty>>,
+    vars: Vec<Var>,
+    diags: Vec<Diag>,
+}
+
+impl Checker {
+    fn fail(&mut self, span: CodeSpan, msg: impl Into<String>) {
+        self.diags.push(Diag::new(span, msg));
+    }
+
+    fn fresh(&mut self, kind: Kind) -> Ty {
+        let id = self.vars.len() as u32;
+        self.vars.push(Var {
+            parent: id,
+            kind,
+            bound: None,
+        });
+        Ty::Infer(id)
+    }
+
+    fn root(&mut self, mut v: u32) -> u32 {
+        while self.vars[v as usize].parent != v {
+            let p = self.vars[v as usize].parent;
+            self.vars[v as usize].parent = self.vars[p as usize].parent;
+            v = p;
+        }
+        v
+    }
+
+    /// The type as far as it is known now.
+    fn resolve(&mut self, t: Ty) -> Ty {
+        match t {
+            Ty::Infer(v) => {
+                let r = self.root(v);
+                self.vars[r as usize].bound.unwrap_or(Ty::Infer(r))
+            }
+            t => t,
+        }
+    }
+
+    fn kind_accepts(kind: Kind, t: Ty) -> bool {
+        match (kind, t) {
+            (_, Ty::Host) => true,
+            (Kind::Int, Ty::Scalar(s)) => s.is_int(),
+            (Kind::Float, Ty::Scalar(s)) => s.is_float(),
+            _ => false,
+        }
+    }
+
+    /// Makes `a` and `b` the same type; `what` says where, for the error.
+    fn unify(&mut self, a: Ty, b: Ty, span: CodeSpan, what: &str) -> Ty {
+        let (a, b) = (self.resolve(a), self.resolve(b));
+        match (a, b) {
+            _ if a == b => a,
+            (Ty::Infer(x), Ty::Infer(y)) => {
+                let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
+                if kx != ky {
+                    self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
+                    // Reported once: the rest of the expression checks against anything.
+                    return Ty::Host;
+                }
+                self.vars[y as usize].parent = x;
+                a
+            }
+            (Ty::Infer(x), t) | (t, Ty::Infer(x)) => {
+                let kind = self.vars[x as usize].kind;
+                if Self::kind_accepts(kind, t) {
+                    self.vars[x as usize].bound = Some(t);
+                    t
+                } else {
+                    let lit = if kind == Kind::Int {
+                        "an integer"
+                    } else {
+                        "a float"
+                    };
+                    self.fail(
+                        span,
+                        format!(
+                            "mismatched types in {what}: {lit} where `{t}` is expected (write a literal of that type, or a cast)"
+                        ),
+                    );
+                    Ty::Host
+                }
+            }
+            (Ty::Host, _) | (_, Ty::Host) => Ty::Host,
+            _ => {
+                self.fail(
+                    span,
+                    format!("mismatched types in {what}: `{a}` and `{b}` (Rust converts no number implicitly: write a cast, such as `as {a}`)"),
+                );
+                Ty::Host
+            }
+        }
+    }
+
+    fn local_ty(&mut self, id: LocalId, span: CodeSpan, name: &str) -> Ty {
+        match self.body_locals[id.0 as usize] {
+            Some(t) => t,
+            None => {
+                self.fail(span, format!("`{name}` is used before it has a value"));
+                Ty::Host
+            }
+        }
+    }
+
+    fn stmts(&mut self, stmts: &mut [Stmt], body: &Body) {
+        for s in stmts {
+            self.stmt(s, body);
+        }
+    }
+
+    fn stmt(&mut self, s: &mut Stmt, body: &Body) {
+        match s {
+            Stmt::Let { local, init, loc } => {
+                let declared = self.body_locals[local.0 as usize];
+                match (init, declared) {
+                    (Some(e), Some(t)) => {
+                        let v = self.expr(e, body);
+                        self.unify(t, v, e.span, "this `let`");
+                    }
+                    (Some(e), None) => {
+                        let v = self.expr(e, body);
+                        if v == Ty::Unit {
+                            self.fail(e.span, "this expression has no value to bind");
+                        }
+                        if matches!(v, Ty::Array { .. }) {
+                            self.fail(
+                                e.span,
+                                "an array created in a body keeps its one name: index it directly",
+                            );
+                        }
+                        self.body_locals[local.0 as usize] = Some(v);
+                    }
+                    (None, Some(_)) => {}
+                    (None, None) => self.fail(
+                        loc.span,
+                        "a `let` without a value needs a type: `let x: f32;`",
+                    ),
+                }
+            }
+            Stmt::Create {
+                local,
+                elem,
+                mem,
+                len,
+                ..
+            } => {
+                self.body_locals[local.0 as usize] = Some(Ty::Array {
+                    elem: *elem,
+                    mem: *mem,
+                    len: *len,
+                });
+            }
+            Stmt::Expr { expr, .. } => {
+                self.expr(expr, body);
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                self.condition(cond, body);
+                self.stmts(then, body);
+                if let Some(e) = els {
+                    self.stmts(e, body);
+                }
+            }
+            Stmt::While { cond, body: b, .. } => {
+                self.condition(cond, body);
+                self.stmts(b, body);
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                body: b,
+                ..
+            } => {
+                let (s, e) = (self.expr(start, body), self.expr(end, body));
+                let t = self.unify(s, e, end.span, "the bounds of this range");
+                self.body_locals[var.0 as usize] = Some(t);
+                self.stmts(b, body);
+            }
+            Stmt::Block { body: b, .. } => self.stmts(b, body),
+            Stmt::Vectorised { vector, scalar, .. } => {
+                self.stmts(vector, body);
+                self.stmts(scalar, body);
+            }
+            Stmt::Print { args, .. } => {
+                for a in args {
+                    self.expr(a, body);
+                }
+            }
+            Stmt::Sync { .. }
+            | Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. } => {}
+        }
+    }
+
+    fn condition(&mut self, cond: &mut Expr, body: &Body) {
+        let t = self.expr(cond, body);
+        self.unify(Ty::BOOL, t, cond.span, "this condition");
+    }
+
+    fn expr(&mut self, e: &mut Expr, body: &Body) -> Ty {
+        if matches!(e.kind, ExprKind::Vector { .. }) {
+            return self.vector(e, body, false);
+        }
+        let span = e.span;
+        let ty = match &mut e.kind {
+            ExprKind::Lit(Lit::Int(_, Some(s))) | ExprKind::Lit(Lit::Float(_, Some(s))) => {
+                Ty::Scalar(*s)
+            }
+            ExprKind::Lit(Lit::Int(_, None)) => self.fresh(Kind::Int),
+            ExprKind::Lit(Lit::Float(_, None)) => self.fresh(Kind::Float),
+            ExprKind::Lit(Lit::Bool(_)) => Ty::BOOL,
+            ExprKind::Local(id) => {
+                let name = body.local(*id).name.clone();
+                self.local_ty(*id, span, &name)
+            }
+            ExprKind::Capture(_) => Ty::Host,
+            ExprKind::HostCall(_, args) => {
+                // rustc types the arguments of a Rust function.
+                for a in args {
+                    let t = self.expr(a, body);
+                    self.unify(Ty::Host, t, a.span, "an argument");
+                }
+                Ty::Host
+            }
+            ExprKind::Tid(_) | ExprKind::Size(_) | ExprKind::GenericSize { .. } => Ty::USIZE,
+            ExprKind::Cnt(_) => Ty::BOOL,
+            ExprKind::Offset { args, .. } | ExprKind::GenericOffset { args, .. } => {
+                for a in args {
+                    let t = self.expr(a, body);
+                    self.require_int(t, a.span, "an index");
+                }
+                Ty::USIZE
+            }
+            ExprKind::Unary(op, x) => {
+                let t = self.expr(x, body);
+                if *op == UnOp::Not && self.resolve(t) == Ty::BOOL {
+                    Ty::BOOL
+                } else {
+                    self.require_number(t, x.span, "an operand of `-` or `!`");
+                    t
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                let op = *op;
+                let (tl, tr) = (self.expr(l, body), self.expr(r, body));
+                self.binary(op, tl, tr, l.span, r.span, span)
+            }
+            ExprKind::Assign(op, place, value) => {
+                let tp = if matches!(place.kind, ExprKind::Vector { .. }) {
+                    self.vector(place, body, true)
+                } else {
+                    self.expr(place, body)
+                };
+                let tv = self.expr(value, body);
+                let stored = match (tp, &place.kind) {
+                    (Ty::Vector(v), ExprKind::Vector { lanes, .. }) => Some((v, *lanes)),
+                    (_, ExprKind::Vector { .. }) => Some((ElemType::Float, 0)),
+                    _ => None,
+                };
+                if let ExprKind::Local(id) = place.kind {
+                    let local = body.local(id);
+                    if !local.mutable {
+                        self.fail(
+                            place.span,
+                            format!(
+                                "cannot assign to `{}`: declare it `let mut {}`",
+                                local.name, local.name
+                            ),
+                        );
+                    }
+                }
+                match (op, stored) {
+                    // `store2`/`store4` (the lowering makes no compound assignment of them).
+                    (_, Some((v, lanes))) => {
+                        let t = self.resolve(tv);
+                        if lanes > 0 && t != tp && t != Ty::Host {
+                            self.fail(
+                                value.span,
+                                format!(
+                                    "`store{lanes}` here stores a `{v}` (`{v}::new(...)`, or a `load{lanes}`), not `{t}`",
+                                    v = v.rust_type()
+                                ),
+                            );
+                        }
+                    }
+                    (Some(op), None) => {
+                        self.binary(*op, tp, tv, place.span, value.span, span);
+                    }
+                    (None, None) => {
+                        self.unify(tp, tv, value.span, "this assignment");
+                    }
+                }
+                Ty::Unit
+            }
+            ExprKind::Cast(x, s) => {
+                let t = self.expr(x, body);
+                let t = self.resolve(t);
+                if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
+                    self.fail(
+                        x.span,
+                        format!("`{t}` cannot be cast to `{}`", s.rust_name()),
+                    );
+                }
+                Ty::Scalar(*s)
+            }
+            ExprKind::Index(base, ix, _) => {
+                let tb = self.expr(base, body);
+                let ti = self.expr(ix, body);
+                self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");
+                match self.resolve(tb) {
+                    Ty::Ptr(el) | Ty::Array { elem: el, .. } => Ty::of_elem(el),
+                    Ty::Host => Ty::Host,
+                    t => {
+                        self.fail(
+                            base.span,
+                            format!("`{t}` cannot be indexed: only arrays and pointers can"),
+                        );
+                        Ty::Host
+                    }
+                }
+            }
+            ExprKind::Vector { .. } => unreachable!("typed by `vector` above"),
+            ExprKind::Field(base, lane) => {
+                let lane = *lane;
+                let tb = self.expr(base, body);
+                match self.resolve(tb) {
+                    Ty::Vector(v) if lane < lanes(v) => Ty::Scalar(lane_scalar(v)),
+                    Ty::Host => Ty::Host,
+                    t => {
+                        self.fail(
+                            span,
+                            format!(
+                                "`{t}` has no field `{}`",
+                                ["x", "y", "z", "w"][lane as usize]
+                            ),
+                        );
+                        Ty::Host
+                    }
+                }
+            }
+            ExprKind::Method(m, recv, args) => {
+                let m = *m;
+                let tr = self.expr(recv, body);
+                let tr = self.resolve(tr);
+                let ok = match tr {
+                    Ty::Host => true,
+                    Ty::Scalar(s) => s.is_float() || (m.on_ints() && s.is_int()),
+                    _ => false,
+                };
+                if matches!(tr, Ty::Infer(_)) {
+                    self.fail(recv.span, format!("can't call `{}` on a number of ambiguous type: give it a suffix (`2.0f32`) or a typed `let`", m.rust_name()));
+                } else if !ok {
+                    self.fail(
+                        recv.span,
+                        format!("`{}` is not a method of `{tr}`", m.rust_name()),
+                    );
+                }
+                if args.len() != m.arity() {
+                    self.fail(
+                        span,
+                        format!("`{}` takes {} argument(s)", m.rust_name(), m.arity()),
+                    );
+                }
+                for a in args.iter_mut() {
+                    let ta = self.expr(a, body);
+                    let want = if m == Method::Powi {
+                        Ty::Scalar(Scalar::I32)
+                    } else {
+                        tr
+                    };
+                    self.unify(want, ta, a.span, "this argument");
+                }
+                tr
+            }
+            ExprKind::Atomic(op, p, args, _) => {
+                let op = *op;
+                let tp = self.expr(p, body);
+                let targs: Vec<Ty> = args.iter_mut().map(|a| self.expr(a, body)).collect();
+                let what = format!("this `{}`", op.rust_name());
+                let allowed = |s: Scalar| match op {
+                    AtomicOp::Add => {
+                        s.is_int() && !matches!(s, Scalar::I8 | Scalar::U8) || s.is_float()
+                    }
+                    AtomicOp::Exch | AtomicOp::Cas => matches!(s, Scalar::I32 | Scalar::U32),
+                };
+                match self.resolve(tp) {
+                    Ty::Ptr(el) if Scalar::of_elem(el).is_some_and(allowed) => {
+                        let t = Ty::of_elem(el);
+                        for (a, ta) in args.iter().zip(targs) {
+                            self.unify(t, ta, a.span, &what);
+                        }
+                        t
+                    }
+                    // A captured array's elements are rustc's to type: so are the operands
+                    // (an unsuffixed literal takes the element type, as in a cuda body).
+                    Ty::Host => {
+                        for (a, ta) in args.iter().zip(targs) {
+                            self.unify(Ty::Host, ta, a.span, &what);
+                        }
+                        Ty::Host
+                    }
+                    t => {
+                        let elems = match op {
+                            AtomicOp::Add => "int, unsigned, long, float or double",
+                            AtomicOp::Exch | AtomicOp::Cas => "int or unsigned",
+                        };
+                        self.fail(p.span, format!("`{}` takes a pointer to {elems} elements, not `{t}` (write `p + offset`)", op.rust_name()));
+                        Ty::Host
+                    }
+                }
+            }
+            ExprKind::ShflDown { value, delta, .. } => {
+                if self.target == crate::ir::Target::Pthd {
+                    self.fail(span, "`shfl_down` exchanges values among the 32 lanes of a GPU warp: it exists in cuda bodies only");
+                }
+                for operand in [&**value, &**delta] {
+                    if let Some(bad) = impure(operand) {
+                        self.fail(bad, "the operands of a `shfl_down` are read by every lane before the exchange: they may not assign, update atomically or shuffle");
+                    }
+                }
+                let tv = self.expr(value, body);
+                let td = self.expr(delta, body);
+                self.unify(
+                    Ty::Scalar(Scalar::U32),
+                    td,
+                    delta.span,
+                    "the delta of this `shfl_down`",
+                );
+                tv
+            }
+            ExprKind::MakeVector(v, args) => {
+                let v = *v;
+                if args.len() != lanes(v) as usize {
+                    self.fail(
+                        span,
+                        format!("`{}::new` takes {} values", v.rust_type(), lanes(v)),
+                    );
+                }
+                for a in args.iter_mut() {
+                    let ta = self.expr(a, body);
+                    self.unify(Ty::Scalar(lane_scalar(v)), ta, a.span, "this component");
+                }
+                Ty::Vector(v)
+            }
+            ExprKind::Select(c, a, b) => {
+                self.condition(c, body);
+                let (ta, tb) = (self.expr(a, body), self.expr(b, body));
+                self.unify(ta, tb, b.span, "the branches of this `if`")
+            }
+        };
+        e.ty = ty;
+        ty
+    }
+
+    /// `p.load4(off)` (`store`: the place of `p.store4(off, v)`): the vector of `lanes`
+    /// elements of `p`'s element type, where the body subset has one.
+    fn vector(&mut self, e: &mut Expr, body: &Body, store: bool) -> Ty {
+        let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            method,
+            ..
+        } = &mut e.kind
+        else {
+            unreachable!("called on a vector access")
+        };
+        let (lanes, method) = (*lanes, *method);
+        let tb = self.expr(base, body);
+        let ti = self.expr(at, body);
+        self.unify(Ty::USIZE, ti, at.span, "this offset (offsets are `usize`)");
+        let name = format!("{}{lanes}", if store { "store" } else { "load" });
+        let ty = match self.resolve(tb) {
+            Ty::Ptr(el) | Ty::Array { elem: el, .. } => match vector_of(el, lanes) {
+                Some(v) => Ty::Vector(v),
+                None => {
+                    let verb = if store { "writes" } else { "reads" };
+                    self.fail(
+                        method,
+                        format!(
+                            "`{name}` {verb} {lanes} elements as one vector, and `{}` has no vector of {lanes}: `load4`/`store4` take pointers to f32 (`Float4`) and i32 (`Int4`), `load2`/`store2` pointers to f32 (`Float2`), f64 (`Double2`) and i32 (`Int2`)",
+                            Ty::of_elem(el)
+                        ),
+                    );
+                    Ty::Host
+                }
+            },
+            Ty::Host => Ty::Host,
+            t => {
+                self.fail(
+                    base.span,
+                    format!(
+                        "`{t}` has no `{name}`: only arrays and pointers are accessed by vectors"
+                    ),
+                );
+                Ty::Host
+            }
+        };
+        e.ty = ty;
+        ty
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        tl: Ty,
+        tr: Ty,
+        ls: CodeSpan,
+        rs: CodeSpan,
+        span: CodeSpan,
+    ) -> Ty {
+        let _ = span;
+        if op.is_logical() {
+            self.unify(Ty::BOOL, tl, ls, "this operand of `&&`/`||`");
+            self.unify(Ty::BOOL, tr, rs, "this operand of `&&`/`||`");
+            return Ty::BOOL;
+        }
+        if op.is_shift() {
+            self.require_int(tl, ls, "a shifted value");
+            self.require_int(tr, rs, "a shift amount");
+            return tl;
+        }
+        if op == BinOp::Add {
+            // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
+            if let Ty::Ptr(e)
+            | Ty::Array {
+                elem: e,
+                mem: MemKind::Smem,
+                ..
+            } = self.resolve(tl)
+            {
+                self.unify(Ty::USIZE, tr, rs, "a pointer offset (`usize`)");
+                return Ty::Ptr(e);
+            }
+        }
+        let t = self.unify(tl, tr, rs, &format!("this `{}`", op.symbol()));
+        if op.is_comparison() {
+            return Ty::BOOL;
+        }
+        match self.resolve(t) {
+            Ty::Scalar(Scalar::Bool)
+                if matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) => {}
+            Ty::Scalar(s) if s != Scalar::Bool => {
+                if s.is_float() && matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) {
+                    self.fail(
+                        ls,
+                        format!("`{}` is for integers, not `{}`", op.symbol(), s.rust_name()),
+                    );
+                }
+            }
+            Ty::Infer(_) | Ty::Host => {}
+            other => self.fail(
+                ls,
+                format!("`{}` is not defined for `{other}`", op.symbol()),
+            ),
+        }
+        t
+    }
+
+    fn require_int(&mut self, t: Ty, span: CodeSpan, what: &str) {
+        match self.resolve(t) {
+            Ty::Scalar(s) if s.is_int() => {}
+            Ty::Host => {}
+            Ty::Infer(v) if self.vars[v as usize].kind == Kind::Int => {}
+            other => self.fail(span, format!("{what} must be an integer, not `{other}`")),
+        }
+    }
+
+    fn require_number(&mut self, t: Ty, span: CodeSpan, what: &str) {
+        match self.resolve(t) {
+            Ty::Scalar(s) if s != Scalar::Bool => {}
+            Ty::Infer(_) | Ty::Host => {}
+            other => self.fail(span, format!("{what} must be a number, not `{other}`")),
+        }
+    }
+
+    /// The final type: inference variables take their binding, or their default.
+    fn finish_ty(&mut self, t: Ty) -> Ty {
+        match self.resolve(t) {
+            Ty::Infer(v) => match self.vars[v as usize].kind {
+                Kind::Int => Ty::Scalar(Scalar::I32),
+                Kind::Float => Ty::Scalar(Scalar::F64),
+            },
+            t => t,
+        }
+    }
+
+    fn finish_stmts(&mut self, stmts: &mut [Stmt], body: &Body) {
+        for s in stmts {
+            s.for_each_part_mut(&mut |part| match part {
+                PartMut::Expr(e) => self.finish_expr(e),
+                PartMut::Body(b) => self.finish_stmts(b, body),
+            });
+            // What needs the final types of a statement's parts.
+            match s {
+                Stmt::For { var, end, .. } => match body.local(*var).ty {
+                    Some(Ty::Scalar(s)) if s.is_int() => {}
+                    Some(Ty::Host) | None => {}
+                    Some(t) => self.fail(
+                        end.span,
+                        format!("a `for` range must be of integers, not `{t}`"),
+                    ),
+                },
+                Stmt::Print { args, .. } => {
+                    for a in args.iter() {
+                        if !matches!(a.ty, Ty::Scalar(_) | Ty::Host) {
+                            self.fail(
+                                a.span,
+                                format!(
+                                    "`{}` cannot be printed with `{{}}`: print its components",
+                                    a.ty
+                                ),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+            // A shuffle is a statement's value, exchanged before the statement runs: not a
+            // condition, a bound or a printed value (evaluated per thread at block level).
+            if !matches!(s, Stmt::Let { .. } | Stmt::Expr { .. }) {
+                s.for_each_part(&mut |part| {
+                    if let Part::Expr(e) = part {
+                        if let Some(span) = shuffle_in(e) {
+                            self.fail(span, "a `shfl_down` may stand in a `let` or an expression statement only (`let v = shfl_down(x, d);`, `s += shfl_down(s, d);`): bind it before the condition");
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    fn finish_expr(&mut self, e: &mut Expr) {
+        e.ty = self.finish_ty(e.ty);
+        if let (ExprKind::Lit(Lit::Int(v, _)), Ty::Scalar(s)) = (&e.kind, e.ty) {
+            if s.is_int() && !fits(*v, s, self.target) {
+                self.fail(
+                    e.span,
+                    format!("the literal {v} does not fit in `{}`", s.rust_name()),
+                );
+            }
+        }
+        e.for_each_child_mut(&mut |c| self.finish_expr(c));
+        if let ExprKind::ShflDown { value, .. } = &e.kind {
+            let moved = match e.ty {
+                Ty::Scalar(s) => !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8),
+                _ => matches!(e.ty, Ty::Host | Ty::Unit),
+            };
+            if !moved {
+                self.fail(
+                    value.span,
+                    format!("`shfl_down` moves 32- and 64-bit numbers (i32, u32, i64, u64, f32, f64), not `{}`", e.ty),
+                );
+            }
+        }
+        if let ExprKind::Unary(UnOp::Neg, x) = &e.kind {
+            if let Ty::Scalar(s) = x.ty {
+                if s.is_int() && !s.is_signed() {
+                    self.fail(
+                        e.span,
+                        format!("cannot negate an unsigned `{}`", s.rust_name()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Whether the literal `v` fits in the integer type `s` (in a cuda body `usize` is 32 bits).
+fn fits(v: u128, s: Scalar, target: crate::ir::Target) -> bool {
+    let max: u128 = match s {
+        Scalar::I8 => i8::MAX as u128,
+        Scalar::U8 => u8::MAX as u128,
+        Scalar::I32 => i32::MAX as u128,
+        Scalar::Usize if target == crate::ir::Target::Pthd => usize::MAX as u128,
+        Scalar::U32 | Scalar::Usize => u32::MAX as u128,
+        Scalar::I64 => i64::MAX as u128,
+        Scalar::U64 => u64::MAX as u128,
+        _ => return true,
+    };
+    v <= max
+}
+
+/// The span of an assignment, atomic update or shuffle inside `e`, if it has one.
+fn impure(e: &Expr) -> Option<CodeSpan> {
+    if matches!(
+        e.kind,
+        ExprKind::Assign(..) | ExprKind::Atomic(..) | ExprKind::ShflDown { .. }
+    ) {
+        return Some(e.span);
+    }
+    let mut found = None;
+    e.for_each_child(&mut |c| found = found.or_else(|| impure(c)));
+    found
+}
+
+/// The span of a shuffle in `e`, if it has one.
+fn shuffle_in(e: &Expr) -> Option<CodeSpan> {
+    if matches!(e.kind, ExprKind::ShflDown { .. }) {
+        return Some(e.span);
+    }
+    let mut found = None;
+    e.for_each_child(&mut |c| found = found.or_else(|| shuffle_in(c)));
+    found
+}
+
+/// The element type a pointer or array expression designates.
+pub fn elem_of(t: Ty) -> Option<ElemType> {
+    match t {
+        Ty::Ptr(e) | Ty::Array { elem: e, .. } => Some(e),
+        _ => None,
+    }
+}

@@ -1,0 +1,535 @@
+//! The IR's own tests: bodies built by hand, typed by `check`, written by both emitters.
+
+use crate::CodeSpan;
+
+use crate::back::c::{self as emit_c, Dialect};
+#[cfg(feature = "rust")]
+use crate::back::rust::{body_tokens, Mode};
+use crate::ir::*;
+use crate::passes::bounds::{self, Proved};
+use crate::passes::check;
+use parray_layout::ElemType;
+
+/// A builder of small cuda bodies.
+struct B {
+    body: Body,
+}
+
+fn loc() -> Loc {
+    Loc {
+        span: CodeSpan::call_site(),
+        line: 0,
+    }
+}
+
+fn e(kind: ExprKind) -> Expr {
+    Expr::new(kind, CodeSpan::call_site())
+}
+
+fn int(v: u128) -> Expr {
+    e(ExprKind::Lit(Lit::Int(v, None)))
+}
+
+fn float(d: &str) -> Expr {
+    e(ExprKind::Lit(Lit::Float(d.into(), None)))
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
+}
+
+impl B {
+    fn new(params: &[(&str, ElemType, bool)]) -> B {
+        let mut b = B {
+            body: Body {
+                target: Target::Cuda,
+                array: "T".into(),
+                file: "test.rs".into(),
+                params: Vec::new(),
+                locals: Vec::new(),
+                tids: Vec::new(),
+                stmts: Vec::new(),
+                launch_bounds: None,
+                constants: Vec::new(),
+            },
+        };
+        for (name, elem, pointer) in params {
+            let ty = if *pointer {
+                Ty::Ptr(*elem)
+            } else {
+                Ty::of_elem(*elem)
+            };
+            let id = b.local(name, true, Some(ty));
+            b.body.params.push((
+                parray_layout::Param {
+                    elem: *elem,
+                    pointer: *pointer,
+                    name: name.to_string(),
+                },
+                id,
+            ));
+        }
+        b
+    }
+
+    fn local(&mut self, name: &str, mutable: bool, ty: Option<Ty>) -> LocalId {
+        self.body.locals.push(Local {
+            name: name.into(),
+            span: CodeSpan::call_site(),
+            mutable,
+            ty,
+            param: false,
+        });
+        LocalId(self.body.locals.len() as u32 - 1)
+    }
+
+    fn get(&self, name: &str) -> Expr {
+        let id = self
+            .body
+            .locals
+            .iter()
+            .rposition(|l| l.name == name)
+            .unwrap();
+        e(ExprKind::Local(LocalId(id as u32)))
+    }
+
+    fn let_(&mut self, name: &str, mutable: bool, init: Expr) -> &mut Self {
+        let local = self.local(name, mutable, None);
+        self.body.stmts.push(Stmt::Let {
+            local,
+            init: Some(init),
+            loc: loc(),
+        });
+        self
+    }
+
+    fn stmt(&mut self, expr: Expr) -> &mut Self {
+        self.body.stmts.push(Stmt::Expr { expr, loc: loc() });
+        self
+    }
+
+    /// The body typed and its accesses decided, as the back ends take it.
+    fn checked(&mut self) -> Result<Proved, Vec<String>> {
+        check::check(self.body.clone())
+            .map(bounds::prove)
+            .map_err(|failed| failed.1.into_iter().map(|d| d.message).collect())
+    }
+}
+
+#[test]
+fn a_float_literal_takes_its_type_from_use() {
+    // let mut t = 0.0; t += x as f64;  (f64 in Rust, so in the kernel too)
+    let mut b = B::new(&[("x", ElemType::Int, false)]);
+    b.let_("t", true, float("0.0"));
+    let (t, x) = (b.get("t"), b.get("x"));
+    let cast = e(ExprKind::Cast(Box::new(x), Scalar::F64));
+    b.stmt(e(ExprKind::Assign(
+        Some(BinOp::Add),
+        Box::new(t),
+        Box::new(cast),
+    )));
+    let proved = b.checked().unwrap();
+    let body = proved.body();
+    assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(c.contains("double t = 0.0;"), "{c}");
+    #[cfg(feature = "rust")]
+    {
+        let rust = body_tokens(&proved, Mode::Emulate).to_string();
+        assert!(rust.contains("t : f64 = 0.0f64"), "{rust}");
+    }
+}
+
+#[test]
+fn unconstrained_literals_default_to_i32_and_f64() {
+    let mut b = B::new(&[]);
+    b.let_("i", false, int(3)).let_("f", false, float("1.5"));
+    let proved = b.checked().unwrap();
+    let body = proved.body();
+    assert_eq!(body.locals[0].ty, Some(Ty::Scalar(Scalar::I32)));
+    assert_eq!(body.locals[1].ty, Some(Ty::Scalar(Scalar::F64)));
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(
+        c.contains("int i = 3;") && c.contains("double f = 1.5;"),
+        "{c}"
+    );
+}
+
+#[test]
+fn mixed_number_types_are_an_error_with_a_cast_hint() {
+    let mut b = B::new(&[("n", ElemType::Int, false), ("x", ElemType::Float, false)]);
+    let sum = bin(BinOp::Add, b.get("n"), b.get("x"));
+    b.let_("s", false, sum);
+    let errors = b.checked().unwrap_err();
+    assert!(
+        errors[0].contains("`i32` and `f32`") && errors[0].contains("cast"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn i64_atomics_use_the_unsigned_64_bit_atomic() {
+    let mut b = B::new(&[("p", ElemType::Long, true)]);
+    let add = || {
+        e(ExprKind::Atomic(
+            AtomicOp::Add,
+            Box::new(b.get("p")),
+            vec![int(5)],
+            Check::Checked(None),
+        ))
+    };
+    let (statement, value) = (add(), add());
+    b.stmt(statement).let_("old", false, value);
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    // The old value is cast back where it is read, and only there (a cast whose value is
+    // dropped is a warning in hipcc). `p` is checked (no type bounds it).
+    let call = "atomicAdd((unsigned long long*)(parray_at(p, 0, ";
+    let value = ", (unsigned long long)(5ll))";
+    let lines: Vec<&str> = c.lines().filter(|l| l.contains(call)).collect();
+    assert!(
+        matches!(lines[..], [statement, read] if statement.starts_with(&format!("    {call}"))
+            && statement.ends_with(&format!("{value};"))
+            && read.starts_with(&format!("    long long old = (long long){call}"))),
+        "{c}"
+    );
+}
+
+/// HIP shuffles with `__shfl_down` of width 32 (the body's warps on any wavefront), taking
+/// the delta's low 5 bits itself as CUDA's hardware does: a constant reduced in the source,
+/// another masked.
+#[test]
+fn hip_shuffles_32_lanes_with_the_deltas_low_bits() {
+    let mut b = B::new(&[
+        ("v", ElemType::Int, false),
+        ("d", ElemType::Unsigned, false),
+    ]);
+    let shfl = |value: Expr, delta: Expr, slot| {
+        e(ExprKind::ShflDown {
+            value: Box::new(value),
+            delta: Box::new(delta),
+            slot,
+        })
+    };
+    let (far, computed) = (
+        shfl(b.get("v"), int(40), 0),
+        shfl(b.get("v"), bin(BinOp::Shr, b.get("d"), int(1)), 1),
+    );
+    b.let_("a", false, far).let_("c", false, computed);
+    let proved = b.checked().unwrap();
+    let hip = emit_c::kernel(&proved, "k", Dialect::Hip { wavefront: 64 });
+    assert!(hip.contains("#include <hip/hip_runtime.h>\n"), "{hip}");
+    assert!(hip.contains("int a = __shfl_down(v, 8u, 32);"), "{hip}");
+    assert!(
+        hip.contains("int c = __shfl_down(v, (d >> 1) & 31u, 32);"),
+        "{hip}"
+    );
+    assert!(!hip.contains("_sync"), "{hip}");
+    let cuda = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(
+        cuda.contains("int a = __shfl_down_sync(0xffffffffu, v, 40u);"),
+        "{cuda}"
+    );
+    assert!(!cuda.contains("#include"), "{cuda}");
+}
+
+#[test]
+fn usize_is_32_bits_in_the_kernel_and_its_emulation() {
+    let mut b = B::new(&[]);
+    let size = e(ExprKind::Size(1024));
+    b.let_("n", false, bin(BinOp::Mul, size, int(2)));
+    let proved = b.checked().unwrap();
+    let body = proved.body();
+    assert_eq!(body.locals[0].ty, Some(Ty::USIZE));
+    // In `int` (SPEC 3.5, "Index arithmetic in `int`"): 2048 lies in its range.
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(c.contains("unsigned n = 1024 * 2;"), "{c}");
+    #[cfg(feature = "rust")]
+    {
+        let rust = body_tokens(&proved, Mode::Emulate).to_string();
+        assert!(rust.contains("n : u32 = 1024u32 * 2u32"), "{rust}");
+        let pthd = body_tokens(&proved, Mode::Pthd).to_string();
+        assert!(pthd.contains("n : usize = 1024usize * 2usize"), "{pthd}");
+    }
+}
+
+#[test]
+fn assigning_an_immutable_local_is_an_error() {
+    let mut b = B::new(&[]);
+    b.let_("k", false, int(1));
+    let k = b.get("k");
+    b.stmt(e(ExprKind::Assign(None, Box::new(k), Box::new(int(2)))));
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("let mut k"), "{errors:?}");
+}
+
+#[test]
+fn c_parenthesises_bitwise_operands_and_casts() {
+    // (a & 1) == 0 must keep its parentheses in C, where `&` ranks below `==`.
+    let mut b = B::new(&[("a", ElemType::Int, false)]);
+    let and = bin(BinOp::BitAnd, b.get("a"), int(1));
+    b.let_("even", false, bin(BinOp::Eq, and, int(0)));
+    let shifted = bin(BinOp::Shl, b.get("a"), int(2));
+    b.let_(
+        "f",
+        false,
+        e(ExprKind::Cast(Box::new(shifted), Scalar::F32)),
+    );
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(c.contains("bool even = (a & 1) == 0;"), "{c}");
+    assert!(c.contains("float f = (float)(a << 2);"), "{c}");
+}
+
+#[test]
+fn math_methods_follow_the_receiver_type() {
+    let mut b = B::new(&[
+        ("x", ElemType::Float, false),
+        ("y", ElemType::Double, false),
+    ]);
+    let sx = e(ExprKind::Method(
+        Method::Sqrt,
+        Box::new(b.get("x")),
+        Vec::new(),
+    ));
+    let my = e(ExprKind::Method(
+        Method::Max,
+        Box::new(b.get("y")),
+        vec![float("0.5")],
+    ));
+    b.let_("a", false, sx).let_("m", false, my);
+    let proved = b.checked().unwrap();
+    let c = emit_c::kernel(&proved, "k", Dialect::Cuda);
+    assert!(c.contains("float a = sqrtf(x);"), "{c}");
+    assert!(c.contains("double m = fmax(y, 0.5);"), "{c}");
+}
+
+#[test]
+fn a_method_on_an_ambiguous_literal_is_an_error() {
+    let mut b = B::new(&[]);
+    let s = e(ExprKind::Method(
+        Method::Sqrt,
+        Box::new(float("2.0")),
+        Vec::new(),
+    ));
+    b.let_("r", false, s);
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("ambiguous"), "{errors:?}");
+}
+
+#[test]
+fn a_created_array_keeps_its_one_name() {
+    let mut b = B::new(&[]);
+    let tile = b.local("tile", false, None);
+    b.body.stmts.push(Stmt::Create {
+        local: tile,
+        type_name: "S".into(),
+        elem: ElemType::Float,
+        mem: parray_layout::MemKind::Smem,
+        len: 16,
+        slot: 0,
+        loc: loc(),
+    });
+    let t = b.get("tile");
+    b.let_("alias", false, t);
+    let errors = b.checked().unwrap_err();
+    assert!(errors[0].contains("keeps its one name"), "{errors:?}");
+}
+
+/// A generic kernel's prelude for a type: the sizes, and the offset function the offset
+/// compiler folds for the named type (here 2x2 blocks of 32x16 seen as a 64x32 matrix).
+#[test]
+fn generic_prelude_folds_the_type() {
+    let m = parray_layout::Module::parse(
+        "#parray {paged float [2][2][32][16]} S\n\
+         #parray {float [[#S_0][#S_2]][[#S_1][#S_3]]} V",
+    )
+    .unwrap();
+    let text = emit_c::generic_prelude(&m, "V", "T").unwrap();
+    // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
+    assert_eq!(
+        text,
+        "#define PARRAY_SIZE_T 2048u\n\
+         #define PARRAY_DIM_T_0 64u\n\
+         #define PARRAY_DIM_T_1 32u\n\
+         __device__ __forceinline__ unsigned parray_offset_T(unsigned i0, unsigned i1) \
+         { return (i0 / 32) * 1024 + (i0 % 32) * 16 + (i1 / 16) * 512 + i1 % 16; }\n"
+    );
+}
+
+/// The remap kernel of `#copy`: 16-byte accesses where both layouts move in aligned runs
+/// of 4 (rows to 2x2 blocks), a shared tile where the destination's contiguous digit is
+/// another than the source's (a transposition), one element at a time otherwise.
+#[test]
+fn remap_kernels_by_layout() {
+    let m = parray_layout::Module::parse(
+        "#parray {dmem float [64][64]} R\n\
+         #parray {dmem float [2][2][32][32]} Q\n\
+         #parray {float [[#Q_0][#Q_2]][[#Q_1][#Q_3]]} B\n\
+         #parray {float [#R_1][#R_0]} T\n\
+         #parray {dmem float [64][63]} ODD\n\
+         #parray {float [#ODD_1][#ODD_0]} ODDT",
+    )
+    .unwrap();
+    let kernel = |s: &str, d: &str| {
+        emit_c::remap_kernel("k", parray_layout::ElemType::Float, (&m, s), (&m, d)).unwrap()
+    };
+    let blocks = kernel("R", "B");
+    assert!(
+        blocks.source.contains("reinterpret_cast<float4*>"),
+        "{}",
+        blocks.source
+    );
+    assert_eq!((blocks.grid, blocks.block), ([1, 1, 1], [256, 1, 1]));
+    let transposing = kernel("R", "T");
+    assert!(
+        transposing
+            .source
+            .contains("__shared__ float tile[32][32 + 1]"),
+        "{}",
+        transposing.source
+    );
+    assert_eq!(
+        (transposing.grid, transposing.block),
+        ([2, 2, 1], [32, 8, 1])
+    );
+    let plain = kernel("ODD", "ODDT");
+    assert!(
+        !plain.source.contains("float4") && !plain.source.contains("tile"),
+        "{}",
+        plain.source
+    );
+}
+
+/// The common vector of two layouts, shared by the remap kernel and a body's `#copy`: Fig
+/// 21's registers `R` and columns `C0` (offsets 0, 1, 256, 257, ...) move in aligned pairs,
+/// not fours; a padded row does neither. Each pair of `C0` starts at `k * 256`.
+#[test]
+fn common_vectors_of_fig21() {
+    let m = parray_layout::Module::parse(
+        "const N = 256\n\
+         dmem float [N][N] TY\n\
+         dmem float [[N/16][[4][4]]#TY_0][[N/32][32]#TY_1] A\n\
+         dmem float [[N/32][32]#TY_0][[N/256][[128][2]]#TY_1] B\n\
+         dmem float [#A_0][#B_1] C\n\
+         dmem float [#C_0_1][#C_1_1_1] C0\n\
+         rmem float [16][2] R\n\
+         smem float [16][17] P\n\
+         smem float [#P_0][16#P_1] PV",
+    )
+    .unwrap();
+    let node = |name: &str| m.lookup(name).unwrap().node;
+    let flat = |name: &str| parray_layout::offset_function(&m, node(name), "k").unwrap();
+    assert_eq!(
+        parray_layout::common_vector(&flat("R"), &flat("C0"), 32, &[4, 2]),
+        Some(2)
+    );
+    assert_eq!(
+        parray_layout::common_vector(&flat("R"), &flat("R"), 32, &[4, 2]),
+        Some(4)
+    );
+    assert_eq!(
+        parray_layout::common_vector(&flat("PV"), &flat("R"), 32, &[4, 2]),
+        None
+    );
+    let pairs = parray_layout::offset_function_by(&m, node("C0"), "k", 2).unwrap();
+    assert_eq!(pairs.to_source(), "k * 256");
+    assert_eq!(pairs.vars.max(parray_layout::VarId(0)), 15);
+}
+
+/// The prover's own tests: a shared array of `len` ints written at `index(i)` inside
+/// `for i in lo..hi`, proved or checked.
+mod prover {
+    use super::*;
+
+    /// The check `prove` gives the one access of `for i in lo..hi { s[index(i)] = 1; }`
+    /// on a created shared array of `len` elements.
+    fn access_check(len: u64, lo: u128, hi: u128, index: impl Fn(Expr) -> Expr) -> Check {
+        let mut b = B::new(&[]);
+        let s = b.local("s", false, None);
+        b.body.stmts.push(Stmt::Create {
+            local: s,
+            type_name: "S".into(),
+            elem: ElemType::Int,
+            mem: parray_layout::MemKind::Smem,
+            len,
+            slot: 0,
+            loc: loc(),
+        });
+        let i = b.local("i", false, Some(Ty::USIZE));
+        let at = index(e(ExprKind::Local(i)));
+        let store = e(ExprKind::Assign(
+            None,
+            Box::new(e(ExprKind::Index(
+                Box::new(b.get("s")),
+                Box::new(at),
+                Check::Checked(None),
+            ))),
+            Box::new(int(1)),
+        ));
+        b.body.stmts.push(Stmt::For {
+            var: i,
+            start: int(lo),
+            end: int(hi),
+            inclusive: false,
+            unroll: None,
+            body: vec![Stmt::Expr {
+                expr: store,
+                loc: loc(),
+            }],
+            loc: loc(),
+        });
+        let proved = b.checked().unwrap();
+        let mut found = None;
+        visit_exprs(&proved.body().stmts, &mut |x| {
+            if let ExprKind::Index(_, _, check) = &x.kind {
+                found = Some(check.clone());
+            }
+        });
+        found.expect("one access")
+    }
+
+    #[test]
+    fn an_index_within_the_array_for_every_iteration_is_proved() {
+        assert_eq!(access_check(16, 0, 16, |i| i), Check::Proved);
+        // One past the end for the last iteration.
+        assert!(matches!(
+            access_check(16, 0, 17, |i| i),
+            Check::Checked(Some(_))
+        ));
+        // `x & 15` lies in [0, 15] whatever `x` is.
+        let masked = |i| bin(BinOp::BitAnd, bin(BinOp::Mul, i, int(1000)), int(15));
+        assert_eq!(access_check(16, 0, 100, masked), Check::Proved);
+        assert!(matches!(
+            access_check(15, 0, 100, masked),
+            Check::Checked(Some(_))
+        ));
+    }
+
+    proptest::proptest! {
+        /// `s[i * k + c]` for `i` in `lo..hi`: proved exactly when every iteration's index
+        /// lies below the array's length (computed here by running the loop), for affine
+        /// indices, whose intervals are exact.
+        #[test]
+        fn an_affine_index_is_proved_exactly_when_it_stays_in_range(
+            len in 1u64..64, lo in 0u128..40, span in 1u128..40, k in 0u128..5, c in 0u128..12,
+        ) {
+            let hi = lo + span;
+            let check = access_check(len, lo, hi, |i| bin(BinOp::Add, bin(BinOp::Mul, i, int(k)), int(c)));
+            let in_range = (lo..hi).all(|i| i * k + c < u128::from(len));
+            proptest::prop_assert_eq!(check == Check::Proved, in_range, "len {} i in {}..{} index i * {} + {}", len, lo, hi, k, c);
+        }
+
+        /// `s[(i * m) % r]`: whatever the prover decides, it never proves an index that
+        /// leaves the array (soundness; `%` by a constant bounds the index by it).
+        #[test]
+        fn a_remainder_is_never_proved_past_the_end(
+            len in 1u64..64, hi in 1u128..80, m in 1u128..7, r in 1u128..80,
+        ) {
+            let check = access_check(len, 0, hi, |i| bin(BinOp::Rem, bin(BinOp::Mul, i, int(m)), int(r)));
+            if check == Check::Proved {
+                proptest::prop_assert!((0..hi).all(|i| (i * m) % r < u128::from(len)));
+            }
+        }
+    }
+}

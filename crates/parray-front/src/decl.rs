@@ -1,0 +1,580 @@
+//! `parray! { ... }`: declarations in the paper's notation become Rust items.
+//!
+//! Each declared type becomes a unit struct carrying its constants and its run-time value
+//! (the resolved tree, through `parray::DataType::module`), plus a companion macro of the
+//! same name that carries its declaration to other macros (see `resolve`).
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use parray_layout::ast::{Item, Program};
+use parray_layout::{MemKind, Module, ThreadKind, TypeClass};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+
+use crate::resolve::{base_name, companion, merge, Entry, Outcome};
+use crate::text::SourceMap;
+
+/// A block split into visibilities and type-language text.
+struct Block {
+    map: SourceMap,
+    /// For each `pub`, the byte offset of the declaration it applies to, and its tokens.
+    vis: Vec<(usize, TokenStream)>,
+    /// For each `@alias(X)` (a subprogram's import, `subprog`), the byte offset of the
+    /// declaration that is X's under another name: it becomes `type NAME = X`.
+    aliases: Vec<(usize, TokenStream)>,
+}
+
+fn split_visibility(input: TokenStream) -> Block {
+    let mut tokens = Vec::new();
+    let mut vis = Vec::new();
+    let mut aliases = Vec::new();
+    let mut pending: Option<TokenStream> = None;
+    let mut pending_alias: Option<TokenStream> = None;
+    let mut iter = input.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == '@')
+            && matches!(iter.peek(), Some(t) if crate::resolve::is_ident(t, "alias"))
+        {
+            iter.next();
+            if let Some(TokenTree::Group(g)) = iter.next() {
+                pending_alias = Some(g.stream());
+            }
+            continue;
+        }
+        if crate::resolve::is_ident(&tt, "pub") {
+            let mut v: TokenStream = tt.into();
+            if let Some(TokenTree::Group(g)) = iter.peek() {
+                if g.delimiter() == proc_macro2::Delimiter::Parenthesis {
+                    v.extend([iter.next().expect("peeked")]);
+                }
+            }
+            pending = Some(v);
+            continue;
+        }
+        if let Some(v) = pending.take() {
+            vis.push((tokens.len(), v));
+        }
+        if let Some(a) = pending_alias.take() {
+            aliases.push((tokens.len(), a));
+        }
+        tokens.push(tt);
+    }
+    let map = SourceMap::new(tokens.into_iter().collect());
+    let at = |i: usize| map.top_starts.get(i).copied().unwrap_or(usize::MAX);
+    let vis = vis.into_iter().map(|(i, v)| (at(i), v)).collect();
+    let aliases = aliases.into_iter().map(|(i, a)| (at(i), a)).collect();
+    Block { map, vis, aliases }
+}
+
+/// Parse the carried declarations of other blocks into one program prefix.
+pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
+    let mut items = Vec::new();
+    for e in entries {
+        let p = parray_layout::parse_program(&e.text).map_err(|err| {
+            syn::Error::new(
+                Span::call_site(),
+                format!("carried declaration `{}`: {err}", e.name),
+            )
+        })?;
+        items.extend(p.items);
+    }
+    Ok(Program { items })
+}
+
+/// The text of each item of `program` within `text`.
+fn item_text(item: &Item, text: &str) -> (String, String) {
+    match item {
+        Item::Const(c) => (
+            c.name.name.clone(),
+            format!(
+                "const {} = {}",
+                c.name.name,
+                &text[c.value.span.start..c.value.span.end]
+            ),
+        ),
+        Item::Type(t) => (
+            t.name.name.clone(),
+            text[t.span.start..t.span.end].to_string(),
+        ),
+    }
+}
+
+pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    // A companion carries what its block declared before it: two names of one block bring
+    // the first one twice.
+    let entries = &merge(entries, Span::call_site())?;
+    let block = split_visibility(input);
+    let program =
+        parray_layout::parse_program_reporting_all(&block.map.text).map_err(|errors| {
+            let mut errors = errors.iter().map(|e| block.map.error(e));
+            let mut all = errors.next().expect("at least one error");
+            errors.for_each(|e| all.combine(e));
+            all
+        })?;
+
+    // Names used but declared neither here nor in what was carried in: ask for them.
+    let known: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let mut declared = HashSet::new();
+    let mut need: Vec<Ident> = Vec::new();
+    for item in &program.items {
+        for (name, at) in item.names_used() {
+            let base = base_name(&name).to_string();
+            if !declared.contains(&base)
+                && !known.contains(base.as_str())
+                && !need.iter().any(|n| *n == base)
+            {
+                need.push(Ident::new(&base, block.map.span_at(at)));
+            }
+        }
+        let name = match item {
+            Item::Const(c) => &c.name,
+            Item::Type(t) => &t.name,
+        };
+        if base_name(&name.name) != name.name {
+            return Err(syn::Error::new(
+                block.map.span_at(name.span.start),
+                format!(
+                    "`{}` ends in `_<digits>`, which names a sub-dimension inside `$...$`; choose another name",
+                    name.name
+                ),
+            ));
+        }
+        declared.insert(name.name.clone());
+    }
+    if !need.is_empty() {
+        return Ok(Outcome::Need(need));
+    }
+
+    // Each declaration on its own: a bad one is reported (once) and left out, and the good
+    // ones stay usable; one that uses a bad one is left out silently (its error is that one).
+    let mut full = entries_program(entries)?;
+    let carried = full.items.len();
+    let mut errors = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    for item in &program.items {
+        let mut trial = full.clone();
+        trial.items.push(item.clone());
+        match Module::build(&trial, &[]) {
+            Ok(_) => full.items.push(item.clone()),
+            Err(e) => {
+                let uses_failed = item
+                    .names_used()
+                    .iter()
+                    .any(|(n, _)| failed.iter().any(|f| f == base_name(n)));
+                if !uses_failed {
+                    errors.push(block.map.error(&e));
+                }
+                failed.push(match item {
+                    Item::Const(c) => c.name.name.clone(),
+                    Item::Type(t) => t.name.name.clone(),
+                });
+            }
+        }
+    }
+    let module = Module::build(&full, &[]).map_err(|e| block.map.error(&e))?;
+    // What each alias of this block and of the carried ones names (two names of one type
+    // must not get the same `ViewOf` impl twice).
+    let mut aliases: Vec<(String, String)> = entries
+        .iter()
+        .filter_map(|e| e.alias.clone().map(|a| (e.name.clone(), a)))
+        .collect();
+
+    let mut out = TokenStream::new();
+    let mut payload: Vec<Entry> = entries.to_vec();
+    for item in &full.items[carried..] {
+        let (name_ident, start) = match item {
+            // A constant starts at its `const` keyword, just before the name.
+            Item::Const(c) => (
+                &c.name,
+                block.map.text[..c.name.span.start]
+                    .rfind("const")
+                    .unwrap_or(c.name.span.start),
+            ),
+            Item::Type(t) => (&t.name, t.span.start),
+        };
+        let (name, text) = item_text(item, &block.map.text);
+        let target = block
+            .aliases
+            .iter()
+            .find(|(at, _)| *at == start)
+            .map(|(_, target)| target.clone());
+        let alias = target.as_ref().map(ToString::to_string);
+        if let Some(a) = &alias {
+            aliases.push((name.clone(), a.clone()));
+        }
+        payload.push(Entry { name, text, alias });
+        let payload = merge(&payload, Span::call_site())?;
+        let vis = block
+            .vis
+            .iter()
+            .find(|(at, _)| *at == start)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let ident = Ident::new(&name_ident.name, block.map.span_at(name_ident.span.start));
+        let hidden = format_ident!(
+            "__parray_{}_{:016x}",
+            name_ident.name,
+            fingerprint(&payload, &ident)
+        );
+        out.extend(companion(&vis, &ident, &hidden, &payload));
+        if let Some(target) = target {
+            out.extend(match item {
+                Item::Const(_) => quote!(#[allow(dead_code)] #vis const #ident: usize = #target;),
+                Item::Type(_) => quote!(#[allow(dead_code)] #vis type #ident = #target;),
+            });
+            continue;
+        }
+        out.extend(match item {
+            Item::Const(c) => {
+                let v = proc_macro2::Literal::u64_unsuffixed(
+                    module.constant(&c.name.name).expect("declared"),
+                );
+                quote!(#vis const #ident: usize = #v;)
+            }
+            Item::Type(_) => {
+                let (views, storage) =
+                    view_impls(&module, &full, &name_ident.name, &ident, &aliases);
+                let mut items = type_items(
+                    &module,
+                    &name_ident.name,
+                    &vis,
+                    &ident,
+                    &payload,
+                    storage.as_ref(),
+                );
+                items.extend(views);
+                items
+            }
+        });
+    }
+    if let Some(errors) = crate::errors::in_source_order(errors) {
+        out.extend(errors.to_compile_error());
+    }
+    Ok(Outcome::Done(out))
+}
+
+/// A name for the companion macro, unique in the crate (`#[macro_export]` puts it at the root).
+fn fingerprint(payload: &[Entry], ident: &Ident) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for e in payload {
+        e.name.hash(&mut h);
+        e.text.hash(&mut h);
+    }
+    let site = proc_macro2::Span::call_site().start();
+    (
+        proc_macro2::Span::call_site().file(),
+        site.line,
+        site.column,
+        format!("{:?}", ident.span()),
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+/// The items of the type `name`; `storage` is, for a view, a type it views that host code
+/// can create (what `create` on the view points to).
+fn type_items(
+    module: &Module,
+    name: &str,
+    vis: &TokenStream,
+    ident: &Ident,
+    payload: &[Entry],
+    storage: Option<&Ident>,
+) -> TokenStream {
+    let def = module.type_def(name).expect("declared");
+    let text: String = payload
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let size = module.size(def.root) as usize;
+    let extent = module.extent(def.root) as usize;
+    let doc = format!(
+        "Parray type `{}`.",
+        payload.last().map_or("", |e| e.text.as_str())
+    );
+    // The type's declarations, resolved here and carried as data: no parsing at run time.
+    let resolved = match Module::parse(&text) {
+        Ok(m) => parray_compiler::back::rust::module::module_tokens(&m),
+        Err(e) => return syn::Error::new(ident.span(), e.to_string()).to_compile_error(),
+    };
+    let module_fn = quote! {
+        fn module() -> &'static ::parray::layout::Module {
+            static MODULE: ::std::sync::OnceLock<::parray::layout::Module> = ::std::sync::OnceLock::new();
+            MODULE.get_or_init(|| #resolved)
+        }
+    };
+    let head = quote! {
+        #[doc = #doc]
+        // The paper's names are capitals (`MY_TA`), wherever the block is written.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #vis struct #ident;
+    };
+    match &def.class {
+        TypeClass::Data { mem, elem } => {
+            let elem_ty: TokenStream = elem_tokens(*elem);
+            let mem_tokens = match mem {
+                Some(m) => {
+                    let m = mem_ident(*m);
+                    quote!(::core::option::Option::Some(::parray::MemKind::#m))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let create = create_fns(vis, ident, *mem, storage);
+            let distributed = def.distribution.is_some();
+            let offset = offset_fns(module, name, def.root);
+            quote! {
+                #head
+                impl ::parray::DataType for #ident {
+                    type Elem = #elem_ty;
+                    const NAME: &'static str = #name;
+                    const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
+                    const SIZE: usize = #size;
+                    const EXTENT: usize = #extent;
+                    const DISTRIBUTED: bool = #distributed;
+                    #offset
+                    #module_fn
+                }
+                #create
+            }
+        }
+        TypeClass::Thread(kind) => {
+            let kind = match kind {
+                ThreadKind::Pthd => quote!(Pthd),
+                ThreadKind::Mpi => quote!(Mpi),
+                ThreadKind::Cuda(_) => quote!(Cuda),
+            };
+            quote! {
+                #head
+                impl ::parray::ThreadArray for #ident {
+                    const NAME: &'static str = #name;
+                    const THREADS: usize = #size;
+                    const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
+                    #module_fn
+                }
+                // As on a view (`create_fns`): never callable, so that a call says what
+                // a thread array is for.
+                impl #ident {
+                    #[doc(hidden)]
+                    #[allow(private_bounds)]
+                    #vis fn create() -> ::parray::Result<()>
+                    where
+                        for<'a> #ident: ::parray::__private::IsThreadArray,
+                    {
+                        ::core::result::Result::Ok(())
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `create()` and `create_on(device)`: `#create` for a type that host code can create
+/// (paged, pinned, dmem). Views and smem/rmem types get the same functions under a bound
+/// that no type meets, whose message (`#[diagnostic::on_unimplemented]`) is the error at
+/// the user's call: what the type is and what to create instead. The bound is written
+/// `for<'a>` so that it is checked at each call, not at the definition (where a bound on
+/// no type parameter that does not hold is an error, even uncalled).
+fn create_fns(
+    vis: &TokenStream,
+    ident: &Ident,
+    mem: Option<MemKind>,
+    storage: Option<&Ident>,
+) -> TokenStream {
+    let refused = match (mem, storage) {
+        (Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem), _) => None,
+        (Some(MemKind::Smem | MemKind::Rmem), _) => {
+            Some(quote!(::parray::__private::OnlyInCudaBodies))
+        }
+        (None, Some(s)) => Some(quote!(::parray::__private::IsViewOf<#s>)),
+        (None, None) => Some(quote!(::parray::__private::IsView)),
+    };
+    let (attrs, bound) = match refused {
+        None => (
+            [
+                quote!(#[doc = " `#create`: storage for one value of this type (its extent), freed on drop."]),
+                quote!(#[doc = " `#create` on `device` (dmem goes there)."]),
+            ],
+            None,
+        ),
+        Some(never) => (
+            [
+                quote!(#[doc(hidden)] #[allow(private_bounds)]),
+                quote!(#[doc(hidden)] #[allow(private_bounds)]),
+            ],
+            Some(quote!(where for<'a> #ident: #never)),
+        ),
+    };
+    let [create_attr, create_on_attr] = attrs;
+    quote! {
+        impl #ident {
+            #create_attr
+            #vis fn create() -> ::parray::Result<::parray::Array<#ident>> #bound {
+                ::parray::Array::new()
+            }
+
+            #create_on_attr
+            #vis fn create_on(device: &::parray::Device) -> ::parray::Result<::parray::Array<#ident>> #bound {
+                ::parray::Array::new_on(device)
+            }
+        }
+    }
+}
+
+/// The offset function of a type, for `DataType`: `M::offset([i, j])` (the offset
+/// compiler's simplified expression, as `$M[i][j]$` gives it) and `M::offset_of(&[i, j])`,
+/// each index checked against its dimension in every build.
+fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> TokenStream {
+    let kids = &module.node(root).children;
+    let sizes: Vec<u64> = if kids.is_empty() {
+        vec![module.size(root)]
+    } else {
+        kids.iter().map(|c| module.size(*c)).collect()
+    };
+    let rank = sizes.len();
+    let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+    let vars: Vec<&str> = names.iter().map(String::as_str).collect();
+    let idents: Vec<Ident> = names.iter().map(|n| format_ident!("{n}")).collect();
+    let checks = idents.iter().zip(&sizes).enumerate().map(|(d, (i, size))| {
+        let size = *size as usize;
+        quote! {
+            if #i >= #size {
+                ::parray::__private::index_out_of_range(#name, #d, #i, #size)
+            }
+        }
+    });
+    let value = match parray_layout::index_function(module, name, &vars) {
+        Ok(off) => parray_compiler::back::rust::offsets::to_tokens(&off, &|v| {
+            let id = format_ident!("{}", off.vars.name(v));
+            quote!(#id)
+        }),
+        // Past the offset compiler's limits (`$...$` forms on it fail to compile too).
+        Err(_) => quote!(::parray::__private::offset_too_complex(#name)),
+    };
+    let dims = sizes.iter().map(|s| *s as usize);
+    quote! {
+        type Index = [usize; #rank];
+        const RANK: usize = #rank;
+        const DIMS: &'static [usize] = &[#(#dims),*];
+
+        #[track_caller]
+        #[allow(unused_variables)]
+        fn offset(index: [usize; #rank]) -> usize {
+            let [#(#idents),*] = index;
+            #(#checks)*
+            #value
+        }
+
+        #[track_caller]
+        fn offset_of(index: &[usize]) -> usize {
+            match <[usize; #rank]>::try_from(index) {
+                ::core::result::Result::Ok(index) => Self::offset(index),
+                ::core::result::Result::Err(_) => {
+                    ::parray::__private::wrong_rank(#name, #rank, index.len())
+                }
+            }
+        }
+    }
+}
+
+/// For each type `S` whose dimensions `V` refers to (directly or through other types), the
+/// views that fit (every type views itself by a blanket impl): `V` views `S` (and `S` views `V`: a
+/// storage type declared on a layout's dimensions is indexed by that layout) where the
+/// elements are the same, the memory kinds agree (or the view has none) and the view's
+/// extent fits in the storage's. Also the first of those types that `name` views and that
+/// host code can create (paged, pinned, dmem), if any.
+fn view_impls(
+    module: &Module,
+    program: &Program,
+    name: &str,
+    ident: &Ident,
+    aliases: &[(String, String)],
+) -> (TokenStream, Option<Ident>) {
+    let data = |n: &str| match module.type_def(n).map(|d| (&d.class, d.root)) {
+        Some((TypeClass::Data { mem, elem }, root)) => Some((*mem, *elem, module.extent(root))),
+        _ => None,
+    };
+    let Some((mem, elem, extent)) = data(name) else {
+        return (TokenStream::new(), None);
+    };
+    // The declared names an item uses (constants too: they are not data types below).
+    let refs = |n: &str| -> Vec<String> {
+        program
+            .items
+            .iter()
+            .filter(|item| matches!(item, Item::Type(t) if t.name.name == n))
+            .flat_map(Item::names_used)
+            .map(|(name, _)| base_name(&name).to_string())
+            .collect()
+    };
+    let mut seen = vec![name.to_string()];
+    let mut todo = refs(name);
+    while let Some(n) = todo.pop() {
+        if !seen.contains(&n) {
+            todo.extend(refs(&n));
+            seen.push(n);
+        }
+    }
+    let fits = |view: (Option<MemKind>, u64), storage: (Option<MemKind>, u64)| {
+        (view.0.is_none() || view.0 == storage.0) && view.1 <= storage.1
+    };
+    let mut out = TokenStream::new();
+    // The Rust type each name is: an alias (a subprogram's import) is its target's.
+    let rust_type = |n: &str| {
+        aliases
+            .iter()
+            .find(|(a, _)| a == n)
+            .map_or(n.to_string(), |(_, t)| t.clone())
+    };
+    let mut done: Vec<String> = vec![rust_type(name)];
+    let mut storage = None;
+    for s in &seen[1..] {
+        let Some((smem, selem, sextent)) = data(s) else {
+            continue;
+        };
+        if done.contains(&rust_type(s)) {
+            continue;
+        }
+        done.push(rust_type(s));
+        if selem != elem {
+            continue;
+        }
+        let s = Ident::new(s, ident.span());
+        if fits((mem, extent), (smem, sextent)) {
+            out.extend(quote!(impl ::parray::ViewOf<#s> for #ident {}));
+            if storage.is_none()
+                && matches!(
+                    smem,
+                    Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem)
+                )
+            {
+                storage = Some(s.clone());
+            }
+        }
+        if fits((smem, sextent), (mem, extent)) {
+            out.extend(quote!(impl ::parray::ViewOf<#ident> for #s {}));
+        }
+    }
+    (out, storage)
+}
+
+fn mem_ident(m: MemKind) -> Ident {
+    Ident::new(
+        match m {
+            MemKind::Paged => "Paged",
+            MemKind::Pinned => "Pinned",
+            MemKind::Dmem => "Dmem",
+            MemKind::Cmem => "Cmem",
+            MemKind::Smem => "Smem",
+            MemKind::Rmem => "Rmem",
+        },
+        Span::call_site(),
+    )
+}
+
+/// The Rust type of an element, as a path the user's crate can name.
+pub fn elem_tokens(e: parray_layout::ElemType) -> TokenStream {
+    parray_compiler::back::rust::elem_tokens(e, parray_compiler::back::rust::Mode::Pthd)
+}

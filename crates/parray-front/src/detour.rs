@@ -1,0 +1,647 @@
+//! `detour!(T { body })` and `host! { ... }`.
+
+use parray_compiler::back::c::{self as emit_c, Dialect};
+use parray_compiler::back::rust::{self as emit_rust, Mode};
+use parray_compiler::ir::Target;
+use parray_compiler::passes::bounds::Proved;
+use parray_compiler::passes::bounds::{self, Proof, Root, RootUse};
+use parray_layout::{CudaGrid, Module, ThreadKind, TypeClass};
+use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::Token;
+
+use crate::decl::entries_program;
+use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR};
+use crate::lower::lower;
+use crate::resolve::{base_name, merge, Entry, Outcome};
+
+/// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
+/// Type parameters are left out by the caller.
+fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(ty)
+                if matches!(&tts[i + 1..], [TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(f), ..]
+                    if a.as_char() == ':' && b.as_char() == ':' && f == "create") =>
+            {
+                out.push(ty.clone());
+            }
+            // `#copy S(p) to D(q)`: both types.
+            TokenTree::Ident(id) if *id == COPY => {
+                if let Some(TokenTree::Group(g)) = tts.get(i + 2) {
+                    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                    for (k, t) in inner.iter().enumerate() {
+                        if let TokenTree::Ident(t) = t {
+                            let after_to =
+                                k > 0 && matches!(&inner[k - 1], TokenTree::Ident(w) if w == "to");
+                            if k == 0 || after_to {
+                                out.push(t.clone());
+                            }
+                        }
+                    }
+                    dollar_names(&g.stream(), out);
+                }
+            }
+            TokenTree::Ident(id) if *id == DOLLAR => {
+                if let Some(TokenTree::Group(g)) = tts.get(i + 2) {
+                    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                    match inner.as_slice() {
+                        [TokenTree::Ident(w), ..] if tid_path(&w.to_string()).is_some() => {}
+                        [TokenTree::Ident(_), TokenTree::Group(arg)]
+                            if arg.delimiter() == Delimiter::Parenthesis =>
+                        {
+                            if let Some(TokenTree::Ident(t)) = arg.stream().into_iter().next() {
+                                out.push(t);
+                            }
+                        }
+                        [TokenTree::Ident(t), ..] => out.push(t.clone()),
+                        _ => {}
+                    }
+                    dollar_names(&g.stream(), out);
+                }
+            }
+            TokenTree::Group(g) => dollar_names(&g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// `<T, U>` before a detour's thread array or a `host!` block: the type parameters its
+/// forms may name (`$T[i][j]$`), and the tokens after them.
+fn type_parameters(tts: &[TokenTree]) -> syn::Result<(Vec<Ident>, &[TokenTree])> {
+    let is = |tt: Option<&TokenTree>, c: char| matches!(tt, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    if !is(tts.first(), '<') {
+        return Ok((Vec::new(), tts));
+    }
+    let mut params = Vec::new();
+    let mut k = 1;
+    loop {
+        match tts.get(k) {
+            Some(TokenTree::Ident(t)) => params.push(t.clone()),
+            other => {
+                let span = other.map_or_else(Span::call_site, TokenTree::span);
+                return Err(syn::Error::new(
+                    span,
+                    "expected a type parameter: `<T>` or `<T, U>`",
+                ));
+            }
+        }
+        k += 1;
+        if is(tts.get(k), '>') {
+            return Ok((params, &tts[k + 1..]));
+        }
+        if !is(tts.get(k), ',') {
+            let span = tts.get(k).map_or_else(Span::call_site, TokenTree::span);
+            return Err(syn::Error::new(
+                span,
+                "expected `,` or `>` after a type parameter",
+            ));
+        }
+        k += 1;
+    }
+}
+
+/// The declarations needed and not yet carried in, or the module built from those carried.
+fn module_for(
+    entries: &[Entry],
+    names: Vec<Ident>,
+    generics: &[Ident],
+) -> syn::Result<Result<Module, Vec<Ident>>> {
+    let mut need: Vec<Ident> = Vec::new();
+    for n in names {
+        let base = base_name(&n.to_string()).to_string();
+        if generics.iter().any(|g| *g == base) {
+            continue;
+        }
+        if !entries.iter().any(|e| e.name == base) && !need.iter().any(|m| *m == base) {
+            need.push(Ident::new(&base, n.span()));
+        }
+    }
+    if !need.is_empty() {
+        return Ok(Err(need));
+    }
+    let entries = merge(entries, Span::call_site())?;
+    let program = entries_program(&entries)?;
+    let module = Module::build(&program, &[])
+        .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
+    Ok(Ok(module))
+}
+
+pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    let tts: Vec<TokenTree> = input.into_iter().collect();
+    let (generics, rest) = type_parameters(&tts)?;
+    let body = preprocess(rest.iter().cloned().collect())?;
+    let mut names = Vec::new();
+    dollar_names(&body, &mut names);
+    let module = match module_for(entries, names, &generics)? {
+        Ok(m) => m,
+        Err(need) => return Ok(Outcome::Need(need)),
+    };
+    let mut stmts = syn::Block::parse_within.parse2(body)?;
+    let mut forms = Forms::new(&module, None);
+    forms.generics = generics.into_iter().map(TypeParam::new).collect();
+    crate::host::translate(&mut forms, &mut stmts)?;
+    Ok(Outcome::Done(quote!({ #(#stmts)* })))
+}
+
+pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    expand_detour(entries, input, false)
+}
+
+pub fn expand_source(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    expand_detour(entries, input, true)
+}
+
+/// `kernel_source!`'s dialect, written before the detour: `hip(64):` for the 64-lane
+/// wavefronts of a CDNA GPU, `hip(32):` for RDNA's 32 lanes, CUDA without one; and the
+/// tokens after it.
+fn source_dialect(tts: &[TokenTree]) -> syn::Result<(Dialect, &[TokenTree])> {
+    let usage = "the HIP source is `kernel_source!(hip(64): T(args) { body })` for a CDNA GPU (64-lane wavefronts), `hip(32):` for RDNA (32)";
+    let is_colon = |tt: &TokenTree| matches!(tt, TokenTree::Punct(p) if p.as_char() == ':');
+    match tts {
+        [TokenTree::Ident(word), TokenTree::Group(g), colon, rest @ ..]
+            if word == "hip" && g.delimiter() == Delimiter::Parenthesis && is_colon(colon) =>
+        {
+            let wavefront = syn::parse2::<syn::LitInt>(g.stream())
+                .and_then(|n| n.base10_parse::<u32>())
+                .ok()
+                .filter(|n| matches!(n, 32 | 64))
+                .ok_or_else(|| syn::Error::new(g.span(), usage))?;
+            Ok((Dialect::Hip { wavefront }, rest))
+        }
+        [TokenTree::Ident(word), colon, ..] if word == "hip" && is_colon(colon) => {
+            Err(syn::Error::new(word.span(), usage))
+        }
+        _ => Ok((Dialect::Cuda, tts)),
+    }
+}
+
+fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> syn::Result<Outcome> {
+    let all: Vec<TokenTree> = input.into_iter().collect();
+    let (dialect, all) = if source_only {
+        source_dialect(&all)?
+    } else {
+        (Dialect::Cuda, all.as_slice())
+    };
+    let (generics, tts) = type_parameters(all)?;
+    let (array, args, body) = match tts {
+        [TokenTree::Ident(t), TokenTree::Group(b)] if b.delimiter() == Delimiter::Brace => {
+            (t.clone(), None, b.clone())
+        }
+        [TokenTree::Ident(t), TokenTree::Group(a), TokenTree::Group(b)]
+            if a.delimiter() == Delimiter::Parenthesis && b.delimiter() == Delimiter::Brace =>
+        {
+            (t.clone(), Some(a.clone()), b.clone())
+        }
+        _ => {
+            let span = tts.first().map_or_else(Span::call_site, TokenTree::span);
+            return Err(syn::Error::new(
+                span,
+                "expected `detour!(THREADS { body })` or `detour!(THREADS(args) { body })`",
+            ));
+        }
+    };
+    let body_tokens = preprocess(body.stream())?;
+    let mut names = vec![array.clone()];
+    dollar_names(&body_tokens, &mut names);
+    let module = match module_for(entries, names, &generics)? {
+        Ok(m) => m,
+        Err(need) => return Ok(Outcome::Need(need)),
+    };
+    let name = array.to_string();
+    let def = module.type_def(&name).ok_or_else(|| {
+        syn::Error::new(
+            array.span(),
+            format!("`{name}` is a sub-dimension; a detour runs on a declared thread array"),
+        )
+    })?;
+    let kind = match &def.class {
+        TypeClass::Thread(k) => k.clone(),
+        TypeClass::Data { .. } => {
+            return Err(syn::Error::new(
+                array.span(),
+                format!("`{name}` is a data type; a detour runs on a thread array (`pthd`, `cuda(...)` or `mpi`)"),
+            ))
+        }
+    };
+    let (attrs, stmts) = (|input: syn::parse::ParseStream| {
+        Ok((
+            input.call(syn::Attribute::parse_inner)?,
+            syn::Block::parse_within(input)?,
+        ))
+    })
+    .parse2(body_tokens)?;
+    let min_blocks = min_blocks_per_sm(&attrs)?;
+    let mut forms = Forms::new(
+        &module,
+        Some(Threads {
+            name: name.clone(),
+            root: def.root,
+            module: &module,
+        }),
+    );
+    forms.generics = generics.into_iter().map(TypeParam::new).collect();
+    let site = quote_spanned!(array.span()=> ::parray::__private::DetourSite {
+        array: #name,
+        file: ::std::file!(),
+        line: ::std::line!(),
+    });
+    match kind {
+        ThreadKind::Pthd | ThreadKind::Mpi => {
+            let (a_kind, runner) = match kind {
+                ThreadKind::Pthd => ("a pthd", quote!(pthd_detour)),
+                _ => ("an mpi", quote!(mpi_detour)),
+            };
+            if let Some(a) = args {
+                return Err(syn::Error::new(
+                    a.span(),
+                    format!(
+                        "{a_kind} detour takes no argument list: its body captures host variables"
+                    ),
+                ));
+            }
+            if source_only {
+                let language = match dialect {
+                    Dialect::Cuda => "CUDA",
+                    Dialect::Hip { .. } => "HIP",
+                };
+                return Err(syn::Error::new(
+                    array.span(),
+                    format!("`{name}` is {a_kind} array: only cuda detours have {language} source"),
+                ));
+            }
+            if let Some((_, attr)) = min_blocks {
+                return Err(syn::Error::new(
+                    attr,
+                    format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
+                ));
+            }
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
+            let body = bounds::prove(body);
+            refused(body.proof())?;
+            let types = type_checks(&forms.generics, false);
+            Ok(Outcome::Done(host_threads(
+                &body,
+                &site,
+                types,
+                module.size(def.root),
+                runner,
+            )))
+        }
+        ThreadKind::Cuda(params) => {
+            let Some(args) = args else {
+                return Err(syn::Error::new(
+                    array.span(),
+                    format!("a cuda detour passes its kernel's arguments: `detour!({name}({}) {{ ... }})`", params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")),
+                ));
+            };
+            let args =
+                Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(args.stream())?;
+            if args.len() != params.len() {
+                return Err(syn::Error::new(
+                    args.span(),
+                    format!(
+                        "`{name}` takes {} arguments ({}), {} given",
+                        params.len(),
+                        params
+                            .iter()
+                            .map(|p| p.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        args.len()
+                    ),
+                ));
+            }
+            let grid = CudaGrid::of(&module, def.root)
+                .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
+            let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            body.set_launch_bounds(min_blocks.map(|(n, _)| (grid.block.iter().product(), n)));
+            let body = bounds::prove(body);
+            refused(body.proof())?;
+            let kernel = format!("parray_{name}_{}", array.span().start().line);
+            let source = emit_c::kernel(&body, &kernel, dialect);
+            // An AMD GPU's launch limits (`grid::HIP`): its LDS is 64 KiB.
+            let on_amd = grid.fits(body.body().shared_layout().1, &parray_layout::grid::HIP);
+            if let (true, Dialect::Hip { .. }, Err(reason)) = (source_only, dialect, &on_amd) {
+                return Err(syn::Error::new(
+                    array.span(),
+                    format!("`{name}` cannot run on an AMD GPU: {reason}"),
+                ));
+            }
+            if source_only {
+                if let Some(g) = forms.generics.first() {
+                    let message = match dialect {
+                        Dialect::Cuda => "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
+                        Dialect::Hip { .. } => "the source of a generic detour exists once it is instantiated, at its launch, and launches are CUDA's: there is no HIP source of it (`PARRAY_DUMP_SOURCE=1` prints the CUDA kernel)",
+                    };
+                    return Err(syn::Error::new(g.name.span(), message));
+                }
+                // The arguments are checked to exist (and used), as a detour's would be.
+                let args = args.iter();
+                return Ok(Outcome::Done(quote!({
+                    let _ = || { #( let _ = &(#args); )* };
+                    #source
+                })));
+            }
+            // A generic kernel's source is made for its type arguments at its first launch.
+            let site_ident = Ident::new("__parray_site", Span::call_site());
+            let (source, hip) = if forms.generics.is_empty() {
+                // `PARRAY_DUMP_SOURCE=hip` shows any detour's HIP C++ (SPEC.md 4.8).
+                let mut hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
+                if let Err(reason) = on_amd {
+                    hip.insert_str(
+                        0,
+                        &format!("// parray: this kernel cannot run on an AMD GPU: {reason}\n"),
+                    );
+                }
+                (
+                    quote!(::std::borrow::Cow::Borrowed(#source)),
+                    quote!(::core::option::Option::Some(#hip)),
+                )
+            } else {
+                let args = type_args(&forms.generics);
+                (
+                    quote!(::std::borrow::Cow::Borrowed(::parray::generic::instantiate(#source, &#args, #site_ident)?)),
+                    quote!(::core::option::Option::None),
+                )
+            };
+            let types = type_checks(&forms.generics, true);
+            Ok(Outcome::Done(cuda(
+                &body,
+                &grid,
+                (&kernel, source, hip),
+                types,
+                &args,
+                &site,
+            )))
+        }
+    }
+}
+
+/// What the prover refused ([`Proof::errors`]), each at its token.
+fn refused(proof: &Proof) -> syn::Result<()> {
+    let errors = proof
+        .errors
+        .iter()
+        .map(|d| syn::Error::new(d.span.proc_macro(), &d.message));
+    match crate::errors::in_source_order(errors) {
+        Some(errors) => Err(errors),
+        None => Ok(()),
+    }
+}
+
+/// Before a detour starts: each array it indexes as a declared type holds that type's
+/// extent (a compile-time error when its type is not one the declared type views).
+fn extent_checks(
+    use_: Option<&RootUse>,
+    value: &TokenStream,
+    name: &str,
+    on_host: bool,
+) -> TokenStream {
+    let Some(use_) = use_ else {
+        return TokenStream::new();
+    };
+    let site = Ident::new("__parray_site", Span::call_site());
+    use_.indexed_as
+        .iter()
+        .map(|t| {
+            let ty = Ident::new(&t.type_name, use_.span.proc_macro());
+            // A pthd body's threads are host code: no dmem.
+            let check = if on_host {
+                quote!(indexed_on_host)
+            } else {
+                quote!(indexed_as)
+            };
+            quote_spanned!(use_.span.proc_macro()=>
+                ::parray::__private::#check::<#ty, _>(&(#value), #name, #site)?;
+            )
+        })
+        .collect()
+}
+
+/// Before a detour starts: an array the body accesses by vectors starts at a multiple of
+/// their lanes (the accesses are aligned from the array's start, or checked from it).
+fn alignment_check(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> TokenStream {
+    let Some(use_) = use_.filter(|u| u.lanes > 1) else {
+        return TokenStream::new();
+    };
+    let site = Ident::new("__parray_site", Span::call_site());
+    let lanes = usize::from(use_.lanes);
+    quote_spanned!(use_.span.proc_macro()=>
+        ::parray::__private::aligned_for(&(#value), #lanes, #name, #site)?;
+    )
+}
+
+/// The type arguments of a generic detour, as the runtime checks them.
+fn type_args(generics: &[TypeParam]) -> TokenStream {
+    let args = generics.iter().map(|g| {
+        let (name, alias, dims) = (&g.name, g.name.to_string(), g.dims);
+        let indices = match g.indices {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(::parray::generic::TypeArg::of::<#name>(#alias, #indices, #dims))
+    });
+    quote!([#(#args),*])
+}
+
+/// Before a generic detour starts: its type arguments have what its body asks of them.
+fn type_checks(generics: &[TypeParam], cuda: bool) -> TokenStream {
+    if generics.is_empty() {
+        return TokenStream::new();
+    }
+    let args = type_args(generics);
+    let site = Ident::new("__parray_site", Span::call_site());
+    quote!(::parray::generic::check_types(&#args, #cuda, #site)?;)
+}
+
+/// The detour's expression: the checks, then `run` (a `Result`) unless one failed; `run`
+/// sees `prepared`, computed after the checks, as `__parray_prepared`.
+fn checked(
+    site: &TokenStream,
+    checks: TokenStream,
+    prepared: TokenStream,
+    run: TokenStream,
+) -> TokenStream {
+    quote! {{
+        let __parray_site: &'static ::parray::DetourSite = &#site;
+        #[allow(clippy::redundant_closure_call)]
+        let __parray_checked = (|| -> ::parray::Result<_> { #checks Ok(#prepared) })();
+        match __parray_checked {
+            ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+            ::core::result::Result::Ok(__parray_prepared) => #run,
+        }
+    }}
+}
+
+/// A cuda detour: the kernel's launch, and the same body for the CPU emulation (once per
+/// block, in masked stretches between barriers, when it has `#sync`). Arrays the body
+/// writes are borrowed exclusively (write handles), the others shared.
+#[allow(clippy::too_many_arguments)]
+fn cuda(
+    proved: &Proved,
+    grid: &CudaGrid,
+    (kernel, source, hip): (&str, TokenStream, TokenStream),
+    types: TokenStream,
+    args: &Punctuated<syn::Expr, Token![,]>,
+    site: &TokenStream,
+) -> TokenStream {
+    let ctx = emit_rust::ctx_ident();
+    let [gx, gy, gz] = grid.grid;
+    let [bx, by, bz] = grid.block;
+    let mut checks = types;
+    let mut bind_args = TokenStream::new();
+    let mut bind_params = TokenStream::new();
+    let mut arg_refs = Vec::new();
+    // A kernel with checked accesses also takes how many elements each pointer reaches.
+    let (body, proof) = (proved.body(), proved.proof());
+    let checked_arrays = emit_c::checked_arrays(proved);
+    let mut extents = Vec::new();
+    for (i, ((p, local), a)) in body.params.iter().zip(args).enumerate() {
+        let hidden = format_ident!("__parray_arg{i}");
+        let l = body.local(*local);
+        let name = Ident::new(&l.name, l.span.proc_macro());
+        let elem = emit_rust::elem_tokens(p.elem, Mode::Pthd);
+        let allow = quote!(#[allow(unused_mut, unused_variables)]);
+        if p.pointer {
+            let use_ = proof.root(&Root::Local(*local));
+            checks.extend(extent_checks(use_, &quote!(#a), &l.name, false));
+            checks.extend(alignment_check(use_, &quote!(#a), &l.name));
+            let handle = if use_.is_some_and(|u| u.written) {
+                quote_spanned!(a.span()=> { use ::parray::__private::Writable as _; (#a).parray_writable() })
+            } else {
+                quote_spanned!(a.span()=> { use ::parray::__private::Handles as _; (#a).parray_handle() })
+            };
+            // The kernel's view of its argument, once per launch; its errors name the
+            // parameter, as the GPU's fault record does.
+            let param_name = &l.name;
+            let view = format_ident!("__parray_view{i}");
+            bind_args.extend(quote_spanned!(a.span()=>
+                let #hidden = #handle;
+                let #view = #hidden.in_kernel().as_parameter(#param_name);
+            ));
+            bind_params.extend(quote!(#allow let mut #name = #view;));
+            if checked_arrays.is_some() {
+                let n = format_ident!("__parray_n{i}");
+                bind_args.extend(quote!(let #n: usize = #hidden.remaining();));
+                extents.push(quote!(&#n as &dyn ::parray::gpu::KernelArg));
+            }
+        } else {
+            bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
+            bind_params.extend(quote!(#allow let mut #name = #hidden;));
+        }
+        arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
+    }
+    // Checked against the device's limit at launch (the emulator's is the same).
+    let shared_bytes = u32::try_from(body.dynamic_shared_bytes()).unwrap_or(u32::MAX);
+    let (closure, run) = if body.collective() {
+        // Once per block: the stretches between collective statements (barriers,
+        // shuffles) loop over the block's threads.
+        let block = emit_rust::block_body_tokens(proved);
+        (
+            quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {
+                #bind_params
+                #block
+            }),
+            quote!(::parray::gpu::detour_cuda_blocks),
+        )
+    } else {
+        let prologue = emit_rust::prologue_tokens(proved, Mode::Emulate);
+        let stmts = emit_rust::stmts_tokens(proved, Mode::Emulate);
+        (
+            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue #stmts }),
+            quote!(::parray::gpu::detour_cuda),
+        )
+    };
+    let constants = emit_c::constant_symbols(proved)
+        .into_iter()
+        .map(|(i, name)| quote!((#i, #name)));
+    let checked_names = match &checked_arrays {
+        Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
+        None => quote!(::core::option::Option::None),
+    };
+    let launch = quote! {{
+        #bind_args
+        let __parray_launch = ::parray::gpu::Launch {
+            kernel: #kernel,
+            source: __parray_prepared,
+            grid: [#gx, #gy, #gz],
+            block: [#bx, #by, #bz],
+            shared_bytes: #shared_bytes,
+            site: __parray_site,
+            checked: #checked_names,
+            hip_source: #hip,
+            constants: &[#(#constants),*],
+        };
+        #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
+        let __parray_body = #closure;
+        // SAFETY: the kernel's parameters are the declaration's, and the arguments were
+        // bound above to exactly those types.
+        unsafe { #run(&__parray_launch, &[#(#arg_refs,)* #(#extents),*], __parray_body) }
+    }};
+    checked(site, checks, source, launch)
+}
+
+/// A pthd or mpi detour: the body once per CPU thread (pthd) or once on this process, as
+/// its rank (mpi), run by the runtime's `runner`. A captured array the body writes is
+/// borrowed exclusively for the detour (a write handle shadows its name), the others are
+/// captured by reference.
+fn host_threads(
+    proved: &Proved,
+    site: &TokenStream,
+    types: TokenStream,
+    threads: u64,
+    runner: TokenStream,
+) -> TokenStream {
+    let ctx = emit_rust::ctx_ident();
+    let proof = proved.proof();
+    let stmts = emit_rust::body_tokens(proved, Mode::Pthd);
+    let threads = threads as usize;
+    let mut checks = types;
+    let mut writers = TokenStream::new();
+    for use_ in &proof.roots {
+        let Root::Capture(path) = &use_.root else {
+            continue;
+        };
+        let value = emit_rust::path_tokens(path, use_.span.proc_macro());
+        checks.extend(extent_checks(Some(use_), &value, path, true));
+        checks.extend(alignment_check(Some(use_), &value, path));
+        if use_.written && !path.contains("::") {
+            let name = Ident::new(path, use_.span.proc_macro());
+            writers.extend(quote_spanned!(use_.span.proc_macro()=>
+                let #name = { use ::parray::__private::Writable as _; #name.parray_writable() };
+            ));
+        }
+    }
+    let run = quote! {{
+        #writers
+        let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
+        ::parray::__private::#runner(__parray_site, #threads, __parray_body)
+    }};
+    checked(site, checks, quote!(()), run)
+}
+
+/// A body's inner attribute `#![min_blocks_per_sm(N)]` (CUDA's `__launch_bounds__`: the
+/// compiler keeps each thread's registers few enough for N blocks on a multiprocessor),
+/// with its span; the only inner attribute a body takes.
+fn min_blocks_per_sm(attrs: &[syn::Attribute]) -> syn::Result<Option<(u32, Span)>> {
+    let mut found = None;
+    for attr in attrs {
+        let usage = "the only inner attribute of a detour body is `#![min_blocks_per_sm(N)]`, N a positive integer";
+        if !attr.path().is_ident("min_blocks_per_sm") || found.is_some() {
+            return Err(syn::Error::new(attr.meta.span(), usage));
+        }
+        let n = attr
+            .parse_args::<syn::LitInt>()
+            .and_then(|n| n.base10_parse::<u32>())
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| syn::Error::new(attr.meta.span(), usage))?;
+        found = Some((n, attr.meta.span()));
+    }
+    Ok(found)
+}

@@ -1,0 +1,611 @@
+//! The paper's `$...$` forms inside macro bodies.
+//!
+//! Before syn sees a body, every `$ ... $` becomes a placeholder macro call
+//! `__parray_dollar!( ... )` (nested forms first) and every `#sync`/`#sync_1` a call of
+//! `__parray_sync!`, so that the body parses as Rust. The placeholders are then compiled
+//! by parray-layout into the simplified expressions: offsets, sizes, `cnt`, thread indices.
+
+use parray_compiler::ir::{Expr, ExprKind, Indexed};
+use parray_layout::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
+use parray_layout::expr::Vars;
+use parray_layout::{compile_with, Module, NodeId};
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::quote;
+
+pub const DOLLAR: &str = "__parray_dollar";
+pub const SYNC: &str = "__parray_sync";
+pub const COPY: &str = "__parray_copy";
+
+/// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
+/// places (pointers in a body, arrays in host code), parsed in one place.
+pub struct CopyForm {
+    pub src_ty: Ident,
+    pub src: TokenStream,
+    pub dst_ty: Ident,
+    pub dst: TokenStream,
+}
+
+impl CopyForm {
+    /// The parts of `#copy`'s placeholder `mac`; an error at it when they are not there.
+    pub fn parse(mac: &syn::Macro) -> syn::Result<CopyForm> {
+        use proc_macro2::TokenTree as T;
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        match tts.as_slice() {
+            [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
+                if to == "to"
+                    && p.delimiter() == Delimiter::Parenthesis
+                    && q.delimiter() == Delimiter::Parenthesis =>
+            {
+                Ok(CopyForm {
+                    src_ty: s.clone(),
+                    src: p.stream(),
+                    dst_ty: d.clone(),
+                    dst: q.stream(),
+                })
+            }
+            _ => Err(syn::Error::new(
+                syn::spanned::Spanned::span(mac),
+                "expected `#copy S(a) to D(b);`: element k of `a`, an array or pointer of type S, goes to element k of `b` (of type D)",
+            )),
+        }
+    }
+}
+
+/// Replace `$...$` and `#sync...` by placeholder macro calls, recursively.
+pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
+    let mut out = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' => {
+                let mut inner = Vec::new();
+                loop {
+                    match iter.next() {
+                        Some(TokenTree::Punct(q)) if q.as_char() == '$' => break,
+                        Some(t) => inner.push(t),
+                        None => {
+                            return Err(syn::Error::new(
+                                p.span(),
+                                "this `$` is never closed: write `$...$`",
+                            ))
+                        }
+                    }
+                }
+                if inner.is_empty() {
+                    return Err(syn::Error::new(p.span(), "empty `$$`"));
+                }
+                let inner = preprocess(inner.into_iter().collect())?;
+                out.extend(placeholder(DOLLAR, p.span(), inner));
+            }
+            // `#copy S(p) to D(q);`: the tokens up to the `;`, as one placeholder call.
+            TokenTree::Punct(p)
+                if p.as_char() == '#'
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy") =>
+            {
+                iter.next();
+                let mut inner = Vec::new();
+                while let Some(t) =
+                    iter.next_if(|t| !matches!(t, TokenTree::Punct(s) if s.as_char() == ';'))
+                {
+                    inner.push(t);
+                }
+                let inner = preprocess(inner.into_iter().collect())?;
+                out.extend(placeholder(COPY, p.span(), inner));
+            }
+            TokenTree::Punct(p) if p.as_char() == '#' => match iter.peek() {
+                Some(TokenTree::Ident(i)) if i.to_string().starts_with("sync") => {
+                    let i = i.clone();
+                    iter.next();
+                    let mut call = placeholder(SYNC, p.span(), quote!(#i));
+                    call.push(TokenTree::Punct(Punct::new(';', Spacing::Alone)));
+                    // `#sync;` keeps working with its own semicolon.
+                    if matches!(iter.peek(), Some(TokenTree::Punct(s)) if s.as_char() == ';') {
+                        call.pop();
+                    }
+                    out.extend(call);
+                }
+                _ => out.push(TokenTree::Punct(p)),
+            },
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), preprocess(g.stream())?);
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+fn placeholder(name: &str, span: Span, inner: TokenStream) -> Vec<TokenTree> {
+    let mut g = Group::new(Delimiter::Parenthesis, inner);
+    g.set_span(span);
+    let mut bang = Punct::new('!', Spacing::Alone);
+    bang.set_span(span);
+    vec![
+        TokenTree::Ident(Ident::new(name, span)),
+        TokenTree::Punct(bang),
+        TokenTree::Group(g),
+    ]
+}
+
+/// Which thread array the code runs on, for `$tid...$`.
+pub struct Threads<'m> {
+    pub name: String,
+    pub root: NodeId,
+    pub module: &'m Module,
+}
+
+/// Everything needed to compile `$...$` forms, and what they used.
+pub struct Forms<'m> {
+    pub module: &'m Module,
+    pub threads: Option<Threads<'m>>,
+    /// Thread-index paths used (`""` for `tid`, `"0_1"` for `tid_0_1`), in first-use order.
+    pub tids_used: Vec<String>,
+    /// The type parameters the code is generic over (`detour!(<T> ...)`).
+    pub generics: Vec<TypeParam>,
+    fresh: usize,
+}
+
+/// A type parameter of generic code, and what its forms ask of the type it will be (checked
+/// when the code is instantiated).
+pub struct TypeParam {
+    pub name: Ident,
+    /// Indices its `$T[...]$` forms give (`None`: no such form).
+    pub indices: Option<usize>,
+    /// Top-level dimensions its `$dim(T_k)$` forms reach (largest `k` plus one).
+    pub dims: usize,
+}
+
+impl TypeParam {
+    pub fn new(name: Ident) -> Self {
+        TypeParam {
+            name,
+            indices: None,
+            dims: 0,
+        }
+    }
+}
+
+/// One parsed index component of a `$...$` offset, with the span of its brackets.
+enum IndexTok {
+    Nested(Vec<IndexTok>, Span),
+    Expr(TokenStream, Span),
+}
+
+impl<'m> Forms<'m> {
+    pub fn new(module: &'m Module, threads: Option<Threads<'m>>) -> Self {
+        Forms {
+            module,
+            threads,
+            tids_used: Vec::new(),
+            generics: Vec::new(),
+            fresh: 0,
+        }
+    }
+
+    /// The type parameter `name`, if the code is generic over it.
+    fn generic(&self, name: &str) -> Option<usize> {
+        self.generics.iter().position(|g| g.name == name)
+    }
+
+    /// `$size(T)$`, `$dim(T_k)$` or `$dim_k(T)$` of a type parameter.
+    fn generic_size(
+        &mut self,
+        query: &Query,
+        word: &str,
+        arg: &str,
+        span: Span,
+    ) -> syn::Result<Form> {
+        let path: Vec<&str> = arg.split('_').chain(word.split('_').skip(1)).collect();
+        let ty = path[0].to_string();
+        let dims: Vec<usize> = path[1..]
+            .iter()
+            .map(|d| d.parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| syn::Error::new(span, format!("expected `{ty}_<digits>`")))?;
+        match (query, dims.as_slice()) {
+            (Query::Size, []) => Ok(Form::GenericSize { ty, dim: None }),
+            (Query::Size, [k]) => {
+                let g = self.generic(&ty).expect("a type parameter");
+                self.generics[g].dims = self.generics[g].dims.max(k + 1);
+                Ok(Form::GenericSize { ty, dim: Some(*k) })
+            }
+            _ => Err(syn::Error::new(
+                span,
+                format!("`{ty}` is a type parameter: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known before it is instantiated"),
+            )),
+        }
+    }
+
+    /// `$T[i][j]$` of a type parameter: one flat index per top-level dimension.
+    fn generic_offset(&mut self, head: &Ident, rest: &[TokenTree]) -> syn::Result<Form> {
+        let mut indices = Vec::new();
+        for tt in rest {
+            let index = match tt {
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => parse_index(g)?,
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected `[index]` after the type name",
+                    ))
+                }
+            };
+            match index {
+                IndexTok::Expr(tokens, _) => indices.push(syn::parse2::<syn::Expr>(tokens)?),
+                IndexTok::Nested(_, at) => {
+                    return Err(syn::Error::new(
+                        at,
+                        format!("`{head}` is a type parameter: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration"),
+                    ))
+                }
+            }
+        }
+        let k = self.generic(&head.to_string()).expect("a type parameter");
+        match self.generics[k].indices {
+            None => self.generics[k].indices = Some(indices.len()),
+            Some(rank) if rank != indices.len() => {
+                return Err(syn::Error::new(
+                    head.span(),
+                    format!("`{head}` is indexed with {} indices here and {rank} elsewhere; a type has one number of top-level dimensions", indices.len()),
+                ))
+            }
+            Some(_) => {}
+        }
+        Ok(Form::GenericOffset {
+            ty: head.clone(),
+            indices,
+        })
+    }
+
+    /// Parse and compile the inside of one `$...$`.
+    pub fn form(&mut self, tokens: TokenStream, span: Span) -> syn::Result<Form> {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let Some(TokenTree::Ident(head)) = tts.first() else {
+            return Err(syn::Error::new(span, "expected a `$...$` form: `$T[i]...$`, `$dim(T)$`, `$size(T)$`, `$cnt(T)$` or `$tid...$`"));
+        };
+        let word = head.to_string();
+        if let Some(path) = tid_path(&word) {
+            if tts.len() != 1 {
+                return Err(syn::Error::new(
+                    tts[1].span(),
+                    "unexpected tokens after a thread index",
+                ));
+            }
+            self.use_tid(&path, head.span())?;
+            return Ok(Form::Tid(path));
+        }
+        if let Some(query) = query_kind(&word) {
+            let (arg, arg_span) = match tts.get(1) {
+                Some(TokenTree::Group(g))
+                    if g.delimiter() == Delimiter::Parenthesis && tts.len() == 2 =>
+                {
+                    (g.stream().to_string().replace(' ', ""), g.span())
+                }
+                _ => {
+                    return Err(syn::Error::new(
+                        head.span(),
+                        format!("expected `{word}(TYPE)`"),
+                    ))
+                }
+            };
+            if self
+                .generic(arg.split('_').next().unwrap_or_default())
+                .is_some()
+            {
+                return self.generic_size(&query, &word, &arg, arg_span);
+            }
+            let suffix = word
+                .split_once('_')
+                .map(|(_, s)| format!("_{s}"))
+                .unwrap_or_default();
+            let dim = self.lookup(&format!("{arg}{suffix}"), arg_span)?;
+            return Ok(match query {
+                Query::Size => Form::Size(self.module.size(dim)),
+                Query::Cnt => Form::Cnt(
+                    self.module
+                        .is_contiguous(dim)
+                        .map_err(|e| syn::Error::new(arg_span, e.message))?,
+                ),
+            });
+        }
+        if self.generic(&word).is_some() {
+            return self.generic_offset(head, &tts[1..]);
+        }
+        self.offset(head, &tts[1..], span)
+    }
+
+    fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {
+        let node = self.tid_node(path, span)?;
+        if !self.tids_used.iter().any(|p| p == path) {
+            self.tids_used.push(path.to_string());
+        }
+        Ok(node)
+    }
+
+    fn lookup(&self, name: &str, span: Span) -> syn::Result<NodeId> {
+        let id = CoreIdent {
+            name: name.to_string(),
+            span: parray_layout::TextSpan::default(),
+        };
+        self.module
+            .resolve(&id)
+            .map(|d| d.node)
+            .map_err(|e| syn::Error::new(span, e.message))
+    }
+
+    pub fn tid_node(&self, path: &str, span: Span) -> syn::Result<NodeId> {
+        let Some(t) = &self.threads else {
+            return Err(syn::Error::new(
+                span,
+                "`$tid...$` is only meaningful inside a detour, where a thread array runs the code",
+            ));
+        };
+        let name = if path.is_empty() {
+            t.name.clone()
+        } else {
+            format!("{}_{path}", t.name)
+        };
+        self.lookup(&name, span).map_err(|_| {
+            syn::Error::new(
+                span,
+                format!("the thread array `{}` has no dimension `{name}`", t.name),
+            )
+        })
+    }
+
+    fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<Form> {
+        let mut indices = Vec::new();
+        for tt in rest {
+            match tt {
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+                    indices.push(parse_index(g)?)
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected `[index]` after the type name",
+                    ));
+                }
+            }
+        }
+        if indices.is_empty() {
+            return Err(syn::Error::new(
+                head.span(),
+                format!("expected `{head}[...]`: an offset needs at least one index"),
+            ));
+        }
+        let mut vars = Vars::new();
+        let mut atoms: Vec<(String, Atom)> = Vec::new();
+        let mut spans = Vec::new();
+        let core_indices = indices
+            .iter()
+            .map(|ix| self.core_index(ix, &mut vars, &mut atoms, &mut spans))
+            .collect::<syn::Result<Vec<_>>>()?;
+        let ie = IndexExpr {
+            target: CoreIdent {
+                name: head.to_string(),
+                span: parray_layout::TextSpan::default(),
+            },
+            indices: core_indices,
+            span: parray_layout::TextSpan::default(),
+        };
+        // The core reports an index's error at its `Span::start`, a 1-based position in
+        // `spans` (0: no index in particular).
+        let off = compile_with(self.module, &ie, vars).map_err(|e| {
+            let at = e
+                .span
+                .start
+                .checked_sub(1)
+                .and_then(|k| spans.get(k))
+                .copied();
+            syn::Error::new(at.unwrap_or(span), e.message)
+        })?;
+        let head = head.to_string();
+        Ok(Form::Offset {
+            off,
+            atoms,
+            of: Indexed::of_type(self.module, crate::resolve::base_name(&head)),
+        })
+    }
+
+    fn core_index(
+        &mut self,
+        ix: &IndexTok,
+        vars: &mut Vars,
+        atoms: &mut Vec<(String, Atom)>,
+        spans: &mut Vec<Span>,
+    ) -> syn::Result<Index> {
+        let (IndexTok::Nested(_, at) | IndexTok::Expr(_, at)) = ix;
+        spans.push(*at);
+        let dummy = parray_layout::TextSpan {
+            start: spans.len(),
+            end: spans.len(),
+            line: 0,
+            col: 0,
+        };
+        Ok(match ix {
+            IndexTok::Nested(list, _) => Index::Nested(
+                list.iter()
+                    .map(|i| self.core_index(i, vars, atoms, spans))
+                    .collect::<syn::Result<_>>()?,
+                dummy,
+            ),
+            IndexTok::Expr(tokens, _) => {
+                let expr: syn::Expr = syn::parse2(tokens.clone())?;
+                if let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) = &expr
+                {
+                    return Ok(Index::Value(
+                        IndexValue::Const(i.base10_parse::<u64>()?),
+                        dummy,
+                    ));
+                }
+                // A thread index: its range is known, which may simplify the offset.
+                if let syn::Expr::Macro(m) = &expr {
+                    if let [TokenTree::Ident(w)] = m
+                        .mac
+                        .tokens
+                        .clone()
+                        .into_iter()
+                        .collect::<Vec<_>>()
+                        .as_slice()
+                    {
+                        if let (true, Some(path)) =
+                            (m.mac.path.is_ident(DOLLAR), tid_path(&w.to_string()))
+                        {
+                            let node = self.use_tid(&path, w.span())?;
+                            let name = if path.is_empty() {
+                                "tid".to_string()
+                            } else {
+                                format!("tid_{path}")
+                            };
+                            vars.bind(&name, self.module.size(node) - 1);
+                            atoms.push((name.clone(), Atom::Tid(path)));
+                            return Ok(Index::Value(IndexValue::Var(name), dummy));
+                        }
+                    }
+                }
+                // Any other index: one variable per distinct expression text.
+                let text = quote!(#expr).to_string();
+                let name = match atoms
+                    .iter()
+                    .find(|(_, a)| matches!(a, Atom::Expr(e) if quote!(#e).to_string() == text))
+                {
+                    Some((n, _)) => n.clone(),
+                    None => {
+                        let name = match &expr {
+                            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                                p.path.get_ident().expect("checked").to_string()
+                            }
+                            _ => {
+                                self.fresh += 1;
+                                format!("__parray_i{}", self.fresh)
+                            }
+                        };
+                        atoms.push((name.clone(), Atom::Expr(Box::new(expr))));
+                        name
+                    }
+                };
+                Index::Value(IndexValue::Var(name), dummy)
+            }
+        })
+    }
+}
+
+/// A compiled `$...$` form, before it is written for a target.
+pub enum Form {
+    /// `$tid$`, `$tid_0_1$`: the path after `tid`.
+    Tid(String),
+    /// `$dim(T)$`, `$size(T)$`, `$dim_0_1(T)$`.
+    Size(u64),
+    /// `$cnt(T)$`.
+    Cnt(bool),
+    /// `$T[...]$`: the simplified offset and what each of its variables stands for.
+    Offset {
+        off: parray_layout::Offset,
+        atoms: Vec<(String, Atom)>,
+        of: Indexed,
+    },
+    /// `$T[i][j]$` of a type parameter `T`: its indices, one per top-level dimension.
+    GenericOffset { ty: Ident, indices: Vec<syn::Expr> },
+    /// `$size(T)$` or `$dim(T_k)$` of a type parameter.
+    GenericSize { ty: String, dim: Option<usize> },
+}
+
+impl Form {
+    /// The form as an IR expression, `index` lowering each index expression the user
+    /// wrote: the one way a form enters the IR, from a detour body and from host code.
+    pub fn lower(self, span: Span, index: &mut dyn FnMut(&syn::Expr) -> Expr) -> Expr {
+        let kind = match self {
+            Form::Tid(path) => ExprKind::Tid(path),
+            Form::Size(n) => ExprKind::Size(n),
+            Form::Cnt(c) => ExprKind::Cnt(c),
+            Form::GenericOffset { ty, indices } => ExprKind::GenericOffset {
+                ty: ty.to_string(),
+                args: indices.iter().map(&mut *index).collect(),
+            },
+            Form::GenericSize { ty, dim } => ExprKind::GenericSize { ty, dim },
+            Form::Offset { off, atoms, of } => {
+                // One argument per variable of the offset, in the order of its `VarId`s.
+                let args = off
+                    .vars
+                    .names()
+                    .map(
+                        |name| match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
+                            Some(Atom::Tid(path)) => Expr::new(ExprKind::Tid(path.clone()), span),
+                            Some(Atom::Expr(e)) => index(e),
+                            None => unreachable!("every variable is an atom"),
+                        },
+                    )
+                    .collect();
+                ExprKind::Offset { off, args, of }
+            }
+        };
+        Expr::new(kind, span)
+    }
+}
+
+/// What an offset's variable stands for.
+pub enum Atom {
+    Tid(String),
+    /// An index expression written by the user (evaluated where the variable appears;
+    /// index expressions are pure, so this only costs time if they are expensive).
+    Expr(Box<syn::Expr>),
+}
+
+enum Query {
+    Size,
+    Cnt,
+}
+
+fn query_kind(word: &str) -> Option<Query> {
+    let base = word.split('_').next().unwrap_or(word);
+    let suffix_ok = word[base.len()..]
+        .split('_')
+        .skip(1)
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if !suffix_ok {
+        return None;
+    }
+    match base {
+        "dim" | "size" => Some(Query::Size),
+        "cnt" if word == "cnt" => Some(Query::Cnt),
+        _ => None,
+    }
+}
+
+/// `tid` -> `""`, `tid_0_1` -> `"0_1"`; `None` for other words.
+pub fn tid_path(word: &str) -> Option<String> {
+    let rest = word.strip_prefix("tid")?;
+    if rest.is_empty() {
+        return Some(String::new());
+    }
+    let rest = rest.strip_prefix('_')?;
+    rest.split('_')
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| rest.to_string())
+}
+
+fn parse_index(g: &Group) -> syn::Result<IndexTok> {
+    let tts: Vec<TokenTree> = g.stream().into_iter().collect();
+    if tts.is_empty() {
+        return Err(syn::Error::new(g.span(), "empty index `[]`"));
+    }
+    let all_brackets = tts
+        .iter()
+        .all(|t| matches!(t, TokenTree::Group(h) if h.delimiter() == Delimiter::Bracket));
+    if all_brackets {
+        let list = tts
+            .iter()
+            .map(|t| match t {
+                TokenTree::Group(h) => parse_index(h),
+                _ => unreachable!("all are bracket groups"),
+            })
+            .collect::<syn::Result<Vec<_>>>()?;
+        return Ok(IndexTok::Nested(list, g.span()));
+    }
+    Ok(IndexTok::Expr(g.stream(), g.span()))
+}

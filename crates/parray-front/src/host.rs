@@ -1,0 +1,181 @@
+//! `host! { ... }`: ordinary Rust in which the `$...$` forms are compiled; nothing else
+//! changes (host code is not a detour body: any Rust goes).
+
+use parray_compiler::back::rust::{stmts_tokens, Mode};
+use parray_compiler::ir;
+use parray_compiler::passes::bounds::prove;
+use parray_compiler::passes::check::check;
+use proc_macro2::{Ident, Span};
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, Stmt};
+
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
+
+/// Replaces every form in `stmts`; all errors are reported together.
+pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
+    let mut h = Host {
+        forms,
+        errors: Vec::new(),
+    };
+    for s in stmts.iter_mut() {
+        h.visit_stmt_mut(s);
+    }
+    match crate::errors::in_source_order(h.errors) {
+        None => Ok(()),
+        Some(errors) => Err(errors),
+    }
+}
+
+struct Host<'a, 'm> {
+    forms: &'a mut Forms<'m>,
+    errors: Vec<syn::Error>,
+}
+
+impl Host<'_, '_> {
+    /// The replacement of a placeholder macro, if `mac` is one.
+    fn replace(&mut self, mac: &syn::Macro) -> Option<Expr> {
+        let span: Span = mac.span();
+        if mac.path.is_ident(SYNC) {
+            self.errors.push(syn::Error::new(
+                span,
+                "`#sync` is a barrier among the threads of a detour; it has no meaning in host code",
+            ));
+            return Some(syn::parse_quote!(()));
+        }
+        if mac.path.is_ident(COPY) {
+            return Some(self.copy(mac));
+        }
+        if !mac.path.is_ident(DOLLAR) {
+            return None;
+        }
+        Some(match self.forms.form(mac.tokens.clone(), span) {
+            Ok(form) => self.form_value(form, span),
+            Err(e) => {
+                self.errors.push(e);
+                syn::parse_quote!(0usize)
+            }
+        })
+    }
+
+    /// A form's value in host code, through the IR as in a body: each index expression
+    /// (its own forms translated first) is bound to a `let`, the form lowered, typed,
+    /// proved and written by the Rust back end.
+    fn form_value(&mut self, form: Form, span: Span) -> Expr {
+        let mut lets: Vec<(Ident, Expr)> = Vec::new();
+        let value = form.lower(span, &mut |e| {
+            let mut e = e.clone();
+            self.visit_expr_mut(&mut e);
+            // The index's own span: a type error in it points at it.
+            let (name, at) = (format!("__parray_ix{}", lets.len()), e.span());
+            lets.push((Ident::new(&name, at), e));
+            ir::Expr::new(ir::ExprKind::Capture(name), at)
+        });
+        let result = ir::LocalId(0);
+        let body = ir::Body {
+            target: ir::Target::Pthd,
+            array: String::new(),
+            file: span.file(),
+            params: Vec::new(),
+            locals: vec![ir::Local {
+                name: "__parray_form".to_string(),
+                span: Span::call_site().into(),
+                mutable: false,
+                ty: None,
+                param: false,
+            }],
+            tids: Vec::new(),
+            stmts: vec![ir::Stmt::Let {
+                local: result,
+                init: Some(value),
+                loc: crate::lower::loc(span),
+            }],
+            launch_bounds: None,
+            constants: Vec::new(),
+        };
+        let typed = match check(body) {
+            Ok(typed) => typed,
+            Err(failed) => {
+                let (_, diags) = *failed;
+                self.errors.extend(
+                    diags
+                        .into_iter()
+                        .map(|d| syn::Error::new(d.span.proc_macro(), d.message)),
+                );
+                return syn::parse_quote!(0usize);
+            }
+        };
+        let stmts = stmts_tokens(&prove(typed), Mode::Pthd);
+        let (names, exprs): (Vec<Ident>, Vec<Expr>) = lets.into_iter().unzip();
+        // The block is the macro's (call-site) code, the value inside it the user's.
+        syn::parse_quote!({ #(let #names = #exprs;)* #stmts __parray_form })
+    }
+}
+
+impl Host<'_, '_> {
+    /// `#copy S(a) to D(b)` in host code: a copy between two arrays (their whole types),
+    /// `parray::copy::copy::<S, D>(&a, &mut b)?`, so the enclosing function returns a
+    /// `parray::Result`.
+    fn copy(&mut self, mac: &syn::Macro) -> Expr {
+        let form = match CopyForm::parse(mac) {
+            Ok(form) => form,
+            Err(e) => {
+                self.errors.push(e);
+                return syn::parse_quote!(());
+            }
+        };
+        let (s, d) = (&form.src_ty, &form.dst_ty);
+        let (mut src, mut dst) =
+            match (syn::parse2::<Expr>(form.src), syn::parse2::<Expr>(form.dst)) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) | (_, Err(e)) => {
+                    self.errors.push(e);
+                    return syn::parse_quote!(());
+                }
+            };
+        self.visit_expr_mut(&mut src);
+        self.visit_expr_mut(&mut dst);
+        // The destination by method call, so that `b` and `&mut b` both work.
+        syn::parse_quote_spanned!(mac.span()=> ::parray::copy::copy::<#s, #d>(&(#src), {
+            use ::parray::__private::CopyTarget as _;
+            (#dst).parray_copy_target()
+        })?)
+    }
+}
+
+impl VisitMut for Host<'_, '_> {
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        if let Stmt::Macro(m) = s {
+            if let Some(e) = self.replace(&m.mac) {
+                let semi = m.semi_token.or_else(|| Some(Default::default()));
+                *s = Stmt::Expr(e, semi);
+                return;
+            }
+        }
+        visit_mut::visit_stmt_mut(self, s);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Macro(m) = e {
+            if let Some(new) = self.replace(&m.mac) {
+                *e = new;
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        // Forms inside `println!("{}", $dim(T)$)` and the like.
+        if let Ok(mut args) = mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            if mac.tokens.to_string().contains(DOLLAR) {
+                for a in args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+                mac.tokens = quote::quote!(#args);
+            }
+        }
+    }
+}

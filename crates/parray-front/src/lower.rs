@@ -1,0 +1,1314 @@
+//! The front end of detour bodies: Rust syntax (syn) lowered once into parray-compiler's body
+//! IR. Names become locals (or, in a pthd body, captured host variables), `$...$` forms
+//! are compiled by parray-layout (each once), and whatever falls outside the subset of
+//! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
+
+use parray_compiler::ir::{
+    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt,
+    Target, Ty, UnOp,
+};
+use parray_compiler::passes::check::Typed;
+use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::Token;
+
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
+
+/// Lowers the statements of a detour body run by the thread array of `forms`.
+pub fn lower(
+    forms: &mut Forms,
+    target: Target,
+    params: &[Param],
+    stmts: &[syn::Stmt],
+    body_span: Span,
+) -> syn::Result<Typed> {
+    let threads = forms.threads.as_ref().expect("a detour has threads");
+    let array = threads.name.clone();
+    let mut lw = Lowerer {
+        forms,
+        target,
+        locals: Vec::new(),
+        scopes: vec![Vec::new()],
+        errors: Vec::new(),
+        shared_slots: 0,
+        loops: 0,
+        host_names: Vec::new(),
+        shuffles: 0,
+    };
+    let params: Vec<(Param, LocalId)> = params
+        .iter()
+        .map(|p| {
+            let ty = if p.pointer {
+                Ty::Ptr(p.elem)
+            } else {
+                Ty::of_elem(p.elem)
+            };
+            let id = lw.declare(&p.name, body_span, true, Some(ty), true);
+            (p.clone(), id)
+        })
+        .collect();
+    let stmts = lw.stmts(stmts);
+    let tids = {
+        let t = lw.forms.threads.as_ref().expect("a detour has threads");
+        let module = t.module;
+        let kind = match &module.types()[module.lookup(&t.name).expect("declared").ty].class {
+            TypeClass::Thread(k) => k.clone(),
+            TypeClass::Data { .. } => unreachable!("checked: a thread array"),
+        };
+        lw.forms
+            .tids_used
+            .iter()
+            .map(|path| {
+                let node = lw
+                    .forms
+                    .tid_node(path, Span::call_site())
+                    .expect("checked when used");
+                (path.clone(), thread_index(module, t.root, &kind, node))
+            })
+            .collect()
+    };
+    if let Some(errors) = crate::errors::in_source_order(lw.errors) {
+        return Err(errors);
+    }
+    let host_names = lw.host_names;
+    let body = Body {
+        target,
+        array,
+        // The body's own file: a detour expanded by another macro (a subprogram's call)
+        // has its call site elsewhere.
+        file: body_span.file(),
+        params,
+        locals: lw.locals,
+        tids,
+        stmts,
+        launch_bounds: None,
+        constants: Vec::new(),
+    };
+    let (body, diags) = match parray_compiler::passes::check::check(body) {
+        Ok(typed) if host_names.is_empty() => return Ok(typed),
+        Ok(typed) => (typed.body().clone(), Vec::new()),
+        Err(failed) => *failed,
+    };
+    let host = host_names.iter().map(|(name, span)| {
+        let ty = used_as(&body, name).and_then(c_param_type).unwrap_or("TYPE");
+        syn::Error::new(*span, format!("`{name}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., {ty} {name})`) and pass it in the detour's argument list"))
+    });
+    let errors = diags
+        .into_iter()
+        .map(|d| syn::Error::new(d.span.proc_macro(), d.message))
+        .chain(host);
+    Err(crate::errors::in_source_order(errors).expect("a host name or a type error"))
+}
+
+/// The type a body uses the host variable `name` as: the other side of an operator or an
+/// assignment, an index, or the local it initialises.
+fn used_as(body: &Body, name: &str) -> Option<Ty> {
+    let is = |e: &Expr| matches!(&e.kind, ExprKind::Capture(n) if n == name);
+    let mut found = None;
+    parray_compiler::ir::visit_exprs(&body.stmts, &mut |e| {
+        let t = match &e.kind {
+            ExprKind::Binary(op, a, b) if !op.is_shift() && !op.is_logical() => {
+                if is(a) {
+                    Some(b.ty)
+                } else if is(b) {
+                    Some(a.ty)
+                } else {
+                    None
+                }
+            }
+            ExprKind::Assign(_, place, value) if is(value) => Some(place.ty),
+            ExprKind::Index(_, ix, _) if is(ix) => Some(Ty::USIZE),
+            ExprKind::Vector { at, .. } if is(at) => Some(Ty::USIZE),
+            _ => None,
+        };
+        found = found.or(t.filter(|t| matches!(t, Ty::Scalar(_) | Ty::Vector(_))));
+    });
+    let mut local = None;
+    parray_compiler::ir::visit_stmts(&body.stmts, &mut |s| {
+        if let Stmt::Let {
+            local: l,
+            init: Some(e),
+            ..
+        } = s
+        {
+            if is(e) {
+                local = local.or(body.local(*l).ty);
+            }
+        }
+    });
+    found.or(local)
+}
+
+/// The parameter type of the thread array's list (`cuda(float* a, int n)`) for a value of
+/// type `t`.
+fn c_param_type(t: Ty) -> Option<&'static str> {
+    let elem = match t {
+        Ty::Scalar(Scalar::Usize) => return Some("unsigned"),
+        Ty::Scalar(s) => ElemType::ALL
+            .into_iter()
+            .find(|e| Scalar::of_elem(*e) == Some(s))?,
+        Ty::Vector(e) => e,
+        _ => return None,
+    };
+    Some(elem.keyword())
+}
+
+struct Lowerer<'a, 'm> {
+    forms: &'a mut Forms<'m>,
+    target: Target,
+    locals: Vec<Local>,
+    /// Names in scope, innermost scope last.
+    scopes: Vec<Vec<(String, LocalId)>>,
+    errors: Vec<syn::Error>,
+    /// Shared arrays created so far (each `create` of an smem type gets the next slot).
+    shared_slots: usize,
+    /// How many loops enclose the statement being lowered.
+    loops: usize,
+    /// Host variables a cuda body names (an error once their use has a type).
+    host_names: Vec<(String, Span)>,
+    /// `shfl_down`s so far (each gets the next slot).
+    shuffles: usize,
+}
+
+/// The line of a span, for `#line` directives.
+pub(crate) fn loc(span: Span) -> Loc {
+    Loc {
+        span: span.into(),
+        line: span.start().line as u32,
+    }
+}
+
+/// A placeholder for what failed to lower (its error is already recorded).
+fn poison(span: Span) -> Expr {
+    Expr::new(ExprKind::Lit(Lit::Int(0, None)), span)
+}
+
+impl Lowerer<'_, '_> {
+    fn fail(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, msg));
+    }
+
+    fn subset(&mut self, span: Span, what: &str) {
+        self.fail(
+            span,
+            format!("{what} is not part of the detour body subset (SPEC.md, \"Detour bodies\")"),
+        );
+    }
+
+    /// The names of a rejected `let` pattern, declared anyway (untyped), so that their
+    /// uses are not taken for host variables: the one error is the pattern's.
+    fn declare_rejected(&mut self, pat: &syn::Pat) {
+        match pat {
+            syn::Pat::Ident(p) => {
+                self.declare(&p.ident.to_string(), p.ident.span(), true, None, false);
+            }
+            syn::Pat::Tuple(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::Slice(t) => t.elems.iter().for_each(|p| self.declare_rejected(p)),
+            syn::Pat::Struct(t) => t.fields.iter().for_each(|f| self.declare_rejected(&f.pat)),
+            syn::Pat::Type(t) => self.declare_rejected(&t.pat),
+            syn::Pat::Reference(r) => self.declare_rejected(&r.pat),
+            syn::Pat::Paren(p) => self.declare_rejected(&p.pat),
+            _ => {}
+        }
+    }
+
+    fn declare(
+        &mut self,
+        name: &str,
+        span: Span,
+        mutable: bool,
+        ty: Option<Ty>,
+        param: bool,
+    ) -> LocalId {
+        let id = LocalId(self.locals.len() as u32);
+        self.locals.push(Local {
+            name: name.to_string(),
+            span: span.into(),
+            mutable,
+            ty,
+            param,
+        });
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .push((name.to_string(), id));
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<LocalId> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, id)| *id))
+    }
+
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(Vec::new());
+        let out = f(self);
+        self.scopes.pop();
+        out
+    }
+
+    fn block(&mut self, b: &syn::Block) -> Vec<Stmt> {
+        self.scoped(|this| this.stmts(&b.stmts))
+    }
+
+    fn stmts(&mut self, stmts: &[syn::Stmt]) -> Vec<Stmt> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt) -> Option<Stmt> {
+        match s {
+            syn::Stmt::Local(l) => self.local(l),
+            syn::Stmt::Item(item) => {
+                self.subset(item.span(), "an item (fn, struct, use...)");
+                None
+            }
+            syn::Stmt::Macro(m) => self.macro_stmt(&m.mac),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local) -> Option<Stmt> {
+        let (ident, mutable, annotated) = match &l.pat {
+            syn::Pat::Ident(p) => (p.ident.clone(), p.mutability.is_some(), None),
+            syn::Pat::Type(t) => match &*t.pat {
+                syn::Pat::Ident(p) => (p.ident.clone(), p.mutability.is_some(), Some(&*t.ty)),
+                _ => {
+                    self.subset(l.pat.span(), "a `let` pattern other than one name");
+                    self.declare_rejected(&t.pat);
+                    return None;
+                }
+            },
+            _ => {
+                self.subset(l.pat.span(), "a `let` pattern other than one name");
+                self.declare_rejected(&l.pat);
+                return None;
+            }
+        };
+        let span = l.span();
+        if l.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
+            self.subset(span, "`let ... else`");
+        }
+        let init = l.init.as_ref().map(|i| &*i.expr);
+        if let Some(syn::Expr::Call(call)) = init {
+            if let Some((ty_name, ty_span)) = create_call(call) {
+                return self.create(&ident, &ty_name, ty_span, span);
+            }
+        }
+        let ty = annotated.and_then(|t| {
+            let found = type_name(t).and_then(|n| value_type(&n));
+            if found.is_none() {
+                self.fail(t.span(), "a type outside the body subset (f32, f64, i8, i32, u32, i64, u64, usize, bool, Float2, Float4, Double2, Int2, Int4)");
+            }
+            found
+        });
+        // The initialiser sees the names before this `let` (Rust's scoping).
+        let init = init.map(|e| self.expr(e));
+        let local = self.declare(&ident.to_string(), ident.span(), mutable, ty, false);
+        Some(Stmt::Let {
+            local,
+            init,
+            loc: loc(span),
+        })
+    }
+
+    /// `let s = S::create();` of an smem or rmem type: a shared or register array.
+    fn create(
+        &mut self,
+        ident: &syn::Ident,
+        ty_name: &str,
+        span: Span,
+        stmt: Span,
+    ) -> Option<Stmt> {
+        let module = self.forms.module;
+        let Ok(def) = module.lookup(ty_name) else {
+            self.fail(span, format!("unknown type `{ty_name}`"));
+            return None;
+        };
+        let TypeClass::Data { mem, elem } = &module.types()[def.ty].class else {
+            self.fail(
+                span,
+                format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"),
+            );
+            return None;
+        };
+        let (mem, elem) = (*mem, *elem);
+        match (mem, self.target) {
+            (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
+            (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {
+                self.fail(
+                    span,
+                    format!(
+                        "`{ty_name}` is smem/rmem memory, which exists only inside cuda detours"
+                    ),
+                );
+                return None;
+            }
+            _ => {
+                self.fail(span, format!("create `{ty_name}` on the host and hand it to the detour: a detour body creates only smem and rmem types"));
+                return None;
+            }
+        }
+        let mem = mem.expect("matched above");
+        let slot = self.shared_slots;
+        if mem == MemKind::Smem {
+            self.shared_slots += 1;
+        }
+        let len = module.extent(def.node);
+        let local = self.declare(&ident.to_string(), ident.span(), false, None, false);
+        Some(Stmt::Create {
+            local,
+            type_name: ty_name.to_string(),
+            elem,
+            mem,
+            len,
+            slot,
+            loc: loc(stmt),
+        })
+    }
+
+    fn macro_stmt(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        let span = mac.span();
+        if mac.path.is_ident(SYNC) {
+            let level = mac.tokens.to_string();
+            let ok = match self.target {
+                Target::Pthd => level == "sync",
+                Target::Cuda => level == "sync" || level == "sync_1",
+            };
+            if !ok {
+                let msg = match self.target {
+                    Target::Pthd => "a pthd body synchronises its array: write `#sync`",
+                    Target::Cuda => {
+                        "a cuda body synchronises its block: write `#sync` or `#sync_1`"
+                    }
+                };
+                self.fail(span, msg);
+            }
+            return Some(Stmt::Sync { loc: loc(span) });
+        }
+        if mac.path.is_ident(COPY) {
+            return self.copy(mac);
+        }
+        let name = macro_name(mac);
+        if name == "println" || name == "print" {
+            return self.print(mac, name == "println");
+        }
+        if mac.path.is_ident(DOLLAR) {
+            let expr = self.dollar(mac);
+            return Some(Stmt::Expr {
+                expr,
+                loc: loc(span),
+            });
+        }
+        self.fail(
+            span,
+            format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"),
+        );
+        None
+    }
+
+    /// `#copy S(p) to D(q)`: element `k` of `S` at `p` goes to element `k` of `D` at `q`,
+    /// for every `k` in logical order; desugared here into the body's own statements (a
+    /// loop, unrolled when short, of `q[$D[k]$] = p[$S[k]$]`), so every back end, the type
+    /// check and the bounds proofs treat it as the body they already know.
+    fn copy(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        let span = mac.span();
+        let CopyForm {
+            src_ty,
+            src,
+            dst_ty,
+            dst,
+        } = match CopyForm::parse(mac) {
+            Ok(form) => form,
+            Err(e) => {
+                self.errors.push(e);
+                return None;
+            }
+        };
+        let side = |this: &mut Self, ty: &proc_macro2::Ident| -> Option<CopySide> {
+            let module = this.forms.module;
+            let name = ty.to_string();
+            if this
+                .forms
+                .generics
+                .iter()
+                .any(|g| g.name == crate::resolve::base_name(&name))
+            {
+                this.fail(ty.span(), format!("`#copy` of the type parameter `{name}` is not implemented yet: copy between declared types"));
+                return None;
+            }
+            let id = parray_layout::ast::Ident {
+                name: name.clone(),
+                span: parray_layout::TextSpan::default(),
+            };
+            let dim = match module.resolve(&id) {
+                Ok(d) => d,
+                Err(e) => {
+                    this.fail(ty.span(), e.message);
+                    return None;
+                }
+            };
+            let def = &module.types()[dim.ty];
+            let TypeClass::Data { elem, .. } = def.class else {
+                this.fail(
+                    ty.span(),
+                    format!("`{name}` is a thread array; `#copy` copies data types"),
+                );
+                return None;
+            };
+            let off = match parray_layout::offset_function(module, dim.node, "__parray_k") {
+                Ok(o) => o,
+                Err(e) => {
+                    this.fail(ty.span(), e.to_string());
+                    return None;
+                }
+            };
+            Some(CopySide {
+                size: module.size(dim.node),
+                elem,
+                off,
+                node: dim.node,
+                type_name: def.name.clone(),
+            })
+        };
+        let (Some(s), Some(d)) = (side(self, &src_ty), side(self, &dst_ty)) else {
+            return None;
+        };
+        let n = s.size;
+        if n != d.size {
+            self.fail(span, format!("`#copy` copies element k to element k: `{src_ty}` has {n} elements and `{dst_ty}` has {}", d.size));
+            return None;
+        }
+        if s.elem != d.elem {
+            self.fail(span, format!("`#copy` copies elements unchanged: `{src_ty}` holds {} and `{dst_ty}` holds {}", s.elem, d.elem));
+            return None;
+        }
+        let (src, dst) = (
+            syn::parse2::<syn::Expr>(src)
+                .map_err(|e| self.errors.push(e))
+                .ok()?,
+            syn::parse2::<syn::Expr>(dst)
+                .map_err(|e| self.errors.push(e))
+                .ok()?,
+        );
+        // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
+        // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
+        // aligned.
+        let widths: Vec<u64> = [4u64, 2]
+            .into_iter()
+            .filter(|w| parray_compiler::ir::vector_of(s.elem, *w as u8).is_some())
+            .collect();
+        let width = match self.target {
+            Target::Cuda => parray_layout::common_vector(&s.off, &d.off, n, &widths),
+            Target::Pthd => None,
+        };
+        let module = self.forms.module;
+        let by = |side: &CopySide, w: u64| -> Option<parray_layout::Offset> {
+            parray_layout::offset_function_by(module, side.node, "__parray_k", w).ok()
+        };
+        let vector_offsets = width.and_then(|w| Some((w, by(&s, w)?, by(&d, w)?)));
+        let at = loc(span);
+        // `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`: an array the body created is
+        // indexed in place (it has no pointer of its own), a pointer the same way.
+        let (src, dst) = (
+            split_offsets(self.expr(&src)),
+            split_offsets(self.expr(&dst)),
+        );
+        self.scoped(|this| {
+            let k = this.declare("__parray_k", span, false, None, false);
+            let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+            // Element (or vector) k of a side; a single move is of element 0, with no loop.
+            let at_k = |(base, offsets): &(Expr, Vec<Expr>),
+                        off: parray_layout::Offset,
+                        side: &CopySide,
+                        moves: u64| {
+                let (off, k) = match moves {
+                    1 => {
+                        let first = parray_layout::Offset {
+                            expr: parray_layout::expr::LinearForm::constant(off.expr.eval(&[0])),
+                            vars: off.vars,
+                        };
+                        (first, size(0))
+                    }
+                    _ => (off, Expr::new(ExprKind::Local(k), span)),
+                };
+                let mut index = Expr::new(
+                    ExprKind::Offset {
+                        off,
+                        args: vec![k],
+                        of: parray_compiler::ir::Indexed::of_type(module, &side.type_name),
+                    },
+                    span,
+                );
+                for o in offsets {
+                    index = Expr::new(
+                        ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
+                        span,
+                    );
+                }
+                (Box::new(base.clone()), Box::new(index))
+            };
+            // A loop of `iterations` moves; short ones (a thread's few elements) become
+            // straight-line code, and a single move is no loop at all.
+            let moves = |iterations: u64, assign: Expr| {
+                let assign = Stmt::Expr {
+                    expr: assign,
+                    loc: at,
+                };
+                match iterations {
+                    1 => assign,
+                    _ => Stmt::For {
+                        var: k,
+                        start: size(0),
+                        end: size(iterations),
+                        inclusive: false,
+                        unroll: (iterations <= 64).then_some(None),
+                        body: vec![assign],
+                        loc: at,
+                    },
+                }
+            };
+            let element = |(base, index): (Box<Expr>, Box<Expr>)| {
+                Box::new(Expr::new(
+                    ExprKind::Index(base, index, Check::Checked(None)),
+                    span,
+                ))
+            };
+            let value = element(at_k(&src, s.off.clone(), &s, n));
+            let place = element(at_k(&dst, d.off.clone(), &d, n));
+            let scalar = moves(n, Expr::new(ExprKind::Assign(None, place, value), span));
+            let Some((w, s_by, d_by)) = vector_offsets else {
+                return Some(scalar);
+            };
+            let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+                Box::new(Expr::new(
+                    ExprKind::Vector {
+                        base,
+                        at,
+                        lanes: w as u8,
+                        check: Check::Checked(None),
+                        method: span.into(),
+                    },
+                    span,
+                ))
+            };
+            let value = vector(at_k(&src, s_by, &s, n / w));
+            let place = vector(at_k(&dst, d_by, &d, n / w));
+            let vectors = moves(n / w, Expr::new(ExprKind::Assign(None, place, value), span));
+            Some(Stmt::Vectorised {
+                vector: vec![vectors],
+                scalar: vec![scalar],
+                loc: at,
+            })
+        })
+    }
+
+    /// `println!("a {} b {}", x, y)`: plain `{}` placeholders, one meaning everywhere.
+    fn print(&mut self, mac: &syn::Macro, newline: bool) -> Option<Stmt> {
+        let span = mac.span();
+        let Ok(args) = mac.parse_body_with(Punctuated::<syn::Expr, Token![,]>::parse_terminated)
+        else {
+            self.fail(
+                span,
+                "expected a format string and comma-separated arguments",
+            );
+            return None;
+        };
+        let mut args = args.into_iter();
+        let Some(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(fmt),
+            ..
+        })) = args.next()
+        else {
+            self.fail(span, "expected a format string");
+            return None;
+        };
+        let mut pieces = vec![String::new()];
+        let text = fmt.value();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek()) {
+                ('{', Some('{')) | ('}', Some('}')) => {
+                    chars.next();
+                    pieces.last_mut().expect("a piece").push(c);
+                }
+                ('{', Some('}')) => {
+                    chars.next();
+                    pieces.push(String::new());
+                }
+                ('{' | '}', _) => {
+                    self.fail(
+                        fmt.span(),
+                        "a detour body's format strings use plain `{}` placeholders only",
+                    );
+                    return None;
+                }
+                _ => pieces.last_mut().expect("a piece").push(c),
+            }
+        }
+        let args: Vec<Expr> = args.map(|a| self.expr(&a)).collect();
+        if args.len() + 1 != pieces.len() {
+            self.fail(
+                span,
+                format!(
+                    "{} placeholders but {} arguments",
+                    pieces.len() - 1,
+                    args.len()
+                ),
+            );
+            return None;
+        }
+        Some(Stmt::Print {
+            pieces,
+            args,
+            newline,
+            loc: loc(span),
+        })
+    }
+
+    fn expr_stmt(&mut self, e: &syn::Expr) -> Option<Stmt> {
+        let span = e.span();
+        Some(match e {
+            syn::Expr::If(i) => self.if_stmt(i),
+            syn::Expr::While(w) => {
+                if w.label.is_some() {
+                    self.subset(span, "a loop label");
+                }
+                let cond = self.expr(&w.cond);
+                self.loops += 1;
+                let body = self.block(&w.body);
+                self.loops -= 1;
+                Stmt::While {
+                    cond,
+                    body,
+                    loc: loc(span),
+                }
+            }
+            syn::Expr::ForLoop(f) => return self.for_loop(f),
+            syn::Expr::Block(b) if b.label.is_none() => Stmt::Block {
+                body: self.block(&b.block),
+                loc: loc(span),
+            },
+            syn::Expr::Break(b) if b.label.is_none() && b.expr.is_none() => {
+                self.in_loop(span, "break");
+                Stmt::Break { loc: loc(span) }
+            }
+            syn::Expr::Continue(c) if c.label.is_none() => {
+                self.in_loop(span, "continue");
+                Stmt::Continue { loc: loc(span) }
+            }
+            syn::Expr::Return(r) if r.expr.is_none() => Stmt::Return { loc: loc(span) },
+            syn::Expr::Macro(m) => return self.macro_stmt(&m.mac),
+            _ => Stmt::Expr {
+                expr: self.expr(e),
+                loc: loc(span),
+            },
+        })
+    }
+
+    fn in_loop(&mut self, span: Span, what: &str) {
+        if self.loops == 0 {
+            self.fail(span, format!("`{what}` outside a loop"));
+        }
+    }
+
+    fn if_stmt(&mut self, i: &syn::ExprIf) -> Stmt {
+        let cond = self.expr(&i.cond);
+        let then = self.block(&i.then_branch);
+        let els = i.else_branch.as_ref().map(|(_, e)| match &**e {
+            syn::Expr::If(next) => vec![self.if_stmt(next)],
+            syn::Expr::Block(b) => self.block(&b.block),
+            other => {
+                self.fail(other.span(), "unexpected `else` branch");
+                Vec::new()
+            }
+        });
+        let at = loc(i.span());
+        // A condition known at compile time (`$cnt(T)$`, a literal) keeps one branch; both
+        // were checked.
+        match known_condition(&cond) {
+            Some(true) => Stmt::Block {
+                body: then,
+                loc: at,
+            },
+            Some(false) => Stmt::Block {
+                body: els.unwrap_or_default(),
+                loc: at,
+            },
+            None => Stmt::If {
+                cond,
+                then,
+                els,
+                loc: at,
+            },
+        }
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Option<Stmt> {
+        let span = f.span();
+        if f.label.is_some() {
+            self.subset(span, "a loop label");
+        }
+        let mut unroll = None;
+        for attr in &f.attrs {
+            if !attr.path().is_ident("unroll") {
+                self.fail(
+                    attr.span(),
+                    "the only attribute of a detour body is `#[unroll]`",
+                );
+                continue;
+            }
+            unroll = match &attr.meta {
+                syn::Meta::Path(_) => Some(None),
+                syn::Meta::List(l) => match syn::parse2::<syn::LitInt>(l.tokens.clone())
+                    .and_then(|n| n.base10_parse::<u32>())
+                {
+                    Ok(n) => Some(Some(n)),
+                    Err(_) => {
+                        self.fail(attr.span(), "write `#[unroll]` or `#[unroll(N)]`");
+                        None
+                    }
+                },
+                syn::Meta::NameValue(_) => {
+                    self.fail(attr.span(), "write `#[unroll]` or `#[unroll(N)]`");
+                    None
+                }
+            };
+        }
+        let syn::Pat::Ident(var) = &*f.pat else {
+            self.subset(f.pat.span(), "a `for` pattern other than one name");
+            return None;
+        };
+        let syn::Expr::Range(r) = &*f.expr else {
+            self.subset(
+                f.expr.span(),
+                "a `for` loop over something other than a range `a..b`",
+            );
+            // Its own problems too (`w.iter()`), all at once.
+            self.expr(&f.expr);
+            return None;
+        };
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            self.fail(r.span(), "a `for` range needs both bounds");
+            return None;
+        };
+        let (start, end) = (self.expr(start), self.expr(end));
+        self.loops += 1;
+        let (v, body) = self.scoped(|this| {
+            let v = this.declare(&var.ident.to_string(), var.ident.span(), false, None, false);
+            (v, this.block(&f.body))
+        });
+        self.loops -= 1;
+        Some(Stmt::For {
+            var: v,
+            start,
+            end,
+            inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            unroll,
+            body,
+            loc: loc(span),
+        })
+    }
+
+    fn boxed(&mut self, e: &syn::Expr) -> Box<Expr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr(&mut self, e: &syn::Expr) -> Expr {
+        let span = e.span();
+        let kind = match e {
+            syn::Expr::Lit(l) => match self.lit(&l.lit) {
+                Some(l) => ExprKind::Lit(l),
+                None => return poison(span),
+            },
+            syn::Expr::Path(p) => match p.path.get_ident() {
+                Some(id) if p.qself.is_none() => match self.lookup(&id.to_string()) {
+                    Some(local) => ExprKind::Local(local),
+                    None => {
+                        // A cuda body cannot capture: the error (with the type the body
+                        // uses it as) comes after the type check.
+                        if self.target == Target::Cuda {
+                            self.host_names.push((id.to_string(), id.span()));
+                        }
+                        ExprKind::Capture(id.to_string())
+                    }
+                },
+                _ if self.target == Target::Pthd => {
+                    ExprKind::Capture(quote::quote!(#p).to_string())
+                }
+                _ => {
+                    self.subset(span, "a path in a cuda body");
+                    return poison(span);
+                }
+            },
+            syn::Expr::Paren(p) => return self.expr(&p.expr),
+            syn::Expr::Group(g) => return self.expr(&g.expr),
+            syn::Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => ExprKind::Unary(UnOp::Neg, self.boxed(&u.expr)),
+                syn::UnOp::Not(_) => ExprKind::Unary(UnOp::Not, self.boxed(&u.expr)),
+                _ => {
+                    self.subset(span, "a dereference `*`");
+                    return poison(span);
+                }
+            },
+            syn::Expr::Binary(b) => {
+                let (l, r) = (self.boxed(&b.left), self.boxed(&b.right));
+                match binop(&b.op) {
+                    (Some(op), false) => ExprKind::Binary(op, l, r),
+                    (Some(op), true) => self.assign(Some(op), l, r),
+                    (None, _) => {
+                        self.subset(span, "this operator");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::Assign(a) => {
+                let (l, r) = (self.boxed(&a.left), self.boxed(&a.right));
+                self.assign(None, l, r)
+            }
+            syn::Expr::Cast(c) => {
+                let inner = self.boxed(&c.expr);
+                match type_name(&c.ty).as_deref().and_then(Scalar::from_rust_name) {
+                    Some(s) => ExprKind::Cast(inner, s),
+                    None => {
+                        self.fail(c.ty.span(), "a cast to a type outside the body subset (f32, f64, i8, i32, u32, i64, u64, usize, bool)");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::Index(ix) => ExprKind::Index(
+                self.boxed(&ix.expr),
+                self.boxed(&ix.index),
+                Check::Checked(None),
+            ),
+            syn::Expr::Field(f) => {
+                let lane = match &f.member {
+                    syn::Member::Named(n) => parray_compiler::ir::lane(&n.to_string()),
+                    syn::Member::Unnamed(_) => None,
+                };
+                match lane {
+                    Some(l) => ExprKind::Field(self.boxed(&f.base), l),
+                    None => {
+                        self.subset(f.member.span(), "a field other than `.x`, `.y`, `.z`, `.w`");
+                        return poison(span);
+                    }
+                }
+            }
+            syn::Expr::MethodCall(m) if vector_method(&m.method.to_string()).is_some() => {
+                match self.vector_call(m) {
+                    Some(k) => k,
+                    None => return poison(span),
+                }
+            }
+            syn::Expr::MethodCall(m) => match Method::from_rust_name(&m.method.to_string()) {
+                Some(method) if m.turbofish.is_none() => {
+                    let recv = self.boxed(&m.receiver);
+                    let args = m.args.iter().map(|a| self.expr(a)).collect();
+                    ExprKind::Method(method, recv, args)
+                }
+                _ => {
+                    let all: Vec<&str> = Method::all().map(Method::rust_name).collect();
+                    self.fail(m.method.span(), format!("the method `{}` is not part of the detour body subset (math methods: {})", m.method, all.join(", ")));
+                    return poison(span);
+                }
+            },
+            syn::Expr::Call(c) => match self.call(c) {
+                Some(k) => k,
+                None => return poison(span),
+            },
+            syn::Expr::Macro(m) if m.mac.path.is_ident(DOLLAR) => return self.dollar(&m.mac),
+            syn::Expr::If(i) => match self.select(i) {
+                Some(k) => k,
+                None => return poison(span),
+            },
+            other => {
+                let what = match other {
+                    syn::Expr::Array(_) => "an array literal",
+                    syn::Expr::Async(_) | syn::Expr::Await(_) => "async code",
+                    syn::Expr::Block(_) => "a block used as a value (write its statements before this one, and its value where the block is)",
+                    syn::Expr::Closure(_) => "a closure",
+                    syn::Expr::Const(_) => "a const block",
+                    syn::Expr::Let(_) => "`let` in a condition",
+                    syn::Expr::Loop(_) => "`loop` (use `while`)",
+                    syn::Expr::Match(_) => "`match` (use `if`/`else`)",
+                    syn::Expr::Reference(_) => "a reference `&`",
+                    syn::Expr::Repeat(_) => "an array repeat expression",
+                    syn::Expr::Struct(_) => "a struct literal",
+                    syn::Expr::Try(_) | syn::Expr::TryBlock(_) => "the `?` operator",
+                    syn::Expr::Tuple(_) => "a tuple",
+                    syn::Expr::Unsafe(_) => "an `unsafe` block",
+                    syn::Expr::Range(_) => "a range outside a `for` loop",
+                    syn::Expr::Return(_) => "`return` with a value",
+                    syn::Expr::Macro(_) => "a macro in an expression (`println!` is a statement)",
+                    _ => "this expression",
+                };
+                self.subset(span, what);
+                return poison(span);
+            }
+        };
+        Expr::new(kind, span)
+    }
+
+    /// `p.load4(off)`, `p.store4(off, v)` (and the 2-lane ones): a vector access.
+    fn vector_call(&mut self, m: &syn::ExprMethodCall) -> Option<ExprKind> {
+        let name = m.method.to_string();
+        let (store, lanes) = vector_method(&name).expect("a vector method");
+        if m.turbofish.is_some() {
+            self.fail(
+                m.method.span(),
+                format!(
+                    "`{name}` takes no type arguments: the vector type follows from the elements"
+                ),
+            );
+            return None;
+        }
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        let want = if store { 2 } else { 1 };
+        if args.len() != want {
+            let usage = if store {
+                format!("two arguments, the offset of the first element and the vector: `p.{name}(off, v)`")
+            } else {
+                format!("one argument, the offset of the first element: `p.{name}(off)`")
+            };
+            self.fail(
+                m.method.span(),
+                format!("`{name}` takes {usage}; {} given", args.len()),
+            );
+            return None;
+        }
+        let access = Expr::new(
+            ExprKind::Vector {
+                base: self.boxed(&m.receiver),
+                at: self.boxed(args[0]),
+                lanes,
+                check: Check::Checked(None),
+                method: m.method.span().into(),
+            },
+            m.span(),
+        );
+        if store {
+            let value = self.boxed(args[1]);
+            Some(ExprKind::Assign(None, Box::new(access), value))
+        } else {
+            Some(access.kind)
+        }
+    }
+
+    fn assign(&mut self, op: Option<BinOp>, place: Box<Expr>, value: Box<Expr>) -> ExprKind {
+        match &place.kind {
+            ExprKind::Local(_) | ExprKind::Index(..) => {}
+            ExprKind::Vector { lanes, method, .. } => {
+                self.fail(
+                    method.proc_macro(),
+                    format!("a vector load cannot be assigned to: write `p.store{lanes}(off, v)`"),
+                );
+            }
+            ExprKind::Field(base, _) if matches!(base.kind, ExprKind::Local(_)) => {}
+            ExprKind::Capture(name) => {
+                self.fail(place.span.proc_macro(), format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
+            }
+            _ => {
+                self.fail(place.span.proc_macro(), "this cannot be assigned to: assign a local, an element `a[i]` (a whole element: `a[i] = Float2::new(x, y)`), or a field of a local");
+            }
+        }
+        ExprKind::Assign(op, place, value)
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Option<ExprKind> {
+        let span = c.span();
+        let syn::Expr::Path(p) = &*c.func else {
+            self.subset(span, "a call of something other than a name");
+            return None;
+        };
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let args: Vec<&syn::Expr> = c.args.iter().collect();
+        match segs
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
+                let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
+                    .into_iter()
+                    .find(|op| op.rust_name() == *f)
+                    .expect("one of the three");
+                if args.len() != op.arity() + 1 {
+                    let form = match op {
+                        AtomicOp::Add => "atomic_add(p, value)",
+                        AtomicOp::Exch => "atomic_exch(p, value)",
+                        AtomicOp::Cas => "atomic_cas(p, compare, value)",
+                    };
+                    self.fail(span, format!("`{f}` takes {} arguments: `{form}`, with `p` a pointer to the element (`a + off`)", op.arity() + 1));
+                    return None;
+                }
+                Some(ExprKind::Atomic(
+                    op,
+                    self.boxed(args[0]),
+                    args[1..].iter().map(|a| self.expr(a)).collect(),
+                    Check::Checked(None),
+                ))
+            }
+            ["shfl_down"] => {
+                if args.len() != 2 {
+                    self.fail(span, "`shfl_down` takes two arguments: `shfl_down(value, delta)`, the value of the lane `delta` above this one in its warp");
+                    return None;
+                }
+                let slot = self.shuffles;
+                self.shuffles += 1;
+                Some(ExprKind::ShflDown {
+                    value: self.boxed(args[0]),
+                    delta: self.boxed(args[1]),
+                    slot,
+                })
+            }
+            [v, "new"] if vector_elem(v).is_some() => {
+                let e = vector_elem(v).expect("checked");
+                Some(ExprKind::MakeVector(
+                    e,
+                    args.iter().map(|a| self.expr(a)).collect(),
+                ))
+            }
+            [_, "create"] if args.is_empty() => {
+                self.fail(
+                    span,
+                    "bind a created array to a name: `let s = S::create();`",
+                );
+                None
+            }
+            _ if self.target == Target::Pthd => {
+                let f = &c.func;
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                Some(ExprKind::HostCall(quote::quote!(#f).to_string(), args))
+            }
+            _ => {
+                self.fail(c.func.span(), "calls to Rust functions cannot run on the GPU: a cuda body may call `atomic_add(ptr, value)`, `atomic_exch(ptr, value)`, `atomic_cas(ptr, compare, value)`, `shfl_down(value, delta)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
+                None
+            }
+        }
+    }
+
+    /// `if c { a } else { b }` as a value.
+    fn select(&mut self, i: &syn::ExprIf) -> Option<ExprKind> {
+        let cond = self.boxed(&i.cond);
+        let then = self.value_block(&i.then_branch)?;
+        let other = match i.else_branch.as_ref().map(|(_, e)| &**e) {
+            Some(syn::Expr::Block(b)) => self.value_block(&b.block)?,
+            Some(syn::Expr::If(n)) => Expr::new(self.select(n)?, n.span()),
+            _ => {
+                self.fail(i.span(), "an `if` used as a value needs an `else`");
+                return None;
+            }
+        };
+        Some(match known_condition(&cond) {
+            Some(true) => then.kind,
+            Some(false) => other.kind,
+            None => ExprKind::Select(cond, Box::new(then), Box::new(other)),
+        })
+    }
+
+    fn value_block(&mut self, b: &syn::Block) -> Option<Expr> {
+        match b.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => Some(self.expr(e)),
+            _ => {
+                self.fail(
+                    b.span(),
+                    "an `if` used as a value needs one expression in each branch",
+                );
+                None
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &syn::Lit) -> Option<Lit> {
+        let suffix = |this: &mut Self, s: &str, span: Span| -> Option<Option<Scalar>> {
+            if s.is_empty() {
+                return Some(None);
+            }
+            match Scalar::from_rust_name(s).filter(|t| *t != Scalar::Bool) {
+                Some(t) => Some(Some(t)),
+                None => {
+                    this.fail(span, format!("the suffix `{s}` is outside the body subset"));
+                    None
+                }
+            }
+        };
+        match l {
+            syn::Lit::Int(i) => {
+                let s = suffix(self, i.suffix(), i.span())?;
+                if s.is_some_and(Scalar::is_float) {
+                    return Some(Lit::Float(i.base10_digits().to_string(), s));
+                }
+                match i.base10_parse::<u128>() {
+                    Ok(v) => Some(Lit::Int(v, s)),
+                    Err(e) => {
+                        self.errors.push(e);
+                        None
+                    }
+                }
+            }
+            syn::Lit::Float(f) => {
+                let s = suffix(self, f.suffix(), f.span())?;
+                Some(Lit::Float(f.base10_digits().to_string(), s))
+            }
+            syn::Lit::Bool(b) => Some(Lit::Bool(b.value)),
+            other => {
+                self.subset(other.span(), "this literal");
+                None
+            }
+        }
+    }
+
+    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered.
+    fn dollar(&mut self, mac: &syn::Macro) -> Expr {
+        let span = mac.span();
+        let form = match self.forms.form(mac.tokens.clone(), span) {
+            Ok(f) => f,
+            Err(e) => {
+                self.errors.push(e);
+                return poison(span);
+            }
+        };
+        if let Form::Offset { off, .. } = &form {
+            if self.target == Target::Cuda && off.expr.max(&off.vars) > u64::from(u32::MAX) {
+                self.fail(
+                    span,
+                    "this offset can exceed 2^32 - 1: index arithmetic in a cuda body is 32-bit",
+                );
+                return poison(span);
+            }
+        }
+        form.lower(span, &mut |e| self.expr(e))
+    }
+}
+
+/// A binary operator, and whether it is a compound assignment (`+=`).
+fn binop(op: &syn::BinOp) -> (Option<BinOp>, bool) {
+    use syn::BinOp as S;
+    let (op, assign) = match op {
+        S::Add(_) => (BinOp::Add, false),
+        S::Sub(_) => (BinOp::Sub, false),
+        S::Mul(_) => (BinOp::Mul, false),
+        S::Div(_) => (BinOp::Div, false),
+        S::Rem(_) => (BinOp::Rem, false),
+        S::And(_) => (BinOp::And, false),
+        S::Or(_) => (BinOp::Or, false),
+        S::BitXor(_) => (BinOp::BitXor, false),
+        S::BitAnd(_) => (BinOp::BitAnd, false),
+        S::BitOr(_) => (BinOp::BitOr, false),
+        S::Shl(_) => (BinOp::Shl, false),
+        S::Shr(_) => (BinOp::Shr, false),
+        S::Eq(_) => (BinOp::Eq, false),
+        S::Lt(_) => (BinOp::Lt, false),
+        S::Le(_) => (BinOp::Le, false),
+        S::Ne(_) => (BinOp::Ne, false),
+        S::Ge(_) => (BinOp::Ge, false),
+        S::Gt(_) => (BinOp::Gt, false),
+        S::AddAssign(_) => (BinOp::Add, true),
+        S::SubAssign(_) => (BinOp::Sub, true),
+        S::MulAssign(_) => (BinOp::Mul, true),
+        S::DivAssign(_) => (BinOp::Div, true),
+        S::RemAssign(_) => (BinOp::Rem, true),
+        S::BitXorAssign(_) => (BinOp::BitXor, true),
+        S::BitAndAssign(_) => (BinOp::BitAnd, true),
+        S::BitOrAssign(_) => (BinOp::BitOr, true),
+        S::ShlAssign(_) => (BinOp::Shl, true),
+        S::ShrAssign(_) => (BinOp::Shr, true),
+        _ => return (None, false),
+    };
+    (Some(op), assign)
+}
+
+/// One side of a `#copy`: its type's size, element, flat offset function, dimension, the
+/// declared type it belongs to and that type's extent.
+struct CopySide {
+    size: u64,
+    elem: ElemType,
+    off: parray_layout::Offset,
+    node: parray_layout::NodeId,
+    type_name: String,
+}
+
+/// `x + e1 + e2` as `x` and the offsets `[e1, e2]`.
+fn split_offsets(mut base: Expr) -> (Expr, Vec<Expr>) {
+    let mut offsets = Vec::new();
+    while let ExprKind::Binary(BinOp::Add, l, r) = base.kind {
+        offsets.push(*r);
+        base = *l;
+    }
+    (base, offsets)
+}
+
+/// `load2`, `load4`, `store2`, `store4`: whether it stores, and its lanes.
+fn vector_method(name: &str) -> Option<(bool, u8)> {
+    match name {
+        "load2" => Some((false, 2)),
+        "load4" => Some((false, 4)),
+        "store2" => Some((true, 2)),
+        "store4" => Some((true, 4)),
+        _ => None,
+    }
+}
+
+/// The last segment of a macro's path (`println` for `std::println!`).
+pub fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
+/// `S::create()` with no arguments: the type's name.
+pub fn create_call(call: &syn::ExprCall) -> Option<(String, Span)> {
+    let syn::Expr::Path(p) = &*call.func else {
+        return None;
+    };
+    let segs: Vec<_> = p.path.segments.iter().collect();
+    match segs.as_slice() {
+        [ty, f] if f.ident == "create" && call.args.is_empty() => {
+            Some((ty.ident.to_string(), ty.ident.span()))
+        }
+        _ => None,
+    }
+}
+
+fn type_name(t: &syn::Type) -> Option<String> {
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The vector element type named `Float2`, `Int4`, ...
+fn vector_elem(name: &str) -> Option<ElemType> {
+    ElemType::ALL
+        .into_iter()
+        .find(|e| Scalar::of_elem(*e).is_none() && e.rust_type() == name)
+}
+
+/// A `let` annotation: a scalar or a vector type.
+fn value_type(name: &str) -> Option<Ty> {
+    Scalar::from_rust_name(name)
+        .map(Ty::Scalar)
+        .or_else(|| vector_elem(name).map(Ty::Vector))
+}
+
+/// The value of a condition known at compile time: a `bool` literal or `$cnt(T)$`.
+fn known_condition(cond: &Expr) -> Option<bool> {
+    match cond.kind {
+        ExprKind::Lit(Lit::Bool(b)) | ExprKind::Cnt(b) => Some(b),
+        _ => None,
+    }
+}

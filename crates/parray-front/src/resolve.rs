@@ -1,0 +1,265 @@
+//! How a macro learns declarations made by other macro invocations.
+//!
+//! A proc macro sees only its own input, yet `$M[i][j]$` needs M's declaration. So every
+//! declared name also gets a companion `macro_rules!` macro of the same name (imported with
+//! the type by `use other::M;`) that hands its declaration text back to us. A macro that
+//! needs names it has not seen expands to a call of the first one's companion, which calls
+//! `::parray::__resume!` with the text added, and so on until all are known; then the
+//! original input is processed with every declaration it needs (continuation passing).
+
+use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{braced, bracketed, parenthesized, LitStr};
+
+/// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`, and
+/// for a subprogram's import, the name of the type it is another name of:
+/// `(T "float [#__A_1][#__A_0] T" M)`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub text: String,
+    pub alias: Option<String>,
+}
+
+impl Entry {
+    /// The same declaration under another name (`None` when the name is the same).
+    fn renamed(&self, name: &str) -> Option<Entry> {
+        if name == self.name {
+            return None;
+        }
+        let program = parray_layout::parse_program(&self.text).ok()?;
+        let span = match program.items.first()? {
+            parray_layout::ast::Item::Type(t) => t.name.span,
+            parray_layout::ast::Item::Const(c) => c.name.span,
+        };
+        let mut text = self.text.clone();
+        text.replace_range(span.start..span.end, name);
+        Some(Entry {
+            name: name.to_string(),
+            text,
+            alias: self.alias.clone(),
+        })
+    }
+
+    pub fn tokens(&self) -> TokenStream {
+        let name = Ident::new(&self.name, proc_macro2::Span::call_site());
+        let text = Literal::string(&self.text);
+        let alias = self
+            .alias
+            .as_ref()
+            .map(|a| Ident::new(a, proc_macro2::Span::call_site()));
+        quote!((#name #text #alias))
+    }
+}
+
+/// Which macro the input belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Parray,
+    Detour,
+    Host,
+    /// `kernel_source!`: a cuda detour's generated CUDA C, as a string.
+    Source,
+    /// A call of a `subprog!`'s macro.
+    Subprog,
+}
+
+impl Kind {
+    fn keyword(self) -> &'static str {
+        match self {
+            Kind::Parray => "parray",
+            Kind::Detour => "detour",
+            Kind::Host => "host",
+            Kind::Source => "kernel_source",
+            Kind::Subprog => "subprog",
+        }
+    }
+}
+
+/// What a macro needs or makes.
+pub enum Outcome {
+    Done(TokenStream),
+    /// These names' declarations first (idents carry the user's spans).
+    Need(Vec<Ident>),
+}
+
+/// A macro's input as resumed by `__resume!`: pending names, known declarations, the
+/// macro kind and its original tokens.
+pub struct Resumed {
+    pub pending: Vec<Ident>,
+    pub entries: Vec<Entry>,
+    pub kind: Kind,
+    pub input: TokenStream,
+}
+
+impl Parse for Resumed {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let pending_tokens;
+        bracketed!(pending_tokens in input);
+        let mut pending = Vec::new();
+        while !pending_tokens.is_empty() {
+            pending.push(pending_tokens.parse::<Ident>()?);
+        }
+        let entry_tokens;
+        bracketed!(entry_tokens in input);
+        let mut entries = Vec::new();
+        let mut alias: Option<(Ident, usize)> = None;
+        while !entry_tokens.is_empty() {
+            let inner;
+            parenthesized!(inner in entry_tokens);
+            if inner.peek(syn::Token![=]) {
+                inner.parse::<syn::Token![=]>()?;
+                alias = Some((inner.call(syn::ext::IdentExt::parse_any)?, entries.len()));
+                continue;
+            }
+            let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
+            let text: LitStr = inner.parse()?;
+            let alias: Option<Ident> = inner.parse()?;
+            entries.push(Entry {
+                name: name.to_string(),
+                text: text.value(),
+                alias: alias.map(|a| a.to_string()),
+            });
+        }
+        // The companion called under another name (`use m::A as B;`) appended its entries
+        // after the marker, its own declaration last: declare it under that name too.
+        if let Some((alias, at)) = alias {
+            // Report a clash at the name that brought it in (it carries the user's span).
+            for e in &entries[at..] {
+                if let Some(o) = entries[..at]
+                    .iter()
+                    .find(|o| o.name == e.name && o.text != e.text)
+                {
+                    return Err(syn::Error::new(
+                        alias.span(),
+                        format!(
+                            "`{alias}` brings a declaration `{}` that differs from the `{}` already in scope, `{}`: two different types named `{}` cannot meet in one macro",
+                            e.text, o.name, o.text, e.name
+                        ),
+                    ));
+                }
+            }
+            if let Some(own) = entries[at..].last() {
+                if let Some(e) = own.renamed(&alias.to_string()) {
+                    entries.push(e);
+                }
+            }
+        }
+        let kind: Ident = input.parse()?;
+        let kind = match kind.to_string().as_str() {
+            "parray" => Kind::Parray,
+            "detour" => Kind::Detour,
+            "host" => Kind::Host,
+            "kernel_source" => Kind::Source,
+            "subprog" => Kind::Subprog,
+            _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
+        };
+        let body;
+        braced!(body in input);
+        let input: TokenStream = body.parse()?;
+        Ok(Resumed {
+            pending,
+            entries,
+            kind,
+            input,
+        })
+    }
+}
+
+/// Run `handler` on the input, or ask the companions of the names it needs.
+pub fn drive(
+    kind: Kind,
+    entries: Vec<Entry>,
+    input: TokenStream,
+    handler: impl FnOnce(&[Entry], TokenStream) -> syn::Result<Outcome>,
+) -> TokenStream {
+    match handler(&entries, input.clone()) {
+        Ok(Outcome::Done(tokens)) => tokens,
+        Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
+        // Detours and host blocks are expressions: keep all the errors inside one block.
+        Err(e) if kind != Kind::Parray => {
+            let errors = e.to_compile_error();
+            quote!({ #errors })
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// `M! { @parray_callback [rest...] [entries...] kind { input } }`
+pub fn call_next(
+    kind: Kind,
+    names: &[Ident],
+    entries: &[Entry],
+    input: TokenStream,
+) -> TokenStream {
+    let (first, rest) = names.split_first().expect("at least one name is needed");
+    let entries = entries.iter().map(Entry::tokens);
+    let kind = Ident::new(kind.keyword(), proc_macro2::Span::call_site());
+    // `(= first)`: the name the companion is called by, which differs from the declared
+    // name when the type was imported under another one.
+    quote!(#first! { @parray_callback [#(#rest)*] [#(#entries)* (= #first)] #kind { #input } })
+}
+
+/// The companion macro of a declared name, carrying `entries` (its declaration and all it
+/// depends on), and the `use` that gives it the declared name.
+pub fn companion(
+    vis: &TokenStream,
+    name: &Ident,
+    hidden: &Ident,
+    entries: &[Entry],
+) -> TokenStream {
+    let own = entries.iter().map(Entry::tokens);
+    quote! {
+        #[doc(hidden)]
+        // A block inside a function is fine: the companion is found through the `use` below.
+        #[allow(non_local_definitions)]
+        #[macro_export]
+        macro_rules! #hidden {
+            (@parray_callback [$($pending:tt)*] [$($payload:tt)*] $($rest:tt)*) => {
+                ::parray::__resume! { [$($pending)*] [$($payload)* #(#own)*] $($rest)* }
+            };
+        }
+        #[allow(unused_imports)]
+        #vis use #hidden as #name;
+    }
+}
+
+/// Merge entries by name; the same name with different texts is an error.
+pub fn merge(entries: &[Entry], span: proc_macro2::Span) -> syn::Result<Vec<Entry>> {
+    let mut out: Vec<Entry> = Vec::new();
+    for e in entries {
+        match out.iter().find(|o| o.name == e.name) {
+            Some(o) if o.text == e.text => {}
+            Some(o) => {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "two different declarations named `{}` are in scope: `{}` and `{}`",
+                        e.name, o.text, e.text
+                    ),
+                ))
+            }
+            None => out.push(e.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// The declared name a `$...$` or `#` path refers to: the path without `_<digits>` suffixes.
+pub fn base_name(path: &str) -> &str {
+    let mut end = path.len();
+    while let Some(i) = path[..end].rfind('_') {
+        let suffix = &path[i + 1..end];
+        if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        end = i;
+    }
+    &path[..end]
+}
+
+/// True when the token is the identifier `word`.
+pub fn is_ident(tt: &TokenTree, word: &str) -> bool {
+    matches!(tt, TokenTree::Ident(i) if i == word)
+}

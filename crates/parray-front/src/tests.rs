@@ -1,0 +1,148 @@
+//! The front end without a macro context: each test hands an entry point the tokens a
+//! macro would get (with the declarations its companions would have added) and reads the
+//! expansion, the CUDA C, or the error and where it points.
+
+use std::str::FromStr;
+
+use proc_macro2::TokenStream;
+
+use crate::resolve::{Entry, Outcome};
+use crate::{detour, dollar};
+
+/// Declarations as the companion macros carry them: `("A", "paged float [4][3] A")`.
+fn entries(decls: &[(&str, &str)]) -> Vec<Entry> {
+    decls
+        .iter()
+        .map(|(name, text)| Entry {
+            name: name.to_string(),
+            text: text.to_string(),
+            alias: None,
+        })
+        .collect()
+}
+
+/// Tokens parsed from text, so that spans have lines and columns.
+fn tokens(text: &str) -> TokenStream {
+    TokenStream::from_str(text).expect("tokens")
+}
+
+/// What a handler made of `input` once its names are declared.
+fn expanded(
+    handler: fn(&[Entry], TokenStream) -> syn::Result<Outcome>,
+    decls: &[(&str, &str)],
+    input: &str,
+) -> syn::Result<String> {
+    let input = dollar::preprocess(tokens(input))?;
+    match handler(&entries(decls), input)? {
+        Outcome::Done(out) => Ok(out.to_string()),
+        Outcome::Need(names) => panic!("undeclared: {names:?}"),
+    }
+}
+
+/// The CUDA C `kernel_source!` gives for `input`.
+fn cuda(decls: &[(&str, &str)], input: &str) -> String {
+    let out = expanded(detour::expand_source, decls, input).unwrap_or_else(|e| panic!("{e}"));
+    // `{ let _ = || { (the arguments, used) }; "source" }`
+    let block: syn::Block = syn::parse_str(&out).expect("a block");
+    match block.stmts.last() {
+        Some(syn::Stmt::Expr(
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }),
+            None,
+        )) => s.value(),
+        _ => panic!("not a kernel's source: {out}"),
+    }
+}
+
+const GRID: (&str, &str) = ("G", "cuda(float* d) [2][32] G");
+const D: (&str, &str) = ("D", "dmem float [64] D");
+
+#[test]
+fn a_kernel_folds_the_sizes_and_indexes_by_the_grid() {
+    let c = cuda(&[GRID, D], "G(d) { d[$D[$tid$]$] = 2.0; }");
+    // $tid$ of [2][32] is block * 32 + thread, and D's element is that one: proved in
+    // range (D has 64), so written without a check.
+    assert!(
+        c.contains("const unsigned tid = blockIdx.x * 32 + threadIdx.x;"),
+        "{c}"
+    );
+    assert!(c.contains("    d[tid] = 2.0f;"), "{c}");
+    assert!(!c.contains("parray_at"), "{c}");
+}
+
+#[test]
+fn an_access_past_the_array_is_refused_where_it_is_written() {
+    // D has 64 elements; 64 + tid is past it for every thread.
+    let input = "G(d) {\n    d[$D[$tid$ + 64]$] = 1.0;\n}";
+    let e = expanded(detour::expand, &[GRID, D], input).unwrap_err();
+    assert!(e.to_string().contains("out of range"), "{e}");
+    assert_eq!(e.span().start().line, 2, "{e}");
+}
+
+#[test]
+fn a_statement_outside_the_subset_is_an_error_at_its_token() {
+    let input = "G(d) {\n    let x = 1.0f32;\n    loop { }\n}";
+    let e = expanded(detour::expand, &[GRID, D], input).unwrap_err();
+    let at = e.span().start();
+    assert_eq!((at.line, at.column), (3, 4), "{e}");
+}
+
+#[test]
+fn errors_of_one_body_come_together_in_source_order() {
+    let input = "G(d) {\n    let a: u32 = 1.0;\n    let b: u32 = 2.0;\n}";
+    let e = expanded(detour::expand, &[GRID, D], input).unwrap_err();
+    let lines: Vec<usize> = e.into_iter().map(|e| e.span().start().line).collect();
+    assert_eq!(lines, [2, 3]);
+}
+
+#[test]
+fn an_undeclared_name_is_asked_of_its_companion() {
+    let input = dollar::preprocess(tokens("G(d) { d[$E[$tid$]$] = 2.0; }")).unwrap();
+    match detour::expand(&entries(&[GRID]), input).unwrap() {
+        Outcome::Need(names) => {
+            let names: Vec<String> = names.iter().map(ToString::to_string).collect();
+            assert_eq!(names, ["E"]);
+        }
+        Outcome::Done(out) => panic!("expanded without E: {out}"),
+    }
+}
+
+#[test]
+fn a_detour_on_a_data_type_says_what_runs_one() {
+    let e = expanded(detour::expand, &[D], "D { }").unwrap_err();
+    assert!(
+        e.to_string().contains("a detour runs on a thread array"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_declaration_error_points_into_the_declaration() {
+    let out = crate::parray(tokens("pub paged float [0] A;")).to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(out.contains("positive"), "{out}");
+}
+
+#[test]
+fn host_forms_fold_to_the_offset() {
+    // A [4][3] row-major: A[1][2] is element 5.
+    let out = expanded(
+        detour::expand_host,
+        &[("A", "paged float [4][3] A")],
+        "let o = $A[1][2]$;",
+    )
+    .unwrap();
+    assert!(out.contains("5usize"), "{out}");
+}
+
+#[test]
+fn a_pointer_from_two_arrays_cannot_be_checked_on_a_gpu() {
+    let grid = ("G", "cuda(float* a, float* b, int k) [2][32] G");
+    let input =
+        "G(a, b, k) {\n    let mut p = a;\n    if k > 0 { p = b; }\n    p[$D[$tid$]$] = 1.0;\n}";
+    let e = expanded(detour::expand, &[grid, D], input).unwrap_err();
+    assert!(e.to_string().contains("use one pointer per array"), "{e}");
+    assert_eq!(e.span().start().line, 4, "{e}");
+}

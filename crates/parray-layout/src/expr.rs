@@ -1,0 +1,487 @@
+//! The offset IR: a sum of constant-weighted terms, kept simplified as it is built.
+//!
+//! Offsets only ever multiply by constants, so every offset is a *linear form*
+//! `c0 + k1*t1 + k2*t2 + ...` with non-negative constants, whose terms are index variables
+//! or *digits* `(e / d) % m` of smaller forms. The smart constructors below keep that form
+//! canonical using the range of every variable (an index is always inside its dimension):
+//! constants fold, equal terms merge, a division or remainder that the ranges make
+//! redundant disappears, and adjacent digits of one value coalesce back into the value
+//! (`(x / 512) * 512 + x % 512 == x`), as CuTe's `coalesce` merges modes.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// An index variable, numbered within one [`Vars`] table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// One term of a linear form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Term {
+    Var(VarId),
+    /// `(of / div) % modulo`; `modulo == None` means no remainder.
+    Digit {
+        of: Arc<LinearForm>,
+        div: u64,
+        modulo: Option<u64>,
+    },
+}
+
+/// A linear form `konst + sum(coeff * term)`; every coefficient is positive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct LinearForm {
+    pub terms: Vec<(u64, Term)>,
+    pub konst: u64,
+}
+
+/// The index variables of an expression: their names and the largest value each can take.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vars {
+    names: Vec<String>,
+    max: Vec<u64>,
+}
+
+impl Vars {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The variable called `name`, created with bound `max` or narrowed to it.
+    pub fn bind(&mut self, name: &str, max: u64) -> VarId {
+        if let Some(i) = self.names.iter().position(|n| n == name) {
+            self.max[i] = self.max[i].min(max);
+            return VarId(i as u32);
+        }
+        self.names.push(name.to_string());
+        self.max.push(max);
+        VarId(self.names.len() as u32 - 1)
+    }
+
+    pub fn id(&self, name: &str) -> Option<VarId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| VarId(i as u32))
+    }
+
+    pub fn name(&self, v: VarId) -> &str {
+        &self.names[v.0 as usize]
+    }
+
+    pub fn max(&self, v: VarId) -> u64 {
+        self.max[v.0 as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+}
+
+impl LinearForm {
+    pub fn constant(c: u64) -> LinearForm {
+        LinearForm {
+            terms: Vec::new(),
+            konst: c,
+        }
+    }
+
+    pub fn var(v: VarId) -> LinearForm {
+        LinearForm {
+            terms: vec![(1, Term::Var(v))],
+            konst: 0,
+        }
+    }
+
+    pub fn is_const(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    pub fn as_const(&self) -> Option<u64> {
+        self.is_const().then_some(self.konst)
+    }
+
+    /// The form is exactly the variable `v`.
+    pub fn as_var(&self) -> Option<VarId> {
+        match self.terms.as_slice() {
+            [(1, Term::Var(v))] if self.konst == 0 => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The largest value the form takes when each variable stays within its bound.
+    pub fn max(&self, vars: &Vars) -> u64 {
+        self.terms.iter().fold(self.konst, |acc, (k, t)| {
+            acc.saturating_add(k.saturating_mul(t.max(vars)))
+        })
+    }
+
+    /// Evaluate with concrete variable values (indexed by `VarId`).
+    pub fn eval(&self, values: &[u64]) -> u64 {
+        self.terms.iter().fold(self.konst, |acc, (k, t)| {
+            acc.wrapping_add(k.wrapping_mul(t.eval(values)))
+        })
+    }
+
+    /// Number of IR nodes, a measure of the cost of the generated code.
+    pub fn weight(&self) -> usize {
+        1 + self.terms.iter().map(|(_, t)| t.weight()).sum::<usize>()
+    }
+
+    /// Every variable the form mentions, in first-use order.
+    pub fn vars_used(&self) -> Vec<VarId> {
+        fn walk(e: &LinearForm, out: &mut Vec<VarId>) {
+            for (_, t) in &e.terms {
+                match t {
+                    Term::Var(v) if !out.contains(v) => out.push(*v),
+                    Term::Var(_) => {}
+                    Term::Digit { of, .. } => walk(of, out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
+    /// `self * k`.
+    pub fn scale(&self, k: u64) -> LinearForm {
+        if k == 0 {
+            return LinearForm::constant(0);
+        }
+        LinearForm {
+            terms: self.terms.iter().map(|(c, t)| (c * k, t.clone())).collect(),
+            konst: self.konst * k,
+        }
+    }
+
+    /// `self + other`, merged and coalesced.
+    pub fn add(&self, other: &LinearForm, vars: &Vars) -> LinearForm {
+        let mut out = self.clone();
+        out.konst += other.konst;
+        for (k, t) in &other.terms {
+            out.push_term(*k, t.clone());
+        }
+        out.coalesce(vars);
+        out
+    }
+
+    fn push_term(&mut self, k: u64, t: Term) {
+        match self.terms.iter_mut().find(|(_, u)| *u == t) {
+            Some((c, _)) => *c += k,
+            None => self.terms.push((k, t)),
+        }
+    }
+
+    /// Merge pairs `k*((x/d)%n) + k*n*((x/(d*n))%m)` into `k*((x/d)%(n*m))` until none is left.
+    fn coalesce(&mut self, vars: &Vars) {
+        'again: loop {
+            for a in 0..self.terms.len() {
+                let (
+                    ka,
+                    Term::Digit {
+                        of: xa,
+                        div: da,
+                        modulo: Some(na),
+                    },
+                ) = &self.terms[a]
+                else {
+                    continue;
+                };
+                for b in 0..self.terms.len() {
+                    let (
+                        kb,
+                        Term::Digit {
+                            of: xb,
+                            div: db,
+                            modulo: mb,
+                        },
+                    ) = &self.terms[b]
+                    else {
+                        continue;
+                    };
+                    if a == b || xa != xb || *db != da * na || *kb != ka * na {
+                        continue;
+                    }
+                    let merged = digit(xa, *da, mb.map(|m| m * na), vars).scale(*ka);
+                    let (hi, lo) = (a.max(b), a.min(b));
+                    self.terms.remove(hi);
+                    self.terms.remove(lo);
+                    let rest = std::mem::take(self);
+                    *self = rest.add(&merged, vars);
+                    continue 'again;
+                }
+            }
+            return;
+        }
+    }
+
+    /// The form with every coefficient and the constant divided by `g` (rounding the
+    /// constant down: callers divide out a factor of every coefficient).
+    fn divide_exact(&self, g: u64) -> LinearForm {
+        LinearForm {
+            terms: self.terms.iter().map(|(k, t)| (k / g, t.clone())).collect(),
+            konst: self.konst / g,
+        }
+    }
+
+    /// Remove the terms whose coefficient is a multiple of `m` (they vanish modulo `m`).
+    fn drop_multiples(&self, m: u64) -> LinearForm {
+        LinearForm {
+            terms: self
+                .terms
+                .iter()
+                .filter(|(k, _)| k % m != 0)
+                .cloned()
+                .collect(),
+            konst: self.konst % m,
+        }
+    }
+
+    pub fn single_term(&self) -> Option<&Term> {
+        match self.terms.as_slice() {
+            [(1, t)] if self.konst == 0 => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl Term {
+    fn max(&self, vars: &Vars) -> u64 {
+        match self {
+            Term::Var(v) => vars.max(*v),
+            Term::Digit { of, div, modulo } => {
+                let q = of.max(vars) / div;
+                modulo.map_or(q, |m| q.min(m - 1))
+            }
+        }
+    }
+
+    fn eval(&self, values: &[u64]) -> u64 {
+        match self {
+            Term::Var(v) => values[v.0 as usize],
+            Term::Digit { of, div, modulo } => {
+                let q = of.eval(values) / div;
+                modulo.map_or(q, |m| q % m)
+            }
+        }
+    }
+
+    fn weight(&self) -> usize {
+        match self {
+            Term::Var(_) => 1,
+            Term::Digit { of, .. } => 1 + of.weight(),
+        }
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `(e / d) % m` (no remainder when `m` is `None`), simplified. `d` and `m` are positive.
+pub fn digit(e: &LinearForm, d: u64, m: Option<u64>, vars: &Vars) -> LinearForm {
+    let quotient = divide(e, d, vars);
+    match m {
+        Some(m) => remainder(&quotient, m, vars),
+        None => quotient,
+    }
+}
+
+/// `e / d`, simplified.
+fn divide(e: &LinearForm, d: u64, vars: &Vars) -> LinearForm {
+    if d == 1 {
+        return e.clone();
+    }
+    if let Some(c) = e.as_const() {
+        return LinearForm::constant(c / d);
+    }
+    if e.max(vars) < d {
+        return LinearForm::constant(0);
+    }
+    // e = d*q + r exactly, with q taking every term whose coefficient d divides.
+    let mut q = LinearForm::constant(e.konst / d);
+    let mut r = LinearForm::constant(e.konst % d);
+    for (k, t) in &e.terms {
+        if k % d == 0 {
+            q.terms.push((k / d, t.clone()));
+        } else {
+            r.terms.push((*k, t.clone()));
+        }
+    }
+    if r.max(vars) < d {
+        return q;
+    }
+    // floor((g*r' + s) / (g*d')) == floor(r' / d') when s < g: divide out the common factor.
+    let g = r.terms.iter().fold(d, |g, (k, _)| gcd(g, *k));
+    if g > 1 {
+        return q.add(&divide(&r.divide_exact(g), d / g, vars), vars);
+    }
+    let term = match r.single_term() {
+        // (x / d1) / d == x / (d1*d)
+        Some(Term::Digit {
+            of,
+            div,
+            modulo: None,
+        }) => Term::Digit {
+            of: of.clone(),
+            div: div * d,
+            modulo: None,
+        },
+        // ((x / d1) % m1) / d == (x / (d1*d)) % (m1/d) when d divides m1
+        Some(Term::Digit {
+            of,
+            div,
+            modulo: Some(m1),
+        }) if m1 % d == 0 => {
+            return q.add(&digit(of, div * d, Some(m1 / d), vars), vars);
+        }
+        _ => Term::Digit {
+            of: Arc::new(r),
+            div: d,
+            modulo: None,
+        },
+    };
+    let mut out = q;
+    out.push_term(1, term);
+    out.coalesce(vars);
+    out
+}
+
+/// `e % m`, simplified.
+fn remainder(e: &LinearForm, m: u64, vars: &Vars) -> LinearForm {
+    if m == 1 {
+        return LinearForm::constant(0);
+    }
+    if let Some(c) = e.as_const() {
+        return LinearForm::constant(c % m);
+    }
+    if e.max(vars) < m {
+        return e.clone();
+    }
+    let r = e.drop_multiples(m);
+    if r.max(vars) < m {
+        return r;
+    }
+    // (g*r') % (g*m') == g * (r' % m'): take the common factor out.
+    let g = r.terms.iter().fold(gcd(m, r.konst), |g, (k, _)| gcd(g, *k));
+    if g > 1 {
+        return remainder(&r.divide_exact(g), m / g, vars).scale(g);
+    }
+    let term = match r.single_term() {
+        // (x / d) % m
+        Some(Term::Digit {
+            of,
+            div,
+            modulo: None,
+        }) => Term::Digit {
+            of: of.clone(),
+            div: *div,
+            modulo: Some(m),
+        },
+        // ((x / d) % m1) % m == (x / d) % m when m divides m1
+        Some(Term::Digit {
+            of,
+            div,
+            modulo: Some(m1),
+        }) if m1 % m == 0 => Term::Digit {
+            of: of.clone(),
+            div: *div,
+            modulo: Some(m),
+        },
+        _ => Term::Digit {
+            of: Arc::new(r),
+            div: 1,
+            modulo: Some(m),
+        },
+    };
+    LinearForm {
+        terms: vec![(1, term)],
+        konst: 0,
+    }
+}
+
+/// Writes a form as C/Rust arithmetic (the two agree on `+ * / %` and their precedence).
+pub struct Render<'a, F: Fn(VarId) -> String> {
+    pub expr: &'a LinearForm,
+    pub var: F,
+}
+
+impl<F: Fn(VarId) -> String> Render<'_, F> {
+    fn write_expr(&self, e: &LinearForm, out: &mut String) {
+        let mut first = true;
+        for (k, t) in &e.terms {
+            if !first {
+                out.push_str(" + ");
+            }
+            first = false;
+            self.write_term(t, *k != 1, out);
+            if *k != 1 {
+                out.push_str(" * ");
+                out.push_str(&k.to_string());
+            }
+        }
+        if e.konst != 0 || first {
+            if !first {
+                out.push_str(" + ");
+            }
+            out.push_str(&e.konst.to_string());
+        }
+    }
+
+    fn write_term(&self, t: &Term, multiplied: bool, out: &mut String) {
+        match t {
+            Term::Var(v) => out.push_str(&(self.var)(*v)),
+            Term::Digit { of, div, modulo } => {
+                if multiplied {
+                    out.push('(');
+                }
+                if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
+                    self.write_expr(of, out);
+                } else {
+                    out.push('(');
+                    self.write_expr(of, out);
+                    out.push(')');
+                }
+                if *div != 1 {
+                    out.push_str(&format!(" / {div}"));
+                }
+                if let Some(m) = modulo {
+                    out.push_str(&format!(" % {m}"));
+                }
+                if multiplied {
+                    out.push(')');
+                }
+            }
+        }
+    }
+}
+
+impl<F: Fn(VarId) -> String> fmt::Display for Render<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        self.write_expr(self.expr, &mut s);
+        f.write_str(&s)
+    }
+}
+
+impl LinearForm {
+    /// The form as C/Rust source, naming each variable with `vars`.
+    pub fn to_source(&self, vars: &Vars) -> String {
+        Render {
+            expr: self,
+            var: |v| vars.name(v).to_string(),
+        }
+        .to_string()
+    }
+}
