@@ -21,11 +21,11 @@ use parray_core::copy::{DigitExchange, RankDigit};
 use parray_core::eval::Program;
 
 use crate::array::Array;
-use crate::buffer::Buffer;
-use crate::elem::Element;
+use crate::device::device::{enable_peer_access, CudaDevice, Device};
 use crate::error::{DetourSite, Error, Result};
-use crate::gpu::device::{enable_peer_access, CudaDevice, Device};
-use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
+use crate::exec::launch::{run_on_gpu, KernelValue, Launch};
+use crate::mem::buffer::Buffer;
+use crate::mem::elem::Element;
 use crate::types::DataType;
 
 pub use parray_core::copy::{CopyPath, Place, Strided};
@@ -127,7 +127,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             remap_on_host(&staging, host_slice_mut(d)?, n, None, d_off);
         }
         CopyPath::Exchange(collective) => {
-            crate::mpi::copy(src, dst, collective, std::panic::Location::caller())?
+            crate::dist::mpi::copy(src, dst, collective, std::panic::Location::caller())?
         }
         CopyPath::RemapAndDownload => {
             let cuda = on_gpu(s.device(), s.type_name())?;

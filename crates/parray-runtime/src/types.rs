@@ -3,7 +3,7 @@
 
 use parray_core::{DimRef, Distribution, MemKind, Module};
 
-use crate::elem::Element;
+use crate::mem::elem::Element;
 
 /// A data type declared with `parray!`.
 pub trait DataType: Copy + 'static {

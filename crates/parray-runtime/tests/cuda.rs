@@ -5,8 +5,8 @@
 #[macro_use]
 mod common;
 
-use parray_runtime::gpu::launch::{detour_cuda, Launch};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::device::{backend, Backend};
+use parray_runtime::exec::launch::{detour_cuda, Launch};
 use parray_runtime::{Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId};
 
 flat_types! {

@@ -4,8 +4,8 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::atomics::{atomic_add, atomic_add_f32};
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, GridShape};
+use parray_runtime::mem::atomics::{atomic_add, atomic_add_f32};
 use parray_runtime::{AccessMut, Array};
 use std::thread;
 

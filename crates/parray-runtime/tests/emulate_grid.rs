@@ -12,7 +12,7 @@ mod timeout;
 
 use common::SyncPtr;
 use parray_core::grid::CudaGrid;
-use parray_runtime::gpu::emulate::{
+use parray_runtime::exec::emulate::{
     run_grid, run_grid_blocks, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
 };
 use parray_runtime::{Access, AccessMut, Float2};

@@ -12,8 +12,8 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::atomics::atomic_add;
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, EmulateError, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, EmulateError, GridShape};
+use parray_runtime::mem::atomics::atomic_add;
 use parray_runtime::{Access, AccessMut};
 
 const B: usize = 3;

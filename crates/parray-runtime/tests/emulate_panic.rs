@@ -4,7 +4,7 @@
 #[path = "common/timeout.rs"]
 mod timeout;
 
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError, GridShape};
 use parray_runtime::{AccessMut, ThreadId};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use timeout::within;
@@ -24,7 +24,7 @@ fn launch_with_panic(
 ) -> (EmulateError, usize) {
     within(20, move || {
         let finished = AtomicUsize::new(0);
-        let check = |t: &parray_runtime::gpu::emulate::ThreadCtx| {
+        let check = |t: &parray_runtime::exec::emulate::ThreadCtx| {
             if t.block_idx() == bad_block && t.thread_idx() == bad_thread {
                 panic!("boom at {}", t.global_id());
             }
@@ -171,7 +171,7 @@ fn panic_stops_the_remaining_blocks() {
         let started = within(20, move || {
             let shape = GridShape::new(20_000, 32);
             let blocks_ref = &blocks;
-            let step = move |t: &parray_runtime::gpu::emulate::ThreadCtx| {
+            let step = move |t: &parray_runtime::exec::emulate::ThreadCtx| {
                 if t.thread_id() == 0 {
                     blocks_ref.fetch_add(1, Ordering::Relaxed);
                 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, GridShape};
 use std::time::{Duration, Instant};
 
 /// The best of `reps` timings of `f`.

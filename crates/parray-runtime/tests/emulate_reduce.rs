@@ -12,7 +12,7 @@ use std::time::Instant;
 #[macro_use]
 mod common;
 
-use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::{run_grid_blocks, GridShape};
 use parray_runtime::{Access, AccessMut, Array};
 
 const N: usize = 1 << 20;

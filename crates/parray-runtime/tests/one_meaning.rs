@@ -12,8 +12,8 @@ use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_blocks, Launch};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::device::{backend, Backend};
+use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};
 use parray_runtime::{Access, AccessMut, Array, DataType, DetourSite, Error};
 
 flat_types! {

@@ -36,11 +36,11 @@ use std::thread;
 use parray_core::grid::CudaGrid;
 use parray_core::MemKind;
 
-use crate::atomics::{atomic_add, AtomicAdd, AtomicSwap};
-use crate::elem::{Element, Vector};
 use crate::error::{divergence_message, panic_place, ThreadId};
-use crate::panics::{self, Caught};
-use crate::ptr::{Access, AccessMut, PtrMut, Raw};
+use crate::exec::panics::{self, Caught};
+use crate::mem::atomics::{atomic_add, AtomicAdd, AtomicSwap};
+use crate::mem::elem::{Element, Vector};
+use crate::mem::ptr::{Access, AccessMut, PtrMut, Raw};
 
 /// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
 /// current GPU grants), so that no kernel the GPU path can launch is refused here.
@@ -370,7 +370,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
 /// without data races.
 ///
 /// ```
-/// use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
+/// use parray_runtime::exec::emulate::{run_grid_blocks, GridShape};
 /// use parray_runtime::{Access, AccessMut};
 ///
 /// // Each thread reads its neighbour's value after a barrier.
@@ -806,7 +806,7 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
     unsafe fn load_unchecked(&self, off: usize) -> T {
         #[cfg(debug_assertions)]
         if off >= N {
-            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
         }
         // SAFETY: in bounds by the caller's contract; one owner as in `load`.
         unsafe { *self.values.get().cast::<T>().add(off) }
@@ -851,7 +851,7 @@ impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         #[cfg(debug_assertions)]
         if off >= N {
-            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
         }
         // SAFETY: as in `load_unchecked`.
         unsafe { *self.values.get().cast::<T>().add(off) = v }

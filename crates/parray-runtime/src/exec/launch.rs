@@ -10,12 +10,12 @@ use parray_core::body::fault::{self, Fault};
 use parray_core::grid::LaunchLimits;
 
 use crate::array::Array;
-use crate::elem::Element;
+use crate::device::device::{CudaDevice, Device, DeviceId, FaultRecord};
+use crate::device::jit;
 use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::gpu::device::{CudaDevice, Device, DeviceId, FaultRecord};
-use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
-use crate::gpu::jit;
-use crate::ptr::{
+use crate::exec::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
+use crate::mem::elem::Element;
+use crate::mem::ptr::{
     misaligned_message, out_of_bounds_message, vector_out_of_bounds_message, Ptr, PtrMut,
 };
 use crate::types::DataType;

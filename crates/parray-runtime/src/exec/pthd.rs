@@ -2,9 +2,9 @@
 
 use std::sync::Mutex;
 
-use crate::barrier::{Barrier, Divergence, SyncError};
 use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::panics::{self, Caught};
+use crate::exec::barrier::{Barrier, Divergence, SyncError};
+use crate::exec::panics::{self, Caught};
 
 /// What a thread of a pthd array, or a rank of an mpi array, knows about itself.
 pub struct ThreadCtx<'a> {
@@ -71,14 +71,15 @@ impl ThreadCtx<'_> {
     /// If another thread failed, or the threads diverged (one returned from the body, or
     /// waits at another line's `#sync`), this thread leaves the body quietly instead of
     /// waiting forever; the detour returns the failure. An mpi body's ranks agree on the
-    /// line first (`crate::mpi::agree`), and all leave with the error where they differ.
+    /// line first (`crate::dist::mpi::agree`), and all leave with the error where they differ.
     pub fn sync(&self, line: u32) {
         let array = match &self.team {
             Team::Threads(array) => array,
             Team::Ranks { site, error } => {
-                if let Err(e) =
-                    crate::mpi::agree(crate::mpi::Point::Sync { line }, &site.to_string())
-                {
+                if let Err(e) = crate::dist::mpi::agree(
+                    crate::dist::mpi::Point::Sync { line },
+                    &site.to_string(),
+                ) {
                     *error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
                     panics::unwind_quietly()
                 }

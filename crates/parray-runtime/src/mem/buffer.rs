@@ -7,10 +7,10 @@ use std::sync::Once;
 use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
 use parray_core::MemKind;
 
-use crate::elem::Element;
+use crate::device::{cuda_context, Device};
 use crate::error::{Error, Result};
-use crate::gpu::{cuda_context, Device};
-use crate::ptr::Raw;
+use crate::mem::elem::Element;
+use crate::mem::ptr::Raw;
 
 /// Host allocations are aligned to a cache line, so that vector loads and the paper's
 /// tiled loops never straddle lines at the start of an array.

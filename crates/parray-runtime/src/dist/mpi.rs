@@ -20,8 +20,8 @@ use parray_core::Distribution;
 
 use crate::array::Array;
 use crate::error::{DetourSite, Error, Result};
-use crate::panics::{self, Caught};
-use crate::pthd::ThreadCtx;
+use crate::exec::panics::{self, Caught};
+use crate::exec::pthd::ThreadCtx;
 use crate::types::DataType;
 
 /// Where a rank is when the job meets: what [`agree`] compares.
@@ -76,9 +76,9 @@ mod job {
 
     use super::Collective;
     use crate::copy::driver;
-    use crate::elem::Element;
+    use crate::device::device::CudaDevice;
     use crate::error::{Error, Result};
-    use crate::gpu::device::CudaDevice;
+    use crate::mem::elem::Element;
 
     /// This process's rank and the job's size.
     #[derive(Debug, Clone, Copy)]
@@ -429,8 +429,8 @@ mod job {
 mod job {
     //! Built without MPI: every use says how to get it.
 
-    use crate::elem::Element;
     use crate::error::{Error, Result};
+    use crate::mem::elem::Element;
 
     #[derive(Debug, Clone, Copy)]
     pub struct Job {
@@ -460,7 +460,7 @@ mod job {
     }
 
     pub fn move_blocks<T: Element>(
-        _: &crate::gpu::device::CudaDevice,
+        _: &crate::device::device::CudaDevice,
         _: &cudarc::driver::CudaSlice<T>,
         _: &mut cudarc::driver::CudaSlice<T>,
         _: usize,
@@ -655,7 +655,7 @@ fn on_gpu_by_digits<S: DataType, D: DataType>(
     dst: &Array<D>,
     collective: Collective,
 ) -> Option<(RankDigit, RankDigit, Option<DigitExchange>)> {
-    let on_gpu = |b: Option<&crate::gpu::Device>| b.is_some_and(|d| !d.is_emulated());
+    let on_gpu = |b: Option<&crate::device::Device>| b.is_some_and(|d| !d.is_emulated());
     if !on_gpu(src.device()) || !on_gpu(dst.device()) {
         return None;
     }

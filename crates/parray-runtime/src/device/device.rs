@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use parray_core::grid::LaunchLimits;
 
+use crate::device::jit::Kernels;
 use crate::error::{Error, Result};
-use crate::gpu::jit::Kernels;
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
 /// multi-device code is exercised on machines without a GPU.
@@ -51,7 +51,7 @@ impl fmt::Display for DeviceId {
 
 /// A device that runs cuda thread arrays and holds their dmem: a CUDA GPU, or a device
 /// emulated on the CPU (whose memory is host memory and whose kernels run as
-/// `gpu::emulate` runs them).
+/// `exec::emulate` runs them).
 ///
 /// Cheap to clone (an `Arc` inside); two values are equal when they are the same device
 /// (kind and ordinal). `Device::cuda(n)` is the same device every time it is asked for.
@@ -418,7 +418,7 @@ fn emulated_count() -> Result<usize> {
 pub enum Backend {
     /// NVRTC-compiled kernels on the GPUs.
     Cuda,
-    /// The CPU emulation of the grid (`gpu::emulate`), on emulated devices.
+    /// The CPU emulation of the grid (`exec::emulate`), on emulated devices.
     Emulate,
 }
 

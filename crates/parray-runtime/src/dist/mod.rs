@@ -1,0 +1,4 @@
+//! Layer 5, distribution: mpi thread arrays, and `#copy` between types distributed over
+//! their ranks.
+
+pub mod mpi;

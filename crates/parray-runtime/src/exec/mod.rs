@@ -1,0 +1,8 @@
+//! Layer 4, execution: pthd threads and their `#sync`, the CPU emulation of a grid, and
+//! launches on a GPU or under the emulation.
+
+pub mod barrier;
+pub mod emulate;
+pub mod launch;
+pub(crate) mod panics;
+pub mod pthd;

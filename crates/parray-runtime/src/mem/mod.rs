@@ -1,0 +1,8 @@
+//! Layer 2, memory: the element types, CPU atomics, handles into storage (checked and
+//! proved accesses) and the storage of one array (host memory, pinned, or dmem on a
+//! device).
+
+pub mod atomics;
+pub(crate) mod buffer;
+pub mod elem;
+pub mod ptr;
