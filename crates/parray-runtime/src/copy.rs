@@ -117,7 +117,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             let staging = cuda
                 .stream
                 .clone_htod(host_slice(s)?)
-                .map_err(|e| driver(S::NAME, "host-to-device copy", e))?;
+                .map_err(|e| Error::driver(S::NAME, "host-to-device copy", e))?;
             let from = staging.device_ptr(&cuda.stream).0;
             let to = device_address_mut(d, cuda);
             remap_on_device::<S, D>(cuda, (from, typed), (to, typed), site)?;
@@ -135,7 +135,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             let values = cuda
                 .stream
                 .clone_dtoh(&staging)
-                .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
+                .map_err(|e| Error::driver(S::NAME, "device-to-host copy", e))?;
             remap_on_host(&values, host_slice_mut(d)?, n, None, d_off);
         }
         CopyPath::PeerBulk => {
@@ -204,10 +204,10 @@ fn bulk<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
             let to = d.device_slice_mut().expect("checked: on a GPU");
             cuda.stream
                 .memcpy_dtod(&from.slice(..n), &mut to.slice_mut(..n))
-                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))?;
+                .map_err(|e| Error::driver(s.type_name(), "device-to-device copy", e))?;
             cuda.stream
                 .synchronize()
-                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))
+                .map_err(|e| Error::driver(s.type_name(), "device-to-device copy", e))
         }
     }
 }
@@ -274,7 +274,7 @@ fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Resul
     } else {
         op.dstHost = host_slice_mut(d)?.as_mut_ptr().cast();
     }
-    let fail = |e| driver(s.type_name(), "2-D strided copy", e);
+    let fail = |e| Error::driver(s.type_name(), "2-D strided copy", e);
     cuda.stream.context().bind_to_thread().map_err(fail)?;
     // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream orders
     // the copy after the work queued on it) holding every element the rows reach (checked
@@ -294,7 +294,7 @@ fn peer_copy<T: Element>(
     type_name: &'static str,
 ) -> Result<()> {
     let stream = to.stream().clone();
-    let fail = |e| driver(type_name, "peer copy between GPUs", e);
+    let fail = |e| Error::driver(type_name, "peer copy between GPUs", e);
     enable_peer_access(from.stream().context(), stream.context()).map_err(fail)?;
     // cudarc's device-to-device copy between two contexts: the destination's stream waits
     // for an event of the source's, then `cuMemcpyPeerAsync` on it.
@@ -310,7 +310,7 @@ fn alloc_staging<T: Element>(
 ) -> Result<CudaSlice<T>> {
     cuda.stream
         .alloc_zeros(n)
-        .map_err(|e| driver(type_name, "allocating a staging array", e))
+        .map_err(|e| Error::driver(type_name, "allocating a staging array", e))
 }
 
 /// The elements of `s` (an array of `S` on the GPU `cuda`) in logical order, remapped
@@ -565,7 +565,7 @@ fn staging_pair<T: Element>(cuda: &CudaDevice, n: usize) -> Result<(CudaSlice<T>
     let alloc = |what: &'static str| {
         cuda.stream
             .alloc_zeros(n)
-            .map_err(|e| driver("#copy", what, e))
+            .map_err(|e| Error::driver("#copy", what, e))
     };
     Ok((
         alloc("allocating a send buffer")?,
@@ -635,7 +635,7 @@ fn launch_exchange(
     };
     cuda.stream
         .synchronize()
-        .map_err(|e| driver("#copy", "an exchange kernel", e))
+        .map_err(|e| Error::driver("#copy", "an exchange kernel", e))
 }
 
 /// The copy's call site, as launches and their errors name it (one per call site).
@@ -703,16 +703,4 @@ fn device_address_mut<T: Element>(b: &mut Buffer<T>, cuda: &CudaDevice) -> u64 {
         .expect("on a GPU (checked by the plan)")
         .device_ptr_mut(&cuda.stream)
         .0
-}
-
-pub(crate) fn driver(
-    type_name: &'static str,
-    operation: &'static str,
-    e: cudarc::driver::DriverError,
-) -> Error {
-    Error::Driver {
-        type_name,
-        operation,
-        reason: e.to_string(),
-    }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use parray_core::MemKind;
 
-use crate::device::DeviceId;
+use crate::device::id::DeviceId;
 
 /// Where a detour is in the user's source. Errors and launches hold it as a
 /// `&'static DetourSite` (the macros write a constant, promoted to a static), which keeps
@@ -326,6 +326,22 @@ pub enum Error {
         left: ThreadId,
         other_line: Option<u32>,
     },
+}
+
+impl Error {
+    /// A CUDA driver call's failure: `operation` on an array of `type_name` (or on what a
+    /// message names instead: `#copy`, `timer`).
+    pub(crate) fn driver(
+        type_name: &'static str,
+        operation: &'static str,
+        e: cudarc::driver::DriverError,
+    ) -> Error {
+        Error::Driver {
+            type_name,
+            operation,
+            reason: e.to_string(),
+        }
+    }
 }
 
 impl fmt::Debug for Error {

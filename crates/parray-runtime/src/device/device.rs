@@ -14,40 +14,13 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use parray_core::grid::LaunchLimits;
 
+use crate::device::id::DeviceId;
 use crate::device::jit::Kernels;
 use crate::error::{Error, Result};
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
 /// multi-device code is exercised on machines without a GPU.
 const DEFAULT_EMULATED_DEVICES: usize = 2;
-
-/// Which device some memory is on, as a `Copy` value: what a [`crate::Ptr`] (itself
-/// `Copy`) carries instead of a [`Device`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DeviceId {
-    emulated: bool,
-    ordinal: usize,
-}
-
-impl DeviceId {
-    /// The device's number among those of its kind.
-    pub fn ordinal(&self) -> usize {
-        self.ordinal
-    }
-
-    /// Whether the device is emulated on the CPU.
-    pub fn is_emulated(&self) -> bool {
-        self.emulated
-    }
-}
-
-impl fmt::Display for DeviceId {
-    /// `cuda:1` or `emulated:0`, as messages name devices.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.emulated { "emulated" } else { "cuda" };
-        write!(f, "{kind}:{}", self.ordinal)
-    }
-}
 
 /// A device that runs cuda thread arrays and holds their dmem: a CUDA GPU, or a device
 /// emulated on the CPU (whose memory is host memory and whose kernels run as
@@ -70,8 +43,8 @@ enum Kind {
 pub(crate) struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    /// The device's launch limits, read on the first launch.
-    pub(crate) limits: OnceLock<std::result::Result<LaunchLimits, String>>,
+    /// The device's launch limits, read on the first launch (`limits.rs`).
+    pub(super) limits: OnceLock<std::result::Result<LaunchLimits, String>>,
     /// The kernels loaded into this context (functions belong to a context).
     pub(crate) kernels: Kernels,
     /// The record that kernels with checked accesses write their first fault to, made on

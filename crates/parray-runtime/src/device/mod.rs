@@ -1,9 +1,13 @@
-//! Layer 1, devices: a CUDA GPU or an emulated one as a value (its context, stream and
-//! kernels), the process's backend, NVRTC and its caches, and timing on a device.
+//! Layer 1, devices: a CUDA GPU or an emulated one as a value (its context, stream,
+//! kernels and launch limits), the process's backend, NVRTC and its caches, and timing on
+//! a device.
 
 pub mod device;
+pub mod id;
 pub mod jit;
+mod limits;
 pub mod timing;
 
-pub use device::{backend, cuda_context, Backend, Device, DeviceId};
+pub use device::{backend, cuda_context, Backend, Device};
+pub use id::DeviceId;
 pub use timing::{time_ms, time_ms_on};

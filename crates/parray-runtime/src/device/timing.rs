@@ -21,13 +21,7 @@ pub fn time_ms_on(device: &Device, mut f: impl FnMut() -> Result<()>) -> Result<
         f()?;
         return Ok(start.elapsed().as_secs_f64() * 1e3);
     };
-    let driver = |operation: &'static str| {
-        move |e: cudarc::driver::DriverError| Error::Driver {
-            type_name: "timer",
-            operation,
-            reason: e.to_string(),
-        }
-    };
+    let driver = |operation| move |e| Error::driver("timer", operation, e);
     let start = stream
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(driver("recording the start event"))?;

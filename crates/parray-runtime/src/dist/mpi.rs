@@ -75,7 +75,6 @@ mod job {
     use mpi::traits::*;
 
     use super::Collective;
-    use crate::copy::driver;
     use crate::device::device::CudaDevice;
     use crate::error::{Error, Result};
     use crate::mem::elem::Element;
@@ -156,7 +155,7 @@ mod job {
         let sent = cuda
             .stream
             .clone_dtoh(send)
-            .map_err(|e| driver("#copy", "device-to-host copy", e))?;
+            .map_err(|e| Error::driver("#copy", "device-to-host copy", e))?;
         let mut received = vec![T::default(); sent.len()];
         let size = world().size() as usize;
         let sends: Vec<Vec<T>> = (0..size)
@@ -170,7 +169,7 @@ mod job {
         )?;
         cuda.stream
             .memcpy_htod(&received, recv)
-            .map_err(|e| driver("#copy", "host-to-device copy", e))
+            .map_err(|e| Error::driver("#copy", "host-to-device copy", e))
     }
 
     /// The job's NCCL communicator, on the device of the first exchange between GPU parts;
@@ -264,7 +263,7 @@ mod job {
                         &send_bytes.slice(own.clone()),
                         &mut recv_bytes.slice_mut(own),
                     )
-                    .map_err(|e| driver("#copy", "a device-to-device copy", e))?;
+                    .map_err(|e| Error::driver("#copy", "a device-to-device copy", e))?;
                 // One group: every send and receive posted before any must complete.
                 cudarc::nccl::group_start().map_err(fail)?;
                 let mut posted = Ok(());
@@ -283,7 +282,7 @@ mod job {
             }
             comm.stream()
                 .synchronize()
-                .map_err(|e| driver("#copy", "an NCCL exchange", e))
+                .map_err(|e| Error::driver("#copy", "an NCCL exchange", e))
         }
     }
 

@@ -4,13 +4,13 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use parray_core::body::fault::{self, Fault};
-use parray_core::grid::LaunchLimits;
 
 use crate::array::Array;
-use crate::device::device::{CudaDevice, Device, DeviceId, FaultRecord};
+use crate::device::device::{CudaDevice, Device, FaultRecord};
+use crate::device::id::DeviceId;
 use crate::device::jit;
 use crate::error::{DetourSite, Error, Result, ThreadId};
 use crate::exec::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
@@ -399,37 +399,9 @@ fn report_fault(
     })
 }
 
-/// A GPU's launch limits, read once per device.
 /// Refuses, with a readable reason, a configuration the GPU cannot launch.
 fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
-    let limits = cuda
-        .limits
-        .get_or_init(|| {
-            use CUdevice_attribute::*;
-            let get = |a| {
-                cuda.ctx
-                    .attribute(a)
-                    .map(|v| v as u64)
-                    .map_err(|e| format!("reading the device's limits: {e}"))
-            };
-            Ok(LaunchLimits {
-                name: "the device",
-                block: [
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
-                ],
-                block_threads: get(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-                grid: [
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
-                ],
-                axis_threads: u64::MAX,
-                shared_bytes: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
-            })
-        })
-        .as_ref()?;
+    let limits = cuda.limits()?;
     limits.admits(launch.grid, launch.block, launch.shared_bytes.into())
 }
 

@@ -293,11 +293,7 @@ fn device_op<R>(
     operation: &'static str,
     op: impl FnOnce() -> std::result::Result<R, cudarc::driver::DriverError>,
 ) -> Result<R> {
-    op().map_err(|e| Error::Driver {
-        type_name,
-        operation,
-        reason: e.to_string(),
-    })
+    op().map_err(|e| Error::driver(type_name, operation, e))
 }
 
 /// Zeroed, 64-byte-aligned host memory of `bytes` bytes (a dangling aligned pointer for
