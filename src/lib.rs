@@ -544,7 +544,7 @@ pub use parray_runtime::dist::mpi;
 /// }
 /// ```
 pub mod gpu {
-    pub use parray_runtime::device::{
+    pub use parray_runtime::devices::{
         backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId,
     };
     pub use parray_runtime::exec::emulate;

@@ -10,7 +10,7 @@ use std::ops::{Add, Index, IndexMut};
 
 use parray_core::MemKind;
 
-use crate::device::Device;
+use crate::devices::Device;
 use crate::error::{DetourSite, Error, Result};
 use crate::mem::buffer::Buffer;
 use crate::mem::elem::{Element, Vector};

@@ -21,7 +21,7 @@ use parray_core::copy::{DigitExchange, RankDigit};
 use parray_core::eval::Program;
 
 use crate::array::Array;
-use crate::device::device::{enable_peer_access, CudaDevice, Device};
+use crate::devices::device::{enable_peer_access, CudaDevice, Device};
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::launch::{run_on_gpu, KernelValue, Launch};
 use crate::mem::buffer::Buffer;

@@ -8,7 +8,7 @@
 
 pub mod array;
 pub mod copy;
-pub mod device;
+pub mod devices;
 mod diag;
 pub mod dist;
 pub mod error;
@@ -19,7 +19,7 @@ pub mod mem;
 pub mod types;
 
 pub use array::Array;
-pub use device::{Device, DeviceId};
+pub use devices::{Device, DeviceId};
 pub use error::{DetourSite, Error, Result, ThreadId};
 pub use exec::pthd::{detour, ThreadCtx};
 pub use mem::elem::{Double2, Element, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Vector};

@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use parray_runtime::device::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
 use parray_runtime::exec::launch::{detour_cuda, Launch};
 use parray_runtime::{Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId};
 

@@ -13,7 +13,7 @@ mod timeout;
 
 use std::time::Duration;
 
-use parray_runtime::device::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
 use parray_runtime::exec::emulate::{run_grid_blocks, EmulateError, GridShape};
 use parray_runtime::exec::launch::{detour_cuda_blocks, Launch};
 use parray_runtime::{detour, DetourSite, Error, ThreadId};

@@ -12,7 +12,7 @@ use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::device::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
 use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};
 use parray_runtime::{Access, AccessMut, Array, DataType, DetourSite, Error};
 

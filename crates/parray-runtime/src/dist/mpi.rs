@@ -75,7 +75,7 @@ mod job {
     use mpi::traits::*;
 
     use super::Collective;
-    use crate::device::device::CudaDevice;
+    use crate::devices::device::CudaDevice;
     use crate::error::{Error, Result};
     use crate::mem::elem::Element;
 
@@ -459,7 +459,7 @@ mod job {
     }
 
     pub fn move_blocks<T: Element>(
-        _: &crate::device::device::CudaDevice,
+        _: &crate::devices::device::CudaDevice,
         _: &cudarc::driver::CudaSlice<T>,
         _: &mut cudarc::driver::CudaSlice<T>,
         _: usize,
@@ -654,7 +654,7 @@ fn on_gpu_by_digits<S: DataType, D: DataType>(
     dst: &Array<D>,
     collective: Collective,
 ) -> Option<(RankDigit, RankDigit, Option<DigitExchange>)> {
-    let on_gpu = |b: Option<&crate::device::Device>| b.is_some_and(|d| !d.is_emulated());
+    let on_gpu = |b: Option<&crate::devices::Device>| b.is_some_and(|d| !d.is_emulated());
     if !on_gpu(src.device()) || !on_gpu(dst.device()) {
         return None;
     }

@@ -9,9 +9,9 @@ use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use parray_core::body::fault::{self, Fault};
 
 use crate::array::Array;
-use crate::device::device::{CudaDevice, Device, FaultRecord};
-use crate::device::id::DeviceId;
-use crate::device::jit;
+use crate::devices::device::{CudaDevice, Device, FaultRecord};
+use crate::devices::id::DeviceId;
+use crate::devices::jit;
 use crate::error::{DetourSite, Error, Result, ThreadId};
 use crate::exec::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
 use crate::mem::elem::Element;

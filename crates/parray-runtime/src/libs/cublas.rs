@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use cudarc::cublas::{result, sys, CudaBlas};
 
 use crate::array::Array;
-use crate::device::Device;
+use crate::devices::Device;
 use crate::error::{Error, Result};
 use crate::types::DataType;
 

@@ -5,7 +5,7 @@
 use cudarc::cufft::{result, sys, CudaFft, FftDirection};
 
 use crate::array::Array;
-use crate::device::Device;
+use crate::devices::Device;
 use crate::error::{Error, Result};
 use crate::mem::elem::Float2;
 use crate::types::DataType;

@@ -7,7 +7,7 @@ use std::sync::Once;
 use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
 use parray_core::MemKind;
 
-use crate::device::{cuda_context, Device};
+use crate::devices::{cuda_context, Device};
 use crate::error::{Error, Result};
 use crate::mem::elem::Element;
 use crate::mem::ptr::Raw;

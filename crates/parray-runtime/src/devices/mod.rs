@@ -4,7 +4,7 @@
 
 pub mod device;
 pub mod id;
-pub mod jit;
+pub(crate) mod jit;
 mod limits;
 pub mod timing;
 

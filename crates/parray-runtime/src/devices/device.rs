@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use parray_core::grid::LaunchLimits;
 
-use crate::device::id::DeviceId;
-use crate::device::jit::Kernels;
+use crate::devices::id::DeviceId;
+use crate::devices::jit::Kernels;
 use crate::error::{Error, Result};
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that

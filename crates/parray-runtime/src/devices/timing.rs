@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 
-use super::device::Device;
+use crate::devices::device::Device;
 use crate::error::{Error, Result};
 
 /// [`time_ms_on`] the calling thread's current device.

@@ -4,7 +4,7 @@
 use cudarc::driver::sys::CUdevice_attribute;
 use parray_core::grid::LaunchLimits;
 
-use crate::device::device::CudaDevice;
+use crate::devices::device::CudaDevice;
 
 impl CudaDevice {
     /// The GPU's launch limits, read on the first launch; the error says why they could
