@@ -548,10 +548,9 @@ pub mod gpu {
         backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId,
     };
     pub use parray_runtime::exec::emulate;
-    pub use parray_runtime::exec::launch::{
-        detour_cuda, detour_cuda_blocks, KernelArg, KernelValue, Launch,
-    };
+    pub use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};
     pub use parray_runtime::libs::{cublas, cufft};
+    pub use parray_runtime::mem::kernel_arg::{KernelArg, KernelValue};
 }
 
 #[doc(hidden)]

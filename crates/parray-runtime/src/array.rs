@@ -14,6 +14,7 @@ use crate::devices::Device;
 use crate::error::{DetourSite, Error, Result};
 use crate::mem::buffer::Buffer;
 use crate::mem::elem::{Element, Vector};
+use crate::mem::kernel_arg::{KernelArg, KernelValue};
 use crate::mem::ptr::{Access, Ptr, PtrMut};
 use crate::types::{DataType, ViewOf};
 
@@ -235,6 +236,13 @@ impl<T: DataType> Access<T::Elem> for Array<T> {
     unsafe fn load_vector_unchecked<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
         // SAFETY: forwarded.
         unsafe { self.ptr().load_vector_unchecked(off) }
+    }
+}
+
+/// An array passed to a kernel: its element 0 (dmem only).
+impl<T: DataType> KernelArg for Array<T> {
+    fn kernel_value(&self) -> Result<KernelValue> {
+        self.ptr().kernel_value()
     }
 }
 

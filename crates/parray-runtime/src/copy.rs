@@ -23,9 +23,10 @@ use parray_core::eval::Program;
 use crate::array::Array;
 use crate::devices::device::{enable_peer_access, CudaDevice, Device};
 use crate::error::{DetourSite, Error, Result};
-use crate::exec::launch::{run_on_gpu, KernelValue, Launch};
+use crate::exec::launch::{run_on_gpu, Launch};
 use crate::mem::buffer::Buffer;
 use crate::mem::elem::Element;
+use crate::mem::kernel_arg::KernelValue;
 use crate::types::DataType;
 
 pub use parray_core::copy::{CopyPath, Place, Strided};
