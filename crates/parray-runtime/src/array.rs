@@ -64,16 +64,6 @@ impl<T: DataType> Array<T> {
         &mut self.buf
     }
 
-    /// `#copy T(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
-    /// in logical order, across layouts and memory kinds ([`crate::copy::copy`]).
-    #[track_caller]
-    pub fn copy_to<D: DataType<Elem = T::Elem>>(
-        &self,
-        dst: &mut Array<D>,
-    ) -> Result<crate::copy::CopyPath> {
-        crate::copy::copy(self, dst)
-    }
-
     /// The number of elements of storage.
     pub fn extent(&self) -> usize {
         self.buf.extent()

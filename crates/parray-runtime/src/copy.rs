@@ -183,6 +183,15 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     Ok(path)
 }
 
+impl<S: DataType> Array<S> {
+    /// `#copy S(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
+    /// in logical order, across layouts and memory kinds ([`copy`]).
+    #[track_caller]
+    pub fn copy_to<D: DataType<Elem = S::Elem>>(&self, dst: &mut Array<D>) -> Result<CopyPath> {
+        copy(self, dst)
+    }
+}
+
 /// Where a buffer is, for the plan: its GPU, or host memory (the emulation's dmem too).
 fn place<T: Element>(b: &Buffer<T>) -> Place {
     match (b.device_slice(), b.device()) {
