@@ -12,6 +12,7 @@ use parray_core::MemKind;
 
 use crate::devices::Device;
 use crate::error::{DetourSite, Error, Result};
+use crate::job::extent_here;
 use crate::mem::buffer::Buffer;
 use crate::mem::elem::{Element, Vector};
 use crate::mem::kernel_arg::{KernelArg, KernelValue};
@@ -36,7 +37,7 @@ impl<T: DataType> Array<T> {
     pub fn new() -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new(T::NAME, mem, crate::dist::mpi::extent_here::<T>()?)?,
+            buf: Buffer::new(T::NAME, mem, extent_here::<T>()?)?,
             _type: PhantomData,
         })
     }
@@ -46,7 +47,7 @@ impl<T: DataType> Array<T> {
     pub fn new_on(device: &Device) -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new_on(T::NAME, mem, crate::dist::mpi::extent_here::<T>()?, device)?,
+            buf: Buffer::new_on(T::NAME, mem, extent_here::<T>()?, device)?,
             _type: PhantomData,
         })
     }
@@ -131,7 +132,7 @@ impl<T: DataType> Array<T> {
     /// `V`'s memory kind is the storage's and its extent (this rank's part of it, for a
     /// distributed type) fits.
     fn fits<V: DataType>(&self) -> Result<()> {
-        let view_extent = crate::dist::mpi::extent_here::<V>()?;
+        let view_extent = extent_here::<V>()?;
         if V::MEM.is_some_and(|m| m != self.mem()) || view_extent > self.extent() {
             return Err(Error::NotAView {
                 type_name: self.type_name(),

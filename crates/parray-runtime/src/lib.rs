@@ -14,6 +14,7 @@ pub mod dist;
 pub mod error;
 pub mod exec;
 pub mod generic;
+pub mod job;
 pub mod libs;
 pub mod mem;
 pub mod types;

@@ -1,4 +1,6 @@
 //! Layer 5, distribution: mpi thread arrays, and `#copy` between types distributed over
 //! their ranks.
 
+mod comm;
 pub mod mpi;
+mod nccl;
