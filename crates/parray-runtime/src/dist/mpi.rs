@@ -13,6 +13,7 @@
 //! inside a collective that rank will never join.
 
 use std::panic::Location;
+use std::sync::Mutex;
 
 pub use crate::job::{job, Job};
 pub use parray_core::copy::Collective;
@@ -23,7 +24,7 @@ use crate::array::Array;
 use crate::dist::{comm, nccl};
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::panics::{self, Caught};
-use crate::exec::pthd::ThreadCtx;
+use crate::exec::pthd::{Team, ThreadCtx};
 use crate::job::job_of;
 use crate::types::DataType;
 
@@ -82,6 +83,27 @@ pub fn agree(point: Point, what: &str) -> Result<()> {
     }
 }
 
+/// The ranks of a job running the body of an mpi detour: a `#sync` is a point they agree
+/// on.
+struct Ranks<'w> {
+    /// The detour, as the errors name it.
+    what: &'w str,
+    /// The failure of the first `#sync` the ranks did not all reach.
+    error: Mutex<Option<Error>>,
+}
+
+impl Team for Ranks<'_> {
+    fn meet(&self, _rank: usize, line: u32) -> bool {
+        match agree(Point::Sync { line }, self.what) {
+            Ok(()) => true,
+            Err(e) => {
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                false
+            }
+        }
+    }
+}
+
 /// `#detour` on an mpi array of `nranks` processes: runs `body` once on this rank, with
 /// `$tid$` its rank, and returns when every rank has finished it.
 ///
@@ -96,11 +118,18 @@ where
 {
     let what = site.to_string();
     let job = job_of(site.array, nranks as u64, &what)?;
-    let ctx = ThreadCtx::rank(job.rank, job.size, site);
-    match panics::catch(|| body(&ctx)) {
+    let ranks = Ranks {
+        what: &what,
+        error: Mutex::new(None),
+    };
+    match panics::catch(|| body(&ThreadCtx::new(job.rank, job.size, &ranks))) {
         Ok(()) => agree(Point::End, &what),
         // A divergent `#sync`: every rank left its body with the same error.
-        Err(Caught::Quiet) => Err(ctx.take_error().expect("a quiet exit records its error")),
+        Err(Caught::Quiet) => Err(ranks
+            .error
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("a quiet exit records its error")),
         Err(Caught::Panicked(p)) => {
             crate::diag::note(format_args!(
                 "{site}: rank {} of {} panicked{}: {}",
