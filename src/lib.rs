@@ -514,7 +514,7 @@ pub use parray_runtime::copy;
 /// `#copy` between distributed types became. Built with the `mpi` feature (Open MPI);
 /// without it an mpi detour or a distributed array is `Error::MpiUnavailable`.
 #[doc(inline)]
-pub use parray_runtime::dist::mpi;
+pub use parray_runtime::distributed::mpi;
 
 /// Devices, backends, launches and timing: `gpu::time_ms` times device work as the
 /// device sees it (CUDA events on a GPU, the host clock under the emulation).
@@ -681,7 +681,7 @@ fn negative_index(i: i64) -> ! {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use parray_runtime::dist::mpi::detour as mpi_detour;
+    pub use parray_runtime::distributed::mpi::detour as mpi_detour;
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;

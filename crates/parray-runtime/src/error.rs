@@ -4,7 +4,7 @@ use std::fmt;
 
 use parray_core::MemKind;
 
-use crate::devices::id::DeviceId;
+use crate::device_id::DeviceId;
 
 /// Where a detour is in the user's source. Errors and launches hold it as a
 /// `&'static DetourSite` (the macros write a constant, promoted to a static), which keeps

@@ -8,9 +8,10 @@
 
 pub mod array;
 pub mod copy;
+pub mod device_id;
 pub mod devices;
 mod diag;
-pub mod dist;
+pub mod distributed;
 pub mod error;
 pub mod exec;
 pub mod generic;

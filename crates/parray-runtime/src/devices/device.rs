@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use parray_core::grid::LaunchLimits;
 
-use crate::devices::id::DeviceId;
+use crate::device_id::DeviceId;
 use crate::devices::jit::Kernels;
 use crate::error::{Error, Result};
 
@@ -315,6 +315,16 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
             }))
         })
         .clone()
+}
+
+/// The GPU of the device some memory is on (`None`: host memory); an error naming the
+/// memory's type where that is not a GPU.
+pub(crate) fn on_gpu<'d>(device: Option<&'d Device>, type_name: &str) -> Result<&'d CudaDevice> {
+    device
+        .and_then(Device::as_cuda)
+        .ok_or_else(|| Error::CudaUnavailable {
+            reason: format!("{type_name} is not on a GPU"),
+        })
 }
 
 /// Lets the GPUs of two contexts reach each other's memory, both ways, where the hardware

@@ -3,11 +3,10 @@
 //! a device.
 
 pub mod device;
-pub mod id;
 pub(crate) mod jit;
 mod limits;
 pub mod timing;
 
+pub use crate::device_id::DeviceId;
 pub use device::{backend, cuda_context, Backend, Device};
-pub use id::DeviceId;
 pub use timing::{time_ms, time_ms_on};

@@ -43,6 +43,30 @@ pub struct Launch {
     pub constants: &'static [(usize, &'static str)],
 }
 
+impl Launch {
+    /// One of the runtime's kernels that move a copy's elements (`parray_copy`,
+    /// `parray_exchange`): no shared memory, no checked accesses, no HIP source, no
+    /// parameters in constant memory.
+    pub(crate) fn mover(
+        kernel: &'static str,
+        source: &'static str,
+        (grid, block): ([u32; 3], [u32; 3]),
+        site: &'static DetourSite,
+    ) -> Launch {
+        Launch {
+            kernel,
+            source: source.into(),
+            grid,
+            block,
+            shared_bytes: 0,
+            site,
+            checked: None,
+            hip_source: None,
+            constants: &[],
+        }
+    }
+}
+
 /// `#detour` of a cuda thread array whose body has no `#sync`: runs on the device that
 /// its pointer arguments' dmem is on (the calling thread's current device when it has
 /// none): on a GPU, launches `launch.kernel` with `args`; on an emulated device, calls

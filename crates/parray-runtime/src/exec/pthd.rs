@@ -1,6 +1,6 @@
 //! pthd thread arrays: `#detour` runs a body once per CPU thread and returns when all are
 //! done. A body's `#sync` waits for its `Team`: the threads here, or the ranks of an mpi
-//! job (`dist::mpi` implements it), so that an mpi body runs the same code and this layer
+//! job (`distributed::mpi` implements it), so that an mpi body runs the same code and this layer
 //! never calls MPI.
 
 use std::sync::Mutex;
@@ -10,7 +10,7 @@ use crate::exec::barrier::{Barrier, Divergence, SyncError};
 use crate::exec::panics::{self, Caught};
 
 /// Whom a body's `#sync` waits for: the threads of a pthd array (here), or the ranks of
-/// an mpi job (`dist::mpi`, which agrees on the line with the other ranks).
+/// an mpi job (`distributed::mpi`, which agrees on the line with the other ranks).
 pub(crate) trait Team: Sync {
     /// Member `member` has arrived at the `#sync` at `line`; returns when every member
     /// has. `false` when they will not all meet there (one failed, returned from the body,

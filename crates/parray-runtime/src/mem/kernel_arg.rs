@@ -2,7 +2,7 @@
 //! its device address (or, on an emulated device, its host address) and a scalar as
 //! itself; anything but dmem is refused as a pointer, under every backend.
 
-use crate::devices::id::DeviceId;
+use crate::device_id::DeviceId;
 use crate::error::{Error, Result};
 use crate::mem::elem::Element;
 use crate::mem::ptr::{Ptr, PtrMut};

@@ -40,7 +40,7 @@ use std::ops::{Add, AddAssign};
 
 use parray_core::{ElemType, MemKind};
 
-use crate::devices::id::DeviceId;
+use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
 

@@ -7,8 +7,8 @@ use std::fmt;
 /// `Copy`) carries instead of a [`Device`](crate::Device).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeviceId {
-    pub(super) emulated: bool,
-    pub(super) ordinal: usize,
+    pub(crate) emulated: bool,
+    pub(crate) ordinal: usize,
 }
 
 impl DeviceId {

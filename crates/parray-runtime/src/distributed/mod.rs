@@ -2,5 +2,6 @@
 //! their ranks.
 
 mod comm;
+mod exchange;
 pub mod mpi;
 mod nccl;

@@ -16,7 +16,7 @@ mod with_mpi {
     use parray_core::copy::Collective;
 
     use crate::devices::device::CudaDevice;
-    use crate::dist::comm;
+    use crate::distributed::comm;
     use crate::error::{Error, Result};
     use crate::mem::elem::Element;
 

@@ -12,7 +12,6 @@
 //! prints the rank and the message and aborts the job (`MPI_Abort`): the other ranks may be
 //! inside a collective that rank will never join.
 
-use std::panic::Location;
 use std::sync::Mutex;
 
 pub use crate::job::{job, Job};
@@ -21,7 +20,8 @@ use parray_core::copy::{DigitExchange, Placement, RankDigit};
 use parray_core::Distribution;
 
 use crate::array::Array;
-use crate::dist::{comm, nccl};
+use crate::distributed::comm;
+use crate::distributed::exchange::exchange_on_gpu;
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::panics::{self, Caught};
 use crate::exec::pthd::{Team, ThreadCtx};
@@ -167,31 +167,23 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
     collective: Collective,
-    at: &'static Location<'static>,
+    site: &'static DetourSite,
 ) -> Result<()> {
     let what = format!(
         "#copy {} to {} at {}:{}",
         S::NAME,
         D::NAME,
-        at.file(),
-        at.line()
+        site.file,
+        site.line
     );
     let job = job()?;
     let s_dist = placed::<S>(&job)?;
     placed::<D>(&job)?;
-    agree(Point::Copy { line: at.line() }, &what)?;
+    agree(Point::Copy { line: site.line }, &what)?;
     let (me, n) = (job.rank, job.size);
     if let Some((s_digit, d_digit, exchange)) = on_gpu_by_digits::<S, D>(src, dst, collective) {
-        let block = exchange.map_or(0, |e| e.block() as usize);
-        return crate::copy::exchange_on_gpu(
-            src,
-            dst,
-            (&s_digit, &d_digit),
-            exchange.as_ref(),
-            me,
-            at,
-            |cuda, send, recv| nccl::move_blocks(cuda, send, recv, block),
-        );
+        let digits = (&s_digit, &d_digit);
+        return exchange_on_gpu(src, dst, digits, exchange.as_ref(), me, site);
     }
     let (mut s_at, mut d_at) = (Side::of::<S>()?, Side::of::<D>()?);
     let from = src.to_vec()?;
