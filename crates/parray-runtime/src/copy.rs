@@ -18,6 +18,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use parray_core::body::emit_c::RemapKernel;
 use parray_core::eval::Program;
+use parray_core::grid::CudaGrid;
 
 use crate::array::Array;
 use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
@@ -403,12 +404,13 @@ fn launch_remap(
         u32::try_from(y).map_err(too_many)?,
         u32::try_from(z).map_err(too_many)?,
     ];
+    let shape = CudaGrid::new(grid, kernel.block);
     let values = [
         KernelValue::U64(from),
         KernelValue::U64(to),
         KernelValue::U64(n as u64),
     ];
-    let launch = Launch::mover("parray_copy", &kernel.source, (grid, kernel.block), site);
+    let launch = Launch::mover("parray_copy", &kernel.source, shape, site);
     // SAFETY: `parray_copy(const T* s, T* d, unsigned long long n)` takes these values;
     // `from` and `to` are device arrays of that device holding every offset the two offset
     // functions give for `k < n` (their types' extents, or `n` for a contiguous staging

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use parray_core::grid::CudaGrid;
 use parray_core::MemKind;
 
 use crate::device_id::DeviceId;
@@ -40,6 +41,17 @@ pub enum ThreadId {
 }
 
 impl ThreadId {
+    /// Thread `thread_id` of block `block_id` of the launch `grid` (flat ids, x fastest):
+    /// the one place that names a cuda thread, for the emulation's errors and for a GPU's
+    /// fault record alike.
+    pub(crate) fn cuda(grid: &CudaGrid, block_id: u64, thread_id: u64) -> ThreadId {
+        ThreadId::Cuda {
+            tid: grid.tid(block_id, thread_id),
+            block: grid.block_idx(block_id),
+            thread: grid.thread_idx(thread_id),
+        }
+    }
+
     /// What every thread must reach a `#sync` with: its block (cuda) or its array (pthd).
     fn sync_scope(&self) -> &'static str {
         match self {

@@ -10,6 +10,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use parray_core::body::emit_c::{self, ExchangeStep};
 use parray_core::copy::{DigitExchange, RankDigit};
+use parray_core::grid::CudaGrid;
 
 use crate::array::Array;
 use crate::devices::device::CudaDevice;
@@ -172,7 +173,7 @@ fn launch_exchange(
         KernelValue::U64(n as u64),
         KernelValue::U64(me as u64),
     ];
-    let shape = ([blocks, 1, 1], [emit_c::EXCHANGE_BLOCK, 1, 1]);
+    let shape = CudaGrid::new([blocks, 1, 1], [emit_c::EXCHANGE_BLOCK, 1, 1]);
     // SAFETY: `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
     // long me)` takes these values; `to` holds the `n` elements the kernel writes (a part,
     // or the send buffer of every rank's block), and `from` every element the digits'

@@ -6,14 +6,14 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use parray_core::body::fault::{self, Fault};
+use parray_core::grid::CudaGrid;
 
 use crate::devices::device::{CudaDevice, Device, FaultRecord};
 use crate::devices::jit;
-use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::exec::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
+use crate::error::{DetourSite, Error, Result};
+use crate::exec::emulate::{self, BlockThreads, EmulateError, ThreadCtx};
+use crate::exec::fault;
 use crate::mem::kernel_arg::{KernelArg, KernelValue};
-use crate::mem::ptr::{misaligned_message, out_of_bounds_message, vector_out_of_bounds_message};
 
 /// One cuda detour, as the code generator describes it.
 #[derive(Debug, Clone)]
@@ -22,10 +22,8 @@ pub struct Launch {
     pub kernel: &'static str,
     /// The generated CUDA C source.
     pub source: Cow<'static, str>,
-    /// Blocks per grid, `[x, y, z]`.
-    pub grid: [u32; 3],
-    /// Threads per block, `[x, y, z]`.
-    pub block: [u32; 3],
+    /// `<<<grid, block>>>`: blocks per grid and threads per block, `[x, y, z]` each.
+    pub shape: CudaGrid,
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
     /// The detour in the user's source, for errors.
@@ -50,14 +48,13 @@ impl Launch {
     pub(crate) fn mover(
         kernel: &'static str,
         source: &'static str,
-        (grid, block): ([u32; 3], [u32; 3]),
+        shape: CudaGrid,
         site: &'static DetourSite,
     ) -> Launch {
         Launch {
             kernel,
             source: source.into(),
-            grid,
-            block,
+            shape,
             shared_bytes: 0,
             site,
             checked: None,
@@ -94,7 +91,7 @@ where
     // SAFETY: forwarded to the caller.
     unsafe {
         check_and_run(launch, args, || {
-            emulate::run_grid(launch.kernel, shape(launch), emulated)
+            emulate::run_grid(launch.kernel, launch.shape, emulated)
         })
     }
 }
@@ -118,7 +115,7 @@ where
     // SAFETY: forwarded to the caller.
     unsafe {
         check_and_run(launch, args, || {
-            emulate::run_grid_blocks(launch.kernel, shape(launch), emulated)
+            emulate::run_grid_blocks(launch.kernel, launch.shape, emulated)
         })
     }
 }
@@ -182,11 +179,6 @@ fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
     Device::from_id(first_device)
 }
 
-/// The launch's `<<<grid, block>>>` for the emulator.
-fn shape(launch: &Launch) -> GridShape {
-    GridShape::new(launch.grid, launch.block)
-}
-
 /// # Safety
 /// As [`detour_cuda`].
 pub(crate) unsafe fn run_on_gpu(
@@ -220,11 +212,11 @@ pub(crate) unsafe fn run_on_gpu(
             })?;
     }
     // One launch at a time reads and resets the device's fault record.
-    let fault = match launch.checked {
+    let held = match launch.checked {
         Some(_) => Some(cuda.fault_record().map_err(fail)?),
         None => None,
     };
-    let fault_address = fault.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
+    let fault_address = held.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
     // The parameters read from constant memory: each argument's array into the module's
     // `__constant__` array of the parameter's name, on the stream, before the kernel.
     for &(param, symbol) in launch.constants {
@@ -264,8 +256,8 @@ pub(crate) unsafe fn run_on_gpu(
         builder.arg(address);
     }
     let config = LaunchConfig {
-        grid_dim: launch.grid.into(),
-        block_dim: launch.block.into(),
+        grid_dim: launch.shape.grid.into(),
+        block_dim: launch.shape.block.into(),
         shared_mem_bytes: launch.shared_bytes,
     };
     // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
@@ -273,7 +265,7 @@ pub(crate) unsafe fn run_on_gpu(
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     // A checked kernel's fault record is copied back on the stream right after it: one
     // wait for both.
-    let mut record = fault.zip(launch.checked);
+    let mut record = held.zip(launch.checked);
     if let Some((r, _)) = &mut record {
         let FaultRecord { device, host } = &mut **r;
         cuda.stream
@@ -283,68 +275,20 @@ pub(crate) unsafe fn run_on_gpu(
     cuda.stream
         .synchronize()
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
-    match record {
-        Some((mut r, names)) => {
-            let mut words = [0u64; fault::WORDS];
-            let host = r.host.as_slice().map_err(|e| fail(e.to_string()))?;
-            words.copy_from_slice(host);
-            report_fault(cuda, &mut r.device, words, launch, names)
-        }
+    let Some((mut r, names)) = record else {
+        return Ok(());
+    };
+    match fault::take(cuda, &mut r).map_err(fail)? {
+        Some(f) => Err(fault::as_panic(&f, &launch.shape, launch.site, names)),
         None => Ok(()),
     }
 }
 
-/// After a launch with checked accesses: the first access out of bounds (or, for a vector,
-/// misaligned) it recorded (`r`, the record's words read after it), as
-/// the error the emulation gives for the same access (a panic of that thread), and the
-/// record cleared for the next launch.
-fn report_fault(
-    cuda: &CudaDevice,
-    record: &mut cudarc::driver::CudaSlice<u64>,
-    r: [u64; fault::WORDS],
-    launch: &Launch,
-    names: &[&str],
-) -> Result<()> {
-    let fail = |e: cudarc::driver::DriverError| Error::Launch {
-        kernel: launch.kernel.to_string(),
-        site: launch.site,
-        message: format!("clearing the kernel's fault record: {e}"),
-    };
-    let Some(f) = Fault::decode(&r) else {
-        return Ok(());
-    };
-    cuda.stream.memset_zeros(record).map_err(fail)?;
-    cuda.stream.synchronize().map_err(fail)?;
-    let (block, thread) = (f.block, f.thread);
-    let [gx, gy, _] = launch.grid;
-    let [bx, by, bz] = launch.block;
-    let block_id = u64::from(block[0])
-        + u64::from(gx) * (u64::from(block[1]) + u64::from(gy) * u64::from(block[2]));
-    let thread_id = u64::from(thread[0])
-        + u64::from(bx) * (u64::from(thread[1]) + u64::from(by) * u64::from(thread[2]));
-    let name = names.get(f.which).copied().unwrap_or("an array");
-    let (offset, extent) = (u128::from(f.offset), f.extent as usize);
-    let message = match f.vector {
-        None => out_of_bounds_message(offset, name, extent),
-        Some((v, false)) => vector_out_of_bounds_message(v, offset, name, extent),
-        Some((v, true)) => misaligned_message(v, offset, name),
-    };
-    Err(Error::ThreadPanicked {
-        site: launch.site,
-        thread: ThreadId::Cuda {
-            tid: block_id * u64::from(bx * by * bz) + thread_id,
-            block,
-            thread,
-        },
-        at: Some(format!("{}:{}", launch.site.file, f.line)),
-        message,
-    })
-}
-
 /// Refuses, with a readable reason, a configuration the GPU cannot launch.
 fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
-    let limits = cuda.limits()?;
-    limits.admits(launch.grid, launch.block, launch.shared_bytes.into())
+    launch
+        .shape
+        .fits(launch.shared_bytes.into(), cuda.limits()?)
 }
 
 /// An emulation failure, in the runtime's terms: what the detour at `launch.site` reports.

@@ -3,6 +3,9 @@
 
 pub mod barrier;
 pub mod emulate;
+mod fault;
 pub mod launch;
 pub(crate) mod panics;
 pub mod pthd;
+
+pub use parray_core::grid::CudaGrid;

@@ -90,8 +90,10 @@ pub fn vector_add(
     let launch = parray_runtime::exec::launch::Launch {
         kernel: "vadd",
         source: VADD.into(),
-        grid: [n.div_ceil(block as usize) as u32, 1, 1],
-        block: [block, 1, 1],
+        shape: parray_runtime::exec::CudaGrid::new(
+            [n.div_ceil(block as usize) as u32, 1, 1],
+            [block, 1, 1],
+        ),
         shared_bytes: 0,
         checked: None,
         hip_source: None,
