@@ -1,4 +1,5 @@
-//! `Array<T>`: storage that knows its parray type (layout, element, memory kind).
+//! `Array<T>`: storage that knows its parray type (layout, element, memory kind). Layer 3
+//! (arrays and types): above memory, below execution.
 //!
 //! `T::create()` gives one; it is freed when dropped (`#destroy`). Host code reads and
 //! writes elements by typed index (`a.at([i, j])`, `a.set([i, j], v)`) or by offset

@@ -1,5 +1,5 @@
-//! `#copy` on the host: element `k` of an array of type `S` goes to element `k` of an array
-//! of type `D`, in logical order, whatever the two layouts and memory kinds.
+//! Layer 6, `#copy` on the host: element `k` of an array of type `S` goes to element `k` of
+//! an array of type `D`, in logical order, whatever the two layouts and memory kinds.
 //!
 //! The path follows from the two types and where the arrays live ([`CopyPath`]): one bulk
 //! copy when both types are contiguous in logical order (`off(k) == k`), the element loop
@@ -9,7 +9,8 @@
 //! scatter, or a device-side remap through a staging array when the device side is not
 //! contiguous, and between two GPUs one peer copy, with a remap into or out of contiguous
 //! staging arrays on either side that is not contiguous. SPEC.md section 3.9 lists the
-//! cases.
+//! cases. Between types distributed over an mpi job's ranks the copy is communication,
+//! which `distributed::mpi` carries out (SPEC.md 3.12).
 
 use std::any::TypeId;
 use std::collections::HashMap;

@@ -1,8 +1,8 @@
 //! This process's place in its MPI job: its rank and the job's size, MPI initialised on
 //! first use and finalised when the process exits, and the part of a distributed type
-//! that the rank holds (SPEC.md 2.13), which its arrays are allocated with. Below the
-//! arrays; what the ranks say to one another is `dist`'s. Without the `mpi` feature there
-//! is no job: `Error::MpiUnavailable`.
+//! that the rank holds (SPEC.md 2.13), which its arrays are allocated with. Layer 3, below
+//! the arrays; what the ranks say to one another is `distributed`'s. Without the `mpi`
+//! feature there is no job: `Error::MpiUnavailable`.
 
 use crate::error::{Error, Result};
 use crate::types::DataType;

@@ -1,5 +1,24 @@
 //! Parray's runtime: memory kinds, thread arrays (pthd, cuda, CPU emulation of cuda) and copies.
 //!
+//! In layers, bottom to top, each using only those below it:
+//!
+//! 1. [`devices`]: devices as values (a GPU's context, stream, kernels and limits, or an
+//!    emulated device), the backend, NVRTC's caches, timing;
+//! 2. [`mem`]: elements, atomics, handles (checked and proved accesses), an array's
+//!    storage, kernel arguments;
+//! 3. arrays and types: [`array`](mod@array), [`types`], [`generic`], and [`job`] (the rank a
+//!    distributed type's part is allocated for);
+//! 4. [`exec`]: pthd threads (`#sync` through a team), the CPU emulation of a grid,
+//!    launches;
+//! 5. [`distributed`]: mpi arrays, their ranks' agreement and messages, NCCL, the GPU
+//!    side of an exchange;
+//! 6. [`copy`]: `#copy`, whose paths run on the layers below (an exchange on
+//!    `distributed`);
+//! 7. [`libs`]: cuBLAS and cuFFT.
+//!
+//! Beside them, for every layer: [`error`], [`device_id`] (which device memory is on, as
+//! errors and handles name it) and the notes on stderr.
+//!
 //! Generated code uses [`Array`] (`#create`/`#destroy`), [`Ptr`], [`PtrMut`], [`Access`]
 //! and [`AccessMut`] (element reads and writes), [`detour`] (pthd arrays) and
 //! [`exec::launch`] (cuda arrays).

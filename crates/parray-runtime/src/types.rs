@@ -1,5 +1,6 @@
 //! The traits every `parray!` declaration implements: its constants and offset function at
-//! compile time, its resolved tree at run time, and which types view which storage.
+//! compile time, its resolved tree at run time, and which types view which storage. Layer
+//! 3 (arrays and types).
 
 use parray_core::{DimRef, Distribution, MemKind, Module};
 

@@ -48,7 +48,7 @@ pub(crate) struct CudaDevice {
     /// The kernels loaded into this context (functions belong to a context).
     pub(crate) kernels: Kernels,
     /// The record that kernels with checked accesses write their first fault to, made on
-    /// first use (see `launch::report_fault`).
+    /// first use (read back by `exec::fault`).
     fault: OnceLock<std::result::Result<Mutex<FaultRecord>, String>>,
     /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
     pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
@@ -76,7 +76,7 @@ impl CudaDevice {
     }
 }
 
-/// Where kernels with checked accesses record their first fault (`launch::report_fault`),
+/// Where kernels with checked accesses record their first fault (`exec::fault` reads it),
 /// and the page-locked host words it is read back into after each such launch (on the
 /// stream, right after the kernel: no second wait).
 pub(crate) struct FaultRecord {

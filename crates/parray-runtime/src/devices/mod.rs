@@ -1,6 +1,6 @@
 //! Layer 1, devices: a CUDA GPU or an emulated one as a value (its context, stream,
 //! kernels and launch limits), the process's backend, NVRTC and its caches, and timing on
-//! a device.
+//! a device. The bottom layer: memory is allocated on a device.
 
 pub mod device;
 pub(crate) mod jit;

@@ -3,7 +3,7 @@
 //!
 //! Over Open MPI through rsmpi (the `mpi` feature of this crate; without it, an mpi detour
 //! or a distributed array is `Error::MpiUnavailable`). MPI is initialised on first use and
-//! finalised when the process exits.
+//! finalised when the process exits (`crate::job`).
 //!
 //! **No hangs.** Every collective point of a job (a `#sync` in an mpi body, a `#copy` of
 //! distributed arrays, the end of an mpi detour) starts with the ranks agreeing on where

@@ -1,5 +1,6 @@
-//! Layer 4, execution: pthd threads and their `#sync`, the CPU emulation of a grid, and
-//! launches on a GPU or under the emulation.
+//! Layer 4, execution: pthd threads and their `#sync` (through a team, which mpi ranks
+//! also implement), the CPU emulation of a grid, and launches on a GPU or under the
+//! emulation, each of one launch shape (`CudaGrid`).
 
 pub mod barrier;
 pub mod emulate;
