@@ -514,7 +514,7 @@ pub use parray_runtime::copy;
 /// `#copy` between distributed types became. Built with the `mpi` feature (Open MPI);
 /// without it an mpi detour or a distributed array is `Error::MpiUnavailable`.
 #[doc(inline)]
-pub use parray_runtime::mpi;
+pub use parray_runtime::distributed::mpi;
 
 /// Devices, backends, launches and timing: `gpu::time_ms` times device work as the
 /// device sees it (CUDA events on a GPU, the host clock under the emulation).
@@ -543,8 +543,16 @@ pub use parray_runtime::mpi;
 ///     Ok(())
 /// }
 /// ```
-#[doc(inline)]
-pub use parray_runtime::gpu;
+pub mod gpu {
+    pub use parray_runtime::devices::{
+        backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId,
+    };
+    pub use parray_runtime::exec::emulate;
+    pub use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};
+    pub use parray_runtime::exec::CudaGrid;
+    pub use parray_runtime::libs::{cublas, cufft};
+    pub use parray_runtime::mem::kernel_arg::{KernelArg, KernelValue};
+}
 
 #[doc(hidden)]
 pub use parray_runtime::generic;
@@ -674,9 +682,9 @@ fn negative_index(i: i64) -> ! {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use parray_runtime::gpu::emulate::ThreadCtx as CudaCtx;
-    pub use parray_runtime::mpi::detour as mpi_detour;
-    pub use parray_runtime::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
+    pub use parray_runtime::distributed::mpi::detour as mpi_detour;
+    pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
+    pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;
 
     use crate::IndexInteger;
@@ -793,5 +801,5 @@ pub mod __private {
         aligned_for, indexed_as, indexed_on_host, CopyTarget, Handles, IndexedAs, VectorStart,
         Writable,
     };
-    pub use parray_runtime::gpu::emulate::{shfl_down, Registers};
+    pub use parray_runtime::exec::emulate::{shfl_down, Registers};
 }

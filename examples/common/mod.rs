@@ -109,8 +109,7 @@ pub fn raw_kernel_with(
     let launch = parray::gpu::Launch {
         kernel,
         source: std::borrow::Cow::Borrowed(source),
-        grid,
-        block,
+        shape: parray::gpu::CudaGrid::new(grid, block),
         shared_bytes,
         checked: None,
         hip_source: None,

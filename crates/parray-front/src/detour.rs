@@ -569,8 +569,7 @@ fn cuda(
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
             source: __parray_prepared,
-            grid: [#gx, #gy, #gz],
-            block: [#bx, #by, #bz],
+            shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
             shared_bytes: #shared_bytes,
             site: __parray_site,
             checked: #checked_names,

@@ -1,4 +1,5 @@
-//! `Array<T>`: storage that knows its parray type (layout, element, memory kind).
+//! `Array<T>`: storage that knows its parray type (layout, element, memory kind). Layer 3
+//! (arrays and types): above memory, below execution.
 //!
 //! `T::create()` gives one; it is freed when dropped (`#destroy`). Host code reads and
 //! writes elements by typed index (`a.at([i, j])`, `a.set([i, j], v)`) or by offset
@@ -10,11 +11,13 @@ use std::ops::{Add, Index, IndexMut};
 
 use parray_layout::MemKind;
 
-use crate::buffer::Buffer;
-use crate::elem::{Element, Vector};
+use crate::devices::Device;
 use crate::error::{DetourSite, Error, Result};
-use crate::gpu::Device;
-use crate::ptr::{Access, Ptr, PtrMut};
+use crate::job::extent_here;
+use crate::mem::buffer::Buffer;
+use crate::mem::elem::{Element, Vector};
+use crate::mem::kernel_arg::{KernelArg, KernelValue};
+use crate::mem::ptr::{Access, Ptr, PtrMut};
 use crate::types::{DataType, ViewOf};
 
 /// An array of the parray type `T`, owning its storage (`T::EXTENT` elements of
@@ -35,7 +38,7 @@ impl<T: DataType> Array<T> {
     pub fn new() -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new(T::NAME, mem, crate::mpi::extent_here::<T>()?)?,
+            buf: Buffer::new(T::NAME, mem, extent_here::<T>()?)?,
             _type: PhantomData,
         })
     }
@@ -45,7 +48,7 @@ impl<T: DataType> Array<T> {
     pub fn new_on(device: &Device) -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new_on(T::NAME, mem, crate::mpi::extent_here::<T>()?, device)?,
+            buf: Buffer::new_on(T::NAME, mem, extent_here::<T>()?, device)?,
             _type: PhantomData,
         })
     }
@@ -61,16 +64,6 @@ impl<T: DataType> Array<T> {
 
     pub(crate) fn buffer_mut(&mut self) -> &mut Buffer<T::Elem> {
         &mut self.buf
-    }
-
-    /// `#copy T(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
-    /// in logical order, across layouts and memory kinds ([`crate::copy::copy`]).
-    #[track_caller]
-    pub fn copy_to<D: DataType<Elem = T::Elem>>(
-        &self,
-        dst: &mut Array<D>,
-    ) -> Result<crate::copy::CopyPath> {
-        crate::copy::copy(self, dst)
     }
 
     /// The number of elements of storage.
@@ -140,7 +133,7 @@ impl<T: DataType> Array<T> {
     /// `V`'s memory kind is the storage's and its extent (this rank's part of it, for a
     /// distributed type) fits.
     fn fits<V: DataType>(&self) -> Result<()> {
-        let view_extent = crate::mpi::extent_here::<V>()?;
+        let view_extent = extent_here::<V>()?;
         if V::MEM.is_some_and(|m| m != self.mem()) || view_extent > self.extent() {
             return Err(Error::NotAView {
                 type_name: self.type_name(),
@@ -235,6 +228,13 @@ impl<T: DataType> Access<T::Elem> for Array<T> {
     unsafe fn load_vector_unchecked<V: Vector<Lane = T::Elem>>(&self, off: usize) -> V {
         // SAFETY: forwarded.
         unsafe { self.ptr().load_vector_unchecked(off) }
+    }
+}
+
+/// An array passed to a kernel: its element 0 (dmem only).
+impl<T: DataType> KernelArg for Array<T> {
+    fn kernel_value(&self) -> Result<KernelValue> {
+        self.ptr().kernel_value()
     }
 }
 

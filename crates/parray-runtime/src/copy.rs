@@ -1,5 +1,5 @@
-//! `#copy` on the host: element `k` of an array of type `S` goes to element `k` of an array
-//! of type `D`, in logical order, whatever the two layouts and memory kinds.
+//! Layer 6, `#copy` on the host: element `k` of an array of type `S` goes to element `k` of
+//! an array of type `D`, in logical order, whatever the two layouts and memory kinds.
 //!
 //! The path follows from the two types and where the arrays live ([`CopyPath`]): one bulk
 //! copy when both types are contiguous in logical order (`off(k) == k`), the element loop
@@ -9,23 +9,26 @@
 //! scatter, or a device-side remap through a staging array when the device side is not
 //! contiguous, and between two GPUs one peer copy, with a remap into or out of contiguous
 //! staging arrays on either side that is not contiguous. SPEC.md section 3.9 lists the
-//! cases.
+//! cases. Between types distributed over an mpi job's ranks the copy is communication,
+//! which `distributed::mpi` carries out (SPEC.md 3.12).
 
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use parray_compiler::back::c::{self as emit_c, ExchangeStep, RemapKernel};
-use parray_layout::copy::{DigitExchange, RankDigit};
+use parray_compiler::back::c::RemapKernel;
 use parray_layout::eval::Program;
+use parray_layout::grid::CudaGrid;
 
 use crate::array::Array;
-use crate::buffer::Buffer;
-use crate::elem::Element;
+use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
+use crate::distributed::mpi;
 use crate::error::{DetourSite, Error, Result};
-use crate::gpu::device::{enable_peer_access, CudaDevice, Device};
-use crate::gpu::launch::{run_on_gpu, KernelValue, Launch};
+use crate::exec::launch::{run_on_gpu, Launch};
+use crate::mem::buffer::{same_gpu, Buffer};
+use crate::mem::elem::Element;
+use crate::mem::kernel_arg::KernelValue;
 use crate::types::DataType;
 
 pub use parray_layout::copy::{CopyPath, Place, Strided};
@@ -95,20 +98,20 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     let n = S::SIZE;
     let typed = Layout::Typed;
     match path {
-        CopyPath::Bulk => bulk(s, d, n)?,
+        CopyPath::Bulk => d.copy_prefix_from(s, n)?,
         CopyPath::Strided(rows) => strided(s, d, rows)?,
         CopyPath::HostLoop => {
-            let (from, to) = (host_slice(s)?, host_slice_mut(d)?);
+            let (from, to) = (s.host_elements()?, d.host_elements_mut()?);
             remap_on_host(from, to, n, s_off, d_off);
         }
         CopyPath::DeviceRemap => {
             let cuda = same_gpu(s, d)?;
-            let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
+            let (from, to) = (s.device_address(cuda), d.device_address_mut(cuda));
             remap_on_device::<S, D>(cuda, (from, typed), (to, typed), site)?;
         }
         CopyPath::PackAndUpload => {
             let mut staging = vec![S::Elem::default(); n];
-            remap_on_host(host_slice(s)?, &mut staging, n, s_off, None);
+            remap_on_host(s.host_elements()?, &mut staging, n, s_off, None);
             d.copy_prefix_from_slice(&staging)?;
         }
         CopyPath::UploadAndRemap => {
@@ -116,27 +119,25 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
             let cuda = on_gpu(device.as_ref(), d.type_name())?;
             let staging = cuda
                 .stream
-                .clone_htod(host_slice(s)?)
-                .map_err(|e| driver(S::NAME, "host-to-device copy", e))?;
+                .clone_htod(s.host_elements()?)
+                .map_err(|e| Error::driver(S::NAME, "host-to-device copy", e))?;
             let from = staging.device_ptr(&cuda.stream).0;
-            let to = device_address_mut(d, cuda);
+            let to = d.device_address_mut(cuda);
             remap_on_device::<S, D>(cuda, (from, typed), (to, typed), site)?;
         }
         CopyPath::DownloadAndScatter => {
             let staging = s.to_vec()?;
-            remap_on_host(&staging, host_slice_mut(d)?, n, None, d_off);
+            remap_on_host(&staging, d.host_elements_mut()?, n, None, d_off);
         }
-        CopyPath::Exchange(collective) => {
-            crate::mpi::copy(src, dst, collective, std::panic::Location::caller())?
-        }
+        CopyPath::Exchange(collective) => mpi::copy(src, dst, collective, site)?,
         CopyPath::RemapAndDownload => {
             let cuda = on_gpu(s.device(), s.type_name())?;
             let staging = remap_to_staging::<S, D>(s, cuda, site)?;
             let values = cuda
                 .stream
                 .clone_dtoh(&staging)
-                .map_err(|e| driver(S::NAME, "device-to-host copy", e))?;
-            remap_on_host(&values, host_slice_mut(d)?, n, None, d_off);
+                .map_err(|e| Error::driver(S::NAME, "device-to-host copy", e))?;
+            remap_on_host(&values, d.host_elements_mut()?, n, None, d_off);
         }
         CopyPath::PeerBulk => {
             let from = s.device_slice().expect("on a GPU (checked by the plan)");
@@ -174,7 +175,7 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
                 let mut staging = alloc_staging::<S::Elem>(d_cuda, n, D::NAME)?;
                 peer_copy(&from, &mut staging, S::NAME)?;
                 let from = (staging.device_ptr(&d_cuda.stream).0, Layout::Contiguous);
-                let to = (device_address_mut(d, d_cuda), typed);
+                let to = (d.device_address_mut(d_cuda), typed);
                 remap_on_device::<S, D>(d_cuda, from, to, site)?;
             }
         }
@@ -182,33 +183,20 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     Ok(path)
 }
 
+impl<S: DataType> Array<S> {
+    /// `#copy S(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
+    /// in logical order, across layouts and memory kinds ([`copy`]).
+    #[track_caller]
+    pub fn copy_to<D: DataType<Elem = S::Elem>>(&self, dst: &mut Array<D>) -> Result<CopyPath> {
+        copy(self, dst)
+    }
+}
+
 /// Where a buffer is, for the plan: its GPU, or host memory (the emulation's dmem too).
 fn place<T: Element>(b: &Buffer<T>) -> Place {
     match (b.device_slice(), b.device()) {
         (Some(_), Some(device)) => Place::Gpu(device.ordinal()),
         _ => Place::Host,
-    }
-}
-
-/// Both contiguous: the first `n` elements, in one copy of the right kind.
-fn bulk<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
-    match (s.device_slice(), d.device_slice().is_some()) {
-        (None, _) => d.copy_prefix_from_slice(&host_slice(s)?[..n]),
-        (Some(_), false) => {
-            let values = s.to_vec()?;
-            host_slice_mut(d)?[..n].copy_from_slice(&values[..n]);
-            Ok(())
-        }
-        (Some(from), true) => {
-            let cuda = same_gpu(s, d)?;
-            let to = d.device_slice_mut().expect("checked: on a GPU");
-            cuda.stream
-                .memcpy_dtod(&from.slice(..n), &mut to.slice_mut(..n))
-                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))?;
-            cuda.stream
-                .synchronize()
-                .map_err(|e| driver(s.type_name(), "device-to-device copy", e))
-        }
     }
 }
 
@@ -234,7 +222,7 @@ fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Resul
     // The GPU of the side (or sides) in device memory; none: both in host memory.
     let gpu = |b: &Buffer<T>| b.device_slice().and(b.device()).cloned();
     let Some(device) = gpu(s).or_else(|| gpu(d)) else {
-        let (from, to) = (host_slice(s)?, host_slice_mut(d)?);
+        let (from, to) = (s.host_elements()?, d.host_elements_mut()?);
         for r in 0..height {
             let (i, j) = (at(rows.src, r), at(rows.dst, r));
             to[j..j + width].copy_from_slice(&from[i..i + width]);
@@ -264,17 +252,17 @@ fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Resul
     let cuda = on_gpu(Some(&device), s.type_name())?;
     if s.device_slice().is_some() {
         op.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        op.srcDevice = device_address(s, cuda);
+        op.srcDevice = s.device_address(cuda);
     } else {
-        op.srcHost = host_slice(s)?.as_ptr().cast();
+        op.srcHost = s.host_elements()?.as_ptr().cast();
     }
     if d.device_slice().is_some() {
         op.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        op.dstDevice = device_address_mut(d, cuda);
+        op.dstDevice = d.device_address_mut(cuda);
     } else {
-        op.dstHost = host_slice_mut(d)?.as_mut_ptr().cast();
+        op.dstHost = d.host_elements_mut()?.as_mut_ptr().cast();
     }
-    let fail = |e| driver(s.type_name(), "2-D strided copy", e);
+    let fail = |e| Error::driver(s.type_name(), "2-D strided copy", e);
     cuda.stream.context().bind_to_thread().map_err(fail)?;
     // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream orders
     // the copy after the work queued on it) holding every element the rows reach (checked
@@ -294,7 +282,7 @@ fn peer_copy<T: Element>(
     type_name: &'static str,
 ) -> Result<()> {
     let stream = to.stream().clone();
-    let fail = |e| driver(type_name, "peer copy between GPUs", e);
+    let fail = |e| Error::driver(type_name, "peer copy between GPUs", e);
     enable_peer_access(from.stream().context(), stream.context()).map_err(fail)?;
     // cudarc's device-to-device copy between two contexts: the destination's stream waits
     // for an event of the source's, then `cuMemcpyPeerAsync` on it.
@@ -310,7 +298,7 @@ fn alloc_staging<T: Element>(
 ) -> Result<CudaSlice<T>> {
     cuda.stream
         .alloc_zeros(n)
-        .map_err(|e| driver(type_name, "allocating a staging array", e))
+        .map_err(|e| Error::driver(type_name, "allocating a staging array", e))
 }
 
 /// The elements of `s` (an array of `S` on the GPU `cuda`) in logical order, remapped
@@ -321,7 +309,7 @@ fn remap_to_staging<S: DataType, D: DataType<Elem = S::Elem>>(
     site: &'static DetourSite,
 ) -> Result<CudaSlice<S::Elem>> {
     let mut staging = alloc_staging::<S::Elem>(cuda, S::SIZE, S::NAME)?;
-    let from = device_address(s, cuda);
+    let from = s.device_address(cuda);
     let to = staging.device_ptr_mut(&cuda.stream).0;
     remap_on_device::<S, D>(cuda, (from, Layout::Typed), (to, Layout::Contiguous), site)?;
     Ok(staging)
@@ -417,225 +405,18 @@ fn launch_remap(
         u32::try_from(y).map_err(too_many)?,
         u32::try_from(z).map_err(too_many)?,
     ];
+    let shape = CudaGrid::new(grid, kernel.block);
     let values = [
         KernelValue::U64(from),
         KernelValue::U64(to),
         KernelValue::U64(n as u64),
     ];
+    let launch = Launch::mover("parray_copy", &kernel.source, shape, site);
     // SAFETY: `parray_copy(const T* s, T* d, unsigned long long n)` takes these values;
     // `from` and `to` are device arrays of that device holding every offset the two offset
     // functions give for `k < n` (their types' extents, or `n` for a contiguous staging
     // array).
-    unsafe {
-        launch_mover(
-            cuda,
-            ("parray_copy", kernel.source.as_str()),
-            (grid, kernel.block),
-            &values,
-            site,
-        )
-    }
-}
-
-/// Launches one of the kernels that move a copy's elements (`parray_copy`,
-/// `parray_exchange`): no shared memory, no checked accesses.
-///
-/// # Safety
-/// `values` are what the kernel `name` of `source` takes, and every address among them
-/// is a live device array on `cuda` holding every element the kernel reads or writes
-/// there.
-unsafe fn launch_mover(
-    cuda: &CudaDevice,
-    (name, source): (&'static str, &'static str),
-    (grid, block): ([u32; 3], [u32; 3]),
-    values: &[KernelValue],
-    site: &'static DetourSite,
-) -> Result<()> {
-    let launch = Launch {
-        kernel: name,
-        source: source.into(),
-        grid,
-        block,
-        shared_bytes: 0,
-        site,
-        checked: None,
-        hip_source: None,
-        constants: &[],
-    };
-    // SAFETY: the caller's contract.
-    unsafe { run_on_gpu(cuda, &launch, values) }
-}
-
-/// `#copy` between the GPU parts of two types distributed by one digit each, on rank
-/// `me` (SPEC.md 3.12): with `exchange`, pack into a send buffer on the device, let
-/// `move_blocks` fill the receive buffer from every rank's send buffer (the blocks of
-/// every rank, in rank order, in and out: NCCL on the devices, or MPI through host
-/// memory), and unpack it on the device; without (every element stays on its rank), one
-/// kernel from part to part, or one device copy when both parts are in logical order.
-/// Both arrays are on one GPU.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
-    src: &Array<S>,
-    dst: &mut Array<D>,
-    (s_digit, d_digit): (&RankDigit, &RankDigit),
-    exchange: Option<&DigitExchange>,
-    me: usize,
-    at: &'static std::panic::Location<'static>,
-    move_blocks: impl FnOnce(&CudaDevice, &CudaSlice<S::Elem>, &mut CudaSlice<S::Elem>) -> Result<()>,
-) -> Result<()> {
-    let site = site(at);
-    let (s, d) = (src.buffer(), dst.buffer_mut());
-    let cuda = same_gpu(s, d)?;
-    let kernel = |step: ExchangeStep| -> &'static str {
-        exchange_source::<S, D>(step, || {
-            emit_c::exchange_kernel(<S::Elem as Element>::ELEM, step, s_digit, d_digit, exchange)
-        })
-    };
-    let (from, to) = (device_address(s, cuda), device_address_mut(d, cuda));
-    // The kernels walk the parts the digits define, which the arrays hold (an array of a
-    // distributed type is created with its part, and a view of one fits in its storage).
-    let (s_part, d_part) = (s_digit.part_of(me) as usize, d_digit.part_of(me) as usize);
-    if s.extent() < s_part || d.extent() < d_part {
-        return Err(Error::CopyUnsupported {
-            reason: format!(
-                "{} holds {} elements and {} {}, less than their parts ({s_part}, {d_part})",
-                S::NAME,
-                s.extent(),
-                D::NAME,
-                d.extent()
-            ),
-        });
-    }
-    let in_order = |r: &RankDigit| r.ranks == 1;
-    if exchange.is_none() && in_order(s_digit) && in_order(d_digit) {
-        // One rank holds both, each in logical order: the copy is a copy.
-        return bulk(s, d, s_part);
-    }
-    let Some(ex) = exchange else {
-        return launch_exchange(
-            cuda,
-            kernel(ExchangeStep::Local),
-            from,
-            to,
-            d_part,
-            me,
-            site,
-        );
-    };
-    let n = (ex.block() * ex.src.ranks) as usize;
-    let (mut sending, mut staging) = staging_pair::<S::Elem>(cuda, n)?;
-    let send = sending.device_ptr_mut(&cuda.stream).0;
-    launch_exchange(
-        cuda,
-        kernel(ExchangeStep::Pack),
-        from,
-        send,
-        s_part,
-        me,
-        site,
-    )?;
-    move_blocks(cuda, &sending, &mut staging)?;
-    let recv = staging.device_ptr(&cuda.stream).0;
-    let unpacked = launch_exchange(
-        cuda,
-        kernel(ExchangeStep::Unpack),
-        recv,
-        to,
-        d_part,
-        me,
-        site,
-    );
-    keep_staging_pair(cuda, n, (sending, staging));
-    unpacked
-}
-
-/// The send and receive buffers of `n` elements an exchange on `cuda` uses, kept between
-/// copies (an FFT repeats the same transpose; allocating and zeroing 2 x 512 MiB each time
-/// cost more than moving it): taken from the last exchange of that size, else new.
-fn staging_pair<T: Element>(cuda: &CudaDevice, n: usize) -> Result<(CudaSlice<T>, CudaSlice<T>)> {
-    let key = (cuda.ctx.ordinal(), TypeId::of::<T>(), n);
-    if let Some(kept) = STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&key)
-        .and_then(|b| b.downcast::<(CudaSlice<T>, CudaSlice<T>)>().ok())
-    {
-        return Ok(*kept);
-    }
-    let alloc = |what: &'static str| {
-        cuda.stream
-            .alloc_zeros(n)
-            .map_err(|e| driver("#copy", what, e))
-    };
-    Ok((
-        alloc("allocating a send buffer")?,
-        alloc("allocating a receive buffer")?,
-    ))
-}
-
-/// Keeps an exchange's buffers for the next exchange of that size on that device (one
-/// pair per size and element: the last one used).
-fn keep_staging_pair<T: Element>(cuda: &CudaDevice, n: usize, pair: (CudaSlice<T>, CudaSlice<T>)) {
-    STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert((cuda.ctx.ordinal(), TypeId::of::<T>(), n), Box::new(pair));
-}
-
-type StagingPairs = HashMap<(usize, TypeId, usize), Box<dyn std::any::Any + Send>>;
-
-static STAGING: std::sync::LazyLock<Mutex<StagingPairs>> =
-    std::sync::LazyLock::new(Default::default);
-
-/// The source of one step of the exchange between `S` and `D`, made once per process.
-fn exchange_source<S: 'static, D: 'static>(
-    step: ExchangeStep,
-    make: impl FnOnce() -> String,
-) -> &'static str {
-    type Sources = HashMap<(TypeId, TypeId, ExchangeStep), &'static str>;
-    static SOURCES: OnceLock<Mutex<Sources>> = OnceLock::new();
-    SOURCES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry((TypeId::of::<S>(), TypeId::of::<D>(), step))
-        .or_insert_with(|| Box::leak(make().into_boxed_str()))
-}
-
-fn launch_exchange(
-    cuda: &CudaDevice,
-    source: &'static str,
-    from: u64,
-    to: u64,
-    n: usize,
-    me: usize,
-    site: &'static DetourSite,
-) -> Result<()> {
-    let blocks = n
-        .div_ceil(emit_c::EXCHANGE_BLOCK as usize)
-        .clamp(1, 1 << 20) as u32;
-    let values = [
-        KernelValue::U64(from),
-        KernelValue::U64(to),
-        KernelValue::U64(n as u64),
-        KernelValue::U64(me as u64),
-    ];
-    // SAFETY: `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
-    // long me)` takes these values; `to` holds the `n` elements the kernel writes (a part,
-    // or the send buffer of every rank's block), and `from` every element the digits'
-    // formulas read for `j < n` (a part of the source, or the receive buffer).
-    unsafe {
-        launch_mover(
-            cuda,
-            ("parray_exchange", source),
-            ([blocks, 1, 1], [emit_c::EXCHANGE_BLOCK, 1, 1]),
-            &values,
-            site,
-        )?
-    };
-    cuda.stream
-        .synchronize()
-        .map_err(|e| driver("#copy", "an exchange kernel", e))
+    unsafe { run_on_gpu(cuda, &launch, &values) }
 }
 
 /// The copy's call site, as launches and their errors name it (one per call site).
@@ -654,65 +435,4 @@ fn site(at: &'static std::panic::Location<'static>) -> &'static DetourSite {
                 line: at.line(),
             }))
         })
-}
-
-fn host_slice<T: Element>(b: &Buffer<T>) -> Result<&[T]> {
-    b.host_elements()
-}
-
-fn host_slice_mut<T: Element>(b: &mut Buffer<T>) -> Result<&mut [T]> {
-    b.host_elements_mut()
-}
-
-/// The GPU both buffers are on.
-fn same_gpu<'b, T: Element>(s: &'b Buffer<T>, d: &Buffer<T>) -> Result<&'b CudaDevice> {
-    let (sd, dd) = (s.device(), d.device());
-    match (sd, dd) {
-        (Some(a), Some(b)) if a == b => on_gpu(sd, s.type_name()),
-        (Some(a), Some(b)) => Err(Error::CopyUnsupported {
-            reason: format!(
-                "{} is on {} and {} on {}: not one GPU",
-                s.type_name(),
-                a.name(),
-                d.type_name(),
-                b.name()
-            ),
-        }),
-        _ => on_gpu(sd, s.type_name()),
-    }
-}
-
-/// The GPU of a buffer's device.
-fn on_gpu<'d>(device: Option<&'d Device>, type_name: &str) -> Result<&'d CudaDevice> {
-    device
-        .and_then(Device::as_cuda)
-        .ok_or_else(|| Error::CudaUnavailable {
-            reason: format!("{type_name} is not on a GPU"),
-        })
-}
-
-fn device_address<T: Element>(b: &Buffer<T>, cuda: &CudaDevice) -> u64 {
-    b.device_slice()
-        .expect("on a GPU (checked by the plan)")
-        .device_ptr(&cuda.stream)
-        .0
-}
-
-fn device_address_mut<T: Element>(b: &mut Buffer<T>, cuda: &CudaDevice) -> u64 {
-    b.device_slice_mut()
-        .expect("on a GPU (checked by the plan)")
-        .device_ptr_mut(&cuda.stream)
-        .0
-}
-
-pub(crate) fn driver(
-    type_name: &'static str,
-    operation: &'static str,
-    e: cudarc::driver::DriverError,
-) -> Error {
-    Error::Driver {
-        type_name,
-        operation,
-        reason: e.to_string(),
-    }
 }

@@ -2,9 +2,10 @@
 
 use std::fmt;
 
+use parray_layout::grid::CudaGrid;
 use parray_layout::MemKind;
 
-use crate::gpu::DeviceId;
+use crate::device_id::DeviceId;
 
 /// Where a detour is in the user's source. Errors and launches hold it as a
 /// `&'static DetourSite` (the macros write a constant, promoted to a static), which keeps
@@ -40,6 +41,17 @@ pub enum ThreadId {
 }
 
 impl ThreadId {
+    /// Thread `thread_id` of block `block_id` of the launch `grid` (flat ids, x fastest):
+    /// the one place that names a cuda thread, for the emulation's errors and for a GPU's
+    /// fault record alike.
+    pub(crate) fn cuda(grid: &CudaGrid, block_id: u64, thread_id: u64) -> ThreadId {
+        ThreadId::Cuda {
+            tid: grid.tid(block_id, thread_id),
+            block: grid.block_idx(block_id),
+            thread: grid.thread_idx(thread_id),
+        }
+    }
+
     /// What every thread must reach a `#sync` with: its block (cuda) or its array (pthd).
     fn sync_scope(&self) -> &'static str {
         match self {
@@ -326,6 +338,22 @@ pub enum Error {
         left: ThreadId,
         other_line: Option<u32>,
     },
+}
+
+impl Error {
+    /// A CUDA driver call's failure: `operation` on an array of `type_name` (or on what a
+    /// message names instead: `#copy`, `timer`).
+    pub(crate) fn driver(
+        type_name: &'static str,
+        operation: &'static str,
+        e: cudarc::driver::DriverError,
+    ) -> Error {
+        Error::Driver {
+            type_name,
+            operation,
+            reason: e.to_string(),
+        }
+    }
 }
 
 impl fmt::Debug for Error {

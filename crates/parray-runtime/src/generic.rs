@@ -1,7 +1,8 @@
 //! Detours generic over data types (`detour!(<T> ...)`): the type arguments a detour is
 //! instantiated with, checked against what its body asks of them, and the CUDA source of
 //! each instantiation, generated at its first launch and kept for the process (the
-//! compiled kernel is cached like any other: in memory, and on disk by its source).
+//! compiled kernel is cached like any other: in memory, and on disk by its source). Layer 3
+//! (arrays and types).
 
 use std::any::TypeId;
 use std::collections::HashMap;

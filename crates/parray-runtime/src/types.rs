@@ -1,9 +1,10 @@
 //! The traits every `parray!` declaration implements: its constants and offset function at
-//! compile time, its resolved tree at run time, and which types view which storage.
+//! compile time, its resolved tree at run time, and which types view which storage. Layer
+//! 3 (arrays and types).
 
 use parray_layout::{DimRef, Distribution, MemKind, Module};
 
-use crate::elem::Element;
+use crate::mem::elem::Element;
 
 /// A data type declared with `parray!`.
 pub trait DataType: Copy + 'static {

@@ -8,7 +8,7 @@ mod common;
 mod child;
 
 use child::{in_child, is_child};
-use parray_runtime::gpu::{backend, cuda_context, Backend};
+use parray_runtime::devices::{backend, cuda_context, Backend};
 use parray_runtime::{Array, Error};
 
 flat_types! {

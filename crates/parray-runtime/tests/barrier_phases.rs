@@ -3,7 +3,7 @@
 #[path = "common/timeout.rs"]
 mod timeout;
 
-use parray_runtime::barrier::{Barrier, Divergence, SyncError};
+use parray_runtime::exec::barrier::{Barrier, Divergence, SyncError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;

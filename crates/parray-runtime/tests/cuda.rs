@@ -5,8 +5,9 @@
 #[macro_use]
 mod common;
 
-use parray_runtime::gpu::launch::{detour_cuda, Launch};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
+use parray_runtime::exec::launch::{detour_cuda, Launch};
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{Array, DataType, DetourSite, Error, Ptr, PtrMut, Result, ThreadId};
 
 flat_types! {
@@ -22,8 +23,7 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
     Launch {
         kernel,
         source: source.into(),
-        grid: [grid, 1, 1],
-        block: [block, 1, 1],
+        shape: CudaGrid::new([grid, 1, 1], [block, 1, 1]),
         shared_bytes: 0,
         checked: None,
         hip_source: None,

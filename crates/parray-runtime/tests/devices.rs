@@ -14,7 +14,7 @@ mod child;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
 use parray_runtime::{Array, DataType, DetourSite, Device, Error, Ptr, PtrMut, Result};
 
 flat_types! {

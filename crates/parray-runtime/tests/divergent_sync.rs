@@ -13,9 +13,10 @@ mod timeout;
 
 use std::time::Duration;
 
-use parray_runtime::gpu::emulate::{run_grid_blocks, EmulateError, GridShape};
-use parray_runtime::gpu::launch::{detour_cuda_blocks, Launch};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
+use parray_runtime::exec::emulate::{run_grid_blocks, EmulateError};
+use parray_runtime::exec::launch::{detour_cuda_blocks, Launch};
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{detour, DetourSite, Error, ThreadId};
 use timeout::within;
 
@@ -42,7 +43,7 @@ fn emulated_barrier_reached_by_some_threads_only() {
     let line = line!() + 10;
     let err = within(PROMPT_SECS, move || {
         // One block: with several, which block reports first depends on the schedule.
-        run_grid_blocks("partial", GridShape::new(1, 32), |b| {
+        run_grid_blocks("partial", CudaGrid::new([1, 1, 1], [32, 1, 1]), |b| {
             let n = b.len();
             // `if tid < 5 { #sync }`: the barrier's mask is the threads that take the branch.
             let mut then = vec![false; n];
@@ -84,7 +85,7 @@ fn emulated_barrier_reached_by_some_threads_only() {
 fn emulated_early_return_in_a_later_block_and_phase() {
     let line = line!() + 18;
     let err = within(PROMPT_SECS, move || {
-        run_grid_blocks("early", GridShape::new(6, 16), |b| {
+        run_grid_blocks("early", CudaGrid::new([6, 1, 1], [16, 1, 1]), |b| {
             let n = b.len();
             let mut present = vec![true; n];
             if !b.sync(line!(), &present) {
@@ -124,7 +125,7 @@ fn emulated_threads_at_two_different_barriers() {
     let even = line!() + 12;
     let err = within(PROMPT_SECS, move || {
         // One block: with several, which block reports first depends on the schedule.
-        run_grid_blocks("split", GridShape::new(1, 8), |b| {
+        run_grid_blocks("split", CudaGrid::new([1, 1, 1], [8, 1, 1]), |b| {
             let n = b.len();
             // `if tid % 2 == 0 { #sync } else { #sync }`: each branch's barrier has the
             // mask of the threads that take the branch, so the first one already sees
@@ -173,8 +174,7 @@ fn a_divergent_cuda_detour_names_its_site() {
     let launch = Launch {
         kernel: "partial",
         source: "".into(),
-        grid: [1, 1, 1],
-        block: [4, 1, 1],
+        shape: CudaGrid::new([1, 1, 1], [4, 1, 1]),
         shared_bytes: 0,
         checked: None,
         hip_source: None,

@@ -4,8 +4,9 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::atomics::{atomic_add, atomic_add_f32};
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks};
+use parray_runtime::exec::CudaGrid;
+use parray_runtime::mem::atomics::{atomic_add, atomic_add_f32};
 use parray_runtime::{AccessMut, Array};
 use std::thread;
 
@@ -35,16 +36,20 @@ fn a_million_f32_adds_from_os_threads() {
 fn a_million_f32_adds_from_grids() {
     let mut total = 0.0f32;
     let p = SyncPtr(&mut total as *mut f32);
-    run_grid("count", GridShape::new(1000, 1000), move |_| {
-        // SAFETY: `total` outlives the launch and is only accessed atomically.
-        unsafe { atomic_add(p.get(), 1.0f32) };
-    })
+    run_grid(
+        "count",
+        CudaGrid::new([1000, 1, 1], [1000, 1, 1]),
+        move |_| {
+            // SAFETY: `total` outlives the launch and is only accessed atomically.
+            unsafe { atomic_add(p.get(), 1.0f32) };
+        },
+    )
     .unwrap();
     assert_eq!(total, 1e6, "loops");
 
     let mut total = 0.0f32;
     let p = SyncPtr(&mut total as *mut f32);
-    run_grid_blocks("count", GridShape::new(250, 1000), |b| {
+    run_grid_blocks("count", CudaGrid::new([250, 1, 1], [1000, 1, 1]), |b| {
         for t in 0..b.len() {
             b.thread(t);
             for _ in 0..4 {
@@ -68,13 +73,17 @@ fn integer_adds_return_each_old_value_once() {
         SyncPtr(&mut counter as *mut i32),
         SyncPtr(seen.as_mut_ptr()),
     );
-    run_grid("ticket", GridShape::new(N as u32 / 500, 500), move |_| {
-        // SAFETY: `counter` is only accessed atomically during the launch.
-        let old = unsafe { atomic_add(c.get(), 1) };
-        // SAFETY: every old value is returned once, so each element has one writer
-        // (checked below: a duplicate would leave some element at 0).
-        unsafe { *sp.get().add(old as usize) = 1 };
-    })
+    run_grid(
+        "ticket",
+        CudaGrid::new([N as u32 / 500, 1, 1], [500, 1, 1]),
+        move |_| {
+            // SAFETY: `counter` is only accessed atomically during the launch.
+            let old = unsafe { atomic_add(c.get(), 1) };
+            // SAFETY: every old value is returned once, so each element has one writer
+            // (checked below: a duplicate would leave some element at 0).
+            unsafe { *sp.get().add(old as usize) = 1 };
+        },
+    )
     .unwrap();
     assert_eq!(counter, N as i32);
     assert!(seen.iter().all(|&s| s == 1));
@@ -117,7 +126,7 @@ fn other_types_add_and_wrap() {
 fn ptr_atomic_add_updates_the_designated_element() {
     let mut b = Array::<COUNT>::new().unwrap();
     let p = b.ptr_mut() + 1;
-    run_grid("ptr_count", GridShape::new(100, 100), |_| {
+    run_grid("ptr_count", CudaGrid::new([100, 1, 1], [100, 1, 1]), |_| {
         p.atomic_add(0, 3);
     })
     .unwrap();

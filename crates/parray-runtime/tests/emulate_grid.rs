@@ -11,10 +11,10 @@ mod common;
 mod timeout;
 
 use common::SyncPtr;
-use parray_layout::grid::CudaGrid;
-use parray_runtime::gpu::emulate::{
-    run_grid, run_grid_blocks, Dim3, EmulateError, GridShape, ThreadCtx, MAX_SHARED_BYTES,
+use parray_runtime::exec::emulate::{
+    run_grid, run_grid_blocks, Dim3, EmulateError, ThreadCtx, MAX_SHARED_BYTES,
 };
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{Access, AccessMut, Float2};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use timeout::within;
@@ -38,7 +38,7 @@ fn indices_agree(t: &ThreadCtx, [gx, gy, gz]: [u32; 3], [bx, by, bz]: [u32; 3]) 
 /// index accessor agreed; returns the counts. With `sync`, the body runs once per block and
 /// meets its block at two barriers around the count.
 fn coverage(grid: [u32; 3], block: [u32; 3], sync: bool) -> Vec<u32> {
-    let shape = GridShape::new(grid, block);
+    let shape = CudaGrid::new(grid, block);
     let threads = grid.iter().chain(&block).product::<u32>() as usize;
     let counts: Vec<AtomicU32> = (0..threads).map(|_| AtomicU32::new(0)).collect();
     let bad = AtomicUsize::new(0);
@@ -100,10 +100,10 @@ fn shapes_convert_and_display() {
     assert_eq!(Dim3::from([1, 2, 3]), Dim3::new(1, 2, 3));
     assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
     assert_eq!(Dim3::new(1, 2, 3).to_string(), "(1, 2, 3)");
-    let shape = GridShape::new([2, 3, 1], 64);
-    let grid = CudaGrid::from(shape);
-    assert_eq!((grid.grid, grid.block), ([2, 3, 1], [64, 1, 1]));
-    assert_eq!(shape.to_string(), "<<<(2, 3, 1), (64, 1, 1)>>>");
+    // A launch shape is named as CUDA's launch syntax writes it.
+    let err = run_grid("wide", CudaGrid::new([2, 3, 1], [2048, 1, 1]), |_| {}).unwrap_err();
+    let prefix = "kernel `wide`: invalid launch configuration <<<(2, 3, 1), (2048, 1, 1)>>>: ";
+    assert!(err.to_string().starts_with(prefix), "{err}");
 }
 
 /// A tree reduction in shared memory with a barrier per step: each block sums
@@ -112,7 +112,7 @@ fn block_sums(blocks: u32, n: u32) -> Vec<u64> {
     let mut out = vec![u64::MAX; blocks as usize];
     let outp = SyncPtr(out.as_mut_ptr());
     let pow2 = n.next_power_of_two() as usize;
-    run_grid_blocks("reduce", GridShape::new(blocks, n), |b| {
+    run_grid_blocks("reduce", CudaGrid::new([blocks, 1, 1], [n, 1, 1]), |b| {
         let s = b.shared_ptr::<i64>(0, n as usize, "S");
         let n = n as usize;
         let present = vec![true; n];
@@ -198,7 +198,7 @@ fn transpose_through_padded_tile() {
         let data =
             |i0: u32, i1: u32, j0: u32, j1: u32| ((i0 * 16 + i1) * 64 + j0 * 16 + j1) as usize;
         let b = |i: u32, j: u32| (i * 17 + j) as usize;
-        let shape = GridShape::new([4, 4, 1], [16, 16, 1]);
+        let shape = CudaGrid::new([4, 4, 1], [16, 16, 1]);
         run_grid_blocks("transpose", shape, |blk| {
             let tile = blk.shared_ptr::<Float2>(0, 16 * 17, "A");
             let present = vec![true; blk.len()];
@@ -238,7 +238,7 @@ fn shared_is_per_block(sync: bool) {
     let bad = AtomicUsize::new(0);
     let ran = AtomicUsize::new(0);
     let (bad, ran) = (&bad, &ran);
-    let shape = GridShape::new(BLOCKS, N as u32);
+    let shape = CudaGrid::new([BLOCKS, 1, 1], [N as u32, 1, 1]);
     let tag = |t: &ThreadCtx, tid: usize| t.block_id() as u32 * 1000 + tid as u32;
     // Before any barrier: each thread checks and writes its own elements.
     let first = move |t: &ThreadCtx| {
@@ -295,7 +295,7 @@ fn shared_memory_is_distinct_and_zeroed_per_block() {
 fn one_thread_blocks_may_sync() {
     let sum = AtomicUsize::new(0);
     let sum_ref = &sum;
-    run_grid_blocks("solo", GridShape::new(100, 1), |b| {
+    run_grid_blocks("solo", CudaGrid::new([100, 1, 1], [1, 1, 1]), |b| {
         let present = [true];
         if !b.sync(line!(), &present) {
             return;
@@ -319,7 +319,7 @@ fn invalid_shapes_are_rejected_like_cuda() {
         ([1, 1, 1], [1, 1, 65]),
         ([1, 1, 1], [32, 32, 2]),
     ] {
-        let shape = GridShape::new(grid, block);
+        let shape = CudaGrid::new(grid, block);
         let loops = run_grid("bad", shape, |_| panic!("must not run"));
         let blocks = run_grid_blocks("bad", shape, |_| panic!("must not run"));
         for r in [loops, blocks] {
@@ -329,14 +329,14 @@ fn invalid_shapes_are_rejected_like_cuda() {
                 }) => {
                     assert_eq!((kernel, s), ("bad", shape));
                 }
-                other => panic!("{shape}: expected InvalidShape, got {other:?}"),
+                other => panic!("{shape:?}: expected InvalidShape, got {other:?}"),
             }
         }
     }
 }
 
 /// Runs a kernel that is expected to fail, returning its error's message.
-fn failure(shape: GridShape, body: fn(&ThreadCtx)) -> String {
+fn failure(shape: CudaGrid, body: fn(&ThreadCtx)) -> String {
     within(20, move || {
         run_grid("oops", shape, body)
             .expect_err("kernel should fail")
@@ -347,26 +347,26 @@ fn failure(shape: GridShape, body: fn(&ThreadCtx)) -> String {
 #[test]
 fn misuse_is_reported_not_undefined() {
     // One slot used with two lengths.
-    let msg = failure(GridShape::new(1, 2), |t| {
+    let msg = failure(CudaGrid::new([1, 1, 1], [2, 1, 1]), |t| {
         let _ = t.shared_ptr::<f32>(0, 8 + t.thread_id(), "S");
     });
     assert!(msg.contains("shared slot 0"), "{msg}");
     // More shared memory than a CUDA block may have.
-    let msg = failure(GridShape::new(1, 1), |t| {
+    let msg = failure(CudaGrid::new([1, 1, 1], [1, 1, 1]), |t| {
         let _ = t.shared_ptr::<i8>(0, MAX_SHARED_BYTES / 2, "A");
         let _ = t.shared_ptr::<i8>(1, MAX_SHARED_BYTES / 2 + 1, "B");
     });
     assert!(msg.contains("over the GPU limit"), "{msg}");
     // Out-of-bounds shared access (checked in debug builds, as every access).
     if cfg!(debug_assertions) {
-        let msg = failure(GridShape::new(1, 1), |t| {
+        let msg = failure(CudaGrid::new([1, 1, 1], [1, 1, 1]), |t| {
             t.shared_ptr::<i32>(0, 4, "S4").store(4, 1);
         });
         assert!(msg.contains("out of bounds for S4"), "{msg}");
     }
     // A barrier's mask has one entry per thread of the block.
     let err = within(20, || {
-        run_grid_blocks("mask", GridShape::new(2, 3), |b| {
+        run_grid_blocks("mask", CudaGrid::new([2, 1, 1], [3, 1, 1]), |b| {
             if !b.sync(line!(), &[true; 2]) {
                 return;
             }

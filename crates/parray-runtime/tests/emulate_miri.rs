@@ -12,8 +12,9 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::atomics::atomic_add;
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, EmulateError, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, EmulateError};
+use parray_runtime::exec::CudaGrid;
+use parray_runtime::mem::atomics::atomic_add;
 use parray_runtime::{Access, AccessMut};
 
 const B: usize = 3;
@@ -25,34 +26,38 @@ const G: usize = 5;
 fn rotate_through_shared_memory() {
     let mut out = vec![0u32; B * G];
     let o = SyncPtr(out.as_mut_ptr());
-    run_grid_blocks("rotate", GridShape::new(G as u32, B as u32), |b| {
-        let s = b.shared_ptr::<u32>(0, B, "S");
-        let present = [true; B];
-        // Registers across a barrier live in the body's per-thread arrays.
-        let (mut tid, mut gid, mut next) = ([0; B], [0; B], [0; B]);
-        for t in 0..B {
-            let ctx = b.thread(t);
-            (tid[t], gid[t]) = (ctx.thread_id(), ctx.global_id());
-            assert_eq!(s.load(tid[t]), 0, "shared memory not reset");
-            s.store(tid[t], gid[t] as u32);
-        }
-        if !b.sync(line!(), &present) {
-            return;
-        }
-        for t in 0..B {
-            b.thread(t);
-            next[t] = s.load((tid[t] + 1) % B);
-        }
-        if !b.sync(line!(), &present) {
-            return;
-        }
-        for t in 0..B {
-            b.thread(t);
-            s.store(tid[t], 0);
-            // SAFETY: distinct elements of `out`, which outlives the launch.
-            unsafe { *o.get().add(gid[t]) = next[t] };
-        }
-    })
+    run_grid_blocks(
+        "rotate",
+        CudaGrid::new([G as u32, 1, 1], [B as u32, 1, 1]),
+        |b| {
+            let s = b.shared_ptr::<u32>(0, B, "S");
+            let present = [true; B];
+            // Registers across a barrier live in the body's per-thread arrays.
+            let (mut tid, mut gid, mut next) = ([0; B], [0; B], [0; B]);
+            for t in 0..B {
+                let ctx = b.thread(t);
+                (tid[t], gid[t]) = (ctx.thread_id(), ctx.global_id());
+                assert_eq!(s.load(tid[t]), 0, "shared memory not reset");
+                s.store(tid[t], gid[t] as u32);
+            }
+            if !b.sync(line!(), &present) {
+                return;
+            }
+            for t in 0..B {
+                b.thread(t);
+                next[t] = s.load((tid[t] + 1) % B);
+            }
+            if !b.sync(line!(), &present) {
+                return;
+            }
+            for t in 0..B {
+                b.thread(t);
+                s.store(tid[t], 0);
+                // SAFETY: distinct elements of `out`, which outlives the launch.
+                unsafe { *o.get().add(gid[t]) = next[t] };
+            }
+        },
+    )
     .unwrap();
     for (g, &v) in out.iter().enumerate() {
         assert_eq!(v as usize, (g / B) * B + (g % B + 1) % B, "thread {g}");
@@ -61,13 +66,17 @@ fn rotate_through_shared_memory() {
     // The loop strategy sees the same fresh shared memory per block.
     let mut out = vec![0u32; B * G];
     let o = SyncPtr(out.as_mut_ptr());
-    run_grid("own", GridShape::new(G as u32, B as u32), move |t| {
-        let s = t.shared_ptr::<u32>(0, B, "S");
-        assert_eq!(s.load(t.thread_id()), 0, "shared memory not reset");
-        s.store(t.thread_id(), t.global_id() as u32);
-        // SAFETY: distinct elements of `out`, which outlives the launch.
-        unsafe { *o.get().add(t.global_id()) = s.load(t.thread_id()) };
-    })
+    run_grid(
+        "own",
+        CudaGrid::new([G as u32, 1, 1], [B as u32, 1, 1]),
+        move |t| {
+            let s = t.shared_ptr::<u32>(0, B, "S");
+            assert_eq!(s.load(t.thread_id()), 0, "shared memory not reset");
+            s.store(t.thread_id(), t.global_id() as u32);
+            // SAFETY: distinct elements of `out`, which outlives the launch.
+            unsafe { *o.get().add(t.global_id()) = s.load(t.thread_id()) };
+        },
+    )
     .unwrap();
     assert!(out.iter().enumerate().all(|(g, &v)| v as usize == g));
 }
@@ -76,30 +85,34 @@ fn rotate_through_shared_memory() {
 fn failures_mid_block_drop_the_bodys_arrays() {
     // A block whose threads wait at a barrier when one leaves: the body returns, dropping
     // its per-thread arrays (Strings held across the barrier).
-    let err = run_grid_blocks("diverge", GridShape::new(G as u32, B as u32), |b| {
-        let mut present = [true; B];
-        let mut held: [String; B] = Default::default();
-        for t in 0..B {
-            let ctx = b.thread(t);
-            held[t] = ctx.thread_id().to_string();
-            if ctx.block_id() == 3 && ctx.thread_id() == 1 {
-                present[t] = false; // return
+    let err = run_grid_blocks(
+        "diverge",
+        CudaGrid::new([G as u32, 1, 1], [B as u32, 1, 1]),
+        |b| {
+            let mut present = [true; B];
+            let mut held: [String; B] = Default::default();
+            for t in 0..B {
+                let ctx = b.thread(t);
+                held[t] = ctx.thread_id().to_string();
+                if ctx.block_id() == 3 && ctx.thread_id() == 1 {
+                    present[t] = false; // return
+                }
             }
-        }
-        if !b.sync(line!(), &present) {
-            return;
-        }
-        for t in 0..B {
-            if present[t] {
-                assert_eq!(held[t], b.thread(t).thread_id().to_string());
+            if !b.sync(line!(), &present) {
+                return;
             }
-        }
-    })
+            for t in 0..B {
+                if present[t] {
+                    assert_eq!(held[t], b.thread(t).thread_id().to_string());
+                }
+            }
+        },
+    )
     .unwrap_err();
     assert!(matches!(err, EmulateError::DivergentSync { .. }), "{err}");
 
     // A thread that panics between barriers: the body unwinds, dropping the arrays.
-    let err = run_grid_blocks("cancel", GridShape::new(4, 3), |b| {
+    let err = run_grid_blocks("cancel", CudaGrid::new([4, 1, 1], [3, 1, 1]), |b| {
         let present = [true; 3];
         let mut held: [String; 3] = Default::default();
         for t in 0..3 {
@@ -129,7 +142,7 @@ fn failures_mid_block_drop_the_bodys_arrays() {
 fn atomics_across_lanes() {
     let mut sum = 0.0f64;
     let p = SyncPtr(&mut sum as *mut f64);
-    run_grid_blocks("sum", GridShape::new(3, 4), |b| {
+    run_grid_blocks("sum", CudaGrid::new([3, 1, 1], [4, 1, 1]), |b| {
         for t in 0..4 {
             // SAFETY: `sum` is only accessed atomically during the launch.
             unsafe { atomic_add(p.get(), b.thread(t).global_id() as f64) };

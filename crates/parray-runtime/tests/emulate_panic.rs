@@ -4,7 +4,8 @@
 #[path = "common/timeout.rs"]
 mod timeout;
 
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks, Dim3, EmulateError};
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{AccessMut, ThreadId};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use timeout::within;
@@ -24,12 +25,12 @@ fn launch_with_panic(
 ) -> (EmulateError, usize) {
     within(20, move || {
         let finished = AtomicUsize::new(0);
-        let check = |t: &parray_runtime::gpu::emulate::ThreadCtx| {
+        let check = |t: &parray_runtime::exec::emulate::ThreadCtx| {
             if t.block_idx() == bad_block && t.thread_idx() == bad_thread {
                 panic!("boom at {}", t.global_id());
             }
         };
-        let shape = GridShape::new(blocks, block);
+        let shape = CudaGrid::new(blocks.into(), block.into());
         let finished_ref = &finished;
         let err = if sync {
             // Called once per block, as `detour!` runs a body with `#sync`.
@@ -143,7 +144,7 @@ fn an_out_of_bounds_access_points_at_the_statement() {
         return;
     }
     let line = line!() + 3;
-    let err = run_grid("oob", GridShape::new(1, 4), |t| {
+    let err = run_grid("oob", CudaGrid::new([1, 1, 1], [4, 1, 1]), |t| {
         let s = t.shared_ptr::<f32>(0, 4, "S");
         s.store(t.thread_id() + 1, 1.0);
     })
@@ -169,9 +170,9 @@ fn panic_stops_the_remaining_blocks() {
     for sync in [false, true] {
         let blocks = AtomicUsize::new(0);
         let started = within(20, move || {
-            let shape = GridShape::new(20_000, 32);
+            let shape = CudaGrid::new([20_000, 1, 1], [32, 1, 1]);
             let blocks_ref = &blocks;
-            let step = move |t: &parray_runtime::gpu::emulate::ThreadCtx| {
+            let step = move |t: &parray_runtime::exec::emulate::ThreadCtx| {
                 if t.thread_id() == 0 {
                     blocks_ref.fetch_add(1, Ordering::Relaxed);
                 }

@@ -7,7 +7,8 @@
 mod common;
 
 use common::SyncPtr;
-use parray_runtime::gpu::emulate::{run_grid, run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::{run_grid, run_grid_blocks};
+use parray_runtime::exec::CudaGrid;
 use std::time::{Duration, Instant};
 
 /// The best of `reps` timings of `f`.
@@ -34,7 +35,7 @@ fn time_per_thread() {
     let mut launches = 0;
     let loops = best(20, || {
         launches += 1;
-        run_grid("fma", GridShape::new(1024, 1024), |t| {
+        run_grid("fma", CudaGrid::new([1024, 1, 1], [1024, 1, 1]), |t| {
             let i = t.global_id();
             // SAFETY: one writer per element; `c` outlives the launch.
             unsafe { *cp.get().add(i) = a[i] * b[i] + *cp.get().add(i) };
@@ -53,7 +54,7 @@ fn time_per_thread() {
 
     let barrier_threads = 64 * 256;
     let blocks = best(3, || {
-        run_grid_blocks("fma_sync", GridShape::new(64, 256), |blk| {
+        run_grid_blocks("fma_sync", CudaGrid::new([64, 1, 1], [256, 1, 1]), |blk| {
             let n = blk.len();
             let mut i = vec![0; n];
             for t in 0..n {

@@ -12,7 +12,8 @@ use std::time::Instant;
 #[macro_use]
 mod common;
 
-use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
+use parray_runtime::exec::emulate::run_grid_blocks;
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{Access, AccessMut, Array};
 
 const N: usize = 1 << 20;
@@ -34,7 +35,7 @@ fn block_reduction_of_a_million_floats() {
     let (inp, out) = (input.ptr(), sums.ptr_mut());
 
     let start = Instant::now();
-    let shape = GridShape::new((N / BLOCK) as u32, BLOCK as u32);
+    let shape = CudaGrid::new([(N / BLOCK) as u32, 1, 1], [BLOCK as u32, 1, 1]);
     // Per thread:
     //     sh[t] = in[global_id]; #sync
     //     s = BLOCK / 2; while s > 0 { if t < s { sh[t] += sh[t + s] } #sync; s /= 2 }

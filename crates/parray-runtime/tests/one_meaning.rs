@@ -12,8 +12,9 @@ use std::panic;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::gpu::launch::{detour_cuda, detour_cuda_blocks, Launch};
-use parray_runtime::gpu::{backend, Backend};
+use parray_runtime::devices::{backend, Backend};
+use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};
+use parray_runtime::exec::CudaGrid;
 use parray_runtime::{Access, AccessMut, Array, DataType, DetourSite, Error};
 
 flat_types! {
@@ -31,8 +32,7 @@ fn launch(block: u32) -> Launch {
     Launch {
         kernel: "k",
         source: "".into(),
-        grid: [2, 1, 1],
-        block: [block, 1, 1],
+        shape: CudaGrid::new([2, 1, 1], [block, 1, 1]),
         shared_bytes: 0,
         checked: None,
         hip_source: None,

@@ -87,11 +87,13 @@ pub fn vector_add(
     ran: &std::sync::atomic::AtomicBool,
 ) -> parray_runtime::Result<()> {
     use parray_runtime::{Access, AccessMut};
-    let launch = parray_runtime::gpu::Launch {
+    let launch = parray_runtime::exec::launch::Launch {
         kernel: "vadd",
         source: VADD.into(),
-        grid: [n.div_ceil(block as usize) as u32, 1, 1],
-        block: [block, 1, 1],
+        shape: parray_runtime::exec::CudaGrid::new(
+            [n.div_ceil(block as usize) as u32, 1, 1],
+            [block, 1, 1],
+        ),
         shared_bytes: 0,
         checked: None,
         hip_source: None,
@@ -100,7 +102,7 @@ pub fn vector_add(
     };
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
     unsafe {
-        parray_runtime::gpu::detour_cuda(&launch, &[&a, &b, &c, &n], |t| {
+        parray_runtime::exec::launch::detour_cuda(&launch, &[&a, &b, &c, &n], |t| {
             ran.store(true, std::sync::atomic::Ordering::Relaxed);
             let (a, b, c) = (a.in_kernel(), b.in_kernel(), c.in_kernel());
             let i = t.global_id();

@@ -4,13 +4,13 @@
 use std::alloc::{self, Layout};
 use std::sync::Once;
 
-use cudarc::driver::{sys, CudaSlice, DevicePtr, PinnedHostSlice};
+use cudarc::driver::{sys, CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSlice};
 use parray_layout::MemKind;
 
-use crate::elem::Element;
+use crate::devices::device::{cuda_context, on_gpu, CudaDevice, Device};
 use crate::error::{Error, Result};
-use crate::gpu::{cuda_context, Device};
-use crate::ptr::Raw;
+use crate::mem::elem::Element;
+use crate::mem::ptr::Raw;
 
 /// Host allocations are aligned to a cache line, so that vector loads and the paper's
 /// tiled loops never straddle lines at the start of an array.
@@ -216,6 +216,28 @@ impl<T: Element> Buffer<T> {
         }
     }
 
+    /// The first `n` elements of `src`, in one copy of the right kind: from host memory,
+    /// from a GPU to host memory, or within one GPU.
+    pub(crate) fn copy_prefix_from(&mut self, src: &Buffer<T>, n: usize) -> Result<()> {
+        match (src.device_slice(), self.device_slice().is_some()) {
+            (None, _) => self.copy_prefix_from_slice(&src.host_elements()?[..n]),
+            (Some(_), false) => {
+                let values = src.to_vec()?;
+                self.host_elements_mut()?[..n].copy_from_slice(&values[..n]);
+                Ok(())
+            }
+            (Some(from), true) => {
+                let cuda = same_gpu(src, self)?;
+                let to = self.device_slice_mut().expect("checked: on a GPU");
+                let fail = |e| Error::driver(src.type_name(), "device-to-device copy", e);
+                cuda.stream
+                    .memcpy_dtod(&from.slice(..n), &mut to.slice_mut(..n))
+                    .map_err(fail)?;
+                cuda.stream.synchronize().map_err(fail)
+            }
+        }
+    }
+
     /// Copies the elements out (device to host for dmem).
     pub(crate) fn to_vec(&self) -> Result<Vec<T>> {
         match &self.storage {
@@ -293,11 +315,7 @@ fn device_op<R>(
     operation: &'static str,
     op: impl FnOnce() -> std::result::Result<R, cudarc::driver::DriverError>,
 ) -> Result<R> {
-    op().map_err(|e| Error::Driver {
-        type_name,
-        operation,
-        reason: e.to_string(),
-    })
+    op().map_err(|e| Error::driver(type_name, operation, e))
 }
 
 /// Zeroed, 64-byte-aligned host memory of `bytes` bytes (a dangling aligned pointer for
@@ -315,6 +333,24 @@ fn host<T: Element>(bytes: usize) -> Option<(*mut T, u64, Storage<T>)> {
         p
     };
     Some((base.cast(), 0, Storage::Host(layout)))
+}
+
+/// The GPU both buffers are on.
+pub(crate) fn same_gpu<'b, T: Element>(s: &'b Buffer<T>, d: &Buffer<T>) -> Result<&'b CudaDevice> {
+    let (sd, dd) = (s.device(), d.device());
+    match (sd, dd) {
+        (Some(a), Some(b)) if a == b => on_gpu(sd, s.type_name()),
+        (Some(a), Some(b)) => Err(Error::CopyUnsupported {
+            reason: format!(
+                "{} is on {} and {} on {}: not one GPU",
+                s.type_name(),
+                a.name(),
+                d.type_name(),
+                b.name()
+            ),
+        }),
+        _ => on_gpu(sd, s.type_name()),
+    }
 }
 
 fn alloc_error<T>(type_name: &'static str, mem: MemKind, extent: usize, reason: String) -> Error {
@@ -359,6 +395,25 @@ impl<T: Element> Buffer<T> {
             Storage::Device(slice) => Some(slice),
             Storage::Host(_) | Storage::Pinned { .. } => None,
         }
+    }
+
+    /// The device address of element 0 of a buffer on the GPU `cuda`.
+    ///
+    /// # Panics
+    /// If the buffer is not GPU memory (a copy's plan checked it is).
+    pub(crate) fn device_address(&self, cuda: &CudaDevice) -> u64 {
+        self.device_slice()
+            .expect("on a GPU (checked by the plan)")
+            .device_ptr(&cuda.stream)
+            .0
+    }
+
+    /// [`Buffer::device_address`], for a buffer the device writes.
+    pub(crate) fn device_address_mut(&mut self, cuda: &CudaDevice) -> u64 {
+        self.device_slice_mut()
+            .expect("on a GPU (checked by the plan)")
+            .device_ptr_mut(&cuda.stream)
+            .0
     }
 
     /// Element 0, borrowed (for accesses that need no handle).

@@ -1,30 +1,68 @@
-//! pthd thread arrays: `#detour` runs a body once per CPU thread and returns when all are done.
+//! pthd thread arrays: `#detour` runs a body once per CPU thread and returns when all are
+//! done. A body's `#sync` waits for its `Team`: the threads here, or the ranks of an mpi
+//! job (`distributed::mpi` implements it), so that an mpi body runs the same code and this layer
+//! never calls MPI.
 
 use std::sync::Mutex;
 
-use crate::barrier::{Barrier, Divergence, SyncError};
 use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::panics::{self, Caught};
+use crate::exec::barrier::{Barrier, Divergence, SyncError};
+use crate::exec::panics::{self, Caught};
+
+/// Whom a body's `#sync` waits for: the threads of a pthd array (here), or the ranks of
+/// an mpi job (`distributed::mpi`, which agrees on the line with the other ranks).
+pub(crate) trait Team: Sync {
+    /// Member `member` has arrived at the `#sync` at `line`; returns when every member
+    /// has. `false` when they will not all meet there (one failed, returned from the body,
+    /// or waits at another `#sync`): the team has recorded why, and the member leaves the
+    /// body quietly (the detour returns the failure).
+    fn meet(&self, member: usize, line: u32) -> bool;
+}
 
 /// What a thread of a pthd array, or a rank of an mpi array, knows about itself.
 pub struct ThreadCtx<'a> {
     tid: usize,
     nthreads: usize,
-    team: Team<'a>,
+    team: &'a dyn Team,
 }
 
-/// Whom a body's `#sync` waits for.
-enum Team<'a> {
-    /// The threads of a pthd array.
-    Threads(&'a Array),
-    /// The ranks of an mpi job, at the detour `site`; the first failure of a `#sync`.
-    Ranks {
-        site: &'static DetourSite,
-        error: Mutex<Option<Error>>,
-    },
+impl<'a> ThreadCtx<'a> {
+    /// Member `tid` of the `nthreads` of `team`.
+    pub(crate) fn new(tid: usize, nthreads: usize, team: &'a dyn Team) -> Self {
+        ThreadCtx {
+            tid,
+            nthreads,
+            team,
+        }
+    }
+
+    /// `$tid$`: this thread's flattened index in the array.
+    #[inline(always)]
+    pub fn tid(&self) -> usize {
+        self.tid
+    }
+
+    /// The number of threads in the array.
+    #[inline(always)]
+    pub fn nthreads(&self) -> usize {
+        self.nthreads
+    }
+
+    /// `#sync` at line `line` of the detour's file: waits until every thread of the array
+    /// has arrived at it.
+    ///
+    /// If another thread failed, or the threads diverged (one returned from the body, or
+    /// waits at another line's `#sync`), this thread leaves the body quietly instead of
+    /// waiting forever; the detour returns the failure. An mpi body's ranks agree on the
+    /// line first, and all leave with the error where they differ.
+    pub fn sync(&self, line: u32) {
+        if !self.team.meet(self.tid, line) {
+            panics::unwind_quietly()
+        }
+    }
 }
 
-/// What the threads of one detour share.
+/// What the threads of one detour share: their team.
 struct Array {
     site: &'static DetourSite,
     barrier: Barrier,
@@ -52,66 +90,15 @@ impl Array {
     }
 }
 
-impl ThreadCtx<'_> {
-    /// `$tid$`: this thread's flattened index in the array.
-    #[inline(always)]
-    pub fn tid(&self) -> usize {
-        self.tid
-    }
-
-    /// The number of threads in the array.
-    #[inline(always)]
-    pub fn nthreads(&self) -> usize {
-        self.nthreads
-    }
-
-    /// `#sync` at line `line` of the detour's file: waits until every thread of the array
-    /// has arrived at it.
-    ///
-    /// If another thread failed, or the threads diverged (one returned from the body, or
-    /// waits at another line's `#sync`), this thread leaves the body quietly instead of
-    /// waiting forever; the detour returns the failure. An mpi body's ranks agree on the
-    /// line first (`crate::mpi::agree`), and all leave with the error where they differ.
-    pub fn sync(&self, line: u32) {
-        let array = match &self.team {
-            Team::Threads(array) => array,
-            Team::Ranks { site, error } => {
-                if let Err(e) =
-                    crate::mpi::agree(crate::mpi::Point::Sync { line }, &site.to_string())
-                {
-                    *error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                    panics::unwind_quietly()
-                }
-                return;
-            }
-        };
-        match array.barrier.wait(self.tid, line) {
-            Ok(()) => {}
-            Err(SyncError::Poisoned) => panics::unwind_quietly(),
+impl Team for Array {
+    fn meet(&self, tid: usize, line: u32) -> bool {
+        match self.barrier.wait(tid, line) {
+            Ok(()) => true,
+            Err(SyncError::Poisoned) => false,
             Err(SyncError::Diverged(d)) => {
-                array.diverged(d);
-                panics::unwind_quietly()
+                self.diverged(d);
+                false
             }
-        }
-    }
-
-    /// Rank `rank` of a job of `nranks`, running the body of the mpi detour at `site`.
-    pub(crate) fn rank(rank: usize, nranks: usize, site: &'static DetourSite) -> Self {
-        ThreadCtx {
-            tid: rank,
-            nthreads: nranks,
-            team: Team::Ranks {
-                site,
-                error: Mutex::new(None),
-            },
-        }
-    }
-
-    /// The failure a rank's `#sync` recorded before leaving the body quietly.
-    pub(crate) fn take_error(&self) -> Option<Error> {
-        match &self.team {
-            Team::Ranks { error, .. } => error.lock().unwrap_or_else(|e| e.into_inner()).take(),
-            Team::Threads(_) => None,
         }
     }
 }
@@ -134,11 +121,7 @@ where
         error: Mutex::new(None),
     };
     let run = |tid: usize| {
-        let ctx = ThreadCtx {
-            tid,
-            nthreads,
-            team: Team::Threads(&array),
-        };
+        let ctx = ThreadCtx::new(tid, nthreads, &array);
         match panics::catch(|| body(&ctx)) {
             Ok(()) => {
                 if let Err(d) = array.barrier.leave(tid) {

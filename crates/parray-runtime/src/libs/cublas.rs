@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use cudarc::cublas::{result, sys, CudaBlas};
 
-use super::device::Device;
 use crate::array::Array;
+use crate::devices::Device;
 use crate::error::{Error, Result};
 use crate::types::DataType;
 

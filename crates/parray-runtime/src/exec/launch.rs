@@ -4,21 +4,16 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use parray_compiler::fault::{self, Fault};
-use parray_layout::grid::LaunchLimits;
+use parray_layout::grid::CudaGrid;
 
-use crate::array::Array;
-use crate::elem::Element;
-use crate::error::{DetourSite, Error, Result, ThreadId};
-use crate::gpu::device::{CudaDevice, Device, DeviceId, FaultRecord};
-use crate::gpu::emulate::{self, BlockThreads, EmulateError, GridShape, ThreadCtx};
-use crate::gpu::jit;
-use crate::ptr::{
-    misaligned_message, out_of_bounds_message, vector_out_of_bounds_message, Ptr, PtrMut,
-};
-use crate::types::DataType;
+use crate::devices::device::{CudaDevice, Device, FaultRecord};
+use crate::devices::jit;
+use crate::error::{DetourSite, Error, Result};
+use crate::exec::emulate::{self, BlockThreads, EmulateError, ThreadCtx};
+use crate::exec::fault;
+use crate::mem::kernel_arg::{KernelArg, KernelValue};
 
 /// One cuda detour, as the code generator describes it.
 #[derive(Debug, Clone)]
@@ -27,10 +22,8 @@ pub struct Launch {
     pub kernel: &'static str,
     /// The generated CUDA C source.
     pub source: Cow<'static, str>,
-    /// Blocks per grid, `[x, y, z]`.
-    pub grid: [u32; 3],
-    /// Threads per block, `[x, y, z]`.
-    pub block: [u32; 3],
+    /// `<<<grid, block>>>`: blocks per grid and threads per block, `[x, y, z]` each.
+    pub shape: CudaGrid,
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
     /// The detour in the user's source, for errors.
@@ -48,81 +41,27 @@ pub struct Launch {
     pub constants: &'static [(usize, &'static str)],
 }
 
-/// A kernel argument as the driver receives it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KernelValue {
-    F32(f32),
-    F64(f64),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    /// Also `usize`.
-    U64(u64),
-    /// An element of dmem: its address on `device` (under the emulation, a host address).
-    Pointer {
-        address: u64,
-        device: DeviceId,
-    },
-}
-
-/// What can be passed to a generated kernel: dmem buffers and pointers (as device
-/// addresses) and scalars.
-pub trait KernelArg {
-    /// The value the kernel receives; an error for anything but dmem, under every backend.
-    fn kernel_value(&self) -> Result<KernelValue>;
-}
-
-macro_rules! handle_args {
-    ($($handle:ident),*) => {$(
-        impl<T: Element> KernelArg for $handle<'_, T> {
-            fn kernel_value(&self) -> Result<KernelValue> {
-                // Only arrays' dmem has a device (not the emulator's shared memory).
-                let device = match self.device() {
-                    Some(device) if self.mem().on_device() => device,
-                    _ => {
-                        return Err(Error::NotDeviceMemory {
-                            type_name: self.type_name(),
-                            mem: self.mem(),
-                        })
-                    }
-                };
-                // On an emulated device the device is the host: its addresses are host
-                // addresses.
-                let address = self
-                    .device_address()
-                    .unwrap_or(self.host_address().addr() as u64);
-                Ok(KernelValue::Pointer { address, device })
-            }
+impl Launch {
+    /// One of the runtime's kernels that move a copy's elements (`parray_copy`,
+    /// `parray_exchange`): no shared memory, no checked accesses, no HIP source, no
+    /// parameters in constant memory.
+    pub(crate) fn mover(
+        kernel: &'static str,
+        source: &'static str,
+        shape: CudaGrid,
+        site: &'static DetourSite,
+    ) -> Launch {
+        Launch {
+            kernel,
+            source: source.into(),
+            shape,
+            shared_bytes: 0,
+            site,
+            checked: None,
+            hip_source: None,
+            constants: &[],
         }
-    )*};
-}
-
-handle_args!(Ptr, PtrMut);
-
-impl<T: DataType> KernelArg for Array<T> {
-    fn kernel_value(&self) -> Result<KernelValue> {
-        self.ptr().kernel_value()
     }
-}
-
-macro_rules! scalar_args {
-    ($($t:ty => $variant:ident as $as:ty),* $(,)?) => {$(
-        impl KernelArg for $t {
-            fn kernel_value(&self) -> Result<KernelValue> {
-                Ok(KernelValue::$variant(*self as $as))
-            }
-        }
-    )*};
-}
-
-scalar_args! {
-    f32 => F32 as f32,
-    f64 => F64 as f64,
-    i32 => I32 as i32,
-    u32 => U32 as u32,
-    i64 => I64 as i64,
-    u64 => U64 as u64,
-    usize => U64 as u64,
 }
 
 /// `#detour` of a cuda thread array whose body has no `#sync`: runs on the device that
@@ -152,7 +91,7 @@ where
     // SAFETY: forwarded to the caller.
     unsafe {
         check_and_run(launch, args, || {
-            emulate::run_grid(launch.kernel, shape(launch), emulated)
+            emulate::run_grid(launch.kernel, launch.shape, emulated)
         })
     }
 }
@@ -176,7 +115,7 @@ where
     // SAFETY: forwarded to the caller.
     unsafe {
         check_and_run(launch, args, || {
-            emulate::run_grid_blocks(launch.kernel, shape(launch), emulated)
+            emulate::run_grid_blocks(launch.kernel, launch.shape, emulated)
         })
     }
 }
@@ -240,11 +179,6 @@ fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
     Device::from_id(first_device)
 }
 
-/// The launch's `<<<grid, block>>>` for the emulator.
-fn shape(launch: &Launch) -> GridShape {
-    GridShape::new(launch.grid, launch.block)
-}
-
 /// # Safety
 /// As [`detour_cuda`].
 pub(crate) unsafe fn run_on_gpu(
@@ -278,11 +212,11 @@ pub(crate) unsafe fn run_on_gpu(
             })?;
     }
     // One launch at a time reads and resets the device's fault record.
-    let fault = match launch.checked {
+    let held = match launch.checked {
         Some(_) => Some(cuda.fault_record().map_err(fail)?),
         None => None,
     };
-    let fault_address = fault.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
+    let fault_address = held.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
     // The parameters read from constant memory: each argument's array into the module's
     // `__constant__` array of the parameter's name, on the stream, before the kernel.
     for &(param, symbol) in launch.constants {
@@ -322,8 +256,8 @@ pub(crate) unsafe fn run_on_gpu(
         builder.arg(address);
     }
     let config = LaunchConfig {
-        grid_dim: launch.grid.into(),
-        block_dim: launch.block.into(),
+        grid_dim: launch.shape.grid.into(),
+        block_dim: launch.shape.block.into(),
         shared_mem_bytes: launch.shared_bytes,
     };
     // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
@@ -331,7 +265,7 @@ pub(crate) unsafe fn run_on_gpu(
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     // A checked kernel's fault record is copied back on the stream right after it: one
     // wait for both.
-    let mut record = fault.zip(launch.checked);
+    let mut record = held.zip(launch.checked);
     if let Some((r, _)) = &mut record {
         let FaultRecord { device, host } = &mut **r;
         cuda.stream
@@ -341,96 +275,20 @@ pub(crate) unsafe fn run_on_gpu(
     cuda.stream
         .synchronize()
         .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
-    match record {
-        Some((mut r, names)) => {
-            let mut words = [0u64; fault::WORDS];
-            let host = r.host.as_slice().map_err(|e| fail(e.to_string()))?;
-            words.copy_from_slice(host);
-            report_fault(cuda, &mut r.device, words, launch, names)
-        }
+    let Some((mut r, names)) = record else {
+        return Ok(());
+    };
+    match fault::take(cuda, &mut r).map_err(fail)? {
+        Some(f) => Err(fault::as_panic(&f, &launch.shape, launch.site, names)),
         None => Ok(()),
     }
 }
 
-/// After a launch with checked accesses: the first access out of bounds (or, for a vector,
-/// misaligned) it recorded (`r`, the record's words read after it), as
-/// the error the emulation gives for the same access (a panic of that thread), and the
-/// record cleared for the next launch.
-fn report_fault(
-    cuda: &CudaDevice,
-    record: &mut cudarc::driver::CudaSlice<u64>,
-    r: [u64; fault::WORDS],
-    launch: &Launch,
-    names: &[&str],
-) -> Result<()> {
-    let fail = |e: cudarc::driver::DriverError| Error::Launch {
-        kernel: launch.kernel.to_string(),
-        site: launch.site,
-        message: format!("clearing the kernel's fault record: {e}"),
-    };
-    let Some(f) = Fault::decode(&r) else {
-        return Ok(());
-    };
-    cuda.stream.memset_zeros(record).map_err(fail)?;
-    cuda.stream.synchronize().map_err(fail)?;
-    let (block, thread) = (f.block, f.thread);
-    let [gx, gy, _] = launch.grid;
-    let [bx, by, bz] = launch.block;
-    let block_id = u64::from(block[0])
-        + u64::from(gx) * (u64::from(block[1]) + u64::from(gy) * u64::from(block[2]));
-    let thread_id = u64::from(thread[0])
-        + u64::from(bx) * (u64::from(thread[1]) + u64::from(by) * u64::from(thread[2]));
-    let name = names.get(f.which).copied().unwrap_or("an array");
-    let (offset, extent) = (u128::from(f.offset), f.extent as usize);
-    let message = match f.vector {
-        None => out_of_bounds_message(offset, name, extent),
-        Some((v, false)) => vector_out_of_bounds_message(v, offset, name, extent),
-        Some((v, true)) => misaligned_message(v, offset, name),
-    };
-    Err(Error::ThreadPanicked {
-        site: launch.site,
-        thread: ThreadId::Cuda {
-            tid: block_id * u64::from(bx * by * bz) + thread_id,
-            block,
-            thread,
-        },
-        at: Some(format!("{}:{}", launch.site.file, f.line)),
-        message,
-    })
-}
-
-/// A GPU's launch limits, read once per device.
 /// Refuses, with a readable reason, a configuration the GPU cannot launch.
 fn check_limits(cuda: &CudaDevice, launch: &Launch) -> std::result::Result<(), String> {
-    let limits = cuda
-        .limits
-        .get_or_init(|| {
-            use CUdevice_attribute::*;
-            let get = |a| {
-                cuda.ctx
-                    .attribute(a)
-                    .map(|v| v as u64)
-                    .map_err(|e| format!("reading the device's limits: {e}"))
-            };
-            Ok(LaunchLimits {
-                name: "the device",
-                block: [
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
-                ],
-                block_threads: get(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-                grid: [
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-                    get(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
-                ],
-                axis_threads: u64::MAX,
-                shared_bytes: get(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
-            })
-        })
-        .as_ref()?;
-    limits.admits(launch.grid, launch.block, launch.shared_bytes.into())
+    launch
+        .shape
+        .fits(launch.shared_bytes.into(), cuda.limits()?)
 }
 
 /// An emulation failure, in the runtime's terms: what the detour at `launch.site` reports.

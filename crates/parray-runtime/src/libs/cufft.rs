@@ -4,10 +4,10 @@
 
 use cudarc::cufft::{result, sys, CudaFft, FftDirection};
 
-use super::device::Device;
 use crate::array::Array;
-use crate::elem::Float2;
+use crate::devices::Device;
 use crate::error::{Error, Result};
+use crate::mem::elem::Float2;
 use crate::types::DataType;
 
 /// Which way a transform goes.

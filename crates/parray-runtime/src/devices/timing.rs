@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 
-use super::device::Device;
+use crate::devices::device::Device;
 use crate::error::{Error, Result};
 
 /// [`time_ms_on`] the calling thread's current device.
@@ -21,13 +21,7 @@ pub fn time_ms_on(device: &Device, mut f: impl FnMut() -> Result<()>) -> Result<
         f()?;
         return Ok(start.elapsed().as_secs_f64() * 1e3);
     };
-    let driver = |operation: &'static str| {
-        move |e: cudarc::driver::DriverError| Error::Driver {
-            type_name: "timer",
-            operation,
-            reason: e.to_string(),
-        }
-    };
+    let driver = |operation| move |e| Error::driver("timer", operation, e);
     let start = stream
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(driver("recording the start event"))?;

@@ -14,44 +14,17 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use parray_layout::grid::LaunchLimits;
 
+use crate::device_id::DeviceId;
+use crate::devices::jit::Kernels;
 use crate::error::{Error, Result};
-use crate::gpu::jit::Kernels;
 
 /// The number of emulated devices when `PARRAY_EMULATED_DEVICES` is unset: two, so that
 /// multi-device code is exercised on machines without a GPU.
 const DEFAULT_EMULATED_DEVICES: usize = 2;
 
-/// Which device some memory is on, as a `Copy` value: what a [`crate::Ptr`] (itself
-/// `Copy`) carries instead of a [`Device`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DeviceId {
-    emulated: bool,
-    ordinal: usize,
-}
-
-impl DeviceId {
-    /// The device's number among those of its kind.
-    pub fn ordinal(&self) -> usize {
-        self.ordinal
-    }
-
-    /// Whether the device is emulated on the CPU.
-    pub fn is_emulated(&self) -> bool {
-        self.emulated
-    }
-}
-
-impl fmt::Display for DeviceId {
-    /// `cuda:1` or `emulated:0`, as messages name devices.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.emulated { "emulated" } else { "cuda" };
-        write!(f, "{kind}:{}", self.ordinal)
-    }
-}
-
 /// A device that runs cuda thread arrays and holds their dmem: a CUDA GPU, or a device
 /// emulated on the CPU (whose memory is host memory and whose kernels run as
-/// `gpu::emulate` runs them).
+/// `exec::emulate` runs them).
 ///
 /// Cheap to clone (an `Arc` inside); two values are equal when they are the same device
 /// (kind and ordinal). `Device::cuda(n)` is the same device every time it is asked for.
@@ -70,12 +43,12 @@ enum Kind {
 pub(crate) struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    /// The device's launch limits, read on the first launch.
-    pub(crate) limits: OnceLock<std::result::Result<LaunchLimits, String>>,
+    /// The device's launch limits, read on the first launch (`limits.rs`).
+    pub(super) limits: OnceLock<std::result::Result<LaunchLimits, String>>,
     /// The kernels loaded into this context (functions belong to a context).
     pub(crate) kernels: Kernels,
     /// The record that kernels with checked accesses write their first fault to, made on
-    /// first use (see `launch::report_fault`).
+    /// first use (read back by `exec::fault`).
     fault: OnceLock<std::result::Result<Mutex<FaultRecord>, String>>,
     /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
     pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
@@ -103,7 +76,7 @@ impl CudaDevice {
     }
 }
 
-/// Where kernels with checked accesses record their first fault (`launch::report_fault`),
+/// Where kernels with checked accesses record their first fault (`exec::fault` reads it),
 /// and the page-locked host words it is read back into after each such launch (on the
 /// stream, right after the kernel: no second wait).
 pub(crate) struct FaultRecord {
@@ -344,6 +317,16 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
         .clone()
 }
 
+/// The GPU of the device some memory is on (`None`: host memory); an error naming the
+/// memory's type where that is not a GPU.
+pub(crate) fn on_gpu<'d>(device: Option<&'d Device>, type_name: &str) -> Result<&'d CudaDevice> {
+    device
+        .and_then(Device::as_cuda)
+        .ok_or_else(|| Error::CudaUnavailable {
+            reason: format!("{type_name} is not on a GPU"),
+        })
+}
+
 /// Lets the GPUs of two contexts reach each other's memory, both ways, where the hardware
 /// can (`cuDeviceCanAccessPeer`): then a peer copy between them goes over the GPUs' link
 /// (NVLink or PCIe) instead of through host memory. Once per pair of GPUs in a process;
@@ -418,7 +401,7 @@ fn emulated_count() -> Result<usize> {
 pub enum Backend {
     /// NVRTC-compiled kernels on the GPUs.
     Cuda,
-    /// The CPU emulation of the grid (`gpu::emulate`), on emulated devices.
+    /// The CPU emulation of the grid (`exec::emulate`), on emulated devices.
     Emulate,
 }
 

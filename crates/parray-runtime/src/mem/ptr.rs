@@ -40,9 +40,9 @@ use std::ops::{Add, AddAssign};
 
 use parray_layout::{ElemType, MemKind};
 
-use crate::atomics::{AtomicAdd, AtomicSwap};
-use crate::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
-use crate::gpu::DeviceId;
+use crate::device_id::DeviceId;
+use crate::mem::atomics::{AtomicAdd, AtomicSwap};
+use crate::mem::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
 /// and what is needed to check and report accesses.
@@ -720,7 +720,7 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         );
         // SAFETY: an aligned in-bounds element, every access to which is atomic while
         // this handle lives.
-        unsafe { crate::atomics::atomic_add(p, v) }
+        unsafe { crate::mem::atomics::atomic_add(p, v) }
     }
 
     #[track_caller]

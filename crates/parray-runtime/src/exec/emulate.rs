@@ -36,11 +36,11 @@ use std::thread;
 use parray_layout::grid::CudaGrid;
 use parray_layout::MemKind;
 
-use crate::atomics::{atomic_add, AtomicAdd, AtomicSwap};
-use crate::elem::{Element, Vector};
 use crate::error::{divergence_message, panic_place, ThreadId};
-use crate::panics::{self, Caught};
-use crate::ptr::{Access, AccessMut, PtrMut, Raw};
+use crate::exec::panics::{self, Caught};
+use crate::mem::atomics::{atomic_add, AtomicAdd, AtomicSwap};
+use crate::mem::elem::{Element, Vector};
+use crate::mem::ptr::{Access, AccessMut, PtrMut, Raw};
 
 /// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
 /// current GPU grants), so that no kernel the GPU path can launch is refused here.
@@ -49,7 +49,7 @@ pub const MAX_SHARED_BYTES: usize = parray_layout::grid::CUDA.shared_bytes as us
 /// A CUDA `dim3`: used both for sizes (grid, block) and for indices (blockIdx, threadIdx).
 ///
 /// Named fields rather than `[u32; 3]` so generated code reads like CUDA (`.x`, `.y`,
-/// `.z`). How indices flatten is `parray_layout::grid::CudaGrid`'s business.
+/// `.z`). A launch's shape is a `CudaGrid`, which also knows how indices flatten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Dim3 {
     pub x: u32,
@@ -91,34 +91,13 @@ impl fmt::Display for Dim3 {
     }
 }
 
-/// The launch configuration `<<<grid, block>>>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GridShape {
-    pub grid: Dim3,
-    pub block: Dim3,
-}
-
-impl GridShape {
-    /// `<<<grid, block>>>`.
-    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
-        GridShape {
-            grid: grid.into(),
-            block: block.into(),
-        }
-    }
-}
-
-impl From<GridShape> for CudaGrid {
-    /// The shape as the one mapping of grids knows it (limits, flat ids).
-    fn from(s: GridShape) -> Self {
-        CudaGrid::new(s.grid.into(), s.block.into())
-    }
-}
-
-impl fmt::Display for GridShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<<<{}, {}>>>", self.grid, self.block)
-    }
+/// A launch shape as CUDA's launch syntax writes it: `<<<(2, 3, 1), (64, 1, 1)>>>`.
+fn launch_syntax(shape: &CudaGrid) -> String {
+    format!(
+        "<<<{}, {}>>>",
+        Dim3::from(shape.grid),
+        Dim3::from(shape.block)
+    )
 }
 
 /// Why an emulated launch failed.
@@ -126,10 +105,13 @@ impl fmt::Display for GridShape {
 pub enum EmulateError {
     /// The configuration is one CUDA would refuse to launch (or one with more threads
     /// than a `usize` numbers).
-    #[error("kernel `{kernel}`: invalid launch configuration {shape}: {reason}")]
+    #[error(
+        "kernel `{kernel}`: invalid launch configuration {}: {reason}",
+        launch_syntax(shape)
+    )]
     InvalidShape {
         kernel: &'static str,
-        shape: GridShape,
+        shape: CudaGrid,
         reason: String,
     },
     /// An emulated thread panicked (the first one, if several did), at `at`
@@ -370,11 +352,12 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
 /// without data races.
 ///
 /// ```
-/// use parray_runtime::gpu::emulate::{run_grid_blocks, GridShape};
+/// use parray_runtime::exec::emulate::run_grid_blocks;
+/// use parray_runtime::exec::CudaGrid;
 /// use parray_runtime::{Access, AccessMut};
 ///
 /// // Each thread reads its neighbour's value after a barrier.
-/// run_grid_blocks("rotate", GridShape::new(2, 4), |b| {
+/// run_grid_blocks("rotate", CudaGrid::new([2, 1, 1], [4, 1, 1]), |b| {
 ///     let n = b.len();
 ///     let s = b.shared_ptr::<u32>(0, n, "S");
 ///     let present = vec![true; n];
@@ -515,11 +498,10 @@ struct Run {
 
 impl Run {
     /// Checks the shape as CUDA would, and plans the lanes.
-    fn new(kernel: &'static str, shape: GridShape) -> Result<Run, EmulateError> {
-        let grid = CudaGrid::from(shape);
+    fn new(kernel: &'static str, grid: CudaGrid) -> Result<Run, EmulateError> {
         let invalid = |reason| EmulateError::InvalidShape {
             kernel,
-            shape,
+            shape: grid,
             reason,
         };
         grid.fits(0, &parray_layout::grid::CUDA).map_err(invalid)?;
@@ -637,12 +619,7 @@ impl Run {
 
     /// Thread `thread_id` of block `block_id`, as errors name it.
     fn thread(&self, block_id: usize, thread_id: usize) -> ThreadId {
-        let (b, t) = (block_id as u64, thread_id as u64);
-        ThreadId::Cuda {
-            tid: self.grid.tid(b, t),
-            block: self.grid.block_idx(b),
-            thread: self.grid.thread_idx(t),
-        }
+        ThreadId::cuda(&self.grid, block_id as u64, thread_id as u64)
     }
 
     /// Threads `waiting` and `left` of block `block_id` did not meet at the barrier at
@@ -678,7 +655,7 @@ fn cores() -> usize {
 /// # Errors
 /// [`EmulateError::InvalidShape`] for a configuration CUDA would refuse,
 /// [`EmulateError::Panicked`] if a thread panicked (the remaining blocks are skipped).
-pub fn run_grid<F>(kernel: &'static str, shape: GridShape, body: F) -> Result<(), EmulateError>
+pub fn run_grid<F>(kernel: &'static str, shape: CudaGrid, body: F) -> Result<(), EmulateError>
 where
     F: Fn(&ThreadCtx) + Sync,
 {
@@ -696,7 +673,7 @@ where
 /// a block reached.
 pub fn run_grid_blocks<F>(
     kernel: &'static str,
-    shape: GridShape,
+    shape: CudaGrid,
     body: F,
 ) -> Result<(), EmulateError>
 where
@@ -806,7 +783,7 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
     unsafe fn load_unchecked(&self, off: usize) -> T {
         #[cfg(debug_assertions)]
         if off >= N {
-            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
         }
         // SAFETY: in bounds by the caller's contract; one owner as in `load`.
         unsafe { *self.values.get().cast::<T>().add(off) }
@@ -851,7 +828,7 @@ impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         #[cfg(debug_assertions)]
         if off >= N {
-            crate::ptr::proved_out_of_bounds(off as u128, self.name, N);
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
         }
         // SAFETY: as in `load_unchecked`.
         unsafe { *self.values.get().cast::<T>().add(off) = v }

@@ -1,0 +1,50 @@
+//! The fault record a kernel with checked accesses writes (`parray_compiler::fault`),
+//! read back after its launch: the first access out of bounds (or, for a vector,
+//! misaligned) becomes the error the emulation gives for the same access, a panic of that
+//! thread at that line.
+
+use parray_compiler::fault::{self, Fault};
+use parray_layout::grid::CudaGrid;
+
+use crate::devices::device::{CudaDevice, FaultRecord};
+use crate::error::{DetourSite, Error, ThreadId};
+use crate::mem::ptr::{misaligned_message, out_of_bounds_message, vector_out_of_bounds_message};
+
+/// The fault the record holds, if any (its words read back into `record.host` after the
+/// launch), with the record cleared for the next launch; the error says which step failed.
+pub(crate) fn take(cuda: &CudaDevice, record: &mut FaultRecord) -> Result<Option<Fault>, String> {
+    let mut words = [0u64; fault::WORDS];
+    words.copy_from_slice(record.host.as_slice().map_err(|e| e.to_string())?);
+    let Some(f) = Fault::decode(&words) else {
+        return Ok(None);
+    };
+    let clear = |e| format!("clearing the kernel's fault record: {e}");
+    cuda.stream
+        .memset_zeros(&mut record.device)
+        .map_err(clear)?;
+    cuda.stream.synchronize().map_err(clear)?;
+    Ok(Some(f))
+}
+
+/// Fault `f` of a launch of `grid` at `site`, whose checked arrays are `names` (by the
+/// record's number), as the panic of the faulting thread.
+pub(crate) fn as_panic(
+    f: &Fault,
+    grid: &CudaGrid,
+    site: &'static DetourSite,
+    names: &[&str],
+) -> Error {
+    let name = names.get(f.which).copied().unwrap_or("an array");
+    let (offset, extent) = (u128::from(f.offset), f.extent as usize);
+    let message = match f.vector {
+        None => out_of_bounds_message(offset, name, extent),
+        Some((v, false)) => vector_out_of_bounds_message(v, offset, name, extent),
+        Some((v, true)) => misaligned_message(v, offset, name),
+    };
+    Error::ThreadPanicked {
+        site,
+        thread: ThreadId::cuda(grid, grid.block_id(f.block), grid.thread_id(f.thread)),
+        at: Some(format!("{}:{}", site.file, f.line)),
+        message,
+    }
+}

@@ -1,0 +1,9 @@
+//! Layer 2, memory: the element types, CPU atomics, handles into storage (checked and
+//! proved accesses), the storage of one array (host memory, pinned, or dmem on a device),
+//! and kernel arguments.
+
+pub mod atomics;
+pub(crate) mod buffer;
+pub mod elem;
+pub mod kernel_arg;
+pub mod ptr;
