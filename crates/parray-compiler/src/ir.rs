@@ -2,10 +2,10 @@
 //! for every back end (Rust for pthd threads and the CPU emulation of cuda grids, CUDA C
 //! for the GPU).
 //!
-//! The front end (parray-macros' `lower`) resolves names to [`LocalId`]s and compiles the
-//! `$...$` forms; [`crate::passes::check`] infers and checks types with Rust's rules (unsuffixed
-//! literals take their type from use, else `i32`/`f64`); the back ends ([`crate::back`])
-//! print the proved body. Spans are data: each node keeps the user's span, so errors,
+//! The front end (parray-front's `lower`) resolves names to [`LocalId`]s and compiles the
+//! `$...$` forms; the type check (`passes::check`) infers and checks types with Rust's
+//! rules (unsuffixed literals take their type from use, else `i32`/`f64`); the back ends
+//! (`back`) print the proved body. The IR uses no pass: the passes use it. Spans are data: each node keeps the user's span, so errors,
 //! `#line` directives and panics point at the user's code.
 
 use parray_layout::grid::ThreadIndex;
@@ -121,7 +121,7 @@ pub enum Ty {
     Unit,
     /// A host value captured by a pthd body: rustc types it.
     Host,
-    /// An inference variable (only while [`check`] runs).
+    /// An inference variable (only while the type check runs).
     Infer(u32),
 }
 
@@ -178,7 +178,7 @@ pub struct Local {
     pub name: String,
     pub span: CodeSpan,
     pub mutable: bool,
-    /// Declared (`let x: f32`) or inferred by [`check`].
+    /// Declared (`let x: f32`) or inferred by the type check.
     pub ty: Option<Ty>,
     /// A kernel parameter (bound by the launch, not by a `let`).
     pub param: bool,
@@ -204,7 +204,7 @@ pub struct Body {
     /// may take.
     pub launch_bounds: Option<(u32, u32)>,
     /// The parameters the kernel reads from constant memory (arrays of cmem types), with
-    /// the elements each needs: found by [`bounds::prove`], declared `__constant__` by the
+    /// the elements each needs: found by the prover, declared `__constant__` by the
     /// C back end, filled by the launch.
     pub constants: Vec<(LocalId, u64)>,
 }
@@ -262,6 +262,15 @@ impl Body {
             _ => 0,
         }
     }
+}
+
+/// Where an access's array comes from (what the prover follows it to).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Root {
+    /// A kernel parameter or an array created in the body.
+    Local(LocalId),
+    /// A host variable captured by a pthd body (a single identifier or a path).
+    Capture(String),
 }
 
 /// Shared memory a CUDA kernel may declare statically; beyond it, arrays live in dynamic
@@ -450,7 +459,7 @@ pub enum Stmt {
         loc: Loc,
     },
     /// A `#copy` that moves vectors where both of its sides are aligned: `vector` (one
-    /// loop of vector accesses) when [`bounds::prove`] shows each of its vector accesses
+    /// loop of vector accesses) when the prover shows each of its vector accesses
     /// aligned, else `scalar` (the element loop). `prove` replaces the statement by the one
     /// it keeps; a back end given the statement itself writes `scalar`.
     Vectorised {
@@ -519,9 +528,9 @@ macro_rules! children {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: CodeSpan,
-    /// Set by [`check`].
+    /// Set by the type check.
     pub ty: Ty,
-    /// Set by [`bounds::prove`]: a GPU's 32-bit unsigned value that lies in `[0, i32::MAX]`,
+    /// Set by the prover: a GPU's 32-bit unsigned value that lies in `[0, i32::MAX]`,
     /// computed from such values only, so that C may compute it in `int` with the same
     /// result (SPEC 3.5, "Index arithmetic in `int`").
     pub signed: bool,
@@ -883,10 +892,10 @@ impl Indexed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     /// Checked when it runs: on the CPU by the handle (a panic), on the GPU against the
-    /// extent of its root array ([`crate::passes::bounds::Root`], found by [`bounds::prove`]; `None`
+    /// extent of its root array ([`Root`], found by the prover; `None`
     /// before, or where the array is not known).
-    Checked(Option<crate::passes::bounds::Root>),
-    /// Proved within the extent for every thread and iteration ([`bounds::prove`]). A back
+    Checked(Option<Root>),
+    /// Proved within the extent for every thread and iteration (the prover). A back
     /// end writes only a [`Proved`] body, whose every mark `prove` set itself.
     Proved,
 }

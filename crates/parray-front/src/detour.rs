@@ -2,9 +2,10 @@
 
 use parray_compiler::back::c::{self as emit_c, Dialect};
 use parray_compiler::back::rust::{self as emit_rust, Mode};
+use parray_compiler::ir::Root;
 use parray_compiler::ir::Target;
 use parray_compiler::passes::bounds::Proved;
-use parray_compiler::passes::bounds::{self, Proof, Root, RootUse};
+use parray_compiler::passes::bounds::{self, Proof, RootUse};
 use parray_layout::{CudaGrid, Module, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};

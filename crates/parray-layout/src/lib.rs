@@ -10,6 +10,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod ast;
+mod build;
 pub mod copy;
 pub mod emit_cuda;
 pub mod error;

@@ -12,11 +12,12 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::fault;
+use crate::ir::Root;
 use crate::ir::{
     lanes, precedence, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, LocalId, Method, Scalar, Stmt,
     Ty, UnOp, WARP,
 };
-use crate::passes::bounds::{Proved, Root};
+use crate::passes::bounds::Proved;
 use crate::passes::check::elem_of;
 use parray_layout::emit_cuda;
 use parray_layout::expr::Term;

@@ -27,18 +27,9 @@ use super::check::Typed;
 use crate::CodeSpan;
 
 use crate::ir::{
-    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Indexed, Lit, LocalId, Scalar, Stmt,
-    Target, Ty,
+    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Indexed, Lit, LocalId, Root, Scalar,
+    Stmt, Target, Ty,
 };
-
-/// Where an access's array comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Root {
-    /// A kernel parameter or an array created in the body.
-    Local(LocalId),
-    /// A host variable captured by a pthd body (a single identifier or a path).
-    Capture(String),
-}
 
 /// What the body does with one root.
 #[derive(Debug, Clone)]

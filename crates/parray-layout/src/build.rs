@@ -1,0 +1,574 @@
+//! The resolver: a program's declarations into a [`Module`] of dimension trees, each
+//! validated as it is declared (sizes, references, distribution, a cuda array's grid), so
+//! that an error points at its declaration. `tree` is the module; this is how one is made.
+
+use crate::ast::*;
+use crate::error::{Error, ErrorKind, Result, TextSpan};
+use crate::grid::GridPart;
+use crate::kinds::{MemKind, ThreadKind};
+use crate::tree::{
+    DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work, CONSTANT_BYTES,
+    MAX_HEIGHT,
+};
+
+/// What building one declaration learns about distribution.
+#[derive(Default)]
+struct Distributing {
+    /// Leaves standing for ranks, with the stride of the mpi array's dimension they mirror.
+    rank_leaves: Vec<(NodeId, u64)>,
+    /// The mpi thread array named by a `#P` dimension (its type index).
+    over: Option<usize>,
+    /// The distribution of the types whose dimensions the declaration references.
+    inherited: Option<Distribution>,
+}
+
+impl Module {
+    /// Parse and resolve a whole source text.
+    pub fn parse(src: &str) -> Result<Module> {
+        Module::build(&crate::parser::parse_program(src)?, &[])
+    }
+
+    /// Resolve a parsed program; `overrides` set constants (they win over the program's own).
+    pub fn build(program: &Program, overrides: &[(String, u64)]) -> Result<Module> {
+        let mut m = Module::default();
+        for (name, v) in overrides {
+            m.consts.insert(name.clone(), *v);
+        }
+        for item in &program.items {
+            match item {
+                Item::Const(c) => m.declare_const(c, overrides)?,
+                Item::Type(t) => m.declare_type(t).map_err(|e| e.in_decl(&t.name.name))?,
+            }
+        }
+        Ok(m)
+    }
+
+    fn declare_const(&mut self, c: &ConstDecl, overrides: &[(String, u64)]) -> Result<()> {
+        let name = &c.name.name;
+        if overrides.iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        if self.consts.contains_key(name) || self.by_name.contains_key(name) {
+            return Err(Error::new(
+                ErrorKind::Duplicate,
+                c.name.span,
+                format!("`{name}` is already declared"),
+            ));
+        }
+        let v = self.eval_size(&c.value).map_err(|e| e.in_decl(name))?;
+        self.consts.insert(name.clone(), v);
+        Ok(())
+    }
+
+    fn declare_type(&mut self, t: &TypeDecl) -> Result<()> {
+        let name = &t.name.name;
+        if self.consts.contains_key(name) || self.by_name.contains_key(name) {
+            return Err(Error::new(
+                ErrorKind::Duplicate,
+                t.name.span,
+                format!("`{name}` is already declared"),
+            ));
+        }
+        let natural = match t.kind {
+            DeclKind::Thread(_) => !t.dims.iter().any(has_reference),
+            DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g)),
+        };
+        let class = match &t.kind {
+            DeclKind::Data { mem, elem } => TypeClass::Data {
+                mem: *mem,
+                elem: *elem,
+            },
+            DeclKind::Thread(k) => TypeClass::Thread(k.clone()),
+        };
+        if let (TypeClass::Thread(_), false) = (&class, natural) {
+            let g = t
+                .dims
+                .iter()
+                .find(|g| has_reference(g))
+                .expect("artificial");
+            return Err(Error::new(
+                ErrorKind::Structure,
+                reference_span(g),
+                "a thread array's dimensions must be natural (no `#` references)",
+            ));
+        }
+        let first_new = self.nodes.len();
+        let mut top = Vec::with_capacity(t.dims.len());
+        let mut dist = Distributing::default();
+        for g in &t.dims {
+            top.push(self.build_group(g, natural, &mut dist)?);
+        }
+        let dims_span = TextSpan {
+            end: t.dims.last().map_or(t.span.end, |g| g.span.end),
+            ..t.dims.first().map_or(t.span, |g| g.span)
+        };
+        let root = self.compound(top, dims_span)?;
+        let mut distribution = dist.inherited.take();
+        if natural {
+            let part = self.assign_strides(first_new, &dist.rank_leaves);
+            if let Some(over) = dist.over {
+                distribution = Some(self.distribute(&dist.rank_leaves, over, part, dims_span)?);
+            }
+        }
+        // Limits found while analysing the new nodes have no token of their own: they
+        // belong to the declaration.
+        self.finish_nodes(first_new).map_err(|mut e| {
+            if e.span == TextSpan::default() {
+                e.span = t.span;
+            }
+            e
+        })?;
+        if let TypeClass::Thread(ThreadKind::Cuda(_)) = class {
+            self.check_cuda_shape(t, root)?;
+        }
+        if let TypeClass::Data {
+            mem: Some(MemKind::Cmem),
+            elem,
+        } = class
+        {
+            let bytes = u128::from(self.extent(root)) * u128::from(elem.size_bytes());
+            if bytes > u128::from(CONSTANT_BYTES) {
+                return Err(Error::new(
+                    ErrorKind::Size,
+                    t.span,
+                    format!(
+                        "constant memory holds {CONSTANT_BYTES} bytes, and `{name}` needs {bytes}: \
+                         declare it dmem"
+                    ),
+                ));
+            }
+        }
+        self.by_name.insert(name.clone(), self.types.len());
+        self.types.push(TypeDef {
+            name: name.clone(),
+            class,
+            root,
+            natural,
+            distribution,
+            span: t.span,
+        });
+        Ok(())
+    }
+
+    fn push(&mut self, size: u64, kind: NodeKind, children: Vec<NodeId>) -> NodeId {
+        self.nodes.push(Node {
+            size,
+            kind,
+            children,
+            max_offset: 0,
+            height: 0,
+        });
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    fn compound(&mut self, children: Vec<NodeId>, span: TextSpan) -> Result<NodeId> {
+        let mut size: u64 = 1;
+        for c in &children {
+            size = size
+                .checked_mul(self.node(*c).size)
+                .ok_or_else(|| Error::new(ErrorKind::Size, span, "the size overflows 64 bits"))?;
+        }
+        Ok(self.push(size, NodeKind::Compound, children))
+    }
+
+    fn build_group(&mut self, g: &Group, natural: bool, dist: &mut Distributing) -> Result<NodeId> {
+        match &g.body {
+            GroupBody::Size(e) => {
+                if !natural {
+                    return Err(Error::new(
+                        ErrorKind::Structure,
+                        g.span,
+                        "a natural dimension inside an artificial type: every leaf must be a `#` reference or lie under a structured reference `[...]#R`",
+                    ));
+                }
+                let n = self.eval_size(e)?;
+                Ok(self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new()))
+            }
+            GroupBody::Compound(inner) => {
+                let mut children = Vec::with_capacity(inner.len());
+                for c in inner {
+                    children.push(self.build_group(c, natural, dist)?);
+                }
+                self.compound(children, g.span)
+            }
+            GroupBody::Ref { shape, target } => {
+                let r = self.resolve(target)?;
+                let rsize = self.node(r.node).size;
+                if self.is_mpi(r.ty) {
+                    return self.rank_dimension(g, shape, target, r, natural, dist);
+                }
+                // Only dimensions that reach past one rank's part include the rank.
+                let over_ranks = self.types[r.ty]
+                    .distribution
+                    .as_ref()
+                    .filter(|d| self.node(r.node).max_offset >= d.part);
+                if let Some(d) = over_ranks {
+                    match &dist.inherited {
+                        Some(other) if other != d => {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                target.span,
+                                format!(
+                                    "`{}` is distributed over `{}` and another dimension of this type over `{}`: a type is distributed over one mpi array, one way",
+                                    target.name, d.over, other.over
+                                ),
+                            ))
+                        }
+                        _ => dist.inherited = Some(d.clone()),
+                    }
+                }
+                match shape {
+                    RefShape::Whole => Ok(r.node),
+                    RefShape::Sized(e) => {
+                        let n = self.eval_size(e)?;
+                        if n > rsize {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                e.span,
+                                format!(
+                                    "`{n}#{}` is larger than `{}` (size {rsize})",
+                                    target.name, target.name
+                                ),
+                            ));
+                        }
+                        Ok(self.push(n, NodeKind::Prefix { target: r.node }, Vec::new()))
+                    }
+                    RefShape::Structured(groups) => {
+                        let children = self.build_structure(groups, r.node, 1)?;
+                        let node = self.compound(children, g.span)?;
+                        let n = self.node(node).size;
+                        if n > rsize {
+                            return Err(Error::new(
+                                ErrorKind::Structure,
+                                g.span,
+                                format!(
+                                    "the structure has {n} elements, more than `{}` (size {rsize})",
+                                    target.name
+                                ),
+                            ));
+                        }
+                        self.nodes[node.0 as usize].kind = NodeKind::Prefix { target: r.node };
+                        Ok(node)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The groups of S in `S#R` at weight `outer`: each becomes a strided view of R.
+    fn build_structure(
+        &mut self,
+        groups: &[Group],
+        target: NodeId,
+        outer: u64,
+    ) -> Result<Vec<NodeId>> {
+        let mut sizes = Vec::with_capacity(groups.len());
+        for g in groups {
+            sizes.push(self.structure_size(g)?);
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for (i, g) in groups.iter().enumerate() {
+            let later: u64 = sizes[i + 1..].iter().product();
+            let weight = outer * later;
+            let children = match &g.body {
+                GroupBody::Compound(inner) => self.build_structure(inner, target, weight)?,
+                _ => Vec::new(),
+            };
+            out.push(self.push(sizes[i], NodeKind::Strided { target, weight }, children));
+        }
+        Ok(out)
+    }
+
+    /// The size of a group of a structure, which may hold only sizes and compounds.
+    fn structure_size(&self, g: &Group) -> Result<u64> {
+        match &g.body {
+            GroupBody::Size(e) => self.eval_size(e),
+            GroupBody::Compound(inner) => inner.iter().try_fold(1u64, |acc, c| {
+                acc.checked_mul(self.structure_size(c)?).ok_or_else(|| {
+                    Error::new(ErrorKind::Size, g.span, "the size overflows 64 bits")
+                })
+            }),
+            GroupBody::Ref { .. } => Err(Error::new(
+                ErrorKind::Structure,
+                reference_span(g),
+                "the structure before `#` may contain only sizes and `[...]` groups",
+            )),
+        }
+    }
+
+    /// Rule 1: strides are row-major over the natural leaves created since `first`
+    /// (leaves are created left to right, so walking backwards goes right to left), the
+    /// leaves standing for ranks left out. Returns the product of their sizes.
+    fn assign_strides(&mut self, first: usize, rank_leaves: &[(NodeId, u64)]) -> u64 {
+        let mut stride: u64 = 1;
+        for i in (first..self.nodes.len()).rev() {
+            let is_rank = rank_leaves.iter().any(|(id, _)| id.0 as usize == i);
+            if let (NodeKind::Leaf { .. }, false) = (&self.nodes[i].kind, is_rank) {
+                self.nodes[i].kind = NodeKind::Leaf { stride };
+                stride = stride.saturating_mul(self.nodes[i].size);
+            }
+        }
+        stride
+    }
+
+    fn is_mpi(&self, ty: usize) -> bool {
+        self.types[ty].class == TypeClass::Thread(ThreadKind::Mpi)
+    }
+
+    /// Whether a group references a data type or a cuda or pthd thread array: a dimension
+    /// over an mpi array does not make a type artificial.
+    fn references_data(&self, g: &Group) -> bool {
+        match &g.body {
+            GroupBody::Size(_) => false,
+            GroupBody::Compound(inner) => inner.iter().any(|c| self.references_data(c)),
+            GroupBody::Ref { target, .. } => {
+                !matches!(self.lookup(&target.name), Ok(r) if self.is_mpi(r.ty))
+            }
+        }
+    }
+
+    /// `[#P]`, `[n#P]` or `[#P_0]` in a data type, P an mpi thread array: leaves of the
+    /// same shape standing for the rank, their strides set by [`Module::distribute`].
+    fn rank_dimension(
+        &mut self,
+        g: &Group,
+        shape: &RefShape,
+        target: &Ident,
+        r: DimRef,
+        natural: bool,
+        dist: &mut Distributing,
+    ) -> Result<NodeId> {
+        let over = &self.types[r.ty].name;
+        if !natural {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                target.span,
+                format!(
+                    "a dimension distributed over the mpi array `{over}` belongs in a natural type (`[[#{over}][n]][m]`); reference that type's dimensions to view it another way"
+                ),
+            ));
+        }
+        if let Some(other) = dist.over.filter(|o| *o != r.ty) {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                target.span,
+                format!(
+                    "this type is distributed over `{}` already: a type is distributed over one mpi array",
+                    self.types[other].name
+                ),
+            ));
+        }
+        dist.over = Some(r.ty);
+        match shape {
+            RefShape::Whole => Ok(self.mirror_ranks(r.node, dist)),
+            RefShape::Sized(e) => {
+                let n = self.eval_size(e)?;
+                let rsize = self.node(r.node).size;
+                if n > rsize {
+                    return Err(Error::new(
+                        ErrorKind::Structure,
+                        e.span,
+                        format!("`{n}#{}` is larger than `{}` (size {rsize})", target.name, target.name),
+                    ));
+                }
+                let leaf = self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new());
+                dist.rank_leaves.push((leaf, self.linear_stride(r.node)));
+                Ok(leaf)
+            }
+            RefShape::Structured(_) => Err(Error::new(
+                ErrorKind::Structure,
+                g.span,
+                format!(
+                    "a dimension over the mpi array `{over}` is `[#{over}]`, `[n#{over}]` or a sub-dimension such as `[#{over}_0]`, not a structured reference"
+                ),
+            )),
+        }
+    }
+
+    /// A copy of the mpi array's dimension `node`: leaves where it has leaves.
+    fn mirror_ranks(&mut self, node: NodeId, dist: &mut Distributing) -> NodeId {
+        let n = self.node(node).clone();
+        match n.kind {
+            NodeKind::Leaf { stride } => {
+                let leaf = self.push(n.size, NodeKind::Leaf { stride: 0 }, Vec::new());
+                dist.rank_leaves.push((leaf, stride));
+                leaf
+            }
+            _ => {
+                let children = n
+                    .children
+                    .iter()
+                    .map(|c| self.mirror_ranks(*c, dist))
+                    .collect();
+                self.push(n.size, NodeKind::Compound, children)
+            }
+        }
+    }
+
+    /// The stride of a dimension of a natural thread array, whose offsets are `i * stride`:
+    /// that of its last leaf.
+    fn linear_stride(&self, node: NodeId) -> u64 {
+        let n = self.node(node);
+        match (&n.kind, n.children.last()) {
+            (NodeKind::Leaf { stride }, _) => *stride,
+            (_, Some(last)) => self.linear_stride(*last),
+            _ => 1,
+        }
+    }
+
+    /// The rank leaves' strides, once the part (`part` elements, the other leaves'
+    /// product) is known: the rank's stride in the mpi array times the part.
+    fn distribute(
+        &mut self,
+        rank_leaves: &[(NodeId, u64)],
+        over: usize,
+        part: u64,
+        span: TextSpan,
+    ) -> Result<Distribution> {
+        for (leaf, rank_stride) in rank_leaves {
+            let stride = rank_stride.checked_mul(part).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Size,
+                    span,
+                    "the distributed offsets overflow 64 bits",
+                )
+            })?;
+            self.nodes[leaf.0 as usize].kind = NodeKind::Leaf { stride };
+        }
+        let mpi = &self.types[over];
+        Ok(Distribution {
+            over: mpi.name.clone(),
+            ranks: self.node(mpi.root).size,
+            part,
+        })
+    }
+
+    /// Compute heights and largest offsets of the nodes created since `first` (children first).
+    fn finish_nodes(&mut self, first: usize) -> Result<()> {
+        for i in first..self.nodes.len() {
+            let node = &self.nodes[i];
+            let below = node
+                .children
+                .iter()
+                .copied()
+                .chain(match node.kind {
+                    NodeKind::Prefix { target } | NodeKind::Strided { target, .. } => Some(target),
+                    _ => None,
+                })
+                .map(|c| self.node(c).height)
+                .max()
+                .unwrap_or(0);
+            if below + 1 > MAX_HEIGHT {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    TextSpan::default(),
+                    format!("dimensions and references nest deeper than {MAX_HEIGHT} levels"),
+                ));
+            }
+            self.nodes[i].height = below + 1;
+            let max =
+                self.max_strided(NodeId(i as u32), self.nodes[i].size, 1, &mut Work::new())?;
+            self.nodes[i].max_offset = max;
+        }
+        Ok(())
+    }
+
+    fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId) -> Result<()> {
+        crate::grid::CudaGrid::of(self, root)
+            .map(|_| ())
+            .map_err(|(part, message)| {
+                let span = match (part, t.dims.as_slice()) {
+                    (GridPart::Grid, [g, ..]) => g.span,
+                    (GridPart::Block, [_, b, ..]) => b.span,
+                    _ => t.span,
+                };
+                Error::new(ErrorKind::Structure, span, message)
+            })
+    }
+
+    /// Evaluate a size expression; the result must be positive and fit in 64 bits.
+    pub fn eval_size(&self, e: &SizeExpr) -> Result<u64> {
+        let v = self.eval_int(e)?;
+        if v <= 0 {
+            return Err(Error::new(
+                ErrorKind::Size,
+                e.span,
+                format!("a size must be positive, this one is {v}"),
+            ));
+        }
+        u64::try_from(v)
+            .map_err(|_| Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits"))
+    }
+
+    fn eval_int(&self, e: &SizeExpr) -> Result<i128> {
+        let overflow = || Error::new(ErrorKind::Size, e.span, "the size overflows 64 bits");
+        let v = match &e.kind {
+            SizeExprKind::Lit(v) => *v as i128,
+            SizeExprKind::Name(n) => match self.consts.get(n) {
+                Some(v) => *v as i128,
+                None if self.by_name.contains_key(n) => {
+                    return Err(Error::new(
+                        ErrorKind::Unknown,
+                        e.span,
+                        format!("`{n}` is a type, not a constant (use `#{n}` to reference it)"),
+                    ))
+                }
+                None => {
+                    return Err(Error::new(
+                        ErrorKind::Unknown,
+                        e.span,
+                        format!("unknown constant `{n}`"),
+                    ))
+                }
+            },
+            SizeExprKind::Dim(t) => {
+                let d = self.resolve(t)?;
+                self.size(d.node) as i128
+            }
+            SizeExprKind::Neg(a) => -self.eval_int(a)?,
+            SizeExprKind::Bin(op, a, b) => {
+                let (x, y) = (self.eval_int(a)?, self.eval_int(b)?);
+                match op {
+                    SizeOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+                    SizeOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                    SizeOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    SizeOp::Div => {
+                        if y == 0 {
+                            return Err(Error::new(ErrorKind::Size, e.span, "division by zero"));
+                        }
+                        if x % y != 0 {
+                            return Err(Error::new(
+                                ErrorKind::Size,
+                                e.span,
+                                format!("inexact division: {x} / {y} leaves remainder {}", x % y),
+                            ));
+                        }
+                        x / y
+                    }
+                }
+            }
+        };
+        if v.unsigned_abs() > u64::MAX as u128 {
+            return Err(overflow());
+        }
+        Ok(v)
+    }
+}
+
+fn has_reference(g: &Group) -> bool {
+    match &g.body {
+        GroupBody::Size(_) => false,
+        GroupBody::Compound(inner) => inner.iter().any(has_reference),
+        GroupBody::Ref { .. } => true,
+    }
+}
+
+fn reference_span(g: &Group) -> TextSpan {
+    match &g.body {
+        GroupBody::Compound(inner) => inner
+            .iter()
+            .find(|c| has_reference(c))
+            .map_or(g.span, reference_span),
+        _ => g.span,
+    }
+}
