@@ -445,6 +445,18 @@ mod prover {
     /// The check `prove` gives the one access of `for i in lo..hi { s[index(i)] = 1; }`
     /// on a created shared array of `len` elements.
     fn access_check(len: u64, lo: u128, hi: u128, index: impl Fn(Expr) -> Expr) -> Check {
+        guarded_check(len, lo, hi, index, None)
+    }
+
+    /// As [`access_check`], the store inside `if i < bound { .. }` (`Some((bound, true))`)
+    /// or in its `else` (`Some((bound, false))`).
+    fn guarded_check(
+        len: u64,
+        lo: u128,
+        hi: u128,
+        index: impl Fn(Expr) -> Expr,
+        guard: Option<(u128, bool)>,
+    ) -> Check {
         let mut b = B::new(&[]);
         let s = b.local("s", false, None);
         b.body.stmts.push(Stmt::Create {
@@ -467,16 +479,33 @@ mod prover {
             ))),
             Box::new(int(1)),
         ));
+        let store = Stmt::Expr {
+            expr: store,
+            loc: loc(),
+        };
+        let body = match guard {
+            None => store,
+            Some((bound, in_then)) => {
+                let (then, els) = if in_then {
+                    (vec![store], None)
+                } else {
+                    (Vec::new(), Some(vec![store]))
+                };
+                Stmt::If {
+                    cond: bin(BinOp::Lt, e(ExprKind::Local(i)), int(bound)),
+                    then,
+                    els,
+                    loc: loc(),
+                }
+            }
+        };
         b.body.stmts.push(Stmt::For {
             var: i,
             start: int(lo),
             end: int(hi),
             inclusive: false,
             unroll: None,
-            body: vec![Stmt::Expr {
-                expr: store,
-                loc: loc(),
-            }],
+            body: vec![body],
             loc: loc(),
         });
         let proved = b.checked().unwrap();
@@ -506,7 +535,46 @@ mod prover {
         ));
     }
 
+    #[test]
+    fn an_if_below_a_bound_guards_the_accesses_of_its_branch() {
+        // A tail: 2048 iterations over 1000 elements, each guarded by `i < 1000`.
+        assert_eq!(
+            guarded_check(1000, 0, 2048, |i| i, Some((1000, true))),
+            Check::Proved
+        );
+        // Not the other branch: it runs for the indices past the bound.
+        assert!(matches!(
+            guarded_check(1000, 0, 2048, |i| i, Some((1000, false))),
+            Check::Checked(Some(_))
+        ));
+        // A bound past the array proves nothing.
+        assert!(matches!(
+            guarded_check(1000, 0, 2048, |i| i, Some((1001, true))),
+            Check::Checked(Some(_))
+        ));
+    }
+
     proptest::proptest! {
+        /// `if i < bound { s[i + c] = 1; }` for `i` in `lo..hi`: in the guarded branch,
+        /// proved exactly when every index that reaches the access is in range; in the
+        /// other branch never proved wrongly.
+        #[test]
+        fn a_guarded_index_is_proved_exactly_when_the_indices_that_reach_it_are_in_range(
+            len in 1u64..64, lo in 0u128..40, span in 1u128..60, bound in 0u128..80,
+            c in 0u128..12, in_then: bool,
+        ) {
+            let hi = lo + span;
+            let check = guarded_check(len, lo, hi, |i| bin(BinOp::Add, i, int(c)), Some((bound, in_then)));
+            let reach: Vec<u128> = (lo..hi).filter(|i| (*i < bound) == in_then).collect();
+            let in_range = reach.iter().all(|i| i + c < u128::from(len));
+            if check == Check::Proved {
+                proptest::prop_assert!(in_range, "proved out of range: len {} i in {}..{} bound {} then {} c {}", len, lo, hi, bound, in_then, c);
+            }
+            if in_then && !reach.is_empty() {
+                proptest::prop_assert_eq!(check == Check::Proved, in_range, "len {} i in {}..{} bound {} c {}", len, lo, hi, bound, c);
+            }
+        }
+
         /// `s[i * k + c]` for `i` in `lo..hi`: proved exactly when every iteration's index
         /// lies below the array's length (computed here by running the loop), for affine
         /// indices, whose intervals are exact.

@@ -436,6 +436,16 @@ impl<'b> Facts<'b> {
                 }
                 self.stmts(body);
             }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                self.uses_in(cond);
+                let guard = self.guard(cond);
+                self.narrowed(guard, |facts| facts.stmts(then));
+                if let Some(els) = els {
+                    self.stmts(els);
+                }
+            }
             Stmt::While { cond, body, .. } => {
                 self.uses_in(cond);
                 let stride = self.stride_loop(cond, body);
@@ -478,6 +488,37 @@ impl<'b> Facts<'b> {
             }
         });
         (unsigned && steps && assignments == 1 && hi >= 1).then_some((i, (0, hi - 1)))
+    }
+
+    /// The range of `i` in the branch an `if i < end` (or `i <= end`) takes: below the
+    /// bound, when `i` is an unsigned integer local that nothing assigns (a `let`, or a
+    /// `for` variable within one iteration) and `end` is bounded. So `if k < n { .. }`
+    /// guards the accesses of a tail as the prover sees them.
+    fn guard(&self, cond: &Expr) -> Option<(LocalId, Interval)> {
+        let (var, end, inclusive) = match &cond.kind {
+            ExprKind::Binary(BinOp::Lt, var, end) => (var, end, false),
+            ExprKind::Binary(BinOp::Le, var, end) => (var, end, true),
+            _ => return None,
+        };
+        let ExprKind::Local(i) = var.kind else {
+            return None;
+        };
+        if !matches!(
+            var.ty,
+            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
+        ) {
+            return None;
+        }
+        let mut assigned = false;
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                assigned |= matches!(place.kind, ExprKind::Local(id) if id == i);
+            }
+        });
+        let (_, end_hi) = self.interval(end)?;
+        let below = if inclusive { end_hi } else { end_hi - 1 };
+        let (lo, hi) = self.ranges.get(&i).copied().unwrap_or((0, below));
+        (!assigned && below >= lo).then_some((i, (lo, hi.min(below))))
     }
 
     /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
@@ -835,6 +876,20 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
         }
     }
     for s in stmts {
+        // An `if i < end` narrows `i` in the branch it guards, not in the other.
+        if let Stmt::If {
+            cond, then, els, ..
+        } = s
+        {
+            let guard = facts.guard(cond);
+            expr(cond, facts, extents, proof);
+            unmark_leaf(cond);
+            facts.narrowed(guard, |facts| mark(then, facts, extents, proof));
+            if let Some(els) = els {
+                mark(els, facts, extents, proof);
+            }
+            continue;
+        }
         // A stride loop's variable has its range inside the loop (its condition has no
         // access but in its bound, which does not depend on the variable).
         let stride = match s {
