@@ -5,7 +5,6 @@
 //! same name that carries its declaration to other macros (see `resolve`).
 
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 
 use parray_layout::ast::{Item, Program};
 use parray_layout::{MemKind, Module, ThreadKind, TypeClass};
@@ -256,20 +255,8 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
 
 /// A name for the companion macro, unique in the crate (`#[macro_export]` puts it at the root).
 fn fingerprint(payload: &[Entry], ident: &Ident) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for e in payload {
-        e.name.hash(&mut h);
-        e.text.hash(&mut h);
-    }
-    let site = proc_macro2::Span::call_site().start();
-    (
-        proc_macro2::Span::call_site().file(),
-        site.line,
-        site.column,
-        format!("{:?}", ident.span()),
-    )
-        .hash(&mut h);
-    h.finish()
+    let payload: Vec<(&str, &str)> = payload.iter().map(|e| (&*e.name, &*e.text)).collect();
+    crate::resolve::fingerprint(&payload, ident)
 }
 
 /// The items of the type `name`; `storage` is, for a view, a type it views that host code

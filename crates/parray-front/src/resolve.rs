@@ -263,3 +263,25 @@ pub fn base_name(path: &str) -> &str {
 pub fn is_ident(tt: &TokenTree, word: &str) -> bool {
     matches!(tt, TokenTree::Ident(i) if i == word)
 }
+
+/// A name for a generated `#[macro_export]` macro, unique in the crate (which puts it at
+/// the root): a hash of what it carries and of where it is made, by the invocation's
+/// file, line and column and the span of `ident`.
+pub fn fingerprint(payload: &[(&str, &str)], ident: &Ident) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (name, text) in payload {
+        name.hash(&mut h);
+        text.hash(&mut h);
+    }
+    let site = proc_macro2::Span::call_site();
+    let start = site.start();
+    (
+        site.file(),
+        start.line,
+        start.column,
+        format!("{:?}", ident.span()),
+    )
+        .hash(&mut h);
+    h.finish()
+}

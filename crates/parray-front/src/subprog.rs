@@ -107,7 +107,11 @@ pub fn define(input: TokenStream) -> syn::Result<TokenStream> {
         ..
     } = def;
     let params = params.iter().map(|(m, p)| quote!(#m #p));
-    let hidden = format_ident!("__parray_subprog_{}_{:016x}", name, fingerprint(&name));
+    let hidden = format_ident!(
+        "__parray_subprog_{}_{:016x}",
+        name,
+        crate::resolve::fingerprint(&[], &name)
+    );
     let usage = format!(
         "Call as `{name}!(<{}>({}))`.",
         types.iter().map(|_| "Type").collect::<Vec<_>>().join(", "),
@@ -136,21 +140,6 @@ pub fn define(input: TokenStream) -> syn::Result<TokenStream> {
         #[allow(unused_imports)]
         #vis use #hidden as #name;
     })
-}
-
-/// A name for the macro, unique in the crate (`#[macro_export]` puts it at the root).
-fn fingerprint(name: &Ident) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let site = proc_macro2::Span::call_site().start();
-    (
-        proc_macro2::Span::call_site().file(),
-        site.line,
-        site.column,
-        format!("{:?}", name.span()),
-    )
-        .hash(&mut h);
-    h.finish()
 }
 
 /// A call as the definition's macro hands it on: the definition, then `<M>(args)`.
