@@ -29,6 +29,7 @@ impl fmt::Display for DetourSite {
 
 /// One thread of a thread array, as errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ThreadId {
     /// Thread `tid` of a pthd array.
     Pthd { tid: usize },
@@ -117,6 +118,7 @@ pub(crate) fn panic_place(at: &Option<String>) -> String {
 /// that `fn main() -> parray::Result<()>` reports an error as a sentence (the variant and
 /// its fields stay available to `match`).
 #[derive(Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An mpi detour or a distributed array in a build without MPI.
     #[error("parray: this program uses an mpi thread array, which needs MPI: build it with parray's `mpi` feature (`--features parray/mpi`, Open MPI installed) and start it with `mpirun -n <processes>`")]

@@ -79,6 +79,7 @@ impl<T: DataType> ViewOf<T> for T {}
 
 /// The kinds of threads a thread array runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ThreadArrayKind {
     Pthd,
     Cuda,
