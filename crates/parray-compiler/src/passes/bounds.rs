@@ -467,13 +467,7 @@ impl<'b> Facts<'b> {
         let ExprKind::Binary(BinOp::Lt, var, end) = &cond.kind else {
             return None;
         };
-        let ExprKind::Local(i) = var.kind else {
-            return None;
-        };
-        let unsigned = matches!(
-            var.ty,
-            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
-        );
+        let i = unsigned_local(var)?;
         let (_, hi) = self.interval(end)?;
         let Some(Stmt::Expr { expr: last, .. }) = body.last() else {
             return None;
@@ -481,13 +475,7 @@ impl<'b> Facts<'b> {
         let steps = matches!(&last.kind, ExprKind::Assign(Some(BinOp::Add), place, step)
             if matches!(place.kind, ExprKind::Local(id) if id == i)
                 && self.interval(step).is_some_and(|(lo, _)| lo >= 0));
-        let mut assignments = 0;
-        visit_exprs(&self.body.stmts, &mut |e| {
-            if let ExprKind::Assign(_, place, _) = &e.kind {
-                assignments += usize::from(matches!(place.kind, ExprKind::Local(id) if id == i));
-            }
-        });
-        (unsigned && steps && assignments == 1 && hi >= 1).then_some((i, (0, hi - 1)))
+        (steps && self.assignments(i) == 1 && hi >= 1).then_some((i, (0, hi - 1)))
     }
 
     /// The range of `i` in the branch an `if i < end` (or `i <= end`) takes: below the
@@ -500,25 +488,22 @@ impl<'b> Facts<'b> {
             ExprKind::Binary(BinOp::Le, var, end) => (var, end, true),
             _ => return None,
         };
-        let ExprKind::Local(i) = var.kind else {
-            return None;
-        };
-        if !matches!(
-            var.ty,
-            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
-        ) {
-            return None;
-        }
-        let mut assigned = false;
-        visit_exprs(&self.body.stmts, &mut |e| {
-            if let ExprKind::Assign(_, place, _) = &e.kind {
-                assigned |= matches!(place.kind, ExprKind::Local(id) if id == i);
-            }
-        });
+        let i = unsigned_local(var)?;
         let (_, end_hi) = self.interval(end)?;
         let below = if inclusive { end_hi } else { end_hi - 1 };
         let (lo, hi) = self.ranges.get(&i).copied().unwrap_or((0, below));
-        (!assigned && below >= lo).then_some((i, (lo, hi.min(below))))
+        (self.assignments(i) == 0 && below >= lo).then_some((i, (lo, hi.min(below))))
+    }
+
+    /// How many assignments (`i = ..`, `i += ..`) the body makes to the local `i`.
+    fn assignments(&self, i: LocalId) -> usize {
+        let mut n = 0;
+        visit_exprs(&self.body.stmts, &mut |e| {
+            if let ExprKind::Assign(_, place, _) = &e.kind {
+                n += usize::from(matches!(place.kind, ExprKind::Local(id) if id == i));
+            }
+        });
+        n
     }
 
     /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
@@ -775,6 +760,18 @@ fn forms(e: &Expr, locals: &HashMap<LocalId, Vec<Indexed>>, out: &mut Vec<Indexe
 }
 
 /// Marks the proved accesses of `stmts`, counting them in `proof`.
+/// The local `e` reads, when it is one of an unsigned integer type (a value that only
+/// bounds from above need narrow).
+fn unsigned_local(e: &Expr) -> Option<LocalId> {
+    match (&e.kind, e.ty) {
+        (
+            ExprKind::Local(i),
+            Ty::Scalar(Scalar::U8 | Scalar::U32 | Scalar::U64 | Scalar::Usize),
+        ) => Some(*i),
+        _ => None,
+    }
+}
+
 fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
     fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
         if let ExprKind::Offset { off, args, of } = &e.kind {
