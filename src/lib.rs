@@ -802,4 +802,5 @@ pub mod __private {
         Writable,
     };
     pub use parray_runtime::exec::emulate::{shfl_down, Registers};
+    pub use parray_runtime::exec::launch::host_index;
 }

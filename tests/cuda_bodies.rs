@@ -7,6 +7,8 @@
 use parray::prelude::*;
 
 parray! {
+    const LANES = 8;
+    const ORIGIN = 0;
     int [16] OUT_IX;
     paged int [#OUT_IX_0] HOST_OUT;
     dmem int [#OUT_IX_0] DEV_OUT;
@@ -98,6 +100,25 @@ same_on_both!(pointer_offsets, |out, fout, n| {
     let q = fout + $tid_0$ * 8;
     q[$tid_1$] = 2.5f32;
     q[$tid_1$] += 1.0f32;
+});
+
+/// A Rust constant: passed by value to a cuda body.
+const SCALE: f32 = 0.25;
+
+same_on_both!(constants, |out, fout, n| {
+    let t = $tid$;
+    // The number types' constants: the same values on every back end.
+    let m = if t & 1 == 0 {
+        f32::NEG_INFINITY
+    } else {
+        t as f32 * std::f32::consts::PI
+    };
+    let edges = f32::NAN.max(t as f32) + f64::INFINITY.min(t as f64) as f32;
+    fout[$tid$] = m.max(f32::MIN) * SCALE + f32::EPSILON + (std::f64::consts::E as f32) + edges;
+    // `parray!` constants (0 is one) and the integer types' bounds.
+    let wrapped = (u32::MAX - 15 + t as u32) as i32;
+    let low = (i32::MIN + 7) / 1000000 + (i64::MIN / 3000000000000i64) as i32;
+    out[$tid$] = (t % LANES + $tid_0$ * ORIGIN) as i32 + wrapped + low * (t as i32 % 3);
 });
 
 same_on_both!(atomics, |out, fout, n| {
@@ -682,4 +703,49 @@ fn constant_memory() -> parray::Result<()> {
         "{source}"
     );
     Ok(())
+}
+
+/// A cuda body reads host values by value: each becomes a kernel parameter after the
+/// declared ones, of the type the body uses it as (`usize` checked to fit 32 bits).
+#[test]
+fn host_values_are_passed_by_value() -> parray::Result<()> {
+    let (mut dev, mut devf) = (DEV_OUT::create()?, DEV_F::create()?);
+    let stride: usize = 3;
+    let bias = -2.5f64;
+    detour!(GPU(&mut dev, &mut devf, 1i32) {
+        let t = $tid$;
+        out[t] = (t * stride % LANES) as i32 + n;
+        fout[t] = (t as f64 * bias) as f32 * SCALE;
+    })?;
+    let want: Vec<i32> = (0..16).map(|t: i32| t * 3 % 8 + 1).collect();
+    assert_eq!(dev.to_vec()?, want);
+    let wantf: Vec<f32> = (0..16).map(|t| (t as f64 * -2.5) as f32 * 0.25).collect();
+    assert_eq!(devf.to_vec()?, wantf);
+    let source = {
+        let (out, fout, n) = ((), (), ());
+        kernel_source!(GPU(out, fout, n) {
+            out[$tid$] = ($tid$ * stride) as i32;
+            fout[$tid$] = (bias * 2.0f64) as f32 * SCALE;
+        })
+    };
+    assert!(
+        source
+            .contains("(int* out, float* fout, int n, unsigned stride, double bias, float SCALE, "),
+        "{source}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_host_usize_past_32_bits_is_an_error_naming_it() {
+    let (mut dev, devf) = (DEV_OUT::create().unwrap(), DEV_F::create().unwrap());
+    let far = 1usize << 33;
+    let err = detour!(GPU(&mut dev, &devf, 1i32) {
+        let far: usize = far;
+        out[$tid$] = (far % 7) as i32;
+    })
+    .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("`far` = 8589934592"), "{message}");
+    assert!(message.contains("32-bit `usize`"), "{message}");
 }

@@ -12,6 +12,7 @@ use parray_layout::grid::ThreadIndex;
 use parray_layout::kinds::{ElemType, MemKind, Param};
 use parray_layout::offsets::Offset;
 
+pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
 use crate::CodeSpan;
 
 /// Which threads run the body.
@@ -194,6 +195,10 @@ pub struct Body {
     pub file: String,
     /// The kernel parameters, in order; each is also a local.
     pub params: Vec<(Param, LocalId)>,
+    /// Host values a cuda body reads (names that are neither its locals nor its
+    /// parameters): each is a kernel parameter after the declared ones, passed by value
+    /// at the launch, typed by the body's uses of it (the type check's post-condition).
+    pub captures: Vec<LocalId>,
     pub locals: Vec<Local>,
     /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
     /// expressions of the hardware indices, in first-use order.
@@ -485,6 +490,7 @@ macro_rules! children {
             ExprKind::Lit(_)
             | ExprKind::Local(_)
             | ExprKind::Capture(_)
+            | ExprKind::NumberConst(_)
             | ExprKind::Tid(_)
             | ExprKind::Size(_)
             | ExprKind::GenericSize { .. }
@@ -739,8 +745,10 @@ impl Method {
 pub enum ExprKind {
     Lit(Lit),
     Local(LocalId),
-    /// A host variable (or a path, `std::f32::consts::PI`) captured by a pthd body.
+    /// A host variable (or a path) captured by a pthd body.
     Capture(String),
+    /// `f32::MAX`, `std::f32::consts::PI`, `u32::MAX`: a constant of a number type.
+    NumberConst(NumberConst),
     /// A call of a Rust function by a pthd body (CPU threads call what they like; rustc
     /// checks it).
     HostCall(String, Vec<Expr>),

@@ -14,6 +14,7 @@
 pub mod back;
 pub mod fault;
 pub mod ir;
+mod number_const;
 pub mod passes;
 mod span;
 

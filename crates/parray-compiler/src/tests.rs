@@ -51,6 +51,7 @@ impl B {
                 stmts: Vec::new(),
                 launch_bounds: None,
                 constants: Vec::new(),
+                captures: Vec::new(),
             },
         };
         for (name, elem, pointer) in params {
@@ -599,5 +600,107 @@ mod prover {
                 proptest::prop_assert!((0..hi).all(|i| (i * m) % r < u128::from(len)));
             }
         }
+    }
+}
+
+/// Each number constant's C text reads back as the value Rust gives the same path: floats
+/// bit for bit (decimals parsed as C parses them, bits for the infinities and NaN), and
+/// integers as the value with C's `-MAX - 1` for the signed minimums.
+#[test]
+fn number_constants_are_exact_in_c() {
+    let floats = ["f32", "f64"];
+    let names = [
+        "MAX",
+        "MIN",
+        "MIN_POSITIVE",
+        "EPSILON",
+        "INFINITY",
+        "NEG_INFINITY",
+        "NAN",
+    ];
+    let mut seen = 0;
+    for ty in floats {
+        let paths = names.iter().map(|n| vec![ty, n]).chain(
+            ["PI", "E", "TAU", "SQRT_2", "LN_10", "FRAC_1_SQRT_2"]
+                .iter()
+                .map(|n| vec!["std", ty, "consts", n]),
+        );
+        for path in paths {
+            let c = NumberConst::parse(&path).unwrap_or_else(|| panic!("{path:?}"));
+            let want = c.float_value().expect("a float constant");
+            let text = c.c_value();
+            let got = if let Some(bits) = text.strip_prefix("__int_as_float(0x") {
+                f64::from(f32::from_bits(
+                    u32::from_str_radix(bits.trim_end_matches(')'), 16).unwrap(),
+                ))
+            } else if let Some(bits) = text.strip_prefix("__longlong_as_double(0x") {
+                f64::from_bits(u64::from_str_radix(bits.trim_end_matches("ll)"), 16).unwrap())
+            } else {
+                let digits = text.trim_start_matches('(').trim_end_matches(')');
+                match digits.strip_suffix('f') {
+                    Some(d) => f64::from(d.parse::<f32>().unwrap()),
+                    None => digits.parse::<f64>().unwrap(),
+                }
+            };
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{path:?}: {text} is {got}, not {want}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(
+        NumberConst::parse(&["std", "f32", "consts", "PI"]).and_then(NumberConst::float_value),
+        Some(f64::from(std::f32::consts::PI))
+    );
+    // Integers: the value, and the C text of it.
+    let ints: [(&str, i128, i128, &str, &str); 4] = [
+        (
+            "i32",
+            i32::MIN.into(),
+            i32::MAX.into(),
+            "(-2147483647 - 1)",
+            "2147483647",
+        ),
+        ("u32", 0, u32::MAX.into(), "0u", "4294967295u"),
+        (
+            "i64",
+            i64::MIN.into(),
+            i64::MAX.into(),
+            "(-9223372036854775807ll - 1ll)",
+            "9223372036854775807ll",
+        ),
+        (
+            "u8",
+            0,
+            u8::MAX.into(),
+            "((unsigned char)0)",
+            "((unsigned char)255)",
+        ),
+    ];
+    for (ty, min, max, c_min, c_max) in ints {
+        let (lo, hi) = (
+            NumberConst::parse(&[ty, "MIN"]).unwrap(),
+            NumberConst::parse(&[ty, "MAX"]).unwrap(),
+        );
+        assert_eq!((lo.int_value(32), hi.int_value(32)), (Some(min), Some(max)));
+        assert_eq!(
+            (lo.c_value().as_str(), hi.c_value().as_str()),
+            (c_min, c_max)
+        );
+    }
+    // A cuda body's `usize` is 32 bits; a pthd body's is the host's.
+    let usize_max = NumberConst::parse(&["usize", "MAX"]).unwrap();
+    assert_eq!(usize_max.int_value(32), Some(u32::MAX.into()));
+    assert_eq!(usize_max.int_value(64), Some(u64::MAX.into()));
+    assert_eq!(seen, 26);
+    // Not Rust: `f32::consts::PI` (no such path), a bool's or an integer's math constant.
+    for bad in [
+        &["f32", "consts", "PI"][..],
+        &["bool", "MAX"],
+        &["std", "u32", "consts", "PI"],
+        &["f32", "PI"],
+    ] {
+        assert_eq!(NumberConst::parse(bad), None, "{bad:?}");
     }
 }

@@ -2,8 +2,7 @@
 
 use parray_compiler::back::c::{self as emit_c, Dialect};
 use parray_compiler::back::rust::{self as emit_rust, Mode};
-use parray_compiler::ir::Root;
-use parray_compiler::ir::Target;
+use parray_compiler::ir::{Root, Target, Ty};
 use parray_compiler::passes::bounds::Proved;
 use parray_compiler::passes::bounds::{self, Proof, RootUse};
 use parray_layout::{CudaGrid, Module, ThreadKind, TypeClass};
@@ -281,7 +280,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
                 ));
             }
-            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?;
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?.typed;
             let body = bounds::prove(body);
             refused(body.proof())?;
             let types = type_checks(&forms.generics, false);
@@ -319,7 +318,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
-            let mut body = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            let lowered = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            let folded = lowered.folded_checks();
+            let mut body = lowered.typed;
             body.set_launch_bounds(min_blocks.map(|(n, _)| (grid.block.iter().product(), n)));
             let body = bounds::prove(body);
             refused(body.proof())?;
@@ -344,6 +345,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 // The arguments are checked to exist (and used), as a detour's would be.
                 let args = args.iter();
                 return Ok(Outcome::Done(quote!({
+                    #folded
                     let _ = || { #( let _ = &(#args); )* };
                     #source
                 })));
@@ -370,7 +372,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     quote!(::core::option::Option::None),
                 )
             };
-            let types = type_checks(&forms.generics, true);
+            let mut types = type_checks(&forms.generics, true);
+            types.extend(folded);
             Ok(Outcome::Done(cuda(
                 &body,
                 &grid,
@@ -534,6 +537,36 @@ fn cuda(
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
             bind_params.extend(quote!(#allow let mut #name = #hidden;));
+        }
+        arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
+    }
+    // Host values the body reads, by value, after the declared parameters; a type error
+    // between the host's and the body's is rustc's, at the name in the body.
+    for (k, id) in body.captures.iter().enumerate() {
+        let l = body.local(*id);
+        let span = l.span.proc_macro();
+        let name = Ident::new(&l.name, span);
+        let hidden = emit_rust::host_value_ident(k);
+        let ty = l.ty.expect("checked: a host value's type");
+        if ty == Ty::USIZE {
+            let (label, site) = (&l.name, Ident::new("__parray_site", Span::call_site()));
+            checks.extend(quote_spanned!(span=>
+                ::parray::__private::host_index(#name, #label, #site)?;
+            ));
+            bind_args.extend(quote_spanned!(span=> let #hidden: u32 = #name as u32;));
+        } else {
+            // At the name: rustc's "expected due to this" points there.
+            let ty: TokenStream = emit_rust::scalar_tokens(
+                ty.scalar().expect("checked: a host value is a number"),
+                Mode::Emulate,
+            )
+            .into_iter()
+            .map(|mut t| {
+                t.set_span(span);
+                t
+            })
+            .collect();
+            bind_args.extend(quote_spanned!(span=> let #hidden: #ty = #name;));
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }

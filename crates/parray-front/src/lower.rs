@@ -4,12 +4,12 @@
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, Scalar, Stmt,
-    Target, Ty, UnOp,
+    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, NumberConst,
+    Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
-use proc_macro2::Span;
+use proc_macro2::{Ident, Span, TokenStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
@@ -23,7 +23,7 @@ pub fn lower(
     params: &[Param],
     stmts: &[syn::Stmt],
     body_span: Span,
-) -> syn::Result<Typed> {
+) -> syn::Result<Lowered> {
     let threads = forms.threads.as_ref().expect("a detour has threads");
     let array = threads.name.clone();
     let mut lw = Lowerer {
@@ -34,7 +34,8 @@ pub fn lower(
         errors: Vec::new(),
         shared_slots: 0,
         loops: 0,
-        host_names: Vec::new(),
+        captures: Vec::new(),
+        folded: Vec::new(),
         shuffles: 0,
     };
     let params: Vec<(Param, LocalId)> = params
@@ -72,7 +73,6 @@ pub fn lower(
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
         return Err(errors);
     }
-    let host_names = lw.host_names;
     let body = Body {
         target,
         array,
@@ -80,79 +80,46 @@ pub fn lower(
         // has its call site elsewhere.
         file: body_span.file(),
         params,
+        captures: lw.captures,
         locals: lw.locals,
         tids,
         stmts,
         launch_bounds: None,
         constants: Vec::new(),
     };
-    let (body, diags) = match parray_compiler::passes::check::check(body) {
-        Ok(typed) if host_names.is_empty() => return Ok(typed),
-        Ok(typed) => (typed.body().clone(), Vec::new()),
-        Err(failed) => *failed,
-    };
-    let host = host_names.iter().map(|(name, span)| {
-        let ty = used_as(&body, name).and_then(c_param_type).unwrap_or("TYPE");
-        syn::Error::new(*span, format!("`{name}` is a host variable: a cuda body sees only its kernel parameters and its own locals; declare it in the thread array's parameter list (`cuda(..., {ty} {name})`) and pass it in the detour's argument list"))
-    });
-    let errors = diags
-        .into_iter()
-        .map(|d| syn::Error::new(d.span.proc_macro(), d.message))
-        .chain(host);
-    Err(crate::errors::in_source_order(errors).expect("a host name or a type error"))
-}
-
-/// The type a body uses the host variable `name` as: the other side of an operator or an
-/// assignment, an index, or the local it initialises.
-fn used_as(body: &Body, name: &str) -> Option<Ty> {
-    let is = |e: &Expr| matches!(&e.kind, ExprKind::Capture(n) if n == name);
-    let mut found = None;
-    parray_compiler::ir::visit_exprs(&body.stmts, &mut |e| {
-        let t = match &e.kind {
-            ExprKind::Binary(op, a, b) if !op.is_shift() && !op.is_logical() => {
-                if is(a) {
-                    Some(b.ty)
-                } else if is(b) {
-                    Some(a.ty)
-                } else {
-                    None
-                }
-            }
-            ExprKind::Assign(_, place, value) if is(value) => Some(place.ty),
-            ExprKind::Index(_, ix, _) if is(ix) => Some(Ty::USIZE),
-            ExprKind::Vector { at, .. } if is(at) => Some(Ty::USIZE),
-            _ => None,
-        };
-        found = found.or(t.filter(|t| matches!(t, Ty::Scalar(_) | Ty::Vector(_))));
-    });
-    let mut local = None;
-    parray_compiler::ir::visit_stmts(&body.stmts, &mut |s| {
-        if let Stmt::Let {
-            local: l,
-            init: Some(e),
-            ..
-        } = s
-        {
-            if is(e) {
-                local = local.or(body.local(*l).ty);
-            }
-        }
-    });
-    found.or(local)
-}
-
-/// The parameter type of the thread array's list (`cuda(float* a, int n)`) for a value of
-/// type `t`.
-fn c_param_type(t: Ty) -> Option<&'static str> {
-    let elem = match t {
-        Ty::Scalar(Scalar::Usize) => return Some("unsigned"),
-        Ty::Scalar(s) => ElemType::ALL
+    let typed = parray_compiler::passes::check::check(body).map_err(|failed| {
+        let errors = failed
+            .1
             .into_iter()
-            .find(|e| Scalar::of_elem(*e) == Some(s))?,
-        Ty::Vector(e) => e,
-        _ => return None,
-    };
-    Some(elem.keyword())
+            .map(|d| syn::Error::new(d.span.proc_macro(), d.message));
+        crate::errors::in_source_order(errors).expect("a failed check has a diagnostic")
+    })?;
+    Ok(Lowered {
+        typed,
+        folded: lw.folded,
+    })
+}
+
+/// A lowered, typed body, and the `parray!` constants its cuda body folded.
+pub struct Lowered {
+    pub typed: Typed,
+    /// Each name the body folded as the `parray!` constant of that name, with its value.
+    pub folded: Vec<(Ident, u64)>,
+}
+
+impl Lowered {
+    /// Compile-time assertions that each folded name means, where the body is, the
+    /// constant it was folded as (not a Rust local or item that shadows it).
+    pub fn folded_checks(&self) -> TokenStream {
+        self.folded
+            .iter()
+            .map(|(name, v)| {
+                let v = proc_macro2::Literal::u64_unsuffixed(*v);
+                let message = format!("`{name}` in this cuda body was folded as the `parray!` constant `{name}` = {v}, but here it names something else: rename one of them");
+                quote::quote_spanned!(name.span()=> const _: () = ::core::assert!(#name == #v, #message);)
+            })
+            .collect()
+    }
 }
 
 struct Lowerer<'a, 'm> {
@@ -166,8 +133,10 @@ struct Lowerer<'a, 'm> {
     shared_slots: usize,
     /// How many loops enclose the statement being lowered.
     loops: usize,
-    /// Host variables a cuda body names (an error once their use has a type).
-    host_names: Vec<(String, Span)>,
+    /// Host values a cuda body reads: parameters passed by value ([`Body::captures`]).
+    captures: Vec<LocalId>,
+    /// `parray!` constants a cuda body folded, each once.
+    folded: Vec<(Ident, u64)>,
     /// `shfl_down`s so far (each gets the next slot).
     shuffles: usize,
 }
@@ -814,6 +783,32 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A name a cuda body reads that is none of its locals: a `parray!` constant the
+    /// declarations in scope know, folded (so offsets and proofs see its value), or a host
+    /// value, passed by value as a parameter after the declared ones.
+    fn host_value(&mut self, id: &Ident) -> Expr {
+        let name = id.to_string();
+        if let Some(v) = self.forms.module.constant(&name) {
+            if !self.folded.iter().any(|(n, _)| *n == name) {
+                self.folded.push((id.clone(), v));
+            }
+            let lit = Lit::Int(u128::from(v), Some(Scalar::Usize));
+            return Expr::new(ExprKind::Lit(lit), id.span());
+        }
+        // Declared once, in the body's outermost scope, where every later use finds it.
+        let local = LocalId(self.locals.len() as u32);
+        self.locals.push(Local {
+            name: name.clone(),
+            span: id.span().into(),
+            mutable: false,
+            ty: None,
+            param: true,
+        });
+        self.scopes[0].push((name, local));
+        self.captures.push(local);
+        Expr::new(ExprKind::Local(local), id.span())
+    }
+
     fn boxed(&mut self, e: &syn::Expr) -> Box<Expr> {
         Box::new(self.expr(e))
     }
@@ -825,24 +820,29 @@ impl Lowerer<'_, '_> {
                 Some(l) => ExprKind::Lit(l),
                 None => return poison(span),
             },
-            syn::Expr::Path(p) => match p.path.get_ident() {
-                Some(id) if p.qself.is_none() => match self.lookup(&id.to_string()) {
+            syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+                Some(id) => match self.lookup(&id.to_string()) {
                     Some(local) => ExprKind::Local(local),
-                    None => {
-                        // A cuda body cannot capture: the error (with the type the body
-                        // uses it as) comes after the type check.
-                        if self.target == Target::Cuda {
-                            self.host_names.push((id.to_string(), id.span()));
-                        }
-                        ExprKind::Capture(id.to_string())
-                    }
+                    None if self.target == Target::Cuda => return self.host_value(id),
+                    None => ExprKind::Capture(id.to_string()),
                 },
-                _ if self.target == Target::Pthd => {
-                    ExprKind::Capture(quote::quote!(#p).to_string())
-                }
-                _ => {
-                    self.subset(span, "a path in a cuda body");
-                    return poison(span);
+                None => {
+                    let segments: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    let path: Vec<&str> = segments.iter().map(String::as_str).collect();
+                    if let Some(c) = NumberConst::parse(&path) {
+                        ExprKind::NumberConst(c)
+                    } else if self.target == Target::Pthd {
+                        ExprKind::Capture(quote::quote!(#p).to_string())
+                    } else {
+                        let last = segments.last().expect("a path has a segment");
+                        self.fail(span, format!("a cuda body reads a host value by a single name, passed by value (`use {};` before the detour, then `{last}`), and names the constants of the number types: {}", segments.join("::"), NUMBER_CONSTS));
+                        return poison(span);
+                    }
                 }
             },
             syn::Expr::Paren(p) => return self.expr(&p.expr),

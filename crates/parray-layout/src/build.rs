@@ -55,7 +55,7 @@ impl Module {
                 format!("`{name}` is already declared"),
             ));
         }
-        let v = self.eval_size(&c.value).map_err(|e| e.in_decl(name))?;
+        let v = self.eval_const(&c.value).map_err(|e| e.in_decl(name))?;
         self.consts.insert(name.clone(), v);
         Ok(())
     }
@@ -484,6 +484,19 @@ impl Module {
                 };
                 Error::new(ErrorKind::Structure, span, message)
             })
+    }
+
+    /// Evaluate a constant's value: not negative (0 is a constant, not a size: a field
+    /// index `const FX = 0;`), and fitting in 64 bits.
+    fn eval_const(&self, e: &SizeExpr) -> Result<u64> {
+        let v = self.eval_int(e)?;
+        u64::try_from(v).map_err(|_| {
+            Error::new(
+                ErrorKind::Size,
+                e.span,
+                format!("a constant must not be negative, this one is {v}"),
+            )
+        })
     }
 
     /// Evaluate a size expression; the result must be positive and fit in 64 bits.

@@ -96,8 +96,11 @@ impl Interp {
                     if it.is_declared(name) {
                         return Err(format!("`{name}` declared twice"));
                     }
-                    let v = it.size_value(&c.value)?;
-                    it.consts.insert(name.clone(), v as i128);
+                    let v = it.int_value(&c.value)?;
+                    if v < 0 {
+                        return Err(format!("constant {v} is negative"));
+                    }
+                    it.consts.insert(name.clone(), v);
                 }
                 Item::Type(t) => {
                     let name = &t.name.name;

@@ -329,6 +329,15 @@ pub enum Error {
         message: String,
     },
 
+    /// A cuda body reads the host `usize` `name`, whose value does not fit the body's
+    /// 32-bit `usize` (SPEC 3.5).
+    #[error("parray: {site}: the cuda body reads the host value `{name}` = {value}, which does not fit its 32-bit `usize` (at most 4294967295): split the work, or pass it as a `u64` (`let {name} = {name} as u64;` on the host)")]
+    HostIndexTooLarge {
+        site: &'static DetourSite,
+        name: &'static str,
+        value: usize,
+    },
+
     /// Not every thread of a block (cuda) or array (pthd) reached the `#sync` at `line`
     /// of the detour's file: `left` returned from the body while `waiting` waited there,
     /// or `left` waits at another `#sync`, at `other_line`.

@@ -222,6 +222,11 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             format!("{} {prefix}{}", c_type(param_ty(p)), w.names[id.0 as usize])
         })
         .collect();
+    // Host values the body reads, by value, after the declared parameters.
+    params.extend(body.captures.iter().map(|id| {
+        let ty = body.local(*id).ty.expect("checked: a host value's type");
+        format!("{} {}", c_type(ty), w.names[id.0 as usize])
+    }));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -1095,6 +1100,7 @@ impl<'b> Writer<'b> {
         }
         match &e.kind {
             ExprKind::Lit(l) => (self.lit(l, e.ty), ATOM),
+            ExprKind::NumberConst(c) => (c.c_value(), ATOM),
             ExprKind::Local(id) => (self.names[id.0 as usize].clone(), ATOM),
             ExprKind::Capture(name) | ExprKind::HostCall(name, _) => {
                 unreachable!("a cuda body captures and calls nothing of the host ({name})")

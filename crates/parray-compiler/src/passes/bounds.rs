@@ -616,6 +616,15 @@ impl<'b> Facts<'b> {
     fn interval(&self, e: &Expr) -> Option<Interval> {
         let r = match &e.kind {
             ExprKind::Lit(Lit::Int(v, _)) => (*v as i128, *v as i128),
+            ExprKind::NumberConst(c) => {
+                let usize_bits = if self.body.target == Target::Cuda {
+                    32
+                } else {
+                    64
+                };
+                let v = c.int_value(usize_bits)?;
+                (v, v)
+            }
             ExprKind::Local(id) => *self.ranges.get(id)?,
             ExprKind::Size(n) => (*n as i128, *n as i128),
             // An element read lies in its type's range (a byte in `[0, 255]`).

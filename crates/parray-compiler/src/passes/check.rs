@@ -45,8 +45,38 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         vars: Vec::new(),
         diags: Vec::new(),
     };
+    // A host value takes the type its uses give it (any number or vector).
+    for id in &body.captures {
+        cx.body_locals[id.0 as usize] = Some(cx.fresh(Kind::Any));
+    }
     let mut stmts = std::mem::take(&mut body.stmts);
     cx.stmts(&mut stmts, &body);
+    for id in &body.captures {
+        let local = body.local(*id);
+        let (name, span) = (local.name.clone(), local.span);
+        match cx.body_locals[id.0 as usize].map(|t| cx.resolve(t)) {
+            Some(Ty::Scalar(
+                Scalar::I32
+                | Scalar::U32
+                | Scalar::I64
+                | Scalar::U64
+                | Scalar::Usize
+                | Scalar::F32
+                | Scalar::F64,
+            ))
+            | Some(Ty::Host)
+            | None => {}
+            Some(Ty::Infer(v)) => {
+                let example = match cx.vars[v as usize].kind {
+                    Kind::Int => "usize",
+                    Kind::Float => "f32",
+                    Kind::Any => "f32",
+                };
+                cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
+            }
+            Some(t) => cx.fail(span, format!("the host value `{name}` is used as `{t}`: a cuda body receives host values by value as 32- or 64-bit numbers (i32, u32, i64, u64, usize, f32, f64); convert it on the host first (`let {name} = {name} as i32;`)")),
+        }
+    }
     // Resolve and apply the final types.
     for (local, ty) in body.locals.iter_mut().zip(cx.body_locals.clone()) {
         local.ty = ty.map(|t| cx.finish_ty(t));
@@ -64,6 +94,8 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
 enum Kind {
     Int,
     Float,
+    /// A number or vector of any type (a host value a cuda body reads).
+    Any,
 }
 
 /// An inference variable: a union-find node, its kind, and its type once known.
@@ -119,6 +151,7 @@ impl Checker {
     fn kind_accepts(kind: Kind, t: Ty) -> bool {
         match (kind, t) {
             (_, Ty::Host) => true,
+            (Kind::Any, t) => matches!(t, Ty::Scalar(_) | Ty::Vector(_)),
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
             _ => false,
@@ -132,7 +165,9 @@ impl Checker {
             _ if a == b => a,
             (Ty::Infer(x), Ty::Infer(y)) => {
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
-                if kx != ky {
+                if kx == Kind::Any {
+                    self.vars[x as usize].kind = ky;
+                } else if ky != Kind::Any && kx != ky {
                     self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
                     // Reported once: the rest of the expression checks against anything.
                     return Ty::Host;
@@ -146,10 +181,10 @@ impl Checker {
                     self.vars[x as usize].bound = Some(t);
                     t
                 } else {
-                    let lit = if kind == Kind::Int {
-                        "an integer"
-                    } else {
-                        "a float"
+                    let lit = match kind {
+                        Kind::Int => "an integer",
+                        Kind::Float => "a float",
+                        Kind::Any => "a host value",
                     };
                     self.fail(
                         span,
@@ -285,12 +320,11 @@ impl Checker {
         }
         let span = e.span;
         let ty = match &mut e.kind {
-            ExprKind::Lit(Lit::Int(_, Some(s))) | ExprKind::Lit(Lit::Float(_, Some(s))) => {
-                Ty::Scalar(*s)
-            }
+            ExprKind::Lit(Lit::Int(_, Some(s)) | Lit::Float(_, Some(s))) => Ty::Scalar(*s),
             ExprKind::Lit(Lit::Int(_, None)) => self.fresh(Kind::Int),
             ExprKind::Lit(Lit::Float(_, None)) => self.fresh(Kind::Float),
             ExprKind::Lit(Lit::Bool(_)) => Ty::BOOL,
+            ExprKind::NumberConst(c) => Ty::Scalar(c.ty),
             ExprKind::Local(id) => {
                 let name = body.local(*id).name.clone();
                 self.local_ty(*id, span, &name)
@@ -341,7 +375,15 @@ impl Checker {
                 };
                 if let ExprKind::Local(id) = place.kind {
                     let local = body.local(id);
-                    if !local.mutable {
+                    if body.captures.contains(&id) {
+                        self.fail(
+                            place.span,
+                            format!(
+                                "cannot assign to the host value `{0}`: a cuda body receives it by value, and the host's `{0}` would not change; copy it into a local first (`let mut {0} = {0};`), or write results to an array",
+                                local.name
+                            ),
+                        );
+                    } else if !local.mutable {
                         self.fail(
                             place.span,
                             format!(
@@ -662,6 +704,8 @@ impl Checker {
             Ty::Infer(v) => match self.vars[v as usize].kind {
                 Kind::Int => Ty::Scalar(Scalar::I32),
                 Kind::Float => Ty::Scalar(Scalar::F64),
+                // Reported by `check` (a host value whose type the body does not fix).
+                Kind::Any => Ty::Host,
             },
             t => t,
         }

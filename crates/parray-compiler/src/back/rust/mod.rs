@@ -120,6 +120,12 @@ struct Writer<'b> {
     blocks: Option<blocks::Blocks>,
 }
 
+/// The binding of the `k`th host value a cuda body reads ([`Body::captures`]) in the
+/// emulation: not the user's name, which may be a Rust `const` (a pattern in a `let`).
+pub fn host_value_ident(k: usize) -> Ident {
+    Ident::new(&format!("__parray_host{k}"), Span::call_site())
+}
+
 /// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
 pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
     let name = match (s, mode) {
@@ -179,6 +185,10 @@ impl<'b> Writer<'b> {
     fn local_value(&self, id: LocalId, span: Span) -> TokenStream {
         if let Some(v) = self.blocks.as_ref().and_then(|b| b.spilled_value(id)) {
             return v;
+        }
+        if let Some(k) = self.body.captures.iter().position(|c| *c == id) {
+            let name = host_value_ident(k);
+            return quote!(#name);
         }
         let name = Ident::new(&self.body.local(id).name, span);
         quote!(#name)
@@ -361,6 +371,16 @@ impl<'b> Writer<'b> {
             ExprKind::Lit(l) => self.lit(l, e.ty, span),
             ExprKind::Local(id) => self.local_value(*id, span),
             ExprKind::Capture(path) => path_tokens(path, span),
+            // The path itself: the same value, and no literal for lints to question.
+            ExprKind::NumberConst(c) => {
+                let name = Ident::new(c.name, span);
+                let ty = respan(scalar_tokens(c.ty, self.mode), span);
+                if c.math {
+                    quote_spanned!(span=> ::core::#ty::consts::#name)
+                } else {
+                    quote_spanned!(span=> #ty::#name)
+                }
+            }
             ExprKind::HostCall(path, args) => {
                 let f = path_tokens(path, span);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
