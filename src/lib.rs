@@ -616,6 +616,34 @@ pub mod prelude {
 #[doc(inline)]
 pub use parray_macros::subprog;
 
+/// A function of the body language (SPEC.md 3.5, "Functions"): written once, called from
+/// cuda bodies (a `__device__` function on the GPU, the same function under the
+/// emulation) and, being a Rust function too, from pthd and mpi bodies and host code.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// #[parray::func]
+/// fn gelu(x: f32) -> f32 {
+///     0.5 * x * (1.0 + (0.797_884_6 * (x + 0.044_715 * x * x * x)).tanh())
+/// }
+///
+/// parray! {
+///     dmem float [256] V;
+///     cuda(float* v) [2][128] G;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut v = V::create()?;
+///     detour!(G(&mut v) {
+///         v[$V[$tid$]$] = gelu($tid$ as f32 / 64.0 - 2.0);
+///     })?;
+///     assert!((v.to_vec()?[128] - gelu(0.0)).abs() < 1e-6);
+///     Ok(())
+/// }
+/// ```
+pub use parray_macros::func;
+
 #[doc(hidden)]
 pub use parray_macros::{__resume, __subprog_call};
 

@@ -199,6 +199,9 @@ pub struct Body {
     /// parameters): each is a kernel parameter after the declared ones, passed by value
     /// at the launch, typed by the body's uses of it (the type check's post-condition).
     pub captures: Vec<LocalId>,
+    /// The functions the body calls (`#[parray::func]`), each callee before its callers;
+    /// [`ExprKind::Call`] names one by its index. Their locals are the body's.
+    pub functions: Vec<Function>,
     pub locals: Vec<Local>,
     /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
     /// expressions of the hardware indices, in first-use order.
@@ -267,6 +270,23 @@ impl Body {
             _ => 0,
         }
     }
+}
+
+/// A function of the body language (`#[parray::func] fn gelu(x: f32) -> f32 { ... }`),
+/// lowered into the calling body: it computes on its parameters (numbers and vectors) and
+/// its locals, and gives the value of its last expression.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// The name the body calls it by.
+    pub name: String,
+    pub span: CodeSpan,
+    /// Its parameters, locals of the body with their declared types.
+    pub params: Vec<LocalId>,
+    /// The declared return type ([`Ty::Unit`] for none).
+    pub ret: Ty,
+    pub stmts: Vec<Stmt>,
+    /// The last expression, the function's value.
+    pub value: Option<Expr>,
 }
 
 /// Where an access's array comes from (what the prover follows it to).
@@ -499,6 +519,7 @@ macro_rules! children {
             ExprKind::Offset { args, .. }
             | ExprKind::GenericOffset { args, .. }
             | ExprKind::MakeVector(_, args)
+            | ExprKind::Call(_, args)
             | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(_, a, b)
@@ -816,6 +837,8 @@ pub enum ExprKind {
     MakeVector(ElemType, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A call of the body's function of that index ([`Body::functions`]).
+    Call(usize, Vec<Expr>),
 }
 
 /// The lanes of a warp in the body language: `shfl_down` exchanges values among 32

@@ -52,6 +52,7 @@ impl B {
                 launch_bounds: None,
                 constants: Vec::new(),
                 captures: Vec::new(),
+                functions: Vec::new(),
             },
         };
         for (name, elem, pointer) in params {

@@ -69,7 +69,7 @@ fn split_visibility(input: TokenStream) -> Block {
 /// Parse the carried declarations of other blocks into one program prefix.
 pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
     let mut items = Vec::new();
-    for e in entries {
+    for e in entries.iter().filter(|e| !e.func) {
         let p = parray_layout::parse_program(&e.text).map_err(|err| {
             syn::Error::new(
                 Span::call_site(),
@@ -202,7 +202,12 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         if let Some(a) = &alias {
             aliases.push((name.clone(), a.clone()));
         }
-        payload.push(Entry { name, text, alias });
+        payload.push(Entry {
+            name,
+            text,
+            alias,
+            func: false,
+        });
         let payload = merge(&payload, Span::call_site())?;
         let vis = block
             .vis

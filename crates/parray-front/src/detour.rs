@@ -280,7 +280,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
                 ));
             }
-            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span())?.typed;
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span(), &[])?.typed;
             let body = bounds::prove(body);
             refused(body.proof())?;
             let types = type_checks(&forms.generics, false);
@@ -318,7 +318,29 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
-            let lowered = lower(&mut forms, Target::Cuda, &params, &stmts, body.span())?;
+            // The functions the body calls, and theirs, carried in first.
+            let calls: Vec<Ident> = stmts
+                .iter()
+                .flat_map(|s| {
+                    crate::func::called(&syn::Block {
+                        brace_token: Default::default(),
+                        stmts: vec![s.clone()],
+                    })
+                })
+                .collect();
+            let need = crate::func::missing(&calls, entries);
+            if !need.is_empty() {
+                return Ok(Outcome::Need(need));
+            }
+            let funcs = crate::func::sources(entries)?;
+            let lowered = lower(
+                &mut forms,
+                Target::Cuda,
+                &params,
+                &stmts,
+                body.span(),
+                &funcs,
+            )?;
             let folded = lowered.folded_checks();
             let mut body = lowered.typed;
             body.set_launch_bounds(min_blocks.map(|(n, _)| (grid.block.iter().product(), n)));
@@ -374,6 +396,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             };
             let mut types = type_checks(&forms.generics, true);
             types.extend(folded);
+            // The functions it calls are used (by the GPU), and are functions where it is.
+            types.extend(calls.iter().map(|f| quote!(let _ = #f;)));
             Ok(Outcome::Done(cuda(
                 &body,
                 &grid,
@@ -572,12 +596,14 @@ fn cuda(
     }
     // Checked against the device's limit at launch (the emulator's is the same).
     let shared_bytes = u32::try_from(body.dynamic_shared_bytes()).unwrap_or(u32::MAX);
+    let functions = emit_rust::functions_tokens(proved, Mode::Emulate);
     let (closure, run) = if body.collective() {
         // Once per block: the stretches between collective statements (barriers,
         // shuffles) loop over the block's threads.
         let block = emit_rust::block_body_tokens(proved);
         (
             quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {
+                #functions
                 #bind_params
                 #block
             }),
@@ -587,7 +613,7 @@ fn cuda(
         let prologue = emit_rust::prologue_tokens(proved, Mode::Emulate);
         let stmts = emit_rust::stmts_tokens(proved, Mode::Emulate);
         (
-            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #bind_params #prologue #stmts }),
+            quote!(move |#ctx: &::parray::gpu::emulate::ThreadCtx| { #functions #bind_params #prologue #stmts }),
             quote!(::parray::gpu::detour_cuda),
         )
     };

@@ -93,6 +93,7 @@ impl Host<'_, '_> {
             launch_bounds: None,
             constants: Vec::new(),
             captures: Vec::new(),
+            functions: Vec::new(),
         };
         let typed = match check(body) {
             Ok(typed) => typed,

@@ -15,6 +15,7 @@ mod decl;
 mod detour;
 mod dollar;
 mod errors;
+mod func;
 mod host;
 mod lower;
 mod resolve;
@@ -61,6 +62,12 @@ pub fn subprog(input: TokenStream) -> TokenStream {
     subprog::define(input).unwrap_or_else(|e| e.to_compile_error())
 }
 
+/// `#[parray::func] fn name(..) -> T { .. }`: a function of the body language, callable
+/// from cuda bodies (and, being a Rust function too, from anywhere else).
+pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
+    func::define(attr, item)
+}
+
 /// Continuation of the entry points above once a companion macro has added its
 /// declarations (also what a subprogram's call expands to).
 pub fn resume(input: TokenStream) -> TokenStream {
@@ -77,6 +84,7 @@ pub fn resume(input: TokenStream) -> TokenStream {
         Kind::Host => detour::expand_host,
         Kind::Source => detour::expand_source,
         Kind::Subprog => subprog::expand_call,
+        Kind::Func => func::check,
     };
     drive(r.kind, r.entries, r.input, handler)
 }

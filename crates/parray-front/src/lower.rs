@@ -4,8 +4,8 @@
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, Local, LocalId, Method, NumberConst,
-    Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
+    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Function, Lit, Loc, Local, LocalId, Method,
+    NumberConst, Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
@@ -17,27 +17,19 @@ use syn::Token;
 use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
+/// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
+/// them by (a pthd body calls Rust functions as Rust does).
 pub fn lower(
     forms: &mut Forms,
     target: Target,
     params: &[Param],
     stmts: &[syn::Stmt],
     body_span: Span,
+    funcs: &[(String, syn::ItemFn)],
 ) -> syn::Result<Lowered> {
     let threads = forms.threads.as_ref().expect("a detour has threads");
     let array = threads.name.clone();
-    let mut lw = Lowerer {
-        forms,
-        target,
-        locals: Vec::new(),
-        scopes: vec![Vec::new()],
-        errors: Vec::new(),
-        shared_slots: 0,
-        loops: 0,
-        captures: Vec::new(),
-        folded: Vec::new(),
-        shuffles: 0,
-    };
+    let mut lw = Lowerer::new(forms, target, funcs);
     let params: Vec<(Param, LocalId)> = params
         .iter()
         .map(|p| {
@@ -81,6 +73,7 @@ pub fn lower(
         file: body_span.file(),
         params,
         captures: lw.captures,
+        functions: lw.functions,
         locals: lw.locals,
         tids,
         stmts,
@@ -98,6 +91,40 @@ pub fn lower(
         typed,
         folded: lw.folded,
     })
+}
+
+/// Checks the function `name` of `funcs` (and what it calls) as a cuda body would lower
+/// and type it: the errors a `#[parray::func]` reports where it is defined.
+pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Result<()> {
+    let module = parray_layout::Module::from_parts(Vec::new(), Vec::new(), Vec::new());
+    let mut forms = Forms::new(&module, None);
+    let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs);
+    lw.function_index(name);
+    if let Some(errors) = crate::errors::in_source_order(lw.errors) {
+        return Err(errors);
+    }
+    let body = Body {
+        target: Target::Cuda,
+        array: String::new(),
+        file: name.span().file(),
+        params: Vec::new(),
+        captures: Vec::new(),
+        functions: lw.functions,
+        locals: lw.locals,
+        tids: Vec::new(),
+        stmts: Vec::new(),
+        launch_bounds: None,
+        constants: Vec::new(),
+    };
+    parray_compiler::passes::check::check(body)
+        .map(|_| ())
+        .map_err(|failed| {
+            let errors = failed
+                .1
+                .into_iter()
+                .map(|d| syn::Error::new(d.span.proc_macro(), d.message));
+            crate::errors::in_source_order(errors).expect("a failed check has a diagnostic")
+        })
 }
 
 /// A lowered, typed body, and the `parray!` constants its cuda body folded.
@@ -139,6 +166,12 @@ struct Lowerer<'a, 'm> {
     folded: Vec<(Ident, u64)>,
     /// `shfl_down`s so far (each gets the next slot).
     shuffles: usize,
+    /// The functions the body may call, and those lowered so far (callees first).
+    funcs: &'a [(String, syn::ItemFn)],
+    functions: Vec<Function>,
+    /// The functions being lowered, outermost first (a call of one of them is recursion),
+    /// each with the span of the call that entered it.
+    lowering: Vec<(String, Span)>,
 }
 
 /// The line of a span, for `#line` directives.
@@ -154,7 +187,7 @@ fn poison(span: Span) -> Expr {
     Expr::new(ExprKind::Lit(Lit::Int(0, None)), span)
 }
 
-impl Lowerer<'_, '_> {
+impl<'a, 'm> Lowerer<'a, 'm> {
     fn fail(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new(span, msg));
     }
@@ -168,6 +201,131 @@ impl Lowerer<'_, '_> {
 
     /// The names of a rejected `let` pattern, declared anyway (untyped), so that their
     /// uses are not taken for host variables: the one error is the pattern's.
+    fn new(forms: &'a mut Forms<'m>, target: Target, funcs: &'a [(String, syn::ItemFn)]) -> Self {
+        Lowerer {
+            forms,
+            target,
+            locals: Vec::new(),
+            scopes: vec![Vec::new()],
+            errors: Vec::new(),
+            shared_slots: 0,
+            loops: 0,
+            captures: Vec::new(),
+            folded: Vec::new(),
+            shuffles: 0,
+            funcs,
+            functions: Vec::new(),
+            lowering: Vec::new(),
+        }
+    }
+
+    /// Whether a function is being lowered; if so, `what` is an error at `span`: a
+    /// function computes on its parameters and locals only.
+    fn in_function(&mut self, span: Span, what: &str) -> bool {
+        let Some((f, _)) = self.lowering.last().cloned() else {
+            return false;
+        };
+        self.fail(span, format!("{what} cannot be in a function (`{f}`): a function computes on its parameters (numbers and vectors) and its locals; do this in the detour body and pass the values in"));
+        true
+    }
+
+    /// The index of the function `name` among the body's, lowered at its first call (its
+    /// callees before it); `None` after an error at `name`.
+    fn function_index(&mut self, name: &Ident) -> Option<usize> {
+        let key = name.to_string();
+        if let Some(at) = self.lowering.iter().position(|(f, _)| *f == key) {
+            let chain: Vec<&str> = self.lowering[at..]
+                .iter()
+                .map(|(f, _)| f.as_str())
+                .collect();
+            // At the call in the cycle's first function, whose tokens are the user's.
+            let span = self.lowering.get(at + 1).map_or(name.span(), |(_, s)| *s);
+            self.fail(span, format!("`{key}` is called by itself (`{}` -> `{key}`): functions of the body language do not recurse (a GPU thread's stack is small); write it as a loop", chain.join("` -> `")));
+            return None;
+        }
+        if let Some(i) = self.functions.iter().position(|f| f.name == key) {
+            return Some(i);
+        }
+        let (_, item) = self.funcs.iter().find(|(n, _)| *n == key)?;
+        let item = item.clone();
+        self.lowering.push((key.clone(), name.span()));
+        let function = self.function(&key, &item);
+        self.lowering.pop();
+        self.functions.push(function?);
+        Some(self.functions.len() - 1)
+    }
+
+    /// A function's signature and body, in scopes of its own.
+    fn function(&mut self, name: &str, item: &syn::ItemFn) -> Option<Function> {
+        let sig = &item.sig;
+        let span = sig.ident.span();
+        if let Some(bad) = sig
+            .constness
+            .map(|t| t.span)
+            .or(sig.asyncness.map(|t| t.span))
+            .or(sig.unsafety.map(|t| t.span))
+            .or(sig.abi.as_ref().map(|a| a.extern_token.span))
+            .or(sig.generics.lt_token.map(|t| t.span))
+            .or(sig.variadic.as_ref().map(|v| v.dots.spans[0]))
+        {
+            self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern`, generics or variadics");
+            return None;
+        }
+        let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let loops = std::mem::replace(&mut self.loops, 0);
+        let mut params = Vec::new();
+        for arg in &sig.inputs {
+            let syn::FnArg::Typed(arg) = arg else {
+                self.fail(
+                    arg.span(),
+                    "a function of the body language takes no `self`",
+                );
+                continue;
+            };
+            let (ident, mutable) = match &*arg.pat {
+                syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                    (p.ident.clone(), p.mutability.is_some())
+                }
+                other => {
+                    self.fail(other.span(), "a parameter is one name: `x: f32`");
+                    continue;
+                }
+            };
+            let Some(ty) = value_type_of(&arg.ty) else {
+                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number or a vector (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, Float2, Float4, Double2, Int2, Int4)");
+                continue;
+            };
+            params.push(self.declare(&ident.to_string(), ident.span(), mutable, Some(ty), true));
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Default => Some(Ty::Unit),
+            syn::ReturnType::Type(_, t) => {
+                let ty = value_type_of(t);
+                if ty.is_none() {
+                    self.fail(
+                        t.span(),
+                        "a function of the body language returns a number or a vector (or nothing)",
+                    );
+                }
+                ty
+            }
+        };
+        let (stmts, value) = match item.block.stmts.split_last() {
+            Some((syn::Stmt::Expr(e, None), rest)) => (self.stmts(rest), Some(self.expr(e))),
+            _ => (self.stmts(&item.block.stmts), None),
+        };
+        self.scopes = outer;
+        self.loops = loops;
+        Some(Function {
+            name: name.to_string(),
+            span: span.into(),
+            params,
+            ret: ret?,
+            stmts,
+            value,
+        })
+    }
+
     fn declare_rejected(&mut self, pat: &syn::Pat) {
         match pat {
             syn::Pat::Ident(p) => {
@@ -293,6 +451,9 @@ impl Lowerer<'_, '_> {
         span: Span,
         stmt: Span,
     ) -> Option<Stmt> {
+        if self.in_function(span, "creating an array") {
+            return None;
+        }
         let module = self.forms.module;
         let Ok(def) = module.lookup(ty_name) else {
             self.fail(span, format!("unknown type `{ty_name}`"));
@@ -342,6 +503,10 @@ impl Lowerer<'_, '_> {
 
     fn macro_stmt(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         let span = mac.span();
+        let what = format!("`{}`", macro_name(mac));
+        if self.in_function(span, &what) {
+            return None;
+        }
         if mac.path.is_ident(SYNC) {
             let level = mac.tokens.to_string();
             let ok = match self.target {
@@ -788,6 +953,10 @@ impl Lowerer<'_, '_> {
     /// value, passed by value as a parameter after the declared ones.
     fn host_value(&mut self, id: &Ident) -> Expr {
         let name = id.to_string();
+        if let Some((f, _)) = self.lowering.last().cloned() {
+            self.fail(id.span(), format!("`{name}` is not a parameter or a local of `{f}`: a function sees only those (and the number types' constants); pass it in as a parameter"));
+            return poison(id.span());
+        }
         if let Some(v) = self.forms.module.constant(&name) {
             if !self.folded.iter().any(|(n, _)| *n == name) {
                 self.folded.push((id.clone(), v));
@@ -880,6 +1049,9 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
+            syn::Expr::Index(_) if self.in_function(span, "indexing an array") => {
+                return poison(span);
+            }
             syn::Expr::Index(ix) => ExprKind::Index(
                 self.boxed(&ix.expr),
                 self.boxed(&ix.index),
@@ -956,6 +1128,9 @@ impl Lowerer<'_, '_> {
     /// `p.load4(off)`, `p.store4(off, v)` (and the 2-lane ones): a vector access.
     fn vector_call(&mut self, m: &syn::ExprMethodCall) -> Option<ExprKind> {
         let name = m.method.to_string();
+        if self.in_function(m.method.span(), &format!("a vector access `.{name}`")) {
+            return None;
+        }
         let (store, lanes) = vector_method(&name).expect("a vector method");
         if m.turbofish.is_some() {
             self.fail(
@@ -1037,6 +1212,19 @@ impl Lowerer<'_, '_> {
             .collect::<Vec<_>>()
             .as_slice()
         {
+            [f @ ("atomic_add" | "atomic_exch" | "atomic_cas" | "shfl_down")]
+                if self.in_function(span, &format!("`{f}`")) =>
+            {
+                None
+            }
+            [f] if self.target == Target::Cuda && self.funcs.iter().any(|(n, _)| n == f) => {
+                let Some(name) = p.path.get_ident() else {
+                    unreachable!("one segment")
+                };
+                let index = self.function_index(name);
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                Some(ExprKind::Call(index?, args))
+            }
             [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
                 let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
                     .into_iter()
@@ -1171,6 +1359,9 @@ impl Lowerer<'_, '_> {
     /// A `$...$` form: compiled by parray-layout once, its index expressions lowered.
     fn dollar(&mut self, mac: &syn::Macro) -> Expr {
         let span = mac.span();
+        if self.in_function(span, "a `$...$` form") {
+            return poison(span);
+        }
         let form = match self.forms.form(mac.tokens.clone(), span) {
             Ok(f) => f,
             Err(e) => {
@@ -1299,6 +1490,11 @@ fn vector_elem(name: &str) -> Option<ElemType> {
 }
 
 /// A `let` annotation: a scalar or a vector type.
+/// [`value_type`] of a written type.
+fn value_type_of(t: &syn::Type) -> Option<Ty> {
+    type_name(t).as_deref().and_then(value_type)
+}
+
 fn value_type(name: &str) -> Option<Ty> {
     Scalar::from_rust_name(name)
         .map(Ty::Scalar)

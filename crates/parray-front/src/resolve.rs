@@ -14,12 +14,15 @@ use syn::{braced, bracketed, parenthesized, LitStr};
 
 /// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`, and
 /// for a subprogram's import, the name of the type it is another name of:
-/// `(T "float [#__A_1][#__A_0] T" M)`.
+/// `(T "float [#__A_1][#__A_0] T" M)`; or a function of the body language, its Rust
+/// source: `(fn gelu "fn gelu(x: f32) -> f32 { ... }")`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Entry {
     pub name: String,
     pub text: String,
     pub alias: Option<String>,
+    /// A `#[parray::func]` function (`text` is Rust), not a declaration.
+    pub func: bool,
 }
 
 impl Entry {
@@ -27,6 +30,13 @@ impl Entry {
     fn renamed(&self, name: &str) -> Option<Entry> {
         if name == self.name {
             return None;
+        }
+        if self.func {
+            // Called by the imported name; its text is the same function.
+            return Some(Entry {
+                name: name.to_string(),
+                ..self.clone()
+            });
         }
         let program = parray_layout::parse_program(&self.text).ok()?;
         let span = match program.items.first()? {
@@ -39,12 +49,16 @@ impl Entry {
             name: name.to_string(),
             text,
             alias: self.alias.clone(),
+            func: false,
         })
     }
 
     pub fn tokens(&self) -> TokenStream {
         let name = Ident::new(&self.name, proc_macro2::Span::call_site());
         let text = Literal::string(&self.text);
+        if self.func {
+            return quote!((fn #name #text));
+        }
         let alias = self
             .alias
             .as_ref()
@@ -63,6 +77,8 @@ pub enum Kind {
     Source,
     /// A call of a `subprog!`'s macro.
     Subprog,
+    /// `#[parray::func]`: a function of the body language.
+    Func,
 }
 
 impl Kind {
@@ -73,6 +89,7 @@ impl Kind {
             Kind::Host => "host",
             Kind::Source => "kernel_source",
             Kind::Subprog => "subprog",
+            Kind::Func => "func",
         }
     }
 }
@@ -113,6 +130,10 @@ impl Parse for Resumed {
                 alias = Some((inner.call(syn::ext::IdentExt::parse_any)?, entries.len()));
                 continue;
             }
+            let func = inner.peek(syn::Token![fn]);
+            if func {
+                inner.parse::<syn::Token![fn]>()?;
+            }
             let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
             let text: LitStr = inner.parse()?;
             let alias: Option<Ident> = inner.parse()?;
@@ -120,6 +141,7 @@ impl Parse for Resumed {
                 name: name.to_string(),
                 text: text.value(),
                 alias: alias.map(|a| a.to_string()),
+                func,
             });
         }
         // The companion called under another name (`use m::A as B;`) appended its entries
@@ -153,6 +175,7 @@ impl Parse for Resumed {
             "host" => Kind::Host,
             "kernel_source" => Kind::Source,
             "subprog" => Kind::Subprog,
+            "func" => Kind::Func,
             _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
         };
         let body;
@@ -178,7 +201,7 @@ pub fn drive(
         Ok(Outcome::Done(tokens)) => tokens,
         Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
         // Detours and host blocks are expressions: keep all the errors inside one block.
-        Err(e) if kind != Kind::Parray => {
+        Err(e) if !matches!(kind, Kind::Parray | Kind::Func) => {
             let errors = e.to_compile_error();
             quote!({ #errors })
         }

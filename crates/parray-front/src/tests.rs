@@ -17,6 +17,7 @@ fn entries(decls: &[(&str, &str)]) -> Vec<Entry> {
             name: name.to_string(),
             text: text.to_string(),
             alias: None,
+            func: false,
         })
         .collect()
 }

@@ -44,6 +44,14 @@ pub fn subprog(input: TokenStream) -> TokenStream {
     parray_front::subprog(input.into()).into()
 }
 
+/// `#[parray::func] fn gelu(x: f32) -> f32 { ... }`: a function of the body language,
+/// callable from cuda bodies (a `__device__` function on the GPU) and, as the Rust function
+/// it also is, from pthd and mpi bodies and host code (SPEC.md 3.5, "Functions").
+#[proc_macro_attribute]
+pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
+    parray_front::func(attr.into(), item.into()).into()
+}
+
 /// A call of a subprogram's macro (what `subprog!` defines expands to this).
 #[doc(hidden)]
 #[proc_macro]

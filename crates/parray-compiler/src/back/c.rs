@@ -302,6 +302,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             let _ = writeln!(out, "__constant__ {} {n}[{extent}];", p.elem.c_name());
         }
     }
+    out.push_str(&functions(body, dialect));
     let _ = writeln!(
         out,
         "extern \"C\" __global__ void {bounds}{name}({}) {{",
@@ -335,6 +336,48 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     }
     out.push_str(&w.out);
     out.push_str("}\n");
+    out
+}
+
+/// The C name of a body's function.
+fn function_name(f: &crate::ir::Function) -> String {
+    format!("parray_fn_{}", f.name)
+}
+
+/// The body's functions as `__device__` functions, callees first; `inline` leaves the
+/// inlining to the compiler, which inlines small ones. Their lines are not the kernel's
+/// file's, so they carry no `#line`.
+fn functions(body: &Body, dialect: Dialect) -> String {
+    let mut out = String::new();
+    for f in &body.functions {
+        let mut w = Writer::new(body, dialect);
+        w.line_directives = false;
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| {
+                let ty = body.local(*p).ty.expect("declared");
+                format!("{} {}", c_type(ty), w.names[p.0 as usize])
+            })
+            .collect();
+        let ret = match f.ret {
+            Ty::Unit => "void".to_string(),
+            t => c_type(t),
+        };
+        let _ = writeln!(
+            out,
+            "__device__ inline {ret} {}({}) {{",
+            function_name(f),
+            params.join(", ")
+        );
+        w.stmts(&f.stmts);
+        if let Some(v) = &f.value {
+            let value = w.expr(v).0;
+            w.push(&format!("return {value};"));
+        }
+        out.push_str(&w.out);
+        out.push_str("}\n");
+    }
     out
 }
 
@@ -405,7 +448,22 @@ fn param_ty(p: &parray_layout::Param) -> Ty {
 /// The C name of each local of `body`: its own, unless C reserves it or a thread index
 /// or an earlier local has it (then `name_k`, `k` its number).
 fn c_names(body: &Body) -> Vec<String> {
-    let mut taken: HashSet<String> = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
+    // Each function is a C scope of its own: its names need differ only from each other.
+    let mut scope: HashMap<LocalId, usize> = HashMap::new();
+    for (k, f) in body.functions.iter().enumerate() {
+        scope.extend(f.params.iter().map(|p| (*p, k + 1)));
+        crate::ir::visit_stmts(&f.stmts, &mut |s| match s {
+            Stmt::Let { local, .. } => {
+                scope.insert(*local, k + 1);
+            }
+            Stmt::For { var, .. } => {
+                scope.insert(*var, k + 1);
+            }
+            _ => {}
+        });
+    }
+    let mut taken: Vec<HashSet<String>> = vec![HashSet::new(); body.functions.len() + 1];
+    taken[0] = body.tids.iter().map(|(p, _)| tid_name(p)).collect();
     // A `for` loop over `i` declares `i_end` (and `i_more`) beside it.
     let loop_helpers: HashSet<String> = body
         .locals
@@ -416,6 +474,7 @@ fn c_names(body: &Body) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(k, l)| {
+            let taken = &mut taken[scope.get(&LocalId(k as u32)).copied().unwrap_or(0)];
             let mut name = l.name.clone();
             if C_RESERVED.contains(&name.as_str())
                 || taken.contains(&name)
@@ -800,6 +859,8 @@ struct Writer<'b> {
     indent: usize,
     /// The user's line the next kernel line is attributed to (0: not yet known).
     next_line: u32,
+    /// Whether statements carry `#line` directives (a function's lines are not the file's).
+    line_directives: bool,
 }
 
 /// Binding strength of an atom (a name, a literal, a call).
@@ -823,13 +884,14 @@ impl<'b> Writer<'b> {
             uses: RefCell::default(),
             indent: 1,
             next_line: 0,
+            line_directives: true,
         }
     }
 
     /// A line of the kernel for the statement at `loc`, with a `#line` directive unless
     /// the numbering already matches.
     fn line(&mut self, loc: Loc, text: &str) {
-        if loc.line != self.next_line && loc.line > 0 {
+        if self.line_directives && loc.line != self.next_line && loc.line > 0 {
             let _ = writeln!(self.out, "#line {} \"{}\"", loc.line, self.body.file);
             self.next_line = loc.line;
         }
@@ -1247,6 +1309,11 @@ impl<'b> Writer<'b> {
                     }
                 };
                 (text, ATOM)
+            }
+            ExprKind::Call(f, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
+                let name = function_name(&self.body.functions[*f]);
+                (format!("{name}({})", args.join(", ")), ATOM)
             }
             ExprKind::MakeVector(v, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();

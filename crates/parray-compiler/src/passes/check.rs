@@ -44,7 +44,40 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         body_locals: body.locals.iter().map(|l| l.ty).collect(),
         vars: Vec::new(),
         diags: Vec::new(),
+        signatures: body
+            .functions
+            .iter()
+            .map(|f| Signature {
+                name: f.name.clone(),
+                params: f
+                    .params
+                    .iter()
+                    .map(|p| body.local(*p).ty.expect("declared"))
+                    .collect(),
+                ret: f.ret,
+            })
+            .collect(),
     };
+    // Each function on its own: its parameters' and its value's types are declared.
+    let mut functions = std::mem::take(&mut body.functions);
+    for f in &mut functions {
+        cx.stmts(&mut f.stmts, &body);
+        match &mut f.value {
+            Some(v) => {
+                let t = cx.expr(v, &body);
+                let what = format!("the value of `{}`, declared `{}`", f.name, f.ret);
+                cx.unify(f.ret, t, v.span, &what);
+            }
+            None if f.ret != Ty::Unit => cx.fail(
+                f.span,
+                format!(
+                    "`{}` returns `{}`: end it with the value, as its last expression (no `;`)",
+                    f.name, f.ret
+                ),
+            ),
+            None => {}
+        }
+    }
     // A host value takes the type its uses give it (any number or vector).
     for id in &body.captures {
         cx.body_locals[id.0 as usize] = Some(cx.fresh(Kind::Any));
@@ -82,7 +115,14 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         local.ty = ty.map(|t| cx.finish_ty(t));
     }
     cx.finish_stmts(&mut stmts, &body);
+    for f in &mut functions {
+        cx.finish_stmts(&mut f.stmts, &body);
+        if let Some(v) = &mut f.value {
+            cx.finish_expr(v);
+        }
+    }
     body.stmts = stmts;
+    body.functions = functions;
     if cx.diags.is_empty() {
         Ok(Typed(body))
     } else {
@@ -105,8 +145,17 @@ struct Var {
     bound: Option<Ty>,
 }
 
+/// What a call of a function needs of it.
+struct Signature {
+    name: String,
+    params: Vec<Ty>,
+    ret: Ty,
+}
+
 struct Checker {
     target: crate::ir::Target,
+    /// The body's functions', by index.
+    signatures: Vec<Signature>,
     /// The locals' types as inference goes (`None`: not yet declared).
     body_locals: Vec<Option<Ty>>,
     vars: Vec<Var>,
@@ -551,6 +600,29 @@ impl Checker {
                     "the delta of this `shfl_down`",
                 );
                 tv
+            }
+            ExprKind::Call(f, args) => {
+                let (params, ret) = {
+                    let sig = &self.signatures[*f];
+                    (sig.params.clone(), sig.ret)
+                };
+                if args.len() != params.len() {
+                    let sig = &self.signatures[*f];
+                    let list: Vec<String> = sig.params.iter().map(ToString::to_string).collect();
+                    let message = format!(
+                        "`{}` takes {} arguments ({}), {} given",
+                        sig.name,
+                        params.len(),
+                        list.join(", "),
+                        args.len()
+                    );
+                    self.fail(span, message);
+                }
+                for (a, p) in args.iter_mut().zip(params) {
+                    let ta = self.expr(a, body);
+                    self.unify(p, ta, a.span, "this argument");
+                }
+                ret
             }
             ExprKind::MakeVector(v, args) => {
                 let v = *v;

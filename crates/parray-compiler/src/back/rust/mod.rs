@@ -59,6 +59,48 @@ pub fn stmts_tokens(proved: &Proved, mode: Mode) -> TokenStream {
     Writer::new(body, mode).stmts(&body.stmts)
 }
 
+/// The body's functions as Rust functions (items, so once before the statements that
+/// call them, in any block); a cuda body's for the emulation.
+pub fn functions_tokens(proved: &Proved, mode: Mode) -> TokenStream {
+    let body = proved.body();
+    let w = Writer::new(body, mode);
+    body.functions
+        .iter()
+        .map(|f| {
+            let name = function_ident(f);
+            let params = f.params.iter().map(|p| {
+                let l = body.local(*p);
+                let id = w.local(*p);
+                let ty =
+                    l.ty.and_then(|t| w.annotation(t))
+                        .expect("checked: a function's parameter is a number or a vector");
+                let mutable = l.mutable.then(|| quote!(mut));
+                quote!(#mutable #id: #ty)
+            });
+            let ret = match f.ret {
+                Ty::Unit => TokenStream::new(),
+                t => {
+                    let t = w
+                        .annotation(t)
+                        .expect("checked: a function returns a number or a vector");
+                    quote!(-> #t)
+                }
+            };
+            let stmts = w.stmts(&f.stmts);
+            let value = f.value.as_ref().map(|v| w.expr(v));
+            quote! {
+                #[allow(non_snake_case, unused_parens, clippy::all)]
+                fn #name(#(#params),*) #ret { #stmts #value }
+            }
+        })
+        .collect()
+}
+
+/// The Rust name of a body's function (not the user's, which a pthd body calls).
+fn function_ident(f: &crate::ir::Function) -> Ident {
+    Ident::new(&format!("__parray_fn_{}", f.name), Span::call_site())
+}
+
 /// The `let`s of the thread indices the body uses, from the hardware indices.
 pub fn prologue_tokens(proved: &Proved, mode: Mode) -> TokenStream {
     prologue(proved.body(), mode)
@@ -549,6 +591,11 @@ impl<'b> Writer<'b> {
                 quote_spanned!(span=> ::parray::AccessMut::#f(#p, 0, #(#args),*))
             }
             ExprKind::ShflDown { slot, .. } => self.shuffled(*slot, span),
+            ExprKind::Call(f, args) => {
+                let name = function_ident(&self.body.functions[*f]);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+                quote_spanned!(span=> #name(#(#args),*))
+            }
             ExprKind::MakeVector(v, args) => {
                 let t = self.elem(*v);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();

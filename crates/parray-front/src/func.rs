@@ -1,0 +1,130 @@
+//! `#[parray::func]`: a function of the body language, written once in Rust and called
+//! from cuda bodies (lowered into their IR, a `__device__` function on the GPU) and, as
+//! the plain Rust function it also is, from pthd and mpi bodies and host code.
+//!
+//! The attribute checks the function where it is defined (its callees' companions are
+//! asked first, as declarations are) and gives it a companion macro carrying its source,
+//! which a detour that calls it asks for (see `resolve`).
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::format_ident;
+use syn::visit::Visit;
+
+use crate::resolve::{companion, drive, Entry, Kind, Outcome};
+
+/// The intrinsics a cuda body calls by a single name: not functions.
+const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
+
+/// `#[parray::func] fn name(..) -> T { .. }`: the function and its companion at once
+/// (functions that call each other each need the other's), then its check, which first
+/// asks the companions of what it calls.
+pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if let Some(t) = attr.into_iter().next() {
+        return syn::Error::new(t.span(), "`#[parray::func]` takes no arguments")
+            .to_compile_error();
+    }
+    let parsed: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error(),
+    };
+    let name = parsed.sig.ident.clone();
+    let own = Entry {
+        name: name.to_string(),
+        text: item.to_string(),
+        alias: None,
+        func: true,
+    };
+    let hidden = format_ident!(
+        "__parray_fn_{}_{:016x}",
+        name,
+        crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
+    );
+    let vis = &parsed.vis;
+    let mut out = item.clone();
+    out.extend(companion(&quote::quote!(#vis), &name, &hidden, &[own]));
+    out.extend(drive(Kind::Func, Vec::new(), item, check));
+    out
+}
+
+/// The check of a function, once the companions of what it calls have been asked: what a
+/// cuda body calling it would lower and type, with its errors where it is written.
+pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
+    let item: syn::ItemFn = syn::parse2(input)?;
+    let name = item.sig.ident.clone();
+    // Itself is not asked for: calling itself is the recursion its lowering reports.
+    let need: Vec<Ident> = missing(&called(&item.block), entries)
+        .into_iter()
+        .filter(|n| *n != name)
+        .collect();
+    if !need.is_empty() {
+        return Ok(Outcome::Need(need));
+    }
+    let mut sources = sources(entries)?;
+    sources.retain(|(n, _)| name != n);
+    sources.push((name.to_string(), item));
+    crate::lower::check_function(&name, &sources)?;
+    Ok(Outcome::Done(TokenStream::new()))
+}
+
+/// The names a block calls as functions (`f(x)`, not `T::new(x)` or an intrinsic), each
+/// once, in order, with the span of their first call.
+pub fn called(block: &syn::Block) -> Vec<Ident> {
+    struct Calls(Vec<Ident>);
+    impl<'a> Visit<'a> for Calls {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func {
+                if let Some(id) = p.path.get_ident() {
+                    let is_new = !self.0.contains(id);
+                    if is_new && !INTRINSICS.contains(&id.to_string().as_str()) {
+                        self.0.push(id.clone());
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        // `$...$` forms and `#copy` are the detour's; their tokens hold no calls.
+        fn visit_macro(&mut self, _: &'a syn::Macro) {}
+    }
+    let mut calls = Calls(Vec::new());
+    calls.visit_block(block);
+    calls.0
+}
+
+/// The functions among `names`, and those the carried functions call, that no entry
+/// carries yet: what to ask the companions for.
+pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
+    let mut wanted: Vec<Ident> = names.to_vec();
+    for e in entries.iter().filter(|e| e.func) {
+        if let Ok(item) = syn::parse_str::<syn::ItemFn>(&e.text) {
+            for callee in called(&item.block) {
+                // The callee's tokens came from a string: name it at the caller's call.
+                let callee = Ident::new(&callee.to_string(), Span::call_site());
+                if !wanted.contains(&callee) {
+                    wanted.push(callee);
+                }
+            }
+        }
+    }
+    wanted
+        .into_iter()
+        .filter(|n| !entries.iter().any(|e| *n == e.name))
+        .collect()
+}
+
+/// The carried functions' sources, by the name they are called by.
+pub fn sources(entries: &[Entry]) -> syn::Result<Vec<(String, syn::ItemFn)>> {
+    entries
+        .iter()
+        .filter(|e| e.func)
+        .map(|e| {
+            syn::parse_str::<syn::ItemFn>(&e.text)
+                .map(|item| (e.name.clone(), item))
+                .map_err(|err| {
+                    syn::Error::new(
+                        Span::call_site(),
+                        format!("carried function `{}`: {err}", e.name),
+                    )
+                })
+        })
+        .collect()
+}
