@@ -17,7 +17,8 @@ pub struct NumberConst {
 /// What [`NumberConst::parse`] accepts, for the error that lists them.
 pub const NUMBER_CONSTS: &str = "`f32::MAX`, `f32::MIN`, `f32::MIN_POSITIVE`, `f32::EPSILON`, `f32::INFINITY`, `f32::NEG_INFINITY`, `f32::NAN`, `std::f32::consts::PI` (and `TAU`, `E`, `SQRT_2`, `LN_2`, ...), the same for `f64`, and `MIN` and `MAX` of the integer types";
 
-const FLOAT_NAMES: [&str; 7] = [
+/// The associated constants of `f32` and `f64` a body may name.
+pub(crate) const FLOAT_NAMES: [&str; 7] = [
     "MAX",
     "MIN",
     "MIN_POSITIVE",
