@@ -319,15 +319,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let grid = CudaGrid::of(&module, def.root)
                 .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
             // The functions the body calls, and theirs, carried in first.
-            let calls: Vec<Ident> = stmts
-                .iter()
-                .flat_map(|s| {
-                    crate::func::called(&syn::Block {
-                        brace_token: Default::default(),
-                        stmts: vec![s.clone()],
-                    })
-                })
-                .collect();
+            let calls = crate::func::called(&stmts);
             let need = crate::func::missing(&calls, entries);
             if !need.is_empty() {
                 return Ok(Outcome::Need(need));
@@ -638,7 +630,8 @@ fn cuda(
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
-        // SAFETY: the kernel's parameters are the declaration's, and the arguments were
+        // SAFETY: the kernel's parameters are the declaration's, then the host values' (of
+        // the types the check gave them, `unsigned` for `usize`), and the arguments were
         // bound above to exactly those types.
         unsafe { #run(&__parray_launch, &[#(#arg_refs,)* #(#extents),*], __parray_body) }
     }};

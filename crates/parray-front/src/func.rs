@@ -52,7 +52,7 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let item: syn::ItemFn = syn::parse2(input)?;
     let name = item.sig.ident.clone();
     // Itself is not asked for: calling itself is the recursion its lowering reports.
-    let need: Vec<Ident> = missing(&called(&item.block), entries)
+    let need: Vec<Ident> = missing(&called(&item.block.stmts), entries)
         .into_iter()
         .filter(|n| *n != name)
         .collect();
@@ -66,9 +66,9 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     Ok(Outcome::Done(TokenStream::new()))
 }
 
-/// The names a block calls as functions (`f(x)`, not `T::new(x)` or an intrinsic), each
+/// The names statements call as functions (`f(x)`, not `T::new(x)` or an intrinsic), each
 /// once, in order, with the span of their first call.
-pub fn called(block: &syn::Block) -> Vec<Ident> {
+pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     struct Calls(Vec<Ident>);
     impl<'a> Visit<'a> for Calls {
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
@@ -86,7 +86,7 @@ pub fn called(block: &syn::Block) -> Vec<Ident> {
         fn visit_macro(&mut self, _: &'a syn::Macro) {}
     }
     let mut calls = Calls(Vec::new());
-    calls.visit_block(block);
+    stmts.iter().for_each(|s| calls.visit_stmt(s));
     calls.0
 }
 
@@ -96,8 +96,8 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
     let mut wanted: Vec<Ident> = names.to_vec();
     for e in entries.iter().filter(|e| e.func) {
         if let Ok(item) = syn::parse_str::<syn::ItemFn>(&e.text) {
-            for callee in called(&item.block) {
-                // The callee's tokens came from a string: name it at the caller's call.
+            for callee in called(&item.block.stmts) {
+                // Its tokens came from a string: their spans are no better than the call site.
                 let callee = Ident::new(&callee.to_string(), Span::call_site());
                 if !wanted.contains(&callee) {
                     wanted.push(callee);

@@ -80,16 +80,20 @@ pub fn lower(
         launch_bounds: None,
         constants: Vec::new(),
     };
-    let typed = parray_compiler::passes::check::check(body).map_err(|failed| {
+    Ok(Lowered {
+        typed: typed(body)?,
+        folded: lw.folded,
+    })
+}
+
+/// The type check of a lowered body, its diagnostics as errors in source order.
+fn typed(body: Body) -> syn::Result<Typed> {
+    parray_compiler::passes::check::check(body).map_err(|failed| {
         let errors = failed
             .1
             .into_iter()
             .map(|d| syn::Error::new(d.span.proc_macro(), d.message));
         crate::errors::in_source_order(errors).expect("a failed check has a diagnostic")
-    })?;
-    Ok(Lowered {
-        typed,
-        folded: lw.folded,
     })
 }
 
@@ -116,15 +120,7 @@ pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Res
         launch_bounds: None,
         constants: Vec::new(),
     };
-    parray_compiler::passes::check::check(body)
-        .map(|_| ())
-        .map_err(|failed| {
-            let errors = failed
-                .1
-                .into_iter()
-                .map(|d| syn::Error::new(d.span.proc_macro(), d.message));
-            crate::errors::in_source_order(errors).expect("a failed check has a diagnostic")
-        })
+    typed(body).map(|_| ())
 }
 
 /// A lowered, typed body, and the `parray!` constants its cuda body folded.

@@ -348,10 +348,9 @@ fn function_name(f: &crate::ir::Function) -> String {
 /// inlining to the compiler, which inlines small ones. Their lines are not the kernel's
 /// file's, so they carry no `#line`.
 fn functions(body: &Body, dialect: Dialect) -> String {
-    let mut out = String::new();
+    let mut w = Writer::new(body, dialect);
+    w.line_directives = false;
     for f in &body.functions {
-        let mut w = Writer::new(body, dialect);
-        w.line_directives = false;
         let params: Vec<String> = f
             .params
             .iter()
@@ -364,21 +363,22 @@ fn functions(body: &Body, dialect: Dialect) -> String {
             Ty::Unit => "void".to_string(),
             t => c_type(t),
         };
-        let _ = writeln!(
-            out,
+        w.indent = 0;
+        w.push(&format!(
             "__device__ inline {ret} {}({}) {{",
             function_name(f),
             params.join(", ")
-        );
-        w.stmts(&f.stmts);
+        ));
+        w.block(&f.stmts);
         if let Some(v) = &f.value {
             let value = w.expr(v).0;
+            w.indent = 1;
             w.push(&format!("return {value};"));
         }
-        out.push_str(&w.out);
-        out.push_str("}\n");
+        w.indent = 0;
+        w.push("}");
     }
-    out
+    w.out
 }
 
 /// The arrays each vector access of `body` goes through, and the vector types of those in

@@ -16,9 +16,12 @@ use crate::exec::fault;
 use crate::mem::kernel_arg::{KernelArg, KernelValue};
 
 /// Before a cuda detour starts: the host `usize` it reads as `name` fits the body's 32-bit
-/// `usize`, which receives it as a `u32`.
-pub fn host_index(value: usize, name: &'static str, site: &'static DetourSite) -> Result<u32> {
-    u32::try_from(value).map_err(|_| Error::HostIndexTooLarge { site, name, value })
+/// `usize`, which then receives it as a `u32`.
+pub fn host_index(value: usize, name: &'static str, site: &'static DetourSite) -> Result<()> {
+    match u32::try_from(value) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Error::HostIndexTooLarge { site, name, value }),
+    }
 }
 
 /// One cuda detour, as the code generator describes it.
