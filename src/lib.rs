@@ -452,7 +452,8 @@ pub use parray_runtime::Result;
 pub use parray_runtime::{DetourSite, ThreadId};
 
 /// The Rust types of the elements: `float` is `f32`, `int` `i32`, `double` `f64`,
-/// `unsigned` `u32`, `char` `i8`, `long` `i64`, and CUDA's vector types are these
+/// `unsigned` `u32`, `char` `i8`, `uchar` `u8`, `long` `i64`, `half` and `bf16` the
+/// [`f16`] and [`bf16`] of the `half` crate, and CUDA's vector types are these
 /// `#[repr(C)]` structs with public fields (`x, y[, z, w]`) and the alignment CUDA gives
 /// them. `Element` is the trait of them all.
 ///
@@ -474,11 +475,14 @@ pub use parray_runtime::{DetourSite, ThreadId};
 ///     assert_eq!(elem_name::<Float4>(), "float4");
 ///     assert_eq!((elem_name::<f32>(), elem_name::<Int2>()), ("float".into(), "int2".into()));
 ///     assert_eq!(std::mem::align_of::<Double2>(), 16);
+///     assert_eq!(elem_name::<parray::bf16>(), "bf16");
 ///     Ok(())
 /// }
 /// ```
 #[doc(inline)]
 pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
+/// The half-precision numbers of the `half` crate: the elements `half` and `bf16`.
+pub use parray_runtime::{bf16, f16};
 
 /// `#copy` on the host: [`copy::copy`] moves element `k` of one array to element `k` of
 /// another, whatever their layouts and memories (also `src.copy_to(&mut dst)`), and
@@ -714,6 +718,7 @@ pub mod __private {
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::DetourSite;
+    pub use parray_runtime::{bf16_from_f64, f16_from_f64};
 
     use crate::IndexInteger;
 

@@ -40,10 +40,15 @@ pub enum Scalar {
     Usize,
     F32,
     F64,
+    /// IEEE binary16 (`half::f16`, CUDA's `__half`). Arithmetic on it is computed in `f32`
+    /// and rounded back, on every back end ([`crate::passes::widen`]).
+    F16,
+    /// bfloat16 (`half::bf16`, CUDA's `__nv_bfloat16`), computed as [`Scalar::F16`] is.
+    Bf16,
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 10] = [
+    pub const ALL: [Scalar; 12] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::U8,
@@ -54,6 +59,8 @@ impl Scalar {
         Scalar::Usize,
         Scalar::F32,
         Scalar::F64,
+        Scalar::F16,
+        Scalar::Bf16,
     ];
 
     /// The Rust name as written in a body (`usize` for [`Scalar::Usize`]).
@@ -69,6 +76,8 @@ impl Scalar {
             Scalar::Usize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
         }
     }
 
@@ -77,11 +86,16 @@ impl Scalar {
     }
 
     pub fn is_int(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+        !matches!(self, Scalar::Bool) && !self.is_float()
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F32 | Scalar::F64) || self.is_half()
+    }
+
+    /// `f16` or `bf16`: a 16-bit float, stored as such and computed in `f32`.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::Bf16)
     }
 
     pub fn is_signed(self) -> bool {
@@ -98,6 +112,8 @@ impl Scalar {
             ElemType::Char => Scalar::I8,
             ElemType::UChar => Scalar::U8,
             ElemType::Long => Scalar::I64,
+            ElemType::Half => Scalar::F16,
+            ElemType::Bf16 => Scalar::Bf16,
             _ => return None,
         })
     }

@@ -16,6 +16,7 @@ pub mod fault;
 pub mod ir;
 mod number_const;
 pub mod passes;
+pub mod rounding;
 mod span;
 
 pub use span::CodeSpan;

@@ -68,7 +68,7 @@ impl NumberConst {
             ["std" | "core", ty, "consts", name] => (*ty, *name, true),
             _ => return None,
         };
-        let ty = Scalar::from_rust_name(ty).filter(|t| *t != Scalar::Bool)?;
+        let ty = Scalar::from_rust_name(ty).filter(|t| *t != Scalar::Bool && !t.is_half())?;
         let name = if math {
             MATH.iter().find(|(n, _, _)| *n == name)?.0
         } else if ty.is_float() {
@@ -89,7 +89,7 @@ impl NumberConst {
             Scalar::I32 | Scalar::U32 => 32,
             Scalar::Usize => usize_bits,
             Scalar::I64 | Scalar::U64 => 64,
-            Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+            Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16 => return None,
         };
         let signed = self.ty.is_signed();
         Some(match (self.name, signed) {

@@ -79,10 +79,15 @@ pub enum ElemType {
     Int4,
     /// `uchar`: an unsigned byte (CUDA's `unsigned char`, Rust's `u8`).
     UChar,
+    /// `half`: IEEE binary16 (CUDA's `__half`, Rust's `half::f16`).
+    Half,
+    /// `bf16`: bfloat16, the upper half of an `f32` (CUDA's `__nv_bfloat16`, Rust's
+    /// `half::bf16`).
+    Bf16,
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 12] = [
+    pub const ALL: [ElemType; 14] = [
         ElemType::Float,
         ElemType::Double,
         ElemType::Int,
@@ -95,10 +100,12 @@ impl ElemType {
         ElemType::Int2,
         ElemType::Int4,
         ElemType::UChar,
+        ElemType::Half,
+        ElemType::Bf16,
     ];
 
     /// The keyword in the type language, which is also the CUDA C type name but for
-    /// `uchar` ([`ElemType::c_name`]).
+    /// `uchar`, `half` and `bf16` ([`ElemType::c_name`]).
     pub fn keyword(self) -> &'static str {
         match self {
             ElemType::Float => "float",
@@ -113,6 +120,8 @@ impl ElemType {
             ElemType::Int2 => "int2",
             ElemType::Int4 => "int4",
             ElemType::UChar => "uchar",
+            ElemType::Half => "half",
+            ElemType::Bf16 => "bf16",
         }
     }
 
@@ -120,6 +129,8 @@ impl ElemType {
     pub fn c_name(self) -> &'static str {
         match self {
             ElemType::UChar => "unsigned char",
+            ElemType::Half => "__half",
+            ElemType::Bf16 => "__nv_bfloat16",
             other => other.keyword(),
         }
     }
@@ -132,6 +143,7 @@ impl ElemType {
     pub fn size_bytes(self) -> u64 {
         match self {
             ElemType::Char | ElemType::UChar => 1,
+            ElemType::Half | ElemType::Bf16 => 2,
             ElemType::Float | ElemType::Int | ElemType::Unsigned => 4,
             ElemType::Double | ElemType::Long | ElemType::Float2 | ElemType::Int2 => 8,
             ElemType::Float4 | ElemType::Double2 | ElemType::Int4 => 16,
@@ -153,6 +165,8 @@ impl ElemType {
             ElemType::Int2 => "Int2",
             ElemType::Int4 => "Int4",
             ElemType::UChar => "u8",
+            ElemType::Half => "f16",
+            ElemType::Bf16 => "bf16",
         }
     }
 }

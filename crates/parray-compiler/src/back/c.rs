@@ -21,7 +21,7 @@ use crate::passes::bounds::Proved;
 use crate::passes::check::elem_of;
 use parray_layout::emit_cuda;
 use parray_layout::expr::Term;
-use parray_layout::kinds::MemKind;
+use parray_layout::kinds::{ElemType, MemKind};
 
 /// The C++ dialect a kernel is written in. The two differ only where CUDA and HIP do:
 /// HIP's source includes its runtime header, shuffles with `__shfl_down(v, d, 32)` (HIP
@@ -69,6 +69,8 @@ pub fn c_scalar(s: Scalar) -> &'static str {
         Scalar::U64 => "unsigned long long",
         Scalar::F32 => "float",
         Scalar::F64 => "double",
+        Scalar::F16 => "__half",
+        Scalar::Bf16 => "__nv_bfloat16",
     }
 }
 
@@ -236,6 +238,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     if let Dialect::Hip { .. } = dialect {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
+    out.push_str(&half_headers(body, dialect));
     let checked = checked(body).is_some();
     let mut bases = Vec::new();
     if checked {
@@ -1266,10 +1269,13 @@ impl<'b> Writer<'b> {
                 let p = self.operand(place, UNARY);
                 (format!("{p} {sym} {v}"), 0)
             }
-            ExprKind::Cast(x, s) => (
-                format!("({}){}", c_scalar(*s), self.operand(x, UNARY)),
-                UNARY,
-            ),
+            ExprKind::Cast(x, s) => match half_conversion(x.ty, *s, self.dialect) {
+                Some(f) => (format!("{f}({})", self.expr(x).0), ATOM),
+                None => (
+                    format!("({}){}", c_scalar(*s), self.operand(x, UNARY)),
+                    UNARY,
+                ),
+            },
             ExprKind::Index(base, ix, Check::Checked(Some(root)))
                 if self.roots.contains_key(root) =>
             {
@@ -1430,6 +1436,20 @@ impl<'b> Writer<'b> {
     }
 
     fn lit(&self, l: &Lit, ty: Ty) -> String {
+        if let (Lit::Float(digits, _), Ty::Scalar(s)) = (l, ty) {
+            if let Some(bits) = half_bits(digits, s) {
+                return match (s, self.dialect) {
+                    (Scalar::F16, _) => format!("__ushort_as_half((unsigned short){bits:#06x}u)"),
+                    (_, Dialect::Cuda) => {
+                        format!("__ushort_as_bfloat16((unsigned short){bits:#06x}u)")
+                    }
+                    // The `f32` with the same upper bits, which HIP's constructor keeps.
+                    (_, Dialect::Hip { .. }) => {
+                        format!("hip_bfloat16(__int_as_float({:#010x}))", u32::from(bits) << 16)
+                    }
+                };
+            }
+        }
         match l {
             Lit::Bool(b) => b.to_string(),
             Lit::Int(v, _) => match ty {
@@ -1492,6 +1512,79 @@ impl<'b> Writer<'b> {
     }
 }
 
+/// The function that converts a `from` to a `to` where one of them is a half
+/// ([`crate::passes::widen`] leaves only these three conversions): CUDA's intrinsics, HIP's
+/// constructors (which round an `f64` once, as CUDA's `__double2half` does).
+fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static str> {
+    let hip = matches!(dialect, Dialect::Hip { .. });
+    Some(match (from.scalar()?, to, hip) {
+        (Scalar::F16, Scalar::F32, _) => "__half2float",
+        (Scalar::Bf16, Scalar::F32, false) => "__bfloat162float",
+        (Scalar::Bf16, Scalar::F32, true) => "(float)",
+        (Scalar::F32, Scalar::F16, false) => "__float2half_rn",
+        (Scalar::F64, Scalar::F16, false) => "__double2half",
+        (Scalar::F32, Scalar::Bf16, false) => "__float2bfloat16_rn",
+        (Scalar::F64, Scalar::Bf16, false) => "__double2bfloat16",
+        (Scalar::F32 | Scalar::F64, Scalar::F16, true) => "__half",
+        (Scalar::F32, Scalar::Bf16, true) => "hip_bfloat16",
+        // ROCm 5's `hip_bfloat16` takes only a `float`, which would round twice: the
+        // name tells hipcc's reader why the kernel does not compile.
+        (Scalar::F64, Scalar::Bf16, true) => "parray_hip_has_no_f64_to_bf16_use_f32",
+        _ => return None,
+    })
+}
+
+/// The bits of the half literal `digits` of type `s` (rounded once from its exact value:
+/// to `f64`, then to the half, which 53 >= 2 x 11 + 2 bits make the same).
+pub(crate) fn half_bits(digits: &str, s: Scalar) -> Option<u16> {
+    let v: f64 = digits.replace('_', "").parse().ok()?;
+    match s {
+        Scalar::F16 => Some(crate::rounding::f16_from_f64(v).to_bits()),
+        Scalar::Bf16 => Some(crate::rounding::bf16_from_f64(v).to_bits()),
+        _ => None,
+    }
+}
+
+/// The headers a kernel over half elements includes, by what it uses.
+fn half_headers(body: &Body, dialect: Dialect) -> String {
+    let (mut f16, mut bf16) = (false, false);
+    let mut note = |t: Ty| match t {
+        Ty::Scalar(Scalar::F16) | Ty::Ptr(ElemType::Half) => f16 = true,
+        Ty::Scalar(Scalar::Bf16) | Ty::Ptr(ElemType::Bf16) => bf16 = true,
+        Ty::Array { elem, .. } => {
+            f16 |= elem == ElemType::Half;
+            bf16 |= elem == ElemType::Bf16;
+        }
+        _ => {}
+    };
+    for l in &body.locals {
+        if let Some(t) = l.ty {
+            note(t);
+        }
+    }
+    crate::ir::visit_exprs(&body.stmts, &mut |e| note(e.ty));
+    let mut out = String::new();
+    match dialect {
+        Dialect::Cuda => {
+            if f16 {
+                out.push_str("#include <cuda_fp16.h>\n");
+            }
+            if bf16 {
+                out.push_str("#include <cuda_bf16.h>\n");
+            }
+        }
+        Dialect::Hip { .. } => {
+            if f16 {
+                out.push_str("#include <hip/hip_fp16.h>\n");
+            }
+            if bf16 {
+                out.push_str("#include <hip/hip_bfloat16.h>\n");
+            }
+        }
+    }
+    out
+}
+
 /// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in
 /// the low 8 bits: C promotes the operands of `+ - * << ~` and unary `-` to `int`, where
 /// the result does not wrap (`& | ^` keep operands that do). Rust's result is those bits.
@@ -1516,7 +1609,7 @@ fn int_max(s: Scalar) -> Option<u128> {
         Scalar::U32 | Scalar::Usize => u32::MAX.into(),
         Scalar::I64 => i64::MAX as u128,
         Scalar::U64 => u64::MAX.into(),
-        Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+        Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16 => return None,
     })
 }
 

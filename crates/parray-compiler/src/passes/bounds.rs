@@ -739,7 +739,7 @@ impl<'b> Facts<'b> {
             Scalar::U64 => (0, u64::MAX.into()),
             Scalar::Usize if self.body.target == Target::Cuda => (0, u32::MAX.into()),
             Scalar::Usize => (0, u64::MAX.into()),
-            Scalar::Bool | Scalar::F32 | Scalar::F64 => return None,
+            Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16 => return None,
         })
     }
 }

@@ -95,7 +95,9 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 | Scalar::U64
                 | Scalar::Usize
                 | Scalar::F32
-                | Scalar::F64,
+                | Scalar::F64
+                | Scalar::F16
+                | Scalar::Bf16,
             ))
             | Some(Ty::Host)
             | None => {}
@@ -107,7 +109,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 };
                 cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
             }
-            Some(t) => cx.fail(span, format!("the host value `{name}` is used as `{t}`: a cuda body receives host values by value as 32- or 64-bit numbers (i32, u32, i64, u64, usize, f32, f64); convert it on the host first (`let {name} = {name} as i32;`)")),
+            Some(t) => cx.fail(span, format!("the host value `{name}` is used as `{t}`: a cuda body receives host values by value as numbers (i32, u32, i64, u64, usize, f32, f64, f16, bf16); convert it on the host first (`let {name} = {name} as i32;`)")),
         }
     }
     // Resolve and apply the final types.
@@ -123,6 +125,9 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     }
     body.stmts = stmts;
     body.functions = functions;
+    if cx.diags.is_empty() {
+        cx.diags = super::widen::widen(&mut body);
+    }
     if cx.diags.is_empty() {
         Ok(Typed(body))
     } else {
@@ -552,7 +557,8 @@ impl Checker {
                 let what = format!("this `{}`", op.rust_name());
                 let allowed = |s: Scalar| match op {
                     AtomicOp::Add => {
-                        s.is_int() && !matches!(s, Scalar::I8 | Scalar::U8) || s.is_float()
+                        s.is_int() && !matches!(s, Scalar::I8 | Scalar::U8)
+                            || s.is_float() && !s.is_half()
                     }
                     AtomicOp::Exch | AtomicOp::Cas => matches!(s, Scalar::I32 | Scalar::U32),
                 };
@@ -841,7 +847,7 @@ impl Checker {
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
         if let ExprKind::ShflDown { value, .. } = &e.kind {
             let moved = match e.ty {
-                Ty::Scalar(s) => !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8),
+                Ty::Scalar(s) => !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8) && !s.is_half(),
                 _ => matches!(e.ty, Ty::Host | Ty::Unit),
             };
             if !moved {

@@ -1,5 +1,7 @@
 //! The passes, each returning the typed result the next one needs: [`check`] makes a
-//! `Typed` body, [`bounds`] a `Proved` one.
+//! `Typed` body (its half-precision
+//! arithmetic written in `f32` by `widen`), [`bounds`] a `Proved` one.
 
 pub mod bounds;
 pub mod check;
+mod widen;

@@ -1,6 +1,6 @@
 //! Element types: the Rust side of the type language's `float`, `int`, `float2`, ...
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use parray_layout::ElemType;
@@ -11,7 +11,7 @@ use parray_layout::ElemType;
 /// The layout (size and alignment) must be that of the CUDA C type named by `ELEM`, the
 /// all-zero bit pattern must be a valid value (buffers are zero-initialised and shared
 /// bit-for-bit with generated kernels), every bit pattern of its size must be a valid
-/// value (elements are read word by word), it has no padding, and its size is 1, 4, 8 or
+/// value (elements are read word by word), it has no padding, and its size is 1, 2, 4, 8 or
 /// 16 bytes with an alignment of at least its size up to 8 (see [`load_relaxed`]).
 pub unsafe trait Element:
     Copy + Send + Sync + Default + 'static + DeviceRepr + ValidAsZeroBits
@@ -36,6 +36,9 @@ pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
             1 => {
                 std::mem::transmute_copy(&AtomicU8::from_ptr(p as *mut u8).load(Ordering::Relaxed))
             }
+            2 => std::mem::transmute_copy(
+                &AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed),
+            ),
             4 => std::mem::transmute_copy(
                 &AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed),
             ),
@@ -64,6 +67,8 @@ pub(crate) unsafe fn store_relaxed<T: Element>(p: *mut T, v: T) {
     unsafe {
         match size_of::<T>() {
             1 => AtomicU8::from_ptr(p as *mut u8)
+                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
+            2 => AtomicU16::from_ptr(p as *mut u16)
                 .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
             4 => AtomicU32::from_ptr(p as *mut u32)
                 .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
@@ -96,6 +101,16 @@ scalar_elements! {
     i8 => Char,
     u8 => UChar,
     i64 => Long,
+}
+
+// SAFETY: `half`'s types are `repr(transparent)` over a `u16`, as CUDA's `__half` and
+// `__nv_bfloat16` are 2-byte aligned 16-bit values; every bit pattern is a number or a NaN.
+unsafe impl Element for half::f16 {
+    const ELEM: ElemType = ElemType::Half;
+}
+// SAFETY: as for `half::f16`.
+unsafe impl Element for half::bf16 {
+    const ELEM: ElemType = ElemType::Bf16;
 }
 
 macro_rules! vector_elements {
@@ -224,7 +239,8 @@ mod tests {
     use super::*;
 
     fn check<T: Element + PartialEq + std::fmt::Debug>(v: T) {
-        assert!(matches!(size_of::<T>(), 1 | 4 | 8 | 16), "{:?}", T::ELEM);
+        assert!(matches!(size_of::<T>(), 1 | 2 | 4 | 8 | 16), "{:?}", T::ELEM);
+        assert_eq!(size_of::<T>() as u64, T::ELEM.size_bytes(), "{:?}", T::ELEM);
         assert!(align_of::<T>() >= size_of::<T>().min(8), "{:?}", T::ELEM);
         let mut slot = T::default();
         // SAFETY: a live, aligned local, not shared.
@@ -243,6 +259,8 @@ mod tests {
         check(7u32);
         check(-3i8);
         check(-1i64 << 40);
+        check(half::f16::from_f32(-1.5));
+        check(half::bf16::from_f32(3.0e38));
         check(Float2::new(1.0, 2.0));
         check(Float4::new(1.0, 2.0, 3.0, 4.0));
         check(Double2::new(1.0, -2.0));

@@ -170,6 +170,10 @@ pub fn host_value_ident(k: usize) -> Ident {
 
 /// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
 pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
+    if s.is_half() {
+        let id = Ident::new(s.rust_name(), Span::call_site());
+        return quote!(::parray::#id);
+    }
     let name = match (s, mode) {
         (Scalar::Usize, Mode::Emulate) => "u32",
         _ => s.rust_name(),
@@ -529,6 +533,22 @@ impl<'b> Writer<'b> {
                 quote_spanned!(span=> #l #op #r)
             }
             ExprKind::Assign(op, place, value) => self.assign(*op, place, value, span),
+            // `widen` leaves three conversions of halves: to `f32`, from `f32` and `f64`.
+            ExprKind::Cast(x, s) if s.is_half() => {
+                let x_tokens = self.expr(x);
+                if x.ty == Ty::Scalar(Scalar::F32) {
+                    let t = self.scalar(*s);
+                    quote_spanned!(span=> #t::from_f32(#x_tokens))
+                } else {
+                    // `half`'s `from_f64` would round twice (`parray_compiler::rounding`).
+                    let f = Ident::new(&format!("{}_from_f64", s.rust_name()), span);
+                    quote_spanned!(span=> ::parray::__private::#f(#x_tokens))
+                }
+            }
+            ExprKind::Cast(x, s) if x.ty.scalar().is_some_and(Scalar::is_half) => {
+                let x = self.operand(x, ATOM);
+                quote_spanned!(span=> #x.to_f32())
+            }
             ExprKind::Cast(x, s) => {
                 let x = self.operand(x, CAST);
                 let t = self.scalar(*s);
@@ -694,6 +714,12 @@ impl<'b> Writer<'b> {
     }
 
     fn lit(&self, l: &Lit, ty: Ty, span: Span) -> TokenStream {
+        if let (Lit::Float(digits, _), Ty::Scalar(s)) = (l, ty) {
+            if let Some(bits) = crate::back::c::half_bits(digits, s) {
+                let t = self.scalar(s);
+                return quote_spanned!(span=> #t::from_bits(#bits));
+            }
+        }
         let mut lit = match (l, ty) {
             (Lit::Bool(b), _) => return quote_spanned!(span=> #b),
             (Lit::Int(v, _), Ty::Host) => Literal::u128_unsuffixed(*v),
