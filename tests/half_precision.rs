@@ -216,3 +216,40 @@ fn conversions_round_once() -> parray::Result<()> {
     }
     Ok(())
 }
+
+parray! {
+    smem bf16 [256] BTILE;
+}
+
+/// The C of half-precision code: loads and stores of `__half` and `__nv_bfloat16`,
+/// arithmetic in `float` rounded once, literals as bits, the conversions; in HIP, ROCm's
+/// types and constructors (compiled by hipcc in `tests/hip_snapshots.rs`).
+#[test]
+fn the_c_of_half_precision() {
+    let (ints, b, h, out) = ((), (), (), ());
+    macro_rules! in_both_dialects {
+        ($body:tt) => {
+            (
+                kernel_source!(CONVERT(ints, b, h, out) $body),
+                kernel_source!(hip(64): CONVERT(ints, b, h, out) $body),
+            )
+        };
+    }
+    let (cuda, hip) = in_both_dialects!({
+        let i = $tid$;
+        let t = BTILE::create();
+        t[$tid_1$] = b[i] * 0.1;
+        #sync
+        let mut acc = 0.0f32;
+        for k in 0..256 {
+            acc += t[k] as f32;
+        }
+        let x = h[i];
+        let mut y = x.exp() - 1.5;
+        y /= x;
+        h[i] = if y > x { y } else { -x };
+        out[i] = acc + (ints[i] as f16) as f32 + (x as f32 as bf16) as f32;
+    });
+    insta::assert_snapshot!("half_precision_cuda", cuda);
+    insta::assert_snapshot!("half_precision_hip", hip);
+}

@@ -5,6 +5,8 @@
 
 use half::{bf16, f16};
 
+use crate::ir::Scalar;
+
 /// `x` rounded to `f32` to odd: toward zero, with the last bit set where that was
 /// inexact. From it, rounding to any format of at most 22 bits is rounding `x` once.
 fn f32_round_to_odd(x: f64) -> f32 {
@@ -29,6 +31,25 @@ pub fn f16_from_f64(x: f64) -> f16 {
 /// `x as bf16`, rounded once.
 pub fn bf16_from_f64(x: f64) -> bf16 {
     bf16::from_f32(f32_round_to_odd(x))
+}
+
+/// The bits of the literal `digits` of the half type `s` (rounded once: to `f64`, exactly
+/// enough, then to the half).
+pub(crate) fn literal_bits(digits: &str, s: Scalar) -> Option<u16> {
+    let v: f64 = digits.replace('_', "").parse().ok()?;
+    match s {
+        Scalar::F16 => Some(f16_from_f64(v).to_bits()),
+        Scalar::Bf16 => Some(bf16_from_f64(v).to_bits()),
+        _ => None,
+    }
+}
+
+/// The value of the half of type `s` with these bits.
+pub(crate) fn value(bits: u16, s: Scalar) -> f64 {
+    match s {
+        Scalar::Bf16 => bf16::from_bits(bits).to_f64(),
+        _ => f16::from_bits(bits).to_f64(),
+    }
 }
 
 #[cfg(test)]

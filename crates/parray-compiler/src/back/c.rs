@@ -679,14 +679,15 @@ pub fn exchange_kernel(
     };
     format!(
         "// parray: {step:?} step of a #copy between distributed types (SPEC.md 3.12)\n\
-         extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n_all, unsigned long long me_all) {{\n\
+         {header}extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n_all, unsigned long long me_all) {{\n\
          \x20   const {index} n = ({index})n_all, me = ({index})me_all;\n\
          \x20   for ({index} j = blockIdx.x * {block}{suffix} + threadIdx.x; j < n; j += gridDim.x * {block}{suffix}) {{\n\
          \x20       const {index} k = {k};\n\
          \x20       {statement}\n\
          \x20   }}\n\
          }}\n",
-        block = EXCHANGE_BLOCK
+        block = EXCHANGE_BLOCK,
+        header = elem_header(elem, Dialect::Cuda),
     )
 }
 
@@ -729,7 +730,8 @@ pub fn remap_kernel(
     let t = elem.c_name();
     let (sc, dc) = (emit_cuda::to_c_named(&s), emit_cuda::to_c_named(&d));
     let head = format!(
-        "extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n"
+        "{}extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n",
+        elem_header(elem, Dialect::Cuda)
     );
     // The digit `k / w % m` the destination is contiguous along, when it is not `k` itself.
     let unit_digit = |off: &parray_layout::Offset| {
@@ -1437,7 +1439,7 @@ impl<'b> Writer<'b> {
 
     fn lit(&self, l: &Lit, ty: Ty) -> String {
         if let (Lit::Float(digits, _), Ty::Scalar(s)) = (l, ty) {
-            if let Some(bits) = half_bits(digits, s) {
+            if let Some(bits) = crate::rounding::literal_bits(digits, s) {
                 return match (s, self.dialect) {
                     (Scalar::F16, _) => format!("__ushort_as_half((unsigned short){bits:#06x}u)"),
                     (_, Dialect::Cuda) => {
@@ -1534,55 +1536,40 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
     })
 }
 
-/// The bits of the half literal `digits` of type `s` (rounded once from its exact value:
-/// to `f64`, then to the half, which 53 >= 2 x 11 + 2 bits make the same).
-pub(crate) fn half_bits(digits: &str, s: Scalar) -> Option<u16> {
-    let v: f64 = digits.replace('_', "").parse().ok()?;
-    match s {
-        Scalar::F16 => Some(crate::rounding::f16_from_f64(v).to_bits()),
-        Scalar::Bf16 => Some(crate::rounding::bf16_from_f64(v).to_bits()),
-        _ => None,
-    }
-}
-
 /// The headers a kernel over half elements includes, by what it uses.
 fn half_headers(body: &Body, dialect: Dialect) -> String {
-    let (mut f16, mut bf16) = (false, false);
-    let mut note = |t: Ty| match t {
-        Ty::Scalar(Scalar::F16) | Ty::Ptr(ElemType::Half) => f16 = true,
-        Ty::Scalar(Scalar::Bf16) | Ty::Ptr(ElemType::Bf16) => bf16 = true,
-        Ty::Array { elem, .. } => {
-            f16 |= elem == ElemType::Half;
-            bf16 |= elem == ElemType::Bf16;
+    let mut elems = Vec::new();
+    let mut note = |t: Ty| {
+        let elem = match t {
+            Ty::Scalar(Scalar::F16) => ElemType::Half,
+            Ty::Scalar(Scalar::Bf16) => ElemType::Bf16,
+            Ty::Ptr(e) | Ty::Array { elem: e, .. } => e,
+            _ => return,
+        };
+        if !elems.contains(&elem) {
+            elems.push(elem);
         }
-        _ => {}
     };
-    for l in &body.locals {
-        if let Some(t) = l.ty {
-            note(t);
-        }
+    for t in body.locals.iter().filter_map(|l| l.ty) {
+        note(t);
     }
     crate::ir::visit_exprs(&body.stmts, &mut |e| note(e.ty));
-    let mut out = String::new();
-    match dialect {
-        Dialect::Cuda => {
-            if f16 {
-                out.push_str("#include <cuda_fp16.h>\n");
-            }
-            if bf16 {
-                out.push_str("#include <cuda_bf16.h>\n");
-            }
+    elems.sort_by_key(|e| *e != ElemType::Half);
+    elems.into_iter().map(|e| elem_header(e, dialect)).collect()
+}
+
+/// The header that declares the element type `elem` in `dialect` (the halves'), if any.
+fn elem_header(elem: ElemType, dialect: Dialect) -> &'static str {
+    match (elem, dialect) {
+        (ElemType::Half, Dialect::Cuda) => "#include <cuda_fp16.h>\n",
+        (ElemType::Bf16, Dialect::Cuda) => "#include <cuda_bf16.h>\n",
+        (ElemType::Half, Dialect::Hip { .. }) => "#include <hip/hip_fp16.h>\n",
+        // ROCm 5's bfloat16 under CUDA's name, which the kernel's types use.
+        (ElemType::Bf16, Dialect::Hip { .. }) => {
+            "#include <hip/hip_bfloat16.h>\ntypedef hip_bfloat16 __nv_bfloat16;\n"
         }
-        Dialect::Hip { .. } => {
-            if f16 {
-                out.push_str("#include <hip/hip_fp16.h>\n");
-            }
-            if bf16 {
-                out.push_str("#include <hip/hip_bfloat16.h>\n");
-            }
-        }
+        _ => "",
     }
-    out
 }
 
 /// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in

@@ -9,7 +9,8 @@
 //! harmless), as `half::f16`'s operators and CUDA's `__hadd_rn`-family compute it. A method
 //! (`exp`, `sqrt`, `mul_add`, ...) is its `f32` method, rounded.
 
-use crate::ir::{Body, Diag, Expr, ExprKind, Method, PartMut, Scalar, Stmt, Ty, UnOp};
+use crate::ir::{Body, Diag, Expr, ExprKind, Lit, Method, PartMut, Scalar, Stmt, Ty, UnOp};
+use crate::rounding;
 
 /// Rewrites the typed `body` (its functions too) so that no operation takes a half
 /// operand; reports the compound assignments it cannot rewrite.
@@ -127,8 +128,18 @@ fn round_to(e: &mut Expr, result: Option<Scalar>) {
     }
 }
 
-/// `x` read as an `f32`.
+/// `x` read as an `f32`: a half literal becomes the `f32` literal of its value (exact).
 fn to_f32(x: &mut Expr) {
+    if let (ExprKind::Lit(Lit::Float(digits, _)), Some(h)) = (&x.kind, half(x.ty)) {
+        if let Some(bits) = rounding::literal_bits(digits, h) {
+            x.kind = ExprKind::Lit(Lit::Float(
+                format!("{:?}", rounding::value(bits, h)),
+                Some(Scalar::F32),
+            ));
+            x.ty = Ty::Scalar(Scalar::F32);
+            return;
+        }
+    }
     cast(x, Scalar::F32);
 }
 
@@ -143,7 +154,7 @@ fn cast(x: &mut Expr, to: Scalar) {
 /// A placeholder while a node moves.
 fn dummy() -> Expr {
     Expr::new(
-        ExprKind::Lit(crate::ir::Lit::Bool(false)),
+        ExprKind::Lit(Lit::Bool(false)),
         crate::CodeSpan::call_site(),
     )
 }

@@ -100,10 +100,18 @@ impl Kernels {
         let function = match cached {
             Some(f) => f,
             None => {
+                let mut options = vec![format!("--gpu-architecture={}", target.arch)];
+                if source.contains("#include <cuda_") {
+                    options.extend(
+                        toolkit_include_dirs()
+                            .iter()
+                            .map(|d| format!("--include-path={}", d.display())),
+                    );
+                }
                 let ptx = nvrtc::compile_ptx_with_opts(
                     source,
                     CompileOptions {
-                        options: vec![format!("--gpu-architecture={}", target.arch)],
+                        options,
                         name: Some(format!("{kernel}.cu")),
                         ..Default::default()
                     },
@@ -170,11 +178,43 @@ impl Kernels {
     }
 }
 
+/// The CUDA toolkit's header folders, for kernels over halves (`cuda_fp16.h`,
+/// `cuda_bf16.h`, and CUDA 13's `cccl/` that they include): under `CUDA_PATH`,
+/// `CUDA_HOME`, `/usr/local/cuda`, or beside a `lib64` of `LD_LIBRARY_PATH`.
+fn toolkit_include_dirs() -> &'static [PathBuf] {
+    static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let roots = ["CUDA_PATH", "CUDA_HOME"]
+            .into_iter()
+            .filter_map(std::env::var_os)
+            .map(PathBuf::from)
+            .chain([PathBuf::from("/usr/local/cuda")])
+            .chain(
+                std::env::var_os("LD_LIBRARY_PATH")
+                    .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|lib| lib.parent().map(Path::to_path_buf)),
+            );
+        let include = roots
+            .map(|root| root.join("include"))
+            .find(|dir| dir.join("cuda_fp16.h").is_file());
+        include
+            .into_iter()
+            .flat_map(|dir| [dir.join("cccl"), dir])
+            .filter(|dir| dir.is_dir())
+            .collect()
+    })
+}
+
 fn nvrtc_error(kernel: &str, source: &str, e: CompileError) -> Error {
-    let log = match e {
+    let mut log = match e {
         CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
         other => other.to_string(),
     };
+    if source.contains("#include <cuda_") && toolkit_include_dirs().is_empty() {
+        log.push_str("\nparray: the kernel computes with halves, whose header (cuda_fp16.h, cuda_bf16.h) is the CUDA toolkit's, and no toolkit was found: set CUDA_PATH to its folder");
+    }
     Error::Nvrtc {
         kernel: kernel.to_string(),
         log,

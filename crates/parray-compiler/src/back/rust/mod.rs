@@ -715,7 +715,7 @@ impl<'b> Writer<'b> {
 
     fn lit(&self, l: &Lit, ty: Ty, span: Span) -> TokenStream {
         if let (Lit::Float(digits, _), Ty::Scalar(s)) = (l, ty) {
-            if let Some(bits) = crate::back::c::half_bits(digits, s) {
+            if let Some(bits) = crate::rounding::literal_bits(digits, s) {
                 let t = self.scalar(s);
                 return quote_spanned!(span=> #t::from_bits(#bits));
             }
