@@ -40,7 +40,7 @@ extern "C" __global__ void softmax(const __nv_bfloat16* x, __nv_bfloat16* y, int
     __shared__ float parts[8];
     for (int row = blockIdx.x; row < rows; row += gridDim.x) {
         const __nv_bfloat16* in = x + (size_t)row * 4096;
-        float m = -INFINITY;
+        float m = __int_as_float(0xff800000);
         for (int j = threadIdx.x; j < 4096; j += 256) m = fmaxf(m, __bfloat162float(in[j]));
         m = block_reduce(m, parts, true);
         float s = 0.0f;
@@ -57,18 +57,20 @@ fn softmax(x: &Array<M>, y: &mut Array<M>, rows: i32) -> parray::Result<()> {
         let parts = PARTS::create();
         let lane = $tid_1$ % 32;
         let warp = $tid_1$ / 32;
+        // At most the matrix's rows: the prover then shows every access in bounds.
+        let rows = (rows as usize).min($dim(M_0)$);
         let mut row = $tid_0$;
-        while row < rows as usize {
+        while row < rows {
+            // Each loop its own variable, stepped once at its end: the prover's stride loop.
             let mut m = f32::NEG_INFINITY;
             let mut j = $tid_1$;
             while j < $dim(M_1)$ {
                 m = m.max(x[$M[row][j]$] as f32);
                 j += $size(PARTS)$ * 32;
             }
-            let mut d = 16u32;
-            while d > 0 {
-                m = m.max(shfl_down(m, d));
-                d /= 2;
+            #[unroll]
+            for k in 0..5 {
+                m = m.max(shfl_down(m, 16u32 >> k));
             }
             if lane == 0 {
                 parts[warp] = m;
@@ -80,15 +82,14 @@ fn softmax(x: &Array<M>, y: &mut Array<M>, rows: i32) -> parray::Result<()> {
             }
             #sync;
             let mut s = 0.0f32;
-            j = $tid_1$;
+            let mut j = $tid_1$;
             while j < $dim(M_1)$ {
                 s += (x[$M[row][j]$] as f32 - max).exp();
                 j += $size(PARTS)$ * 32;
             }
-            d = 16;
-            while d > 0 {
-                s += shfl_down(s, d);
-                d /= 2;
+            #[unroll]
+            for k in 0..5 {
+                s += shfl_down(s, 16u32 >> k);
             }
             if lane == 0 {
                 parts[warp] = s;
@@ -99,7 +100,7 @@ fn softmax(x: &Array<M>, y: &mut Array<M>, rows: i32) -> parray::Result<()> {
                 sum += parts[w];
             }
             #sync;
-            j = $tid_1$;
+            let mut j = $tid_1$;
             while j < $dim(M_1)$ {
                 y[$M[row][j]$] = ((x[$M[row][j]$] as f32 - max).exp() / sum) as bf16;
                 j += $size(PARTS)$ * 32;
