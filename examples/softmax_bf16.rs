@@ -115,7 +115,10 @@ fn softmax(x: &Array<M>, y: &mut Array<M>, rows: i32) -> parray::Result<()> {
 fn check(x: &[bf16], y: &[bf16], rows: usize, cols: usize) -> bool {
     (0..rows).all(|r| {
         let row = &x[r * cols..(r + 1) * cols];
-        let max = row.iter().map(|v| v.to_f64()).fold(f64::NEG_INFINITY, f64::max);
+        let max = row
+            .iter()
+            .map(|v| v.to_f64())
+            .fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = row.iter().map(|v| (v.to_f64() - max).exp()).sum();
         row.iter().zip(&y[r * cols..]).all(|(v, got)| {
             let want = (v.to_f64() - max).exp() / sum;
@@ -149,7 +152,13 @@ fn main() -> parray::Result<()> {
     );
     if device {
         let hand = common::median_seconds(repeats, true, || {
-            common::raw_kernel("softmax", HAND, [528, 1, 1], [256, 1, 1], &[&x, &y, &(rows as i32)])
+            common::raw_kernel(
+                "softmax",
+                HAND,
+                [528, 1, 1],
+                [256, 1, 1],
+                &[&x, &y, &(rows as i32)],
+            )
         })?;
         let hand_ok = check(&values, &y.to_vec()?, rows, cols);
         let copy = common::device_copy_ms(&x, &y, bytes / 2)? / 1e3;

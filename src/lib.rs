@@ -451,6 +451,8 @@ pub use parray_runtime::Result;
 #[doc(inline)]
 pub use parray_runtime::{DetourSite, ThreadId};
 
+/// The half-precision numbers of the `half` crate: the elements `half` and `bf16`.
+pub use parray_runtime::{bf16, f16};
 /// The Rust types of the elements: `float` is `f32`, `int` `i32`, `double` `f64`,
 /// `unsigned` `u32`, `char` `i8`, `uchar` `u8`, `long` `i64`, `half` and `bf16` the
 /// [`f16`] and [`bf16`] of the `half` crate, and CUDA's vector types are these
@@ -481,8 +483,6 @@ pub use parray_runtime::{DetourSite, ThreadId};
 /// ```
 #[doc(inline)]
 pub use parray_runtime::{Double2, Element, Float2, Float4, Int2, Int4};
-/// The half-precision numbers of the `half` crate: the elements `half` and `bf16`.
-pub use parray_runtime::{bf16, f16};
 
 /// `#copy` on the host: [`copy::copy`] moves element `k` of one array to element `k` of
 /// another, whatever their layouts and memories (also `src.copy_to(&mut dst)`), and

@@ -220,6 +220,15 @@ fn seed_programs_in_hip() {
     }
 }
 
+/// The softmax of `bf16` rows (its first 64 rows under the emulation) checks itself
+/// against an `f64` softmax.
+#[test]
+fn softmax_in_bf16() {
+    let out = run_example("softmax_bf16", &["--small"]);
+    assert!(out.contains("softmax of 64 x 4096 bf16"), "{out}");
+    assert!(out.ends_with("check: ok\n"), "{out}");
+}
+
 /// The seed examples, in the order.
 const SEED_PROGRAMS: &[&str] = &[
     "pitch",

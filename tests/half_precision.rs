@@ -186,18 +186,22 @@ fn conversions_round_once() -> parray::Result<()> {
     let mut ix = IX::create()?;
     ix.copy_from_slice(&ints)?;
     let (mut b, mut h, mut out) = (BX::create()?, HX::create()?, FOUT::create()?);
-    detour!(CONVERT(&mut ix, &mut b, &mut h, &mut out) {
+    detour!(CONVERT(&ix, &mut b, &mut h, &mut out) {
         let i = $tid$;
         let n = ints[i];
         b[i] = n as bf16;
         h[i] = n as f16;
         out[i * 4] = (n as bf16) as f32;
         out[i * 4 + 1] = ((n as f16) as i32) as f32;
-        out[i * 4 + 2] = ((n as f64 * 1.000000059604644775390625) as f16) as f32;
+        out[i * 4 + 2] = ((n as f64 * 1.0000000596046448) as f16) as f32;
         out[i * 4 + 3] = ((n as f16) as bf16) as f32;
     })?;
     let (b, h, out) = (b.to_vec()?, h.to_vec()?, out.to_vec()?);
-    assert_eq!(b[0].to_f64(), 16908288.0, "2^24 + 2^16 + 1 rounds up to 2^24 + 2^17");
+    assert_eq!(
+        b[0].to_f64(),
+        16908288.0,
+        "2^24 + 2^16 + 1 rounds up to 2^24 + 2^17"
+    );
     assert!(h[2].is_infinite());
     let to_b = |b: u16| bf16::from_bits(b).to_f64();
     let to_h = |b: u16| f16::from_bits(b).to_f64();
@@ -208,11 +212,23 @@ fn conversions_round_once() -> parray::Result<()> {
         assert_eq!(b[k].to_bits(), want_b.to_bits(), "{n} as bf16");
         assert_eq!(h[k].to_bits(), want_h.to_bits(), "{n} as f16");
         assert_eq!(out[k * 4], want_b.to_f32(), "{n} as bf16 as f32");
-        assert_eq!(out[k * 4 + 1], (want_h.to_f32() as i32) as f32, "{n} as f16 as i32");
-        let x = n * 1.000000059604644775390625;
+        assert_eq!(
+            out[k * 4 + 1],
+            (want_h.to_f32() as i32) as f32,
+            "{n} as f16 as i32"
+        );
+        let x = n * 1.0000000596046448;
         let scaled = f16::from_bits(nearest(x, f16::from_f32(x as f32).to_bits(), to_h)).to_f32();
-        assert_eq!(out[k * 4 + 2].to_bits(), scaled.to_bits(), "{n} scaled, as f16");
-        assert_eq!(out[k * 4 + 3], bf16::from_f32(want_h.to_f32()).to_f32(), "{n} as f16 as bf16");
+        assert_eq!(
+            out[k * 4 + 2].to_bits(),
+            scaled.to_bits(),
+            "{n} scaled, as f16"
+        );
+        assert_eq!(
+            out[k * 4 + 3],
+            bf16::from_f32(want_h.to_f32()).to_f32(),
+            "{n} as f16 as bf16"
+        );
     }
     Ok(())
 }

@@ -62,12 +62,18 @@ mod tests {
         for (got, up, down) in [
             {
                 let g = f16_from_f64(x);
-                let (u, d) = (f16::from_bits(g.to_bits().wrapping_add(1)), f16::from_bits(g.to_bits().wrapping_sub(1)));
+                let (u, d) = (
+                    f16::from_bits(g.to_bits().wrapping_add(1)),
+                    f16::from_bits(g.to_bits().wrapping_sub(1)),
+                );
                 (g.to_f64(), u.to_f64(), d.to_f64())
             },
             {
                 let g = bf16_from_f64(x);
-                let (u, d) = (bf16::from_bits(g.to_bits().wrapping_add(1)), bf16::from_bits(g.to_bits().wrapping_sub(1)));
+                let (u, d) = (
+                    bf16::from_bits(g.to_bits().wrapping_add(1)),
+                    bf16::from_bits(g.to_bits().wrapping_sub(1)),
+                );
                 (g.to_f64(), u.to_f64(), d.to_f64())
             },
         ] {
@@ -78,7 +84,10 @@ mod tests {
             // away from and toward zero).
             for n in [up, down] {
                 if n.is_finite() {
-                    assert!((n - x).abs() >= (got - x).abs(), "{x:e}: {got:e}, but {n:e} is nearer");
+                    assert!(
+                        (n - x).abs() >= (got - x).abs(),
+                        "{x:e}: {got:e}, but {n:e} is nearer"
+                    );
                 }
             }
         }
@@ -87,8 +96,14 @@ mod tests {
     #[test]
     fn rounds_once() {
         let tie_plus = f64::from((1 << 24) + (1 << 16) + 1);
-        assert_eq!(bf16_from_f64(tie_plus).to_f64(), f64::from((1 << 24) + (1 << 17)));
-        assert_eq!(f16_from_f64(1.0 + 2f64.powi(-11) + 2f64.powi(-40)).to_bits(), 0x3c01);
+        assert_eq!(
+            bf16_from_f64(tie_plus).to_f64(),
+            f64::from((1 << 24) + (1 << 17))
+        );
+        assert_eq!(
+            f16_from_f64(1.0 + 2f64.powi(-11) + 2f64.powi(-40)).to_bits(),
+            0x3c01
+        );
         assert_eq!(f16_from_f64(1.0 + 2f64.powi(-11)).to_bits(), 0x3c00);
         assert!(f16_from_f64(65520.0).is_infinite());
         assert_eq!(f16_from_f64(65519.99).to_f64(), 65504.0);
@@ -96,7 +111,9 @@ mod tests {
         assert!(f16_from_f64(f64::NAN).is_nan());
         let mut s = 1u64;
         for _ in 0..200_000 {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let x = f64::from_bits(s);
             if x.is_finite() {
                 check(x);

@@ -1447,7 +1447,10 @@ impl<'b> Writer<'b> {
                     }
                     // The `f32` with the same upper bits, which HIP's constructor keeps.
                     (_, Dialect::Hip { .. }) => {
-                        format!("hip_bfloat16(__int_as_float({:#010x}))", u32::from(bits) << 16)
+                        format!(
+                            "hip_bfloat16(__int_as_float({:#010x}))",
+                            u32::from(bits) << 16
+                        )
                     }
                 };
             }

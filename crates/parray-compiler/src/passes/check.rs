@@ -578,6 +578,10 @@ impl Checker {
                         }
                         Ty::Host
                     }
+                    Ty::Ptr(el) if Scalar::of_elem(el).is_some_and(Scalar::is_half) => {
+                        self.fail(p.span, format!("`{}` does not update halves: accumulate in an `f32` (a `float` array) and convert once (`sum as {}`)", op.rust_name(), el.rust_type()));
+                        Ty::Host
+                    }
                     t => {
                         let elems = match op {
                             AtomicOp::Add => "int, unsigned, long, float or double",
@@ -847,13 +851,15 @@ impl Checker {
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
         if let ExprKind::ShflDown { value, .. } = &e.kind {
             let moved = match e.ty {
-                Ty::Scalar(s) => !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8) && !s.is_half(),
+                Ty::Scalar(s) => {
+                    !matches!(s, Scalar::Bool | Scalar::I8 | Scalar::U8) && !s.is_half()
+                }
                 _ => matches!(e.ty, Ty::Host | Ty::Unit),
             };
             if !moved {
                 self.fail(
                     value.span,
-                    format!("`shfl_down` moves 32- and 64-bit numbers (i32, u32, i64, u64, f32, f64), not `{}`", e.ty),
+                    format!("`shfl_down` moves 32- and 64-bit numbers (i32, u32, i64, u64, f32, f64), not `{}`{}", e.ty, if matches!(e.ty, Ty::Scalar(s) if s.is_half()) { ": shuffle it as an `f32` (`shfl_down(x as f32, d)`)" } else { "" }),
                 );
             }
         }

@@ -239,7 +239,11 @@ mod tests {
     use super::*;
 
     fn check<T: Element + PartialEq + std::fmt::Debug>(v: T) {
-        assert!(matches!(size_of::<T>(), 1 | 2 | 4 | 8 | 16), "{:?}", T::ELEM);
+        assert!(
+            matches!(size_of::<T>(), 1 | 2 | 4 | 8 | 16),
+            "{:?}",
+            T::ELEM
+        );
         assert_eq!(size_of::<T>() as u64, T::ELEM.size_bytes(), "{:?}", T::ELEM);
         assert!(align_of::<T>() >= size_of::<T>().min(8), "{:?}", T::ELEM);
         let mut slot = T::default();
