@@ -62,8 +62,8 @@ fn reference(a: f64, b: f64, round: impl Fn(f64) -> f64) -> [f64; 9] {
         // `c = a; c += b; c *= b;`
         round(sum * b),
         if a < b { a } else { b },
-        // `(a as f32 * 0.5) as H`, and `a.sqrt()` (computed in f32 and rounded: for a
-        // square root the same as rounding the exact root).
+        // `a * 0.5`, and `a.sqrt()` (computed in f32 and rounded: for a square root the
+        // same as rounding the exact root).
         round(a * 0.5),
         round(a.sqrt()),
     ]
@@ -76,7 +76,7 @@ fn same(got: f64, want: f64) -> bool {
 }
 
 macro_rules! arithmetic_is_correctly_rounded {
-    ($name:ident, $h:ident, $x:ident, $out:ident, $grid:ident, $body:tt) => {
+    ($body:tt $(, $name:ident, $h:ident, $x:ident, $out:ident, $grid:ident)*) => {$(
         #[test]
         fn $name() -> parray::Result<()> {
             let (xs, ys) = (operands(1), operands(2));
@@ -102,44 +102,31 @@ macro_rules! arithmetic_is_correctly_rounded {
             assert!(wrong.is_empty(), "{} wrong, first: {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
             Ok(())
         }
-    };
+    )*};
 }
 
-arithmetic_is_correctly_rounded!(half_arithmetic_is_correctly_rounded, f16, HX, HOUT, HGRID, {
-    let i = $tid$;
-    let a = x[i];
-    let b = y[i];
-    out[i * 9] = a + b;
-    out[i * 9 + 1] = a - b;
-    out[i * 9 + 2] = a * b;
-    out[i * 9 + 3] = a / b;
-    out[i * 9 + 4] = -a;
-    let mut c = a;
-    c += b;
-    c *= b;
-    out[i * 9 + 5] = c;
-    out[i * 9 + 6] = if a < b { a } else { b };
-    out[i * 9 + 7] = (a as f32 * 0.5) as f16;
-    out[i * 9 + 8] = a.sqrt();
-});
-
-arithmetic_is_correctly_rounded!(bf16_arithmetic_is_correctly_rounded, bf16, BX, BOUT, BGRID, {
-    let i = $tid$;
-    let a = x[i];
-    let b = y[i];
-    out[i * 9] = a + b;
-    out[i * 9 + 1] = a - b;
-    out[i * 9 + 2] = a * b;
-    out[i * 9 + 3] = a / b;
-    out[i * 9 + 4] = -a;
-    let mut c = a;
-    c += b;
-    c *= b;
-    out[i * 9 + 5] = c;
-    out[i * 9 + 6] = if a < b { a } else { b };
-    out[i * 9 + 7] = (a as f32 * 0.5) as bf16;
-    out[i * 9 + 8] = a.sqrt();
-});
+// One body for both types: nothing in it names the half type.
+arithmetic_is_correctly_rounded!(
+    {
+        let i = $tid$;
+        let a = x[i];
+        let b = y[i];
+        out[i * 9] = a + b;
+        out[i * 9 + 1] = a - b;
+        out[i * 9 + 2] = a * b;
+        out[i * 9 + 3] = a / b;
+        out[i * 9 + 4] = -a;
+        let mut c = a;
+        c += b;
+        c *= b;
+        out[i * 9 + 5] = c;
+        out[i * 9 + 6] = if a < b { a } else { b };
+        out[i * 9 + 7] = a * 0.5;
+        out[i * 9 + 8] = a.sqrt();
+    },
+    half_arithmetic_is_correctly_rounded, f16, HX, HOUT, HGRID,
+    bf16_arithmetic_is_correctly_rounded, bf16, BX, BOUT, BGRID
+);
 
 parray! {
     cuda(int* ints, bf16* b, half* h, float* out) [64][256] CONVERT;
