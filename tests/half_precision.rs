@@ -181,7 +181,7 @@ fn conversions_round_once() -> parray::Result<()> {
         out[i * 4] = (n as bf16) as f32;
         out[i * 4 + 1] = ((n as f16) as i32) as f32;
         out[i * 4 + 2] = ((n as f64 * 1.0000000596046448) as f16) as f32;
-        out[i * 4 + 3] = ((n as f16) as bf16) as f32;
+        out[i * 4 + 3] = (((n as f16) as f16) as bf16) as f32;
     })?;
     let (b, h, out) = (b.to_vec()?, h.to_vec()?, out.to_vec()?);
     assert_eq!(

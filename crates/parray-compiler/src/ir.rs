@@ -318,15 +318,17 @@ pub enum Root {
 /// shared memory.
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
+/// Applies `f` to `e` and every expression inside it, outermost first.
+pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    e.for_each_child(&mut |c| visit_expr(c, f));
+}
+
 /// Applies `f` to every expression of `stmts`, outermost first.
 pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn FnMut(&Expr)) {
-    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-        f(e);
-        e.for_each_child(&mut |c| expr(c, f));
-    }
     for s in stmts {
         s.for_each_part(&mut |part| match part {
-            Part::Expr(e) => expr(e, f),
+            Part::Expr(e) => visit_expr(e, f),
             Part::Body(b) => visit_exprs(b, f),
         });
     }

@@ -1557,6 +1557,12 @@ fn half_headers(body: &Body, dialect: Dialect) -> String {
         note(t);
     }
     crate::ir::visit_exprs(&body.stmts, &mut |e| note(e.ty));
+    for f in &body.functions {
+        crate::ir::visit_exprs(&f.stmts, &mut |e| note(e.ty));
+        if let Some(v) = &f.value {
+            crate::ir::visit_expr(v, &mut |e| note(e.ty));
+        }
+    }
     elems.sort_by_key(|e| *e != ElemType::Half);
     elems.into_iter().map(|e| elem_header(e, dialect)).collect()
 }

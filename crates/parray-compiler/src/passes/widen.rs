@@ -69,6 +69,10 @@ fn expr(e: &mut Expr, diags: &mut Vec<Diag>) {
             }
             round_to(e, result);
         }
+        // `h as f16` of an `f16`: no conversion at all.
+        ExprKind::Cast(x, to) if to.is_half() && x.ty == Ty::Scalar(*to) => {
+            *e = std::mem::replace(&mut **x, dummy());
+        }
         ExprKind::Cast(x, to) => {
             let (from, to) = (x.ty.scalar(), *to);
             match (from.filter(|s| s.is_half()), to.is_half()) {
