@@ -59,16 +59,17 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
                 at(d_at)
             );
             if path.remaps_on_device() && s_at == d_at {
-                let kernel = parray_compiler::back::c::remap_kernel(
+                let kernel = parray_compiler::kernels::remap_kernel(
                     "parray_copy",
                     s_elem,
                     (m, from),
                     (m, to),
+                    parray_compiler::back::c::Dialect::Cuda,
                 )
                 .map_err(|e| bad(e.to_string()))?;
                 text += &format!(
                     "  kernel: <<<{:?}, {:?}>>>\n{}",
-                    kernel.grid, kernel.block, kernel.source
+                    kernel.grid.grid, kernel.grid.block, kernel.source
                 );
             }
         }

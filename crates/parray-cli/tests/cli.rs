@@ -912,7 +912,7 @@ fn copy_plans() {
         r.stdout
     );
     assert!(
-        r.stdout.contains("__shared__ float tile[32][32 + 1];"),
+        r.stdout.contains("__shared__ float tile[1056];"),
         "{}",
         r.stdout
     );

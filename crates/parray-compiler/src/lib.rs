@@ -5,7 +5,8 @@
 //! [`passes::check`] returns a [`ir::Typed`] body; [`passes::bounds::prove`] returns a
 //! [`ir::Proved`] one (the body and its proofs, made nowhere else); the back ends take a
 //! `&Proved`: [`back::c`] writes CUDA C and HIP C++, `back::rust` (feature `rust`) writes
-//! the Rust of pthd threads and of the CPU emulation. [`fault`] is the record a checked
+//! the Rust of pthd threads and of the CPU emulation. [`kernels`] builds the runtime's own
+//! kernels (copies, a generic detour's prelude) as IR bodies through the same road. [`fault`] is the record a checked
 //! kernel writes and the launch reads, defined once for both.
 
 // Library code reports through errors, not stdout or stderr.
@@ -14,6 +15,7 @@
 pub mod back;
 pub mod fault;
 pub mod ir;
+pub mod kernels;
 mod number_const;
 pub mod passes;
 pub mod rounding;

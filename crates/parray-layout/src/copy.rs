@@ -17,7 +17,7 @@ pub enum CopyPath {
     Bulk,
     /// Both arrays in host memory (the emulation's dmem too): the element loop.
     HostLoop,
-    /// Both on one GPU: a remap kernel (`body::emit_c::remap_kernel`).
+    /// Both on one GPU: a remap kernel (`parray_compiler::kernels::remap_kernel`).
     DeviceRemap,
     /// Host to GPU, the destination contiguous: pack on the host, one transfer.
     PackAndUpload,
@@ -318,7 +318,7 @@ impl RankDigit {
 /// increasing `k`, and an element's place in its block is `k` without the two digits
 /// ([`DigitExchange::in_block`]). Pack and unpack are then closed forms on both sides,
 /// which the host path computes and the GPU kernels print
-/// (`body::emit_c::exchange_kernel`).
+/// (`parray_compiler::kernels::exchange_kernel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DigitExchange {
     pub src: RankDigit,

@@ -248,6 +248,10 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
                 let sizes = part_sizes(module, top[k]);
                 let mut weight = 1;
                 for (axis, &size) in sizes.iter().rev().enumerate() {
+                    // An axis of extent 1 has index 0: it adds nothing.
+                    if size == 1 {
+                        continue;
+                    }
                     let index = if k == 0 {
                         HwIndex::BlockIdx(axis)
                     } else {

@@ -17,9 +17,9 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use parray_compiler::back::c::RemapKernel;
+use parray_compiler::back::c::Dialect;
+use parray_compiler::kernels::Kernel;
 use parray_layout::eval::Program;
-use parray_layout::grid::CudaGrid;
 
 use crate::array::Array;
 use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
@@ -346,77 +346,59 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
     (to, d_layout): (u64, Layout),
     site: &'static DetourSite,
 ) -> Result<()> {
-    let source = remap_source::<S, D>((s_layout, d_layout), || {
+    let kernel = remap_kernel::<S, D>((s_layout, d_layout), || {
         let elem = <S::Elem as Element>::ELEM;
         let flat = parray_layout::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
         let side = |layout, typed| match layout {
             Layout::Typed => typed,
             Layout::Contiguous => (&flat, "FLAT"),
         };
-        parray_compiler::back::c::remap_kernel(
+        parray_compiler::kernels::remap_kernel(
             "parray_copy",
             elem,
             side(s_layout, (S::module(), S::NAME)),
             side(d_layout, (D::module(), D::NAME)),
+            Dialect::Cuda,
         )
     })?;
-    launch_remap(cuda, source, from, to, S::SIZE, site)
+    let launch = Launch::mover("parray_copy", &kernel.source, kernel.grid, site);
+    // SAFETY: `parray_copy(const T* s, T* d)` takes these two device addresses, of
+    // distinct arrays (a `#copy`'s source and destination, or a staging array), on that
+    // device, each holding the extent of its side's type (or `n` elements for a
+    // contiguous staging array): the extents the kernel's every access is proved within
+    // (`kernels::remap_kernel` builds no kernel otherwise).
+    unsafe {
+        run_on_gpu(
+            cuda,
+            &launch,
+            &[KernelValue::U64(from), KernelValue::U64(to)],
+        )
+    }
 }
 
 /// The remap kernel for `(S, D)` with these layouts, made once per process.
-fn remap_source<S: 'static, D: 'static>(
+fn remap_kernel<S: 'static, D: 'static>(
     layouts: (Layout, Layout),
-    make: impl FnOnce() -> parray_layout::Result<RemapKernel>,
-) -> Result<&'static RemapKernel> {
+    make: impl FnOnce() -> parray_layout::Result<Kernel>,
+) -> Result<&'static Kernel> {
     type Key = (TypeId, TypeId, (Layout, Layout));
-    static SOURCES: OnceLock<Mutex<HashMap<Key, &'static RemapKernel>>> = OnceLock::new();
+    static KERNELS: OnceLock<Mutex<HashMap<Key, &'static Kernel>>> = OnceLock::new();
     let key = (TypeId::of::<S>(), TypeId::of::<D>(), layouts);
-    let mut sources = SOURCES
+    let mut kernels = KERNELS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = sources.get(&key) {
-        return Ok(s);
+    if let Some(k) = kernels.get(&key) {
+        return Ok(k);
     }
     // Kept for the process, as the sources of detours are: one per pair of types and
     // layouts.
-    let kernel: &'static RemapKernel =
+    let kernel: &'static Kernel =
         Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
             reason: e.to_string(),
         })?));
-    sources.insert(key, kernel);
+    kernels.insert(key, kernel);
     Ok(kernel)
-}
-
-fn launch_remap(
-    cuda: &CudaDevice,
-    kernel: &'static RemapKernel,
-    from: u64,
-    to: u64,
-    n: usize,
-    site: &'static DetourSite,
-) -> Result<()> {
-    let too_many = |_| Error::CopyUnsupported {
-        reason: format!("{n} elements need a grid larger than CUDA's"),
-    };
-    let [x, y, z] = kernel.grid;
-    let grid = [
-        u32::try_from(x).map_err(too_many)?,
-        u32::try_from(y).map_err(too_many)?,
-        u32::try_from(z).map_err(too_many)?,
-    ];
-    let shape = CudaGrid::new(grid, kernel.block);
-    let values = [
-        KernelValue::U64(from),
-        KernelValue::U64(to),
-        KernelValue::U64(n as u64),
-    ];
-    let launch = Launch::mover("parray_copy", &kernel.source, shape, site);
-    // SAFETY: `parray_copy(const T* s, T* d, unsigned long long n)` takes these values;
-    // `from` and `to` are device arrays of that device holding every offset the two offset
-    // functions give for `k < n` (their types' extents, or `n` for a contiguous staging
-    // array).
-    unsafe { run_on_gpu(cuda, &launch, &values) }
 }
 
 /// The copy's call site, as launches and their errors name it (one per call site).

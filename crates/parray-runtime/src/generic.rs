@@ -113,7 +113,7 @@ pub fn instantiate(
     }
     let mut source = String::new();
     for a in args {
-        let prelude = parray_compiler::back::c::generic_prelude((a.module)(), a.name, a.alias)
+        let prelude = parray_compiler::kernels::generic_prelude((a.module)(), a.name, a.alias)
             .map_err(|e| a.refuse(site, e.to_string()))?;
         source += &prelude;
     }

@@ -221,7 +221,20 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             } else {
                 ""
             };
-            format!("{} {prefix}{}", c_type(param_ty(p)), w.names[id.0 as usize])
+            // Pointers into distinct arrays: `__restrict__`, and `const` where only read,
+            // so that the compiler may keep several loads in flight.
+            let ty = match p.pointer && body.distinct_pointers {
+                true => {
+                    let written = proved
+                        .proof()
+                        .root(&Root::Local(*id))
+                        .is_none_or(|r| r.written);
+                    let qualifier = if written { "" } else { "const " };
+                    format!("{qualifier}{}* __restrict__", p.elem.c_name())
+                }
+                false => c_type(param_ty(p)),
+            };
+            format!("{ty} {prefix}{}", w.names[id.0 as usize])
         })
         .collect();
     // Host values the body reads, by value, after the declared parameters.
@@ -342,9 +355,15 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     out
 }
 
-/// The C name of a body's function.
-fn function_name(f: &crate::ir::Function) -> String {
-    format!("parray_fn_{}", f.name)
+/// The C name of the body function called `name`.
+fn c_function_name(name: &str) -> String {
+    format!("parray_fn_{name}")
+}
+
+/// The functions of a body that has no statements of its own (a generic kernel's prelude,
+/// `kernels::generic_prelude`), as [`kernel`] writes a body's.
+pub fn functions_source(proved: &Proved, dialect: Dialect) -> String {
+    functions(proved.body(), dialect)
 }
 
 /// The body's functions as `__device__` functions, callees first; `inline` leaves the
@@ -369,7 +388,7 @@ fn functions(body: &Body, dialect: Dialect) -> String {
         w.indent = 0;
         w.push(&format!(
             "__device__ inline {ret} {}({}) {{",
-            function_name(f),
+            c_function_name(&f.name),
             params.join(", ")
         ));
         w.block(&f.stmts);
@@ -515,325 +534,6 @@ pub fn tid_name(path: &str) -> String {
 }
 
 /// A size as a 32-bit unsigned literal (64-bit if it must be).
-/// The C function a kernel calls for `$T[...]$` of the type parameter `T`
-/// ([`generic_prelude`] defines it).
-fn generic_offset_name(ty: &str) -> String {
-    format!("parray_offset_{ty}")
-}
-
-/// The C constant of `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
-fn generic_size_name(ty: &str, dim: Option<usize>) -> String {
-    match dim {
-        None => format!("PARRAY_SIZE_{ty}"),
-        Some(k) => format!("PARRAY_DIM_{ty}_{k}"),
-    }
-}
-
-/// What a kernel with `$...$` forms of the type parameter `alias` needs of the type it is
-/// instantiated with (the declared type `name` of `module`): its offset function, folded
-/// by the offset compiler as for a named type, and its sizes. Prepended to the kernel's
-/// source when the detour first runs with that type.
-pub fn generic_prelude(
-    module: &parray_layout::Module,
-    name: &str,
-    alias: &str,
-) -> parray_layout::Result<String> {
-    let def = module.resolve(&parray_layout::ast::Ident {
-        name: name.to_string(),
-        span: parray_layout::TextSpan::default(),
-    })?;
-    let kids = &module.node(def.node).children;
-    let sizes: Vec<u64> = if kids.is_empty() {
-        vec![module.size(def.node)]
-    } else {
-        kids.iter().map(|c| module.size(*c)).collect()
-    };
-    let vars: Vec<String> = (0..sizes.len()).map(|d| format!("i{d}")).collect();
-    let names: Vec<&str> = vars.iter().map(String::as_str).collect();
-    let off = parray_layout::index_function(module, name, &names)?;
-    let params: Vec<String> = vars.iter().map(|v| format!("unsigned {v}")).collect();
-    let mut text = format!(
-        "#define {} {}\n",
-        generic_size_name(alias, None),
-        unsigned_literal(module.size(def.node))
-    );
-    for (k, size) in sizes.iter().enumerate() {
-        text += &format!(
-            "#define {} {}\n",
-            generic_size_name(alias, Some(k)),
-            unsigned_literal(*size)
-        );
-    }
-    text += &format!(
-        "__device__ __forceinline__ unsigned {}({}) {{ return {}; }}\n",
-        generic_offset_name(alias),
-        params.join(", "),
-        emit_cuda::to_c_named(&off)
-    );
-    Ok(text)
-}
-
-/// Elements each thread of a [`remap_kernel`] moves: four independent loads in flight per
-/// thread keep the memory system busy (as Fig 7's four-row transpose does).
-pub const REMAP_PER_THREAD: u32 = 4;
-
-/// Side of the shared tile of a transposing [`remap_kernel`].
-const TILE: u64 = 32;
-
-/// A kernel moving element `k` of one type to element `k` of another, and how to launch it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemapKernel {
-    pub source: String,
-    /// `[x, y, z]` blocks and threads per block.
-    pub grid: [u64; 3],
-    pub block: [u32; 3],
-}
-
-/// What an exchange kernel does with one rank's elements (SPEC.md 3.12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExchangeStep {
-    /// The source part into the send buffer, each rank's block in turn.
-    Pack,
-    /// The receive buffer, each rank's block in turn, into the destination part.
-    Unpack,
-    /// The source part straight into the destination part: every element stays on its
-    /// rank.
-    Local,
-}
-
-/// The kernel `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
-/// long me)` of one step of a copy between two natural types distributed by one digit
-/// each (`parray_layout::copy::RankDigit`), on rank `me`, over `n` elements (its part of the
-/// source for `Pack`, of the destination otherwise): thread `j` moves element `j`, with
-/// [`parray_layout::copy::DigitExchange`]'s formulas (`exchange` is `None` only for `Local`),
-/// every size a literal. Grid-stride, blocks of [`EXCHANGE_BLOCK`] threads.
-pub fn exchange_kernel(
-    elem: parray_layout::ElemType,
-    step: ExchangeStep,
-    src: &parray_layout::copy::RankDigit,
-    dst: &parray_layout::copy::RankDigit,
-    exchange: Option<&parray_layout::copy::DigitExchange>,
-) -> String {
-    let t = elem.c_name();
-    // 32-bit index arithmetic where every index fits, and so does `j` plus the grid's
-    // stride (at most 2^20 blocks of 256: divisions by constants are then a multiply-high).
-    let narrow = src.size.max(dst.size) <= 1 << 31;
-    let (index, suffix) = if narrow {
-        ("unsigned", "u")
-    } else {
-        ("unsigned long long", "ull")
-    };
-    let c = |v: u64| format!("{v}{suffix}");
-    // `k` of element `j` of this rank's part of a type.
-    let k_of = |d: &parray_layout::copy::RankDigit| {
-        let (b, r) = (c(d.below), c(d.ranks));
-        format!("(j / {b} * {r} + me) * {b} + j % {b}")
-    };
-    let in_block = |ex: &parray_layout::copy::DigitExchange| {
-        let r = ex.src.ranks;
-        let (hi, lo) = (
-            ex.src.below.max(ex.dst.below),
-            ex.src.below.min(ex.dst.below),
-        );
-        let mid = hi / (r * lo);
-        format!(
-            "(k / {} * {} + k / {} % {}) * {} + k % {}",
-            c(r * hi),
-            c(mid),
-            c(r * lo),
-            c(mid),
-            c(lo),
-            c(lo)
-        )
-    };
-    let digit =
-        |d: &parray_layout::copy::RankDigit| format!("(k / {} % {})", c(d.below), c(d.ranks));
-    let (k, statement) = match (step, exchange) {
-        (ExchangeStep::Pack, Some(ex)) => (
-            k_of(src),
-            format!(
-                "to[{} * {} + ({})] = from[j];",
-                digit(dst),
-                c(ex.block()),
-                in_block(ex)
-            ),
-        ),
-        (ExchangeStep::Unpack, Some(ex)) => (
-            k_of(dst),
-            format!(
-                "to[j] = from[{} * {} + ({})];",
-                digit(src),
-                c(ex.block()),
-                in_block(ex)
-            ),
-        ),
-        _ => (
-            k_of(dst),
-            format!(
-                "to[j] = from[k / {} * {} + k % {}];",
-                c(src.ranks * src.below),
-                c(src.below),
-                c(src.below)
-            ),
-        ),
-    };
-    format!(
-        "// parray: {step:?} step of a #copy between distributed types (SPEC.md 3.12)\n\
-         {header}extern \"C\" __global__ void parray_exchange(const {t}* __restrict__ from, {t}* __restrict__ to, unsigned long long n_all, unsigned long long me_all) {{\n\
-         \x20   const {index} n = ({index})n_all, me = ({index})me_all;\n\
-         \x20   for ({index} j = blockIdx.x * {block}{suffix} + threadIdx.x; j < n; j += gridDim.x * {block}{suffix}) {{\n\
-         \x20       const {index} k = {k};\n\
-         \x20       {statement}\n\
-         \x20   }}\n\
-         }}\n",
-        block = EXCHANGE_BLOCK,
-        header = elem_header(elem, Dialect::Cuda),
-    )
-}
-
-/// Threads per block of an exchange kernel.
-pub const EXCHANGE_BLOCK: u32 = 256;
-
-/// The kernel `name` that moves element `k` of the type `src` (in `src_module`) to element
-/// `k` of `dst` in logical order, `d[dst(k)] = s[src(k)]`, both offset functions folded by
-/// the offset compiler. For `#copy` between layouts on a device.
-///
-/// Where the destination's consecutive elements are consecutive `k` (as the source's
-/// are), one pass does: each thread moves [`REMAP_PER_THREAD`] elements, consecutive
-/// threads consecutive `k`. Where the destination's contiguous digit of `k` is another
-/// (`k / W % M`, a transposition), consecutive `k` would scatter the writes: the kernel
-/// then goes through a 32x33 shared tile of (that digit, the source's `k % W`), reading
-/// along one and writing along the other, as a transpose does.
-pub fn remap_kernel(
-    name: &str,
-    elem: parray_layout::ElemType,
-    (src_module, src): (&parray_layout::Module, &str),
-    (dst_module, dst): (&parray_layout::Module, &str),
-) -> parray_layout::Result<RemapKernel> {
-    let flat = |module: &parray_layout::Module,
-                ty: &str|
-     -> parray_layout::Result<(parray_layout::Offset, u64, u64)> {
-        let def = module.resolve(&parray_layout::ast::Ident {
-            name: ty.to_string(),
-            span: parray_layout::TextSpan::default(),
-        })?;
-        let off = parray_layout::offset_function(module, def.node, "k")?;
-        Ok((off, module.extent(def.node), module.size(def.node)))
-    };
-    let ((s, s_extent, n), (d, d_extent, _)) = (flat(src_module, src)?, flat(dst_module, dst)?);
-    // 32-bit index arithmetic where every offset fits, as a careful kernel does.
-    let index = if s_extent.max(d_extent).max(n) <= u64::from(u32::MAX) {
-        "unsigned"
-    } else {
-        "unsigned long long"
-    };
-    let t = elem.c_name();
-    let (sc, dc) = (emit_cuda::to_c_named(&s), emit_cuda::to_c_named(&d));
-    let head = format!(
-        "{}extern \"C\" __global__ void {name}(const {t}* __restrict__ s, {t}* __restrict__ d, unsigned long long n) {{\n",
-        elem_header(elem, Dialect::Cuda)
-    );
-    // The digit `k / w % m` the destination is contiguous along, when it is not `k` itself.
-    let unit_digit = |off: &parray_layout::Offset| {
-        off.expr.terms.iter().find_map(|(c, term)| match term {
-            parray_layout::expr::Term::Var(_) if *c == 1 => Some((1, n)),
-            parray_layout::expr::Term::Digit { of, div, modulo }
-                if *c == 1 && of.as_var().is_some() =>
-            {
-                Some((*div, modulo.unwrap_or(n / div)))
-            }
-            _ => None,
-        })
-    };
-    let transposing = match (unit_digit(&s), unit_digit(&d)) {
-        (Some((1, _)), Some((w, m)))
-            if w > 1
-                && w.is_multiple_of(TILE)
-                && m.is_multiple_of(TILE)
-                && n.is_multiple_of(w * m) =>
-        {
-            Some((w, m))
-        }
-        _ => None,
-    };
-    if let Some((w, m)) = transposing {
-        let rows = TILE / u64::from(REMAP_PER_THREAD);
-        let source = format!(
-            "{head}\
-             \x20   __shared__ {t} tile[{TILE}][{TILE} + 1];\n\
-             \x20   const {index} c0 = blockIdx.x * {TILE}, r0 = blockIdx.y * {TILE};\n\
-             \x20   const {index} base = ({index})blockIdx.z * {wm};\n\
-             \x20   #pragma unroll\n\
-             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
-             \x20       const {index} k = base + (r0 + threadIdx.y + j) * {w} + c0 + threadIdx.x;\n\
-             \x20       tile[threadIdx.y + j][threadIdx.x] = s[{sc}];\n\
-             \x20   }}\n\
-             \x20   __syncthreads();\n\
-             \x20   #pragma unroll\n\
-             \x20   for (unsigned j = 0; j < {TILE}; j += {rows}) {{\n\
-             \x20       const {index} k = base + (r0 + threadIdx.x) * {w} + c0 + threadIdx.y + j;\n\
-             \x20       d[{dc}] = tile[threadIdx.x][threadIdx.y + j];\n\
-             \x20   }}\n\
-             }}\n",
-            wm = w * m,
-        );
-        return Ok(RemapKernel {
-            source,
-            grid: [w / TILE, m / TILE, n / (w * m)],
-            block: [TILE as u32, rows as u32, 1],
-        });
-    }
-    let per = u64::from(REMAP_PER_THREAD);
-    let block = 256u64;
-    // Runs of 4 consecutive elements, aligned, on both sides: 16-byte accesses.
-    let vector = match elem {
-        parray_layout::ElemType::Float => Some("float4"),
-        parray_layout::ElemType::Int => Some("int4"),
-        parray_layout::ElemType::Unsigned => Some("uint4"),
-        _ => None,
-    };
-    if let Some(v) =
-        vector.filter(|_| parray_layout::offsets::common_vector(&s, &d, n, &[4]).is_some())
-    {
-        let source = format!(
-            "{head}\
-             \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
-             \x20   #pragma unroll\n\
-             \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
-             \x20       const unsigned long long i = (first + (unsigned long long)j * blockDim.x) * 4;\n\
-             \x20       if (i < n) {{\n\
-             \x20           const {index} k = ({index})i;\n\
-             \x20           *reinterpret_cast<{v}*>(d + {dc}) = *reinterpret_cast<const {v}*>(s + {sc});\n\
-             \x20       }}\n\
-             \x20   }}\n\
-             }}\n"
-        );
-        return Ok(RemapKernel {
-            source,
-            grid: [(n / 4).div_ceil(block * per).max(1), 1, 1],
-            block: [block as u32, 1, 1],
-        });
-    }
-    let source = format!(
-        "{head}\
-         \x20   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x * {per} + threadIdx.x;\n\
-         \x20   #pragma unroll\n\
-         \x20   for (unsigned j = 0; j < {per}; j++) {{\n\
-         \x20       const unsigned long long i = first + (unsigned long long)j * blockDim.x;\n\
-         \x20       if (i < n) {{\n\
-         \x20           const {index} k = ({index})i;\n\
-         \x20           d[{dc}] = s[{sc}];\n\
-         \x20       }}\n\
-         \x20   }}\n\
-         }}\n"
-    );
-    Ok(RemapKernel {
-        source,
-        grid: [n.div_ceil(block * per).max(1), 1, 1],
-        block: [block as u32, 1, 1],
-    })
-}
-
 pub fn unsigned_literal(n: u64) -> String {
     if n <= u32::MAX as u64 {
         format!("{n}u")
@@ -1206,12 +906,12 @@ impl<'b> Writer<'b> {
                     .iter()
                     .map(|a| format!("(unsigned){}", self.operand(a, UNARY)))
                     .collect();
-                (
-                    format!("{}({})", generic_offset_name(ty), args.join(", ")),
-                    ATOM,
-                )
+                let f = c_function_name(&crate::kernels::generic_offset_function(ty));
+                (format!("{f}({})", args.join(", ")), ATOM)
             }
-            ExprKind::GenericSize { ty, dim } => (generic_size_name(ty, *dim), ATOM),
+            ExprKind::GenericSize { ty, dim } => {
+                (crate::kernels::generic_size_name(ty, *dim), ATOM)
+            }
             ExprKind::Unary(op, x) => {
                 let sym = match op {
                     UnOp::Neg => "-",
@@ -1320,7 +1020,7 @@ impl<'b> Writer<'b> {
             }
             ExprKind::Call(f, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
-                let name = function_name(&self.body.functions[*f]);
+                let name = c_function_name(&self.body.functions[*f].name);
                 (format!("{name}({})", args.join(", ")), ATOM)
             }
             ExprKind::MakeVector(v, args) => {

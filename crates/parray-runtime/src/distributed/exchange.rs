@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use parray_compiler::back::c::{self as emit_c, ExchangeStep};
+use parray_compiler::back::c::Dialect;
+use parray_compiler::kernels::{self, ExchangeStep, Kernel};
 use parray_layout::copy::{DigitExchange, RankDigit};
-use parray_layout::grid::CudaGrid;
 
 use crate::array::Array;
 use crate::devices::device::CudaDevice;
@@ -39,10 +39,22 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
 ) -> Result<()> {
     let (s, d) = (src.buffer(), dst.buffer_mut());
     let cuda = same_gpu(s, d)?;
-    let kernel = |step: ExchangeStep| -> &'static str {
-        exchange_source::<S, D>(step, || {
-            emit_c::exchange_kernel(<S::Elem as Element>::ELEM, step, s_digit, d_digit, exchange)
-        })
+    // One step on the part it walks; a rank without one has nothing to move.
+    let step = |step: ExchangeStep, (from, to): (u64, u64), part: usize| -> Result<()> {
+        if part == 0 {
+            return Ok(());
+        }
+        let kernel = exchange_kernel::<S, D>((step, me), || {
+            kernels::exchange_kernel(
+                <S::Elem as Element>::ELEM,
+                step,
+                (s_digit, d_digit),
+                exchange,
+                me as u64,
+                Dialect::Cuda,
+            )
+        })?;
+        launch_exchange(cuda, kernel, from, to, site)
     };
     let (from, to) = (s.device_address(cuda), d.device_address_mut(cuda));
     // The kernels walk the parts the digits define, which the arrays hold (an array of a
@@ -65,39 +77,15 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         return d.copy_prefix_from(s, s_part);
     }
     let Some(ex) = exchange else {
-        return launch_exchange(
-            cuda,
-            kernel(ExchangeStep::Local),
-            from,
-            to,
-            d_part,
-            me,
-            site,
-        );
+        return step(ExchangeStep::Local, (from, to), d_part);
     };
     let n = (ex.block() * ex.src.ranks) as usize;
     let (mut sending, mut staging) = staging_pair::<S::Elem>(cuda, n)?;
     let send = sending.device_ptr_mut(&cuda.stream).0;
-    launch_exchange(
-        cuda,
-        kernel(ExchangeStep::Pack),
-        from,
-        send,
-        s_part,
-        me,
-        site,
-    )?;
+    step(ExchangeStep::Pack, (from, send), s_part)?;
     nccl::move_blocks(cuda, &sending, &mut staging, ex.block() as usize)?;
     let recv = staging.device_ptr(&cuda.stream).0;
-    let unpacked = launch_exchange(
-        cuda,
-        kernel(ExchangeStep::Unpack),
-        recv,
-        to,
-        d_part,
-        me,
-        site,
-    );
+    let unpacked = step(ExchangeStep::Unpack, (recv, to), d_part);
     keep_staging_pair(cuda, n, (sending, staging));
     unpacked
 }
@@ -140,49 +128,47 @@ type StagingPairs = HashMap<(usize, TypeId, usize), Box<dyn std::any::Any + Send
 static STAGING: std::sync::LazyLock<Mutex<StagingPairs>> =
     std::sync::LazyLock::new(Default::default);
 
-/// The source of one step of the exchange between `S` and `D`, made once per process.
-fn exchange_source<S: 'static, D: 'static>(
-    step: ExchangeStep,
-    make: impl FnOnce() -> String,
-) -> &'static str {
-    type Sources = HashMap<(TypeId, TypeId, ExchangeStep), &'static str>;
-    static SOURCES: OnceLock<Mutex<Sources>> = OnceLock::new();
-    SOURCES
+/// The kernel of one step of the exchange between `S` and `D` on a rank, made once per
+/// process.
+fn exchange_kernel<S: 'static, D: 'static>(
+    (step, me): (ExchangeStep, usize),
+    make: impl FnOnce() -> parray_layout::Result<Kernel>,
+) -> Result<&'static Kernel> {
+    type Kernels = HashMap<(TypeId, TypeId, ExchangeStep, usize), &'static Kernel>;
+    static KERNELS: OnceLock<Mutex<Kernels>> = OnceLock::new();
+    let key = (TypeId::of::<S>(), TypeId::of::<D>(), step, me);
+    let mut kernels = KERNELS
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry((TypeId::of::<S>(), TypeId::of::<D>(), step))
-        .or_insert_with(|| Box::leak(make().into_boxed_str()))
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kernels.get(&key) {
+        return Ok(k);
+    }
+    let kernel: &'static Kernel =
+        Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
+            reason: e.to_string(),
+        })?));
+    kernels.insert(key, kernel);
+    Ok(kernel)
 }
 
 fn launch_exchange(
     cuda: &CudaDevice,
-    source: &'static str,
+    kernel: &'static Kernel,
     from: u64,
     to: u64,
-    n: usize,
-    me: usize,
     site: &'static DetourSite,
 ) -> Result<()> {
-    let blocks = n
-        .div_ceil(emit_c::EXCHANGE_BLOCK as usize)
-        .clamp(1, 1 << 20) as u32;
-    let values = [
-        KernelValue::U64(from),
-        KernelValue::U64(to),
-        KernelValue::U64(n as u64),
-        KernelValue::U64(me as u64),
-    ];
-    let shape = CudaGrid::new([blocks, 1, 1], [emit_c::EXCHANGE_BLOCK, 1, 1]);
-    // SAFETY: `parray_exchange(const T* from, T* to, unsigned long long n, unsigned long
-    // long me)` takes these values; `to` holds the `n` elements the kernel writes (a part,
-    // or the send buffer of every rank's block), and `from` every element the digits'
-    // formulas read for `j < n` (a part of the source, or the receive buffer).
+    // SAFETY: `parray_exchange(const T* from, T* to)` takes these two device addresses of
+    // distinct arrays on that device: a part of the source or the receive buffer, and a
+    // part of the destination or the send buffer, each holding the elements its step's
+    // kernel was proved within (the parts the digits define, which the caller checked the
+    // arrays hold, and the buffers of every rank's block).
     unsafe {
         run_on_gpu(
             cuda,
-            &Launch::mover("parray_exchange", source, shape, site),
-            &values,
+            &Launch::mover("parray_exchange", &kernel.source, kernel.grid, site),
+            &[KernelValue::U64(from), KernelValue::U64(to)],
         )?
     };
     cuda.stream
