@@ -25,7 +25,7 @@ use crate::array::Array;
 use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
 use crate::distributed::mpi;
 use crate::error::{DetourSite, Error, Result};
-use crate::exec::launch::{run_on_gpu, Launch};
+use crate::exec::launch::{built_kernel, run_on_gpu, BuiltKernels, Launch};
 use crate::mem::buffer::{same_gpu, Buffer};
 use crate::mem::elem::Element;
 use crate::mem::kernel_arg::KernelValue;
@@ -376,29 +376,17 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
     }
 }
 
-/// The remap kernel for `(S, D)` with these layouts, made once per process.
+/// The remap kernel for `(S, D)` with these layouts: one per pair of types and layouts.
 fn remap_kernel<S: 'static, D: 'static>(
     layouts: (Layout, Layout),
     make: impl FnOnce() -> parray_layout::Result<Kernel>,
 ) -> Result<&'static Kernel> {
-    type Key = (TypeId, TypeId, (Layout, Layout));
-    static KERNELS: OnceLock<Mutex<HashMap<Key, &'static Kernel>>> = OnceLock::new();
-    let key = (TypeId::of::<S>(), TypeId::of::<D>(), layouts);
-    let mut kernels = KERNELS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(k) = kernels.get(&key) {
-        return Ok(k);
-    }
-    // Kept for the process, as the sources of detours are: one per pair of types and
-    // layouts.
-    let kernel: &'static Kernel =
-        Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
-            reason: e.to_string(),
-        })?));
-    kernels.insert(key, kernel);
-    Ok(kernel)
+    static KERNELS: BuiltKernels<(TypeId, TypeId, (Layout, Layout))> = OnceLock::new();
+    built_kernel(
+        &KERNELS,
+        (TypeId::of::<S>(), TypeId::of::<D>(), layouts),
+        make,
+    )
 }
 
 /// The copy's call site, as launches and their errors name it (one per call site).

@@ -16,7 +16,7 @@ use crate::array::Array;
 use crate::devices::device::CudaDevice;
 use crate::distributed::nccl;
 use crate::error::{DetourSite, Error, Result};
-use crate::exec::launch::{run_on_gpu, Launch};
+use crate::exec::launch::{built_kernel, run_on_gpu, BuiltKernels, Launch};
 use crate::mem::buffer::same_gpu;
 use crate::mem::elem::Element;
 use crate::mem::kernel_arg::KernelValue;
@@ -128,28 +128,17 @@ type StagingPairs = HashMap<(usize, TypeId, usize), Box<dyn std::any::Any + Send
 static STAGING: std::sync::LazyLock<Mutex<StagingPairs>> =
     std::sync::LazyLock::new(Default::default);
 
-/// The kernel of one step of the exchange between `S` and `D` on a rank, made once per
-/// process.
+/// The kernel of one step of the exchange between `S` and `D` on a rank.
 fn exchange_kernel<S: 'static, D: 'static>(
     (step, me): (ExchangeStep, usize),
     make: impl FnOnce() -> parray_layout::Result<Kernel>,
 ) -> Result<&'static Kernel> {
-    type Kernels = HashMap<(TypeId, TypeId, ExchangeStep, usize), &'static Kernel>;
-    static KERNELS: OnceLock<Mutex<Kernels>> = OnceLock::new();
-    let key = (TypeId::of::<S>(), TypeId::of::<D>(), step, me);
-    let mut kernels = KERNELS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(k) = kernels.get(&key) {
-        return Ok(k);
-    }
-    let kernel: &'static Kernel =
-        Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
-            reason: e.to_string(),
-        })?));
-    kernels.insert(key, kernel);
-    Ok(kernel)
+    static KERNELS: BuiltKernels<(TypeId, TypeId, ExchangeStep, usize)> = OnceLock::new();
+    built_kernel(
+        &KERNELS,
+        (TypeId::of::<S>(), TypeId::of::<D>(), step, me),
+        make,
+    )
 }
 
 fn launch_exchange(

@@ -6,6 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use parray_compiler::kernels::Kernel;
 use parray_layout::grid::CudaGrid;
 
 use crate::devices::device::{CudaDevice, Device, FaultRecord};
@@ -71,6 +72,32 @@ impl Launch {
             constants: &[],
         }
     }
+}
+
+/// The kernels of one kind the runtime builds for itself, by what they were built for.
+pub(crate) type BuiltKernels<K> = OnceLock<Mutex<std::collections::HashMap<K, &'static Kernel>>>;
+
+/// The kernel `key` of `kernels`, built by `make` at its first use and kept for the
+/// process, as the sources of detours are; an error where it cannot be built
+/// (`parray_compiler::kernels` builds only kernels whose accesses are all proved).
+pub(crate) fn built_kernel<K: Eq + std::hash::Hash>(
+    kernels: &'static BuiltKernels<K>,
+    key: K,
+    make: impl FnOnce() -> parray_layout::Result<Kernel>,
+) -> Result<&'static Kernel> {
+    let mut kernels = kernels
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kernels.get(&key) {
+        return Ok(k);
+    }
+    let kernel: &'static Kernel =
+        Box::leak(Box::new(make().map_err(|e| Error::CopyUnsupported {
+            reason: e.to_string(),
+        })?));
+    kernels.insert(key, kernel);
+    Ok(kernel)
 }
 
 /// `#detour` of a cuda thread array whose body has no `#sync`: runs on the device that
