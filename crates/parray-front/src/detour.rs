@@ -316,8 +316,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     ),
                 ));
             }
-            let grid = CudaGrid::of(&module, def.root)
-                .map_err(|(_, message)| syn::Error::new(array.span(), message))?;
+            let grid =
+                CudaGrid::of(&module, def.root).map_err(|e| syn::Error::new(array.span(), e))?;
             // The functions the body calls, and theirs, carried in first.
             let calls = crate::func::called(&stmts);
             let need = crate::func::missing(&calls, entries);

@@ -8,7 +8,8 @@
 use parray_compiler::ir::{Expr, ExprKind, Indexed};
 use parray_layout::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
 use parray_layout::expr::Vars;
-use parray_layout::{compile_with, Module, NodeId};
+use parray_layout::path::child_name;
+use parray_layout::{compile_with, DimPath, Module, NodeId};
 use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 
@@ -197,13 +198,13 @@ impl<'m> Forms<'m> {
         arg: &str,
         span: Span,
     ) -> syn::Result<Form> {
-        let path: Vec<&str> = arg.split('_').chain(word.split('_').skip(1)).collect();
-        let ty = path[0].to_string();
-        let dims: Vec<usize> = path[1..]
-            .iter()
-            .map(|d| d.parse::<usize>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| syn::Error::new(span, format!("expected `{ty}_<digits>`")))?;
+        let path = DimPath::split(arg);
+        let ty = path.name.to_string();
+        let dims: Vec<usize> = path
+            .children
+            .into_iter()
+            .chain(DimPath::split(word).children)
+            .collect();
         match (query, dims.as_slice()) {
             (Query::Size, []) => Ok(Form::GenericSize { ty, dim: None }),
             (Query::Size, [k]) => {
@@ -289,17 +290,14 @@ impl<'m> Forms<'m> {
                     ))
                 }
             };
-            if self
-                .generic(arg.split('_').next().unwrap_or_default())
-                .is_some()
-            {
+            if self.generic(DimPath::split(&arg).name).is_some() {
                 return self.generic_size(&query, &word, &arg, arg_span);
             }
-            let suffix = word
-                .split_once('_')
-                .map(|(_, s)| format!("_{s}"))
-                .unwrap_or_default();
-            let dim = self.lookup(&format!("{arg}{suffix}"), arg_span)?;
+            let dim = DimPath::split(&word)
+                .children
+                .into_iter()
+                .fold(arg, |path, k| child_name(&path, k));
+            let dim = self.lookup(&dim, arg_span)?;
             return Ok(match query {
                 Query::Size => Form::Size(self.module.size(dim)),
                 Query::Cnt => Form::Cnt(
@@ -562,31 +560,20 @@ enum Query {
 }
 
 fn query_kind(word: &str) -> Option<Query> {
-    let base = word.split('_').next().unwrap_or(word);
-    let suffix_ok = word[base.len()..]
-        .split('_')
-        .skip(1)
-        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    if !suffix_ok {
-        return None;
-    }
-    match base {
-        "dim" | "size" => Some(Query::Size),
-        "cnt" if word == "cnt" => Some(Query::Cnt),
-        _ => None,
+    if DimPath::after("dim", word).is_some() || DimPath::after("size", word).is_some() {
+        Some(Query::Size)
+    } else if word == "cnt" {
+        Some(Query::Cnt)
+    } else {
+        None
     }
 }
 
 /// `tid` -> `""`, `tid_0_1` -> `"0_1"`; `None` for other words.
 pub fn tid_path(word: &str) -> Option<String> {
-    let rest = word.strip_prefix("tid")?;
-    if rest.is_empty() {
-        return Some(String::new());
-    }
-    let rest = rest.strip_prefix('_')?;
-    rest.split('_')
-        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| rest.to_string())
+    let children = DimPath::after("tid", word)?;
+    let path: Vec<String> = children.iter().map(usize::to_string).collect();
+    Some(path.join("_"))
 }
 
 fn parse_index(g: &Group) -> syn::Result<IndexTok> {

@@ -271,15 +271,7 @@ pub fn merge(entries: &[Entry], span: proc_macro2::Span) -> syn::Result<Vec<Entr
 
 /// The declared name a `$...$` or `#` path refers to: the path without `_<digits>` suffixes.
 pub fn base_name(path: &str) -> &str {
-    let mut end = path.len();
-    while let Some(i) = path[..end].rfind('_') {
-        let suffix = &path[i + 1..end];
-        if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
-            break;
-        }
-        end = i;
-    }
-    &path[..end]
+    parray_layout::DimPath::split(path).name
 }
 
 /// True when the token is the identifier `word`.

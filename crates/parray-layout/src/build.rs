@@ -476,13 +476,13 @@ impl Module {
     fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId) -> Result<()> {
         crate::grid::CudaGrid::of(self, root)
             .map(|_| ())
-            .map_err(|(part, message)| {
-                let span = match (part, t.dims.as_slice()) {
+            .map_err(|e| {
+                let span = match (e.part, t.dims.as_slice()) {
                     (GridPart::Grid, [g, ..]) => g.span,
                     (GridPart::Block, [_, b, ..]) => b.span,
                     _ => t.span,
                 };
-                Error::new(ErrorKind::Structure, span, message)
+                Error::new(ErrorKind::Structure, span, e.message)
             })
     }
 

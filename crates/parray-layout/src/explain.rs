@@ -22,6 +22,7 @@ use std::fmt::{self, Write};
 
 use crate::kinds::{MemKind, ThreadKind};
 use crate::offsets::offset_function;
+use crate::path::child_name;
 use crate::tree::{DimRef, Module, NodeId, NodeKind, TypeClass};
 
 /// Most dimensions listed for one type (references can make trees exponentially large).
@@ -36,7 +37,7 @@ pub fn canonical_names(m: &Module) -> HashMap<NodeId, String> {
             return;
         }
         for (k, c) in m.node(node).children.iter().enumerate() {
-            walk(m, *c, format!("{path}_{k}"), names);
+            walk(m, *c, child_name(&path, k), names);
         }
         names.entry(node).or_insert(path);
     }
@@ -45,7 +46,7 @@ pub fn canonical_names(m: &Module) -> HashMap<NodeId, String> {
         // The root first, so a type's root is named by the type even if a child is shared.
         names.entry(t.root).or_insert_with(|| t.name.clone());
         for (k, c) in m.node(t.root).children.iter().enumerate() {
-            walk(m, *c, format!("{}_{k}", t.name), &mut names);
+            walk(m, *c, child_name(&t.name, k), &mut names);
         }
     }
     names

@@ -37,7 +37,7 @@ impl LaunchLimits {
     /// a launch (against the device's own).
     pub fn admits(&self, grid: [u32; 3], block: [u32; 3], shared_bytes: u64) -> Result<(), String> {
         let wide = |v: [u32; 3]| v.map(u64::from);
-        check_limits(wide(grid), wide(block), self).map_err(|(_, m)| m)?;
+        check_limits(wide(grid), wide(block), self).map_err(|e| e.message)?;
         if shared_bytes > self.shared_bytes {
             return Err(format!(
                 "a block has {shared_bytes} bytes of shared memory; {} allows at most {}",
@@ -88,6 +88,30 @@ pub enum GridPart {
     Block,
 }
 
+/// A cuda thread array that a GPU cannot launch: which part breaks which limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GridError {
+    pub part: GridPart,
+    pub message: String,
+}
+
+impl GridError {
+    fn new(part: GridPart, message: impl Into<String>) -> GridError {
+        GridError {
+            part,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for GridError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for GridError {}
+
 /// A hardware index that a thread index is computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HwIndex {
@@ -126,10 +150,10 @@ impl CudaGrid {
 
     /// The grid of the cuda thread array whose root is `root`; the error says which part
     /// breaks which limit.
-    pub fn of(module: &Module, root: NodeId) -> Result<CudaGrid, (GridPart, String)> {
+    pub fn of(module: &Module, root: NodeId) -> Result<CudaGrid, GridError> {
         let top = &module.node(root).children;
         if top.len() != 2 {
-            return Err((
+            return Err(GridError::new(
                 GridPart::Whole,
                 format!(
                     "a cuda thread array has exactly two top-level dimensions (grid and block), found {}",
@@ -142,7 +166,7 @@ impl CudaGrid {
             let what = if k == 0 { "grid" } else { "block" };
             let sizes = part_sizes(module, top[k]);
             if sizes.len() > 3 {
-                return Err((
+                return Err(GridError::new(
                     part,
                     format!(
                         "the {what} has {} dimensions; CUDA allows at most 3 (z, y, x)",
@@ -297,21 +321,17 @@ fn part_sizes(module: &Module, part: NodeId) -> Vec<u64> {
     }
 }
 
-fn check_limits(
-    grid: [u64; 3],
-    block: [u64; 3],
-    limits: &LaunchLimits,
-) -> Result<(), (GridPart, String)> {
+fn check_limits(grid: [u64; 3], block: [u64; 3], limits: &LaunchLimits) -> Result<(), GridError> {
     let name = limits.name;
     if grid.contains(&0) || block.contains(&0) {
-        return Err((
+        return Err(GridError::new(
             GridPart::Grid,
-            "every grid and block extent must be at least 1".into(),
+            "every grid and block extent must be at least 1",
         ));
     }
     let threads: u64 = block.iter().product();
     if threads > limits.block_threads {
-        return Err((
+        return Err(GridError::new(
             GridPart::Block,
             format!(
                 "the block has {threads} threads; {name} allows at most {}",
@@ -321,7 +341,7 @@ fn check_limits(
     }
     let [bx, by, bz] = limits.block;
     if block.iter().zip(limits.block).any(|(b, m)| *b > m) {
-        return Err((
+        return Err(GridError::new(
             GridPart::Block,
             format!(
                 "block dimensions (x, y, z) = {block:?} exceed {name}'s limits ({bx}, {by}, {bz})"
@@ -334,7 +354,7 @@ fn check_limits(
     };
     if grid.iter().zip(limits.grid).any(|(g, m)| *g > m) {
         let [gx, gy, gz] = limits.grid.map(power);
-        return Err((
+        return Err(GridError::new(
             GridPart::Grid,
             format!(
                 "grid dimensions (x, y, z) = {grid:?} exceed {name}'s limits ({gx}, {gy}, {gz})"
@@ -342,7 +362,7 @@ fn check_limits(
         ));
     }
     if let Some(axis) = (0..3).find(|&a| grid[a] * block[a] > limits.axis_threads) {
-        return Err((
+        return Err(GridError::new(
             GridPart::Grid,
             format!(
                 "{} threads along {}: {name} numbers them in {} at most",

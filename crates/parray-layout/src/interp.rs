@@ -33,6 +33,7 @@
 //! `x` may itself be nested for the sub-dimension's children); on any other dimension it
 //! is taken as `[x]` (a convenience beyond the rules, which the compiler also accepts).
 
+use crate::path::{child_name, DimPath};
 use std::collections::HashMap;
 
 use crate::ast::{
@@ -345,29 +346,16 @@ impl Interp {
         Ok(v)
     }
 
-    /// The dimension named by a path: the longest declared type name that is the whole
-    /// name or is followed by `_`, then one child per `_digits` suffix.
+    /// The dimension named by a path ([`DimPath::readings`]): the longest declared type
+    /// name, then one child per `_digits` suffix.
     pub fn lookup(&self, name: &str) -> Result<DimId, String> {
-        let mut best: Option<(&str, DimId)> = None;
-        for (t, root) in &self.types {
-            let fits =
-                name == t || (name.starts_with(t.as_str()) && name[t.len()..].starts_with('_'));
-            if fits && best.is_none_or(|(b, _)| t.len() > b.len()) {
-                best = Some((t, *root));
-            }
-        }
-        let (t, mut d) = best.ok_or_else(|| format!("unknown type `{name}`"))?;
-        let rest = &name[t.len()..];
-        if rest.is_empty() {
-            return Ok(d);
-        }
-        for part in rest[1..].split('_') {
-            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(format!("bad sub-dimension suffix in `{name}`"));
-            }
-            let k: usize = part
-                .parse()
-                .map_err(|_| format!("bad suffix in `{name}`"))?;
+        let (path, mut d) = DimPath::readings(name)
+            .find_map(|p| {
+                let root = self.types.iter().find(|(t, _)| t == p.name)?.1;
+                Some((p, root))
+            })
+            .ok_or_else(|| format!("unknown type `{name}`"))?;
+        for k in path.children {
             d = *self.dims[d.0]
                 .children
                 .get(k)
@@ -403,7 +391,7 @@ impl Interp {
     fn walk(&self, path: String, d: DimId, out: &mut Vec<String>) {
         out.push(path.clone());
         for (k, c) in self.dims[d.0].children.iter().enumerate() {
-            self.walk(format!("{path}_{k}"), *c, out);
+            self.walk(child_name(&path, k), *c, out);
         }
     }
 

@@ -22,15 +22,18 @@ pub mod interp;
 pub mod kinds;
 pub mod offsets;
 pub mod parser;
+pub mod path;
+mod rules;
 pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, TextSpan};
 pub use expr::{LinearForm, VarId, Vars};
-pub use grid::{thread_index, CudaGrid, HwIndex, ThreadIndex};
+pub use grid::{thread_index, CudaGrid, GridError, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, MemKind, Param, ThreadKind};
 pub use offsets::{
     common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
     Offset, Rows,
 };
 pub use parser::{parse_index_expr, parse_program, parse_program_reporting_all};
+pub use path::DimPath;
 pub use tree::{DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

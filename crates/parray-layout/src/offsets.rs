@@ -7,6 +7,8 @@
 use crate::ast::{Index, IndexExpr, IndexValue};
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::expr::{digit, LinearForm, Vars};
+use crate::path::child_name;
+use crate::rules::Domain;
 use crate::tree::{Module, NodeId, NodeKind, Work};
 
 /// Largest offset expression (in IR nodes) the compiler builds before giving up.
@@ -262,7 +264,7 @@ impl Compiler<'_> {
                     NodeKind::Compound => {
                         let mut sum = LinearForm::constant(0);
                         for (k, (child, sub)) in n.children.iter().zip(list).enumerate() {
-                            let part = self.index(*child, sub, &format!("{name}_{k}"))?;
+                            let part = self.index(*child, sub, &child_name(name, k))?;
                             sum = sum.add(&part, &self.vars);
                         }
                         Ok(sum)
@@ -344,7 +346,7 @@ impl Compiler<'_> {
         let mut weight: u64 = children.iter().map(|c| self.module.size(*c)).product();
         for (k, (child, sub)) in children.iter().zip(list).enumerate() {
             weight /= self.module.size(*child);
-            let part = self.flatten_one(*child, sub, &format!("{name}_{k}"))?;
+            let part = self.flatten_one(*child, sub, &child_name(name, k))?;
             flat = flat.add(&part.scale(weight), &self.vars);
         }
         Ok(flat)
@@ -367,50 +369,57 @@ impl Compiler<'_> {
 
     /// `off_node(e)` for a flat index `e` (rules 1 to 5).
     fn flat(&mut self, node: NodeId, e: LinearForm, span: TextSpan) -> Result<LinearForm> {
-        self.work.step().map_err(|mut err| {
-            err.span = span;
-            err
-        })?;
-        // A constant index has a constant offset: no need to build the composition.
-        if let Some(c) = e.as_const() {
-            return Ok(LinearForm::constant(self.module.eval(
-                node,
-                c,
-                &mut self.work,
-            )?));
-        }
-        let n = self.module.node(node);
-        let out = match n.kind {
-            NodeKind::Leaf { stride } => e.scale(stride),
-            NodeKind::Prefix { target } => self.flat(target, e, span)?,
-            NodeKind::Strided { target, weight } => self.flat(target, e.scale(weight), span)?,
-            NodeKind::Compound => {
-                let mut sum = LinearForm::constant(0);
-                let mut weight = 1;
-                for c in n.children.iter().rev() {
-                    let size = self.module.size(*c);
-                    let d = digit(&e, weight, Some(size), &self.vars);
-                    let part = self.flat(*c, d, span)?;
-                    sum = part.add(&sum, &self.vars);
-                    weight *= size;
-                }
-                sum
-            }
-        };
-        // Building a form costs about its size again: charge it, so that compositions of
-        // large forms stop long before they take seconds.
-        self.work.spend(out.weight() as u64).map_err(|mut err| {
-            err.span = span;
-            err
-        })?;
-        if out.weight() > MAX_EXPR_WEIGHT {
+        let forms = Forms { vars: &self.vars };
+        self.module
+            .offset_in(&forms, node, e, &mut self.work)
+            .map_err(|mut err| {
+                err.span = span;
+                err
+            })
+    }
+}
+
+/// The offset rules on linear forms, built with `expr`'s smart constructors.
+struct Forms<'v> {
+    vars: &'v Vars,
+}
+
+impl Domain for Forms<'_> {
+    type Value = LinearForm;
+
+    fn zero(&self) -> LinearForm {
+        LinearForm::constant(0)
+    }
+    fn is_zero(&self, v: &LinearForm) -> bool {
+        v.as_const() == Some(0)
+    }
+    fn fold(&self, v: &LinearForm) -> Option<u64> {
+        v.as_const()
+    }
+    fn from_number(&self, n: u64) -> LinearForm {
+        LinearForm::constant(n)
+    }
+    fn scale(&self, v: &LinearForm, k: u64) -> LinearForm {
+        v.scale(k)
+    }
+    fn add(&self, a: &LinearForm, b: &LinearForm) -> LinearForm {
+        a.add(b, self.vars)
+    }
+    fn digit(&self, v: &LinearForm, weight: u64, size: u64) -> LinearForm {
+        digit(v, weight, Some(size), self.vars)
+    }
+    /// Building a form costs about its size again: charged, so that compositions of large
+    /// forms stop long before they take seconds.
+    fn charge(&self, v: &LinearForm, work: &mut Work) -> Result<()> {
+        work.spend(v.weight() as u64)?;
+        if v.weight() > MAX_EXPR_WEIGHT {
             return Err(Error::new(
                 ErrorKind::Limit,
-                span,
+                TextSpan::default(),
                 format!("the offset expression grows beyond {MAX_EXPR_WEIGHT} operations"),
             ));
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::kinds::{ElemType, MemKind, ThreadKind};
+use crate::path::{child_name, DimPath};
+use crate::rules::Numbers;
 
 /// Index of a node in its module's arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,42 +166,39 @@ impl Module {
         self.by_name.get(name).map(|&i| &self.types[i])
     }
 
-    /// The dimension named `name` (`A`, `A_0_1`): the longest declared prefix names the type.
+    /// The dimension named `name` (`A`, `A_0_1`): the longest declared name of its
+    /// readings ([`DimPath::readings`]) names the type.
     pub fn lookup(&self, name: &str) -> Result<DimRef, LookupError> {
-        let mut cut = name.len();
-        loop {
-            let prefix = &name[..cut];
-            if let Some(&ty) = self.by_name.get(prefix) {
-                let mut node = self.types[ty].root;
-                let rest = &name[cut..];
-                let mut walked = prefix.to_string();
-                for part in rest.split('_').skip(1) {
-                    let k: usize = match part.parse() {
-                        Ok(k) if part.bytes().all(|b| b.is_ascii_digit()) => k,
-                        _ => {
-                            return Err(LookupError::BadSuffix {
-                                ty: prefix.to_string(),
-                            })
-                        }
-                    };
-                    let children = &self.node(node).children;
-                    let Some(&c) = children.get(k) else {
-                        return Err(LookupError::NoChild {
-                            parent: walked,
-                            count: children.len(),
-                            index: k,
-                        });
-                    };
-                    walked = format!("{walked}_{k}");
-                    node = c;
-                }
-                return Ok(DimRef { ty, node });
-            }
-            match name[..cut].rfind('_') {
-                Some(i) => cut = i,
-                None => return Err(LookupError::Unknown),
-            }
+        let Some((path, ty)) =
+            DimPath::readings(name).find_map(|p| self.by_name.get(p.name).map(|&ty| (p, ty)))
+        else {
+            // A declared name followed by something other than child numbers.
+            let ty = name
+                .match_indices('_')
+                .rev()
+                .map(|(i, _)| &name[..i])
+                .find(|prefix| self.by_name.contains_key(*prefix));
+            return Err(
+                ty.map_or(LookupError::Unknown, |ty| LookupError::BadSuffix {
+                    ty: ty.to_string(),
+                }),
+            );
+        };
+        let mut node = self.types[ty].root;
+        let mut walked = path.name.to_string();
+        for &k in &path.children {
+            let children = &self.node(node).children;
+            let Some(&c) = children.get(k) else {
+                return Err(LookupError::NoChild {
+                    parent: walked,
+                    count: children.len(),
+                    index: k,
+                });
+            };
+            walked = child_name(&walked, k);
+            node = c;
         }
+        Ok(DimRef { ty, node })
     }
 
     /// [`Module::lookup`] with an error pointing at the name as written.
@@ -242,27 +241,7 @@ impl Module {
 
     /// [`Module::offset_at`], within a budget of work.
     pub(crate) fn eval(&self, n: NodeId, i: u64, work: &mut Work) -> Result<u64> {
-        work.step()?;
-        let node = self.node(n);
-        Ok(match node.kind {
-            NodeKind::Leaf { stride } => i * stride,
-            NodeKind::Compound => {
-                let mut rest = i;
-                let mut off = 0;
-                for c in node.children.iter().rev() {
-                    let s = self.node(*c).size;
-                    // Every offset function maps 0 to 0: a zero digit costs nothing (and
-                    // types that share subtrees need not be walked path by path).
-                    if !rest.is_multiple_of(s) {
-                        off += self.eval(*c, rest % s, work)?;
-                    }
-                    rest /= s;
-                }
-                off
-            }
-            NodeKind::Prefix { target } => self.eval(target, i, work)?,
-            NodeKind::Strided { target, weight } => self.eval(target, i * weight, work)?,
-        })
+        self.offset_in(&Numbers, n, i, work)
     }
 
     /// Largest offset of `off(x * w)` for `x` in `[0, n)`; exact, enumerating only strided

@@ -297,7 +297,7 @@ impl Builder {
                 ),
             ));
         }
-        let grid = CudaGrid::of(&self.module, self.root).map_err(|(_, why)| refused(name, why))?;
+        let grid = CudaGrid::of(&self.module, self.root).map_err(|e| refused(name, e.message))?;
         Ok(Kernel {
             name: name.to_string(),
             source: emit_c::kernel(&proved, name, dialect),
