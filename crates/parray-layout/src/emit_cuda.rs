@@ -9,19 +9,6 @@ pub fn to_c(off: &Offset, var: &dyn Fn(VarId) -> String) -> String {
     Render {
         expr: &off.expr,
         var,
-        bits: false,
-    }
-    .to_string()
-}
-
-/// [`to_c`] for an offset computed in C's `int` over indices known to be non-negative:
-/// a power-of-two digit is a shift and a mask, which `int` division would not be (it
-/// rounds towards zero, so the compiler adds a sign fix-up).
-pub fn to_c_int(off: &Offset, var: &dyn Fn(VarId) -> String) -> String {
-    Render {
-        expr: &off.expr,
-        var,
-        bits: true,
     }
     .to_string()
 }

@@ -415,15 +415,6 @@ fn remainder(e: &LinearForm, m: u64, vars: &Vars) -> LinearForm {
 pub struct Render<'a, F: Fn(VarId) -> String> {
     pub expr: &'a LinearForm,
     pub var: F,
-    /// Write a digit's power-of-two `/` and `%` as `>>` and `&`: for C's signed `int`,
-    /// where the caller knows every value is non-negative and `/` would cost a sign fix-up.
-    pub bits: bool,
-}
-
-/// Whether a digit of `div` and `modulo` is written with `>>` or `&` in bits mode (then
-/// in parentheses, these binding more loosely than `+`).
-pub fn digit_uses_bits(div: u64, modulo: Option<u64>) -> bool {
-    (div != 1 && div.is_power_of_two()) || modulo.is_some_and(u64::is_power_of_two)
 }
 
 impl<F: Fn(VarId) -> String> Render<'_, F> {
@@ -452,40 +443,24 @@ impl<F: Fn(VarId) -> String> Render<'_, F> {
         match t {
             Term::Var(v) => out.push_str(&(self.var)(*v)),
             Term::Digit { of, div, modulo } => {
-                let bits = self.bits && digit_uses_bits(*div, *modulo);
-                let mut s = String::new();
-                if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
-                    self.write_expr(of, &mut s);
-                } else {
-                    s.push('(');
-                    self.write_expr(of, &mut s);
-                    s.push(')');
-                }
-                // Whether `s` ends in a shift, which binds more loosely than `%`.
-                let mut shifted = false;
-                if *div != 1 {
-                    if bits && div.is_power_of_two() {
-                        s = format!("{s} >> {}", div.trailing_zeros());
-                        shifted = true;
-                    } else {
-                        s = format!("{s} / {div}");
-                    }
-                }
-                if let Some(m) = *modulo {
-                    if bits && m.is_power_of_two() {
-                        s = format!("{s} & {}", m - 1);
-                    } else if shifted {
-                        s = format!("({s}) % {m}");
-                    } else {
-                        s = format!("{s} % {m}");
-                    }
-                }
-                if bits || multiplied {
+                if multiplied {
                     out.push('(');
-                    out.push_str(&s);
-                    out.push(')');
+                }
+                if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
+                    self.write_expr(of, out);
                 } else {
-                    out.push_str(&s);
+                    out.push('(');
+                    self.write_expr(of, out);
+                    out.push(')');
+                }
+                if *div != 1 {
+                    out.push_str(&format!(" / {div}"));
+                }
+                if let Some(m) = modulo {
+                    out.push_str(&format!(" % {m}"));
+                }
+                if multiplied {
+                    out.push(')');
                 }
             }
         }
@@ -506,7 +481,6 @@ impl LinearForm {
         Render {
             expr: self,
             var: |v| vars.name(v).to_string(),
-            bits: false,
         }
         .to_string()
     }

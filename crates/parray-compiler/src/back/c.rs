@@ -883,12 +883,7 @@ impl<'b> Writer<'b> {
                 // converted where C would not (a `u64` index is cut to 32 bits, as the
                 // Rust's `as usize` does). An index alone is the offset: it keeps its own
                 // 32-bit C type, which `in_int` tells the offset's consumers.
-                let render = if e.signed {
-                    emit_cuda::to_c_int
-                } else {
-                    emit_cuda::to_c
-                };
-                let text = render(off, &|v| {
+                let text = emit_cuda::to_c(off, &|v| {
                     let a = &args[v.0 as usize];
                     let unsigned = matches!(a.ty, Ty::Scalar(Scalar::U32 | Scalar::Usize));
                     let as_is = if e.signed {
@@ -904,7 +899,7 @@ impl<'b> Writer<'b> {
                         format!("(unsigned){}", self.operand(a, UNARY))
                     }
                 });
-                (text, offset_strength(off, e.signed))
+                (text, offset_strength(off))
             }
             ExprKind::GenericOffset { ty, args } => {
                 let args: Vec<String> = args
@@ -938,24 +933,6 @@ impl<'b> Writer<'b> {
                 if is_zero(zero) && zero.ty == e.ty && x.ty == e.ty =>
             {
                 self.wide(x)
-            }
-            // In `int` (non-negative, as the prover marks it) a power-of-two `/` or `%` is a
-            // shift or a mask: the division C's `int` does rounds towards zero, at a cost.
-            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), l, r)
-                if e.signed && power_of_two(r).is_some() =>
-            {
-                let k = power_of_two(r).expect("matched");
-                if *op == BinOp::Div {
-                    let p = precedence(BinOp::Shr);
-                    (
-                        format!("{} >> {}", self.operand(l, p), k.trailing_zeros()),
-                        p,
-                    )
-                } else {
-                    // In parentheses: C ranks `&` below comparisons.
-                    let p = precedence(BinOp::BitAnd);
-                    (format!("({} & {})", self.operand(l, p), k - 1), ATOM)
-                }
             }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
@@ -1376,18 +1353,14 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-/// The binding strength of an offset as [`emit_cuda::to_c`] (or, in `int`,
-/// [`emit_cuda::to_c_int`]) writes it: a sum; a product (a coefficient, a digit's `/` or
-/// `%`); a digit in shifts and masks, in parentheses; or one index alone, which may be a
-/// cast.
-fn offset_strength(off: &parray_layout::Offset, in_int: bool) -> u8 {
+/// The binding strength of an offset as [`emit_cuda::to_c`] writes it: a sum; a product
+/// (a coefficient, a digit's `/` or `%`); or one index alone, which may be a cast.
+fn offset_strength(off: &parray_layout::Offset) -> u8 {
     match (&off.expr.terms[..], off.expr.konst) {
         ([], _) => ATOM,
         ([(1, Term::Var(_))], 0) => UNARY,
         ([(1, Term::Digit { div, modulo, of })], 0) => {
-            if in_int && parray_layout::expr::digit_uses_bits(*div, *modulo) {
-                ATOM
-            } else if *div != 1 || modulo.is_some() {
+            if *div != 1 || modulo.is_some() {
                 precedence(BinOp::Mul)
             } else if of.single_term().is_some_and(|t| matches!(t, Term::Var(_))) {
                 UNARY
@@ -1399,16 +1372,6 @@ fn offset_strength(off: &parray_layout::Offset, in_int: bool) -> u8 {
         ([_], 0) => precedence(BinOp::Mul),
         _ => precedence(BinOp::Add),
     }
-}
-
-/// The value of a power-of-two integer literal or size.
-fn power_of_two(e: &Expr) -> Option<u128> {
-    let v = match e.kind {
-        ExprKind::Lit(Lit::Int(v, _)) => v,
-        ExprKind::Size(n) => u128::from(n),
-        _ => return None,
-    };
-    v.is_power_of_two().then_some(v)
 }
 
 /// A C string literal of `s` (UTF-8 bytes outside printable ASCII in octal).
