@@ -231,10 +231,6 @@ pub struct Body {
     /// the elements each needs: found by the prover, declared `__constant__` by the
     /// C back end, filled by the launch.
     pub constants: Vec<(LocalId, u64)>,
-    /// The launch passes each pointer parameter into an array of its own (the runtime's
-    /// copy kernels: a `#copy`'s source and destination): C's `__restrict__`. A detour's
-    /// arguments may alias, so its body has `false`.
-    pub distinct_pointers: bool,
 }
 
 impl Body {

@@ -51,7 +51,6 @@ impl B {
                 stmts: Vec::new(),
                 launch_bounds: None,
                 constants: Vec::new(),
-                distinct_pointers: false,
                 captures: Vec::new(),
                 functions: Vec::new(),
             },

@@ -92,7 +92,6 @@ impl Host<'_, '_> {
             }],
             launch_bounds: None,
             constants: Vec::new(),
-            distinct_pointers: false,
             captures: Vec::new(),
             functions: Vec::new(),
         };

@@ -79,7 +79,6 @@ pub fn lower(
         stmts,
         launch_bounds: None,
         constants: Vec::new(),
-        distinct_pointers: false,
     };
     Ok(Lowered {
         typed: typed(body)?,
@@ -120,7 +119,6 @@ pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Res
         stmts: Vec::new(),
         launch_bounds: None,
         constants: Vec::new(),
-        distinct_pointers: false,
     };
     typed(body).map(|_| ())
 }

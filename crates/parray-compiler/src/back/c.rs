@@ -221,19 +221,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             } else {
                 ""
             };
-            // Pointers into distinct arrays: `__restrict__`, and `const` where only read,
-            // so that the compiler may keep several loads in flight.
-            let ty = match p.pointer && body.distinct_pointers {
-                true => {
-                    let written = proved
-                        .proof()
-                        .root(&Root::Local(*id))
-                        .is_none_or(|r| r.written);
-                    let qualifier = if written { "" } else { "const " };
-                    format!("{qualifier}{}* __restrict__", p.elem.c_name())
-                }
-                false => c_type(param_ty(p)),
-            };
+            let ty = c_type(param_ty(p));
             format!("{ty} {prefix}{}", w.names[id.0 as usize])
         })
         .collect();

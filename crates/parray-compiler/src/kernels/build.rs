@@ -143,7 +143,6 @@ impl Builder {
                 stmts: Vec::new(),
                 launch_bounds: None,
                 constants: Vec::new(),
-                distinct_pointers: true,
             },
             kind: kind.clone(),
             module,
