@@ -142,28 +142,19 @@ impl Input {
             Err(e) => {
                 let msg = match e {
                     LookupError::Unknown => {
-                        let declared: Vec<&str> =
-                            self.module.types().iter().map(|t| t.name.as_str()).collect();
+                        let declared: Vec<&str> = self
+                            .module
+                            .types()
+                            .iter()
+                            .map(|t| t.name.as_str())
+                            .collect();
                         if declared.is_empty() {
                             format!("unknown type `{name}`: the input declares no types")
                         } else {
-                            format!(
-                                "unknown type `{name}` (declared: {})",
-                                declared.join(", ")
-                            )
+                            format!("unknown type `{name}` (declared: {})", declared.join(", "))
                         }
                     }
-                    LookupError::BadSuffix { ty } => format!(
-                        "`{name}` is not a sub-dimension of `{ty}`: a sub-dimension is named `{ty}_<digit>_<digit>...`"
-                    ),
-                    LookupError::NoChild {
-                        parent,
-                        count,
-                        index,
-                    } => format!(
-                        "no such sub-dimension `{name}`: `{parent}` has {count} sub-dimension{} (asked for number {index})",
-                        if count == 1 { "" } else { "s" }
-                    ),
+                    e => e.message(name),
                 };
                 Err(Failure::input(format!("in --type {name}: {msg}")))
             }

@@ -30,6 +30,7 @@ impl TextSpan {
 
 /// What went wrong, for programs that react to the kind of error (tests, the macro front end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The text does not follow the grammar (brackets, trailing tokens, bad names...).
     Syntax,

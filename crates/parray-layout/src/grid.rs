@@ -81,6 +81,7 @@ pub struct CudaGrid {
 
 /// Which of the two top-level dimensions of a cuda array a limit concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GridPart {
     /// The array as a whole (its number of top-level dimensions).
     Whole,

@@ -396,7 +396,7 @@ impl Domain for Forms<'_> {
     fn fold(&self, v: &LinearForm) -> Option<u64> {
         v.as_const()
     }
-    fn from_number(&self, n: u64) -> LinearForm {
+    fn number(&self, n: u64) -> LinearForm {
         LinearForm::constant(n)
     }
     fn scale(&self, v: &LinearForm, k: u64) -> LinearForm {

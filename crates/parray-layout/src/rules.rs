@@ -13,7 +13,7 @@ pub(crate) trait Domain {
     fn is_zero(&self, v: &Self::Value) -> bool;
     /// A constant `v` as a number, for a domain that walks it faster as [`Numbers`].
     fn fold(&self, v: &Self::Value) -> Option<u64>;
-    fn from_number(&self, n: u64) -> Self::Value;
+    fn number(&self, n: u64) -> Self::Value;
     fn scale(&self, v: &Self::Value, k: u64) -> Self::Value;
     fn add(&self, a: &Self::Value, b: &Self::Value) -> Self::Value;
     /// `(v / weight) % size`, `v` lying within the dimension it indexes.
@@ -37,7 +37,7 @@ impl Domain for Numbers {
     fn fold(&self, _: &u64) -> Option<u64> {
         None
     }
-    fn from_number(&self, n: u64) -> u64 {
+    fn number(&self, n: u64) -> u64 {
         n
     }
     fn scale(&self, v: &u64, k: u64) -> u64 {
@@ -67,7 +67,7 @@ impl Module {
     ) -> Result<D::Value> {
         work.step()?;
         if let Some(c) = d.fold(&i) {
-            return Ok(d.from_number(self.offset_in(&Numbers, n, c, work)?));
+            return Ok(d.number(self.offset_in(&Numbers, n, c, work)?));
         }
         let node = self.node(n);
         let out = match node.kind {

@@ -204,23 +204,13 @@ impl Module {
     /// [`Module::lookup`] with an error pointing at the name as written.
     pub fn resolve(&self, id: &Ident) -> Result<DimRef> {
         self.lookup(&id.name).map_err(|e| {
-            let kind = ErrorKind::Unknown;
             let msg = match e {
                 LookupError::Unknown if self.consts.contains_key(&id.name) => {
                     format!("`{}` is a constant, not a type", id.name)
                 }
-                LookupError::Unknown => format!("unknown type `{}`", id.name),
-                LookupError::BadSuffix { ty } => format!(
-                    "`{}` is not a sub-dimension of `{ty}`: a sub-dimension is named `{ty}_<digit>_<digit>...`",
-                    id.name
-                ),
-                LookupError::NoChild { parent, count, index } => format!(
-                    "no such sub-dimension `{}`: `{parent}` has {count} sub-dimension{} (asked for number {index})",
-                    id.name,
-                    if count == 1 { "" } else { "s" }
-                ),
+                e => e.message(&id.name),
             };
-            Error::new(kind, id.span, msg)
+            Error::new(ErrorKind::Unknown, id.span, msg)
         })
     }
 
@@ -426,6 +416,7 @@ impl Work {
 
 /// Why a name did not resolve.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LookupError {
     Unknown,
     BadSuffix {
@@ -436,4 +427,24 @@ pub enum LookupError {
         count: usize,
         index: usize,
     },
+}
+
+impl LookupError {
+    /// What is wrong with the dimension name `name`, as a sentence.
+    pub fn message(&self, name: &str) -> String {
+        match self {
+            LookupError::Unknown => format!("unknown type `{name}`"),
+            LookupError::BadSuffix { ty } => format!(
+                "`{name}` is not a sub-dimension of `{ty}`: a sub-dimension is named `{ty}_<digit>_<digit>...`"
+            ),
+            LookupError::NoChild {
+                parent,
+                count,
+                index,
+            } => format!(
+                "no such sub-dimension `{name}`: `{parent}` has {count} sub-dimension{} (asked for number {index})",
+                if *count == 1 { "" } else { "s" }
+            ),
+        }
+    }
 }
