@@ -55,6 +55,17 @@ impl Domain for Numbers {
 }
 
 impl Module {
+    /// The offset of element `i` (flat) of node `n`, straight from the node definitions.
+    pub fn offset_at(&self, n: NodeId, i: u64) -> u64 {
+        self.eval(n, i, &mut Work::unlimited())
+            .expect("unlimited work never runs out")
+    }
+
+    /// [`Module::offset_at`], within a budget of work.
+    pub(crate) fn eval(&self, n: NodeId, i: u64, work: &mut Work) -> Result<u64> {
+        self.offset_in(&Numbers, n, i, work)
+    }
+
     /// `off_n(i)`: the offset of flat index `i` of node `n` (rules 1 to 5), in domain `d`,
     /// within a budget of work. A constant index is walked as a number, whatever the
     /// domain: its offset is a constant.

@@ -12,7 +12,6 @@ use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::kinds::{ElemType, MemKind, ThreadKind};
 use crate::path::{child_name, DimPath};
-use crate::rules::Numbers;
 
 /// Index of a node in its module's arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -223,17 +222,6 @@ impl Module {
         self.node(n).max_offset + 1
     }
 
-    /// The offset of element `i` (flat) of node `n`, straight from the node definitions.
-    pub fn offset_at(&self, n: NodeId, i: u64) -> u64 {
-        self.eval(n, i, &mut Work::unlimited())
-            .expect("unlimited work never runs out")
-    }
-
-    /// [`Module::offset_at`], within a budget of work.
-    pub(crate) fn eval(&self, n: NodeId, i: u64, work: &mut Work) -> Result<u64> {
-        self.offset_in(&Numbers, n, i, work)
-    }
-
     /// Largest offset of `off(x * w)` for `x` in `[0, n)`; exact, enumerating only strided
     /// views that do not line up with the target's digits.
     pub(crate) fn max_strided(&self, id: NodeId, n: u64, w: u64, work: &mut Work) -> Result<u64> {
@@ -389,7 +377,7 @@ impl Work {
         Work { left: MAX_WORK }
     }
 
-    fn unlimited() -> Self {
+    pub(crate) fn unlimited() -> Self {
         Work { left: u64::MAX }
     }
 
