@@ -992,12 +992,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     None => ExprKind::Capture(id.to_string()),
                 },
                 None => {
-                    let segments: Vec<String> = p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
+                    let segments = segments(&p.path);
                     let path: Vec<&str> = segments.iter().map(String::as_str).collect();
                     if let Some(c) = NumberConst::parse(&path) {
                         ExprKind::NumberConst(c)
@@ -1195,12 +1190,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.subset(span, "a call of something other than a name");
             return None;
         };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = segments(&p.path);
         let args: Vec<&syn::Expr> = c.args.iter().collect();
         match segs
             .iter()
@@ -1444,6 +1434,11 @@ fn vector_method(name: &str) -> Option<(bool, u8)> {
         "store4" => Some((true, 4)),
         _ => None,
     }
+}
+
+/// A path's segments as names (`f32::consts::PI`: `["f32", "consts", "PI"]`).
+fn segments(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
 /// The last segment of a macro's path (`println` for `std::println!`).
