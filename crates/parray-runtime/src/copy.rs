@@ -362,9 +362,9 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
         )
     })?;
     let launch = Launch::mover("parray_copy", &kernel.source, kernel.grid, site);
-    // SAFETY: `parray_copy(const T* s, T* d)` takes these two device addresses, of
-    // distinct arrays (a `#copy`'s source and destination, or a staging array), on that
-    // device, each holding the extent of its side's type (or `n` elements for a
+    // SAFETY: `parray_copy(T* s, T* d)` takes these two device addresses, of arrays on
+    // that device (a `#copy`'s source and destination, or a staging array; distinct, so
+    // that the copy reads what it was given), each holding the extent of its side's type (or `n` elements for a
     // contiguous staging array): the extents the kernel's every access is proved within
     // (`kernels::remap_kernel` builds no kernel otherwise).
     unsafe {

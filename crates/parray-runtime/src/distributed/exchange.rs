@@ -148,7 +148,7 @@ fn launch_exchange(
     to: u64,
     site: &'static DetourSite,
 ) -> Result<()> {
-    // SAFETY: `parray_exchange(const T* from, T* to)` takes these two device addresses of
+    // SAFETY: `parray_exchange(T* from, T* to)` takes these two device addresses of
     // distinct arrays on that device: a part of the source or the receive buffer, and a
     // part of the destination or the send buffer, each holding the elements its step's
     // kernel was proved within (the parts the digits define, which the caller checked the
