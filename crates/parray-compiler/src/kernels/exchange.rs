@@ -28,7 +28,7 @@ pub const EXCHANGE_BLOCK: u64 = 256;
 /// The most blocks of an exchange kernel: its threads stride over the rest.
 const MOST_BLOCKS: u64 = 1 << 20;
 
-/// The kernel `parray_exchange(const T* from, T* to)` of one step of a copy between two
+/// The kernel `parray_exchange(T* from, T* to)` of one step of a copy between two
 /// natural types distributed by one digit each, on rank `me`: thread `j`
 /// of a grid-stride loop moves element `j` of the part it walks (the source's for `Pack`,
 /// the destination's otherwise), by [`DigitExchange`]'s formulas (`exchange` is `None`
