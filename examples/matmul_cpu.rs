@@ -54,7 +54,7 @@ fn main() -> parray::Result<()> {
             std::process::exit(2);
         }
     };
-    let n = M::DIMS[0];
+    let n = M::dims()[0];
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
     let run = common::run_matmul(
         common::Variant {

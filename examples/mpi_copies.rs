@@ -70,7 +70,7 @@ where
     RowPart: ViewOf<Rows, Index = [usize; 2]>,
 {
     let job = parray::mpi::job()?;
-    let n = Whole::DIMS[0];
+    let n = Whole::dims()[0];
     let part = rows.view_mut::<RowPart>();
     for ii in 0..4 {
         for j in 0..n {

@@ -23,7 +23,7 @@ fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) -> parray::Result<()> 
 
 fn main() -> parray::Result<()> {
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    let n = M::DIMS[0];
+    let n = M::dims()[0];
     for i in 0..n {
         for j in 0..n {
             a.set([i, j], (i + 2 * j) as f32);

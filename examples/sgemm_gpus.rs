@@ -168,7 +168,10 @@ macro_rules! split {
             }
 
             const _: () = assert!(
-                <ROWS as DataType>::SIZE * G == <WHOLE as DataType>::SIZE,
+                matches!(
+                    (<ROWS as DataType>::FIXED_SIZE, <WHOLE as DataType>::FIXED_SIZE),
+                    (Some(rows), Some(whole)) if rows * G == whole
+                ),
                 "a GPU's rows are N/G of N"
             );
 

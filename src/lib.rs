@@ -184,7 +184,7 @@ pub use parray_macros::kernel_source;
 /// }
 ///
 /// fn main() -> parray::Result<()> {
-///     let mut a = A::create()?;                  // zeroed, A::EXTENT elements
+///     let mut a = A::create()?;                  // zeroed, A::extent() elements
 ///     a.set([1, 2], 7.0);
 ///     assert_eq!(a[A::offset([1, 2])], 7.0);     // the same element, by offset
 ///     assert_eq!(a.view::<AT>().at([2, 1]), 7.0);
@@ -206,7 +206,7 @@ pub use parray_runtime::Array;
 ///
 /// /// A type's shape, whatever the type.
 /// fn shape<T: DataType>() -> (usize, &'static [usize], usize) {
-///     (T::SIZE, T::DIMS, T::EXTENT)
+///     (T::size(), T::dims(), T::extent())
 /// }
 ///
 /// fn main() {
@@ -218,6 +218,29 @@ pub use parray_runtime::Array;
 /// ```
 #[doc(inline)]
 pub use parray_runtime::DataType;
+
+/// A size given when the program runs: `const N;` in a `parray!` block declares `N`, and
+/// `N.bind(n)?` gives it its value, once per process. Every type whose sizes use `N` is
+/// resolved from the bound value at its first use (SPEC.md 2.4, 3.1).
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// parray! {
+///     const N;
+///     paged float [N][N] M;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     N.bind(100)?;                      // from the command line, say
+///     let mut m = M::create()?;
+///     m.set([99, 1], 2.0);
+///     assert_eq!(host! { $M[99][1]$ }, 99 * 100 + 1);
+///     assert_eq!(M::dims(), &[100, 100]);
+///     Ok(())
+/// }
+/// ```
+pub use parray_runtime::RuntimeSize;
 
 /// A declared thread array, as generic code sees it. `parray!` implements it for each
 /// thread array it declares.
@@ -717,6 +740,10 @@ pub mod __private {
     pub use parray_runtime::distributed::mpi::detour as mpi_detour;
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
+    pub use parray_runtime::shapes::{
+        runtime_dims, runtime_module, runtime_module_or_panic, RuntimeOffset,
+    };
+    pub use parray_runtime::types::{index_out_of_range, wrong_rank};
     pub use parray_runtime::DetourSite;
     pub use parray_runtime::{bf16_from_f64, f16_from_f64};
 
@@ -771,23 +798,6 @@ pub mod __private {
     #[inline(always)]
     pub fn index32(v: usize) -> u32 {
         v as u32
-    }
-
-    /// The failure of `T::offset`: index `index` of dimension `dim` of `type_name` is not
-    /// below the dimension's `size`.
-    #[cold]
-    #[track_caller]
-    pub fn index_out_of_range(type_name: &str, dim: usize, index: usize, size: usize) -> ! {
-        panic!("parray: index {index} is out of range for {type_name}_{dim} (size {size})")
-    }
-
-    /// `T::offset_of` with a slice of the wrong length.
-    #[cold]
-    #[track_caller]
-    pub fn wrong_rank(type_name: &str, rank: usize, given: usize) -> ! {
-        panic!(
-            "parray: {type_name} has {rank} top-level dimensions, but {given} indices were given"
-        )
     }
 
     /// `T::offset` of a type whose offset expression is past the offset compiler's limits.

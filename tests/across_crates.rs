@@ -26,7 +26,7 @@ fn offsets_of_a_type_from_another_crate() {
     }
     assert_eq!(host! { $dim(GRID_0)$ }, 6);
     assert_eq!(host! { $dim_0(FLIPPED)$ }, WIDTH);
-    assert_eq!(<GRID as DataType>::EXTENT, 24);
+    assert_eq!(<GRID as DataType>::extent(), 24);
 }
 
 #[test]

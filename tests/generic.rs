@@ -67,7 +67,7 @@ fn expected() -> Vec<f32> {
 
 /// Fills a storage array through the logical type `V` with host code generic over `V`.
 fn fill<V: DataType<Elem = f32>, S: DataType<Elem = f32>>(s: &mut Array<S>) -> parray::Result<()> {
-    let mut host = vec![f32::NAN; S::EXTENT];
+    let mut host = vec![f32::NAN; S::extent()];
     host! {<V>
         for i in 0..$dim(V_0)$ {
             for j in 0..$dim(V_1)$ {

@@ -281,7 +281,7 @@ mod fig17 {
             }
         }
         assert_eq!(host! { $size(M)$ } as u64, it.size("M").unwrap());
-        assert_eq!(<M as DataType>::EXTENT as u64, it.extent("M"));
+        assert_eq!(<M as DataType>::extent() as u64, it.extent("M"));
     }
 }
 
@@ -337,8 +337,8 @@ mod fig7 {
 
     #[test]
     fn padded_tile() -> parray::Result<()> {
-        assert_eq!(<B as DataType>::SIZE, 256);
-        assert_eq!(<B as DataType>::EXTENT, 271);
+        assert_eq!(<B as DataType>::size(), 256);
+        assert_eq!(<B as DataType>::extent(), 271);
         assert_eq!(host! { $B[1][0]$ }, 17);
         for i in 0..16u64 {
             for j in 0..16u64 {
@@ -374,10 +374,10 @@ mod runtime_value {
         assert_eq!(<D as DataType>::NAME, "D");
         assert_eq!(<D as DataType>::MEM, Some(parray::MemKind::Paged));
         assert_eq!(<V as DataType>::MEM, None);
-        assert_eq!(<D as DataType>::SIZE, 60);
-        assert_eq!(<D as DataType>::EXTENT, 60);
-        assert_eq!(<V as DataType>::SIZE, 60);
-        assert_eq!(<V as DataType>::EXTENT as u64, it.extent("V"));
+        assert_eq!(<D as DataType>::size(), 60);
+        assert_eq!(<D as DataType>::extent(), 60);
+        assert_eq!(<V as DataType>::size(), 60);
+        assert_eq!(<V as DataType>::extent() as u64, it.extent("V"));
         let _: Option<<D as DataType>::Elem> = None::<f64>;
         let _: Option<<V as DataType>::Elem> = None::<f32>;
         assert_eq!(<TA as ThreadArray>::THREADS, 6);
@@ -471,7 +471,7 @@ mod constants {
         let n: usize = N;
         assert_eq!(n, 64);
         assert_eq!(H, 32);
-        assert_eq!(<Q as DataType>::SIZE, N * (H + 1));
+        assert_eq!(<Q as DataType>::size(), N * (H + 1));
         let q = Q::create()?;
         assert_eq!(q.extent(), 64 * 33);
         host! {
@@ -1032,7 +1032,7 @@ mod fig21 {
                 );
             }
         }
-        assert_eq!(<S0 as DataType>::EXTENT as u64, it.extent("S0"));
+        assert_eq!(<S0 as DataType>::extent() as u64, it.extent("S0"));
         assert_eq!(<S as DataType>::MEM, Some(parray::MemKind::Smem));
     }
 }

@@ -229,7 +229,9 @@ fn locate_in_decl(mut e: Error, program: &Program) -> Error {
     if let Some(d) = &e.decl {
         let span = program.items.iter().find_map(|item| match item {
             Item::Type(t) if &t.name.name == d => Some(t.span),
-            Item::Const(c) if &c.name.name == d => Some(c.value.span),
+            Item::Const(c) if &c.name.name == d => {
+                Some(c.value.as_ref().map_or(c.name.span, |v| v.span))
+            }
             _ => None,
         });
         if let Some(span) = span {

@@ -86,11 +86,14 @@ fn item_text(item: &Item, text: &str) -> (String, String) {
     match item {
         Item::Const(c) => (
             c.name.name.clone(),
-            format!(
-                "const {} = {}",
-                c.name.name,
-                &text[c.value.span.start..c.value.span.end]
-            ),
+            match &c.value {
+                Some(v) => format!(
+                    "const {} = {}",
+                    c.name.name,
+                    &text[v.span.start..v.span.end]
+                ),
+                None => format!("const {}", c.name.name),
+            },
         ),
         Item::Type(t) => (
             t.name.name.clone(),
@@ -154,7 +157,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     for item in &program.items {
         let mut trial = full.clone();
         trial.items.push(item.clone());
-        match Module::build(&trial, &[]) {
+        match Module::build(&trial, &crate::shapes::probe(&trial)) {
             Ok(_) => full.items.push(item.clone()),
             Err(e) => {
                 let uses_failed = item
@@ -171,7 +174,8 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             }
         }
     }
-    let module = Module::build(&full, &[]).map_err(|e| block.map.error(&e))?;
+    let crate::shapes::Resolved { module, runtime } =
+        crate::shapes::resolve(&full).map_err(|e| block.map.error(&e))?;
     // What each alias of this block and of the carried ones names (two names of one type
     // must not get the same `ViewOf` impl twice).
     let mut aliases: Vec<(String, String)> = entries
@@ -230,6 +234,10 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             continue;
         }
         out.extend(match item {
+            Item::Const(c) if c.value.is_none() => {
+                let name = &c.name.name;
+                quote!(#vis static #ident: ::parray::RuntimeSize = ::parray::RuntimeSize::new(#name);)
+            }
             Item::Const(c) => {
                 let v = proc_macro2::Literal::u64_unsuffixed(
                     module.constant(&c.name.name).expect("declared"),
@@ -239,13 +247,26 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             Item::Type(_) => {
                 let (views, storage) =
                     view_impls(&module, &full, &name_ident.name, &ident, &aliases);
+                // The declarations its module is built from: for a run-time type those it
+                // uses (built when the program runs, from their sizes only); for a type of
+                // numbers, all before it but the run-time ones (which it does not use).
+                let is_runtime = runtime.contains(&name_ident.name);
+                let uses = full.closure(&name_ident.name);
+                let text: Vec<Entry> = payload
+                    .iter()
+                    .filter(|e| match is_runtime {
+                        true => uses.contains(&e.name),
+                        false => !runtime.contains(&e.name),
+                    })
+                    .cloned()
+                    .collect();
                 let mut items = type_items(
                     &module,
                     &name_ident.name,
-                    &vis,
-                    &ident,
-                    &payload,
+                    (&vis, &ident),
+                    &text,
                     storage.as_ref(),
+                    is_runtime,
                 );
                 items.extend(views);
                 items
@@ -266,13 +287,15 @@ fn fingerprint(payload: &[Entry], ident: &Ident) -> u64 {
 
 /// The items of the type `name`; `storage` is, for a view, a type it views that host code
 /// can create (what `create` on the view points to).
+/// A run-time type (`runtime`) reads its numbers from the module the runtime builds from
+/// the bound sizes; `module`'s are a probe's (`shapes`).
 fn type_items(
     module: &Module,
     name: &str,
-    vis: &TokenStream,
-    ident: &Ident,
+    (vis, ident): (&TokenStream, &Ident),
     payload: &[Entry],
     storage: Option<&Ident>,
+    runtime: bool,
 ) -> TokenStream {
     let def = module.type_def(name).expect("declared");
     let text: String = payload
@@ -281,20 +304,31 @@ fn type_items(
         .collect::<Vec<_>>()
         .join("\n");
     let size = module.size(def.root) as usize;
-    let extent = module.extent(def.root) as usize;
     let doc = format!(
         "Parray type `{}`.",
         payload.last().map_or("", |e| e.text.as_str())
     );
-    // The type's declarations, resolved here and carried as data: no parsing at run time.
-    let resolved = match Module::parse(&text) {
-        Ok(m) => parray_compiler::back::rust::module::module_tokens(&m),
-        Err(e) => return syn::Error::new(ident.span(), e.to_string()).to_compile_error(),
-    };
-    let module_fn = quote! {
-        fn module() -> &'static ::parray::layout::Module {
-            static MODULE: ::std::sync::OnceLock<::parray::layout::Module> = ::std::sync::OnceLock::new();
-            MODULE.get_or_init(|| #resolved)
+    let module_fn = if runtime {
+        // Built when first asked for, from the text and the bound sizes (`RuntimeSize`).
+        quote! {
+            fn module() -> &'static ::parray::layout::Module {
+                ::parray::__private::runtime_module_or_panic(#text, #name)
+            }
+            fn try_module() -> ::parray::Result<&'static ::parray::layout::Module> {
+                ::parray::__private::runtime_module(#text, #name)
+            }
+        }
+    } else {
+        // The type's declarations, resolved here and carried as data: no parsing at run time.
+        let resolved = match Module::parse(&text) {
+            Ok(m) => parray_compiler::back::rust::module::module_tokens(&m),
+            Err(e) => return syn::Error::new(ident.span(), e.to_string()).to_compile_error(),
+        };
+        quote! {
+            fn module() -> &'static ::parray::layout::Module {
+                static MODULE: ::std::sync::OnceLock<::parray::layout::Module> = ::std::sync::OnceLock::new();
+                MODULE.get_or_init(|| #resolved)
+            }
         }
     };
     let head = quote! {
@@ -316,22 +350,31 @@ fn type_items(
             };
             let create = create_fns(vis, ident, *mem, storage);
             let distributed = def.distribution.is_some();
-            let offset = offset_fns(module, name, def.root);
+            if runtime && distributed {
+                return syn::Error::new(ident.span(), format!("`{name}` has sizes given at run time; a distributed type's sizes are numbers for now")).to_compile_error();
+            }
+            let numbers = match runtime {
+                false => offset_fns(module, name, def.root),
+                true => runtime_offset_fns(module, name, def.root),
+            };
             quote! {
                 #head
                 impl ::parray::DataType for #ident {
                     type Elem = #elem_ty;
                     const NAME: &'static str = #name;
                     const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
-                    const SIZE: usize = #size;
-                    const EXTENT: usize = #extent;
                     const DISTRIBUTED: bool = #distributed;
-                    #offset
+                    #numbers
                     #module_fn
                 }
                 #create
             }
         }
+        TypeClass::Thread(_) if runtime => syn::Error::new(
+            ident.span(),
+            format!("`{name}` has a size given at run time; a thread array's sizes are numbers for now: declare a fixed grid and cover the data with a grid-stride loop (SPEC.md 3.5)"),
+        )
+        .to_compile_error(),
         TypeClass::Thread(kind) => {
             let kind = match kind {
                 ThreadKind::Pthd => quote!(Pthd),
@@ -446,10 +489,26 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
         Err(_) => quote!(::parray::__private::offset_too_complex(#name)),
     };
     let dims = sizes.iter().map(|s| *s as usize);
+    let (size, extent) = (module.size(root) as usize, module.extent(root) as usize);
     quote! {
         type Index = [usize; #rank];
         const RANK: usize = #rank;
-        const DIMS: &'static [usize] = &[#(#dims),*];
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(#size);
+
+        #[inline]
+        fn size() -> usize {
+            #size
+        }
+
+        #[inline]
+        fn extent() -> usize {
+            #extent
+        }
+
+        #[inline]
+        fn dims() -> &'static [usize] {
+            &[#(#dims),*]
+        }
 
         #[track_caller]
         #[allow(unused_variables)]
@@ -467,6 +526,45 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
                     ::parray::__private::wrong_rank(#name, #rank, index.len())
                 }
             }
+        }
+    }
+}
+
+/// [`offset_fns`] of a run-time type: its numbers read from its module, built from the bound
+/// sizes when first asked for; offsets by the evaluator of the offset compiler's form
+/// (`parray::__private::RuntimeOffset`), each index checked.
+fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> TokenStream {
+    let kids = &module.node(root).children;
+    let rank = kids.len().max(1);
+    quote! {
+        type Index = [usize; #rank];
+        const RANK: usize = #rank;
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::None;
+
+        fn size() -> usize {
+            Self::module().size(Self::dim().node) as usize
+        }
+
+        fn extent() -> usize {
+            Self::module().extent(Self::dim().node) as usize
+        }
+
+        fn dims() -> &'static [usize] {
+            static DIMS: ::std::sync::OnceLock<::std::vec::Vec<usize>> = ::std::sync::OnceLock::new();
+            DIMS.get_or_init(|| ::parray::__private::runtime_dims(Self::module(), #name))
+        }
+
+        #[track_caller]
+        fn offset(index: [usize; #rank]) -> usize {
+            Self::offset_of(&index)
+        }
+
+        #[track_caller]
+        fn offset_of(index: &[usize]) -> usize {
+            static OFFSET: ::std::sync::OnceLock<::parray::__private::RuntimeOffset> = ::std::sync::OnceLock::new();
+            OFFSET
+                .get_or_init(|| ::parray::__private::RuntimeOffset::new(Self::module(), #name))
+                .at(index, Self::dims())
         }
     }
 }

@@ -5,7 +5,7 @@ use parray_compiler::back::rust::{self as emit_rust, Mode};
 use parray_compiler::ir::{Root, Target, Ty};
 use parray_compiler::passes::bounds::Proved;
 use parray_compiler::passes::bounds::{self, Proof, RootUse};
-use parray_layout::{CudaGrid, Module, ThreadKind, TypeClass};
+use parray_layout::{CudaGrid, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
@@ -17,6 +17,7 @@ use crate::decl::entries_program;
 use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR};
 use crate::lower::lower;
 use crate::resolve::{base_name, merge, Entry, Outcome};
+use crate::shapes::Resolved;
 
 /// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
 /// Type parameters are left out by the caller.
@@ -105,12 +106,13 @@ fn type_parameters(tts: &[TokenTree]) -> syn::Result<(Vec<Ident>, &[TokenTree])>
     }
 }
 
-/// The declarations needed and not yet carried in, or the module built from those carried.
+/// The declarations needed and not yet carried in, or the module built from those carried
+/// (run-time sizes at their probe, `shapes`).
 fn module_for(
     entries: &[Entry],
     names: Vec<Ident>,
     generics: &[Ident],
-) -> syn::Result<Result<Module, Vec<Ident>>> {
+) -> syn::Result<Result<Resolved, Vec<Ident>>> {
     let mut need: Vec<Ident> = Vec::new();
     for n in names {
         let base = base_name(&n.to_string()).to_string();
@@ -126,9 +128,9 @@ fn module_for(
     }
     let entries = merge(entries, Span::call_site())?;
     let program = entries_program(&entries)?;
-    let module = Module::build(&program, &[])
+    let resolved = crate::shapes::resolve(&program)
         .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
-    Ok(Ok(module))
+    Ok(Ok(resolved))
 }
 
 pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
@@ -137,12 +139,13 @@ pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     let body = preprocess(rest.iter().cloned().collect())?;
     let mut names = Vec::new();
     dollar_names(&body, &mut names);
-    let module = match module_for(entries, names, &generics)? {
+    let Resolved { module, runtime } = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
     let mut stmts = syn::Block::parse_within.parse2(body)?;
     let mut forms = Forms::new(&module, None);
+    forms.runtime = runtime;
     forms.generics = generics.into_iter().map(TypeParam::new).collect();
     crate::host::translate(&mut forms, &mut stmts)?;
     Ok(Outcome::Done(quote!({ #(#stmts)* })))
@@ -208,11 +211,17 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     let body_tokens = preprocess(body.stream())?;
     let mut names = vec![array.clone()];
     dollar_names(&body_tokens, &mut names);
-    let module = match module_for(entries, names, &generics)? {
+    let Resolved { module, runtime } = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
     let name = array.to_string();
+    if runtime.contains(&name) {
+        return Err(syn::Error::new(
+            array.span(),
+            format!("`{name}` has a size given at run time; a thread array's sizes are numbers for now: declare a fixed grid and cover the data with a grid-stride loop (`for i in ($tid$..$dim(T_0)$).step_by($size({name})$)`, SPEC.md 3.5)"),
+        ));
+    }
     let def = module.type_def(&name).ok_or_else(|| {
         syn::Error::new(
             array.span(),
@@ -245,6 +254,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
         }),
     );
     forms.generics = generics.into_iter().map(TypeParam::new).collect();
+    forms.runtime = runtime;
     let site = quote_spanned!(array.span()=> ::parray::__private::DetourSite {
         array: #name,
         file: ::std::file!(),

@@ -143,8 +143,12 @@ pub struct Forms<'m> {
     pub threads: Option<Threads<'m>>,
     /// Thread-index paths used (`""` for `tid`, `"0_1"` for `tid_0_1`), in first-use order.
     pub tids_used: Vec<String>,
-    /// The type parameters the code is generic over (`detour!(<T> ...)`).
+    /// The type parameters the code is generic over (`detour!(<T> ...)`), and the run-time
+    /// types its forms name (compiled as they are for a type parameter).
     pub generics: Vec<TypeParam>,
+    /// The names whose sizes are given at run time (`shapes`): their numbers in `module`
+    /// are a probe's, never to be used.
+    pub runtime: Vec<String>,
     fresh: usize,
 }
 
@@ -156,6 +160,8 @@ pub struct TypeParam {
     pub indices: Option<usize>,
     /// Top-level dimensions its `$dim(T_k)$` forms reach (largest `k` plus one).
     pub dims: usize,
+    /// A declared type with sizes given at run time, not a parameter.
+    pub runtime: bool,
 }
 
 impl TypeParam {
@@ -164,6 +170,23 @@ impl TypeParam {
             name,
             indices: None,
             dims: 0,
+            runtime: false,
+        }
+    }
+
+    /// Why its forms are restricted, for a message: `` `T` is a type parameter ``.
+    fn what(&self) -> String {
+        match self.runtime {
+            false => format!("`{}` is a type parameter", self.name),
+            true => format!("`{}` has sizes given at run time", self.name),
+        }
+    }
+
+    /// Where its full declaration is needed: after instantiation, or (for now) never.
+    fn until(&self) -> &'static str {
+        match self.runtime {
+            false => "before it is instantiated",
+            true => "resolved at compile time: for run-time types they are not implemented yet",
         }
     }
 }
@@ -181,6 +204,7 @@ impl<'m> Forms<'m> {
             threads,
             tids_used: Vec::new(),
             generics: Vec::new(),
+            runtime: Vec::new(),
             fresh: 0,
         }
     }
@@ -188,6 +212,23 @@ impl<'m> Forms<'m> {
     /// The type parameter `name`, if the code is generic over it.
     fn generic(&self, name: &str) -> Option<usize> {
         self.generics.iter().position(|g| g.name == name)
+    }
+
+    /// `name`, a run-time type, taken as a type parameter bound to itself from its first
+    /// form on (its forms are computed when the program runs, `shapes`).
+    fn take_runtime(&mut self, name: &str, span: Span) {
+        if self.runtime.iter().any(|r| r == name) && self.generic(name).is_none() {
+            let mut param = TypeParam::new(Ident::new(name, span));
+            param.runtime = true;
+            self.generics.push(param);
+        }
+    }
+
+    /// Whether `name` names a run-time size or type, whose numbers here are a probe's.
+    pub fn is_runtime(&self, name: &str) -> bool {
+        self.runtime
+            .iter()
+            .any(|r| r == crate::resolve::base_name(name))
     }
 
     /// `$size(T)$`, `$dim(T_k)$` or `$dim_k(T)$` of a type parameter.
@@ -212,10 +253,13 @@ impl<'m> Forms<'m> {
                 self.generics[g].dims = self.generics[g].dims.max(k + 1);
                 Ok(Form::GenericSize { ty, dim: Some(*k) })
             }
-            _ => Err(syn::Error::new(
-                span,
-                format!("`{ty}` is a type parameter: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known before it is instantiated"),
-            )),
+            _ => {
+                let g = &self.generics[self.generic(&ty).expect("a type parameter")];
+                Err(syn::Error::new(
+                    span,
+                    format!("{}: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known {}", g.what(), g.until()),
+                ))
+            }
         }
     }
 
@@ -235,10 +279,12 @@ impl<'m> Forms<'m> {
             match index {
                 IndexTok::Expr(tokens, _) => indices.push(syn::parse2::<syn::Expr>(tokens)?),
                 IndexTok::Nested(_, at) => {
+                    let g =
+                        &self.generics[self.generic(&head.to_string()).expect("a type parameter")];
                     return Err(syn::Error::new(
                         at,
-                        format!("`{head}` is a type parameter: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration"),
-                    ))
+                        format!("{}: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration {}", g.what(), g.until()),
+                    ));
                 }
             }
         }
@@ -290,6 +336,7 @@ impl<'m> Forms<'m> {
                     ))
                 }
             };
+            self.take_runtime(DimPath::split(&arg).name, arg_span);
             if self.generic(DimPath::split(&arg).name).is_some() {
                 return self.generic_size(&query, &word, &arg, arg_span);
             }
@@ -307,8 +354,16 @@ impl<'m> Forms<'m> {
                 ),
             });
         }
+        let base = DimPath::split(&word).name;
+        self.take_runtime(base, head.span());
         if self.generic(&word).is_some() {
             return self.generic_offset(head, &tts[1..]);
+        }
+        if let Some(g) = self.generic(base).filter(|&g| self.generics[g].runtime) {
+            return Err(syn::Error::new(
+                head.span(),
+                format!("{}: the offsets of its sub-dimensions (`${word}[...]$`) are not implemented yet; index the whole type (`${base}[i][j]$`)", self.generics[g].what()),
+            ));
         }
         self.offset(head, &tts[1..], span)
     }

@@ -19,6 +19,7 @@ mod func;
 mod host;
 mod lower;
 mod resolve;
+mod shapes;
 mod subprog;
 mod text;
 

@@ -451,6 +451,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         let module = self.forms.module;
+        if self.forms.is_runtime(ty_name) {
+            self.fail(span, format!("`{ty_name}` has sizes given at run time; shared and register arrays are sized by numbers (a tile), with the data covered by a loop over tiles"));
+            return None;
+        }
         let Ok(def) = module.lookup(ty_name) else {
             self.fail(span, format!("unknown type `{ty_name}`"));
             return None;
@@ -569,6 +573,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .any(|g| g.name == crate::resolve::base_name(&name))
             {
                 this.fail(ty.span(), format!("`#copy` of the type parameter `{name}` is not implemented yet: copy between declared types"));
+                return None;
+            }
+            if this.forms.is_runtime(&name) {
+                this.fail(ty.span(), format!("`{name}` has sizes given at run time; `#copy` of run-time types is not implemented yet: copy with a loop of `$...$` forms"));
                 return None;
             }
             let id = parray_layout::ast::Ident {
@@ -951,6 +959,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = id.to_string();
         if let Some((f, _)) = self.lowering.last().cloned() {
             self.fail(id.span(), format!("`{name}` is not a parameter or a local of `{f}`: a function sees only those (and the number types' constants); pass it in as a parameter"));
+            return poison(id.span());
+        }
+        if self.forms.is_runtime(&name) {
+            self.fail(id.span(), format!("`{name}` is a size given at run time: a body reads it as `$dim(T_0)$` of a type it sizes, or as a parameter (`{name}.get()` passed in)"));
             return poison(id.span());
         }
         if let Some(v) = self.forms.module.constant(&name) {

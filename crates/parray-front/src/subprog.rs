@@ -462,6 +462,18 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         })?;
         program.items.extend(p.items);
     }
+    let runtime = program.runtime_names();
+    if let Some((_, arg)) = call
+        .types
+        .iter()
+        .zip(&call.type_args)
+        .find(|(p, _)| runtime.contains(&p.to_string()))
+    {
+        return Err(syn::Error::new(
+            arg.span(),
+            format!("`{arg}` has sizes given at run time; a subprogram is instantiated for types of fixed sizes for now"),
+        ));
+    }
     let carried = program.items.len();
     for (k, item) in own.items.iter().enumerate() {
         program.items.push(item.clone());

@@ -9,6 +9,49 @@ pub struct Program {
     pub items: Vec<Item>,
 }
 
+impl Program {
+    /// The run-time sizes (`const N;`) and every item whose sizes use one, directly or
+    /// through another item, in order: the names whose values are known only when the
+    /// program runs.
+    pub fn runtime_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for item in &self.items {
+            let (name, unbound) = match item {
+                Item::Const(c) => (&c.name.name, c.value.is_none()),
+                Item::Type(t) => (&t.name.name, false),
+            };
+            let uses = item.names_used().iter().any(|(n, _)| {
+                let base = crate::path::DimPath::split(n).name;
+                out.iter().any(|o| o == base)
+            });
+            if unbound || uses {
+                out.push(name.clone());
+            }
+        }
+        out
+    }
+
+    /// `name` and every name its item uses, directly or through other items.
+    pub fn closure(&self, name: &str) -> Vec<String> {
+        let mut out = vec![name.to_string()];
+        let mut k = 0;
+        while let Some(n) = out.get(k).cloned() {
+            k += 1;
+            let item = self.items.iter().find(|item| match item {
+                Item::Const(c) => c.name.name == n,
+                Item::Type(t) => t.name.name == n,
+            });
+            for (used, _) in item.map(Item::names_used).unwrap_or_default() {
+                let base = crate::path::DimPath::split(&used).name.to_string();
+                if !out.contains(&base) {
+                    out.push(base);
+                }
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     Const(ConstDecl),
@@ -22,11 +65,13 @@ pub struct Ident {
     pub span: TextSpan,
 }
 
-/// `const N = 1024`
+/// `const N = 1024`, or `const N;`: a size given when the program runs (a run-time size).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConstDecl {
     pub name: Ident,
-    pub value: SizeExpr,
+    /// `None` for a run-time size: its value comes from outside (`Module::build`'s
+    /// bindings, the CLI's `--const`, `parray::RuntimeSize::bind`).
+    pub value: Option<SizeExpr>,
 }
 
 /// `[mem] elem dims NAME`, `#parray {...} NAME`, or a thread array `pthd dims NAME`.
@@ -139,7 +184,11 @@ impl Item {
     pub fn names_used(&self) -> Vec<(String, usize)> {
         let mut out = Vec::new();
         match self {
-            Item::Const(c) => c.value.names_used(&mut out),
+            Item::Const(c) => {
+                if let Some(v) = &c.value {
+                    v.names_used(&mut out);
+                }
+            }
             Item::Type(t) => t.dims.iter().for_each(|g| g.names_used(&mut out)),
         }
         out

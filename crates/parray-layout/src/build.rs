@@ -55,7 +55,14 @@ impl Module {
                 format!("`{name}` is already declared"),
             ));
         }
-        let v = self.eval_const(&c.value).map_err(|e| e.in_decl(name))?;
+        let Some(value) = &c.value else {
+            return Err(Error::new(
+                ErrorKind::Unbound,
+                c.name.span,
+                format!("`{name}` is a size given at run time (`const {name};`) and has no value here: bind it (`{name}.bind(n)` in a program, `--const {name}=VALUE` for the `parray` command)"),
+            ));
+        };
+        let v = self.eval_const(value).map_err(|e| e.in_decl(name))?;
         self.consts.insert(name.clone(), v);
         Ok(())
     }

@@ -46,6 +46,8 @@ pub enum ErrorKind {
     Index,
     /// The input is too deep or too large to process safely.
     Limit,
+    /// A run-time size (`const N;`) that was given no value.
+    Unbound,
 }
 
 /// An error of the type language, with the declaration it occurred in and its source position.

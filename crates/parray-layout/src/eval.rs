@@ -106,48 +106,58 @@ impl Program {
     /// The value of the expression for the variable values `vars` (indexed by `VarId`).
     #[inline]
     pub fn eval(&mut self, vars: &[u64]) -> u64 {
-        match &self.code {
-            Code::Flat { konst, terms } => {
-                let mut acc = *konst;
-                for t in terms {
-                    let q = t.div.div(vars[t.var]);
-                    let v = match t.modulo {
-                        Some(m) => m.rem(q),
-                        None => q,
-                    };
-                    acc = acc.wrapping_add(t.k.wrapping_mul(v));
-                }
-                acc
+        run(&self.code, &mut self.stack, vars)
+    }
+
+    /// [`Program::eval`] from a shared program: a stack program allocates its stack.
+    #[inline]
+    pub fn value(&self, vars: &[u64]) -> u64 {
+        run(&self.code, &mut Vec::new(), vars)
+    }
+}
+
+#[inline]
+fn run(code: &Code, stack: &mut Vec<u64>, vars: &[u64]) -> u64 {
+    match code {
+        Code::Flat { konst, terms } => {
+            let mut acc = *konst;
+            for t in terms {
+                let q = t.div.div(vars[t.var]);
+                let v = match t.modulo {
+                    Some(m) => m.rem(q),
+                    None => q,
+                };
+                acc = acc.wrapping_add(t.k.wrapping_mul(v));
             }
-            Code::Stack { ops, depth } => {
-                let stack = &mut self.stack;
-                stack.clear();
-                stack.reserve(*depth);
-                for op in ops {
-                    match *op {
-                        Op::Const(c) => stack.push(c),
-                        Op::Var(v) => stack.push(vars[v]),
-                        Op::Mul(k) => {
-                            let top = stack.last_mut().expect("lowered code is balanced");
-                            *top = top.wrapping_mul(k);
-                        }
-                        Op::Add => {
-                            let b = stack.pop().expect("lowered code is balanced");
-                            let top = stack.last_mut().expect("lowered code is balanced");
-                            *top = top.wrapping_add(b);
-                        }
-                        Op::Div(d) => {
-                            let top = stack.last_mut().expect("lowered code is balanced");
-                            *top = d.div(*top);
-                        }
-                        Op::Rem(m) => {
-                            let top = stack.last_mut().expect("lowered code is balanced");
-                            *top = m.rem(*top);
-                        }
+            acc
+        }
+        Code::Stack { ops, depth } => {
+            stack.clear();
+            stack.reserve(*depth);
+            for op in ops {
+                match *op {
+                    Op::Const(c) => stack.push(c),
+                    Op::Var(v) => stack.push(vars[v]),
+                    Op::Mul(k) => {
+                        let top = stack.last_mut().expect("lowered code is balanced");
+                        *top = top.wrapping_mul(k);
+                    }
+                    Op::Add => {
+                        let b = stack.pop().expect("lowered code is balanced");
+                        let top = stack.last_mut().expect("lowered code is balanced");
+                        *top = top.wrapping_add(b);
+                    }
+                    Op::Div(d) => {
+                        let top = stack.last_mut().expect("lowered code is balanced");
+                        *top = d.div(*top);
+                    }
+                    Op::Rem(m) => {
+                        let top = stack.last_mut().expect("lowered code is balanced");
+                        *top = m.rem(*top);
                     }
                 }
-                stack.pop().unwrap_or(0)
             }
+            stack.pop().unwrap_or(0)
         }
     }
 }

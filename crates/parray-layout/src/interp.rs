@@ -97,7 +97,10 @@ impl Interp {
                     if it.is_declared(name) {
                         return Err(format!("`{name}` declared twice"));
                     }
-                    let v = it.int_value(&c.value)?;
+                    let Some(value) = &c.value else {
+                        return Err(format!("run-time size `{name}` has no value"));
+                    };
+                    let v = it.int_value(value)?;
                     if v < 0 {
                         return Err(format!("constant {v} is negative"));
                     }

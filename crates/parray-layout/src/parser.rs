@@ -269,9 +269,15 @@ impl<'a> Parser<'a> {
         if self.peek_word() == Some("const") {
             self.word();
             let name = self.decl_name()?;
-            self.expect('=', "after the constant's name")?;
             self.skip();
-            let value = self.size_expr(0)?;
+            // `const N;` (no value): a size the program gives when it runs.
+            let value = if self.peek() == Some('=') {
+                self.expect('=', "after the constant's name")?;
+                self.skip();
+                Some(self.size_expr(0)?)
+            } else {
+                None
+            };
             return Ok(Item::Const(ConstDecl { name, value }));
         }
         if self.peek() == Some('#') {

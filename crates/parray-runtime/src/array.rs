@@ -20,7 +20,7 @@ use crate::mem::kernel_arg::{KernelArg, KernelValue};
 use crate::mem::ptr::{Access, Ptr, PtrMut};
 use crate::types::{DataType, ViewOf};
 
-/// An array of the parray type `T`, owning its storage (`T::EXTENT` elements of
+/// An array of the parray type `T`, owning its storage (`T::extent()` elements of
 /// `T::Elem`, zeroed, in `T::MEM` memory).
 #[repr(transparent)]
 pub struct Array<T: DataType> {
@@ -510,19 +510,19 @@ pub mod handles {
     }
 
     /// Before a detour runs: `value` (the detour's `name`) is indexed as `M`, so it must
-    /// hold `M::EXTENT` elements (the accesses proved within `M` rely on it).
+    /// hold `M::extent()` elements (the accesses proved within `M` rely on it).
     pub fn indexed_as<M: DataType, A: IndexedAs<M> + ?Sized>(
         value: &A,
         name: &'static str,
         site: &'static DetourSite,
     ) -> Result<()> {
         let have = value.parray_remaining();
-        if have < M::EXTENT {
+        if have < M::extent() {
             return Err(Error::TooSmall {
                 site,
                 name,
                 indexed_as: M::NAME,
-                need: M::EXTENT,
+                need: M::extent(),
                 have,
             });
         }

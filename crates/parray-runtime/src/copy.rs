@@ -86,16 +86,30 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     dst: &mut Array<D>,
 ) -> Result<CopyPath> {
     const {
-        assert!(
-            S::SIZE == D::SIZE,
-            "`#copy` copies element k to element k: the two types must have as many elements"
-        )
+        if let (Some(s), Some(d)) = (S::FIXED_SIZE, D::FIXED_SIZE) {
+            assert!(
+                s == d,
+                "`#copy` copies element k to element k: the two types must have as many elements"
+            )
+        }
     };
+    // Sizes given at run time are compared when the copy runs.
+    if S::size() != D::size() {
+        return Err(Error::CopyUnsupported {
+            reason: format!(
+                "{} has {} elements and {} has {}: `#copy` copies element k to element k",
+                S::NAME,
+                S::size(),
+                D::NAME,
+                D::size()
+            ),
+        });
+    }
     let site = site(std::panic::Location::caller());
     let (s, d) = (src.buffer(), dst.buffer_mut());
     let path = plan::<S, D>(place(s), place(d))?;
     let (s_off, d_off) = (flat::<S>()?, flat::<D>()?);
-    let n = S::SIZE;
+    let n = S::size();
     let typed = Layout::Typed;
     match path {
         CopyPath::Bulk => d.copy_prefix_from(s, n)?,
@@ -308,7 +322,7 @@ fn remap_to_staging<S: DataType, D: DataType<Elem = S::Elem>>(
     cuda: &CudaDevice,
     site: &'static DetourSite,
 ) -> Result<CudaSlice<S::Elem>> {
-    let mut staging = alloc_staging::<S::Elem>(cuda, S::SIZE, S::NAME)?;
+    let mut staging = alloc_staging::<S::Elem>(cuda, S::size(), S::NAME)?;
     let from = s.device_address(cuda);
     let to = staging.device_ptr_mut(&cuda.stream).0;
     remap_on_device::<S, D>(cuda, (from, Layout::Typed), (to, Layout::Contiguous), site)?;
@@ -348,7 +362,8 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
 ) -> Result<()> {
     let kernel = remap_kernel::<S, D>((s_layout, d_layout), || {
         let elem = <S::Elem as Element>::ELEM;
-        let flat = parray_layout::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::SIZE))?;
+        let flat =
+            parray_layout::Module::parse(&format!("#parray {{{elem} [{}]}} FLAT", S::size()))?;
         let side = |layout, typed| match layout {
             Layout::Typed => typed,
             Layout::Contiguous => (&flat, "FLAT"),

@@ -176,6 +176,32 @@ pub enum Error {
         view_extent: usize,
     },
 
+    /// A run-time size (`const N;`) was bound to a value it cannot take.
+    #[error("parray: the run-time size {size} cannot be {value}: {reason}")]
+    Shape {
+        size: &'static str,
+        value: u64,
+        reason: String,
+    },
+
+    /// A type with a size given at run time was used before the size was bound.
+    #[error("parray: {type_name} uses the run-time size `{size}`, which is not bound yet: call `{size}.bind(n)?` before using the type")]
+    Unbound {
+        type_name: &'static str,
+        size: String,
+    },
+
+    /// A type with sizes given at run time cannot take the values they were bound to.
+    #[error("parray: {type_name} cannot take {sizes}: in `{declaration}`, {reason}")]
+    Declaration {
+        type_name: &'static str,
+        /// The bound values, `N = 1000`.
+        sizes: String,
+        /// The declaration that refuses them.
+        declaration: String,
+        reason: String,
+    },
+
     /// A generic detour was instantiated with a type its body cannot take.
     #[error("parray: {site}: `{alias}` cannot be {type_name}: {reason}")]
     TypeArgument {

@@ -21,8 +21,8 @@ pub struct TypeArg {
     id: TypeId,
     name: &'static str,
     rank: usize,
-    extent: usize,
-    module: fn() -> &'static Module,
+    extent: fn() -> usize,
+    module: fn() -> Result<&'static Module>,
     /// Indices the body's `$T[...]$` forms give (`None`: no such form).
     indices: Option<usize>,
     /// Top-level dimensions the body's `$dim(T_k)$` forms reach (largest `k` plus one).
@@ -38,8 +38,8 @@ impl TypeArg {
             id: TypeId::of::<T>(),
             name: T::NAME,
             rank: T::RANK,
-            extent: T::EXTENT,
-            module: T::module,
+            extent: T::extent,
+            module: T::try_module,
             indices,
             dims,
         }
@@ -60,6 +60,8 @@ impl TypeArg {
 /// 2^32.
 pub fn check_types(args: &[TypeArg], cuda: bool, site: &'static DetourSite) -> Result<()> {
     for a in args {
+        // A type with sizes given at run time: bound, and fitting its declaration.
+        (a.module)()?;
         if let Some(n) = a.indices.filter(|&n| n != a.rank) {
             return Err(a.refuse(
                 site,
@@ -80,12 +82,12 @@ pub fn check_types(args: &[TypeArg], cuda: bool, site: &'static DetourSite) -> R
                 ),
             ));
         }
-        if cuda && a.extent as u64 > u64::from(u32::MAX) + 1 {
+        let extent = (a.extent)();
+        if cuda && extent as u64 > u64::from(u32::MAX) + 1 {
             return Err(a.refuse(
                 site,
                 format!(
-                    "its extent {} exceeds 2^32, and a cuda body computes offsets in 32 bits",
-                    a.extent
+                    "its extent {extent} exceeds 2^32, and a cuda body computes offsets in 32 bits"
                 ),
             ));
         }
@@ -113,7 +115,7 @@ pub fn instantiate(
     }
     let mut source = String::new();
     for a in args {
-        let prelude = parray_compiler::kernels::generic_prelude((a.module)(), a.name, a.alias)
+        let prelude = parray_compiler::kernels::generic_prelude((a.module)()?, a.name, a.alias)
             .map_err(|e| a.refuse(site, e.to_string()))?;
         source += &prelude;
     }

@@ -40,11 +40,13 @@ pub(crate) fn job_of(array: &str, processes: u64, what: &str) -> Result<Job> {
 /// distributed type (`Error::RankCount` unless the job runs its mpi array's processes),
 /// else the type's extent.
 pub(crate) fn extent_here<T: DataType>() -> Result<usize> {
+    // A type with sizes given at run time: bound, and fitting its declaration.
+    T::try_module()?;
     let Some(dist) = T::distribution() else {
-        return Ok(T::EXTENT);
+        return Ok(T::extent());
     };
     let job = job_of(&dist.over, dist.ranks, T::NAME)?;
-    Ok(dist.part_on(job.rank as u64, T::EXTENT as u64) as usize)
+    Ok(dist.part_on(job.rank as u64, T::extent() as u64) as usize)
 }
 
 #[cfg(feature = "mpi")]

@@ -37,6 +37,7 @@ pub mod generic;
 pub mod job;
 pub mod libs;
 pub mod mem;
+pub mod shapes;
 pub mod types;
 
 pub use array::Array;
@@ -48,4 +49,5 @@ pub use mem::elem::{Double2, Element, Float2, Float4, HasVector2, HasVector4, In
 pub use mem::ptr::{Access, AccessMut, Ptr, PtrMut};
 /// `x as f16` and `x as bf16` of an `f64`, rounded once: what the emulation runs.
 pub use parray_compiler::rounding::{bf16_from_f64, f16_from_f64};
+pub use shapes::RuntimeSize;
 pub use types::{DataType, ThreadArray, ThreadArrayKind, ViewOf};

@@ -16,14 +16,19 @@ pub trait DataType: Copy + 'static {
     const NAME: &'static str;
     /// Where values of this type live (`None` for a pure view).
     const MEM: Option<MemKind>;
-    /// Number of elements (`$size(T)$`).
-    const SIZE: usize;
-    /// Elements of storage a value needs (largest offset plus one).
-    const EXTENT: usize;
     /// The number of top-level dimensions.
     const RANK: usize;
+
+    /// The number of elements when it is known at compile time (`None` for a type with
+    /// sizes given at run time), for checks made when a function is instantiated.
+    const FIXED_SIZE: Option<usize>;
+
+    /// Number of elements (`$size(T)$`).
+    fn size() -> usize;
+    /// Elements of storage a value needs (largest offset plus one).
+    fn extent() -> usize;
     /// The size of each top-level dimension (`$dim(T_0)$`, ...).
-    const DIMS: &'static [usize];
+    fn dims() -> &'static [usize];
 
     /// The offset of the element with one index per top-level dimension (`$T[i][j]$`), the
     /// offset compiler's simplified expression; each index is checked against its
@@ -34,8 +39,17 @@ pub trait DataType: Copy + 'static {
     /// type (`$T[i][j]$` with `T` a type parameter); a slice of another length panics.
     fn offset_of(index: &[usize]) -> usize;
 
-    /// The resolved declarations this type belongs to: the type as a run-time value.
+    /// The resolved declarations this type belongs to: the type as a run-time value. For a
+    /// type with sizes given at run time, built from the bound sizes at its first use: a
+    /// panic if they are not bound or do not fit it (ask [`DataType::try_module`] first).
     fn module() -> &'static Module;
+
+    /// [`DataType::module`], or why a type with sizes given at run time has none yet
+    /// (`Error::Unbound`, `Error::Declaration`). Arrays and detours ask it before anything
+    /// else.
+    fn try_module() -> crate::Result<&'static Module> {
+        Ok(Self::module())
+    }
 
     /// The type's root dimension in [`DataType::module`].
     fn dim() -> DimRef {
@@ -100,4 +114,19 @@ pub trait ThreadArray: Copy + 'static {
             .lookup(Self::NAME)
             .expect("a declared type resolves")
     }
+}
+
+/// The failure of `T::offset`: index `index` of dimension `dim` of `type_name` is not
+/// below the dimension's `size`.
+#[cold]
+#[track_caller]
+pub fn index_out_of_range(type_name: &str, dim: usize, index: usize, size: usize) -> ! {
+    panic!("parray: index {index} is out of range for {type_name}_{dim} (size {size})")
+}
+
+/// `T::offset_of` with a slice of the wrong length.
+#[cold]
+#[track_caller]
+pub fn wrong_rank(type_name: &str, rank: usize, given: usize) -> ! {
+    panic!("parray: {type_name} has {rank} top-level dimensions, but {given} indices were given")
 }

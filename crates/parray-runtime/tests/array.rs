@@ -63,8 +63,8 @@ fn element_sizes_match_the_type_language() {
 fn zeroed_and_aligned<T: DataType<Elem = i8>>() {
     let a = Array::<T>::new().unwrap();
     let s = a.as_slice().unwrap();
-    assert_eq!(s.len(), T::EXTENT);
-    assert_eq!(s.as_ptr() as usize % 64, 0, "extent {}", T::EXTENT);
+    assert_eq!(s.len(), T::extent());
+    assert_eq!(s.as_ptr() as usize % 64, 0, "extent {}", T::extent());
     assert!(s.iter().all(|&x| x == 0));
 }
 

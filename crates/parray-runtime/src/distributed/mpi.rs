@@ -269,7 +269,7 @@ impl Side {
             Placement::of(T::module(), T::NAME).map_err(|e| Error::CopyUnsupported {
                 reason: format!("the offset function of {}: {e}", T::NAME),
             })?;
-        Ok(Side::Offsets(placement, T::SIZE as u64))
+        Ok(Side::Offsets(placement, T::size() as u64))
     }
 
     /// The rank holding element `k` (`None`: every rank holds the type) and its offset

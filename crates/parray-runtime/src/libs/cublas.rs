@@ -36,9 +36,9 @@ where
             ))),
         }
     };
-    let (m, k) = shape(A::NAME, A::DIMS, A::module())?;
-    let (k2, n) = shape(B::NAME, B::DIMS, B::module())?;
-    let (m2, n2) = shape(C::NAME, C::DIMS, C::module())?;
+    let (m, k) = shape(A::NAME, A::dims(), A::module())?;
+    let (k2, n) = shape(B::NAME, B::dims(), B::module())?;
+    let (m2, n2) = shape(C::NAME, C::dims(), C::module())?;
     if k != k2 || m != m2 || n != n2 {
         return Err(unsupported(format!(
             "shapes do not multiply: {} is {m}x{k}, {} is {k2}x{n}, {} is {m2}x{n2}",

@@ -31,10 +31,20 @@ macro_rules! flat_types {
             type Index = [usize; 1];
             const NAME: &'static str = stringify!($name);
             const MEM: Option<parray_layout::MemKind> = Some(parray_layout::MemKind::$mem);
-            const SIZE: usize = $extent;
-            const EXTENT: usize = $extent;
             const RANK: usize = 1;
-            const DIMS: &'static [usize] = &[$extent];
+            const FIXED_SIZE: Option<usize> = Some($extent);
+
+            fn size() -> usize {
+                $extent
+            }
+
+            fn extent() -> usize {
+                $extent
+            }
+
+            fn dims() -> &'static [usize] {
+                &[$extent]
+            }
 
             #[track_caller]
             #[allow(unused_comparisons)]

@@ -490,8 +490,8 @@ impl<'b> Writer<'b> {
             ExprKind::GenericSize { ty, dim } => {
                 let ty = Ident::new(ty, span);
                 self.generic_value(match dim {
-                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::SIZE),
-                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::DIMS[#k]),
+                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::size()),
+                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::dims()[#k]),
                 })
             }
             ExprKind::Unary(op, x) => {

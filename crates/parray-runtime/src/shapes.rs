@@ -1,0 +1,196 @@
+//! Sizes given when the program runs (`const N;` in a `parray!` block): each is bound once
+//! per process, and a type whose sizes use one is resolved from its declarations and the
+//! bound values when it is first used, then kept (a value never changes once bound, so
+//! neither does a module built from it). Layer 3 (arrays and types).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use parray_layout::eval::Program;
+use parray_layout::{ErrorKind, Module};
+
+use crate::error::{Error, Result};
+
+/// A run-time size, `const N;` in a `parray!` block: `N.bind(n)?` gives it its value, once
+/// per process. Sizes are one per program by name: two blocks that declare `const N;`
+/// declare the same size.
+#[derive(Debug)]
+pub struct RuntimeSize {
+    name: &'static str,
+}
+
+/// Bound values, by name.
+fn bound() -> &'static Mutex<HashMap<&'static str, u64>> {
+    static BOUND: OnceLock<Mutex<HashMap<&'static str, u64>>> = OnceLock::new();
+    BOUND.get_or_init(Default::default)
+}
+
+impl RuntimeSize {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str) -> Self {
+        RuntimeSize { name }
+    }
+
+    /// The size's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Give the size its value, for the rest of the process. Binding it again to the same
+    /// value is a no-op; to another is `Error::Shape` (types built from the first value
+    /// may be in use), as is zero. A declaration that cannot take the value (a tile that
+    /// does not divide it) is an error where the type is first used (`create()`, a
+    /// detour), naming the declaration and the constraint.
+    pub fn bind(&self, value: usize) -> Result<()> {
+        let refuse = |reason: String| Error::Shape {
+            size: self.name,
+            value: value as u64,
+            reason,
+        };
+        if value == 0 {
+            return Err(refuse("a size must be positive".into()));
+        }
+        let mut bound = bound().lock().unwrap_or_else(|e| e.into_inner());
+        match bound.get(self.name) {
+            Some(&v) if v != value as u64 => Err(refuse(format!(
+                "it is already bound to {v}, and a size keeps its value for the process"
+            ))),
+            _ => {
+                bound.insert(self.name, value as u64);
+                Ok(())
+            }
+        }
+    }
+
+    /// The bound value, if any.
+    pub fn get(&self) -> Option<usize> {
+        let bound = bound().lock().unwrap_or_else(|e| e.into_inner());
+        bound.get(self.name).map(|&v| v as usize)
+    }
+}
+
+/// The module of the run-time type `name` declared by `text` (its declarations and those
+/// it uses), built from the bound sizes at its first use and kept for the process.
+pub fn runtime_module(text: &'static str, name: &'static str) -> Result<&'static Module> {
+    static MODULES: OnceLock<Mutex<HashMap<usize, &'static Module>>> = OnceLock::new();
+    let modules = MODULES.get_or_init(Default::default);
+    let key = text.as_ptr() as usize;
+    if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(m);
+    }
+    let refuse = |sizes: String, declaration: String, reason: String| Error::Declaration {
+        type_name: name,
+        sizes,
+        declaration,
+        reason,
+    };
+    // Parsed at compile time already: an error here is the text's, said as it is.
+    let program = parray_layout::parse_program(text)
+        .map_err(|e| refuse(String::new(), text.to_string(), e.to_string()))?;
+    let bindings: Vec<(String, u64)> = {
+        let bound = bound().lock().unwrap_or_else(|e| e.into_inner());
+        bound.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    };
+    let module = Module::build(&program, &bindings).map_err(|e| match e.kind {
+        ErrorKind::Unbound => Error::Unbound {
+            type_name: name,
+            size: e.message.split('`').nth(1).unwrap_or_default().to_string(),
+        },
+        _ => refuse(
+            bindings
+                .iter()
+                .filter(|(n, _)| program.runtime_names().contains(n))
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            e.decl
+                .as_deref()
+                .and_then(|d| declaration_text(text, d))
+                .unwrap_or_default(),
+            e.message,
+        ),
+    })?;
+    // Kept for the process, as the modules of literal types are.
+    let module: &'static Module = Box::leak(Box::new(module));
+    modules
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, module);
+    Ok(module)
+}
+
+/// The declaration of `decl` in `text` (one per line), for a message.
+fn declaration_text(text: &str, decl: &str) -> Option<String> {
+    text.lines()
+        .find(|l| {
+            l.rsplit(|c: char| !c.is_alphanumeric() && c != '_')
+                .next()
+                .is_some_and(|w| w == decl)
+                || l.trim_start().strip_prefix("const ") == Some(decl)
+        })
+        .map(|l| l.trim().to_string())
+}
+
+/// [`runtime_module`] where no `Result` can be returned (`DataType::module`): an unbound
+/// size or a declaration that cannot take it is a panic with the error's message. Arrays
+/// and detours ask [`runtime_module`] first and return the error instead.
+#[track_caller]
+pub fn runtime_module_or_panic(text: &'static str, name: &'static str) -> &'static Module {
+    runtime_module(text, name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The sizes of the top-level dimensions of `name` in `module`.
+pub fn runtime_dims(module: &Module, name: &str) -> Vec<usize> {
+    let root = module.lookup(name).expect("a declared type resolves").node;
+    let kids = &module.node(root).children;
+    if kids.is_empty() {
+        return vec![module.size(root) as usize];
+    }
+    kids.iter().map(|&c| module.size(c) as usize).collect()
+}
+
+/// The offset function of a run-time type: the offset compiler's form for one index per
+/// top-level dimension, evaluated.
+pub struct RuntimeOffset {
+    name: &'static str,
+    program: std::result::Result<Program, parray_layout::Error>,
+}
+
+impl RuntimeOffset {
+    pub fn new(module: &Module, name: &'static str) -> Self {
+        let rank = runtime_dims(module, name).len();
+        let vars: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+        let vars: Vec<&str> = vars.iter().map(String::as_str).collect();
+        // Past the offset compiler's limits, every offset is that error.
+        let program =
+            parray_layout::index_function(module, name, &vars).map(|off| Program::new(&off.expr));
+        RuntimeOffset { name, program }
+    }
+
+    /// The offset of `index`, each index checked against its dimension of `dims`.
+    #[track_caller]
+    pub fn at(&self, index: &[usize], dims: &[usize]) -> usize {
+        if index.len() != dims.len() {
+            crate::types::wrong_rank(self.name, dims.len(), index.len());
+        }
+        for (d, (&i, &size)) in index.iter().zip(dims).enumerate() {
+            if i >= size {
+                crate::types::index_out_of_range(self.name, d, i, size);
+            }
+        }
+        let program = self.program.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        let mut vars = [0u64; 4];
+        match index.len() <= vars.len() {
+            true => {
+                for (v, &i) in vars.iter_mut().zip(index) {
+                    *v = i as u64;
+                }
+                program.value(&vars[..index.len()]) as usize
+            }
+            false => {
+                let vars: Vec<u64> = index.iter().map(|&i| i as u64).collect();
+                program.value(&vars) as usize
+            }
+        }
+    }
+}
