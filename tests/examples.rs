@@ -242,3 +242,16 @@ const SEED_PROGRAMS: &[&str] = &[
     "hash_table",
     "matmul_steps",
 ];
+
+/// A size from the command line: `row_sums` binds `--n` to its run-time size `N` and
+/// checks the row sums against the CPU, at sizes no tile divides.
+#[test]
+fn row_sums_takes_its_size_from_the_command_line() {
+    for n in ["1000", "999", "1"] {
+        let stdout = run_example("row_sums", &["--n", n]);
+        assert!(
+            stdout.contains(&format!("{n} x {n}")) && stdout.contains("check: ok"),
+            "row_sums --n {n}: {stdout}"
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! A program whose size comes from its input: the sums of the rows of an n x n matrix,
+//! `n` given by `--n` (default 1000) and bound to the run-time size `N` (SPEC.md 3.1).
+//! A fixed grid covers any n with a grid-stride loop. Checked against an f64 sum on the
+//! CPU; on the emulation unless a GPU is there.
+
+use parray::prelude::*;
+
+parray! {
+    const N;                                   // the data's size, from the input
+    pub dmem float [N][N] A;
+    pub dmem float [N] Y;
+    cuda(float* a, float* y) [264][256] GRID;  // a fixed grid; a loop covers any N
+}
+
+fn main() -> parray::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let n = match args.iter().position(|a| a == "--n") {
+        Some(k) => args
+            .get(k + 1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                eprintln!("usage: row_sums [--n N]  (N a positive number of rows)");
+                std::process::exit(2)
+            }),
+        None => 1000,
+    };
+    N.bind(n)?;
+    let value = |i: usize, j: usize| ((i * 7 + j * 3) % 11) as f32 - 5.0;
+    let host: Vec<f32> = (0..n * n).map(|k| value(k / n, k % n)).collect();
+    let (mut a, mut y) = (A::create()?, Y::create()?);
+    a.copy_from_slice(&host)?;
+    detour!(GRID(&a, &mut y) {
+        let mut i = $tid$;
+        while i < $dim(A_0)$ {
+            let mut s = 0.0f32;
+            for j in 0..$dim(A_1)$ {
+                s += a[$A[i][j]$];
+            }
+            y[$Y[i]$] = s;
+            i += $size(GRID)$;
+        }
+    })?;
+    let got = y.to_vec()?;
+    let ok = (0..n).all(|i| {
+        let want: f64 = (0..n).map(|j| f64::from(value(i, j))).sum();
+        f64::from(got[i]) == want
+    });
+    println!("row sums of a {n} x {n} matrix (N bound at run time)");
+    println!("check: {}", if ok { "ok" } else { "FAILED" });
+    if ok {
+        Ok(())
+    } else {
+        std::process::exit(1)
+    }
+}
