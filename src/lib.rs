@@ -741,7 +741,7 @@ pub mod __private {
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::shapes::{
-        runtime_dims, runtime_module, runtime_module_or_panic, RuntimeOffset,
+        module_or_panic, runtime_dims, runtime_module, RuntimeOffset,
     };
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
     pub use parray_runtime::DetourSite;

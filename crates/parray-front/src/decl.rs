@@ -312,10 +312,11 @@ fn type_items(
         // Built when first asked for, from the text and the bound sizes (`RuntimeSize`).
         quote! {
             fn module() -> &'static ::parray::layout::Module {
-                ::parray::__private::runtime_module_or_panic(#text, #name)
+                ::parray::__private::module_or_panic(Self::try_module())
             }
             fn try_module() -> ::parray::Result<&'static ::parray::layout::Module> {
-                ::parray::__private::runtime_module(#text, #name)
+                static MODULE: ::std::sync::OnceLock<&'static ::parray::layout::Module> = ::std::sync::OnceLock::new();
+                ::parray::__private::runtime_module(&MODULE, #text, #name)
             }
         }
     } else {

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use parray_layout::ast::Item;
 use parray_layout::eval::Program;
 use parray_layout::{ErrorKind, Module};
 
@@ -70,12 +71,14 @@ impl RuntimeSize {
 }
 
 /// The module of the run-time type `name` declared by `text` (its declarations and those
-/// it uses), built from the bound sizes at its first use and kept for the process.
-pub fn runtime_module(text: &'static str, name: &'static str) -> Result<&'static Module> {
-    static MODULES: OnceLock<Mutex<HashMap<usize, &'static Module>>> = OnceLock::new();
-    let modules = MODULES.get_or_init(Default::default);
-    let key = text.as_ptr() as usize;
-    if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+/// it uses), built from the bound sizes at its first use and kept in the type's own `cell`
+/// for the process (a bound value never changes, so neither does the module).
+pub fn runtime_module(
+    cell: &'static OnceLock<&'static Module>,
+    text: &'static str,
+    name: &'static str,
+) -> Result<&'static Module> {
+    if let Some(m) = cell.get() {
         return Ok(m);
     }
     let refuse = |sizes: String, declaration: String, reason: String| Error::Declaration {
@@ -96,47 +99,38 @@ pub fn runtime_module(text: &'static str, name: &'static str) -> Result<&'static
             type_name: name,
             size: e.message.split('`').nth(1).unwrap_or_default().to_string(),
         },
-        _ => refuse(
-            bindings
-                .iter()
-                .filter(|(n, _)| program.runtime_names().contains(n))
-                .map(|(n, v)| format!("{n} = {v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            e.decl
-                .as_deref()
-                .and_then(|d| declaration_text(text, d))
-                .unwrap_or_default(),
-            e.message,
-        ),
+        _ => {
+            let runtime = program.runtime_names();
+            let declaration = program.items.iter().find_map(|item| match item {
+                Item::Type(t) if Some(&t.name.name) == e.decl.as_ref() => {
+                    Some(text[t.span.start..t.span.end].to_string())
+                }
+                _ => None,
+            });
+            refuse(
+                bindings
+                    .iter()
+                    .filter(|(n, _)| runtime.contains(n))
+                    .map(|(n, v)| format!("{n} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                declaration.unwrap_or_default(),
+                e.message,
+            )
+        }
     })?;
-    // Kept for the process, as the modules of literal types are.
+    // Kept for the process, as the modules of literal types are (two threads racing here
+    // each build one; the second is leaked unused).
     let module: &'static Module = Box::leak(Box::new(module));
-    modules
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, module);
-    Ok(module)
+    Ok(cell.get_or_init(|| module))
 }
 
-/// The declaration of `decl` in `text` (one per line), for a message.
-fn declaration_text(text: &str, decl: &str) -> Option<String> {
-    text.lines()
-        .find(|l| {
-            l.rsplit(|c: char| !c.is_alphanumeric() && c != '_')
-                .next()
-                .is_some_and(|w| w == decl)
-                || l.trim_start().strip_prefix("const ") == Some(decl)
-        })
-        .map(|l| l.trim().to_string())
-}
-
-/// [`runtime_module`] where no `Result` can be returned (`DataType::module`): an unbound
+/// A type's module where no `Result` can be returned (`DataType::module`): an unbound
 /// size or a declaration that cannot take it is a panic with the error's message. Arrays
-/// and detours ask [`runtime_module`] first and return the error instead.
+/// and detours ask `DataType::try_module` first and return the error instead.
 #[track_caller]
-pub fn runtime_module_or_panic(text: &'static str, name: &'static str) -> &'static Module {
-    runtime_module(text, name).unwrap_or_else(|e| panic!("{e}"))
+pub fn module_or_panic(module: Result<&'static Module>) -> &'static Module {
+    module.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The sizes of the top-level dimensions of `name` in `module`.
