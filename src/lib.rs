@@ -740,6 +740,7 @@ pub mod __private {
     pub use parray_runtime::distributed::mpi::detour as mpi_detour;
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
+    pub use parray_runtime::generic::ir;
     pub use parray_runtime::shapes::{
         module_or_panic, runtime_dims, runtime_module, RuntimeOffset,
     };

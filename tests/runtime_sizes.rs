@@ -127,3 +127,57 @@ fn a_type_of_an_unbound_size_cannot_be_created() {
     assert!(e.contains("NEVER uses the run-time size `K`"), "{e}");
     assert!(e.contains("K.bind(n)"), "{e}");
 }
+
+parray! {
+    dmem float [203][203] LM;       // DM and DY at N = 203, as literals
+    dmem float [203] LY;
+    cuda(float* a, float* y) [4][64] LGRID;
+}
+
+/// The kernel of a detour over run-time sizes is made when they are bound, by the whole
+/// road: the same kernel as the detour over the same sizes written as literals (up to its
+/// name and its `#line` numbers), its sizes folded and its accesses proved.
+#[test]
+fn a_kernel_over_bound_sizes_is_the_kernel_of_literal_sizes() -> parray::Result<()> {
+    bound();
+    let (a, mut y) = (DM::create()?, DY::create()?);
+    let at_runtime = kernel_source!(GRID(&a, &mut y) {
+        let mut i = $tid$;
+        while i < $dim(DM_0)$ {
+            let mut s = 0.0f32;
+            for j in 0..$dim(DM_1)$ {
+                s += a[$DM[i][j]$];
+            }
+            y[$DY[i]$] = s;
+            i += $size(GRID)$;
+        }
+    })?;
+    let (la, mut ly) = (LM::create()?, LY::create()?);
+    let literal = kernel_source!(LGRID(&la, &mut ly) {
+        let mut i = $tid$;
+        while i < $dim(LM_0)$ {
+            let mut s = 0.0f32;
+            for j in 0..$dim(LM_1)$ {
+                s += a[$LM[i][j]$];
+            }
+            y[$LY[i]$] = s;
+            i += $size(LGRID)$;
+        }
+    });
+    // Without `#line` directives, and the kernel's name (`parray_GRID_144`) left out.
+    let plain = |source: &str| {
+        source
+            .lines()
+            .filter(|l| !l.starts_with("#line"))
+            .map(|l| match l.find("void parray_") {
+                Some(k) => l[..k].to_string() + &l[l.find('(').unwrap_or(k)..],
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(!at_runtime.contains("__parray_fault"), "{at_runtime}");
+    assert_eq!(plain(at_runtime), plain(literal));
+    insta::assert_snapshot!(at_runtime);
+    Ok(())
+}

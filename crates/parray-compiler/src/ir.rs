@@ -8,12 +8,15 @@
 //! (`back`) print the proved body. The IR uses no pass: the passes use it. Spans are data: each node keeps the user's span, so errors,
 //! `#line` directives and panics point at the user's code.
 
-use parray_layout::grid::ThreadIndex;
-use parray_layout::kinds::{ElemType, MemKind, Param};
-use parray_layout::offsets::Offset;
+// The type language's values a body holds, named here so that the IR is one vocabulary
+// (`embed` rebuilds a body from these paths).
+pub use parray_layout::expr::{LinearForm, Term, VarId, Vars};
+pub use parray_layout::grid::{HwIndex, ThreadIndex};
+pub use parray_layout::kinds::{ElemType, MemKind, Param};
+pub use parray_layout::offsets::Offset;
 
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
-use crate::CodeSpan;
+pub use crate::CodeSpan;
 
 /// Which threads run the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,8 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod back;
+#[cfg(feature = "rust")]
+pub mod embed;
 pub mod fault;
 pub mod ir;
 pub mod kernels;

@@ -338,26 +338,84 @@ fn a_created_array_keeps_its_one_name() {
     assert!(errors[0].contains("keeps its one name"), "{errors:?}");
 }
 
-/// A generic kernel's prelude for a type: the sizes, and the offset function the offset
-/// compiler folds for the named type (here 2x2 blocks of 32x16 seen as a 64x32 matrix).
+/// A body generic over `T`, specialised for a type: its forms become the type's offset
+/// function and sizes as the offset compiler folds them for the named type (here 2x2
+/// blocks of 32x16 seen as a 64x32 matrix), and its accesses are proved at those sizes.
 #[test]
-fn generic_prelude_folds_the_type() {
+fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
     let m = parray_layout::Module::parse(
         "#parray {paged float [2][2][32][16]} S\n\
          #parray {float [[#S_0][#S_2]][[#S_1][#S_3]]} V",
     )
     .unwrap();
-    let text = crate::kernels::generic_prelude(&m, "V", "T").unwrap();
-    // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
-    assert_eq!(
-        text,
-        "#define PARRAY_SIZE_T 2048u\n\
-         #define PARRAY_DIM_T_0 64u\n\
-         #define PARRAY_DIM_T_1 32u\n\
-         __device__ inline unsigned parray_fn___parray_offset_T(unsigned i0, unsigned i1) {\n    \
-         return (i0 / 32) * 1024 + (i0 % 32) * 16 + (i1 / 16) * 512 + i1 % 16;\n\
-         }\n"
+    // for i in 0..$dim(T_0)$ { for j in 0..$dim(T_1)$ { a[$T[i][j]$] = 1.0; } }
+    let mut b = B::new(&[("a", ElemType::Float, true)]);
+    let (i, j) = (b.local("i", false, None), b.local("j", false, None));
+    let size = |dim| {
+        e(ExprKind::GenericSize {
+            ty: "T".into(),
+            dim: Some(dim),
+        })
+    };
+    let at = e(ExprKind::GenericOffset {
+        ty: "T".into(),
+        args: vec![e(ExprKind::Local(i)), e(ExprKind::Local(j))],
+    });
+    let store = e(ExprKind::Assign(
+        None,
+        Box::new(e(ExprKind::Index(
+            Box::new(b.get("a")),
+            Box::new(at),
+            Check::Checked(None),
+        ))),
+        Box::new(float("1.0")),
+    ));
+    let for_ = |var, end, body| Stmt::For {
+        var,
+        start: int(0),
+        end,
+        inclusive: false,
+        unroll: None,
+        body,
+        loc: loc(),
+    };
+    let inner = for_(
+        j,
+        size(1),
+        vec![Stmt::Expr {
+            expr: store,
+            loc: loc(),
+        }],
     );
+    b.body.stmts.push(for_(i, size(0), vec![inner]));
+    let types = [crate::kernels::TypeBinding {
+        alias: "T",
+        name: "V",
+        module: &m,
+    }];
+    let k = crate::kernels::specialised_kernel(b.body.clone(), &types, "k").unwrap();
+    assert_eq!(k.checked, None, "every access proved: {}", k.source);
+    // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
+    assert!(
+        k.source
+            .contains("a[((int)i / 32) * 1024 + ((int)i % 32) * 16 + ((int)j / 16) * 512 + (int)j % 16] = 1.0f;"),
+        "{}",
+        k.source
+    );
+    assert!(
+        k.source.contains("i < 64u") && k.source.contains("j < 32u"),
+        "{}",
+        k.source
+    );
+    // A type of another rank is an error, not a kernel.
+    let flat = parray_layout::Module::parse("#parray {paged float [8]} F").unwrap();
+    let types = [crate::kernels::TypeBinding {
+        alias: "T",
+        name: "F",
+        module: &flat,
+    }];
+    let err = crate::kernels::specialised_kernel(b.body, &types, "k").unwrap_err();
+    assert!(err.message.contains("dimension 1"), "{}", err.message);
 }
 
 /// The remap kernel of `#copy`: 16-byte accesses where both layouts move in aligned runs

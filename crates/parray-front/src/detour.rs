@@ -344,12 +344,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 &funcs,
             )?;
             let folded = lowered.folded_checks();
+            let launch_bounds = min_blocks.map(|(n, _)| (grid.block.iter().product(), n));
+            let mut lowered_body = lowered.lowered;
+            lowered_body.launch_bounds = launch_bounds;
             let mut body = lowered.typed;
-            body.set_launch_bounds(min_blocks.map(|(n, _)| (grid.block.iter().product(), n)));
+            body.set_launch_bounds(launch_bounds);
             let body = bounds::prove(body);
             refused(body.proof())?;
             let kernel = format!("parray_{name}_{}", array.span().start().line);
-            let source = emit_c::kernel(&body, &kernel, dialect);
             // An AMD GPU's launch limits (`grid::HIP`): its LDS is 64 KiB.
             let on_amd = grid.fits(body.body().shared_layout().1, &parray_layout::grid::HIP);
             if let (true, Dialect::Hip { .. }, Err(reason)) = (source_only, dialect, &on_amd) {
@@ -358,14 +360,46 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`{name}` cannot run on an AMD GPU: {reason}"),
                 ));
             }
+            let site_ident = Ident::new("__parray_site", Span::call_site());
+            let specialise = || {
+                let args = type_args(&forms.generics);
+                let build =
+                    parray_compiler::embed::body(&lowered_body, &quote!(::parray::__private::ir));
+                quote!({
+                    fn __parray_lowered() -> ::parray::__private::ir::Body { #build }
+                    ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #site_ident)
+                })
+            };
+            // The CUDA source of a detour over types of sizes given at run time exists once
+            // they are bound: a `Result`.
+            let runtime_only =
+                !forms.generics.is_empty() && forms.generics.iter().all(|g| g.runtime);
+            if let (true, true, Dialect::Cuda) = (source_only, runtime_only, dialect) {
+                let types = type_checks(&forms.generics, true);
+                let args = args.iter();
+                let made = specialise();
+                return Ok(Outcome::Done(quote!({
+                    #folded
+                    let _ = || { #( let _ = &(#args); )* };
+                    let __parray_site: &'static ::parray::DetourSite = &#site;
+                    (|| -> ::parray::Result<&'static str> {
+                        #types
+                        ::core::result::Result::Ok(#made?.source)
+                    })()
+                })));
+            }
             if source_only {
-                if let Some(g) = forms.generics.first() {
+                if let Some(g) = forms.generics.iter().find(|g| !g.runtime) {
                     let message = match dialect {
                         Dialect::Cuda => "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
                         Dialect::Hip { .. } => "the source of a generic detour exists once it is instantiated, at its launch, and launches are CUDA's: there is no HIP source of it (`PARRAY_DUMP_SOURCE=1` prints the CUDA kernel)",
                     };
                     return Err(syn::Error::new(g.name.span(), message));
                 }
+                if let Some(g) = forms.generics.first() {
+                    return Err(syn::Error::new(g.name.span(), format!("{}: its kernel is made when the program runs, in CUDA: there is no HIP source of it (`kernel_source!` gives the CUDA source once the sizes are bound)", g.what())));
+                }
+                let source = emit_c::kernel(&body, &kernel, dialect);
                 // The arguments are checked to exist (and used), as a detour's would be.
                 let args = args.iter();
                 return Ok(Outcome::Done(quote!({
@@ -374,9 +408,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     #source
                 })));
             }
-            // A generic kernel's source is made for its type arguments at its first launch.
-            let site_ident = Ident::new("__parray_site", Span::call_site());
+            // The kernel: written here for literal types; for types known when the program
+            // runs, made from the body at its first launch with them (`specialise`).
             let (source, hip) = if forms.generics.is_empty() {
+                let source = emit_c::kernel(&body, &kernel, dialect);
+                let checked = match emit_c::checked_arrays(&body) {
+                    Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
+                    None => quote!(::core::option::Option::None),
+                };
                 // `PARRAY_DUMP_SOURCE=hip` shows any detour's HIP C++ (SPEC.md 4.8).
                 let mut hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
                 if let Err(reason) = on_amd {
@@ -386,15 +425,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     );
                 }
                 (
-                    quote!(::std::borrow::Cow::Borrowed(#source)),
+                    quote!(::parray::generic::KernelSource { source: #source, checked: #checked }),
                     quote!(::core::option::Option::Some(#hip)),
                 )
             } else {
-                let args = type_args(&forms.generics);
-                (
-                    quote!(::std::borrow::Cow::Borrowed(::parray::generic::instantiate(#source, &#args, #site_ident)?)),
-                    quote!(::core::option::Option::None),
-                )
+                let made = specialise();
+                (quote!(*#made?), quote!(::core::option::Option::None))
             };
             let mut types = type_checks(&forms.generics, true);
             types.extend(folded);
@@ -527,9 +563,10 @@ fn cuda(
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
-    // A kernel with checked accesses also takes how many elements each pointer reaches.
+    // A kernel with checked accesses also takes how many elements each pointer reaches
+    // (whether it has them is the kernel's, decided at its first launch for a specialised
+    // one).
     let (body, proof) = (proved.body(), proved.proof());
-    let checked_arrays = emit_c::checked_arrays(proved);
     let mut extents = Vec::new();
     for (i, ((p, local), a)) in body.params.iter().zip(args).enumerate() {
         let hidden = format_ident!("__parray_arg{i}");
@@ -555,11 +592,9 @@ fn cuda(
                 let #view = #hidden.in_kernel().as_parameter(#param_name);
             ));
             bind_params.extend(quote!(#allow let mut #name = #view;));
-            if checked_arrays.is_some() {
-                let n = format_ident!("__parray_n{i}");
-                bind_args.extend(quote!(let #n: usize = #hidden.remaining();));
-                extents.push(quote!(&#n as &dyn ::parray::gpu::KernelArg));
-            }
+            let n = format_ident!("__parray_n{i}");
+            bind_args.extend(quote!(let #n: usize = #hidden.remaining();));
+            extents.push(quote!(&#n as &dyn ::parray::gpu::KernelArg));
         } else {
             bind_args.extend(quote_spanned!(a.span()=> let #hidden: #elem = #a;));
             bind_params.extend(quote!(#allow let mut #name = #hidden;));
@@ -622,28 +657,31 @@ fn cuda(
     let constants = emit_c::constant_symbols(proved)
         .into_iter()
         .map(|(i, name)| quote!((#i, #name)));
-    let checked_names = match &checked_arrays {
-        Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
-        None => quote!(::core::option::Option::None),
-    };
+    let declared = arg_refs.len();
     let launch = quote! {{
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
-            source: __parray_prepared,
+            source: ::std::borrow::Cow::Borrowed(__parray_prepared.source),
             shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
             shared_bytes: #shared_bytes,
             site: __parray_site,
-            checked: #checked_names,
+            checked: __parray_prepared.checked,
             hip_source: #hip,
             constants: &[#(#constants),*],
         };
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
+        let __parray_args: &[&dyn ::parray::gpu::KernelArg] = &[#(#arg_refs,)* #(#extents),*];
+        let __parray_args = match __parray_prepared.checked {
+            ::core::option::Option::Some(_) => __parray_args,
+            ::core::option::Option::None => &__parray_args[..#declared],
+        };
         // SAFETY: the kernel's parameters are the declaration's, then the host values' (of
-        // the types the check gave them, `unsigned` for `usize`), and the arguments were
-        // bound above to exactly those types.
-        unsafe { #run(&__parray_launch, &[#(#arg_refs,)* #(#extents),*], __parray_body) }
+        // the types the check gave them, `unsigned` for `usize`), then, for a kernel with
+        // checked accesses, the extent of each pointer; the arguments were bound above to
+        // exactly those types.
+        unsafe { #run(&__parray_launch, __parray_args, __parray_body) }
     }};
     checked(site, checks, source, launch)
 }

@@ -175,7 +175,7 @@ impl TypeParam {
     }
 
     /// Why its forms are restricted, for a message: `` `T` is a type parameter ``.
-    fn what(&self) -> String {
+    pub fn what(&self) -> String {
         match self.runtime {
             false => format!("`{}` is a type parameter", self.name),
             true => format!("`{}` has sizes given at run time", self.name),

@@ -81,6 +81,7 @@ pub fn lower(
         constants: Vec::new(),
     };
     Ok(Lowered {
+        lowered: body.clone(),
         typed: typed(body)?,
         folded: lw.folded,
     })
@@ -125,6 +126,9 @@ pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Res
 
 /// A lowered, typed body, and the `parray!` constants its cuda body folded.
 pub struct Lowered {
+    /// The body before its type check: what a body whose forms wait for their types
+    /// carries into the program (`parray_compiler::embed`).
+    pub lowered: Body,
     pub typed: Typed,
     /// Each name the body folded as the `parray!` constant of that name, with its value.
     pub folded: Vec<(Ident, u64)>,

@@ -211,6 +211,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// The kernel of a detour over types known when it runs (type parameters, run-time
+    /// sizes) cannot be made for the types it was given.
+    #[error("parray: {site}: its kernel cannot be made for {types}: {reason}")]
+    Specialise {
+        site: &'static DetourSite,
+        types: String,
+        reason: String,
+    },
+
     /// A detour indexes `name` as a type whose extent exceeds the elements it has.
     #[error("parray: {site}: `{name}` is indexed as {indexed_as} (extent {need}), but only {have} elements remain in it")]
     TooSmall {

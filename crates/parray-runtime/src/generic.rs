@@ -1,13 +1,16 @@
-//! Detours generic over data types (`detour!(<T> ...)`): the type arguments a detour is
-//! instantiated with, checked against what its body asks of them, and the CUDA source of
-//! each instantiation, generated at its first launch and kept for the process (the
-//! compiled kernel is cached like any other: in memory, and on disk by its source). Layer 3
-//! (arrays and types).
+//! Detours generic over data types (`detour!(<T> ...)`) or over types of sizes given at
+//! run time: the type arguments a detour is instantiated with, checked against what its
+//! body asks of them, and the CUDA kernel of each instantiation, specialised from the body
+//! at its first launch and kept for the process (the compiled kernel is cached like any
+//! other: in memory, and on disk by its source). Layer 3 (arrays and types).
 
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+#[doc(hidden)]
+pub use parray_compiler::ir;
+use parray_compiler::kernels::{specialised_kernel, TypeBinding};
 use parray_layout::Module;
 
 use crate::error::{DetourSite, Error, Result};
@@ -100,36 +103,70 @@ pub fn check_types(args: &[TypeArg], cuda: bool, site: &'static DetourSite) -> R
     Ok(())
 }
 
-/// The CUDA source of `template` (a generic detour's kernel) for the type arguments
-/// `args`: each parameter's offset function and sizes, as the offset compiler folds them
-/// for a named type, then the kernel. Made once per (detour, types) and kept.
-pub fn instantiate(
-    template: &'static str,
+/// The CUDA kernel a cuda detour launches: its source, and (for a kernel with checked
+/// accesses) the arrays its fault record numbers.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelSource {
+    pub source: &'static str,
+    pub checked: Option<&'static [&'static str]>,
+}
+
+/// The kernel `kernel` of a cuda detour whose forms wait for their types (a generic
+/// detour's, or one over types of sizes given at run time), for the types `args`: the body
+/// `lowered` rebuilds goes the whole road with their forms resolved, so its sizes are
+/// folded and its accesses proved as far as these numbers allow. Made once per (detour,
+/// types) and kept for the process; the compiled kernel is cached like any other (in
+/// memory, and on disk by its source).
+pub fn specialise(
+    lowered: fn() -> ir::Body,
+    kernel: &'static str,
     args: &[TypeArg],
     site: &'static DetourSite,
-) -> Result<&'static str> {
+) -> Result<&'static KernelSource> {
     type Key = (usize, Vec<TypeId>);
-    static SOURCES: OnceLock<Mutex<HashMap<Key, &'static str>>> = OnceLock::new();
-    let key = (
-        template.as_ptr() as usize,
-        args.iter().map(|a| a.id).collect(),
-    );
-    let sources = SOURCES.get_or_init(Default::default);
-    if let Some(s) = sources.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(s);
+    static KERNELS: OnceLock<Mutex<HashMap<Key, &'static KernelSource>>> = OnceLock::new();
+    let key = (lowered as usize, args.iter().map(|a| a.id).collect());
+    let kernels = KERNELS.get_or_init(Default::default);
+    if let Some(k) = kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(k);
     }
-    let mut source = String::new();
-    for a in args {
-        let prelude = parray_compiler::kernels::generic_prelude((a.module)()?, a.name, a.alias)
-            .map_err(|e| a.refuse(site, e.to_string()))?;
-        source += &prelude;
-    }
-    source += template;
+    let modules = args
+        .iter()
+        .map(|a| (a.module)())
+        .collect::<Result<Vec<_>>>()?;
+    let types: Vec<TypeBinding> = args
+        .iter()
+        .zip(&modules)
+        .map(|(a, module)| TypeBinding {
+            alias: a.alias,
+            name: a.name,
+            module,
+        })
+        .collect();
+    let made = specialised_kernel(lowered(), &types, kernel).map_err(|e| Error::Specialise {
+        site,
+        types: args
+            .iter()
+            .map(|a| format!("{} = {}", a.alias, a.name))
+            .collect::<Vec<_>>()
+            .join(", "),
+        reason: e.to_string(),
+    })?;
     // Kept for the process, as the sources of named detours are: one per instantiation.
-    let source: &'static str = Box::leak(source.into_boxed_str());
-    sources
+    let checked: Option<&'static [&'static str]> = made.checked.map(|names| {
+        let names: Vec<&'static str> = names
+            .into_iter()
+            .map(|n| &*Box::leak(n.into_boxed_str()))
+            .collect();
+        &*Box::leak(names.into_boxed_slice())
+    });
+    let made: &'static KernelSource = Box::leak(Box::new(KernelSource {
+        source: Box::leak(made.source.into_boxed_str()),
+        checked,
+    }));
+    kernels
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(key, source);
-    Ok(source)
+        .insert(key, made);
+    Ok(made)
 }

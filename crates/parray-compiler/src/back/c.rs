@@ -348,12 +348,6 @@ fn c_function_name(name: &str) -> String {
     format!("parray_fn_{name}")
 }
 
-/// The functions of a body that has no statements of its own (a generic kernel's prelude,
-/// `kernels::generic_prelude`), as [`kernel`] writes a body's.
-pub fn functions_source(proved: &Proved, dialect: Dialect) -> String {
-    functions(proved.body(), dialect)
-}
-
 /// The body's functions as `__device__` functions, callees first; `inline` leaves the
 /// inlining to the compiler, which inlines small ones. Their lines are not the kernel's
 /// file's, so they carry no `#line`.
@@ -889,16 +883,10 @@ impl<'b> Writer<'b> {
                 });
                 (text, offset_strength(off))
             }
-            ExprKind::GenericOffset { ty, args } => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| format!("(unsigned){}", self.operand(a, UNARY)))
-                    .collect();
-                let f = c_function_name(&crate::kernels::generic_offset_function(ty));
-                (format!("{f}({})", args.join(", ")), ATOM)
-            }
-            ExprKind::GenericSize { ty, dim } => {
-                (crate::kernels::generic_size_name(ty, *dim), ATOM)
+            // A body with them is written once its types are known, by
+            // `kernels::specialised_kernel`, which resolves them first.
+            ExprKind::GenericOffset { .. } | ExprKind::GenericSize { .. } => {
+                unreachable!("a type parameter's form reached the C writer unresolved")
             }
             ExprKind::Unary(op, x) => {
                 let sym = match op {

@@ -262,12 +262,6 @@ impl Builder {
         }
     }
 
-    /// The body, with no statements and these functions.
-    pub(crate) fn into_body(mut self, functions: Vec<crate::ir::Function>) -> Body {
-        self.body.functions = functions;
-        self.body
-    }
-
     /// The body of `stmts` typed, proved and written as the kernel `name` in `dialect`; an
     /// error where the prover leaves any access unproved.
     pub(crate) fn finish(

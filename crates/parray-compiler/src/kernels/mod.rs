@@ -1,7 +1,7 @@
 //! The kernels the runtime builds for itself, built as IR bodies and written by the one C
 //! writer, as a detour's body is: a `#copy` between layouts on a GPU ([`remap_kernel`]),
-//! the steps of a copy between distributed types ([`exchange_kernel`]), and the offset
-//! functions a generic detour is instantiated with ([`generic_prelude`]).
+//! the steps of a copy between distributed types ([`exchange_kernel`]), and the kernel of
+//! a detour whose forms wait for their types ([`specialised_kernel`]).
 //!
 //! Each kernel runs over a thread array declared in Parray (its grid, its parameters and
 //! its thread indices come from the declaration, as a detour's do), is typed by
@@ -13,12 +13,12 @@
 
 mod build;
 mod exchange;
-mod generic;
 mod remap;
+mod specialise;
 
 pub use exchange::{exchange_kernel, ExchangeStep, EXCHANGE_BLOCK};
-pub use generic::{generic_offset_function, generic_prelude, generic_size_name};
 pub use remap::{remap_kernel, REMAP_PER_THREAD};
+pub use specialise::{specialised_kernel, Specialised, TypeBinding};
 
 use parray_layout::CudaGrid;
 

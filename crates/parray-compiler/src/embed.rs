@@ -1,0 +1,602 @@
+//! A lowered body as Rust code that rebuilds it in the program. A cuda body whose forms
+//! name types known only when it runs (a generic detour's parameters, types of sizes
+//! given at run time) is carried into the program so, and made into its kernel there,
+//! once per set of types ([`crate::kernels::specialised_kernel`]): the whole road (check,
+//! proofs, the C writer) then runs with every size a number, as it does at compile time
+//! for a body of literal types.
+//!
+//! Post-condition: [`body`]'s expression evaluates to a body equal to its argument in
+//! every field but the spans (a program holds no token spans: its kernels' `#line`
+//! directives come from [`Loc::line`] and [`Body::file`]).
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::ir::{
+    Body, Check, CodeSpan, Expr, ExprKind, Function, HwIndex, Indexed, LinearForm, Lit, Loc, Local,
+    LocalId, NumberConst, Offset, Param, Root, Stmt, Term, ThreadIndex, Ty, VarId, Vars,
+};
+
+/// An expression, with `ir` the path of [`crate::ir`] where it is compiled, that builds
+/// `body`.
+pub fn body(body: &Body, ir: &TokenStream) -> TokenStream {
+    body.rebuild(ir)
+}
+
+/// What builds a value of the IR, as Rust code.
+trait Rebuild {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream;
+}
+
+/// Enums whose variants carry nothing: their `Debug` name is the variant's.
+macro_rules! by_name {
+    ($($ty:ident),*) => {$(
+        impl Rebuild for crate::ir::$ty {
+            fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+                let v = Ident::new(&format!("{self:?}"), Span::call_site());
+                quote!(#ir::$ty::#v)
+            }
+        }
+    )*};
+}
+
+by_name!(Target, Scalar, ElemType, MemKind, UnOp, BinOp, Method, AtomicOp);
+
+/// Numbers and `bool`: quote writes them as suffixed literals.
+macro_rules! by_quote {
+    ($($ty:ty),*) => {$(
+        impl Rebuild for $ty {
+            fn rebuild(&self, _: &TokenStream) -> TokenStream {
+                quote!(#self)
+            }
+        }
+    )*};
+}
+
+by_quote!(u8, u32, u64, u128, usize, bool);
+
+impl Rebuild for String {
+    fn rebuild(&self, _: &TokenStream) -> TokenStream {
+        quote!(::std::string::String::from(#self))
+    }
+}
+
+impl<T: Rebuild> Rebuild for Option<T> {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Some(x) => {
+                let x = x.rebuild(ir);
+                quote!(::core::option::Option::Some(#x))
+            }
+            None => quote!(::core::option::Option::None),
+        }
+    }
+}
+
+impl<T: Rebuild> Rebuild for Vec<T> {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let items = self.iter().map(|x| x.rebuild(ir));
+        quote!(::std::vec![#(#items),*])
+    }
+}
+
+impl<T: Rebuild> Rebuild for Box<T> {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let x = (**self).rebuild(ir);
+        quote!(::std::boxed::Box::new(#x))
+    }
+}
+
+impl<A: Rebuild, B: Rebuild> Rebuild for (A, B) {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (a, b) = (self.0.rebuild(ir), self.1.rebuild(ir));
+        quote!((#a, #b))
+    }
+}
+
+impl Rebuild for CodeSpan {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        quote!(#ir::CodeSpan::call_site())
+    }
+}
+
+impl Rebuild for LocalId {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let n = self.0.rebuild(ir);
+        quote!(#ir::LocalId(#n))
+    }
+}
+
+impl Rebuild for VarId {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let n = self.0.rebuild(ir);
+        quote!(#ir::VarId(#n))
+    }
+}
+
+impl Rebuild for Loc {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (span, line) = (self.span.rebuild(ir), self.line.rebuild(ir));
+        quote!(#ir::Loc { span: #span, line: #line })
+    }
+}
+
+impl Rebuild for Ty {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Ty::Scalar(s) => {
+                let s = s.rebuild(ir);
+                quote!(#ir::Ty::Scalar(#s))
+            }
+            Ty::Vector(e) => {
+                let e = e.rebuild(ir);
+                quote!(#ir::Ty::Vector(#e))
+            }
+            Ty::Ptr(e) => {
+                let e = e.rebuild(ir);
+                quote!(#ir::Ty::Ptr(#e))
+            }
+            Ty::Array { elem, mem, len } => {
+                let (elem, mem, len) = (elem.rebuild(ir), mem.rebuild(ir), len.rebuild(ir));
+                quote!(#ir::Ty::Array { elem: #elem, mem: #mem, len: #len })
+            }
+            Ty::Unit => quote!(#ir::Ty::Unit),
+            Ty::Host => quote!(#ir::Ty::Host),
+            Ty::Infer(n) => {
+                let n = n.rebuild(ir);
+                quote!(#ir::Ty::Infer(#n))
+            }
+        }
+    }
+}
+
+impl Rebuild for Param {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (elem, pointer, name) = (
+            self.elem.rebuild(ir),
+            self.pointer.rebuild(ir),
+            self.name.rebuild(ir),
+        );
+        quote!(#ir::Param { elem: #elem, pointer: #pointer, name: #name })
+    }
+}
+
+impl Rebuild for Local {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let Local {
+            name,
+            span,
+            mutable,
+            ty,
+            param,
+        } = self;
+        let (name, span, mutable, ty, param) = (
+            name.rebuild(ir),
+            span.rebuild(ir),
+            mutable.rebuild(ir),
+            ty.rebuild(ir),
+            param.rebuild(ir),
+        );
+        quote!(#ir::Local { name: #name, span: #span, mutable: #mutable, ty: #ty, param: #param })
+    }
+}
+
+/// The variables of a form, bound in order (so with the same numbers).
+impl Rebuild for Vars {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let binds = (0..self.len() as u32).map(|v| {
+            let (name, max) = (self.name(VarId(v)), self.max(VarId(v)));
+            quote!(vars.bind(#name, #max);)
+        });
+        quote!({
+            let mut vars = #ir::Vars::new();
+            #(#binds)*
+            vars
+        })
+    }
+}
+
+impl Rebuild for Term {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Term::Var(v) => {
+                let v = v.rebuild(ir);
+                quote!(#ir::Term::Var(#v))
+            }
+            Term::Digit { of, div, modulo } => {
+                let (of, div, modulo) = ((**of).rebuild(ir), div.rebuild(ir), modulo.rebuild(ir));
+                quote!(#ir::Term::Digit { of: ::std::sync::Arc::new(#of), div: #div, modulo: #modulo })
+            }
+        }
+    }
+}
+
+impl Rebuild for LinearForm {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (terms, konst) = (self.terms.rebuild(ir), self.konst.rebuild(ir));
+        quote!(#ir::LinearForm { terms: #terms, konst: #konst })
+    }
+}
+
+impl Rebuild for Offset {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (expr, vars) = (self.expr.rebuild(ir), self.vars.rebuild(ir));
+        quote!(#ir::Offset { expr: #expr, vars: #vars })
+    }
+}
+
+impl Rebuild for HwIndex {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            HwIndex::Tid => quote!(#ir::HwIndex::Tid),
+            HwIndex::BlockIdx(a) => quote!(#ir::HwIndex::BlockIdx(#a)),
+            HwIndex::ThreadIdx(a) => quote!(#ir::HwIndex::ThreadIdx(#a)),
+        }
+    }
+}
+
+impl Rebuild for ThreadIndex {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (expr, vars, hw) = (
+            self.expr.rebuild(ir),
+            self.vars.rebuild(ir),
+            self.hw.rebuild(ir),
+        );
+        quote!(#ir::ThreadIndex { expr: #expr, vars: #vars, hw: #hw })
+    }
+}
+
+impl Rebuild for NumberConst {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (ty, name, math) = (self.ty.rebuild(ir), self.name, self.math);
+        quote!(#ir::NumberConst { ty: #ty, name: #name, math: #math })
+    }
+}
+
+impl Rebuild for Root {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Root::Local(id) => {
+                let id = id.rebuild(ir);
+                quote!(#ir::Root::Local(#id))
+            }
+            Root::Capture(path) => {
+                let path = path.rebuild(ir);
+                quote!(#ir::Root::Capture(#path))
+            }
+        }
+    }
+}
+
+impl Rebuild for Check {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Check::Checked(root) => {
+                let root = root.rebuild(ir);
+                quote!(#ir::Check::Checked(#root))
+            }
+            Check::Proved => quote!(#ir::Check::Proved),
+        }
+    }
+}
+
+impl Rebuild for Indexed {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (type_name, extent, constant) = (
+            self.type_name.rebuild(ir),
+            self.extent.rebuild(ir),
+            self.constant.rebuild(ir),
+        );
+        quote!(#ir::Indexed { type_name: #type_name, extent: #extent, constant: #constant })
+    }
+}
+
+impl Rebuild for Lit {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            Lit::Int(v, suffix) => {
+                let (v, suffix) = (v.rebuild(ir), suffix.rebuild(ir));
+                quote!(#ir::Lit::Int(#v, #suffix))
+            }
+            Lit::Float(digits, suffix) => {
+                let (digits, suffix) = (digits.rebuild(ir), suffix.rebuild(ir));
+                quote!(#ir::Lit::Float(#digits, #suffix))
+            }
+            Lit::Bool(b) => quote!(#ir::Lit::Bool(#b)),
+        }
+    }
+}
+
+impl Rebuild for Expr {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (kind, span, ty, signed) = (
+            self.kind.rebuild(ir),
+            self.span.rebuild(ir),
+            self.ty.rebuild(ir),
+            self.signed,
+        );
+        quote!(#ir::Expr { kind: #kind, span: #span, ty: #ty, signed: #signed })
+    }
+}
+
+impl Rebuild for ExprKind {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let r = |x: &dyn Rebuild| x.rebuild(ir);
+        let k = quote!(#ir::ExprKind);
+        match self {
+            ExprKind::Lit(l) => {
+                let l = r(l);
+                quote!(#k::Lit(#l))
+            }
+            ExprKind::Local(id) => {
+                let id = r(id);
+                quote!(#k::Local(#id))
+            }
+            ExprKind::Capture(name) => {
+                let name = r(name);
+                quote!(#k::Capture(#name))
+            }
+            ExprKind::NumberConst(c) => {
+                let c = r(c);
+                quote!(#k::NumberConst(#c))
+            }
+            ExprKind::HostCall(name, args) => {
+                let (name, args) = (r(name), r(args));
+                quote!(#k::HostCall(#name, #args))
+            }
+            ExprKind::Tid(path) => {
+                let path = r(path);
+                quote!(#k::Tid(#path))
+            }
+            ExprKind::Size(n) => {
+                let n = r(n);
+                quote!(#k::Size(#n))
+            }
+            ExprKind::Cnt(b) => quote!(#k::Cnt(#b)),
+            ExprKind::Offset { off, args, of } => {
+                let (off, args, of) = (r(off), r(args), r(of));
+                quote!(#k::Offset { off: #off, args: #args, of: #of })
+            }
+            ExprKind::GenericOffset { ty, args } => {
+                let (ty, args) = (r(ty), r(args));
+                quote!(#k::GenericOffset { ty: #ty, args: #args })
+            }
+            ExprKind::GenericSize { ty, dim } => {
+                let (ty, dim) = (r(ty), r(dim));
+                quote!(#k::GenericSize { ty: #ty, dim: #dim })
+            }
+            ExprKind::Unary(op, x) => {
+                let (op, x) = (r(op), r(x));
+                quote!(#k::Unary(#op, #x))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (op, a, b) = (r(op), r(a), r(b));
+                quote!(#k::Binary(#op, #a, #b))
+            }
+            ExprKind::Assign(op, place, value) => {
+                let (op, place, value) = (r(op), r(place), r(value));
+                quote!(#k::Assign(#op, #place, #value))
+            }
+            ExprKind::Cast(x, s) => {
+                let (x, s) = (r(x), r(s));
+                quote!(#k::Cast(#x, #s))
+            }
+            ExprKind::Index(base, at, check) => {
+                let (base, at, check) = (r(base), r(at), r(check));
+                quote!(#k::Index(#base, #at, #check))
+            }
+            ExprKind::Vector {
+                base,
+                at,
+                lanes,
+                check,
+                method,
+            } => {
+                let (base, at, lanes, check, method) =
+                    (r(base), r(at), r(lanes), r(check), r(method));
+                quote!(#k::Vector { base: #base, at: #at, lanes: #lanes, check: #check, method: #method })
+            }
+            ExprKind::Field(x, lane) => {
+                let (x, lane) = (r(x), r(lane));
+                quote!(#k::Field(#x, #lane))
+            }
+            ExprKind::Method(m, receiver, args) => {
+                let (m, receiver, args) = (r(m), r(receiver), r(args));
+                quote!(#k::Method(#m, #receiver, #args))
+            }
+            ExprKind::Atomic(op, p, args, check) => {
+                let (op, p, args, check) = (r(op), r(p), r(args), r(check));
+                quote!(#k::Atomic(#op, #p, #args, #check))
+            }
+            ExprKind::ShflDown { value, delta, slot } => {
+                let (value, delta, slot) = (r(value), r(delta), r(slot));
+                quote!(#k::ShflDown { value: #value, delta: #delta, slot: #slot })
+            }
+            ExprKind::MakeVector(e, args) => {
+                let (e, args) = (r(e), r(args));
+                quote!(#k::MakeVector(#e, #args))
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (r(c), r(a), r(b));
+                quote!(#k::Select(#c, #a, #b))
+            }
+            ExprKind::Call(f, args) => {
+                let (f, args) = (r(f), r(args));
+                quote!(#k::Call(#f, #args))
+            }
+        }
+    }
+}
+
+impl Rebuild for Stmt {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let r = |x: &dyn Rebuild| x.rebuild(ir);
+        let s = quote!(#ir::Stmt);
+        match self {
+            Stmt::Let { local, init, loc } => {
+                let (local, init, loc) = (r(local), r(init), r(loc));
+                quote!(#s::Let { local: #local, init: #init, loc: #loc })
+            }
+            Stmt::Create {
+                local,
+                type_name,
+                elem,
+                mem,
+                len,
+                slot,
+                loc,
+            } => {
+                let (local, type_name, elem, mem, len, slot, loc) = (
+                    r(local),
+                    r(type_name),
+                    r(elem),
+                    r(mem),
+                    r(len),
+                    r(slot),
+                    r(loc),
+                );
+                quote!(#s::Create { local: #local, type_name: #type_name, elem: #elem, mem: #mem, len: #len, slot: #slot, loc: #loc })
+            }
+            Stmt::Expr { expr, loc } => {
+                let (expr, loc) = (r(expr), r(loc));
+                quote!(#s::Expr { expr: #expr, loc: #loc })
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                loc,
+            } => {
+                let (cond, then, els, loc) = (r(cond), r(then), r(els), r(loc));
+                quote!(#s::If { cond: #cond, then: #then, els: #els, loc: #loc })
+            }
+            Stmt::While { cond, body, loc } => {
+                let (cond, body, loc) = (r(cond), r(body), r(loc));
+                quote!(#s::While { cond: #cond, body: #body, loc: #loc })
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                unroll,
+                body,
+                loc,
+            } => {
+                let (var, start, end, inclusive, unroll, body, loc) = (
+                    r(var),
+                    r(start),
+                    r(end),
+                    r(inclusive),
+                    r(unroll),
+                    r(body),
+                    r(loc),
+                );
+                quote!(#s::For { var: #var, start: #start, end: #end, inclusive: #inclusive, unroll: #unroll, body: #body, loc: #loc })
+            }
+            Stmt::Block { body, loc } => {
+                let (body, loc) = (r(body), r(loc));
+                quote!(#s::Block { body: #body, loc: #loc })
+            }
+            Stmt::Sync { loc } => {
+                let loc = r(loc);
+                quote!(#s::Sync { loc: #loc })
+            }
+            Stmt::Break { loc } => {
+                let loc = r(loc);
+                quote!(#s::Break { loc: #loc })
+            }
+            Stmt::Continue { loc } => {
+                let loc = r(loc);
+                quote!(#s::Continue { loc: #loc })
+            }
+            Stmt::Return { loc } => {
+                let loc = r(loc);
+                quote!(#s::Return { loc: #loc })
+            }
+            Stmt::Vectorised {
+                vector,
+                scalar,
+                loc,
+            } => {
+                let (vector, scalar, loc) = (r(vector), r(scalar), r(loc));
+                quote!(#s::Vectorised { vector: #vector, scalar: #scalar, loc: #loc })
+            }
+            Stmt::Print {
+                pieces,
+                args,
+                newline,
+                loc,
+            } => {
+                let (pieces, args, newline, loc) = (r(pieces), r(args), r(newline), r(loc));
+                quote!(#s::Print { pieces: #pieces, args: #args, newline: #newline, loc: #loc })
+            }
+        }
+    }
+}
+
+impl Rebuild for Function {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let Function {
+            name,
+            span,
+            params,
+            ret,
+            stmts,
+            value,
+        } = self;
+        let (name, span, params, ret, stmts, value) = (
+            name.rebuild(ir),
+            span.rebuild(ir),
+            params.rebuild(ir),
+            ret.rebuild(ir),
+            stmts.rebuild(ir),
+            value.rebuild(ir),
+        );
+        quote!(#ir::Function { name: #name, span: #span, params: #params, ret: #ret, stmts: #stmts, value: #value })
+    }
+}
+
+impl Rebuild for Body {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let Body {
+            target,
+            array,
+            file,
+            params,
+            captures,
+            functions,
+            locals,
+            tids,
+            stmts,
+            launch_bounds,
+            constants,
+        } = self;
+        let r = |x: &dyn Rebuild| x.rebuild(ir);
+        let (target, array, file, params, captures, functions, locals, tids, stmts) = (
+            r(target),
+            r(array),
+            r(file),
+            r(params),
+            r(captures),
+            r(functions),
+            r(locals),
+            r(tids),
+            r(stmts),
+        );
+        let (launch_bounds, constants) = (r(launch_bounds), r(constants));
+        quote!(#ir::Body {
+            target: #target,
+            array: #array,
+            file: #file,
+            params: #params,
+            captures: #captures,
+            functions: #functions,
+            locals: #locals,
+            tids: #tids,
+            stmts: #stmts,
+            launch_bounds: #launch_bounds,
+            constants: #constants,
+        })
+    }
+}
