@@ -145,7 +145,11 @@ pub enum SizeOp {
     Add,
     Sub,
     Mul,
+    /// `a / b`, exact: a remainder is an error.
     Div,
+    /// `ceil(a / b)`: the number of `b`-sized pieces that cover `a` (a thread array over
+    /// data its tile does not divide; the last piece has a tail).
+    CeilDiv,
 }
 
 /// An index expression `A[[2][i]][k]` naming a type (or sub-dimension) and its indices.

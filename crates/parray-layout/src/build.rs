@@ -565,6 +565,16 @@ impl Module {
                         }
                         x / y
                     }
+                    SizeOp::CeilDiv => {
+                        if y <= 0 {
+                            return Err(Error::new(
+                                ErrorKind::Size,
+                                e.span,
+                                format!("`ceil(a / b)` needs b > 0, here {y}"),
+                            ));
+                        }
+                        x.div_euclid(y) + i128::from(x.rem_euclid(y) != 0)
+                    }
                 }
             }
         };

@@ -339,6 +339,8 @@ impl Interp {
                     SizeOp::Div if y == 0 => return Err("division by zero".into()),
                     SizeOp::Div if x % y != 0 => return Err(format!("inexact division {x} / {y}")),
                     SizeOp::Div => Some(x / y),
+                    SizeOp::CeilDiv if y <= 0 => return Err(format!("ceil({x} / {y})")),
+                    SizeOp::CeilDiv => Some(x.div_euclid(y) + i128::from(x.rem_euclid(y) != 0)),
                 };
                 r.ok_or("arithmetic overflow")?
             }

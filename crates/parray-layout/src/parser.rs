@@ -604,6 +604,27 @@ impl<'a> Parser<'a> {
                         span: self.span_from(start),
                     })
                 }
+                Some(("ceil", _)) if self.rest().trim_start().starts_with('(') => {
+                    self.skip();
+                    self.pos += 1;
+                    let inner = self.size_expr(depth + 1)?;
+                    self.skip();
+                    if !self.eat(')') {
+                        return Err(self.error_here("expected `)` to close `ceil(`"));
+                    }
+                    let span = self.span_from(start);
+                    match inner.kind {
+                        SizeExprKind::Bin(SizeOp::Div, a, b) => Ok(SizeExpr {
+                            kind: SizeExprKind::Bin(SizeOp::CeilDiv, a, b),
+                            span,
+                        }),
+                        _ => Err(Error::new(
+                            ErrorKind::Syntax,
+                            span,
+                            "`ceil` takes one division: `ceil(N / 256)`, the pieces of 256 that cover N",
+                        )),
+                    }
+                }
                 Some((w, span)) => Ok(SizeExpr {
                     kind: SizeExprKind::Name(w.to_string()),
                     span,
