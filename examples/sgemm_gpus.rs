@@ -41,11 +41,10 @@ parray! {
     pub pthd [2] GPUS;
 }
 
-const _: () = assert!(<GPUS as ThreadArray>::THREADS == G, "a thread per GPU");
-
 /// Runs `f(t)` on thread t of `GPUS`, one thread per device, all at once; the first error
 /// any of them returned.
 fn on_each(f: &(dyn Fn(usize) -> parray::Result<()> + Sync)) -> parray::Result<()> {
+    assert_eq!(<GPUS as ThreadArray>::threads(), G, "a thread per GPU");
     let errors = Mutex::new(Vec::new());
     let errors_ref = &errors;
     detour!(GPUS {

@@ -88,7 +88,7 @@ pub use parray_layout::MemKind;
 ///     a.set([1, 2], 5.0);
 ///     assert_eq!(a.view::<AT>().at([2, 1]), 5.0);
 ///     assert_eq!((A::offset([1, 2]), AT::offset([2, 1])), (5, 5));
-///     assert_eq!(TWO::THREADS, 2);
+///     assert_eq!(TWO::threads(), 2);
 ///     Ok(())
 /// }
 /// ```
@@ -255,8 +255,8 @@ pub use parray_runtime::RuntimeSize;
 /// }
 ///
 /// fn main() {
-///     assert_eq!((T::THREADS, T::KIND), (8, ThreadArrayKind::Pthd));
-///     assert_eq!((G::THREADS, G::KIND), (1024, ThreadArrayKind::Cuda));
+///     assert_eq!((T::threads(), T::KIND), (8, ThreadArrayKind::Pthd));
+///     assert_eq!((G::threads(), G::KIND), (1024, ThreadArrayKind::Cuda));
 /// }
 /// ```
 #[doc(inline)]

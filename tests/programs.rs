@@ -380,7 +380,7 @@ mod runtime_value {
         assert_eq!(<V as DataType>::extent() as u64, it.extent("V"));
         let _: Option<<D as DataType>::Elem> = None::<f64>;
         let _: Option<<V as DataType>::Elem> = None::<f32>;
-        assert_eq!(<TA as ThreadArray>::THREADS, 6);
+        assert_eq!(<TA as ThreadArray>::threads(), 6);
         assert_eq!(<TA as ThreadArray>::KIND, parray::ThreadArrayKind::Pthd);
         assert_eq!(<TA as ThreadArray>::NAME, "TA");
 

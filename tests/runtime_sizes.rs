@@ -181,3 +181,42 @@ fn a_kernel_over_bound_sizes_is_the_kernel_of_literal_sizes() -> parray::Result<
     insta::assert_snapshot!(at_runtime);
     Ok(())
 }
+
+parray! {
+    cuda(float* x, float* y) [ceil(N / 64)][64] COVER;   // one thread per element, and a tail
+}
+
+/// A grid sized at run time (`ceil(N / 64)` blocks) covers data of any size, one thread
+/// per element; the threads past the data are guarded by the body, and its kernel, made at
+/// the launch, proves its accesses under the guard.
+#[test]
+fn a_grid_sized_at_run_time_covers_the_data_with_a_guarded_tail() -> parray::Result<()> {
+    bound();
+    assert_eq!(COVER::threads(), SIDE.div_ceil(64) * 64);
+    let mut host = parray::Array::<V>::new()?;
+    for i in 0..SIDE {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y) = (DY::create()?, DY::create()?);
+    parray::copy::copy(&host, &mut x)?;
+    detour!(COVER(&x, &mut y) {
+        let i = $tid$;
+        if i < $dim(DY_0)$ {
+            y[$DY[i]$] = 2.0 * x[$DY[i]$] + $size(COVER)$ as f32;
+        }
+    })?;
+    parray::copy::copy(&y, &mut host)?;
+    for i in 0..SIDE {
+        assert_eq!(host.at([i]), 2.0 * i as f32 + 256.0, "element {i}");
+    }
+    let source = kernel_source!(COVER(&x, &mut y) {
+        let i = $tid$;
+        if i < $dim(DY_0)$ {
+            y[$DY[i]$] = 2.0 * x[$DY[i]$] + $size(COVER)$ as f32;
+        }
+    })?;
+    assert!(source.contains("if (i < 203u)"), "{source}");
+    assert!(!source.contains("__parray_fault"), "{source}");
+    insta::assert_snapshot!(source);
+    Ok(())
+}

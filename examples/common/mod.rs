@@ -351,7 +351,7 @@ impl Figure {
         Figure {
             name,
             layout,
-            threads: T::THREADS,
+            threads: T::threads(),
             device: T::KIND == ThreadArrayKind::Cuda,
         }
     }

@@ -1,10 +1,23 @@
-// A thread array's sizes are numbers (for now): one sized by a run-time size is an error
-// that says how to cover run-time data with a fixed grid.
+// A cuda array's grid may be sized at run time, its block not: the error says what may be
+// given at run time, as one dimension. A pthd array's threads are a number.
 use parray::prelude::*;
 
 parray! {
     const N;
-    cuda(float* a) [N][64] GRID;
+    cuda(float* a) [ceil(N / 64)][64] FINE;
+    cuda(float* a) [64][N] WIDE;
+    pthd [N] TEAM;
+    cuda(float* a) [[ceil(N / 16)][ceil(N / 16)]][[16][16]] SQUARE;
 }
 
-fn main() {}
+fn main() -> parray::Result<()> {
+    N.bind(1000)?;
+    let a = parray::Array::<V>::new()?;
+    detour!(FINE(&a) {});
+    detour!(SQUARE(&a) {});
+    Ok(())
+}
+
+parray! {
+    dmem float [N] V;
+}

@@ -393,7 +393,13 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         name: "V",
         module: &m,
     }];
-    let k = crate::kernels::specialised_kernel(b.body.clone(), &types, "k").unwrap();
+    let grid = parray_layout::Module::parse("#parray {cuda(float* a) [1][1]} G").unwrap();
+    let grid = crate::kernels::TypeBinding {
+        alias: "G",
+        name: "G",
+        module: &grid,
+    };
+    let k = crate::kernels::specialised_kernel(b.body.clone(), &types, &grid, "k").unwrap();
     assert_eq!(k.checked, None, "every access proved: {}", k.source);
     // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
     assert!(
@@ -414,7 +420,7 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         name: "F",
         module: &flat,
     }];
-    let err = crate::kernels::specialised_kernel(b.body, &types, "k").unwrap_err();
+    let err = crate::kernels::specialised_kernel(b.body, &types, &grid, "k").unwrap_err();
     assert!(err.message.contains("dimension 1"), "{}", err.message);
 }
 

@@ -157,7 +157,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     for item in &program.items {
         let mut trial = full.clone();
         trial.items.push(item.clone());
-        match Module::build(&trial, &crate::shapes::probe(&trial)) {
+        match crate::shapes::build_at_probe(&trial) {
             Ok(_) => full.items.push(item.clone()),
             Err(e) => {
                 let uses_failed = item
@@ -174,8 +174,9 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             }
         }
     }
-    let crate::shapes::Resolved { module, runtime } =
-        crate::shapes::resolve(&full).map_err(|e| block.map.error(&e))?;
+    let crate::shapes::Resolved {
+        module, runtime, ..
+    } = crate::shapes::resolve(&full).map_err(|e| block.map.error(&e))?;
     // What each alias of this block and of the carried ones names (two names of one type
     // must not get the same `ViewOf` impl twice).
     let mut aliases: Vec<(String, String)> = entries
@@ -303,7 +304,6 @@ fn type_items(
         .map(|e| e.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let size = module.size(def.root) as usize;
     let doc = format!(
         "Parray type `{}`.",
         payload.last().map_or("", |e| e.text.as_str())
@@ -371,9 +371,9 @@ fn type_items(
                 #create
             }
         }
-        TypeClass::Thread(_) if runtime => syn::Error::new(
+        TypeClass::Thread(ThreadKind::Pthd | ThreadKind::Mpi) if runtime => syn::Error::new(
             ident.span(),
-            format!("`{name}` has a size given at run time; a thread array's sizes are numbers for now: declare a fixed grid and cover the data with a grid-stride loop (SPEC.md 3.5)"),
+            format!("`{name}` has a size given at run time; a pthd or mpi array's threads are a number for now (a cuda array's grid may be sized at run time)"),
         )
         .to_compile_error(),
         TypeClass::Thread(kind) => {
@@ -386,7 +386,6 @@ fn type_items(
                 #head
                 impl ::parray::ThreadArray for #ident {
                     const NAME: &'static str = #name;
-                    const THREADS: usize = #size;
                     const KIND: ::parray::ThreadArrayKind = ::parray::ThreadArrayKind::#kind;
                     #module_fn
                 }

@@ -139,7 +139,9 @@ pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     let body = preprocess(rest.iter().cloned().collect())?;
     let mut names = Vec::new();
     dollar_names(&body, &mut names);
-    let Resolved { module, runtime } = match module_for(entries, names, &generics)? {
+    let Resolved {
+        module, runtime, ..
+    } = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
@@ -211,17 +213,25 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     let body_tokens = preprocess(body.stream())?;
     let mut names = vec![array.clone()];
     dollar_names(&body_tokens, &mut names);
-    let Resolved { module, runtime } = match module_for(entries, names, &generics)? {
+    let resolved = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
     let name = array.to_string();
-    if runtime.contains(&name) {
+    // A cuda array whose grid is sized at run time: its kernel is made at its launch.
+    let runtime_threads = resolved.runtime.contains(&name);
+    if let Some(why) = runtime_threads
+        .then(|| crate::shapes::runtime_grid_refusal(&resolved, &name))
+        .flatten()
+    {
         return Err(syn::Error::new(
             array.span(),
-            format!("`{name}` has a size given at run time; a thread array's sizes are numbers for now: declare a fixed grid and cover the data with a grid-stride loop (`for i in ($tid$..$dim(T_0)$).step_by($size({name})$)`, SPEC.md 3.5)"),
+            format!("`{name}` has a size given at run time, but {why}"),
         ));
     }
+    let Resolved {
+        module, runtime, ..
+    } = resolved;
     let def = module.type_def(&name).ok_or_else(|| {
         syn::Error::new(
             array.span(),
@@ -266,6 +276,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 ThreadKind::Pthd => ("a pthd", quote!(pthd_detour)),
                 _ => ("an mpi", quote!(mpi_detour)),
             };
+            if runtime_threads {
+                return Err(syn::Error::new(
+                    array.span(),
+                    format!("`{name}` has a size given at run time; {a_kind} array's threads are a number for now (a cuda array's grid may be sized at run time)"),
+                ));
+            }
             if let Some(a) = args {
                 return Err(syn::Error::new(
                     a.span(),
@@ -343,6 +359,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 body.span(),
                 &funcs,
             )?;
+            // `$size(G)$` of a grid sized at run time is resolved with the grid, not as a
+            // type argument.
+            forms.generics.retain(|g| g.name != name);
             let folded = lowered.folded_checks();
             let launch_bounds = min_blocks.map(|(n, _)| (grid.block.iter().product(), n));
             let mut lowered_body = lowered.lowered;
@@ -363,17 +382,18 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let site_ident = Ident::new("__parray_site", Span::call_site());
             let specialise = || {
                 let args = type_args(&forms.generics);
+                let threads = quote!(::parray::generic::RuntimeGrid::of::<#array>());
                 let build =
                     parray_compiler::embed::body(&lowered_body, &quote!(::parray::__private::ir));
                 quote!({
                     fn __parray_lowered() -> ::parray::__private::ir::Body { #build }
-                    ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #site_ident)
+                    ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #threads, #site_ident)
                 })
             };
             // The CUDA source of a detour over types of sizes given at run time exists once
             // they are bound: a `Result`.
-            let runtime_only =
-                !forms.generics.is_empty() && forms.generics.iter().all(|g| g.runtime);
+            let at_launch = runtime_threads || !forms.generics.is_empty();
+            let runtime_only = at_launch && forms.generics.iter().all(|g| g.runtime);
             if let (true, true, Dialect::Cuda) = (source_only, runtime_only, dialect) {
                 let types = type_checks(&forms.generics, true);
                 let args = args.iter();
@@ -410,7 +430,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             // The kernel: written here for literal types; for types known when the program
             // runs, made from the body at its first launch with them (`specialise`).
-            let (source, hip) = if forms.generics.is_empty() {
+            let (source, hip) = if !at_launch {
                 let source = emit_c::kernel(&body, &kernel, dialect);
                 let checked = match emit_c::checked_arrays(&body) {
                     Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
@@ -424,8 +444,14 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                         &format!("// parray: this kernel cannot run on an AMD GPU: {reason}\n"),
                     );
                 }
+                let [gx, gy, gz] = grid.grid;
+                let [bx, by, bz] = grid.block;
                 (
-                    quote!(::parray::generic::KernelSource { source: #source, checked: #checked }),
+                    quote!(::parray::generic::KernelSource {
+                        source: #source,
+                        checked: #checked,
+                        shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
+                    }),
                     quote!(::core::option::Option::Some(#hip)),
                 )
             } else {
@@ -438,7 +464,6 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             types.extend(calls.iter().map(|f| quote!(let _ = #f;)));
             Ok(Outcome::Done(cuda(
                 &body,
-                &grid,
                 (&kernel, source, hip),
                 types,
                 &args,
@@ -550,15 +575,12 @@ fn checked(
 #[allow(clippy::too_many_arguments)]
 fn cuda(
     proved: &Proved,
-    grid: &CudaGrid,
     (kernel, source, hip): (&str, TokenStream, TokenStream),
     types: TokenStream,
     args: &Punctuated<syn::Expr, Token![,]>,
     site: &TokenStream,
 ) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
-    let [gx, gy, gz] = grid.grid;
-    let [bx, by, bz] = grid.block;
     let mut checks = types;
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
@@ -663,7 +685,7 @@ fn cuda(
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
             source: ::std::borrow::Cow::Borrowed(__parray_prepared.source),
-            shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
+            shape: __parray_prepared.shape,
             shared_bytes: #shared_bytes,
             site: __parray_site,
             checked: __parray_prepared.checked,

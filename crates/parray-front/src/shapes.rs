@@ -18,16 +18,101 @@ pub const PROBE: u64 = (1 << 12) * 9 * 5 * 7;
 pub struct Resolved {
     pub module: Module,
     pub runtime: Vec<String>,
+    /// The same declarations with every run-time size at twice the probe: a number that
+    /// differs between the two is one given at run time.
+    pub moved: Option<Module>,
 }
 
 /// Resolve `program`, each run-time size at [`PROBE`].
 pub fn resolve(program: &Program) -> parray_layout::Result<Resolved> {
-    let module = Module::build(program, &probe(program))?;
+    let probes = probe(program);
+    let module = build_at_probe(program)?;
+    let moved = match probes.is_empty() {
+        true => None,
+        false => {
+            let twice: Vec<(String, u64)> = probes.into_iter().map(|(n, v)| (n, 2 * v)).collect();
+            // Only for comparing numbers: a build it cannot do compares nothing.
+            Module::build(program, &twice).ok()
+        }
+    };
     Ok(Resolved {
         module,
         runtime: program.runtime_names(),
+        moved,
     })
 }
+
+/// Why the cuda thread array `name` of `resolved` cannot have its sizes given at run
+/// time, if it cannot: its grid is one dimension (any size, `[ceil(N / 256)]`), its block
+/// of numbers, so that its thread indices are the same expressions of the hardware's at
+/// every size (the emulation computes them as the kernel does).
+pub fn runtime_grid_refusal(resolved: &Resolved, name: &str) -> Option<String> {
+    let moved = resolved.moved.as_ref()?;
+    let (a, b) = (&resolved.module, moved);
+    let (Ok(ra), Ok(rb)) = (a.lookup(name), b.lookup(name)) else {
+        return None;
+    };
+    let (top_a, top_b) = (&a.node(ra.node).children, &b.node(rb.node).children);
+    if top_a.len() != 2 || top_b.len() != 2 {
+        return None;
+    }
+    if !a.node(top_a[0]).children.is_empty() {
+        return Some(ONE_DIMENSION_GRID.into());
+    }
+    // The block's whole tree, size by size.
+    let mut stack = vec![(top_a[1], top_b[1])];
+    while let Some((x, y)) = stack.pop() {
+        if a.size(x) != b.size(y) {
+            return Some(FIXED_BLOCK.into());
+        }
+        stack.extend(
+            a.node(x)
+                .children
+                .iter()
+                .copied()
+                .zip(b.node(y).children.iter().copied()),
+        );
+    }
+    None
+}
+
+/// `program`'s module with each run-time size at [`PROBE`]; its errors name no probe
+/// number.
+pub fn build_at_probe(program: &Program) -> parray_layout::Result<Module> {
+    Module::build(program, &probe(program)).map_err(|e| block_at_run_time(program, e))
+}
+
+/// A cuda array refused at the probe (over CUDA's limits) because a run-time size sizes
+/// its block, or a grid of several dimensions: said so, without the probe's numbers.
+fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layout::Error {
+    let Some(decl) = e
+        .decl
+        .clone()
+        .filter(|d| program.runtime_names().contains(d))
+    else {
+        return e;
+    };
+    let part = program.items.iter().find_map(|item| match item {
+        Item::Type(t) if t.name.name == decl => t.dims.iter().position(|d| d.span == e.span),
+        _ => None,
+    });
+    let why = match part {
+        Some(0) => ONE_DIMENSION_GRID,
+        Some(1) => FIXED_BLOCK,
+        _ => return e,
+    };
+    parray_layout::Error::new(
+        e.kind,
+        e.span,
+        format!("`{decl}` has a size given at run time, but {why}"),
+    )
+    .in_decl(&decl)
+}
+
+/// Why a cuda array cannot be sized at run time as declared.
+const ONE_DIMENSION_GRID: &str = "a grid sized at run time is one dimension for now (`[ceil(N / 256)][256]`): flatten the grid and take its digits from `$tid_0$`";
+const FIXED_BLOCK: &str =
+    "a block's sizes are numbers (the grid may be sized at run time: `[ceil(N / 256)][256]`)";
 
 /// The probe binding of each run-time size of `program`.
 pub fn probe(program: &Program) -> Vec<(String, u64)> {

@@ -52,7 +52,8 @@ fn run_time_names_are_the_sizes_and_what_uses_them() {
 /// does not divide; the interpreter (the oracle) gives the same sizes.
 #[test]
 fn ceil_covers_a_size_its_tile_does_not_divide() {
-    let text = "const N;\ncuda(float* a) [ceil(N / 256)][256] G;\npaged float [ceil((N + 1) / 2)] H;\n";
+    let text =
+        "const N;\ncuda(float* a) [ceil(N / 256)][256] G;\npaged float [ceil((N + 1) / 2)] H;\n";
     let program = parse_program(text).unwrap();
     for n in [1u64, 255, 256, 257, 1000, 65536] {
         let m = Module::build(&program, &[("N".into(), n)]).unwrap();
@@ -60,10 +61,13 @@ fn ceil_covers_a_size_its_tile_does_not_divide() {
         assert_eq!(size("G_0"), n.div_ceil(256), "N = {n}");
         assert_eq!(size("G"), n.div_ceil(256) * 256, "N = {n}");
         assert_eq!(size("H"), (n + 1).div_ceil(2), "N = {n}");
-        let oracle =
-            parray_layout::interp::Interp::new(&program, &[("N".into(), n)]).unwrap();
+        let oracle = parray_layout::interp::Interp::new(&program, &[("N".into(), n)]).unwrap();
         assert_eq!(oracle.size("G_0"), Some(n.div_ceil(256)), "N = {n}");
     }
     let e = parse_program("const N = 8;\npaged float [ceil(N)] X;\n").unwrap_err();
-    assert!(e.message.contains("`ceil` takes one division"), "{}", e.message);
+    assert!(
+        e.message.contains("`ceil` takes one division"),
+        "{}",
+        e.message
+    );
 }

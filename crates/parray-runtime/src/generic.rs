@@ -11,10 +11,10 @@ use std::sync::{Mutex, OnceLock};
 #[doc(hidden)]
 pub use parray_compiler::ir;
 use parray_compiler::kernels::{specialised_kernel, TypeBinding};
-use parray_layout::Module;
+use parray_layout::{CudaGrid, Module};
 
 use crate::error::{DetourSite, Error, Result};
-use crate::types::DataType;
+use crate::types::{DataType, ThreadArray};
 
 /// One type argument of a generic detour: the parameter it binds (`T`), the declared type
 /// it is, and what the body asks of it.
@@ -109,6 +109,25 @@ pub fn check_types(args: &[TypeArg], cuda: bool, site: &'static DetourSite) -> R
 pub struct KernelSource {
     pub source: &'static str,
     pub checked: Option<&'static [&'static str]>,
+    /// The grid it is launched on.
+    pub shape: CudaGrid,
+}
+
+/// The thread array a cuda detour runs on, as its kernel is specialised: its name and its
+/// module (its grid may be sized at run time).
+#[derive(Clone, Copy)]
+pub struct RuntimeGrid {
+    name: &'static str,
+    module: fn() -> Result<&'static Module>,
+}
+
+impl RuntimeGrid {
+    pub fn of<G: ThreadArray>() -> Self {
+        RuntimeGrid {
+            name: G::NAME,
+            module: G::try_module,
+        }
+    }
 }
 
 /// The kernel `kernel` of a cuda detour whose forms wait for their types (a generic
@@ -121,6 +140,7 @@ pub fn specialise(
     lowered: fn() -> ir::Body,
     kernel: &'static str,
     args: &[TypeArg],
+    grid: RuntimeGrid,
     site: &'static DetourSite,
 ) -> Result<&'static KernelSource> {
     type Key = (usize, Vec<TypeId>);
@@ -143,15 +163,21 @@ pub fn specialise(
             module,
         })
         .collect();
-    let made = specialised_kernel(lowered(), &types, kernel).map_err(|e| Error::Specialise {
-        site,
-        types: args
-            .iter()
-            .map(|a| format!("{} = {}", a.alias, a.name))
-            .collect::<Vec<_>>()
-            .join(", "),
-        reason: e.to_string(),
-    })?;
+    let grid = TypeBinding {
+        alias: grid.name,
+        name: grid.name,
+        module: (grid.module)()?,
+    };
+    let made =
+        specialised_kernel(lowered(), &types, &grid, kernel).map_err(|e| Error::Specialise {
+            site,
+            types: args
+                .iter()
+                .map(|a| format!("{} = {}", a.alias, a.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: e.to_string(),
+        })?;
     // Kept for the process, as the sources of named detours are: one per instantiation.
     let checked: Option<&'static [&'static str]> = made.checked.map(|names| {
         let names: Vec<&'static str> = names
@@ -163,6 +189,7 @@ pub fn specialise(
     let made: &'static KernelSource = Box::leak(Box::new(KernelSource {
         source: Box::leak(made.source.into_boxed_str()),
         checked,
+        shape: made.grid,
     }));
     kernels
         .lock()

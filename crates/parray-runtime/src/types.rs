@@ -103,11 +103,26 @@ pub enum ThreadArrayKind {
 /// A thread array declared with `parray!`.
 pub trait ThreadArray: Copy + 'static {
     const NAME: &'static str;
-    /// Number of threads (`$size(T)$`).
-    const THREADS: usize;
     const KIND: ThreadArrayKind;
 
     fn module() -> &'static Module;
+
+    /// The module, or why there is none: for an array whose grid is sized at run time, its
+    /// sizes not bound or refused by the declaration (as [`DataType::try_module`]).
+    fn try_module() -> crate::Result<&'static Module> {
+        Ok(Self::module())
+    }
+
+    /// Number of threads (`$size(T)$`).
+    fn threads() -> usize {
+        Self::module().size(Self::dim().node) as usize
+    }
+
+    /// The size of top-level dimension `k` (`$dim(T_k)$`: blocks, threads per block).
+    fn dim_size(k: usize) -> usize {
+        let m = Self::module();
+        m.size(m.node(Self::dim().node).children[k]) as usize
+    }
 
     fn dim() -> DimRef {
         Self::module()

@@ -7,7 +7,9 @@
 //! allow, and a body of literal types and the same body specialised at those sizes have
 //! the same kernel.
 
-use parray_layout::{Error, ErrorKind, Module, TextSpan};
+use parray_layout::{
+    thread_index, CudaGrid, Error, ErrorKind, Module, TextSpan, ThreadKind, TypeClass,
+};
 
 use super::build::refused;
 use crate::back::c::{self as emit_c, Dialect};
@@ -28,6 +30,8 @@ pub struct TypeBinding<'m> {
 pub struct Specialised {
     pub source: String,
     pub checked: Option<Vec<String>>,
+    /// The grid it is launched on: the thread array's at these sizes.
+    pub grid: CudaGrid,
 }
 
 /// The kernel `kernel` of `body` (lowered, not yet typed) with the forms of each type of
@@ -37,15 +41,21 @@ pub struct Specialised {
 ///
 /// Post-condition: no [`ExprKind::GenericOffset`] or [`ExprKind::GenericSize`] is left in
 /// the body written, and each of its forms is the declared type's offset function.
+///
+/// `grid` is the body's thread array: its thread indices are computed at its sizes
+/// here (its grid may be sized at run time), and its `$size$` forms resolved with it.
 pub fn specialised_kernel(
     mut body: Body,
     types: &[TypeBinding],
+    grid: &TypeBinding,
     kernel: &str,
 ) -> parray_layout::Result<Specialised> {
+    let shape = thread_indices(&mut body, grid, kernel)?;
+    let types: Vec<&TypeBinding> = types.iter().chain([grid]).collect();
     let mut failed = None;
     let mut resolve = |e: &mut Expr| {
         if failed.is_none() {
-            if let Err(err) = resolve_form(e, types) {
+            if let Err(err) = resolve_form(e, &types) {
                 failed = Some(err);
             }
         }
@@ -77,11 +87,43 @@ pub fn specialised_kernel(
     Ok(Specialised {
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
+        grid: shape,
     })
 }
 
+/// The grid of the thread array `g` at its module's sizes, and each thread index of
+/// `body` recomputed on it.
+fn thread_indices(
+    body: &mut Body,
+    g: &TypeBinding,
+    kernel: &str,
+) -> parray_layout::Result<CudaGrid> {
+    let def = g
+        .module
+        .type_def(g.name)
+        .ok_or_else(|| refused(kernel, format!("`{}` is not declared", g.name)))?;
+    let kind = match &def.class {
+        TypeClass::Thread(k @ ThreadKind::Cuda(_)) => k.clone(),
+        _ => return Err(refused(kernel, format!("`{}` is not a cuda array", g.name))),
+    };
+    let root = def.root;
+    for (path, index) in &mut body.tids {
+        let dim = match path.is_empty() {
+            true => g.name.to_string(),
+            false => format!("{}_{path}", g.name),
+        };
+        let node = g
+            .module
+            .lookup(&dim)
+            .map_err(|_| refused(kernel, format!("`{}` has no dimension `{dim}`", g.name)))?
+            .node;
+        *index = thread_index(g.module, root, &kind, node);
+    }
+    CudaGrid::of(g.module, root).map_err(|e| refused(kernel, e))
+}
+
 /// `e` with its form of one of `types`, if it is one, resolved.
-fn resolve_form(e: &mut Expr, types: &[TypeBinding]) -> parray_layout::Result<()> {
+fn resolve_form(e: &mut Expr, types: &[&TypeBinding]) -> parray_layout::Result<()> {
     let binding = |ty: &str| {
         types.iter().find(|t| t.alias == ty).ok_or_else(|| {
             Error::new(

@@ -487,6 +487,14 @@ impl<'b> Writer<'b> {
                     quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(#args),*])),
                 )
             }
+            // The body's own thread array, its grid sized at run time, or a data type.
+            ExprKind::GenericSize { ty, dim } if *ty == self.body.array => {
+                let ty = Ident::new(ty, span);
+                self.generic_value(match dim {
+                    None => quote_spanned!(span=> <#ty as ::parray::ThreadArray>::threads()),
+                    Some(k) => quote_spanned!(span=> <#ty as ::parray::ThreadArray>::dim_size(#k)),
+                })
+            }
             ExprKind::GenericSize { ty, dim } => {
                 let ty = Ident::new(ty, span);
                 self.generic_value(match dim {
