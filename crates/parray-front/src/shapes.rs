@@ -18,27 +18,16 @@ pub const PROBE: u64 = (1 << 12) * 9 * 5 * 7;
 pub struct Resolved {
     pub module: Module,
     pub runtime: Vec<String>,
-    /// The same declarations with every run-time size at twice the probe: a number that
-    /// differs between the two is one given at run time.
-    pub moved: Option<Module>,
+    /// The declarations resolved, for a second look at other sizes.
+    pub program: Program,
 }
 
 /// Resolve `program`, each run-time size at [`PROBE`].
 pub fn resolve(program: &Program) -> parray_layout::Result<Resolved> {
-    let probes = probe(program);
-    let module = build_at_probe(program)?;
-    let moved = match probes.is_empty() {
-        true => None,
-        false => {
-            let twice: Vec<(String, u64)> = probes.into_iter().map(|(n, v)| (n, 2 * v)).collect();
-            // Only for comparing numbers: a build it cannot do compares nothing.
-            Module::build(program, &twice).ok()
-        }
-    };
     Ok(Resolved {
-        module,
+        module: build_at_probe(program)?,
         runtime: program.runtime_names(),
-        moved,
+        program: program.clone(),
     })
 }
 
@@ -47,8 +36,15 @@ pub fn resolve(program: &Program) -> parray_layout::Result<Resolved> {
 /// of numbers, so that its thread indices are the same expressions of the hardware's at
 /// every size (the emulation computes them as the kernel does).
 pub fn runtime_grid_refusal(resolved: &Resolved, name: &str) -> Option<String> {
-    let moved = resolved.moved.as_ref()?;
-    let (a, b) = (&resolved.module, moved);
+    // The declarations again with every run-time size at twice the probe: a number that
+    // differs between the two is one given at run time (a build it cannot do compares
+    // nothing).
+    let twice: Vec<(String, u64)> = probe(&resolved.program)
+        .into_iter()
+        .map(|(n, v)| (n, 2 * v))
+        .collect();
+    let moved = Module::build(&resolved.program, &twice).ok()?;
+    let (a, b) = (&resolved.module, &moved);
     let (Ok(ra), Ok(rb)) = (a.lookup(name), b.lookup(name)) else {
         return None;
     };

@@ -36,6 +36,20 @@ pub(crate) fn refused(kernel: &str, why: impl std::fmt::Display) -> Error {
     )
 }
 
+/// `body` through the type check and the prover, as the kernel `kernel`; an error with
+/// what either refused.
+pub(crate) fn typed_and_proved(body: Body, kernel: &str) -> parray_layout::Result<bounds::Proved> {
+    let typed = check::check(body).map_err(|failed| {
+        let messages: Vec<String> = failed.1.into_iter().map(|d| d.message).collect();
+        refused(kernel, messages.join("; "))
+    })?;
+    let proved = bounds::prove(typed);
+    match proved.proof().errors.first() {
+        Some(d) => Err(refused(kernel, &d.message)),
+        None => Ok(proved),
+    }
+}
+
 fn here() -> CodeSpan {
     CodeSpan::call_site()
 }
@@ -271,15 +285,8 @@ impl Builder {
         dialect: Dialect,
     ) -> parray_layout::Result<Kernel> {
         self.body.stmts = stmts;
-        let typed = check::check(self.body).map_err(|failed| {
-            let messages: Vec<String> = failed.1.into_iter().map(|d| d.message).collect();
-            refused(name, messages.join("; "))
-        })?;
-        let proved = bounds::prove(typed);
+        let proved = typed_and_proved(self.body, name)?;
         let proof = proved.proof();
-        if let Some(d) = proof.errors.first() {
-            return Err(refused(name, &d.message));
-        }
         if proof.proved < proof.accesses {
             return Err(refused(
                 name,

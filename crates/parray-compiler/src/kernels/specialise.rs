@@ -11,10 +11,9 @@ use parray_layout::{
     thread_index, CudaGrid, Error, ErrorKind, Module, TextSpan, ThreadKind, TypeClass,
 };
 
-use super::build::refused;
+use super::build::{refused, typed_and_proved};
 use crate::back::c::{self as emit_c, Dialect};
 use crate::ir::{Body, Expr, ExprKind, Indexed, PartMut, Stmt};
-use crate::passes::{bounds, check};
 
 /// What a form's type name stands for: the declared type `name` of `module`, for the
 /// forms of `alias` (a type parameter, or the run-time type itself).
@@ -70,20 +69,7 @@ pub fn specialised_kernel(
     if let Some(err) = failed {
         return Err(err);
     }
-    let typed = check::check(body).map_err(|failed| {
-        let why: Vec<String> = failed.1.into_iter().map(|d| d.message).collect();
-        refused(kernel, why.join("; "))
-    })?;
-    let proved = bounds::prove(typed);
-    if !proved.proof().errors.is_empty() {
-        let why: Vec<&str> = proved
-            .proof()
-            .errors
-            .iter()
-            .map(|d| d.message.as_str())
-            .collect();
-        return Err(refused(kernel, why.join("; ")));
-    }
+    let proved = typed_and_proved(body, kernel)?;
     Ok(Specialised {
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
