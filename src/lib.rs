@@ -742,7 +742,7 @@ pub mod __private {
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::generic::ir;
     pub use parray_runtime::shapes::{
-        module_or_panic, runtime_dims, runtime_module, RuntimeOffset,
+        dim_size, module_or_panic, runtime_dims, runtime_module, RuntimeForm, RuntimeOffset,
     };
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
     pub use parray_runtime::DetourSite;

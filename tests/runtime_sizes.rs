@@ -220,3 +220,21 @@ fn a_grid_sized_at_run_time_covers_the_data_with_a_guarded_tail() -> parray::Res
     insta::assert_snapshot!(source);
     Ok(())
 }
+
+parray! {
+    paged float [[N][2]][N] PAIRS;  // two rows a pair
+}
+
+/// Nested indices, the offsets of sub-dimensions and their sizes: the forms of a literal
+/// type, computed at the bound size.
+#[test]
+fn nested_forms_follow_the_bound_size() {
+    bound();
+    for (i, j) in [(0, 0), (1, 2), (202, 5), (17, 202)] {
+        let (second, flat) = host! { ($PAIRS[[i][1]][j]$, $PAIRS_0[2 * i + 1]$) };
+        assert_eq!(second, (2 * i + 1) * SIDE + j, "PAIRS[[{i}][1]][{j}]");
+        assert_eq!(flat, (2 * i + 1) * SIDE, "PAIRS_0[{}]", 2 * i + 1);
+    }
+    let sizes = host! { ($size(PAIRS_0)$, $size(PAIRS_0_1)$, $dim(PAIRS_0_0)$) };
+    assert_eq!(sizes, (2 * SIDE, 2, SIDE));
+}

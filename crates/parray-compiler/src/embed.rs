@@ -13,8 +13,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::ir::{
-    Body, Check, CodeSpan, Expr, ExprKind, Function, HwIndex, Indexed, LinearForm, Lit, Loc, Local,
-    LocalId, NumberConst, Offset, Param, Root, Stmt, Term, ThreadIndex, Ty, VarId, Vars,
+    Body, Check, CodeSpan, CopyEnd, CopySpec, Expr, ExprKind, Function, HwIndex, Indexed,
+    LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root, RuntimeIndex, Stmt,
+    Term, ThreadIndex, Ty, VarId, Vars,
 };
 
 /// An expression, with `ir` the path of [`crate::ir`] where it is compiled, that builds
@@ -291,6 +292,46 @@ impl Rebuild for Indexed {
     }
 }
 
+impl Rebuild for RuntimeIndex {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (text, vars) = (self.text.rebuild(ir), self.vars.rebuild(ir));
+        quote!(#ir::RuntimeIndex { text: #text, vars: #vars })
+    }
+}
+
+impl Rebuild for CopyEnd {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (ty, base, offsets) = (
+            self.ty.rebuild(ir),
+            self.base.rebuild(ir),
+            self.offsets.rebuild(ir),
+        );
+        quote!(#ir::CopyEnd { ty: #ty, base: #base, offsets: #offsets })
+    }
+}
+
+impl Rebuild for CopySpec {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let CopySpec {
+            src,
+            dst,
+            k,
+            vectors,
+            span,
+            loc,
+        } = self;
+        let (src, dst, k, vectors, span, loc) = (
+            src.rebuild(ir),
+            dst.rebuild(ir),
+            k.rebuild(ir),
+            vectors.rebuild(ir),
+            span.rebuild(ir),
+            loc.rebuild(ir),
+        );
+        quote!(#ir::CopySpec { src: #src, dst: #dst, k: #k, vectors: #vectors, span: #span, loc: #loc })
+    }
+}
+
 impl Rebuild for Lit {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         match self {
@@ -357,13 +398,13 @@ impl Rebuild for ExprKind {
                 let (off, args, of) = (r(off), r(args), r(of));
                 quote!(#k::Offset { off: #off, args: #args, of: #of })
             }
-            ExprKind::GenericOffset { ty, args } => {
-                let (ty, args) = (r(ty), r(args));
-                quote!(#k::GenericOffset { ty: #ty, args: #args })
+            ExprKind::GenericOffset { ty, index, args } => {
+                let (ty, index, args) = (r(ty), r(index), r(args));
+                quote!(#k::GenericOffset { ty: #ty, index: #index, args: #args })
             }
-            ExprKind::GenericSize { ty, dim } => {
-                let (ty, dim) = (r(ty), r(dim));
-                quote!(#k::GenericSize { ty: #ty, dim: #dim })
+            ExprKind::GenericSize { ty, path } => {
+                let (ty, path) = (r(ty), r(path));
+                quote!(#k::GenericSize { ty: #ty, path: #path })
             }
             ExprKind::Unary(op, x) => {
                 let (op, x) = (r(op), r(x));
@@ -521,6 +562,10 @@ impl Rebuild for Stmt {
             } => {
                 let (vector, scalar, loc) = (r(vector), r(scalar), r(loc));
                 quote!(#s::Vectorised { vector: #vector, scalar: #scalar, loc: #loc })
+            }
+            Stmt::GenericCopy { copy, scalar, loc } => {
+                let (copy, scalar, loc) = (r(copy), r(scalar), r(loc));
+                quote!(#s::GenericCopy { copy: #copy, scalar: #scalar, loc: #loc })
             }
             Stmt::Print {
                 pieces,

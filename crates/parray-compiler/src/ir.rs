@@ -393,6 +393,7 @@ macro_rules! stmt_parts {
                 $f($part::Body(vector));
                 $f($part::Body(scalar));
             }
+            Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
             Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
             Stmt::Create { .. }
             | Stmt::Sync { .. }
@@ -424,6 +425,7 @@ impl Stmt {
         | Stmt::For { loc, .. }
         | Stmt::Block { loc, .. }
         | Stmt::Vectorised { loc, .. }
+        | Stmt::GenericCopy { loc, .. }
         | Stmt::Sync { loc }
         | Stmt::Break { loc }
         | Stmt::Continue { loc }
@@ -513,6 +515,16 @@ pub enum Stmt {
         scalar: Vec<Stmt>,
         loc: Loc,
     },
+    /// `#copy S(a) to D(b)` where `S` or `D` has sizes given at run time: `scalar` moves
+    /// element `k` to element `k` through generic forms (what the CPU runs). A kernel
+    /// specialised at the bound sizes replaces the statement by the copy
+    /// [`crate::copy::lower`] makes of `copy` for the declared types, the one a copy of
+    /// literal types has.
+    GenericCopy {
+        copy: Box<CopySpec>,
+        scalar: Vec<Stmt>,
+        loc: Loc,
+    },
     /// `println!`/`print!` with `{}` placeholders.
     Print {
         /// The literal text between placeholders (one more piece than arguments).
@@ -570,6 +582,51 @@ macro_rules! children {
             }
         }
     };
+}
+
+/// A `$...$` offset form in the offset compiler's own text (`AL[[tid_0][i]][0]`), its
+/// variables named: what a form of a type whose sizes come later carries to the place
+/// where they are known. `vars` are the variables in the order of the form's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeIndex {
+    pub text: String,
+    pub vars: Vec<String>,
+}
+
+impl RuntimeIndex {
+    /// `ty[v0][v1]...`, one variable per top-level dimension.
+    pub fn top_level(ty: &str, rank: usize) -> RuntimeIndex {
+        let vars: Vec<String> = (0..rank).map(|k| format!("i{k}")).collect();
+        let text = vars.iter().fold(ty.to_string(), |t, v| format!("{t}[{v}]"));
+        RuntimeIndex { text, vars }
+    }
+
+    /// Whether the form is [`RuntimeIndex::top_level`]'s for `ty`: one flat index per
+    /// top-level dimension of the type itself.
+    pub fn is_top_level(&self, ty: &str) -> bool {
+        *self == RuntimeIndex::top_level(ty, self.vars.len())
+    }
+}
+
+/// One side of a [`Stmt::GenericCopy`]: the type or dimension named (`AL_1`), and the
+/// place, split as the copy indexes it (`base[offsets... + off(k)]`).
+#[derive(Debug, Clone)]
+pub struct CopyEnd {
+    pub ty: String,
+    pub base: Expr,
+    pub offsets: Vec<Expr>,
+}
+
+/// What a `#copy` is, for [`crate::copy::lower`]: its two sides, the local its loop
+/// counts with, whether it may move vectors (a cuda body), and where it was written.
+#[derive(Debug, Clone)]
+pub struct CopySpec {
+    pub src: CopyEnd,
+    pub dst: CopyEnd,
+    pub k: LocalId,
+    pub vectors: bool,
+    pub span: CodeSpan,
+    pub loc: Loc,
 }
 
 #[derive(Debug, Clone)]
@@ -807,16 +864,20 @@ pub enum ExprKind {
         args: Vec<Expr>,
         of: Indexed,
     },
-    /// `$T[i][j]$` with `T` a type parameter of the detour: one index per top-level
-    /// dimension, the offset function known when the detour is instantiated.
+    /// `$T[...]$` of a type known when the program runs: a type parameter of the detour
+    /// (`$T[i][j]$`, one index per top-level dimension) or a declared type with sizes given
+    /// at run time (any form of it or of its dimensions). `index` is the form as the
+    /// offset compiler reads it; `args` are its variables' values, in its order.
     GenericOffset {
         ty: String,
+        index: RuntimeIndex,
         args: Vec<Expr>,
     },
-    /// `$size(T)$` (`dim: None`) or `$dim(T_k)$` of a type parameter.
+    /// `$size(T)$` (`path` empty), `$dim(T_k)$` (`[k]`) or `$size(T_1_0)$` (`[1, 0]`) of
+    /// such a type: the size of the dimension `path` walks to from its root.
     GenericSize {
         ty: String,
-        dim: Option<usize>,
+        path: Vec<usize>,
     },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),

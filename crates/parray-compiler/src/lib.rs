@@ -13,6 +13,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod back;
+pub mod copy;
 #[cfg(feature = "rust")]
 pub mod embed;
 pub mod fault;

@@ -354,11 +354,12 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
     let size = |dim| {
         e(ExprKind::GenericSize {
             ty: "T".into(),
-            dim: Some(dim),
+            path: vec![dim],
         })
     };
     let at = e(ExprKind::GenericOffset {
         ty: "T".into(),
+        index: crate::ir::RuntimeIndex::top_level("T", 2),
         args: vec![e(ExprKind::Local(i)), e(ExprKind::Local(j))],
     });
     let store = e(ExprKind::Assign(
@@ -421,7 +422,11 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         module: &flat,
     }];
     let err = crate::kernels::specialised_kernel(b.body, &types, &grid, "k").unwrap_err();
-    assert!(err.message.contains("dimension 1"), "{}", err.message);
+    assert!(
+        err.message.contains("no dimension `F_1`"),
+        "{}",
+        err.message
+    );
 }
 
 /// The remap kernel of `#copy`: 16-byte accesses where both layouts move in aligned runs

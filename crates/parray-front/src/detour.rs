@@ -381,7 +381,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             let site_ident = Ident::new("__parray_site", Span::call_site());
             let specialise = || {
-                let args = type_args(&forms.generics);
+                let args = type_args(&forms.generics, &forms.literal);
                 let threads = quote!(::parray::generic::RuntimeGrid::of::<#array>());
                 let build =
                     parray_compiler::embed::body(&lowered_body, &quote!(::parray::__private::ir));
@@ -528,7 +528,7 @@ fn alignment_check(use_: Option<&RootUse>, value: &TokenStream, name: &str) -> T
 }
 
 /// The type arguments of a generic detour, as the runtime checks them.
-fn type_args(generics: &[TypeParam]) -> TokenStream {
+fn type_args(generics: &[TypeParam], literal: &[Ident]) -> TokenStream {
     let args = generics.iter().map(|g| {
         let (name, alias, dims) = (&g.name, g.name.to_string(), g.dims);
         let indices = match g.indices {
@@ -537,7 +537,12 @@ fn type_args(generics: &[TypeParam]) -> TokenStream {
         };
         quote!(::parray::generic::TypeArg::of::<#name>(#alias, #indices, #dims))
     });
-    quote!([#(#args),*])
+    // The literal types a copy of run-time types names, bound as they are.
+    let literal = literal.iter().map(|l| {
+        let alias = l.to_string();
+        quote!(::parray::generic::TypeArg::of::<#l>(#alias, ::core::option::Option::None, 0))
+    });
+    quote!([#(#args,)* #(#literal),*])
 }
 
 /// Before a generic detour starts: its type arguments have what its body asks of them.
@@ -545,7 +550,7 @@ fn type_checks(generics: &[TypeParam], cuda: bool) -> TokenStream {
     if generics.is_empty() {
         return TokenStream::new();
     }
-    let args = type_args(generics);
+    let args = type_args(generics, &[]);
     let site = Ident::new("__parray_site", Span::call_site());
     quote!(::parray::generic::check_types(&#args, #cuda, #site)?;)
 }

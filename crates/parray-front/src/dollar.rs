@@ -5,7 +5,7 @@
 //! `__parray_sync!`, so that the body parses as Rust. The placeholders are then compiled
 //! by parray-layout into the simplified expressions: offsets, sizes, `cnt`, thread indices.
 
-use parray_compiler::ir::{Expr, ExprKind, Indexed};
+use parray_compiler::ir::{Expr, ExprKind, Indexed, RuntimeIndex};
 use parray_layout::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
 use parray_layout::expr::Vars;
 use parray_layout::path::child_name;
@@ -149,6 +149,9 @@ pub struct Forms<'m> {
     /// The names whose sizes are given at run time (`shapes`): their numbers in `module`
     /// are a probe's, never to be used.
     pub runtime: Vec<String>,
+    /// Types of literal sizes a `#copy` with a run-time type names: given to the kernel's
+    /// specialisation with the run-time ones (their forms elsewhere stay compiled here).
+    pub literal: Vec<Ident>,
     fresh: usize,
 }
 
@@ -205,6 +208,7 @@ impl<'m> Forms<'m> {
             tids_used: Vec::new(),
             generics: Vec::new(),
             runtime: Vec::new(),
+            literal: Vec::new(),
             fresh: 0,
         }
     }
@@ -214,9 +218,16 @@ impl<'m> Forms<'m> {
         self.generics.iter().position(|g| g.name == name)
     }
 
+    /// `name`, a type of literal sizes, given to the kernel's specialisation as it is.
+    pub fn bind_literal(&mut self, name: &str, span: Span) {
+        if !self.literal.iter().any(|l| l == name) {
+            self.literal.push(Ident::new(name, span));
+        }
+    }
+
     /// `name`, a run-time type, taken as a type parameter bound to itself from its first
     /// form on (its forms are computed when the program runs, `shapes`).
-    fn take_runtime(&mut self, name: &str, span: Span) {
+    pub fn take_runtime(&mut self, name: &str, span: Span) {
         if self.runtime.iter().any(|r| r == name) && self.generic(name).is_none() {
             let mut param = TypeParam::new(Ident::new(name, span));
             param.runtime = true;
@@ -246,12 +257,20 @@ impl<'m> Forms<'m> {
             .into_iter()
             .chain(DimPath::split(word).children)
             .collect();
+        let g = self.generic(&ty).expect("a type parameter");
         match (query, dims.as_slice()) {
-            (Query::Size, []) => Ok(Form::GenericSize { ty, dim: None }),
+            // Any dimension of a declared type, checked to exist here at the probe.
+            (Query::Size, _) if self.generics[g].runtime => {
+                let dim = dims
+                    .iter()
+                    .fold(ty.clone(), |path, &k| child_name(&path, k));
+                self.lookup(&dim, span)?;
+                Ok(Form::GenericSize { ty, path: dims })
+            }
+            (Query::Size, []) => Ok(Form::GenericSize { ty, path: dims }),
             (Query::Size, [k]) => {
-                let g = self.generic(&ty).expect("a type parameter");
                 self.generics[g].dims = self.generics[g].dims.max(k + 1);
-                Ok(Form::GenericSize { ty, dim: Some(*k) })
+                Ok(Form::GenericSize { ty, path: dims })
             }
             _ => {
                 let g = &self.generics[self.generic(&ty).expect("a type parameter")];
@@ -354,18 +373,25 @@ impl<'m> Forms<'m> {
                 ),
             });
         }
-        let base = DimPath::split(&word).name;
-        self.take_runtime(base, head.span());
-        if self.generic(&word).is_some() {
-            return self.generic_offset(head, &tts[1..]);
+        let base = DimPath::split(&word).name.to_string();
+        self.take_runtime(&base, head.span());
+        match self.generic(&base).map(|g| self.generics[g].runtime) {
+            // A run-time type: compiled here at the probe (its errors are compile errors),
+            // carried as the offset compiler's text to the bound sizes.
+            Some(true) => {
+                let (ie, off, atoms) = self.offset_parts(head, &tts[1..], span)?;
+                Ok(Form::RuntimeOffset {
+                    ty: base,
+                    index: RuntimeIndex {
+                        text: ie.to_string(),
+                        vars: off.vars.names().map(str::to_string).collect(),
+                    },
+                    atoms,
+                })
+            }
+            Some(false) => self.generic_offset(head, &tts[1..]),
+            None => self.offset(head, &tts[1..], span),
         }
-        if let Some(g) = self.generic(base).filter(|&g| self.generics[g].runtime) {
-            return Err(syn::Error::new(
-                head.span(),
-                format!("{}: the offsets of its sub-dimensions (`${word}[...]$`) are not implemented yet; index the whole type (`${base}[i][j]$`)", self.generics[g].what()),
-            ));
-        }
-        self.offset(head, &tts[1..], span)
     }
 
     fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {
@@ -408,6 +434,23 @@ impl<'m> Forms<'m> {
     }
 
     fn offset(&mut self, head: &Ident, rest: &[TokenTree], span: Span) -> syn::Result<Form> {
+        let (_, off, atoms) = self.offset_parts(head, rest, span)?;
+        let head = head.to_string();
+        Ok(Form::Offset {
+            off,
+            atoms,
+            of: Indexed::of_type(self.module, crate::resolve::base_name(&head)),
+        })
+    }
+
+    /// `$T[...]$` compiled: the index expression, its offset, and what each of the
+    /// offset's variables stands for.
+    fn offset_parts(
+        &mut self,
+        head: &Ident,
+        rest: &[TokenTree],
+        span: Span,
+    ) -> syn::Result<CompiledOffset> {
         let mut indices = Vec::new();
         for tt in rest {
             match tt {
@@ -454,12 +497,7 @@ impl<'m> Forms<'m> {
                 .copied();
             syn::Error::new(at.unwrap_or(span), e.message)
         })?;
-        let head = head.to_string();
-        Ok(Form::Offset {
-            off,
-            atoms,
-            of: Indexed::of_type(self.module, crate::resolve::base_name(&head)),
-        })
+        Ok((ie, off, atoms))
     }
 
     fn core_index(
@@ -548,6 +586,10 @@ impl<'m> Forms<'m> {
     }
 }
 
+/// A `$T[...]$` compiled: the index expression, its offset, and what each of the
+/// offset's variables stands for.
+type CompiledOffset = (IndexExpr, parray_layout::Offset, Vec<(String, Atom)>);
+
 /// A compiled `$...$` form, before it is written for a target.
 pub enum Form {
     /// `$tid$`, `$tid_0_1$`: the path after `tid`.
@@ -564,8 +606,14 @@ pub enum Form {
     },
     /// `$T[i][j]$` of a type parameter `T`: its indices, one per top-level dimension.
     GenericOffset { ty: Ident, indices: Vec<syn::Expr> },
-    /// `$size(T)$` or `$dim(T_k)$` of a type parameter.
-    GenericSize { ty: String, dim: Option<usize> },
+    /// `$T[...]$` of a type with sizes given at run time (`ty`, the declared type).
+    RuntimeOffset {
+        ty: String,
+        index: RuntimeIndex,
+        atoms: Vec<(String, Atom)>,
+    },
+    /// `$size(T)$`, `$dim(T_k)$`, or (of a run-time type) the size of any dimension.
+    GenericSize { ty: String, path: Vec<usize> },
 }
 
 impl Form {
@@ -577,28 +625,45 @@ impl Form {
             Form::Size(n) => ExprKind::Size(n),
             Form::Cnt(c) => ExprKind::Cnt(c),
             Form::GenericOffset { ty, indices } => ExprKind::GenericOffset {
+                index: RuntimeIndex::top_level(&ty.to_string(), indices.len()),
                 ty: ty.to_string(),
                 args: indices.iter().map(&mut *index).collect(),
             },
-            Form::GenericSize { ty, dim } => ExprKind::GenericSize { ty, dim },
-            Form::Offset { off, atoms, of } => {
-                // One argument per variable of the offset, in the order of its `VarId`s.
-                let args = off
-                    .vars
-                    .names()
-                    .map(
-                        |name| match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
-                            Some(Atom::Tid(path)) => Expr::new(ExprKind::Tid(path.clone()), span),
-                            Some(Atom::Expr(e)) => index(e),
-                            None => unreachable!("every variable is an atom"),
-                        },
-                    )
-                    .collect();
-                ExprKind::Offset { off, args, of }
-            }
+            Form::RuntimeOffset {
+                ty,
+                index: form,
+                atoms,
+            } => ExprKind::GenericOffset {
+                args: args(form.vars.iter().map(String::as_str), &atoms, span, index),
+                ty,
+                index: form,
+            },
+            Form::GenericSize { ty, path } => ExprKind::GenericSize { ty, path },
+            Form::Offset { off, atoms, of } => ExprKind::Offset {
+                args: args(off.vars.names(), &atoms, span, index),
+                off,
+                of,
+            },
         };
         Expr::new(kind, span)
     }
+}
+
+/// One argument per variable of an offset, in the order of `vars`.
+fn args<'v>(
+    vars: impl Iterator<Item = &'v str>,
+    atoms: &[(String, Atom)],
+    span: Span,
+    index: &mut dyn FnMut(&syn::Expr) -> Expr,
+) -> Vec<Expr> {
+    vars.map(
+        |name| match atoms.iter().find(|(n, _)| n == name).map(|(_, a)| a) {
+            Some(Atom::Tid(path)) => Expr::new(ExprKind::Tid(path.clone()), span),
+            Some(Atom::Expr(e)) => index(e),
+            None => unreachable!("every variable is an atom"),
+        },
+    )
+    .collect()
 }
 
 /// What an offset's variable stands for.

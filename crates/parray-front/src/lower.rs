@@ -3,9 +3,10 @@
 //! are compiled by parray-layout (each once), and whatever falls outside the subset of
 //! SPEC.md ("Detour bodies") is an error at its token. All errors are reported together.
 
+use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, Expr, ExprKind, Function, Lit, Loc, Local, LocalId, Method,
-    NumberConst, Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
+    AtomicOp, BinOp, Body, Check, CopyEnd, CopySpec, Expr, ExprKind, Function, Lit, Loc, Local,
+    LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
@@ -567,67 +568,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return None;
             }
         };
-        let side = |this: &mut Self, ty: &proc_macro2::Ident| -> Option<CopySide> {
-            let module = this.forms.module;
+        for ty in [&src_ty, &dst_ty] {
             let name = ty.to_string();
-            if this
+            if self
                 .forms
                 .generics
                 .iter()
-                .any(|g| g.name == crate::resolve::base_name(&name))
+                .any(|g| !g.runtime && g.name == crate::resolve::base_name(&name))
             {
-                this.fail(ty.span(), format!("`#copy` of the type parameter `{name}` is not implemented yet: copy between declared types"));
+                self.fail(ty.span(), format!("`#copy` of the type parameter `{name}` is not implemented yet: copy between declared types"));
                 return None;
             }
-            if this.forms.is_runtime(&name) {
-                this.fail(ty.span(), format!("`{name}` has sizes given at run time; `#copy` of run-time types is not implemented yet: copy with a loop of `$...$` forms"));
-                return None;
-            }
-            let id = parray_layout::ast::Ident {
-                name: name.clone(),
-                span: parray_layout::TextSpan::default(),
-            };
-            let dim = match module.resolve(&id) {
-                Ok(d) => d,
-                Err(e) => {
-                    this.fail(ty.span(), e.message);
-                    return None;
-                }
-            };
-            let def = &module.types()[dim.ty];
-            let TypeClass::Data { elem, .. } = def.class else {
-                this.fail(
-                    ty.span(),
-                    format!("`{name}` is a thread array; `#copy` copies data types"),
-                );
-                return None;
-            };
-            let off = match parray_layout::offset_function(module, dim.node, "__parray_k") {
-                Ok(o) => o,
-                Err(e) => {
-                    this.fail(ty.span(), e.to_string());
-                    return None;
-                }
-            };
-            Some(CopySide {
-                size: module.size(dim.node),
-                elem,
-                off,
-                node: dim.node,
-                type_name: def.name.clone(),
-            })
-        };
-        let (Some(s), Some(d)) = (side(self, &src_ty), side(self, &dst_ty)) else {
-            return None;
-        };
-        let n = s.size;
-        if n != d.size {
-            self.fail(span, format!("`#copy` copies element k to element k: `{src_ty}` has {n} elements and `{dst_ty}` has {}", d.size));
-            return None;
-        }
-        if s.elem != d.elem {
-            self.fail(span, format!("`#copy` copies elements unchanged: `{src_ty}` holds {} and `{dst_ty}` holds {}", s.elem, d.elem));
-            return None;
         }
         let (src, dst) = (
             syn::parse2::<syn::Expr>(src)
@@ -637,116 +588,122 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .map_err(|e| self.errors.push(e))
                 .ok()?,
         );
-        // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
-        // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
-        // aligned.
-        let widths: Vec<u64> = [4u64, 2]
-            .into_iter()
-            .filter(|w| parray_compiler::ir::vector_of(s.elem, *w as u8).is_some())
-            .collect();
-        let width = match self.target {
-            Target::Cuda => parray_layout::common_vector(&s.off, &d.off, n, &widths),
-            Target::Pthd => None,
-        };
-        let module = self.forms.module;
-        let by = |side: &CopySide, w: u64| -> Option<parray_layout::Offset> {
-            parray_layout::offset_function_by(module, side.node, "__parray_k", w).ok()
-        };
-        let vector_offsets = width.and_then(|w| Some((w, by(&s, w)?, by(&d, w)?)));
-        let at = loc(span);
-        // `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`: an array the body created is
-        // indexed in place (it has no pointer of its own), a pointer the same way.
         let (src, dst) = (
             split_offsets(self.expr(&src)),
             split_offsets(self.expr(&dst)),
         );
+        let end = |ty: &Ident, (base, offsets): (Expr, Vec<Expr>)| CopyEnd {
+            ty: ty.to_string(),
+            base,
+            offsets,
+        };
+        let (src, dst) = (end(&src_ty, src), end(&dst_ty, dst));
         self.scoped(|this| {
             let k = this.declare("__parray_k", span, false, None, false);
-            let size = |v: u64| Expr::new(ExprKind::Size(v), span);
-            // Element (or vector) k of a side; a single move is of element 0, with no loop.
-            let at_k = |(base, offsets): &(Expr, Vec<Expr>),
-                        off: parray_layout::Offset,
-                        side: &CopySide,
-                        moves: u64| {
-                let (off, k) = match moves {
-                    1 => {
-                        let first = parray_layout::Offset {
-                            expr: parray_layout::expr::LinearForm::constant(off.expr.eval(&[0])),
-                            vars: off.vars,
-                        };
-                        (first, size(0))
-                    }
-                    _ => (off, Expr::new(ExprKind::Local(k), span)),
-                };
-                let mut index = Expr::new(
-                    ExprKind::Offset {
-                        off,
-                        args: vec![k],
-                        of: parray_compiler::ir::Indexed::of_type(module, &side.type_name),
-                    },
-                    span,
-                );
-                for o in offsets {
-                    index = Expr::new(
-                        ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
-                        span,
-                    );
-                }
-                (Box::new(base.clone()), Box::new(index))
+            let copy = CopySpec {
+                src,
+                dst,
+                k,
+                vectors: this.target == Target::Cuda,
+                span: span.into(),
+                loc: loc(span),
             };
-            // A loop of `iterations` moves; short ones (a thread's few elements) become
-            // straight-line code, and a single move is no loop at all.
-            let moves = |iterations: u64, assign: Expr| {
-                let assign = Stmt::Expr {
-                    expr: assign,
-                    loc: at,
-                };
-                match iterations {
-                    1 => assign,
-                    _ => Stmt::For {
-                        var: k,
-                        start: size(0),
-                        end: size(iterations),
-                        inclusive: false,
-                        unroll: (iterations <= 64).then_some(None),
-                        body: vec![assign],
-                        loc: at,
-                    },
+            // Made here for literal types; for types of sizes given at run time, made
+            // here at the probe (so that its errors are compile errors) and again at the
+            // bound sizes by the kernel's specialisation.
+            let module = this.forms.module;
+            let made = match parray_compiler::copy::lower(&copy, module, module) {
+                Ok(made) => made,
+                Err(e) => {
+                    let at = match e.part {
+                        CopyPart::Src => src_ty.span(),
+                        CopyPart::Dst => dst_ty.span(),
+                        CopyPart::Whole => span,
+                    };
+                    this.fail(at, e.message);
+                    return None;
                 }
             };
-            let element = |(base, index): (Box<Expr>, Box<Expr>)| {
-                Box::new(Expr::new(
-                    ExprKind::Index(base, index, Check::Checked(None)),
-                    span,
-                ))
-            };
-            let value = element(at_k(&src, s.off.clone(), &s, n));
-            let place = element(at_k(&dst, d.off.clone(), &d, n));
-            let scalar = moves(n, Expr::new(ExprKind::Assign(None, place, value), span));
-            let Some((w, s_by, d_by)) = vector_offsets else {
-                return Some(scalar);
-            };
-            let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
-                Box::new(Expr::new(
-                    ExprKind::Vector {
-                        base,
-                        at,
-                        lanes: w as u8,
-                        check: Check::Checked(None),
-                        method: span.into(),
-                    },
-                    span,
-                ))
-            };
-            let value = vector(at_k(&src, s_by, &s, n / w));
-            let place = vector(at_k(&dst, d_by, &d, n / w));
-            let vectors = moves(n / w, Expr::new(ExprKind::Assign(None, place, value), span));
-            Some(Stmt::Vectorised {
-                vector: vec![vectors],
-                scalar: vec![scalar],
-                loc: at,
+            if !this.forms.is_runtime(&copy.src.ty) && !this.forms.is_runtime(&copy.dst.ty) {
+                return Some(made);
+            }
+            let scalar = this.generic_copy(&copy, [&src_ty, &dst_ty]);
+            Some(Stmt::GenericCopy {
+                copy: Box::new(copy),
+                scalar,
+                loc: loc(span),
             })
         })
+    }
+
+    /// The element loop of a `#copy` whose types are resolved when the program runs
+    /// ([`Stmt::GenericCopy`]): `D(b)[k] = S(a)[k]` for `k` below the source's size, each
+    /// side's element `k` a generic form. Both types are bound when the kernel is
+    /// specialised.
+    fn generic_copy(&mut self, copy: &CopySpec, types: [&Ident; 2]) -> Vec<Stmt> {
+        let span = copy.span;
+        for ty in types {
+            let name = ty.to_string();
+            let base = crate::resolve::base_name(&name);
+            match self.forms.is_runtime(base) {
+                true => self.forms.take_runtime(base, ty.span()),
+                false => self.forms.bind_literal(base, ty.span()),
+            }
+        }
+        let k = || Expr::new(ExprKind::Local(copy.k), span);
+        let element = |end: &CopyEnd| {
+            let index = RuntimeIndex {
+                text: format!("{}[__parray_k]", end.ty),
+                vars: vec!["__parray_k".to_string()],
+            };
+            let ty = crate::resolve::base_name(&end.ty).to_string();
+            let mut at = Expr::new(
+                ExprKind::GenericOffset {
+                    ty,
+                    index,
+                    args: vec![k()],
+                },
+                span,
+            );
+            for o in &end.offsets {
+                at = Expr::new(
+                    ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(at)),
+                    span,
+                );
+            }
+            Box::new(Expr::new(
+                ExprKind::Index(
+                    Box::new(end.base.clone()),
+                    Box::new(at),
+                    Check::Checked(None),
+                ),
+                span,
+            ))
+        };
+        let src = parray_layout::DimPath::split(&copy.src.ty);
+        let n = Expr::new(
+            ExprKind::GenericSize {
+                ty: src.name.to_string(),
+                path: src.children,
+            },
+            span,
+        );
+        let assign = Expr::new(
+            ExprKind::Assign(None, element(&copy.dst), element(&copy.src)),
+            span,
+        );
+        vec![Stmt::For {
+            var: copy.k,
+            start: Expr::new(ExprKind::Size(0), span),
+            end: n,
+            inclusive: false,
+            unroll: None,
+            body: vec![Stmt::Expr {
+                expr: assign,
+                loc: copy.loc,
+            }],
+            loc: copy.loc,
+        }]
     }
 
     /// `println!("a {} b {}", x, y)`: plain `{}` placeholders, one meaning everywhere.
@@ -1419,16 +1376,6 @@ fn binop(op: &syn::BinOp) -> (Option<BinOp>, bool) {
         _ => return (None, false),
     };
     (Some(op), assign)
-}
-
-/// One side of a `#copy`: its type's size, element, flat offset function, dimension, the
-/// declared type it belongs to and that type's extent.
-struct CopySide {
-    size: u64,
-    elem: ElemType,
-    off: parray_layout::Offset,
-    node: parray_layout::NodeId,
-    type_name: String,
 }
 
 /// `x + e1 + e2` as `x` and the offsets `[e1, e2]`.

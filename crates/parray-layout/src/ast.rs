@@ -175,6 +175,29 @@ impl Index {
     }
 }
 
+/// The expression as [`crate::parse_index_expr`] reads it (`A[[2][i]][k]`): how a form is
+/// carried to the place where its type's sizes are known.
+impl std::fmt::Display for IndexExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.target.name)?;
+        self.indices.iter().try_for_each(|i| write!(f, "{i}"))
+    }
+}
+
+impl std::fmt::Display for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Index::Value(IndexValue::Const(c), _) => write!(f, "[{c}]"),
+            Index::Value(IndexValue::Var(v), _) => write!(f, "[{v}]"),
+            Index::Nested(list, _) => {
+                f.write_str("[")?;
+                list.iter().try_for_each(|i| write!(f, "{i}"))?;
+                f.write_str("]")
+            }
+        }
+    }
+}
+
 /// A flat index value: a constant or a symbolic variable (`i`, `tid_0`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum IndexValue {
@@ -234,6 +257,37 @@ impl SizeExpr {
                 a.names_used(out);
                 b.names_used(out);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    /// An index as the parser reads one: a constant, a variable, or a nested list.
+    fn index() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            (0u64..1000).prop_map(|c| format!("[{c}]")),
+            "[a-z][a-z0-9_]{0,4}".prop_map(|v| format!("[{v}]")),
+        ];
+        leaf.prop_recursive(3, 12, 3, |inner| {
+            prop::collection::vec(inner, 1..4).prop_map(|l| format!("[{}]", l.concat()))
+        })
+    }
+
+    proptest! {
+        /// What `Display` writes, the parser reads back as the same expression.
+        #[test]
+        fn an_index_expression_reads_back_as_written(
+            name in "[A-Z][A-Z0-9]{0,3}(_[0-9]){0,2}",
+            indices in prop::collection::vec(index(), 1..4),
+        ) {
+            let text = format!("{name}{}", indices.concat());
+            let ie = crate::parse_index_expr(&text).unwrap();
+            prop_assert_eq!(ie.to_string(), text.clone());
+            let again = crate::parse_index_expr(&ie.to_string()).unwrap();
+            prop_assert_eq!(again.to_string(), text);
         }
     }
 }

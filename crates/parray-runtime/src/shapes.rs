@@ -188,3 +188,59 @@ impl RuntimeOffset {
         }
     }
 }
+
+/// A `$...$` offset form of a run-time type in a body that the CPU runs (pthd, the
+/// emulation): the text the front end compiled at its probe (`parray_compiler::ir::RuntimeIndex`),
+/// compiled again at the bound sizes, once per site, as a kernel's specialisation compiles
+/// it; then evaluated. Its accesses are checked where they are made.
+pub struct RuntimeForm {
+    text: &'static str,
+    program: std::result::Result<Program, parray_layout::Error>,
+}
+
+impl RuntimeForm {
+    /// The form `text` of `module`, its variables `vars` in the order of its arguments.
+    pub fn new(module: &Module, text: &'static str, vars: &[&str]) -> Self {
+        let program = parray_layout::parse_index_expr(text).and_then(|ie| {
+            let mut known = parray_layout::Vars::new();
+            for v in vars {
+                known.bind(v, u64::MAX);
+            }
+            parray_layout::compile_with(module, &ie, known).map(|off| Program::new(&off.expr))
+        });
+        RuntimeForm { text, program }
+    }
+
+    /// The offset at the argument values `args`. A form that does not fit its type at
+    /// the bound sizes is a panic naming it (a cuda detour's launch, which makes the
+    /// kernel first, returns that error before any thread runs).
+    #[track_caller]
+    pub fn at(&self, args: &[usize]) -> usize {
+        let program = self
+            .program
+            .as_ref()
+            .unwrap_or_else(|e| panic!("`${}$` at the bound sizes: {e}", self.text));
+        let mut vars = [0u64; 8];
+        match args.len() <= vars.len() {
+            true => {
+                for (v, &a) in vars.iter_mut().zip(args) {
+                    *v = a as u64;
+                }
+                program.value(&vars[..args.len()]) as usize
+            }
+            false => {
+                let vars: Vec<u64> = args.iter().map(|&a| a as u64).collect();
+                program.value(&vars) as usize
+            }
+        }
+    }
+}
+
+/// The size of the dimension `dim` (`AL_1_0`) of `module`, a run-time type's.
+#[track_caller]
+pub fn dim_size(module: &Module, dim: &str) -> usize {
+    match module.lookup(dim) {
+        Ok(d) => module.size(d.node) as usize,
+        Err(e) => panic!("`{dim}` at the bound sizes: {e:?}"),
+    }
+}

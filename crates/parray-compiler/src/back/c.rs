@@ -749,6 +749,9 @@ impl<'b> Writer<'b> {
             }
             // Decided by `bounds::prove`; without its decision, the element loop.
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
+            Stmt::GenericCopy { .. } => {
+                unreachable!("a copy of run-time types reached the C writer unmade")
+            }
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
             Stmt::Break { loc } => self.line(*loc, "break;"),
             Stmt::Continue { loc } => self.line(*loc, "continue;"),
@@ -883,8 +886,8 @@ impl<'b> Writer<'b> {
                 });
                 (text, offset_strength(off))
             }
-            // A body with them is written once its types are known, by
-            // `kernels::specialised_kernel`, which resolves them first.
+            // A body with them (or with a `Stmt::GenericCopy`) is written once its types
+            // are known, by `kernels::specialised_kernel`, which resolves them first.
             ExprKind::GenericOffset { .. } | ExprKind::GenericSize { .. } => {
                 unreachable!("a type parameter's form reached the C writer unresolved")
             }

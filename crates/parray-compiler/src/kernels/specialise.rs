@@ -7,13 +7,14 @@
 //! allow, and a body of literal types and the same body specialised at those sizes have
 //! the same kernel.
 
+use parray_layout::expr::Vars;
 use parray_layout::{
-    thread_index, CudaGrid, Error, ErrorKind, Module, TextSpan, ThreadKind, TypeClass,
+    thread_index, CudaGrid, DimPath, Error, ErrorKind, Module, TextSpan, ThreadKind, TypeClass,
 };
 
 use super::build::{refused, typed_and_proved};
 use crate::back::c::{self as emit_c, Dialect};
-use crate::ir::{Body, Expr, ExprKind, Indexed, PartMut, Stmt};
+use crate::ir::{Body, CopySpec, Expr, ExprKind, Indexed, PartMut, Stmt};
 
 /// What a form's type name stands for: the declared type `name` of `module`, for the
 /// forms of `alias` (a type parameter, or the run-time type itself).
@@ -51,10 +52,26 @@ pub fn specialised_kernel(
 ) -> parray_layout::Result<Specialised> {
     let shape = thread_indices(&mut body, grid, kernel)?;
     let types: Vec<&TypeBinding> = types.iter().chain([grid]).collect();
+    // A thread index's largest value, as the front end bounds it in a literal form.
+    let tid_max = |path: &str| {
+        let dim = match path.is_empty() {
+            true => grid.name.to_string(),
+            false => format!("{}_{path}", grid.name),
+        };
+        let node = grid.module.lookup(&dim).ok()?.node;
+        Some(grid.module.size(node) - 1)
+    };
     let mut failed = None;
+    copies_mut(&mut body.stmts, &mut |copy| {
+        let made = lower_copy(copy, &types);
+        if let (Err(err), None) = (&made, &failed) {
+            failed = Some(err.clone());
+        }
+        made.ok()
+    });
     let mut resolve = |e: &mut Expr| {
         if failed.is_none() {
-            if let Err(err) = resolve_form(e, &types) {
+            if let Err(err) = resolve_form(e, &types, &tid_max) {
                 failed = Some(err);
             }
         }
@@ -108,23 +125,53 @@ fn thread_indices(
     CudaGrid::of(g.module, root).map_err(|e| refused(kernel, e))
 }
 
-/// `e` with its form of one of `types`, if it is one, resolved.
-fn resolve_form(e: &mut Expr, types: &[&TypeBinding]) -> parray_layout::Result<()> {
-    let binding = |ty: &str| {
-        types.iter().find(|t| t.alias == ty).ok_or_else(|| {
+/// The binding of the form type `ty` among `types`.
+fn binding<'t, 'm>(
+    types: &[&'t TypeBinding<'m>],
+    ty: &str,
+) -> parray_layout::Result<&'t TypeBinding<'m>> {
+    types
+        .iter()
+        .copied()
+        .find(|t| t.alias == ty)
+        .ok_or_else(|| {
             Error::new(
                 ErrorKind::Unknown,
                 TextSpan::default(),
                 format!("no type is given for `{ty}`"),
             )
         })
-    };
+}
+
+/// `written` (`T`, `T_1_0`, `T[i][j]`), a name or form of the type `t.alias`, for the
+/// declared type it stands for.
+fn declared(t: &TypeBinding, written: &str) -> String {
+    format!("{}{}", t.name, &written[t.alias.len()..])
+}
+
+/// `e` with its form of one of `types`, if it is one, resolved: the offset compiler's
+/// form for the declared type, as the front end makes it for a literal type.
+fn resolve_form(
+    e: &mut Expr,
+    types: &[&TypeBinding],
+    tid_max: &dyn Fn(&str) -> Option<u64>,
+) -> parray_layout::Result<()> {
     match &mut e.kind {
-        ExprKind::GenericOffset { ty, args } => {
-            let t = binding(ty)?;
-            let vars: Vec<String> = (0..args.len()).map(|d| format!("i{d}")).collect();
-            let names: Vec<&str> = vars.iter().map(String::as_str).collect();
-            let off = parray_layout::index_function(t.module, t.name, &names)?;
+        ExprKind::GenericOffset { ty, index, args } => {
+            let t = binding(types, ty)?;
+            let mut ie = parray_layout::parse_index_expr(&index.text)?;
+            ie.target.name = declared(t, &ie.target.name);
+            // The variables in the order of the arguments, thread indices with their
+            // ranges (the front end's order, so the same offset comes out).
+            let mut vars = Vars::new();
+            for (name, arg) in index.vars.iter().zip(args.iter()) {
+                let max = match &arg.kind {
+                    ExprKind::Tid(path) => tid_max(path).unwrap_or(u64::MAX),
+                    _ => u64::MAX,
+                };
+                vars.bind(name, max);
+            }
+            let off = parray_layout::compile_with(t.module, &ie, vars)?;
             // Read through its pointer, as a type parameter's array is: constant memory
             // is for the types a body names.
             let of = Indexed {
@@ -135,27 +182,69 @@ fn resolve_form(e: &mut Expr, types: &[&TypeBinding]) -> parray_layout::Result<(
             let args = std::mem::take(args);
             e.kind = ExprKind::Offset { off, args, of };
         }
-        ExprKind::GenericSize { ty, dim } => {
-            let t = binding(ty)?;
+        ExprKind::GenericSize { ty, path } => {
+            let t = binding(types, ty)?;
             let def = t.module.type_def(t.name).ok_or_else(|| {
                 refused("generic", format!("`{}` is not a declared type", t.name))
             })?;
             // A type of one dimension is its own dimension 0.
-            let kids = &t.module.node(def.root).children;
-            let node = match (dim, kids.is_empty()) {
-                (None, _) | (Some(0), true) => def.root,
-                (Some(k), _) => *kids.get(*k).ok_or_else(|| {
-                    refused(
-                        "generic",
-                        format!("`{}` has no top-level dimension {k}", t.name),
-                    )
-                })?,
+            let leaf = t.module.node(def.root).children.is_empty();
+            let node = match path.as_slice() {
+                [] | [0] if leaf => def.root,
+                _ => {
+                    let dim = path
+                        .iter()
+                        .fold(t.name.to_string(), |d, k| format!("{d}_{k}"));
+                    t.module
+                        .lookup(&dim)
+                        .map_err(|_| {
+                            refused("generic", format!("`{}` has no dimension `{dim}`", t.name))
+                        })?
+                        .node
+                }
             };
             e.kind = ExprKind::Size(t.module.size(node));
         }
         _ => {}
     }
     Ok(())
+}
+
+/// The copy `copy` makes at the bound sizes of its types (`crate::copy::lower`).
+fn lower_copy(copy: &CopySpec, types: &[&TypeBinding]) -> parray_layout::Result<Stmt> {
+    let mut copy = copy.clone();
+    let module = |end: &mut crate::ir::CopyEnd| {
+        let t = binding(types, DimPath::split(&end.ty).name)?;
+        end.ty = declared(t, &end.ty);
+        Ok::<_, Error>(t.module)
+    };
+    let (src, dst) = (module(&mut copy.src)?, module(&mut copy.dst)?);
+    crate::copy::lower(&copy, src, dst).map_err(|e| {
+        let what = format!("`#copy {}(..) to {}(..)`", copy.src.ty, copy.dst.ty);
+        Error::new(
+            ErrorKind::Size,
+            TextSpan::default(),
+            format!("{what}: {}", e.message),
+        )
+    })
+}
+
+/// Replaces each [`Stmt::GenericCopy`] of `stmts`, at any depth, by what `made` gives for
+/// it (left as it is where that is `None`).
+fn copies_mut(stmts: &mut [Stmt], made: &mut dyn FnMut(&CopySpec) -> Option<Stmt>) {
+    for s in stmts {
+        if let Stmt::GenericCopy { copy, .. } = s {
+            if let Some(m) = made(copy) {
+                *s = m;
+            }
+            continue;
+        }
+        s.for_each_part_mut(&mut |part| {
+            if let PartMut::Body(b) = part {
+                copies_mut(b, made);
+            }
+        });
+    }
 }
 
 /// Applies `f` to every expression of `stmts`, innermost first.

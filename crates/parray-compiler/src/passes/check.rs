@@ -351,6 +351,8 @@ impl Checker {
                 self.stmts(vector, body);
                 self.stmts(scalar, body);
             }
+            // Its element loop holds every expression of the copy.
+            Stmt::GenericCopy { scalar, .. } => self.stmts(scalar, body),
             Stmt::Print { args, .. } => {
                 for a in args {
                     self.expr(a, body);

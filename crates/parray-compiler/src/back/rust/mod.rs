@@ -337,6 +337,8 @@ impl<'b> Writer<'b> {
             }
             // Decided by `bounds::prove`; without its decision, the element loop.
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
+            // Element by element, each side's offsets evaluated at the bound sizes.
+            Stmt::GenericCopy { scalar, .. } => self.stmts(scalar),
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
@@ -480,26 +482,47 @@ impl<'b> Writer<'b> {
                 }
                 quote_spanned!(span=> #out)
             }
-            ExprKind::GenericOffset { ty, args } => {
-                let ty = Ident::new(ty, span);
+            ExprKind::GenericOffset { ty, index, args } => {
                 let args = args.iter().map(|a| self.host_index(a));
-                self.generic_value(
-                    quote_spanned!(span=> <#ty as ::parray::DataType>::offset_of(&[#(#args),*])),
-                )
+                let ty_name = Ident::new(ty, span);
+                if index.is_top_level(ty) {
+                    return self.generic_value(quote_spanned!(span=>
+                        <#ty_name as ::parray::DataType>::offset_of(&[#(#args),*])
+                    ));
+                }
+                // Any other form names a declared type (never a parameter): compiled at
+                // the bound sizes once, by this site's own static.
+                let (text, vars) = (&index.text, &index.vars);
+                self.generic_value(quote_spanned!(span=> {
+                    static FORM: ::std::sync::OnceLock<::parray::__private::RuntimeForm> =
+                        ::std::sync::OnceLock::new();
+                    FORM.get_or_init(|| ::parray::__private::RuntimeForm::new(
+                        <#ty_name as ::parray::DataType>::module(), #text, &[#(#vars),*],
+                    ))
+                    .at(&[#(#args),*])
+                }))
             }
-            // The body's own thread array, its grid sized at run time, or a data type.
-            ExprKind::GenericSize { ty, dim } if *ty == self.body.array => {
-                let ty = Ident::new(ty, span);
-                self.generic_value(match dim {
-                    None => quote_spanned!(span=> <#ty as ::parray::ThreadArray>::threads()),
-                    Some(k) => quote_spanned!(span=> <#ty as ::parray::ThreadArray>::dim_size(#k)),
-                })
-            }
-            ExprKind::GenericSize { ty, dim } => {
-                let ty = Ident::new(ty, span);
-                self.generic_value(match dim {
-                    None => quote_spanned!(span=> <#ty as ::parray::DataType>::size()),
-                    Some(k) => quote_spanned!(span=> <#ty as ::parray::DataType>::dims()[#k]),
+            // The body's own thread array (its grid sized at run time), or a data type.
+            ExprKind::GenericSize { ty, path } => {
+                let trait_ = match *ty == self.body.array {
+                    true => quote!(::parray::ThreadArray),
+                    false => quote!(::parray::DataType),
+                };
+                let ty_name = Ident::new(ty, span);
+                let ty_ = quote_spanned!(span=> <#ty_name as #trait_>);
+                self.generic_value(match (path.as_slice(), *ty == self.body.array) {
+                    ([], true) => quote_spanned!(span=> #ty_::threads()),
+                    ([k], true) => quote_spanned!(span=> #ty_::dim_size(#k)),
+                    ([], false) => quote_spanned!(span=> #ty_::size()),
+                    ([k], false) => quote_spanned!(span=> #ty_::dims()[#k]),
+                    // A dimension below the top (of a declared type): found once.
+                    _ => {
+                        let dim = path.iter().fold(ty.clone(), |d, k| format!("{d}_{k}"));
+                        quote_spanned!(span=> {
+                            static SIZE: ::std::sync::OnceLock<usize> = ::std::sync::OnceLock::new();
+                            *SIZE.get_or_init(|| ::parray::__private::dim_size(#ty_::module(), #dim))
+                        })
+                    }
                 })
             }
             ExprKind::Unary(op, x) => {

@@ -1,0 +1,185 @@
+//! `#copy S(a) to D(b)` in a body: element `k` of `a`, an array or pointer of type `S`, goes
+//! to element `k` of `b`, of type `D`. The one lowering of it, used by the front end for
+//! literal types and by a kernel's specialisation for types whose sizes come at run time,
+//! so that both make the same statement.
+
+use parray_layout::{ElemType, Module, NodeId, Offset, TypeClass};
+
+use crate::ir::{vector_of, BinOp, Check, CopyEnd, CopySpec, Expr, ExprKind, Indexed, Stmt};
+
+/// Which part of a `#copy` an error is about, for the front end's span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyPart {
+    Src,
+    Dst,
+    Whole,
+}
+
+/// Why a `#copy` cannot be made, and about which part.
+#[derive(Debug, Clone)]
+pub struct CopyError {
+    pub part: CopyPart,
+    pub message: String,
+}
+
+/// One side as the copy sees it: the type or dimension named, in its module.
+struct Side<'m> {
+    module: &'m Module,
+    size: u64,
+    elem: ElemType,
+    off: Offset,
+    node: NodeId,
+    /// The declared type the dimension belongs to.
+    type_name: String,
+}
+
+fn side<'m>(module: &'m Module, name: &str, part: CopyPart) -> Result<Side<'m>, CopyError> {
+    let fail = |message: String| CopyError { part, message };
+    let id = parray_layout::ast::Ident {
+        name: name.to_string(),
+        span: parray_layout::TextSpan::default(),
+    };
+    let dim = module.resolve(&id).map_err(|e| fail(e.message))?;
+    let def = &module.types()[dim.ty];
+    let TypeClass::Data { elem, .. } = def.class else {
+        return Err(fail(format!(
+            "`{name}` is a thread array; `#copy` copies data types"
+        )));
+    };
+    let off = parray_layout::offset_function(module, dim.node, "__parray_k")
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(Side {
+        module,
+        size: module.size(dim.node),
+        elem,
+        off,
+        node: dim.node,
+        type_name: def.name.clone(),
+    })
+}
+
+/// The statement of `copy`, its source's type resolved in `src` and its destination's in
+/// `dst`: a loop of element moves (straight-line for a thread's few elements, none for
+/// one), and for a cuda body, where both layouts move in aligned runs of 4 (or 2)
+/// elements, a [`Stmt::Vectorised`] whose vector loop the prover keeps where both sides
+/// are aligned.
+pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyError> {
+    let s = side(src, &copy.src.ty, CopyPart::Src)?;
+    let d = side(dst, &copy.dst.ty, CopyPart::Dst)?;
+    let whole = |message: String| CopyError {
+        part: CopyPart::Whole,
+        message,
+    };
+    let n = s.size;
+    if n != d.size {
+        return Err(whole(format!(
+            "`#copy` copies element k to element k: `{}` has {n} elements and `{}` has {}",
+            copy.src.ty, copy.dst.ty, d.size
+        )));
+    }
+    if s.elem != d.elem {
+        return Err(whole(format!(
+            "`#copy` copies elements unchanged: `{}` holds {} and `{}` holds {}",
+            copy.src.ty, s.elem, copy.dst.ty, d.elem
+        )));
+    }
+    // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
+    // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
+    // aligned.
+    let widths: Vec<u64> = [4u64, 2]
+        .into_iter()
+        .filter(|w| vector_of(s.elem, *w as u8).is_some())
+        .collect();
+    let width = match copy.vectors {
+        true => parray_layout::common_vector(&s.off, &d.off, n, &widths),
+        false => None,
+    };
+    let by = |side: &Side, w: u64| {
+        parray_layout::offset_function_by(side.module, side.node, "__parray_k", w).ok()
+    };
+    let vector_offsets = width.and_then(|w| Some((w, by(&s, w)?, by(&d, w)?)));
+    let span = copy.span;
+    let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+    // Element (or vector) k of a side; a single move is of element 0, with no loop. An
+    // array the body created is indexed in place (it has no pointer of its own), a
+    // pointer the same way: `x + e1 + e2` at element k is `x[e1 + e2 + off(k)]`.
+    let at_k = |end: &CopyEnd, off: Offset, side: &Side, moves: u64| {
+        let (off, k) = match moves {
+            1 => {
+                let first = Offset {
+                    expr: parray_layout::expr::LinearForm::constant(off.expr.eval(&[0])),
+                    vars: off.vars,
+                };
+                (first, size(0))
+            }
+            _ => (off, Expr::new(ExprKind::Local(copy.k), span)),
+        };
+        let mut index = Expr::new(
+            ExprKind::Offset {
+                off,
+                args: vec![k],
+                of: Indexed::of_type(side.module, &side.type_name),
+            },
+            span,
+        );
+        for o in &end.offsets {
+            index = Expr::new(
+                ExprKind::Binary(BinOp::Add, Box::new(o.clone()), Box::new(index)),
+                span,
+            );
+        }
+        (Box::new(end.base.clone()), Box::new(index))
+    };
+    // A loop of `iterations` moves; short ones (a thread's few elements) become
+    // straight-line code, and a single move is no loop at all.
+    let moves = |iterations: u64, assign: Expr| {
+        let assign = Stmt::Expr {
+            expr: assign,
+            loc: copy.loc,
+        };
+        match iterations {
+            1 => assign,
+            _ => Stmt::For {
+                var: copy.k,
+                start: size(0),
+                end: size(iterations),
+                inclusive: false,
+                unroll: (iterations <= 64).then_some(None),
+                body: vec![assign],
+                loc: copy.loc,
+            },
+        }
+    };
+    let element = |(base, index): (Box<Expr>, Box<Expr>)| {
+        Box::new(Expr::new(
+            ExprKind::Index(base, index, Check::Checked(None)),
+            span,
+        ))
+    };
+    let value = element(at_k(&copy.src, s.off.clone(), &s, n));
+    let place = element(at_k(&copy.dst, d.off.clone(), &d, n));
+    let scalar = moves(n, Expr::new(ExprKind::Assign(None, place, value), span));
+    let Some((w, s_by, d_by)) = vector_offsets else {
+        return Ok(scalar);
+    };
+    let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+        Box::new(Expr::new(
+            ExprKind::Vector {
+                base,
+                at,
+                lanes: w as u8,
+                check: Check::Checked(None),
+                method: span,
+            },
+            span,
+        ))
+    };
+    let value = vector(at_k(&copy.src, s_by, &s, n / w));
+    let place = vector(at_k(&copy.dst, d_by, &d, n / w));
+    let vectors = moves(n / w, Expr::new(ExprKind::Assign(None, place, value), span));
+    Ok(Stmt::Vectorised {
+        vector: vec![vectors],
+        scalar: vec![scalar],
+        loc: copy.loc,
+    })
+}
