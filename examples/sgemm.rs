@@ -203,6 +203,43 @@ macro_rules! rectangular {
     };
 }
 
+/// The tuned subprogram on row-major M x K and K x N matrices whose sizes are given when
+/// the program runs (`--m M --n N --k K`): its kernel is made at the first launch, for
+/// these sizes.
+mod any_shape {
+    use super::*;
+
+    parray! {
+        const SM;
+        const SN;
+        const SK;
+        pub paged float [SM][SK] HA;
+        pub paged float [SK][SN] HB;
+        pub paged float [SM][SN] HC;
+        pub dmem float [#HA_0][#HA_1] DA;
+        pub dmem float [#HB_0][#HB_1] DB;
+        pub dmem float [#HC_0][#HC_1] DC;
+    }
+
+    pub fn run(
+        (m, n, k): (usize, usize, usize),
+        repeats: usize,
+        rows: &mut Vec<Row>,
+    ) -> parray::Result<()> {
+        SM.bind(m)?;
+        SN.bind(n)?;
+        SK.bind(k)?;
+        let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
+        rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
+            "tuned",
+            "row-major",
+            repeats,
+            |a, b, c| sgemm!(<DA, DB, DC>(a, b, c)),
+        )?);
+        Ok(())
+    }
+}
+
 square!(n256, 256);
 square!(n1024, 1024);
 square!(n4096, 4096);
@@ -215,6 +252,10 @@ fn rows() -> parray::Result<Vec<Row>> {
     let repeats = gemm::repeats()?;
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let mut rows = Vec::new();
+    if let Some(shape) = gemm::shape() {
+        any_shape::run(shape, repeats, &mut rows)?;
+        return Ok(rows);
+    }
     for n in gemm::sizes(&[4096, 8192], &[256])? {
         match n {
             256 => n256::run(repeats, &mut rows)?,

@@ -10,6 +10,17 @@ fn run_example(name: &str, args: &[&str]) -> String {
 
 /// The example's stdout and stderr, run with the environment variables `env` too.
 fn run_example_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> (String, String) {
+    let (ok, stdout, stderr) = run_example_env(name, args, env);
+    assert!(ok, "example {name} failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Whether the example succeeded, and its stdout and stderr.
+fn run_example_status(name: &str, args: &[&str]) -> (bool, String, String) {
+    run_example_env(name, args, &[])
+}
+
+fn run_example_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO"))
         .args(["run", "--release", "--quiet", "--example", name, "--"])
         .args(args)
@@ -23,12 +34,7 @@ fn run_example_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> (String,
         .expect("cargo runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "example {name} failed: {}\n{stdout}\n{stderr}",
-        out.status,
-    );
-    (stdout, stderr)
+    (out.status.success(), stdout, stderr)
 }
 
 fn checked(name: &str) -> String {
@@ -160,6 +166,27 @@ fn tuned_sgemm_on_layouts_and_shapes() {
     insta::assert_snapshot!(
         "sgemm_kernel_n4096_hip",
         run_example("sgemm", &["--source", "hip"])
+    );
+}
+
+/// The tuned SGEMM on sizes given on the command line (its types' sizes bound when it
+/// runs, its kernel made at the first launch), checked; sizes its tiles do not divide are
+/// an error naming the declaration, the sizes and the constraint, before anything runs.
+#[test]
+fn tuned_sgemm_takes_its_shape_from_the_command_line() {
+    let out = run_example("sgemm", &["--m", "384", "--n", "256", "--k", "48"]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("tuned") && l.contains("384x256x48") && l.contains(" ok (")),
+        "{out}"
+    );
+    let (ok, _, stderr) = run_example_status("sgemm", &["--m", "1000", "--n", "999", "--k", "777"]);
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("AL cannot take")
+            && stderr.contains("SM = 1000")
+            && stderr.contains("1000 / 128 leaves remainder 104"),
+        "{stderr}"
     );
 }
 

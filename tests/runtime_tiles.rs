@@ -122,3 +122,64 @@ fn a_tiled_kernel_over_bound_sizes_is_the_kernel_of_literal_sizes() -> parray::R
     insta::assert_snapshot!(at_runtime);
     Ok(())
 }
+
+parray! {
+    // A block per tile: a grid of two dimensions sized at run time.
+    cuda(float* a, float* b) [[S/32][S/32]][[32][8]] TILES;
+}
+
+/// `b = aᵀ` again, a block per tile: the grid's two dimensions are sized at run time and
+/// its thread indices are the hardware's at every size that fits (`blockIdx.y`,
+/// `blockIdx.x`).
+#[test]
+fn a_grid_of_two_dimensions_sized_at_run_time() -> parray::Result<()> {
+    bound();
+    let mut host = HSQ::create()?;
+    for i in 0..SIDE {
+        for j in 0..SIDE {
+            host.set([i, j], (i * 1000 + j) as f32);
+        }
+    }
+    let (mut a, mut b) = (SQ::create()?, SQ::create()?);
+    parray::copy::copy(&host, &mut a)?;
+    detour!(TILES(&a, &mut b) {
+        let ts = TS::create();
+        let r = R4::create();
+        #copy RUN(a + $ST[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][[$tid_1_1$][0]]]$) to R4(r);
+        #copy R4(r) to TRUN(ts + $TSW[$tid_1_0$][[$tid_1_1$][0]]$);
+        #sync;
+        for x in 0..4 {
+            r[x] = ts[$TS[$tid_1_1$ * 4 + x][$tid_1_0$]$];
+        }
+        #copy R4(r) to RUN(b + $ST[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][[$tid_1_1$][0]]]$);
+    })?;
+    parray::copy::copy(&b, &mut host)?;
+    for i in 0..SIDE {
+        for j in 0..SIDE {
+            assert_eq!(host.at([i, j]), (j * 1000 + i) as f32, "element ({i}, {j})");
+        }
+    }
+    Ok(())
+}
+
+/// A thread index whose expression holds a grid size given at run time (the flat block
+/// index of a grid of two dimensions, `blockIdx.y * 3 + blockIdx.x` at S = 96): the
+/// kernel's, computed at the bound sizes, is the one the emulation evaluates too.
+#[test]
+fn a_thread_index_over_a_grid_size_given_at_run_time() -> parray::Result<()> {
+    bound();
+    let (a, mut b) = (SQ::create()?, SQ::create()?);
+    detour!(TILES(&a, &mut b) {
+        if $tid_1$ == 0 {
+            b[$tid_0$] = ($tid_0_0$ * 100 + $tid_0_1$) as f32;
+        }
+    })?;
+    let mut host = HSQ::create()?;
+    parray::copy::copy(&b, &mut host)?;
+    let tiles = SIDE / 32;
+    for k in 0..tiles * tiles {
+        let want = (k / tiles * 100 + k % tiles) as f32;
+        assert_eq!(host.at([0, k]), want, "block {k}");
+    }
+    Ok(())
+}

@@ -278,6 +278,30 @@ pub fn sizes(gpu: &[usize], emulated: &[usize]) -> parray::Result<Vec<usize>> {
     })
 }
 
+/// `--m M --n N --k K` from the command line, when `--m` or `--k` is given (a missing
+/// size is the one before it: `--m 1000` alone is 1000 cubed); `None` otherwise.
+#[allow(dead_code)] // the examples of one shape do not ask
+pub fn shape() -> Option<(usize, usize, usize)> {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        let at = args.iter().position(|a| a == flag)?;
+        match args.get(at + 1).and_then(|v| v.parse().ok()) {
+            Some(v) => Some(v),
+            None => {
+                eprintln!("{flag} takes a size: {flag} 1000");
+                std::process::exit(2);
+            }
+        }
+    };
+    let (m, n, k) = (value("--m"), value("--n"), value("--k"));
+    if m.is_none() && k.is_none() {
+        return None;
+    }
+    let m = m.or(n).or(k)?;
+    let n = n.unwrap_or(m);
+    Some((m, n, k.unwrap_or(n)))
+}
+
 /// Timed repeats: 10 on a GPU, 1 under the emulation.
 pub fn repeats() -> parray::Result<usize> {
     Ok(if parray::gpu::backend()? == parray::gpu::Backend::Cuda {

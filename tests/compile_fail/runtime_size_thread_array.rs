@@ -1,5 +1,5 @@
-// A cuda array's grid may be sized at run time, its block not: the error says what may be
-// given at run time, as one dimension. A pthd array's threads are a number.
+// A cuda array's grid may be sized at run time (within CUDA's limits), its block not: the
+// error says what may be given at run time. A pthd array's threads are a number.
 use parray::prelude::*;
 
 parray! {

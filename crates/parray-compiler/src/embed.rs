@@ -613,6 +613,7 @@ impl Rebuild for Body {
             functions,
             locals,
             tids,
+            tids_at_launch,
             stmts,
             launch_bounds,
             constants,
@@ -629,7 +630,8 @@ impl Rebuild for Body {
             r(tids),
             r(stmts),
         );
-        let (launch_bounds, constants) = (r(launch_bounds), r(constants));
+        let (tids_at_launch, launch_bounds, constants) =
+            (r(tids_at_launch), r(launch_bounds), r(constants));
         quote!(#ir::Body {
             target: #target,
             array: #array,
@@ -639,6 +641,7 @@ impl Rebuild for Body {
             functions: #functions,
             locals: #locals,
             tids: #tids,
+            tids_at_launch: #tids_at_launch,
             stmts: #stmts,
             launch_bounds: #launch_bounds,
             constants: #constants,

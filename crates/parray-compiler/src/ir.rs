@@ -225,6 +225,10 @@ pub struct Body {
     /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
     /// expressions of the hardware indices, in first-use order.
     pub tids: Vec<(String, ThreadIndex)>,
+    /// The thread indices are the launch's (a grid sized at run time: its kernel maps
+    /// them to the hardware's at the bound sizes), which the CPU emulation evaluates as
+    /// given, not `tids` as compiled at the probe.
+    pub tids_at_launch: bool,
     pub stmts: Vec<Stmt>,
     /// CUDA's `__launch_bounds__`: the threads of a block and the blocks a multiprocessor
     /// must hold at once (`#![min_blocks_per_sm(N)]`), which caps the registers a thread

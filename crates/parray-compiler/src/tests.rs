@@ -50,6 +50,7 @@ impl B {
                 tids: Vec::new(),
                 stmts: Vec::new(),
                 launch_bounds: None,
+                tids_at_launch: false,
                 constants: Vec::new(),
                 captures: Vec::new(),
                 functions: Vec::new(),

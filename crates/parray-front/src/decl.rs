@@ -227,8 +227,12 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             fingerprint(&payload, &ident)
         );
         out.extend(companion(&vis, &ident, &hidden, &payload));
+        // A constant given or derived at run time has no number here (`const N;` is its
+        // own `RuntimeSize`, bound by name, so a carried one needs no alias).
+        let runtime_const = matches!(item, Item::Const(c) if runtime.contains(&c.name.name));
         if let Some(target) = target {
             out.extend(match item {
+                Item::Const(_) if runtime_const => TokenStream::new(),
                 Item::Const(_) => quote!(#[allow(dead_code)] #vis const #ident: usize = #target;),
                 Item::Type(_) => quote!(#[allow(dead_code)] #vis type #ident = #target;),
             });
@@ -239,6 +243,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 let name = &c.name.name;
                 quote!(#vis static #ident: ::parray::RuntimeSize = ::parray::RuntimeSize::new(#name);)
             }
+            Item::Const(_) if runtime_const => TokenStream::new(),
             Item::Const(c) => {
                 let v = proc_macro2::Literal::u64_unsuffixed(
                     module.constant(&c.name.name).expect("declared"),

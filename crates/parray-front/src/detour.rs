@@ -368,6 +368,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             lowered_body.launch_bounds = launch_bounds;
             let mut body = lowered.typed;
             body.set_launch_bounds(launch_bounds);
+            if runtime_threads {
+                body.set_tids_at_launch();
+            }
             let body = bounds::prove(body);
             refused(body.proof())?;
             let kernel = format!("parray_{name}_{}", array.span().start().line);
@@ -451,6 +454,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                         source: #source,
                         checked: #checked,
                         shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
+                        tids: &[],
                     }),
                     quote!(::core::option::Option::Some(#hip)),
                 )
@@ -685,6 +689,7 @@ fn cuda(
         .into_iter()
         .map(|(i, name)| quote!((#i, #name)));
     let declared = arg_refs.len();
+    let launch_tids = emit_rust::launch_tids_ident();
     let launch = quote! {{
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
@@ -697,6 +702,8 @@ fn cuda(
             hip_source: #hip,
             constants: &[#(#constants),*],
         };
+        #[allow(unused_variables)]
+        let #launch_tids = __parray_prepared.tids;
         #[allow(unused_labels, unused_mut, unused_variables, clippy::needless_range_loop)]
         let __parray_body = #closure;
         let __parray_args: &[&dyn ::parray::gpu::KernelArg] = &[#(#arg_refs,)* #(#extents),*];

@@ -91,6 +91,7 @@ impl Host<'_, '_> {
                 loc: crate::lower::loc(span),
             }],
             launch_bounds: None,
+            tids_at_launch: false,
             constants: Vec::new(),
             captures: Vec::new(),
             functions: Vec::new(),

@@ -79,6 +79,7 @@ pub fn lower(
         tids,
         stmts,
         launch_bounds: None,
+        tids_at_launch: false,
         constants: Vec::new(),
     };
     Ok(Lowered {
@@ -120,6 +121,7 @@ pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Res
         tids: Vec::new(),
         stmts: Vec::new(),
         launch_bounds: None,
+        tids_at_launch: false,
         constants: Vec::new(),
     };
     typed(body).map(|_| ())

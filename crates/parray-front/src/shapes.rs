@@ -32,9 +32,10 @@ pub fn resolve(program: &Program) -> parray_layout::Result<Resolved> {
 }
 
 /// Why the cuda thread array `name` of `resolved` cannot have its sizes given at run
-/// time, if it cannot: its grid is one dimension (any size, `[ceil(N / 256)]`), its block
-/// of numbers, so that its thread indices are the same expressions of the hardware's at
-/// every size (the emulation computes them as the kernel does).
+/// time, if it cannot: its block is numbers, so that its thread indices are the same
+/// expressions of the hardware's at every size its grid fits the hardware's as it does
+/// at the probe (the emulation computes them as the kernel does; a kernel specialised at
+/// sizes where they are not is refused at its launch).
 pub fn runtime_grid_refusal(resolved: &Resolved, name: &str) -> Option<String> {
     // The declarations again with every run-time size at twice the probe: a number that
     // differs between the two is one given at run time (a build it cannot do compares
@@ -51,9 +52,6 @@ pub fn runtime_grid_refusal(resolved: &Resolved, name: &str) -> Option<String> {
     let (top_a, top_b) = (&a.node(ra.node).children, &b.node(rb.node).children);
     if top_a.len() != 2 || top_b.len() != 2 {
         return None;
-    }
-    if !a.node(top_a[0]).children.is_empty() {
-        return Some(ONE_DIMENSION_GRID.into());
     }
     // The block's whole tree, size by size.
     let mut stack = vec![(top_a[1], top_b[1])];
@@ -79,7 +77,8 @@ pub fn build_at_probe(program: &Program) -> parray_layout::Result<Module> {
 }
 
 /// A cuda array refused at the probe (over CUDA's limits) because a run-time size sizes
-/// its block, or a grid of several dimensions: said so, without the probe's numbers.
+/// its block, or a grid of several dimensions past them at large sizes: said so, without
+/// the probe's numbers.
 fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layout::Error {
     let Some(decl) = e
         .decl
@@ -106,7 +105,7 @@ fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layou
 }
 
 /// Why a cuda array cannot be sized at run time as declared.
-const ONE_DIMENSION_GRID: &str = "a grid sized at run time is one dimension for now (`[ceil(N / 256)][256]`): flatten the grid and take its digits from `$tid_0$`";
+const ONE_DIMENSION_GRID: &str = "at large sizes this grid of several dimensions passes CUDA's limits (65535 blocks in y and z): flatten it into one dimension (`[ceil(N / 256)][256]`) and take its digits from `$tid_0$`";
 const FIXED_BLOCK: &str =
     "a block's sizes are numbers (the grid may be sized at run time: `[ceil(N / 256)][256]`)";
 

@@ -15,7 +15,6 @@
 use std::collections::HashSet;
 
 use parray_layout::ast::{Item, Program};
-use parray_layout::Module;
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
@@ -418,8 +417,14 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     // The imports: each type argument under its parameter's name, what it is built on
     // under `__X`; the outside names the declarations use, under their own.
     let args: Vec<String> = call.type_args.iter().map(ToString::to_string).collect();
+    // A size given at run time keeps its name: it is bound by name (`N.bind(n)`).
+    let given_at_run_time = |n: &str| {
+        entries
+            .iter()
+            .any(|e| e.name == n && e.text.trim() == format!("const {n}"))
+    };
     let private = |n: &str| {
-        if outside.iter().any(|o| o == n) {
+        if outside.iter().any(|o| o == n) || given_at_run_time(n) {
             n.to_string()
         } else {
             format!("__{n}")
@@ -462,22 +467,11 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         })?;
         program.items.extend(p.items);
     }
-    let runtime = program.runtime_names();
-    if let Some((_, arg)) = call
-        .types
-        .iter()
-        .zip(&call.type_args)
-        .find(|(p, _)| runtime.contains(&p.to_string()))
-    {
-        return Err(syn::Error::new(
-            arg.span(),
-            format!("`{arg}` has sizes given at run time; a subprogram is instantiated for types of fixed sizes for now"),
-        ));
-    }
     let carried = program.items.len();
     for (k, item) in own.items.iter().enumerate() {
         program.items.push(item.clone());
-        if let Err(e) = Module::build(&program, &[]) {
+        // Sizes given at run time at the probe: their constraints are checked when bound.
+        if let Err(e) = crate::shapes::build_at_probe(&program) {
             let block = locate(&blocks, k);
             let arg = call
                 .types

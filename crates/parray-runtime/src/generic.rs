@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 #[doc(hidden)]
 pub use parray_compiler::ir;
 use parray_compiler::kernels::{specialised_kernel, TypeBinding};
-use parray_layout::{CudaGrid, Module};
+use parray_layout::{CudaGrid, Module, ThreadIndex};
 
 use crate::error::{DetourSite, Error, Result};
 use crate::types::{DataType, ThreadArray};
@@ -111,6 +111,10 @@ pub struct KernelSource {
     pub checked: Option<&'static [&'static str]>,
     /// The grid it is launched on.
     pub shape: CudaGrid,
+    /// For a kernel specialised over a grid sized at run time, its thread indices (in
+    /// the order of the body's), which the CPU emulation evaluates as the kernel does;
+    /// empty where the body's own are the kernel's.
+    pub tids: &'static [ThreadIndex],
 }
 
 /// The thread array a cuda detour runs on, as its kernel is specialised: its name and its
@@ -190,6 +194,7 @@ pub fn specialise(
         source: Box::leak(made.source.into_boxed_str()),
         checked,
         shape: made.grid,
+        tids: Box::leak(made.tids.into_boxed_slice()),
     }));
     kernels
         .lock()

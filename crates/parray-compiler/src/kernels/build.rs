@@ -156,6 +156,7 @@ impl Builder {
                 tids: Vec::new(),
                 stmts: Vec::new(),
                 launch_bounds: None,
+                tids_at_launch: false,
                 constants: Vec::new(),
             },
             kind: kind.clone(),

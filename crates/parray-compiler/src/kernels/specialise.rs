@@ -9,7 +9,8 @@
 
 use parray_layout::expr::Vars;
 use parray_layout::{
-    thread_index, CudaGrid, DimPath, Error, ErrorKind, Module, TextSpan, ThreadKind, TypeClass,
+    thread_index, CudaGrid, DimPath, Error, ErrorKind, Module, TextSpan, ThreadIndex, ThreadKind,
+    TypeClass,
 };
 
 use super::build::{refused, typed_and_proved};
@@ -26,12 +27,15 @@ pub struct TypeBinding<'m> {
 
 /// A specialised kernel: its CUDA source and, where some access stays checked, the arrays
 /// its fault record numbers ([`emit_c::checked_arrays`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Specialised {
     pub source: String,
     pub checked: Option<Vec<String>>,
     /// The grid it is launched on: the thread array's at these sizes.
     pub grid: CudaGrid,
+    /// Its thread indices at these sizes, in the order of the body's `tids` (what the
+    /// CPU emulation of a body with [`Body::tids_at_launch`] evaluates).
+    pub tids: Vec<ThreadIndex>,
 }
 
 /// The kernel `kernel` of `body` (lowered, not yet typed) with the forms of each type of
@@ -86,11 +90,13 @@ pub fn specialised_kernel(
     if let Some(err) = failed {
         return Err(err);
     }
+    let tids = body.tids.iter().map(|(_, t)| t.clone()).collect();
     let proved = typed_and_proved(body, kernel)?;
     Ok(Specialised {
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
         grid: shape,
+        tids,
     })
 }
 

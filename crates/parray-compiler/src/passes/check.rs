@@ -34,6 +34,11 @@ impl Typed {
     pub fn set_launch_bounds(&mut self, bounds: Option<(u32, u32)>) {
         self.0.launch_bounds = bounds;
     }
+
+    /// [`Body::tids_at_launch`].
+    pub fn set_tids_at_launch(&mut self) {
+        self.0.tids_at_launch = true;
+    }
 }
 
 /// Infers and checks the types of `body`; all problems are reported together (with the

@@ -34,7 +34,7 @@ use std::sync::{Mutex, OnceLock};
 use std::thread;
 
 use parray_layout::grid::CudaGrid;
-use parray_layout::MemKind;
+use parray_layout::{HwIndex, MemKind};
 
 use crate::error::{divergence_message, panic_place, ThreadId};
 use crate::exec::panics::{self, Caught};
@@ -164,6 +164,23 @@ impl ThreadCtx<'_> {
     #[inline]
     pub fn thread_idx(&self) -> Dim3 {
         self.thread_idx
+    }
+
+    /// The thread index `index` (one of a specialised kernel's,
+    /// `generic::KernelSource::tids`) of this thread, from its block's and its own indices.
+    #[inline]
+    pub fn tid_at(&self, index: &parray_layout::ThreadIndex) -> u32 {
+        let axis = |d: Dim3, a: usize| u64::from([d.x, d.y, d.z][a]);
+        let mut values = [0u64; 8];
+        for &(v, hw) in &index.hw {
+            values[v.0 as usize] = match hw {
+                HwIndex::BlockIdx(a) => axis(self.block_idx, a),
+                HwIndex::ThreadIdx(a) => axis(self.thread_idx, a),
+                HwIndex::Tid => self.global_id() as u64,
+            };
+        }
+        // Below the grid's thread count, which the launch checked fits CUDA's limits.
+        index.expr.eval(&values) as u32
     }
 
     /// `blockDim`.

@@ -46,6 +46,12 @@ pub fn ctx_ident() -> Ident {
     Ident::new("__parray_ctx", Span::call_site())
 }
 
+/// The name the emulated body of a grid sized at run time finds its launch's thread
+/// indices under (`parray::generic::KernelSource::tids`), bound by the detour.
+pub fn launch_tids_ident() -> Ident {
+    Ident::new("__parray_tids", Span::call_site())
+}
+
 /// The body's thread-index prologue and statements.
 pub fn body_tokens(proved: &Proved, mode: Mode) -> TokenStream {
     let mut out = prologue_tokens(proved, mode);
@@ -111,7 +117,15 @@ fn prologue(body: &Body, mode: Mode) -> TokenStream {
     let ctx = ctx_ident();
     let mut out = TokenStream::new();
     let index_ty = w.scalar(Scalar::Usize);
-    for (path, ix) in &body.tids {
+    for (k, (path, ix)) in body.tids.iter().enumerate() {
+        let id = tid_ident(path);
+        // The launch's own (a grid sized at run time), evaluated as given.
+        if body.tids_at_launch && mode == Mode::Emulate {
+            let tids = launch_tids_ident();
+            out.extend(quote!(#[allow(unused_variables)] let #id: #index_ty =
+                #ctx.tid_at(&#tids[#k]);));
+            continue;
+        }
         let off = parray_layout::Offset {
             expr: ix.expr.clone(),
             vars: ix.vars.clone(),
@@ -130,7 +144,6 @@ fn prologue(body: &Body, mode: Mode) -> TokenStream {
                 }
             }
         });
-        let id = tid_ident(path);
         out.extend(quote!(#[allow(unused_variables)] let #id: #index_ty = #value;));
     }
     out
