@@ -270,6 +270,20 @@ const SEED_PROGRAMS: &[&str] = &[
     "matmul_steps",
 ];
 
+/// Run as a user runs it, with no arguments, on the CPU emulation the matmul steps take
+/// the small sizes (the GPU's take minutes there) and say so.
+#[test]
+fn matmul_steps_says_which_sizes_it_runs() {
+    let out = checked("matmul_steps");
+    if std::env::var("PARRAY_BACKEND").is_ok_and(|b| b == "cuda") {
+        return;
+    }
+    assert!(
+        out.contains("sizes: N = 100, 128 under the emulation (a GPU runs N = 1000, 4096"),
+        "{out}"
+    );
+}
+
 /// A size from the command line: `row_sums` binds `--n` to its run-time size `N` and
 /// checks the row sums against the CPU, at sizes no tile divides.
 #[test]

@@ -271,11 +271,23 @@ pub fn sizes(gpu: &[usize], emulated: &[usize]) -> parray::Result<Vec<usize>> {
     {
         return Ok(vec![n]);
     }
-    Ok(if parray::gpu::backend()? == parray::gpu::Backend::Cuda {
-        gpu.to_vec()
-    } else {
-        emulated.to_vec()
-    })
+    if parray::gpu::backend()? == parray::gpu::Backend::Cuda {
+        return Ok(gpu.to_vec());
+    }
+    // Said, so that nobody waits for the GPU's sizes on the CPU.
+    let list = |sizes: &[usize]| {
+        sizes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "sizes: N = {} under the emulation (a GPU runs N = {}; `--n N` chooses one)",
+        list(emulated),
+        list(gpu)
+    );
+    Ok(emulated.to_vec())
 }
 
 /// `--m M --n N --k K` from the command line, when `--m` or `--k` is given (a missing
