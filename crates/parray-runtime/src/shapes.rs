@@ -173,18 +173,24 @@ impl RuntimeOffset {
             }
         }
         let program = self.program.as_ref().unwrap_or_else(|e| panic!("{e}"));
-        let mut vars = [0u64; 4];
-        match index.len() <= vars.len() {
-            true => {
-                for (v, &i) in vars.iter_mut().zip(index) {
-                    *v = i as u64;
-                }
-                program.value(&vars[..index.len()]) as usize
+        value(program, index)
+    }
+}
+
+/// `program` at the variable values `values` (without allocating, for up to 8).
+#[inline]
+fn value(program: &Program, values: &[usize]) -> usize {
+    let mut vars = [0u64; 8];
+    match values.len() <= vars.len() {
+        true => {
+            for (v, &i) in vars.iter_mut().zip(values) {
+                *v = i as u64;
             }
-            false => {
-                let vars: Vec<u64> = index.iter().map(|&i| i as u64).collect();
-                program.value(&vars) as usize
-            }
+            program.value(&vars[..values.len()]) as usize
+        }
+        false => {
+            let vars: Vec<u64> = values.iter().map(|&i| i as u64).collect();
+            program.value(&vars) as usize
         }
     }
 }
@@ -220,19 +226,7 @@ impl RuntimeForm {
             .program
             .as_ref()
             .unwrap_or_else(|e| panic!("`${}$` at the bound sizes: {e}", self.text));
-        let mut vars = [0u64; 8];
-        match args.len() <= vars.len() {
-            true => {
-                for (v, &a) in vars.iter_mut().zip(args) {
-                    *v = a as u64;
-                }
-                program.value(&vars[..args.len()]) as usize
-            }
-            false => {
-                let vars: Vec<u64> = args.iter().map(|&a| a as u64).collect();
-                program.value(&vars) as usize
-            }
-        }
+        value(program, args)
     }
 }
 
