@@ -482,7 +482,9 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
             let described = entries
                 .iter()
                 .find(|en| *arg.1 == en.name)
-                .map_or(String::new(), |en| format!(" (`{}`)", compact(&en.text)));
+                .map_or(String::new(), |en| {
+                    format!(" (`{}`)", parray_layout::as_written(&en.text))
+                });
             let mut err = syn::Error::new(
                 arg.1.span(),
                 format!(
@@ -521,14 +523,6 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
             #body
         })()
     }}))
-}
-
-/// Declaration text as a person writes it: `[1000][1000]`, not the tokens' `[ 1000 ] [ 1000 ]`.
-fn compact(text: &str) -> String {
-    text.replace("[ ", "[")
-        .replace(" ]", "]")
-        .replace("] [", "][")
-        .replace("# ", "#")
 }
 
 /// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour, in

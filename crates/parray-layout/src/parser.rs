@@ -68,6 +68,16 @@ fn end_of_item(src: &str, start: usize) -> usize {
     src.len()
 }
 
+/// Declaration text as a person writes it: `[1000][1000]#A_0`, not the tokens'
+/// `[ 1000 ] [ 1000 ] # A_0` (the text a macro's tokens give, in messages).
+pub fn as_written(text: &str) -> String {
+    text.replace("[ ", "[")
+        .replace(" ]", "]")
+        .replace("] [", "][")
+        .replace("# ", "#")
+        .replace("] #", "]#")
+}
+
 /// Parse an index expression such as `A[[2][1]][3]` or `M_1[k]`.
 pub fn parse_index_expr(src: &str) -> Result<IndexExpr> {
     let mut p = Parser::new(src);
@@ -698,4 +708,23 @@ fn is_reserved(w: &str) -> bool {
 
 fn elem_list() -> String {
     ElemType::ALL.map(|e| e.keyword()).join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    /// A declaration's tokens read as it was written, and parse to the same program.
+    #[test]
+    fn tokens_read_as_written() {
+        let tokens = "dmem float [ [ M / 128 ] [ 8 ] # TA ] AL";
+        let written = super::as_written(tokens);
+        assert_eq!(written, "dmem float [[M / 128][8]#TA] AL");
+        let program = |text: &str| {
+            let full = format!("const M = 256; dmem float [16] TA; {text};");
+            super::parse_program(&full)
+                .map(|p| p.items.len())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(program(&written), Ok(3));
+        assert_eq!(program(tokens), Ok(3));
+    }
 }

@@ -103,7 +103,7 @@ pub fn runtime_module(
             let runtime = program.runtime_names();
             let declaration = program.items.iter().find_map(|item| match item {
                 Item::Type(t) if Some(&t.name.name) == e.decl.as_ref() => {
-                    Some(text[t.span.start..t.span.end].to_string())
+                    Some(parray_layout::as_written(&text[t.span.start..t.span.end]))
                 }
                 _ => None,
             });
