@@ -206,6 +206,17 @@ fn a_grid_sized_at_run_time_covers_the_data_with_a_guarded_tail() -> parray::Res
     assert!(source.contains("if (i < 203u)"), "{source}");
     assert!(!source.contains("__parray_fault"), "{source}");
     insta::assert_snapshot!(source);
+    // The same kernel in HIP C++ for 64-lane wavefronts, made with it.
+    let hip = kernel_source!(hip(64): COVER(&x, &mut y) {
+        let i = $tid$;
+        if i < $dim(DY_0)$ {
+            y[$DY[i]$] = 2.0 * x[$DY[i]$] + $size(COVER)$ as f32;
+        }
+    })?;
+    assert!(
+        hip.contains("hip/hip_runtime.h") && hip.contains("if (i < 203u)"),
+        "{hip}"
+    );
     Ok(())
 }
 

@@ -393,11 +393,19 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #threads, #site_ident)
                 })
             };
-            // The CUDA source of a detour over types of sizes given at run time exists once
-            // they are bound: a `Result`.
+            // The source of a detour over types of sizes given at run time exists once they
+            // are bound: a `Result`, CUDA's or (for 64-lane wavefronts) HIP's.
             let at_launch = runtime_threads || !forms.generics.is_empty();
             let runtime_only = at_launch && forms.generics.iter().all(|g| g.runtime);
-            if let (true, true, Dialect::Cuda) = (source_only, runtime_only, dialect) {
+            if source_only && runtime_only {
+                let which = match dialect {
+                    Dialect::Cuda => quote!(source),
+                    Dialect::Hip { wavefront: 64 } => quote!(hip),
+                    Dialect::Hip { .. } => {
+                        let g = &forms.generics[0];
+                        return Err(syn::Error::new(g.name.span(), format!("{}: its kernel is made when the program runs, in CUDA and in HIP C++ for 64-lane wavefronts (`hip(64):`)", g.what())));
+                    }
+                };
                 let types = type_checks(&forms.generics, true);
                 let args = args.iter();
                 let made = specialise();
@@ -407,7 +415,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     let __parray_site: &'static ::parray::DetourSite = &#site;
                     (|| -> ::parray::Result<&'static str> {
                         #types
-                        ::core::result::Result::Ok(#made?.source)
+                        ::core::result::Result::Ok(#made?.#which)
                     })()
                 })));
             }
@@ -415,12 +423,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 if let Some(g) = forms.generics.iter().find(|g| !g.runtime) {
                     let message = match dialect {
                         Dialect::Cuda => "the source of a generic detour exists once it is instantiated: set `PARRAY_DUMP_SOURCE=1` and run it",
-                        Dialect::Hip { .. } => "the source of a generic detour exists once it is instantiated, at its launch, and launches are CUDA's: there is no HIP source of it (`PARRAY_DUMP_SOURCE=1` prints the CUDA kernel)",
+                        Dialect::Hip { .. } => "the source of a generic detour exists once it is instantiated, at its launch: set `PARRAY_DUMP_SOURCE=hip` and run it",
                     };
                     return Err(syn::Error::new(g.name.span(), message));
-                }
-                if let Some(g) = forms.generics.first() {
-                    return Err(syn::Error::new(g.name.span(), format!("{}: its kernel is made when the program runs, in CUDA: there is no HIP source of it (`kernel_source!` gives the CUDA source once the sizes are bound)", g.what())));
                 }
                 let source = emit_c::kernel(&body, &kernel, dialect);
                 // The arguments are checked to exist (and used), as a detour's would be.
@@ -433,34 +438,26 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             }
             // The kernel: written here for literal types; for types known when the program
             // runs, made from the body at its first launch with them (`specialise`).
-            let (source, hip) = if !at_launch {
+            let source = if !at_launch {
                 let source = emit_c::kernel(&body, &kernel, dialect);
                 let checked = match emit_c::checked_arrays(&body) {
                     Some(names) => quote!(::core::option::Option::Some(&[#(#names),*])),
                     None => quote!(::core::option::Option::None),
                 };
                 // `PARRAY_DUMP_SOURCE=hip` shows any detour's HIP C++ (SPEC.md 4.8).
-                let mut hip = emit_c::kernel(&body, &kernel, Dialect::Hip { wavefront: 64 });
-                if let Err(reason) = on_amd {
-                    hip.insert_str(
-                        0,
-                        &format!("// parray: this kernel cannot run on an AMD GPU: {reason}\n"),
-                    );
-                }
+                let hip = emit_c::hip_kernel(&body, &kernel, &grid);
                 let [gx, gy, gz] = grid.grid;
                 let [bx, by, bz] = grid.block;
-                (
-                    quote!(::parray::generic::KernelSource {
-                        source: #source,
-                        checked: #checked,
-                        shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
-                        tids: &[],
-                    }),
-                    quote!(::core::option::Option::Some(#hip)),
-                )
+                quote!(::parray::generic::KernelSource {
+                    source: #source,
+                    checked: #checked,
+                    shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
+                    tids: &[],
+                    hip: #hip,
+                })
             } else {
                 let made = specialise();
-                (quote!(*#made?), quote!(::core::option::Option::None))
+                quote!(*#made?)
             };
             let mut types = type_checks(&forms.generics, true);
             types.extend(folded);
@@ -468,7 +465,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             types.extend(calls.iter().map(|f| quote!(let _ = #f;)));
             Ok(Outcome::Done(cuda(
                 &body,
-                (&kernel, source, hip),
+                (&kernel, source),
                 types,
                 &args,
                 &site,
@@ -584,7 +581,7 @@ fn checked(
 #[allow(clippy::too_many_arguments)]
 fn cuda(
     proved: &Proved,
-    (kernel, source, hip): (&str, TokenStream, TokenStream),
+    (kernel, source): (&str, TokenStream),
     types: TokenStream,
     args: &Punctuated<syn::Expr, Token![,]>,
     site: &TokenStream,
@@ -699,7 +696,7 @@ fn cuda(
             shared_bytes: #shared_bytes,
             site: __parray_site,
             checked: __parray_prepared.checked,
-            hip_source: #hip,
+            hip_source: ::core::option::Option::Some(__parray_prepared.hip),
             constants: &[#(#constants),*],
         };
         #[allow(unused_variables)]

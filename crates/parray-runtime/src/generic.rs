@@ -115,6 +115,8 @@ pub struct KernelSource {
     /// the order of the body's), which the CPU emulation evaluates as the kernel does;
     /// empty where the body's own are the kernel's.
     pub tids: &'static [ThreadIndex],
+    /// The same kernel in HIP C++ (`PARRAY_DUMP_SOURCE=hip`, SPEC.md 4.8).
+    pub hip: &'static str,
 }
 
 /// The thread array a cuda detour runs on, as its kernel is specialised: its name and its
@@ -195,6 +197,7 @@ pub fn specialise(
         checked,
         shape: made.grid,
         tids: Box::leak(made.tids.into_boxed_slice()),
+        hip: Box::leak(made.hip.into_boxed_str()),
     }));
     kernels
         .lock()

@@ -203,6 +203,21 @@ template <typename T> __device__ __forceinline__ T parray_exch(T* p, T v) {
 /// kernel may declare statically.
 const DYNAMIC_SHARED: &str = "parray_shared";
 
+/// The kernel `name` in HIP C++ for the 64-lane wavefronts of a CDNA GPU (what
+/// `PARRAY_DUMP_SOURCE=hip` prints, SPEC.md 4.8), launched on `grid`; headed by why it
+/// cannot run on an AMD GPU (its LDS is 64 KiB), where it cannot.
+pub fn hip_kernel(proved: &Proved, name: &str, grid: &parray_layout::CudaGrid) -> String {
+    let mut hip = kernel(proved, name, Dialect::Hip { wavefront: 64 });
+    let shared = proved.body().shared_layout().1;
+    if let Err(reason) = grid.fits(shared, &parray_layout::grid::HIP) {
+        hip.insert_str(
+            0,
+            &format!("// parray: this kernel cannot run on an AMD GPU: {reason}\n"),
+        );
+    }
+    hip
+}
+
 /// The kernel `name` for the checked cuda body `body`, in `dialect`. A kernel with checked
 /// accesses ([`checked_arrays`]) takes, after the declared parameters, the number of
 /// elements each pointer parameter reaches and the launch's fault record.

@@ -36,6 +36,8 @@ pub struct Specialised {
     /// Its thread indices at these sizes, in the order of the body's `tids` (what the
     /// CPU emulation of a body with [`Body::tids_at_launch`] evaluates).
     pub tids: Vec<ThreadIndex>,
+    /// The same kernel in HIP C++ ([`emit_c::hip_kernel`]).
+    pub hip: String,
 }
 
 /// The kernel `kernel` of `body` (lowered, not yet typed) with the forms of each type of
@@ -95,6 +97,7 @@ pub fn specialised_kernel(
     Ok(Specialised {
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
+        hip: emit_c::hip_kernel(&proved, kernel, &shape),
         grid: shape,
         tids,
     })

@@ -43,7 +43,7 @@ pub struct Launch {
     /// and turns a recorded fault into the error an emulated thread's panic gives.
     pub checked: Option<&'static [&'static str]>,
     /// The same kernel in HIP C++ for 64-lane wavefronts (SPEC.md 4.8), which
-    /// `PARRAY_DUMP_SOURCE=hip` prints; `None` for a generic detour's or a copy's kernel.
+    /// `PARRAY_DUMP_SOURCE=hip` prints; `None` for a copy's kernel.
     pub hip_source: Option<&'static str>,
     /// The parameters the kernel reads from constant memory (`emit_c`'s `__constant__`
     /// arrays, named as the parameters): each one's position among the arguments and its
