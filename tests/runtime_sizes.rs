@@ -423,3 +423,24 @@ fn a_thread_index_over_a_grid_size_given_at_run_time() -> parray::Result<()> {
     }
     Ok(())
 }
+
+/// A form that fits its type at the probe but not at the bound sizes (a constant index
+/// past `S / 32` tiles) is an error at the launch, naming the sizes, on the GPU and the
+/// emulation alike, before any thread runs.
+#[test]
+fn a_form_that_does_not_fit_the_bound_sizes_is_an_error_at_the_launch() -> parray::Result<()> {
+    bound_tiles();
+    let (a, mut b) = (SQ::create()?, SQ::create()?);
+    let err = detour!(TR(&a, &mut b) {
+        b[$ST[[0][0]][[5][[0][0]]]$] = a[0];
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("its kernel cannot be made for"), "{err}");
+    assert!(err.contains("S = 96"), "{err}");
+    assert!(
+        err.contains("index 5 is out of range for `ST_1_0` (size 3)"),
+        "{err}"
+    );
+    Ok(())
+}

@@ -177,12 +177,8 @@ pub fn specialise(
     let made =
         specialised_kernel(lowered(), &types, &grid, kernel).map_err(|e| Error::Specialise {
             site,
-            types: args
-                .iter()
-                .map(|a| format!("{} = {}", a.alias, a.name))
-                .collect::<Vec<_>>()
-                .join(", "),
-            reason: e.to_string(),
+            types: described(args),
+            reason: e.message,
         })?;
     // Kept for the process, as the sources of named detours are: one per instantiation.
     let checked: Option<&'static [&'static str]> = made.checked.map(|names| {
@@ -204,4 +200,17 @@ pub fn specialise(
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, made);
     Ok(made)
+}
+
+/// What a kernel was specialised for, in an error: its type arguments (`T = ROWS`) and
+/// the sizes bound at run time (`N = 203`).
+fn described(args: &[TypeArg]) -> String {
+    let params = args
+        .iter()
+        .filter(|a| a.alias != a.name)
+        .map(|a| format!("{} = {}", a.alias, a.name));
+    let sizes = crate::shapes::bound_values()
+        .into_iter()
+        .map(|(n, v)| format!("{n} = {v}"));
+    params.chain(sizes).collect::<Vec<_>>().join(", ")
 }

@@ -70,6 +70,14 @@ impl RuntimeSize {
     }
 }
 
+/// Every run-time size bound so far and its value, by name.
+pub fn bound_values() -> Vec<(&'static str, u64)> {
+    let bound = bound().lock().unwrap_or_else(|e| e.into_inner());
+    let mut values: Vec<(&'static str, u64)> = bound.iter().map(|(n, v)| (*n, *v)).collect();
+    values.sort();
+    values
+}
+
 /// The module of the run-time type `name` declared by `text` (its declarations and those
 /// it uses), built from the bound sizes at its first use and kept in the type's own `cell`
 /// for the process (a bound value never changes, so neither does the module).
@@ -90,10 +98,10 @@ pub fn runtime_module(
     // Parsed at compile time already: an error here is the text's, said as it is.
     let program = parray_layout::parse_program(text)
         .map_err(|e| refuse(String::new(), text.to_string(), e.to_string()))?;
-    let bindings: Vec<(String, u64)> = {
-        let bound = bound().lock().unwrap_or_else(|e| e.into_inner());
-        bound.iter().map(|(n, v)| (n.to_string(), *v)).collect()
-    };
+    let bindings: Vec<(String, u64)> = bound_values()
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
     let module = Module::build(&program, &bindings).map_err(|e| match e.kind {
         ErrorKind::Unbound => Error::Unbound {
             type_name: name,
