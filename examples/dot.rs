@@ -1,6 +1,7 @@
-//! Seed 001's dot product: 33 * 1024 floats, 32 blocks of 256 threads, each thread a
-//! grid-stride sum, each block a shared-memory tree reduction, the 32 partial sums added
-//! on the host; the seed's closed-form check, a[i] = i, b[i] = 2i gives 2 * sum of i^2.
+//! Seed 001's dot product: N floats (33 * 1024, or `--n N`), 32 blocks of 256 threads,
+//! each thread a grid-stride sum, each block a shared-memory tree reduction, the 32
+//! partial sums added on the host; the seed's closed-form check, a[i] = i, b[i] = 2i
+//! gives 2 * sum of i^2.
 //! On a GPU, timed beside the seed's kernel compiled the same way.
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    const N = 33 * 1024;
+    const N;                                        // the number of floats
     const THREADS = 256;
     const BLOCKS = 32;
     dmem float [N] V;
@@ -17,28 +18,34 @@ parray! {
     cuda(float* a, float* b, float* c) [BLOCKS][THREADS] DOT;
 }
 
-/// The seed's kernel (its `N`, `threadsPerBlock` written in).
-const SEED: &str = r#"
-extern "C" __global__ void dot(float *a, float *b, float *c) {
+/// The seed's kernel (its `N`, `threadsPerBlock` written in) for `n` floats.
+fn seed_kernel(n: usize) -> &'static str {
+    let source = format!(
+        r#"
+extern "C" __global__ void dot(float *a, float *b, float *c) {{
     __shared__ float cache[256];
     int tid = threadIdx.x + blockIdx.x * blockDim.x;
     int cacheIndex = threadIdx.x;
     float tmp = 0;
-    while (tid < 33 * 1024) {
+    while (tid < {n}) {{
         tmp += a[tid] * b[tid];
         tid += blockDim.x * gridDim.x;
-    }
+    }}
     cache[cacheIndex] = tmp;
     __syncthreads();
     int i = blockDim.x / 2;
-    while (i != 0) {
+    while (i != 0) {{
         if (cacheIndex < i) cache[cacheIndex] += cache[cacheIndex + i];
         __syncthreads();
         i /= 2;
-    }
+    }}
     if (cacheIndex == 0) c[blockIdx.x] = cache[0];
+}}
+"#
+    );
+    // One per run, kept for the launches.
+    Box::leak(source.into_boxed_str())
 }
-"#;
 
 fn dot(a: &Array<V>, b: &Array<V>, c: &mut Array<PARTIAL>) -> parray::Result<()> {
     detour!(DOT(a, b, c) {
@@ -66,6 +73,7 @@ fn dot(a: &Array<V>, b: &Array<V>, c: &mut Array<PARTIAL>) -> parray::Result<()>
 }
 
 fn main() -> parray::Result<()> {
+    N.bind(common::size_arg("dot", 33 * 1024))?;
     let n = host! { $size(V)$ };
     let (mut a, mut b, mut c) = (V::create()?, V::create()?, PARTIAL::create()?);
     a.copy_from_slice(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
@@ -82,13 +90,19 @@ fn main() -> parray::Result<()> {
     let ok = ((sum - exact) / exact).abs() < 1e-6;
     let seed = if device {
         let t = common::median_seconds(repeats, true, || {
-            common::raw_kernel("dot", SEED, [32, 1, 1], [256, 1, 1], &[&a, &b, &c])
+            common::raw_kernel(
+                "dot",
+                seed_kernel(n),
+                [32, 1, 1],
+                [256, 1, 1],
+                &[&a, &b, &c],
+            )
         })?;
         Some(t)
     } else {
         None
     };
-    common::seed_row("dot (33*1024 floats)", backend, parray, seed, ok);
+    common::seed_row(&format!("dot ({n} floats)"), backend, parray, seed, ok);
     common::check(ok);
     Ok(())
 }

@@ -3,6 +3,8 @@
 //! A fixed grid covers any n with a grid-stride loop. Checked against an f64 sum on the
 //! CPU; on the emulation unless a GPU is there.
 
+mod common;
+
 use parray::prelude::*;
 
 parray! {
@@ -13,17 +15,7 @@ parray! {
 }
 
 fn main() -> parray::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let n = match args.iter().position(|a| a == "--n") {
-        Some(k) => args
-            .get(k + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                eprintln!("usage: row_sums [--n N]  (N a positive number of rows)");
-                std::process::exit(2)
-            }),
-        None => 1000,
-    };
+    let n = common::size_arg("row_sums", 1000);
     N.bind(n)?;
     let value = |i: usize, j: usize| ((i * 7 + j * 3) % 11) as f32 - 5.0;
     let host: Vec<f32> = (0..n * n).map(|k| value(k / n, k % n)).collect();

@@ -226,6 +226,21 @@ fn seed_programs() {
     }
 }
 
+/// Seed programs whose size is not the point take it from the command line (`--n`), at
+/// sizes no tile of theirs divides, each checking itself.
+#[test]
+fn seed_programs_take_their_size_from_the_command_line() {
+    for (name, n) in [("vector_add", "1001"), ("dot", "999"), ("vector_add", "1")] {
+        let out = run_example(name, &["--n", n]);
+        assert!(
+            out.contains(&format!("({n} ")) && out.contains("check: ok"),
+            "{name} --n {n}: {out}"
+        );
+    }
+    let (ok, _, stderr) = run_example_status("dot", &["--n", "0"]);
+    assert!(!ok && stderr.contains("usage: dot [--n N]"), "{stderr}");
+}
+
 /// The HIP C++ of every kernel of the seed programs (`PARRAY_DUMP_SOURCE=hip`, their
 /// small runs), pinned beside the CUDA snapshots; `tests/hip_snapshots.rs` compiles each
 /// with hipcc for a CDNA and an RDNA GPU.

@@ -165,6 +165,24 @@ pub fn seed_row(name: &str, backend: &str, parray_s: f64, seed_s: Option<f64>, o
 }
 
 /// Whether the example was asked for its small sizes (`--small`: the CPU emulation in CI).
+/// `--n N` from the command line (`default` without it): the size an example binds to its
+/// run-time size `N`. A value that is not a positive number exits with its usage.
+#[allow(dead_code)] // the examples of fixed sizes do not ask
+pub fn size_arg(example: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--n") {
+        Some(k) => args
+            .get(k + 1)
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| {
+                eprintln!("usage: {example} [--n N]  (N a positive size; {default} without it)");
+                std::process::exit(2)
+            }),
+        None => default,
+    }
+}
+
 pub fn small() -> bool {
     std::env::args().any(|a| a == "--small")
 }
