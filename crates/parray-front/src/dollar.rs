@@ -184,14 +184,6 @@ impl TypeParam {
             true => format!("`{}` has sizes given at run time", self.name),
         }
     }
-
-    /// Where its full declaration is needed: after instantiation, or (for now) never.
-    fn until(&self) -> &'static str {
-        match self.runtime {
-            false => "before it is instantiated",
-            true => "resolved at compile time: for run-time types they are not implemented yet",
-        }
-    }
 }
 
 /// One parsed index component of a `$...$` offset, with the span of its brackets.
@@ -272,13 +264,14 @@ impl<'m> Forms<'m> {
                 self.generics[g].dims = self.generics[g].dims.max(k + 1);
                 Ok(Form::GenericSize { ty, path: dims })
             }
-            _ => {
-                let g = &self.generics[self.generic(&ty).expect("a type parameter")];
-                Err(syn::Error::new(
-                    span,
-                    format!("{}: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known {}", g.what(), g.until()),
-                ))
-            }
+            (Query::Cnt, _) if self.generics[g].runtime => Err(syn::Error::new(
+                span,
+                format!("{}: `$cnt({ty})$` (whether it is contiguous) is not implemented yet for run-time types", self.generics[g].what()),
+            )),
+            _ => Err(syn::Error::new(
+                span,
+                format!("{}: only `$size({ty})$` and the sizes of its top-level dimensions (`$dim({ty}_0)$`) are known before it is instantiated", self.generics[g].what()),
+            )),
         }
     }
 
@@ -302,7 +295,7 @@ impl<'m> Forms<'m> {
                         &self.generics[self.generic(&head.to_string()).expect("a type parameter")];
                     return Err(syn::Error::new(
                         at,
-                        format!("{}: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration {}", g.what(), g.until()),
+                        format!("{}: index each of its top-level dimensions once (`${head}[i][j]$`); nested indices need its declaration, known only when it is instantiated", g.what()),
                     ));
                 }
             }
