@@ -1,10 +1,12 @@
 //! The cost of the interface: one matrix product through `$M[i][k]$` offsets on typed
-//! arrays (every access checked) and the same loop with hand-written `i * n + k` on
-//! slices (every access checked by Rust), for instruction counts under callgrind:
+//! arrays (every access checked), the same over a type whose size is given at run time
+//! (`$R[i][k]$`, `R` of `[N][N]` with `N` bound to 256: its forms evaluated at the bound
+//! size), and the same loop with hand-written `i * n + k` on slices (every access checked
+//! by Rust), for instruction counts under callgrind:
 //!
 //! ```text
 //! valgrind --tool=callgrind --toggle-collect='*multiply_*' \
-//!     target/release/examples/matmul_cpu --variant parray
+//!     target/release/examples/matmul_cpu --variant parray|runtime|hand
 //! ```
 
 mod common;
@@ -13,6 +15,11 @@ use parray::prelude::*;
 
 parray! {
     #parray {paged float [256][256]} M
+}
+
+parray! {
+    const N;
+    paged float [N][N] R;
 }
 
 /// The product with Parray offsets (n is M's, 256).
@@ -26,6 +33,22 @@ fn multiply_parray(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) {
                     cvalue += a[$M[i][k]$] * b[$M[k][j]$];
                 }
                 c[$M[i][j]$] = cvalue;
+            }
+        }
+    }
+}
+
+/// The product with the offsets of a type whose size is given at run time.
+#[inline(never)]
+fn multiply_runtime(a: &Array<R>, b: &Array<R>, c: &mut Array<R>) {
+    host! {
+        for i in 0..$dim_0(R)$ {
+            for j in 0..$dim_1(R)$ {
+                let mut cvalue = 0.0f32;
+                for k in 0..$dim_1(R)$ {
+                    cvalue += a[$R[i][k]$] * b[$R[k][j]$];
+                }
+                c[$R[i][j]$] = cvalue;
             }
         }
     }
@@ -48,37 +71,55 @@ fn multiply_hand(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
 fn main() -> parray::Result<()> {
     let variant = match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
         [] => "parray".to_string(),
-        [flag, v] if flag == "--variant" && (v == "parray" || v == "hand") => v.clone(),
+        [flag, v] if flag == "--variant" && ["parray", "runtime", "hand"].contains(&v.as_str()) => {
+            v.clone()
+        }
         _ => {
-            eprintln!("usage: matmul_cpu [--variant parray|hand]");
+            eprintln!("usage: matmul_cpu [--variant parray|runtime|hand]");
             std::process::exit(2);
         }
     };
     let n = M::dims()[0];
-    let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
-    let run = common::run_matmul(
-        common::Variant {
-            name: if variant == "parray" {
-                "matmul_cpu parray"
-            } else {
-                "matmul_cpu hand"
+    N.bind(n)?;
+    let info = common::Variant {
+        name: match variant.as_str() {
+            "parray" => "matmul_cpu parray",
+            "runtime" => "matmul_cpu runtime",
+            _ => "matmul_cpu hand",
+        },
+        threads: 1,
+        layout: "row-major",
+        device: false,
+    };
+    let run = if variant == "runtime" {
+        let (mut a, mut b, mut c) = (R::create()?, R::create()?, R::create()?);
+        common::run_matmul(
+            info,
+            n,
+            move |i, j| i * n + j,
+            (&mut a, &mut b, &mut c),
+            |a, b, c| {
+                multiply_runtime(a, b, c);
+                Ok(())
             },
-            threads: 1,
-            layout: "row-major",
-            device: false,
-        },
-        n,
-        move |i, j| i * n + j,
-        (&mut a, &mut b, &mut c),
-        |a, b, c| {
-            if variant == "parray" {
-                multiply_parray(a, b, c)
-            } else {
-                multiply_hand(n, a.as_slice()?, b.as_slice()?, c.as_mut_slice()?)
-            }
-            Ok(())
-        },
-    )?;
+        )?
+    } else {
+        let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
+        common::run_matmul(
+            info,
+            n,
+            move |i, j| i * n + j,
+            (&mut a, &mut b, &mut c),
+            |a, b, c| {
+                if variant == "parray" {
+                    multiply_parray(a, b, c)
+                } else {
+                    multiply_hand(n, a.as_slice()?, b.as_slice()?, c.as_mut_slice()?)
+                }
+                Ok(())
+            },
+        )?
+    };
     common::finish(&run);
     Ok(())
 }

@@ -83,7 +83,7 @@ fn figures_on_the_cpu() {
     }
     checked("fig08_matmul_serial");
     checked("fig10_matmul_pthd");
-    for v in ["parray", "hand"] {
+    for v in ["parray", "runtime", "hand"] {
         let out = run_example("matmul_cpu", &["--variant", v]);
         assert!(out.contains("check: ok"), "matmul_cpu {v}: {out}");
     }

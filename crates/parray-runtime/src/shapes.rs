@@ -210,26 +210,39 @@ fn value(program: &Program, values: &[usize]) -> usize {
 pub struct RuntimeForm {
     text: &'static str,
     program: std::result::Result<Program, parray_layout::Error>,
+    /// The form as `konst + sum of coef[v] * arg v`, where it is that (a strided layout,
+    /// the common case): `[konst, coef...]` for up to 7 arguments.
+    linear: Option<[usize; 8]>,
 }
 
 impl RuntimeForm {
     /// The form `text` of `module`, its variables `vars` in the order of its arguments.
     pub fn new(module: &Module, text: &'static str, vars: &[&str]) -> Self {
-        let program = parray_layout::parse_index_expr(text).and_then(|ie| {
+        let offset = parray_layout::parse_index_expr(text).and_then(|ie| {
             let mut known = parray_layout::Vars::new();
             for v in vars {
                 known.bind(v, u64::MAX);
             }
-            parray_layout::compile_with(module, &ie, known).map(|off| Program::new(&off.expr))
+            parray_layout::compile_with(module, &ie, known)
         });
-        RuntimeForm { text, program }
+        let linear = offset.as_ref().ok().and_then(|off| linear(&off.expr));
+        RuntimeForm {
+            text,
+            program: offset.map(|off| Program::new(&off.expr)),
+            linear,
+        }
     }
 
     /// The offset at the argument values `args`. A form that does not fit its type at
     /// the bound sizes is a panic naming it (a cuda detour's launch, which makes the
     /// kernel first, returns that error before any thread runs).
+    #[inline]
     #[track_caller]
     pub fn at(&self, args: &[usize]) -> usize {
+        if let Some(c) = &self.linear {
+            let terms = c[1..].iter().zip(args);
+            return terms.fold(c[0], |acc, (k, a)| acc.wrapping_add(k.wrapping_mul(*a)));
+        }
         let program = self
             .program
             .as_ref()
@@ -238,11 +251,71 @@ impl RuntimeForm {
     }
 }
 
+/// `[konst, coef of variable 0, 1, ...]` of `e` when it is a sum of multiples of its
+/// variables (no digits), of at most 7 of them, and each number fits a `usize`.
+fn linear(e: &parray_layout::LinearForm) -> Option<[usize; 8]> {
+    let mut c = [0usize; 8];
+    c[0] = usize::try_from(e.konst).ok()?;
+    for (k, t) in &e.terms {
+        let parray_layout::expr::Term::Var(v) = t else {
+            return None;
+        };
+        let slot = c.get_mut(1 + v.0 as usize)?;
+        *slot = slot.checked_add(usize::try_from(*k).ok()?)?;
+    }
+    Some(c)
+}
+
 /// The size of the dimension `dim` (`AL_1_0`) of `module`, a run-time type's.
 #[track_caller]
 pub fn dim_size(module: &Module, dim: &str) -> usize {
     match module.lookup(dim) {
         Ok(d) => module.size(d.node) as usize,
         Err(e) => panic!("`{dim}` at the bound sizes: {e:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A form's value, by its sum of multiples where it is one and by its program where
+    /// it has digits, is the offset compiler's for every index.
+    #[test]
+    fn a_run_time_form_evaluates_as_the_offset_compiler_says() {
+        let m = Module::parse(
+            "#parray {paged float [6][10]} A\n\
+             #parray {float [#A_1][#A_0]} T\n\
+             #parray {float [[#A_1][#A_0]]} TF",
+        )
+        .unwrap();
+        // (form, its variables, whether it is a sum of multiples of them)
+        let cases: [(&'static str, &[&str], bool); 3] = [
+            ("A[i][j]", &["i", "j"], true),
+            ("T[j][i]", &["j", "i"], true),
+            ("TF[k]", &["k"], false), // (k % 6) * 10 + k / 6: digits
+        ];
+        for (text, vars, linear) in cases {
+            let form = RuntimeForm::new(&m, text, vars);
+            assert_eq!(form.linear.is_some(), linear, "{text}");
+            let ie = parray_layout::parse_index_expr(text).unwrap();
+            let off = parray_layout::compile(&m, &ie).unwrap();
+            for a in 0..6 {
+                for b in 0..6 {
+                    let args = [a, b];
+                    let args = &args[..vars.len()];
+                    let values: Vec<u64> = off
+                        .vars
+                        .names()
+                        .map(|n| args[vars.iter().position(|v| *v == n).unwrap()] as u64)
+                        .collect();
+                    assert_eq!(
+                        form.at(args) as u64,
+                        off.expr.eval(&values),
+                        "{text} {args:?}"
+                    );
+                }
+            }
+        }
     }
 }
