@@ -151,22 +151,22 @@ pub fn runtime_dims(module: &Module, name: &str) -> Vec<usize> {
     kids.iter().map(|&c| module.size(c) as usize).collect()
 }
 
-/// The offset function of a run-time type: the offset compiler's form for one index per
-/// top-level dimension, evaluated.
+/// The offset function of a run-time type (`DataType::offset_of`): its form with one index
+/// per top-level dimension, `NAME[i0][i1]`, evaluated as any other run-time form.
 pub struct RuntimeOffset {
     name: &'static str,
-    program: std::result::Result<Program, parray_layout::Error>,
+    form: RuntimeForm,
 }
 
 impl RuntimeOffset {
     pub fn new(module: &Module, name: &'static str) -> Self {
         let rank = runtime_dims(module, name).len();
-        let vars: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
-        let vars: Vec<&str> = vars.iter().map(String::as_str).collect();
-        // Past the offset compiler's limits, every offset is that error.
-        let program =
-            parray_layout::index_function(module, name, &vars).map(|off| Program::new(&off.expr));
-        RuntimeOffset { name, program }
+        let index = parray_compiler::ir::RuntimeIndex::top_level(name, rank);
+        let vars: Vec<&str> = index.vars.iter().map(String::as_str).collect();
+        RuntimeOffset {
+            name,
+            form: RuntimeForm::new(module, index.text.clone(), &vars),
+        }
     }
 
     /// The offset of `index`, each index checked against its dimension of `dims`.
@@ -180,26 +180,7 @@ impl RuntimeOffset {
                 crate::types::index_out_of_range(self.name, d, i, size);
             }
         }
-        let program = self.program.as_ref().unwrap_or_else(|e| panic!("{e}"));
-        value(program, index)
-    }
-}
-
-/// `program` at the variable values `values` (without allocating, for up to 8).
-#[inline]
-fn value(program: &Program, values: &[usize]) -> usize {
-    let mut vars = [0u64; 8];
-    match values.len() <= vars.len() {
-        true => {
-            for (v, &i) in vars.iter_mut().zip(values) {
-                *v = i as u64;
-            }
-            program.value(&vars[..values.len()]) as usize
-        }
-        false => {
-            let vars: Vec<u64> = values.iter().map(|&i| i as u64).collect();
-            program.value(&vars) as usize
-        }
+        self.form.at(index)
     }
 }
 
@@ -208,7 +189,7 @@ fn value(program: &Program, values: &[usize]) -> usize {
 /// compiled again at the bound sizes, once per site, as a kernel's specialisation compiles
 /// it; then evaluated. Its accesses are checked where they are made.
 pub struct RuntimeForm {
-    text: &'static str,
+    text: String,
     program: std::result::Result<Program, parray_layout::Error>,
     /// The form as `konst + sum of coef[v] * arg v`, where it is that (a strided layout,
     /// the common case): `[konst, coef...]` for up to 7 arguments.
@@ -217,8 +198,9 @@ pub struct RuntimeForm {
 
 impl RuntimeForm {
     /// The form `text` of `module`, its variables `vars` in the order of its arguments.
-    pub fn new(module: &Module, text: &'static str, vars: &[&str]) -> Self {
-        let offset = parray_layout::parse_index_expr(text).and_then(|ie| {
+    pub fn new(module: &Module, text: impl Into<String>, vars: &[&str]) -> Self {
+        let text = text.into();
+        let offset = parray_layout::parse_index_expr(&text).and_then(|ie| {
             let mut known = parray_layout::Vars::new();
             for v in vars {
                 known.bind(v, u64::MAX);
@@ -247,7 +229,20 @@ impl RuntimeForm {
             .program
             .as_ref()
             .unwrap_or_else(|e| panic!("`${}$` at the bound sizes: {e}", self.text));
-        value(program, args)
+        // Without allocating, for up to 8 arguments.
+        let mut vars = [0u64; 8];
+        match args.len() <= vars.len() {
+            true => {
+                for (v, &a) in vars.iter_mut().zip(args) {
+                    *v = a as u64;
+                }
+                program.value(&vars[..args.len()]) as usize
+            }
+            false => {
+                let vars: Vec<u64> = args.iter().map(|&a| a as u64).collect();
+                program.value(&vars) as usize
+            }
+        }
     }
 }
 
@@ -271,7 +266,8 @@ fn linear(e: &parray_layout::LinearForm) -> Option<[usize; 8]> {
 pub fn dim_size(module: &Module, dim: &str) -> usize {
     match module.lookup(dim) {
         Ok(d) => module.size(d.node) as usize,
-        Err(e) => panic!("`{dim}` at the bound sizes: {e:?}"),
+        // The front end found it at the probe, and sizes do not change the tree.
+        Err(_) => panic!("`{dim}` is no dimension of its type at the bound sizes"),
     }
 }
 
