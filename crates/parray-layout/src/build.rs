@@ -245,20 +245,59 @@ impl Module {
                         let node = self.compound(children, g.span)?;
                         let n = self.node(node).size;
                         if n > rsize {
-                            return Err(Error::new(
-                                ErrorKind::Structure,
-                                g.span,
-                                format!(
-                                    "the structure has {n} elements, more than `{}` (size {rsize})",
-                                    target.name
-                                ),
-                            ));
+                            self.covers(groups, node, r.node, target)?;
                         }
                         self.nodes[node.0 as usize].kind = NodeKind::Prefix { target: r.node };
                         Ok(node)
                     }
                 }
             }
+        }
+    }
+
+    /// Whether the structure `groups` (built as `node`) may cover `target`, which has
+    /// fewer elements: its first group counts pieces with `ceil(a / b)`, only the last
+    /// piece reaches past `target`'s end, and `target`'s offsets are one stride
+    /// (`off(i) = i * s`), so that the indices past its end have offsets that continue it
+    /// (SPEC 2.4, "Pieces that cover a dimension").
+    fn covers(&self, groups: &[Group], node: NodeId, target: NodeId, name: &Ident) -> Result<()> {
+        let (n, rsize) = (self.node(node).size, self.node(target).size);
+        let first = |g: &Group| matches!(&g.body, GroupBody::Size(e) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)));
+        let piece = n / self.node(self.node(node).children[0]).size;
+        let fail = |message: String| Err(Error::new(ErrorKind::Structure, name.span, message));
+        if !groups.first().is_some_and(first) {
+            return fail(format!(
+                "the structure has {n} elements, more than `{}` (size {rsize}); \
+                 pieces that cover it past its end are counted with `ceil`: `[[ceil({rsize} / {piece})][..]]#{}`",
+                name.name, name.name
+            ));
+        }
+        if n - piece >= rsize {
+            return fail(format!(
+                "the structure has {n} elements: its pieces of {piece} reach {} past the end of `{}` (size {rsize}), more than its last piece",
+                n - rsize,
+                name.name
+            ));
+        }
+        if !self.continues(target) {
+            return fail(format!(
+                "a structure may cover `{}` past its end only where its offsets are one stride \
+                 (a dimension of a natural type, or a view of one), so that they continue past it",
+                name.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `off(i)` is `i` times one stride for every `i`, past the node's end too: a
+    /// leaf, and views of one.
+    fn continues(&self, id: NodeId) -> bool {
+        match self.node(id).kind {
+            NodeKind::Leaf { .. } => true,
+            NodeKind::Prefix { target } | NodeKind::Strided { target, .. } => {
+                self.continues(target)
+            }
+            NodeKind::Compound => false,
         }
     }
 

@@ -230,7 +230,7 @@ impl Interp {
                     // Rule 5.
                     RefShape::Structured(s) => {
                         let size = self.structure_size(s)?;
-                        if size > rsize {
+                        if size > rsize && !self.covers(s, size, r)? {
                             return Err(format!(
                                 "structure of {size} over {} of {rsize}",
                                 target.name
@@ -294,6 +294,25 @@ impl Interp {
                 .ok_or("size overflows 64 bits")?;
         }
         Ok(size)
+    }
+
+    /// Whether a structure of `size` elements may cover `r`, which has fewer: its first
+    /// group is `ceil(..)`, only its last piece passes `r`'s end, and `r` is a leaf or a
+    /// view of one (its offsets continue past its end).
+    fn covers(&self, groups: &[Group], size: u128, r: DimId) -> Result<bool, String> {
+        let ceil = matches!(groups.first().map(|g| &g.body),
+            Some(GroupBody::Size(e)) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)));
+        let piece = self.structure_size(&groups[1..])?;
+        let mut d = r;
+        let continues = loop {
+            match &self.dims[d.0].def {
+                Def::Leaf { .. } => break true,
+                Def::Prefix { target } => d = *target,
+                Def::Group { parent, .. } => d = *parent,
+                _ => break false,
+            }
+        };
+        Ok(ceil && size - piece < self.dims[r.0].size && continues)
     }
 
     /// The groups of a structure under `parent`: `off(x) = off_parent(x * w)`.
@@ -426,7 +445,8 @@ impl Interp {
 
     fn off_unchecked(&self, d: DimId, i: u128) -> u128 {
         let dim = &self.dims[d.0];
-        debug_assert!(i < dim.size);
+        // Past its end only through a structure that covers it, whose offsets continue.
+        debug_assert!(i < dim.size || !matches!(dim.def, Def::Compound | Def::Ranks { .. }));
         match &dim.def {
             Def::Leaf { stride } => i * stride,
             Def::Compound => {

@@ -71,3 +71,51 @@ fn ceil_covers_a_size_its_tile_does_not_divide() {
         e.message
     );
 }
+
+/// A structure whose first group counts pieces with `ceil` covers its target past the
+/// end: the tiles of a matrix its tile does not divide. Every index, past the end too,
+/// has the offset that continues the target's stride, in the offset compiler, the
+/// evaluator and the interpreter (the oracle); the maximum offset is the last one.
+#[test]
+fn a_structure_counted_with_ceil_covers_its_target_past_the_end() {
+    let text = "const M;\nconst K;\npaged float [M][K] A;\n\
+                paged float [[ceil(M / 16)][[4][4]]#A_0][[ceil(K / 8)][8]#A_1] TILES;\n";
+    let program = parse_program(text).unwrap();
+    for (rows, cols) in [(16u64, 8u64), (17, 9), (100, 77), (1, 1)] {
+        let binds = [("M".into(), rows), ("K".into(), cols)];
+        let m = Module::build(&program, &binds).unwrap();
+        let oracle = parray_layout::interp::Interp::new(&program, &binds).unwrap();
+        let node = m.lookup("TILES").unwrap().node;
+        let (tr, tc) = (rows.div_ceil(16) * 16, cols.div_ceil(8) * 8);
+        assert_eq!(m.size(node), tr * tc);
+        let off = parray_layout::index_function(&m, "TILES", &["i", "j"]).unwrap();
+        for (i, j) in (0..tr).flat_map(|i| (0..tc).map(move |j| (i, j))) {
+            let want = i * cols + j;
+            let flat = i * tc + j;
+            assert_eq!(m.offset_at(node, flat), want, "{rows}x{cols} at ({i}, {j})");
+            assert_eq!(oracle.offset("TILES", flat), Some(want));
+            assert_eq!(off.expr.eval(&[i, j]), want);
+        }
+        assert_eq!(m.extent(node), (tr - 1) * cols + tc);
+    }
+    let fails = |decl: &str, says: &str| {
+        let text = format!("const M;\npaged float [M][8] A;\npaged float [4][4] B;\n{decl}\n");
+        let program = parse_program(&text).unwrap();
+        let e = Module::build(&program, &[("M".into(), 100)]).unwrap_err();
+        assert!(e.message.contains(says), "{decl}: {}", e.message);
+        let oracle = parray_layout::interp::Interp::new(&program, &[("M".into(), 100)]);
+        assert!(oracle.is_err(), "{decl}: the oracle takes it");
+    };
+    fails(
+        "paged float [[7][16]#A_0][#A_1] T;",
+        "counted with `ceil`: `[[ceil(100 / 16)][..]]#A_0`",
+    );
+    fails(
+        "paged float [[ceil(M / 16)][32]#A_0][#A_1] T;",
+        "reach 124 past the end of `A_0`",
+    );
+    fails(
+        "paged float [[ceil(16 / 3)][3]#B] T;",
+        "only where its offsets are one stride",
+    );
+}
