@@ -444,3 +444,95 @@ fn a_form_that_does_not_fit_the_bound_sizes_is_an_error_at_the_launch() -> parra
     );
     Ok(())
 }
+
+parray! {
+    // Tiles of 64 over data of any size: the last tile reaches past the data.
+    const TN;                        // 1000: no tile divides it
+    const EN;                        // 1024: tiles divide it
+    dmem float [TN] TX;
+    dmem float [[ceil(TN / 64)][[16][4]]#TX_0] TXT;
+    dmem float [#TXT_0_1_1] TX4;     // a thread's 4 consecutive elements
+    dmem float [ceil(TN / 64)][[16][4]] TXC;   // their coordinates
+    dmem float [ceil(TN / 64)][16] TSUM;
+    cuda(float* x, float* y, float* s) [ceil(TN / 64)][16] TAIL;
+    dmem float [EN] EX;
+    dmem float [[ceil(EN / 64)][[16][4]]#EX_0] EXT;
+    dmem float [#EXT_0_1_1] EX4;
+    dmem float [ceil(EN / 64)][[16][4]] EXC;
+    dmem float [ceil(EN / 64)][16] ESUM;
+    cuda(float* x, float* y, float* s) [ceil(EN / 64)][16] EVEN;
+    rmem float [4] T4;
+}
+
+/// A guarded `#copy` (`if |e| ... else FILL`) moves a thread's elements that lie in the
+/// data and fills the others; its store moves only those in the data. At 1000 elements
+/// the last tile's loads read -1 past the data and its stores stop at the end (an access
+/// past it would be a fault); at 1024 the prover shows every guard true and the kernel is
+/// the unguarded one, float4 moves included.
+#[test]
+fn a_guarded_copy_moves_the_elements_in_the_data_and_fills_the_rest() -> parray::Result<()> {
+    const N: usize = 1000;
+    TN.bind(N)?;
+    let mut host = parray::Array::<HV>::new()?;
+    for i in 0..N {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y, mut s) = (TX::create()?, TX::create()?, TSUM::create()?);
+    parray::copy::copy(&host.view::<HV1000>(), &mut x)?;
+    detour!(TAIL(&x, &mut y, &mut s) {
+        let r = T4::create();
+        let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $TXC[$tid_0$][[$tid_1$][0]]$;
+        #copy TX4(x + at) to T4(r) if |e| c + e < $dim(TX_0)$ else -1.0;
+        let mut sum = 0.0f32;
+        for e in 0..4 {
+            sum += r[e];
+            r[e] = 2.0 * r[e];
+        }
+        s[$TSUM[$tid_0$][$tid_1$]$] = sum;
+        #copy T4(r) to TX4(y + at) if |e| c + e < $dim(TX_0)$;
+    })?;
+    let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
+    parray::copy::copy(&y, &mut ys.view_mut::<HV1000>())?;
+    parray::copy::copy(&s, &mut sums.view_mut::<HV256>())?;
+    for i in 0..N {
+        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
+    }
+    for t in 0..N.div_ceil(64) * 16 {
+        let want: f32 = (4 * t..4 * t + 4)
+            .map(|i| if i < N { i as f32 } else { -1.0 })
+            .sum();
+        assert_eq!(sums.at([t]), want, "thread {t}");
+    }
+    let tail = kernel_source!(TAIL(&x, &mut y, &mut s) {
+        let r = T4::create();
+        let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $TXC[$tid_0$][[$tid_1$][0]]$;
+        #copy TX4(x + at) to T4(r) if |e| c + e < $dim(TX_0)$ else -1.0;
+        #copy T4(r) to TX4(y + at) if |e| c + e < $dim(TX_0)$;
+    })?;
+    assert!(
+        tail.contains("< 1000u") && !tail.contains("float4"),
+        "{tail}"
+    );
+    EN.bind(1024)?;
+    let (ex, mut ey, es) = (EX::create()?, EX::create()?, ESUM::create()?);
+    let even = kernel_source!(EVEN(&ex, &mut ey, &es) {
+        let r = T4::create();
+        let at = $EXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $EXC[$tid_0$][[$tid_1$][0]]$;
+        #copy EX4(x + at) to T4(r) if |e| c + e < $dim(EX_0)$ else -1.0;
+        #copy T4(r) to EX4(y + at) if |e| c + e < $dim(EX_0)$;
+    })?;
+    assert!(!even.contains("1024u") && even.contains("float4"), "{even}");
+    assert!(!even.contains("__parray_fault"), "{even}");
+    insta::assert_snapshot!("guarded_copy_at_1000", tail);
+    insta::assert_snapshot!("guarded_copy_at_1024", even);
+    Ok(())
+}
+
+parray! {
+    paged float [1024] HV;
+    paged float [1000#HV_0] HV1000;
+    paged float [256#HV_0] HV256;
+}

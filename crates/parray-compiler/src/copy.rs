@@ -5,7 +5,9 @@
 
 use parray_layout::{ElemType, Module, NodeId, Offset, TypeClass};
 
-use crate::ir::{vector_of, BinOp, Check, CopyEnd, CopySpec, Expr, ExprKind, Indexed, Stmt};
+use crate::ir::{
+    vector_of, BinOp, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Guard, Indexed, Stmt,
+};
 
 /// Which part of a `#copy` an error is about, for the front end's span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,24 +133,23 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
         (Box::new(end.base.clone()), Box::new(index))
     };
     // A loop of `iterations` moves; short ones (a thread's few elements) become
-    // straight-line code, and a single move is no loop at all.
-    let moves = |iterations: u64, assign: Expr| {
-        let assign = Stmt::Expr {
-            expr: assign,
+    // straight-line code, and a single move is no loop at all, unless a guard names its
+    // `k`.
+    let looped = |iterations: u64, body: Vec<Stmt>, named: bool| match (iterations, named) {
+        (1, false) => body,
+        _ => vec![Stmt::For {
+            var: copy.k,
+            start: size(0),
+            end: size(iterations),
+            inclusive: false,
+            unroll: (iterations <= 64).then_some(None),
+            body,
             loc: copy.loc,
-        };
-        match iterations {
-            1 => assign,
-            _ => Stmt::For {
-                var: copy.k,
-                start: size(0),
-                end: size(iterations),
-                inclusive: false,
-                unroll: (iterations <= 64).then_some(None),
-                body: vec![assign],
-                loc: copy.loc,
-            },
-        }
+        }],
+    };
+    let stmt = |expr: Expr| Stmt::Expr {
+        expr,
+        loc: copy.loc,
     };
     let element = |(base, index): (Box<Expr>, Box<Expr>)| {
         Box::new(Expr::new(
@@ -158,28 +159,149 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
     };
     let value = element(at_k(&copy.src, s.off.clone(), &s, n));
     let place = element(at_k(&copy.dst, d.off.clone(), &d, n));
-    let scalar = moves(n, Expr::new(ExprKind::Assign(None, place, value), span));
-    let Some((w, s_by, d_by)) = vector_offsets else {
-        return Ok(scalar);
+    let assign = |place: Box<Expr>, value: Box<Expr>| {
+        stmt(Expr::new(ExprKind::Assign(None, place, value), span))
     };
-    let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
-        Box::new(Expr::new(
-            ExprKind::Vector {
-                base,
-                at,
-                lanes: w as u8,
-                check: Check::Checked(None),
-                method: span,
+    let moves = |iterations, body| looped(iterations, body, false);
+    let unguarded = moves(n, vec![assign(place.clone(), value.clone())]);
+    let vector = match vector_offsets {
+        Some((w, s_by, d_by)) => {
+            let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+                Box::new(Expr::new(
+                    ExprKind::Vector {
+                        base,
+                        at,
+                        lanes: w as u8,
+                        check: Check::Checked(None),
+                        method: span,
+                    },
+                    span,
+                ))
+            };
+            let value = vector(at_k(&copy.src, s_by, &s, n / w));
+            let place = vector(at_k(&copy.dst, d_by, &d, n / w));
+            Some(moves(n / w, vec![assign(place, value)]))
+        }
+        None => None,
+    };
+    let Some(g) = &copy.guard else {
+        return Ok(match vector {
+            Some(vector) => Stmt::Vectorised {
+                vector,
+                scalar: unguarded,
+                guard: None,
+                loc: copy.loc,
             },
-            span,
-        ))
+            None => one(unguarded, copy.loc),
+        });
     };
-    let value = vector(at_k(&copy.src, s_by, &s, n / w));
-    let place = vector(at_k(&copy.dst, d_by, &d, n / w));
-    let vectors = moves(n / w, Expr::new(ExprKind::Assign(None, place, value), span));
+    // The guarded element loop: `k`'s digits, then the move where the guard holds and the
+    // fill (if any) where it does not.
+    let dims = top_level_sizes(&s);
+    let digits = match g.digits.len() {
+        1 => vec![(g.digits[0], n)],
+        r if r == dims.len() => g.digits.iter().copied().zip(dims.iter().copied()).collect(),
+        r => {
+            return Err(CopyError {
+                part: CopyPart::Src,
+                message: format!(
+                    "`if |..|` names the flat index `k` (one name) or its digits over the source's top-level dimensions: `{}` has {} ({}), not {r}",
+                    copy.src.ty,
+                    dims.len(),
+                    dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            })
+        }
+    };
+    let sizes: Vec<Expr> = dims.iter().map(|&v| size(v)).collect();
+    let body = guarded_move(copy, g, &sizes, place, value);
+    let guarded = looped(n, body, true);
     Ok(Stmt::Vectorised {
-        vector: vec![vectors],
-        scalar: vec![scalar],
+        vector: vector.unwrap_or(unguarded),
+        scalar: guarded,
+        guard: Some(Guard {
+            digits,
+            pred: g.pred.clone(),
+        }),
         loc: copy.loc,
     })
+}
+
+/// The body of a guarded copy's element loop: the digits of `k` over `sizes` (the
+/// source's top-level dimensions) when the guard names them, then the move where the
+/// guard holds and the fill (if any) where it does not.
+pub fn guarded_move(
+    copy: &CopySpec,
+    g: &CopyGuard,
+    sizes: &[Expr],
+    place: Box<Expr>,
+    value: Box<Expr>,
+) -> Vec<Stmt> {
+    let span = copy.span;
+    let binary =
+        |op, a: Expr, b: Expr| Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
+    let mut body = Vec::new();
+    if g.digits.len() > 1 {
+        // Row-major digits, the last the fastest; the first needs no remainder (k < n).
+        let mut weight: Option<Expr> = None;
+        for (j, (&local, size_j)) in g.digits.iter().zip(sizes).enumerate().rev() {
+            let k = Expr::new(ExprKind::Local(copy.k), span);
+            let quotient = match &weight {
+                None => k,
+                Some(w) => binary(BinOp::Div, k, w.clone()),
+            };
+            let digit = match j {
+                0 => quotient,
+                _ => binary(BinOp::Rem, quotient, size_j.clone()),
+            };
+            body.insert(
+                0,
+                Stmt::Let {
+                    local,
+                    init: Some(digit),
+                    loc: copy.loc,
+                },
+            );
+            weight = Some(match (weight, &size_j.kind) {
+                (None, _) => size_j.clone(),
+                (
+                    Some(Expr {
+                        kind: ExprKind::Size(w),
+                        ..
+                    }),
+                    ExprKind::Size(v),
+                ) => Expr::new(ExprKind::Size(w * v), span),
+                (Some(w), _) => binary(BinOp::Mul, w, size_j.clone()),
+            });
+        }
+    }
+    let assign = |place: Box<Expr>, value: Box<Expr>| Stmt::Expr {
+        expr: Expr::new(ExprKind::Assign(None, place, value), span),
+        loc: copy.loc,
+    };
+    body.push(Stmt::If {
+        cond: g.pred.clone(),
+        then: vec![assign(place.clone(), value)],
+        els: g.fill.clone().map(|f| vec![assign(place, Box::new(f))]),
+        loc: copy.loc,
+    });
+    body
+}
+
+/// The sizes of the top-level dimensions of a copy's side: its node's children (itself
+/// when it is a leaf).
+fn top_level_sizes(side: &Side) -> Vec<u64> {
+    let node = side.module.node(side.node);
+    match node.children.is_empty() {
+        true => vec![side.size],
+        false => node.children.iter().map(|c| side.module.size(*c)).collect(),
+    }
+}
+
+/// Statements as one.
+fn one(mut stmts: Vec<Stmt>, loc: crate::ir::Loc) -> Stmt {
+    match stmts.len() {
+        1 => stmts.pop().expect("one statement"),
+        _ => Stmt::Block { body: stmts, loc },
+    }
 }

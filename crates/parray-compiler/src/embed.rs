@@ -13,9 +13,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::ir::{
-    Body, Check, CodeSpan, CopyEnd, CopySpec, Expr, ExprKind, Function, HwIndex, Indexed,
-    LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root, RuntimeIndex, Stmt,
-    Term, ThreadIndex, Ty, VarId, Vars,
+    Body, Check, CodeSpan, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Guard, HwIndex,
+    Indexed, LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root, RuntimeIndex,
+    Stmt, Term, ThreadIndex, Ty, VarId, Vars,
 };
 
 /// An expression, with `ir` the path of [`crate::ir`] where it is compiled, that builds
@@ -317,18 +317,38 @@ impl Rebuild for CopySpec {
             dst,
             k,
             vectors,
+            guard,
             span,
             loc,
         } = self;
-        let (src, dst, k, vectors, span, loc) = (
+        let (src, dst, k, vectors, guard, span, loc) = (
             src.rebuild(ir),
             dst.rebuild(ir),
             k.rebuild(ir),
             vectors.rebuild(ir),
+            guard.rebuild(ir),
             span.rebuild(ir),
             loc.rebuild(ir),
         );
-        quote!(#ir::CopySpec { src: #src, dst: #dst, k: #k, vectors: #vectors, span: #span, loc: #loc })
+        quote!(#ir::CopySpec { src: #src, dst: #dst, k: #k, vectors: #vectors, guard: #guard, span: #span, loc: #loc })
+    }
+}
+
+impl Rebuild for CopyGuard {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (digits, pred, fill) = (
+            self.digits.rebuild(ir),
+            self.pred.rebuild(ir),
+            self.fill.rebuild(ir),
+        );
+        quote!(#ir::CopyGuard { digits: #digits, pred: #pred, fill: #fill })
+    }
+}
+
+impl Rebuild for Guard {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (digits, pred) = (self.digits.rebuild(ir), self.pred.rebuild(ir));
+        quote!(#ir::Guard { digits: #digits, pred: #pred })
     }
 }
 
@@ -558,10 +578,11 @@ impl Rebuild for Stmt {
             Stmt::Vectorised {
                 vector,
                 scalar,
+                guard,
                 loc,
             } => {
-                let (vector, scalar, loc) = (r(vector), r(scalar), r(loc));
-                quote!(#s::Vectorised { vector: #vector, scalar: #scalar, loc: #loc })
+                let (vector, scalar, guard, loc) = (r(vector), r(scalar), r(guard), r(loc));
+                quote!(#s::Vectorised { vector: #vector, scalar: #scalar, guard: #guard, loc: #loc })
             }
             Stmt::GenericCopy { copy, scalar, loc } => {
                 let (copy, scalar, loc) = (r(copy), r(scalar), r(loc));

@@ -393,9 +393,17 @@ macro_rules! stmt_parts {
                 $f($part::Body(body));
             }
             Stmt::Block { body, .. } => $f($part::Body(body)),
-            Stmt::Vectorised { vector, scalar, .. } => {
+            Stmt::Vectorised {
+                vector,
+                scalar,
+                guard,
+                ..
+            } => {
                 $f($part::Body(vector));
                 $f($part::Body(scalar));
+                if let Some(Guard { pred, .. }) = guard {
+                    $f($part::Expr(pred));
+                }
             }
             Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
             Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
@@ -510,13 +518,15 @@ pub enum Stmt {
     Return {
         loc: Loc,
     },
-    /// A `#copy` that moves vectors where both of its sides are aligned: `vector` (one
-    /// loop of vector accesses) when the prover shows each of its vector accesses
-    /// aligned, else `scalar` (the element loop). `prove` replaces the statement by the one
-    /// it keeps; a back end given the statement itself writes `scalar`.
+    /// A `#copy` with a fast path: `vector` (one loop of vector accesses, or for a guarded
+    /// copy its moves without the guard) when the prover shows each of its vector
+    /// accesses aligned and `guard` true for every element, else `scalar` (the element
+    /// loop, guarded). `prove` replaces the statement by the one it keeps; a back end
+    /// given the statement itself writes `scalar`.
     Vectorised {
         vector: Vec<Stmt>,
         scalar: Vec<Stmt>,
+        guard: Option<Guard>,
         loc: Loc,
     },
     /// `#copy S(a) to D(b)` where `S` or `D` has sizes given at run time: `scalar` moves
@@ -622,15 +632,36 @@ pub struct CopyEnd {
 }
 
 /// What a `#copy` is, for [`crate::copy::lower`]: its two sides, the local its loop
-/// counts with, whether it may move vectors (a cuda body), and where it was written.
+/// counts with, whether it may move vectors (a cuda body), its guard, and where it was
+/// written.
 #[derive(Debug, Clone)]
 pub struct CopySpec {
     pub src: CopyEnd,
     pub dst: CopyEnd,
     pub k: LocalId,
     pub vectors: bool,
+    pub guard: Option<Box<CopyGuard>>,
     pub span: CodeSpan,
     pub loc: Loc,
+}
+
+/// `#copy S(a) to D(b) if |i, j| PRED else FILL;`: element `k` moves where `PRED` holds;
+/// elsewhere the destination's element gets `FILL` (or is left as it is, without `else`).
+#[derive(Debug, Clone)]
+pub struct CopyGuard {
+    /// The locals the closure binds: the copy's `k` itself (one name), or `k`'s digits over
+    /// the source's top-level dimensions, the last the fastest (one name each).
+    pub digits: Vec<LocalId>,
+    pub pred: Expr,
+    pub fill: Option<Expr>,
+}
+
+/// What the fast path of a guarded `#copy` needs proved: `pred` true for every value of
+/// its digits (each local below its size).
+#[derive(Debug, Clone)]
+pub struct Guard {
+    pub digits: Vec<(LocalId, u64)>,
+    pub pred: Expr,
 }
 
 #[derive(Debug, Clone)]
@@ -989,9 +1020,14 @@ impl Indexed {
     /// The declared type `name` of `module`, as a `$name[...]$` form indexes it.
     pub fn of_type(module: &parray_layout::Module, name: &str) -> Indexed {
         let def = module.type_def(name);
+        // A type covering data past its end indexes as much as the data holds.
+        let extent = def.map_or(0, |d| {
+            let own = module.extent(d.root);
+            d.covers.map_or(own, |c| c.min(own))
+        });
         Indexed {
             type_name: name.to_string(),
-            extent: Some(def.map_or(0, |d| module.extent(d.root))),
+            extent: Some(extent),
             constant: def.is_some_and(|d| {
                 matches!(
                     d.class,

@@ -18,12 +18,58 @@ pub const SYNC: &str = "__parray_sync";
 pub const COPY: &str = "__parray_copy";
 
 /// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
-/// places (pointers in a body, arrays in host code), parsed in one place.
+/// places (pointers in a body, arrays in host code), and its guard, parsed in one place.
 pub struct CopyForm {
     pub src_ty: Ident,
     pub src: TokenStream,
     pub dst_ty: Ident,
     pub dst: TokenStream,
+    pub guard: Option<CopyGuardForm>,
+}
+
+/// `if |i, j| PRED else FILL` after a `#copy`: the names the closure binds, its
+/// condition, and the fill (if any).
+pub struct CopyGuardForm {
+    pub span: Span,
+    pub names: Vec<Ident>,
+    pub pred: syn::Expr,
+    pub fill: Option<syn::Expr>,
+}
+
+impl syn::parse::Parse for CopyGuardForm {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let span = input.parse::<syn::Token![if]>()?.span;
+        let closure: syn::ExprClosure = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `if |i, j| CONDITION` (the digits of element k over the source's dimensions, or `|k|`), then `else FILL` or nothing",
+            )
+        })?;
+        let mut names = Vec::new();
+        for p in &closure.inputs {
+            match p {
+                syn::Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() => {
+                    names.push(p.ident.clone())
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "a guard's closure binds plain names: `|i, j|`",
+                    ))
+                }
+            }
+        }
+        let fill = match input.parse::<Option<syn::Token![else]>>()? {
+            Some(_) => Some(input.parse()?),
+            None => None,
+        };
+        Ok(CopyGuardForm {
+            span,
+            names,
+            pred: *closure.body,
+            fill,
+        })
+    }
 }
 
 impl CopyForm {
@@ -31,22 +77,28 @@ impl CopyForm {
     pub fn parse(mac: &syn::Macro) -> syn::Result<CopyForm> {
         use proc_macro2::TokenTree as T;
         let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
-        match tts.as_slice() {
+        let (copy, guard) = tts.split_at(tts.len().min(5));
+        match copy {
             [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
                 if to == "to"
                     && p.delimiter() == Delimiter::Parenthesis
                     && q.delimiter() == Delimiter::Parenthesis =>
             {
+                let guard = match guard {
+                    [] => None,
+                    _ => Some(syn::parse2(guard.iter().cloned().collect())?),
+                };
                 Ok(CopyForm {
                     src_ty: s.clone(),
                     src: p.stream(),
                     dst_ty: d.clone(),
                     dst: q.stream(),
+                    guard,
                 })
             }
             _ => Err(syn::Error::new(
                 syn::spanned::Spanned::span(mac),
-                "expected `#copy S(a) to D(b);`: element k of `a`, an array or pointer of type S, goes to element k of `b` (of type D)",
+                "expected `#copy S(a) to D(b);` (or `#copy S(a) to D(b) if |i, j| CONDITION else FILL;`): element k of `a`, an array or pointer of type S, goes to element k of `b` (of type D)",
             )),
         }
     }

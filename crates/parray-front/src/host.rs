@@ -127,6 +127,13 @@ impl Host<'_, '_> {
                 return syn::parse_quote!(());
             }
         };
+        if let Some(g) = &form.guard {
+            self.errors.push(syn::Error::new(
+                g.span,
+                "a guarded `#copy` moves a tile's elements in a detour body; between host arrays, `#copy` copies whole types: copy into a view that holds the part you want",
+            ));
+            return syn::parse_quote!(());
+        }
         let (s, d) = (&form.src_ty, &form.dst_ty);
         let (mut src, mut dst) =
             match (syn::parse2::<Expr>(form.src), syn::parse2::<Expr>(form.dst)) {

@@ -5,8 +5,9 @@
 
 use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, CopyEnd, CopySpec, Expr, ExprKind, Function, Lit, Loc, Local,
-    LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp, NUMBER_CONSTS,
+    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Lit, Loc,
+    Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
+    NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
@@ -563,6 +564,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             src,
             dst_ty,
             dst,
+            guard,
         } = match CopyForm::parse(mac) {
             Ok(form) => form,
             Err(e) => {
@@ -601,12 +603,34 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         let (src, dst) = (end(&src_ty, src), end(&dst_ty, dst));
         self.scoped(|this| {
-            let k = this.declare("__parray_k", span, false, None, false);
+            // `|k|` names the copy's own index; `|i, j|` its digits.
+            let (k, guard) = match guard {
+                None => (this.declare("__parray_k", span, false, None, false), None),
+                Some(g) => {
+                    let digits: Vec<_> = g
+                        .names
+                        .iter()
+                        .map(|n| this.declare(&n.to_string(), n.span(), false, None, false))
+                        .collect();
+                    let k = match digits.as_slice() {
+                        [k] => *k,
+                        _ => this.declare("__parray_k", span, false, None, false),
+                    };
+                    if digits.is_empty() {
+                        this.fail(g.span, "a guard's closure names element k (`|k|`) or its digits over the source's dimensions (`|i, j|`)");
+                        return None;
+                    }
+                    let pred = this.expr(&g.pred);
+                    let fill = g.fill.as_ref().map(|f| this.expr(f));
+                    (k, Some(Box::new(CopyGuard { digits, pred, fill })))
+                }
+            };
             let copy = CopySpec {
                 src,
                 dst,
                 k,
                 vectors: this.target == Target::Cuda,
+                guard,
                 span: span.into(),
                 loc: loc(span),
             };
@@ -629,7 +653,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             if !this.forms.is_runtime(&copy.src.ty) && !this.forms.is_runtime(&copy.dst.ty) {
                 return Some(made);
             }
-            let scalar = this.generic_copy(&copy, [&src_ty, &dst_ty]);
+            let scalar = this.generic_copy(&copy, [&src_ty, &dst_ty])?;
             Some(Stmt::GenericCopy {
                 copy: Box::new(copy),
                 scalar,
@@ -642,7 +666,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// ([`Stmt::GenericCopy`]): `D(b)[k] = S(a)[k]` for `k` below the source's size, each
     /// side's element `k` a generic form. Both types are bound when the kernel is
     /// specialised.
-    fn generic_copy(&mut self, copy: &CopySpec, types: [&Ident; 2]) -> Vec<Stmt> {
+    fn generic_copy(&mut self, copy: &CopySpec, types: [&Ident; 2]) -> Option<Vec<Stmt>> {
         let span = copy.span;
         for ty in types {
             let name = ty.to_string();
@@ -686,26 +710,47 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let n = Expr::new(
             ExprKind::GenericSize {
                 ty: src.name.to_string(),
-                path: src.children,
+                path: src.children.clone(),
             },
             span,
         );
-        let assign = Expr::new(
-            ExprKind::Assign(None, element(&copy.dst), element(&copy.src)),
-            span,
-        );
-        vec![Stmt::For {
+        let (place, value) = (element(&copy.dst), element(&copy.src));
+        let body = match &copy.guard {
+            None => vec![Stmt::Expr {
+                expr: Expr::new(ExprKind::Assign(None, place, value), span),
+                loc: copy.loc,
+            }],
+            Some(g) => {
+                // The source's top-level dimensions, as generic sizes.
+                let node = self.forms.module.lookup(&copy.src.ty).ok()?.node;
+                let rank = self.forms.module.node(node).children.len().max(1);
+                let sizes: Vec<Expr> = (0..rank)
+                    .map(|j| {
+                        let path = match self.forms.module.node(node).children.is_empty() {
+                            true => src.children.clone(),
+                            false => [src.children.clone(), vec![j]].concat(),
+                        };
+                        Expr::new(
+                            ExprKind::GenericSize {
+                                ty: src.name.to_string(),
+                                path,
+                            },
+                            span,
+                        )
+                    })
+                    .collect();
+                parray_compiler::copy::guarded_move(copy, g, &sizes, place, value)
+            }
+        };
+        Some(vec![Stmt::For {
             var: copy.k,
             start: Expr::new(ExprKind::Size(0), span),
             end: n,
             inclusive: false,
             unroll: None,
-            body: vec![Stmt::Expr {
-                expr: assign,
-                loc: copy.loc,
-            }],
+            body,
             loc: copy.loc,
-        }]
+        }])
     }
 
     /// `println!("a {} b {}", x, y)`: plain `{}` placeholders, one meaning everywhere.

@@ -11,9 +11,13 @@ use crate::tree::{
     MAX_HEIGHT,
 };
 
-/// What building one declaration learns about distribution.
+/// What building one declaration learns about distribution, and about data it covers
+/// past the end.
 #[derive(Default)]
 struct Distributing {
+    /// The extent of the data that pieces of the type cover past its end (its own or
+    /// those of the types it is built on).
+    covers: Option<u64>,
     /// Leaves standing for ranks, with the stride of the mpi array's dimension they mirror.
     rank_leaves: Vec<(NodeId, u64)>,
     /// The mpi thread array named by a `#P` dimension (its type index).
@@ -152,6 +156,7 @@ impl Module {
             root,
             natural,
             distribution,
+            covers: dist.covers,
             span: t.span,
         });
         Ok(())
@@ -201,6 +206,12 @@ impl Module {
             GroupBody::Ref { shape, target } => {
                 let r = self.resolve(target)?;
                 let rsize = self.node(r.node).size;
+                let covered = |d: &mut Distributing, extent: u64| {
+                    d.covers = Some(d.covers.map_or(extent, |c| c.min(extent)));
+                };
+                if let Some(c) = self.types[r.ty].covers {
+                    covered(dist, c);
+                }
                 if self.is_mpi(r.ty) {
                     return self.rank_dimension(g, shape, target, r, natural, dist);
                 }
@@ -246,6 +257,9 @@ impl Module {
                         let n = self.node(node).size;
                         if n > rsize {
                             self.covers(groups, node, r.node, target)?;
+                            let t = &self.types[r.ty];
+                            let data = t.covers.unwrap_or(self.extent(t.root));
+                            covered(dist, data);
                         }
                         self.nodes[node.0 as usize].kind = NodeKind::Prefix { target: r.node };
                         Ok(node)

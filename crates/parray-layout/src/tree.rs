@@ -97,6 +97,10 @@ pub struct TypeDef {
     /// For a data type with a dimension over an mpi array, or built on the dimensions of
     /// one that has: how its elements are spread over the ranks.
     pub distribution: Option<Distribution>,
+    /// For a type whose pieces cover a dimension past its end (`[[ceil(M / 128)][128]]#A_0`,
+    /// SPEC 2.4), or built on one: the extent of the data they cover, which its forms
+    /// reach past.
+    pub covers: Option<u64>,
     pub span: TextSpan,
 }
 

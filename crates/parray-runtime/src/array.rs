@@ -510,19 +510,19 @@ pub mod handles {
     }
 
     /// Before a detour runs: `value` (the detour's `name`) is indexed as `M`, so it must
-    /// hold `M::extent()` elements (the accesses proved within `M` rely on it).
+    /// hold `M::indexed_extent()` elements (the accesses proved within `M` rely on it).
     pub fn indexed_as<M: DataType, A: IndexedAs<M> + ?Sized>(
         value: &A,
         name: &'static str,
         site: &'static DetourSite,
     ) -> Result<()> {
-        let have = value.parray_remaining();
-        if have < M::extent() {
+        let (have, need) = (value.parray_remaining(), M::indexed_extent());
+        if have < need {
             return Err(Error::TooSmall {
                 site,
                 name,
                 indexed_as: M::NAME,
-                need: M::extent(),
+                need,
                 have,
             });
         }

@@ -30,6 +30,14 @@ pub trait DataType: Copy + 'static {
     /// The size of each top-level dimension (`$dim(T_0)$`, ...).
     fn dims() -> &'static [usize];
 
+    /// Elements an array indexed as this type must hold (the proofs of a body rely on
+    /// it): its extent, or for a type whose pieces cover data past its end, the data's
+    /// (SPEC 2.4), which its accesses past the end are guarded against.
+    fn indexed_extent() -> usize {
+        let covers = Self::module().type_def(Self::NAME).and_then(|d| d.covers);
+        covers.map_or(Self::extent(), |c| Self::extent().min(c as usize))
+    }
+
     /// The offset of the element with one index per top-level dimension (`$T[i][j]$`), the
     /// offset compiler's simplified expression; each index is checked against its
     /// dimension's size in every build (a panic naming the type and the dimension).

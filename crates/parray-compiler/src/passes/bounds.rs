@@ -27,8 +27,8 @@ use super::check::Typed;
 use crate::CodeSpan;
 
 use crate::ir::{
-    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Indexed, Lit, LocalId, Root, Scalar,
-    Stmt, Target, Ty,
+    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Guard, Indexed, Lit, LocalId, Root,
+    Scalar, Stmt, Target, Ty,
 };
 
 /// What the body does with one root.
@@ -103,8 +103,8 @@ pub fn prove(typed: Typed) -> Proved {
 fn prove_body(body: &mut Body) -> Proof {
     // First each `#copy` that can move vectors keeps the loop its alignment allows.
     let read = body.clone();
-    let facts = Facts::analyse(&read);
-    choose_vectors(&mut body.stmts, &facts);
+    let mut facts = Facts::analyse(&read);
+    choose_vectors(&mut body.stmts, &mut facts);
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
     let facts = Facts::analyse(&read);
@@ -170,17 +170,17 @@ fn constants(body: &Body, roots: &[RootUse], errors: &mut Vec<Diag>) -> Vec<(Loc
 }
 
 /// Replaces each [`Stmt::Vectorised`] by its vector loop when every vector access in it is
-/// proved aligned, else by its element loop.
-fn choose_vectors(stmts: &mut [Stmt], facts: &Facts) {
+/// proved aligned and its guard (if any) true for every element, else by its element loop.
+fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
     for s in stmts {
         if let Stmt::Vectorised {
             vector,
             scalar,
+            guard,
             loc,
-            ..
         } = s
         {
-            let mut aligned = true;
+            let mut aligned = guard.as_ref().is_none_or(|g| facts.always(g));
             visit_exprs(vector.iter(), &mut |e| {
                 if let ExprKind::Vector {
                     base, at, lanes, ..
@@ -609,6 +609,42 @@ impl<'b> Facts<'b> {
                 Some(p)
             }
             _ => None,
+        }
+    }
+
+    /// Whether a guarded copy's guard holds for every value of its digits: each
+    /// comparison of it (joined by `&&`) between intervals that do not overlap the wrong
+    /// way.
+    fn always(&mut self, guard: &Guard) -> bool {
+        let outside: Vec<_> = guard
+            .digits
+            .iter()
+            .map(|&(d, size)| (d, self.ranges.insert(d, (0, size as i128 - 1))))
+            .collect();
+        let holds = self.holds(&guard.pred);
+        for (d, range) in outside {
+            match range {
+                Some(r) => self.ranges.insert(d, r),
+                None => self.ranges.remove(&d),
+            };
+        }
+        holds
+    }
+
+    fn holds(&self, cond: &Expr) -> bool {
+        let below = |a: &Expr, b: &Expr, or_equal: bool| {
+            self.interval(a)
+                .zip(self.interval(b))
+                .is_some_and(|((_, a_hi), (b_lo, _))| a_hi < b_lo + i128::from(or_equal))
+        };
+        match &cond.kind {
+            ExprKind::Lit(Lit::Bool(b)) => *b,
+            ExprKind::Binary(BinOp::And, a, b) => self.holds(a) && self.holds(b),
+            ExprKind::Binary(BinOp::Lt, a, b) => below(a, b, false),
+            ExprKind::Binary(BinOp::Le, a, b) => below(a, b, true),
+            ExprKind::Binary(BinOp::Gt, a, b) => below(b, a, false),
+            ExprKind::Binary(BinOp::Ge, a, b) => below(b, a, true),
+            _ => false,
         }
     }
 

@@ -352,9 +352,21 @@ impl Checker {
                 self.stmts(b, body);
             }
             Stmt::Block { body: b, .. } => self.stmts(b, body),
-            Stmt::Vectorised { vector, scalar, .. } => {
+            Stmt::Vectorised {
+                vector,
+                scalar,
+                guard,
+                ..
+            } => {
                 self.stmts(vector, body);
                 self.stmts(scalar, body);
+                // The guard's copy in `scalar` reports its mistakes; this one is for the
+                // prover.
+                if let Some(g) = guard {
+                    let reported = self.diags.len();
+                    self.condition(&mut g.pred, body);
+                    self.diags.truncate(reported);
+                }
             }
             // Its element loop holds every expression of the copy.
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar, body),

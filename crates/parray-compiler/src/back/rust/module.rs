@@ -97,6 +97,10 @@ fn type_def(t: &TypeDef) -> TokenStream {
         },
         None => quote!(::core::option::Option::None),
     };
+    let covers = match t.covers {
+        Some(c) => quote!(::core::option::Option::Some(#c)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         ::parray::layout::TypeDef {
             name: ::std::string::String::from(#name),
@@ -104,6 +108,7 @@ fn type_def(t: &TypeDef) -> TokenStream {
             root: #root,
             natural: #natural,
             distribution: #distribution,
+            covers: #covers,
             span: #span,
         }
     }
