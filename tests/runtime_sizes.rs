@@ -478,7 +478,7 @@ fn a_guarded_copy_moves_the_elements_in_the_data_and_fills_the_rest() -> parray:
         host.set([i], i as f32);
     }
     let (mut x, mut y, mut s) = (TX::create()?, TX::create()?, TSUM::create()?);
-    parray::copy::copy(&host.view::<HV1000>(), &mut x)?;
+    parray::copy::copy(host.view::<HV1000>(), &mut x)?;
     detour!(TAIL(&x, &mut y, &mut s) {
         let r = T4::create();
         let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
@@ -493,8 +493,8 @@ fn a_guarded_copy_moves_the_elements_in_the_data_and_fills_the_rest() -> parray:
         #copy T4(r) to TX4(y + at) if |e| c + e < $dim(TX_0)$;
     })?;
     let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
-    parray::copy::copy(&y, &mut ys.view_mut::<HV1000>())?;
-    parray::copy::copy(&s, &mut sums.view_mut::<HV256>())?;
+    parray::copy::copy(&y, ys.view_mut::<HV1000>())?;
+    parray::copy::copy(&s, sums.view_mut::<HV256>())?;
     for i in 0..N {
         assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
     }
