@@ -21,26 +21,34 @@ use parray::prelude::*;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
-    /// `TC` (M x N); M a multiple of 128, N of 256, K of 16.
+    /// `TC` (M x N), of any sizes: the tiles at the edges are guarded.
     pub fn sgemm<TA, TB, TC>(da, db, dc) {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            // A block per 128x256 tile of C; its 16x16 threads, each index split in two
-            // digits for the loads below.
-            cuda(float* a, float* b, float* c) [[M/128][N/256]][[[8][2]][[8][2]]] GEMM;
+            // A block per 128x256 tile of C (those at the edges reach past it); its 16x16
+            // threads, each index split in two digits for the loads below.
+            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/256)]][[[8][2]][[8][2]]] GEMM;
             // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
             // 8 apart (so that the transposing stores below hit 32 banks).
-            dmem float [[M/128][[[8][2]][8]]#TA_0][[K/16][[2][2][4]]#TA_1] AL;
+            dmem float [[ceil(M/128)][[[8][2]][8]]#TA_0][[ceil(K/16)][[2][2][4]]#TA_1] AL;
             dmem float [#AL_1_1_0][#AL_1_1_2] AT;
             // A 16x256 tile of B: a warp loads rows w and w + 8, each thread 4 consecutive
             // n in both halves of each row.
-            dmem float [[K/16][[2][8]]#TB_0][[N/256][[2][[2][8][2]][4]]#TB_1] BL;
+            dmem float [[ceil(K/16)][[2][8]]#TB_0][[ceil(N/256)][[2][[2][8][2]][4]]#TB_1] BL;
             dmem float [#BL_0_1_0][#BL_1_1_0][#BL_1_1_2] BT;
             // C by thread: rows [tile][quarter][thread][4], columns the same in 4 quarters.
-            dmem float [[M/128][[2][16][4]]#TC_0][[N/256][[4][16][4]]#TC_1] CT;
+            dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/256)][[4][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
+            // The coordinates of the tiles' rows and columns in A, B and C, for the guards
+            // of the tiles at the edges (which the prover removes where the tiles divide).
+            dmem float [ceil(M/128)][[[8][2]][8]] AROW;
+            dmem float [ceil(K/16)][[2][2][4]] ACOL;
+            dmem float [ceil(K/16)][[2][8]] BROW;
+            dmem float [ceil(N/256)][[2][[2][8][2]][4]] BCOL;
+            dmem float [ceil(M/128)][[2][16][4]] CROW;
+            dmem float [ceil(N/256)][[4][16][4]] CCOL;
             // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
             // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
             smem float [2][[2][2][4]][132] AS;
@@ -83,14 +91,26 @@ subprog! {
             let bw = $BSW[0][[0][$tid_1_0_0$]][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
             let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
             let br = $BSR[0][0][[0][$tid_1_1$][0]]$;
-            #copy AT(pa) to R8(ra);
-            #copy BT(pb) to R16(rb);
+            // A thread's row of A and column of B, and where its k start in a tile; an
+            // element past the matrix is read as 0.
+            let m = $dim(TA_0)$;
+            let n = $dim(TB_1)$;
+            let depth = $dim(TA_1)$;
+            let arow = $AROW[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
+            let bcol = $BCOL[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
+            let acol = $ACOL[0][[0][$tid_1_1_1$][0]]$;
+            let brow = $BROW[0][[0][$tid_1_0_0$]]$;
+            #copy AT(pa) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
+            #copy BT(pb) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #copy R8(ra) to AST(as_ + aw);
             #copy R16(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
             // iteration before it is stored, so its latency hides behind a whole tile.
-            #copy AT(pa + $AL_1_0[1 % $size(AL_1_0)$]$) to R8(ra);
-            #copy BT(pb + $BL_0_0[1 % $size(BL_0_0)$]$) to R16(rb);
+            let next = 1 % $size(AL_1_0)$;
+            let acol = acol + $ACOL_0[next]$;
+            let brow = brow + $BROW_0[next]$;
+            #copy AT(pa + $AL_1_0[next]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
+            #copy BT(pb + $BL_0_0[next]$) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
@@ -104,8 +124,10 @@ subprog! {
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
-                #copy AT(pa + $AL_1_0[after]$) to R8(ra);
-                #copy BT(pb + $BL_0_0[after]$) to R16(rb);
+                let acol = $ACOL[after][[0][$tid_1_1_1$][0]]$;
+                let brow = $BROW[after][[0][$tid_1_0_0$]]$;
+                #copy AT(pa + $AL_1_0[after]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
+                #copy BT(pb + $BL_0_0[after]$) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
                 #[unroll]
                 for k in 0..$dim(AS_1)$ {
                     if k + 1 < $dim(AS_1)$ {
@@ -129,7 +151,11 @@ subprog! {
                 #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
                 #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F16(fb);
             }
-            #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$);
+            // Only the elements of C in the matrix are stored.
+            let crow = $CROW[$tid_0_0$][[0][$tid_1_0$][0]]$;
+            let ccol = $CCOL[$tid_0_1$][[0][$tid_1_1$][0]]$;
+            #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$)
+                if |w, x, y, z| crow + $CROW_1_0[w]$ + x < m && ccol + $CCOL_1_0[y]$ + z < n;
         })
     }
 }

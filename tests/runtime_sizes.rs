@@ -511,8 +511,11 @@ fn a_guarded_copy_moves_the_elements_in_the_data_and_fills_the_rest() -> parray:
         #copy TX4(x + at) to T4(r) if |e| c + e < $dim(TX_0)$ else -1.0;
         #copy T4(r) to TX4(y + at) if |e| c + e < $dim(TX_0)$;
     })?;
+    // A thread's elements move as one float4 where all four lie in the data, one by one
+    // in the tile that reaches past it; every access proved under its guard.
+    assert!(tail.contains("if ((int)c + 3 < 1000u)"), "{tail}");
     assert!(
-        tail.contains("< 1000u") && !tail.contains("float4"),
+        tail.contains("float4") && !tail.contains("__parray_fault"),
         "{tail}"
     );
     EN.bind(1024)?;
@@ -535,4 +538,30 @@ parray! {
     paged float [1024] HV;
     paged float [1000#HV_0] HV1000;
     paged float [256#HV_0] HV256;
+}
+
+/// A guard that lets an element past the data through (`<=` for `<`) proves nothing: the
+/// accesses it guards stay checked, and the one past the end is an error naming the
+/// detour, not a write past the array.
+#[test]
+fn a_guard_that_lets_an_element_past_the_data_through_is_checked() -> parray::Result<()> {
+    TN.bind(1000)?;
+    let (x, mut y, mut s) = (TX::create()?, TX::create()?, TSUM::create()?);
+    let wrong = kernel_source!(TAIL(&x, &mut y, &mut s) {
+        let r = T4::create();
+        let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $TXC[$tid_0$][[$tid_1$][0]]$;
+        #copy T4(r) to TX4(y + at) if |e| c + e <= $dim(TX_0)$;
+    })?;
+    assert!(wrong.contains("parray_at(y"), "{wrong}");
+    let err = detour!(TAIL(&x, &mut y, &mut s) {
+        let r = T4::create();
+        let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $TXC[$tid_0$][[$tid_1$][0]]$;
+        #copy T4(r) to TX4(y + at) if |e| c + e <= $dim(TX_0)$;
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("TAIL") && err.contains("1000"), "{err}");
+    Ok(())
 }

@@ -216,15 +216,29 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
     let sizes: Vec<Expr> = dims.iter().map(|&v| size(v)).collect();
     let body = guarded_move(copy, g, &sizes, place, value);
     let guarded = looped(n, body, true);
+    let mut at_most = g.pred.clone();
+    largest_digits(&mut at_most, &digits);
     Ok(Stmt::Vectorised {
-        vector: vector.unwrap_or(unguarded),
+        vector: vector.unwrap_or_else(|| unguarded.clone()),
         scalar: guarded,
         guard: Some(Guard {
             digits,
             pred: g.pred.clone(),
+            unguarded,
+            at_most,
         }),
         loc: copy.loc,
     })
+}
+
+/// `e` with each digit local replaced by its largest value.
+fn largest_digits(e: &mut Expr, digits: &[(crate::ir::LocalId, u64)]) {
+    if let ExprKind::Local(id) = e.kind {
+        if let Some((_, size)) = digits.iter().find(|(d, _)| *d == id) {
+            e.kind = ExprKind::Size(size - 1);
+        }
+    }
+    e.for_each_child_mut(&mut |c| largest_digits(c, digits));
 }
 
 /// The body of a guarded copy's element loop: the digits of `k` over `sizes` (the

@@ -347,8 +347,13 @@ impl Rebuild for CopyGuard {
 
 impl Rebuild for Guard {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
-        let (digits, pred) = (self.digits.rebuild(ir), self.pred.rebuild(ir));
-        quote!(#ir::Guard { digits: #digits, pred: #pred })
+        let (digits, pred, unguarded, at_most) = (
+            self.digits.rebuild(ir),
+            self.pred.rebuild(ir),
+            self.unguarded.rebuild(ir),
+            self.at_most.rebuild(ir),
+        );
+        quote!(#ir::Guard { digits: #digits, pred: #pred, unguarded: #unguarded, at_most: #at_most })
     }
 }
 

@@ -189,7 +189,7 @@ pub struct Loc {
 }
 
 /// A local of the body: a kernel parameter, a `let`, a `for` variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocalId(pub u32);
 
 #[derive(Debug, Clone)]
@@ -401,8 +401,16 @@ macro_rules! stmt_parts {
             } => {
                 $f($part::Body(vector));
                 $f($part::Body(scalar));
-                if let Some(Guard { pred, .. }) = guard {
+                if let Some(Guard {
+                    pred,
+                    unguarded,
+                    at_most,
+                    ..
+                }) = guard
+                {
                     $f($part::Expr(pred));
+                    $f($part::Body(unguarded));
+                    $f($part::Expr(at_most));
                 }
             }
             Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
@@ -656,12 +664,16 @@ pub struct CopyGuard {
     pub fill: Option<Expr>,
 }
 
-/// What the fast path of a guarded `#copy` needs proved: `pred` true for every value of
-/// its digits (each local below its size).
+/// A guarded `#copy`'s guard, for the prover's choice of its moves: `pred` over its
+/// digits (each local below its size); `unguarded`, the element moves without it; and
+/// `at_most`, `pred` at the digits' largest values, which implies `pred` at all of them
+/// where `pred` only grows with them (then it chooses the unguarded moves when it holds).
 #[derive(Debug, Clone)]
 pub struct Guard {
     pub digits: Vec<(LocalId, u64)>,
     pub pred: Expr,
+    pub unguarded: Vec<Stmt>,
+    pub at_most: Expr,
 }
 
 #[derive(Debug, Clone)]

@@ -24,6 +24,7 @@
 use std::collections::HashMap;
 
 use super::check::Typed;
+use super::linear::{Atom, Linear};
 use crate::CodeSpan;
 
 use crate::ir::{
@@ -180,7 +181,7 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
             loc,
         } = s
         {
-            let mut aligned = guard.as_ref().is_none_or(|g| facts.always(g));
+            let mut aligned = true;
             visit_exprs(vector.iter(), &mut |e| {
                 if let ExprKind::Vector {
                     base, at, lanes, ..
@@ -189,13 +190,32 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
                     aligned &= facts.aligned(base, at, *lanes);
                 }
             });
-            let mut keep = std::mem::take(if aligned { vector } else { scalar });
-            *s = match keep.len() {
+            let one = |mut keep: Vec<Stmt>| match keep.len() {
                 1 => keep.pop().expect("one statement"),
                 _ => Stmt::Block {
                     body: keep,
                     loc: *loc,
                 },
+            };
+            // The moves without a guard: vectors where aligned.
+            let mut fast = |g: Option<&mut Guard>| match (aligned, g) {
+                (true, _) => std::mem::take(vector),
+                (false, Some(g)) => std::mem::take(&mut g.unguarded),
+                (false, None) => std::mem::take(scalar),
+            };
+            *s = match guard {
+                None => one(fast(None)),
+                Some(g) if facts.always(g) => one(fast(Some(g))),
+                // Where the guard only grows with the digits: the moves without it when
+                // it holds at their largest values (a tile inside the data), else the
+                // guarded ones.
+                Some(g) if facts.grows_with_digits(g) => Stmt::If {
+                    cond: g.at_most.clone(),
+                    then: fast(Some(g)),
+                    els: Some(std::mem::take(scalar)),
+                    loc: *loc,
+                },
+                Some(_) => one(std::mem::take(scalar)),
             };
         }
         s.for_each_part_mut(&mut |part| {
@@ -204,6 +224,19 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
             }
         });
     }
+}
+
+/// The locals `body` assigns anywhere.
+fn assigned_locals(body: &Body) -> std::collections::HashSet<LocalId> {
+    let mut out = std::collections::HashSet::new();
+    visit_exprs(&body.stmts, &mut |e| {
+        if let ExprKind::Assign(_, place, _) = &e.kind {
+            if let ExprKind::Local(id) = place.kind {
+                out.insert(id);
+            }
+        }
+    });
+    out
 }
 
 /// Low bits known to be zero in a value are counted up to this: enough for every
@@ -224,11 +257,13 @@ type Interval = (i128, i128);
 
 /// Where a pointer-valued expression points: its root, its displacement from the root's
 /// first element when known, the low zero bits known of that displacement (whatever it
-/// is), and the types of the forms that displaced it.
+/// is), the same displacement as a sum (for the proofs under a guard) when known, and
+/// the types of the forms that displaced it.
 #[derive(Debug, Clone)]
 struct Place {
     root: Root,
     displacement: Option<Interval>,
+    linear: Option<Linear>,
     twos: u32,
     types: Vec<Indexed>,
 }
@@ -237,6 +272,7 @@ impl Place {
     fn at(root: Root, displacement: Option<Interval>) -> Place {
         Place {
             root,
+            linear: (displacement == Some((0, 0))).then(Linear::default),
             displacement,
             twos: TWOS,
             types: Vec::new(),
@@ -257,6 +293,13 @@ struct Facts<'b> {
     created: HashMap<LocalId, u64>,
     /// For each immutable integer local, the forms its value was computed from.
     local_forms: HashMap<LocalId, Vec<Indexed>>,
+    /// Immutable integer locals whose values are sums ([`Linear`]).
+    sums: HashMap<LocalId, Linear>,
+    /// The locals the body assigns (`i = ..`, `i += ..`): none is an [`Atom`].
+    assigned: std::collections::HashSet<LocalId>,
+    /// While marking: what the enclosing `if`s' conditions say in their branches, as
+    /// `sum <= bound`.
+    guards: Vec<(Linear, i128)>,
     uses: Vec<RootUse>,
 }
 
@@ -270,6 +313,9 @@ impl<'b> Facts<'b> {
             assigned_twos,
             created: HashMap::new(),
             local_forms: HashMap::new(),
+            sums: HashMap::new(),
+            assigned: assigned_locals(body),
+            guards: Vec::new(),
             uses: Vec::new(),
         };
         for (param, local) in &body.params {
@@ -406,6 +452,9 @@ impl<'b> Facts<'b> {
                 } else if fixed {
                     if let Some(r) = self.interval(init) {
                         self.ranges.insert(*local, r);
+                    }
+                    if let Some(sum) = self.linear(init) {
+                        self.sums.insert(*local, sum);
                     }
                     let mut types = Vec::new();
                     forms(init, &self.local_forms, &mut types);
@@ -604,6 +653,10 @@ impl<'b> Facts<'b> {
                     .displacement
                     .zip(self.interval(r))
                     .map(|(a, b)| (a.0 + b.0, a.1 + b.1));
+                p.linear = p
+                    .linear
+                    .zip(self.linear(r))
+                    .map(|(a, b)| a.add_scaled(&b, 1));
                 p.twos = p.twos.min(self.twos_of(r));
                 forms(r, &self.local_forms, &mut p.types);
                 Some(p)
@@ -631,6 +684,36 @@ impl<'b> Facts<'b> {
         holds
     }
 
+    /// Whether a guard holds wherever it holds at its digits' largest values: it is
+    /// comparisons `a < b` (or `<=`, `>`, `>=`) of sums joined by `&&`, and in each the
+    /// smaller side less the larger has no negative multiple of a digit (or of the index
+    /// the digits are of).
+    fn grows_with_digits(&self, guard: &Guard) -> bool {
+        let mut said = Vec::new();
+        if !self.facts_of(&guard.pred, &mut said) {
+            return false;
+        }
+        let of_digits = |a: &Atom| match a {
+            Atom::Local(id) | Atom::Digit(id, ..) => guard.digits.iter().any(|(d, _)| d == id),
+            Atom::Tid(_) => false,
+        };
+        let ks: Vec<LocalId> = said
+            .iter()
+            .flat_map(|(l, _)| l.terms.keys())
+            .filter_map(|a| match a {
+                Atom::Digit(k, ..) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        said.iter().all(|(l, _)| {
+            l.terms.iter().all(|(a, c)| {
+                *c >= 0
+                    || !(of_digits(a)
+                        || matches!(a, Atom::Digit(k, ..) | Atom::Local(k) if ks.contains(k)))
+            })
+        })
+    }
+
     fn holds(&self, cond: &Expr) -> bool {
         let below = |a: &Expr, b: &Expr, or_equal: bool| {
             self.interval(a)
@@ -646,6 +729,117 @@ impl<'b> Facts<'b> {
             ExprKind::Binary(BinOp::Ge, a, b) => below(b, a, true),
             _ => false,
         }
+    }
+
+    /// An integer expression as a sum of multiples of [`Atom`]s, exactly: each part of it
+    /// that computes has an interval (its type holds it, nothing wraps).
+    fn linear(&self, e: &Expr) -> Option<Linear> {
+        let computed = |e: &Expr| self.interval(e).is_some();
+        let local_atom = |id: LocalId| {
+            (self.ranges.contains_key(&id) && !self.assigned.contains(&id))
+                .then_some(Atom::Local(id))
+        };
+        let digit_of = |e: &Expr, div: u64, modulo: Option<u64>| match e.kind {
+            ExprKind::Local(k) => local_atom(k).map(|_| Linear::atom(Atom::Digit(k, div, modulo))),
+            _ => None,
+        };
+        let number = |e: &Expr| match e.kind {
+            ExprKind::Size(n) => Some(u64::try_from(n).ok()?),
+            ExprKind::Lit(Lit::Int(v, _)) => u64::try_from(v).ok(),
+            _ => None,
+        };
+        match &e.kind {
+            ExprKind::Lit(Lit::Int(v, _)) => Some(Linear::constant(*v as i128)),
+            ExprKind::Size(n) => Some(Linear::constant(*n as i128)),
+            ExprKind::Tid(path) => Some(Linear::atom(Atom::Tid(path.clone()))),
+            ExprKind::Local(id) => match self.sums.get(id) {
+                Some(sum) => Some(sum.clone()),
+                None => local_atom(*id).map(Linear::atom),
+            },
+            _ if !computed(e) => None,
+            ExprKind::Cast(x, s) if s.is_int() => self.linear(x),
+            ExprKind::Offset { off, args, .. } => {
+                let mut sum = Linear::constant(off.expr.konst as i128);
+                for (c, term) in &off.expr.terms {
+                    let part = match term {
+                        parray_layout::expr::Term::Var(v) => {
+                            self.linear(args.get(v.0 as usize)?)?
+                        }
+                        parray_layout::expr::Term::Digit { of, div, modulo } => {
+                            digit_of(args.get(of.as_var()?.0 as usize)?, *div, *modulo)?
+                        }
+                    };
+                    sum = sum.add_scaled(&part, *c as i128);
+                }
+                Some(sum)
+            }
+            ExprKind::Binary(op, l, r) => match op {
+                BinOp::Add => Some(self.linear(l)?.add_scaled(&self.linear(r)?, 1)),
+                BinOp::Sub => Some(self.linear(l)?.add_scaled(&self.linear(r)?, -1)),
+                BinOp::Mul => match (number(l), number(r)) {
+                    (Some(c), _) => Some(self.linear(r)?.scaled(c as i128)),
+                    (_, Some(c)) => Some(self.linear(l)?.scaled(c as i128)),
+                    _ => None,
+                },
+                BinOp::Div => digit_of(l, number(r)?, None),
+                BinOp::Rem => match &l.kind {
+                    ExprKind::Binary(BinOp::Div, k, d) => digit_of(k, number(d)?, number(r)),
+                    _ => digit_of(l, 1, number(r)),
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The range of an atom: a thread index's, a local's, or a digit's of its local's.
+    fn atom_range(&self, a: &Atom) -> Option<Interval> {
+        match a {
+            Atom::Tid(path) => {
+                let (_, t) = self.body.tids.iter().find(|(p, _)| p == path)?;
+                Some((0, t.expr.max(&t.vars) as i128))
+            }
+            Atom::Local(id) => self.ranges.get(id).copied(),
+            Atom::Digit(k, div, modulo) => {
+                let (lo, hi) = self.ranges.get(k).copied()?;
+                let (lo, hi) = (lo / *div as i128, hi / *div as i128);
+                Some(match modulo {
+                    Some(m) if hi >= *m as i128 => (0, *m as i128 - 1),
+                    _ => (lo, hi),
+                })
+            }
+        }
+    }
+
+    /// What a condition says where it holds, as `sum <= bound` facts: each comparison of
+    /// sums joined by `&&` (`a < b` is `a - b <= -1`). Whether that is all it says.
+    fn facts_of(&self, cond: &Expr, out: &mut Vec<(Linear, i128)>) -> bool {
+        let mut fact = |a: &Expr, b: &Expr, strict: bool| match (self.linear(a), self.linear(b)) {
+            (Some(a), Some(b)) => {
+                out.push((a.add_scaled(&b, -1), -i128::from(strict)));
+                true
+            }
+            _ => false,
+        };
+        match &cond.kind {
+            ExprKind::Binary(BinOp::And, a, b) => {
+                let left = self.facts_of(a, out);
+                self.facts_of(b, out) && left
+            }
+            ExprKind::Binary(BinOp::Lt, a, b) => fact(a, b, true),
+            ExprKind::Binary(BinOp::Le, a, b) => fact(a, b, false),
+            ExprKind::Binary(BinOp::Gt, a, b) => fact(b, a, true),
+            ExprKind::Binary(BinOp::Ge, a, b) => fact(b, a, false),
+            _ => false,
+        }
+    }
+
+    /// Whether the sum `at` lies in `[0, end)` where the enclosing guards hold.
+    fn within_under_guards(&self, at: &Linear, end: i128) -> bool {
+        let range = |a: &Atom| self.atom_range(a);
+        let lowest = at.clone().scaled(-1).max_under(&[], range).map(|m| -m);
+        let highest = at.max_under(&self.guards, range);
+        lowest.is_some_and(|lo| lo >= 0) && highest.is_some_and(|hi| hi < end)
     }
 
     /// The values an integer expression can take, when the analysis can bound them.
@@ -842,9 +1036,10 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
         // Each access: its base, the interval of its offset, its lanes (1: an element),
         // whether its alignment is known (an element's needs none) and, for a vector, the
         // span of its method.
+        let zero = Expr::new(ExprKind::Size(0), e.span);
         let access = match &mut e.kind {
             ExprKind::Index(base, at, check) => {
-                Some((&**base, facts.interval(at), 1, true, None, check))
+                Some((&**base, &**at, facts.interval(at), 1, true, None, check))
             }
             ExprKind::Vector {
                 base,
@@ -855,13 +1050,23 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
             } => {
                 let aligned = facts.aligned(base, at, *lanes);
                 let interval = facts.interval(at);
-                Some((&**base, interval, *lanes, aligned, Some(*method), check))
+                Some((
+                    &**base,
+                    &**at,
+                    interval,
+                    *lanes,
+                    aligned,
+                    Some(*method),
+                    check,
+                ))
             }
             // `atomic_add(p, v)` (and the other atomics) update `p[0]`.
-            ExprKind::Atomic(_, p, _, check) => Some((&**p, Some((0, 0)), 1, true, None, check)),
+            ExprKind::Atomic(_, p, _, check) => {
+                Some((&**p, &zero, Some((0, 0)), 1, true, None, check))
+            }
             _ => None,
         };
-        if let Some((base, at, lanes, aligned, method, check)) = access {
+        if let Some((base, index, at, lanes, aligned, method, check)) = access {
             proof.accesses += 1;
             let place = facts.place(base);
             if let (Some(method), Some(p), Some((i, _))) =
@@ -881,8 +1086,15 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
             }
             let within = place.as_ref().and_then(|p| {
                 let extent = *extents.get(&p.root)? as i128;
-                let (d, i) = (p.displacement?, at?);
-                Some(d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent)
+                let by_intervals = p.displacement.zip(at).is_some_and(|(d, i)| {
+                    d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent
+                });
+                // Else an offset past the data's intervals that its guards keep inside.
+                let by_guards = || {
+                    let sum = p.linear.clone()?.add_scaled(&facts.linear(index)?, 1);
+                    Some(facts.within_under_guards(&sum, extent - i128::from(lanes) + 1))
+                };
+                Some(by_intervals || by_guards() == Some(true))
             });
             if within == Some(true) && aligned {
                 *check = Check::Proved;
@@ -924,9 +1136,14 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
         } = s
         {
             let guard = facts.guard(cond);
+            let outer = facts.guards.len();
+            let mut said = Vec::new();
+            facts.facts_of(cond, &mut said);
             expr(cond, facts, extents, proof);
             unmark_leaf(cond);
+            facts.guards.extend(said);
             facts.narrowed(guard, |facts| mark(then, facts, extents, proof));
+            facts.guards.truncate(outer);
             if let Some(els) = els {
                 mark(els, facts, extents, proof);
             }

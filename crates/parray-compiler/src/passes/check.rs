@@ -360,11 +360,13 @@ impl Checker {
             } => {
                 self.stmts(vector, body);
                 self.stmts(scalar, body);
-                // The guard's copy in `scalar` reports its mistakes; this one is for the
+                // The guard's copy in `scalar` reports its mistakes; these are for the
                 // prover.
                 if let Some(g) = guard {
                     let reported = self.diags.len();
                     self.condition(&mut g.pred, body);
+                    self.stmts(&mut g.unguarded, body);
+                    self.condition(&mut g.at_most, body);
                     self.diags.truncate(reported);
                 }
             }

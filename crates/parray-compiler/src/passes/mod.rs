@@ -4,4 +4,5 @@
 
 pub mod bounds;
 pub mod check;
+mod linear;
 mod widen;

@@ -1,0 +1,143 @@
+//! Sums of multiples of a body's values, for the proofs under a guard.
+//!
+//! An access past the data of a tile is guarded by a comparison of the element's
+//! coordinates (`row < m && col < k`), while the access's offset is `row * k + col`: no
+//! interval of the offset shows it inside the data, but the offset is a sum of multiples
+//! of the same values the guard bounds. Written as [`Linear`] sums of [`Atom`]s, the
+//! offset is `λ1 * (row - m) + λ2 * (col - k) + rest` with `λ1, λ2 >= 0`, so that under the
+//! guard (`row - m <= -1`, `col - k <= -1`) it is at most `-λ1 - λ2 + max(rest)`
+//! ([`Linear::max_under`]).
+
+use std::collections::BTreeMap;
+
+use crate::ir::LocalId;
+
+/// A value the sums are over: it does not change where the guard holds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Atom {
+    /// A thread index (`$tid_0_1$`).
+    Tid(String),
+    /// A local the analysis does not expand: a `for` variable, or an unassigned local
+    /// whose value is not a sum.
+    Local(LocalId),
+    /// `(k / div) % modulo` of a local `k` (`modulo` `None`: no remainder): a digit of a
+    /// `#copy`'s element index.
+    Digit(LocalId, u64, Option<u64>),
+}
+
+/// `konst + sum(coefficient * atom)`, exactly (no arithmetic of it wraps).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Linear {
+    pub terms: BTreeMap<Atom, i128>,
+    pub konst: i128,
+}
+
+impl Linear {
+    pub fn constant(v: i128) -> Linear {
+        Linear {
+            terms: BTreeMap::new(),
+            konst: v,
+        }
+    }
+
+    pub fn atom(a: Atom) -> Linear {
+        Linear {
+            terms: BTreeMap::from([(a, 1)]),
+            konst: 0,
+        }
+    }
+
+    /// `self + c * other`.
+    pub fn add_scaled(mut self, other: &Linear, c: i128) -> Linear {
+        for (a, v) in &other.terms {
+            let sum = self.terms.get(a).copied().unwrap_or(0) + c * v;
+            match sum {
+                0 => self.terms.remove(a),
+                s => self.terms.insert(a.clone(), s),
+            };
+        }
+        self.konst += c * other.konst;
+        self
+    }
+
+    pub fn scaled(self, c: i128) -> Linear {
+        Linear::default().add_scaled(&self, c)
+    }
+
+    /// The largest value of `self` where every fact `l <= u` of `facts` holds, each atom
+    /// in its range (`range`): each fact whose terms `self` holds as one positive multiple
+    /// of them is taken out at its bound, the rest at its atoms' bounds. `None` where an
+    /// atom left has no range.
+    pub fn max_under(
+        &self,
+        facts: &[(Linear, i128)],
+        range: impl Fn(&Atom) -> Option<(i128, i128)>,
+    ) -> Option<i128> {
+        let mut rest = self.clone();
+        let mut bound = 0;
+        for (l, u) in facts {
+            let Some((a, c)) = l.terms.iter().next() else {
+                continue;
+            };
+            let have = rest.terms.get(a).copied().unwrap_or(0);
+            if have <= 0 || have % c != 0 {
+                continue;
+            }
+            let lambda = have / c;
+            if lambda <= 0
+                || l.terms
+                    .iter()
+                    .any(|(a, c)| rest.terms.get(a).copied().unwrap_or(0) != lambda * c)
+            {
+                continue;
+            }
+            rest = rest.add_scaled(l, -lambda);
+            bound += lambda * u;
+        }
+        let mut max = bound + rest.konst;
+        for (a, c) in &rest.terms {
+            let (lo, hi) = range(a)?;
+            max += if *c > 0 { c * hi } else { c * lo };
+        }
+        Some(max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tid(name: &str) -> Linear {
+        Linear::atom(Atom::Tid(name.into()))
+    }
+
+    /// A tile's element `row * k + col` under `row < m && col < k` is at most `m * k - 1`,
+    /// however far the tile's rows and columns reach past the data; without the guard it
+    /// is at most what the ranges give.
+    #[test]
+    fn a_guarded_offset_is_bounded_by_its_guards() {
+        let (m, k) = (1000i128, 777i128);
+        // row = 128 * t0 + t1, col = 16 * t2 + t3; rows reach 1023, columns 783.
+        let row = tid("t0").scaled(128).add_scaled(&tid("t1"), 1);
+        let col = tid("t2").scaled(16).add_scaled(&tid("t3"), 1);
+        let offset = row.clone().scaled(k).add_scaled(&col, 1);
+        let range = |a: &Atom| match a {
+            Atom::Tid(n) if n == "t0" => Some((0, 7)),
+            Atom::Tid(n) if n == "t1" => Some((0, 127)),
+            Atom::Tid(n) if n == "t2" => Some((0, 48)),
+            _ => Some((0, 15)),
+        };
+        let facts = [
+            (row.add_scaled(&Linear::constant(m), -1), -1),
+            (col.add_scaled(&Linear::constant(k), -1), -1),
+        ];
+        assert_eq!(offset.max_under(&facts, range), Some(m * k - 1));
+        assert_eq!(offset.max_under(&[], range), Some(1023 * k + 783));
+        // A fact the offset does not hold as a multiple of its terms is not used.
+        let skew = offset.add_scaled(&tid("t1"), 1);
+        assert_eq!(
+            skew.max_under(&facts[..1], range),
+            Some(1023 * k + 783 + 127)
+        );
+    }
+}
