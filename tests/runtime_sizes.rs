@@ -546,15 +546,15 @@ parray! {
 #[test]
 fn a_guard_that_lets_an_element_past_the_data_through_is_checked() -> parray::Result<()> {
     TN.bind(1000)?;
-    let (x, mut y, mut s) = (TX::create()?, TX::create()?, TSUM::create()?);
-    let wrong = kernel_source!(TAIL(&x, &mut y, &mut s) {
+    let (x, mut y, s) = (TX::create()?, TX::create()?, TSUM::create()?);
+    let wrong = kernel_source!(TAIL(&x, &mut y, &s) {
         let r = T4::create();
         let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
         let c = $TXC[$tid_0$][[$tid_1$][0]]$;
         #copy T4(r) to TX4(y + at) if |e| c + e <= $dim(TX_0)$;
     })?;
     assert!(wrong.contains("parray_at(y"), "{wrong}");
-    let err = detour!(TAIL(&x, &mut y, &mut s) {
+    let err = detour!(TAIL(&x, &mut y, &s) {
         let r = T4::create();
         let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
         let c = $TXC[$tid_0$][[$tid_1$][0]]$;

@@ -744,7 +744,7 @@ impl<'b> Facts<'b> {
             _ => None,
         };
         let number = |e: &Expr| match e.kind {
-            ExprKind::Size(n) => Some(u64::try_from(n).ok()?),
+            ExprKind::Size(n) => Some(n),
             ExprKind::Lit(Lit::Int(v, _)) => u64::try_from(v).ok(),
             _ => None,
         };
