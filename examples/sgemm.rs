@@ -7,12 +7,15 @@
 //! previous step multiplies, the products zig-zag so that consecutive ones share a register
 //! operand, and the kernel runs one block a multiprocessor with up to 255 registers a
 //! thread (cuBLAS's own shape: 8 warps, 128 accumulators each). The types below say all of
-//! it; `#copy` moves every tile, as float4 where both sides allow.
+//! it; `#copy` moves every tile, as float4 where both sides allow. Tiles at the edges of
+//! matrices the tiles do not divide are guarded (`#copy ... if`): elements past A and B
+//! read as 0, and only C's elements are stored; the guards go where the tiles divide.
 //!
 //! On a GPU: square N = 4096 and 8192 on row-major, strips (Fig 18a) and blocks (Fig 18b)
 //! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
 //! checked against it. Under the emulation: N = 256 (every layout) and 256 x 512 x 128,
-//! checked against an f64 product. `--n N` chooses one square size.
+//! checked against an f64 product. `--n N` chooses one square size; `--m M --n N --k K`
+//! any shape (its kernel made for it at the first launch).
 
 mod common;
 
