@@ -256,7 +256,7 @@ impl Module {
                         let node = self.compound(children, g.span)?;
                         let n = self.node(node).size;
                         if n > rsize {
-                            self.covers(groups, node, r.node, target)?;
+                            self.covers(groups, node, r.node, target, g.span)?;
                             let t = &self.types[r.ty];
                             let data = t.covers.unwrap_or(self.extent(t.root));
                             covered(dist, data);
@@ -274,16 +274,30 @@ impl Module {
     /// piece reaches past `target`'s end, and `target`'s offsets are one stride
     /// (`off(i) = i * s`), so that the indices past its end have offsets that continue it
     /// (SPEC 2.4, "Pieces that cover a dimension").
-    fn covers(&self, groups: &[Group], node: NodeId, target: NodeId, name: &Ident) -> Result<()> {
+    fn covers(
+        &self,
+        groups: &[Group],
+        node: NodeId,
+        target: NodeId,
+        name: &Ident,
+        span: TextSpan,
+    ) -> Result<()> {
         let (n, rsize) = (self.node(node).size, self.node(target).size);
         let first = |g: &Group| matches!(&g.body, GroupBody::Size(e) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)));
         let piece = n / self.node(self.node(node).children[0]).size;
-        let fail = |message: String| Err(Error::new(ErrorKind::Structure, name.span, message));
+        let fail = |message: String| Err(Error::new(ErrorKind::Structure, span, message));
         if !groups.first().is_some_and(first) {
+            // Counted with `ceil`, pieces of this size would cover it.
+            let hint = match n - piece < rsize {
+                true => format!(
+                    "; pieces that cover it past its end are counted with `ceil`: `[[ceil({rsize} / {piece})][..]]#{}`",
+                    name.name
+                ),
+                false => String::new(),
+            };
             return fail(format!(
-                "the structure has {n} elements, more than `{}` (size {rsize}); \
-                 pieces that cover it past its end are counted with `ceil`: `[[ceil({rsize} / {piece})][..]]#{}`",
-                name.name, name.name
+                "the structure has {n} elements, more than `{}` (size {rsize}){hint}",
+                name.name
             ));
         }
         if n - piece >= rsize {
