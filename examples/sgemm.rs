@@ -15,7 +15,8 @@
 //! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
 //! checked against it. Under the emulation: N = 256 (every layout) and 256 x 512 x 128,
 //! checked against an f64 product. `--n N` chooses one square size; `--m M --n N --k K`
-//! any shape (its kernel made for it at the first launch).
+//! any shape (its kernel made for it at the first launch, K split where the tiles leave
+//! multiprocessors idle; `--split S` chooses the split).
 
 mod common;
 
@@ -24,31 +25,35 @@ use parray::prelude::*;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
-    /// `TC` (M x N), of any sizes: the tiles at the edges are guarded.
-    pub fn sgemm<TA, TB, TC>(da, db, dc) {
+    /// `TC` (M x N), of any sizes: the tiles at the edges are guarded. K is split over
+    /// `dim(TS_0)` blocks a tile of C (split-K, where the tiles alone would leave
+    /// multiprocessors idle), which add their sums into C.
+    pub fn sgemm<TA, TB, TC, TS>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            // A block per 128x256 tile of C (those at the edges reach past it); its 16x16
-            // threads, each index split in two digits for the loads below.
-            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/256)]][[[8][2]][[8][2]]] GEMM;
+            const S = dim(TS_0);
+            // A block per 128x256 tile of C (those at the edges reach past it) and part of
+            // K; its 16x16 threads, each index split in two digits for the loads below.
+            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/256)][S]][[[8][2]][[8][2]]] GEMM;
             // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
-            // 8 apart (so that the transposing stores below hit 32 banks).
-            dmem float [[ceil(M/128)][[[8][2]][8]]#TA_0][[ceil(K/16)][[2][2][4]]#TA_1] AL;
-            dmem float [#AL_1_1_0][#AL_1_1_2] AT;
+            // 8 apart (so that the transposing stores below hit 32 banks). The k-tiles are
+            // dealt to the S blocks of a tile of C in turn.
+            dmem float [[ceil(M/128)][[[8][2]][8]]#TA_0][[ceil(K/(16*S))][S][[2][2][4]]#TA_1] AL;
+            dmem float [#AL_1_2_0][#AL_1_2_2] AT;
             // A 16x256 tile of B: a warp loads rows w and w + 8, each thread 4 consecutive
             // n in both halves of each row.
-            dmem float [[ceil(K/16)][[2][8]]#TB_0][[ceil(N/256)][[2][[2][8][2]][4]]#TB_1] BL;
-            dmem float [#BL_0_1_0][#BL_1_1_0][#BL_1_1_2] BT;
+            dmem float [[ceil(K/(16*S))][S][[2][8]]#TB_0][[ceil(N/256)][[2][[2][8][2]][4]]#TB_1] BL;
+            dmem float [#BL_0_2_0][#BL_1_1_0][#BL_1_1_2] BT;
             // C by thread: rows [tile][quarter][thread][4], columns the same in 4 quarters.
             dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/256)][[4][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
             // The coordinates of the tiles' rows and columns in A, B and C, for the guards
             // of the tiles at the edges (which the prover removes where the tiles divide).
             dmem float [ceil(M/128)][[[8][2]][8]] AROW;
-            dmem float [ceil(K/16)][[2][2][4]] ACOL;
-            dmem float [ceil(K/16)][[2][8]] BROW;
+            dmem float [ceil(K/(16*S))][S][[2][2][4]] ACOL;
+            dmem float [ceil(K/(16*S))][S][[2][8]] BROW;
             dmem float [ceil(N/256)][[2][[2][8][2]][4]] BCOL;
             dmem float [ceil(M/128)][[2][16][4]] CROW;
             dmem float [ceil(N/256)][[4][16][4]] CCOL;
@@ -74,6 +79,10 @@ subprog! {
             rmem float [2][16] FB2;
             rmem float [2][4][4][4] ACC;
         }
+        // The blocks of a split add into C, which starts at zero.
+        if TS::dims()[0] > 1 {
+            dc.zero()?;
+        }
         detour!(GEMM(da, db, dc) {
             // One block a multiprocessor: up to 255 registers a thread.
             #![min_blocks_per_sm(1)]
@@ -88,8 +97,8 @@ subprog! {
             for x in 0..$size(ACC)$ {
                 acc[x] = 0.0f32;
             }
-            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][[0][$tid_1_1_1$][0]]]$;
-            let pb = b + $BL[[0][[0][$tid_1_0_0$]]][[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
+            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][$tid_0_2$][[0][$tid_1_1_1$][0]]]$;
+            let pb = b + $BL[[0][$tid_0_2$][[0][$tid_1_0_0$]]][[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
             let aw = $ASW[0][[0][$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
             let bw = $BSW[0][[0][$tid_1_0_0$]][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
             let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
@@ -101,10 +110,10 @@ subprog! {
             let depth = $dim(TA_1)$;
             let arow = $AROW[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
             let bcol = $BCOL[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
-            let acol = $ACOL[0][[0][$tid_1_1_1$][0]]$;
-            let brow = $BROW[0][[0][$tid_1_0_0$]]$;
-            #copy AT(pa) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
-            #copy BT(pb) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+            let acol = $ACOL[0][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
+            let brow = $BROW[0][$tid_0_2$][[0][$tid_1_0_0$]]$;
+            #copy AT(pa) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+            #copy BT(pb) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #copy R8(ra) to AST(as_ + aw);
             #copy R16(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
@@ -112,8 +121,8 @@ subprog! {
             let next = 1 % $size(AL_1_0)$;
             let acol = acol + $ACOL_0[next]$;
             let brow = brow + $BROW_0[next]$;
-            #copy AT(pa + $AL_1_0[next]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
-            #copy BT(pb + $BL_0_0[next]$) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+            #copy AT(pa + $AL_1_0[next]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+            #copy BT(pb + $BL_0_0[next]$) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
@@ -127,10 +136,10 @@ subprog! {
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
-                let acol = $ACOL[after][[0][$tid_1_1_1$][0]]$;
-                let brow = $BROW[after][[0][$tid_1_0_0$]]$;
-                #copy AT(pa + $AL_1_0[after]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_1_0[x]$ + y < depth else 0.0;
-                #copy BT(pb + $BL_0_0[after]$) to R16(rb) if |x, y, z| brow + $BROW_1_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+                let acol = $ACOL[after][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
+                let brow = $BROW[after][$tid_0_2$][[0][$tid_1_0_0$]]$;
+                #copy AT(pa + $AL_1_0[after]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+                #copy BT(pb + $BL_0_0[after]$) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
                 #[unroll]
                 for k in 0..$dim(AS_1)$ {
                     if k + 1 < $dim(AS_1)$ {
@@ -154,13 +163,36 @@ subprog! {
                 #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
                 #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F16(fb);
             }
-            // Only the elements of C in the matrix are stored.
+            // Only the elements of C in the matrix are stored, or with K split, added.
             let crow = $CROW[$tid_0_0$][[0][$tid_1_0$][0]]$;
             let ccol = $CCOL[$tid_0_1$][[0][$tid_1_1$][0]]$;
-            #copy ACC(acc) to CF(c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$)
-                if |w, x, y, z| crow + $CROW_1_0[w]$ + x < m && ccol + $CCOL_1_0[y]$ + z < n;
+            let pc = c + $CT[[$tid_0_0$][[0][$tid_1_0$][0]]][[$tid_0_1$][[0][$tid_1_1$][0]]]$;
+            if $dim(AL_1_1)$ == 1 {
+                #copy ACC(acc) to CF(pc) if |w, x, y, z| crow + $CROW_1_0[w]$ + x < m && ccol + $CCOL_1_0[y]$ + z < n;
+            } else {
+                #[unroll]
+                for w in 0..$dim(CF_0)$ {
+                    #[unroll]
+                    for x in 0..$dim(CF_1)$ {
+                        #[unroll]
+                        for y in 0..$dim(CF_2)$ {
+                            #[unroll]
+                            for z in 0..$dim(CF_3)$ {
+                                if crow + $CROW_1_0[w]$ + x < m && ccol + $CCOL_1_0[y]$ + z < n {
+                                    atomic_add(pc + $CF[w][x][y][z]$, acc[$ACC[w][x][y][z]$]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         })
     }
+}
+
+parray! {
+    // K in one piece: a block sums its tile of C over all of K.
+    pub paged float [1] UNSPLIT;
 }
 
 /// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
@@ -176,9 +208,9 @@ macro_rules! square {
             /// for a CDNA GPU.
             pub fn source(hip: bool) -> &'static str {
                 if hip {
-                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS>)
+                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS, UNSPLIT>)
                 } else {
-                    sgemm!(@source <ROWS, ROWS, ROWS>)
+                    sgemm!(@source <ROWS, ROWS, ROWS, UNSPLIT>)
                 }
             }
 
@@ -186,7 +218,7 @@ macro_rules! square {
             pub fn row_major(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
                 let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS, UNSPLIT>(a, b, c)),
                 )?);
                 Ok(inputs)
             }
@@ -194,10 +226,10 @@ macro_rules! square {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = row_major(repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
-                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS>(a, b, c)),
+                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS, UNSPLIT>(a, b, c)),
                 )?);
                 rows.push(inputs.run::<H, H, H, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE>(
-                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS>(a, b, c)),
+                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS, UNSPLIT>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -224,7 +256,7 @@ macro_rules! rectangular {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = Inputs::new::<DA, DB, DC>(($m, $n, $k), repeats, rows)?;
                 rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC, UNSPLIT>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -242,6 +274,8 @@ mod any_shape {
         const SM;
         const SN;
         const SK;
+        const SPLIT;
+        pub paged float [SPLIT] SPLIT_K;
         pub paged float [SM][SK] HA;
         pub paged float [SK][SN] HB;
         pub paged float [SM][SN] HC;
@@ -258,12 +292,17 @@ mod any_shape {
         SM.bind(m)?;
         SN.bind(n)?;
         SK.bind(k)?;
+        let parts = match gemm::value("--split") {
+            Some(parts) => parts,
+            None => split(m, n, k, parray::Device::current()?.multiprocessors()?),
+        };
+        SPLIT.bind(parts)?;
         // The first launch makes the kernel for these sizes and compiles it (or finds it
         // in the disk cache); the second finds it made.
         let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
         let mut launch = || -> parray::Result<f64> {
             let start = std::time::Instant::now();
-            sgemm!(<DA, DB, DC>(&a, &b, &mut c))?;
+            sgemm!(<DA, DB, DC, SPLIT_K>(&a, &b, &mut c))?;
             Ok(start.elapsed().as_secs_f64() * 1e3)
         };
         let (first, second) = (launch()?, launch()?);
@@ -271,16 +310,25 @@ mod any_shape {
             parray::gpu::Backend::Cuda => "",
             _ => " (on the CPU emulation)",
         };
-        println!("launches{on}: first {first:.1} ms (kernel made for {m}x{n}x{k}), second {second:.1} ms");
+        println!("launches{on}: first {first:.1} ms (kernel made for {m}x{n}x{k}, K split in {parts}), second {second:.1} ms");
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
             "row-major",
             repeats,
-            |a, b, c| sgemm!(<DA, DB, DC>(a, b, c)),
+            |a, b, c| sgemm!(<DA, DB, DC, SPLIT_K>(a, b, c)),
         )?);
         Ok(())
     }
+}
+
+/// How many blocks share a tile of C, each over part of K, for an M x N x K product on a
+/// device running `sms` blocks at once: as many as fill it once (the 128 x 256 tiles
+/// alone may leave most of it idle: 32 tiles at 1000³ for 132 multiprocessors), each
+/// with at least 8 k-tiles of 16.
+fn split(m: usize, n: usize, k: usize, sms: usize) -> usize {
+    let tiles = m.div_ceil(128) * n.div_ceil(256);
+    (sms / tiles).clamp(1, (k.div_ceil(16) / 8).max(1))
 }
 
 square!(n256, 256);

@@ -311,3 +311,18 @@ fn a_transposing_copy() -> parray::Result<()> {
     }
     Ok(())
 }
+
+/// `zero()` sets every element to zero: on a GPU by the driver's memset (no transfer), in
+/// host memory and the emulation's dmem by writing the bytes.
+#[test]
+fn zero_sets_every_element() -> parray::Result<()> {
+    let mut device = PADDED_STORE::create()?;
+    let mut host = PADDED_HOST_STORE::create()?;
+    device.fill(-1.0)?;
+    host.fill(-1.0)?;
+    device.zero()?;
+    host.zero()?;
+    assert!(device.to_vec()?.iter().all(|v| *v == 0.0));
+    assert!(host.to_vec()?.iter().all(|v| *v == 0.0));
+    Ok(())
+}

@@ -171,7 +171,8 @@ fn tuned_sgemm_on_layouts_and_shapes() {
 
 /// The tuned SGEMM on sizes given on the command line (its types' sizes bound when it
 /// runs, its kernel made at the first launch), checked, sizes its tiles do not divide
-/// included; a size of zero is an error naming it, before anything runs.
+/// and K split over several blocks included; a size of zero is an error naming it, before
+/// anything runs.
 #[test]
 fn tuned_sgemm_takes_its_shape_from_the_command_line() {
     let out = run_example("sgemm", &["--m", "384", "--n", "256", "--k", "48"]);
@@ -185,6 +186,17 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
     assert!(
         out.lines()
             .any(|l| l.starts_with("tuned") && l.contains("1000x999x777") && l.contains(" ok (")),
+        "{out}"
+    );
+    // K split over three blocks a tile, which add their sums into C.
+    let out = run_example(
+        "sgemm",
+        &["--m", "100", "--n", "99", "--k", "777", "--split", "3"],
+    );
+    assert!(out.contains("K split in 3"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("tuned") && l.contains("100x99x777") && l.contains(" ok (")),
         "{out}"
     );
     let (ok, _, stderr) = run_example_status("sgemm", &["--m", "0", "--n", "999", "--k", "777"]);

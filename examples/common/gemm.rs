@@ -294,17 +294,6 @@ pub fn sizes(gpu: &[usize], emulated: &[usize]) -> parray::Result<Vec<usize>> {
 /// size is the one before it: `--m 1000` alone is 1000 cubed); `None` otherwise.
 #[allow(dead_code)] // the examples of one shape do not ask
 pub fn shape() -> Option<(usize, usize, usize)> {
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        let at = args.iter().position(|a| a == flag)?;
-        match args.get(at + 1).and_then(|v| v.parse().ok()) {
-            Some(v) => Some(v),
-            None => {
-                eprintln!("{flag} takes a size: {flag} 1000");
-                std::process::exit(2);
-            }
-        }
-    };
     let (m, n, k) = (value("--m"), value("--n"), value("--k"));
     if m.is_none() && k.is_none() {
         return None;
@@ -312,6 +301,20 @@ pub fn shape() -> Option<(usize, usize, usize)> {
     let m = m.or(n).or(k)?;
     let n = n.unwrap_or(m);
     Some((m, n, k.unwrap_or(n)))
+}
+
+/// The number after `flag` on the command line (`--split 4`), if the flag is there; a
+/// flag without one ends the process with a usage line.
+pub fn value(flag: &str) -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == flag)?;
+    match args.get(at + 1).and_then(|v| v.parse().ok()) {
+        Some(v) => Some(v),
+        None => {
+            eprintln!("{flag} takes a number: {flag} 1000");
+            std::process::exit(2);
+        }
+    }
 }
 
 /// Timed repeats: 10 on a GPU, 1 under the emulation.

@@ -578,7 +578,7 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
 /// views that fit (every type views itself by a blanket impl): `V` views `S` (and `S` views `V`: a
 /// storage type declared on a layout's dimensions is indexed by that layout) where the
 /// elements are the same, the memory kinds agree (or the view has none) and the view's
-/// extent fits in the storage's. Also the first of those types that `name` views and that
+/// extent (a covering type's, the data's: 2.4) fits in the storage's. Also the first of those types that `name` views and that
 /// host code can create (paged, pinned, dmem), if any.
 fn view_impls(
     module: &Module,
@@ -587,9 +587,16 @@ fn view_impls(
     ident: &Ident,
     aliases: &[(String, String)],
 ) -> (TokenStream, Option<Ident>) {
-    let data = |n: &str| match module.type_def(n).map(|d| (&d.class, d.root)) {
-        Some((TypeClass::Data { mem, elem }, root)) => Some((*mem, *elem, module.extent(root))),
-        _ => None,
+    // A type whose pieces cover data past its end reaches as far as the data does.
+    let data = |n: &str| match module.type_def(n) {
+        Some(d) => match d.class {
+            TypeClass::Data { mem, elem } => {
+                let extent = module.extent(d.root);
+                Some((mem, elem, d.covers.map_or(extent, |c| c.min(extent))))
+            }
+            _ => None,
+        },
+        None => None,
     };
     let Some((mem, elem, extent)) = data(name) else {
         return (TokenStream::new(), None);

@@ -242,10 +242,20 @@ impl CudaGrid {
             let maps: Vec<String> = if kids.is_empty() {
                 vec![format!("tid_{k} = {what}.x")]
             } else {
-                let n = kids.len();
-                (0..n)
-                    .map(|j| format!("tid_{k}_{j} = {what}.{}", AXES[n - 1 - j]))
-                    .collect()
+                // Axes from the innermost dimension out, none for a dimension of size 1.
+                let mut axis = 0;
+                let mut maps: Vec<String> = (0..kids.len())
+                    .rev()
+                    .map(|j| match module.size(kids[j]) {
+                        1 => format!("tid_{k}_{j} = 0"),
+                        _ => {
+                            axis += 1;
+                            format!("tid_{k}_{j} = {what}.{}", AXES[axis - 1])
+                        }
+                    })
+                    .collect();
+                maps.reverse();
+                maps
             };
             lines.push(format!(
                 "  {dim} = (x {}, y {}, z {}): {}",
@@ -312,13 +322,19 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
     ThreadIndex { expr, vars, hw }
 }
 
-/// The sizes a top-level dimension of a cuda array maps to axes, outermost first.
+/// The sizes a top-level dimension of a cuda array maps to axes, outermost first; a
+/// dimension of size 1 takes no axis (`[[M][N][1]]` is `blockIdx.y`, `blockIdx.x`), so
+/// that a split of one is the grid without it.
 fn part_sizes(module: &Module, part: NodeId) -> Vec<u64> {
     let node = module.node(part);
     if node.children.is_empty() {
         vec![node.size]
     } else {
-        node.children.iter().map(|c| module.size(*c)).collect()
+        let sizes: Vec<u64> = node.children.iter().map(|c| module.size(*c)).collect();
+        match sizes.iter().all(|&s| s == 1) {
+            true => vec![1],
+            false => sizes.into_iter().filter(|&s| s != 1).collect(),
+        }
     }
 }
 
@@ -417,6 +433,38 @@ mod tests {
         for id in 0..g.block_threads() {
             assert_eq!(g.thread_id(g.thread_idx(id)), id);
         }
+    }
+
+    /// A dimension of size 1 takes no axis: `[[3][4][1]]` is the grid of `[[3][4]]`, the
+    /// thread indices the same digits of `tid`, and `explain` says so.
+    #[test]
+    fn a_dimension_of_one_takes_no_axis() {
+        let m = module("#parray {cuda(int n) [[3][4][1]][[2][1][5]]} T #parray {cuda(int n) [[3][4]][[2][5]]} U");
+        let (t, u) = (m.type_def("T").unwrap(), m.type_def("U").unwrap());
+        let (g, h) = (
+            CudaGrid::of(&m, t.root).unwrap(),
+            CudaGrid::of(&m, u.root).unwrap(),
+        );
+        assert_eq!((g.grid, g.block), (h.grid, h.block));
+        assert_eq!(g.grid, [4, 3, 1]);
+        let kind = ThreadKind::Cuda(Vec::new());
+        for (a, b) in [("T_0_1", "U_0_1"), ("T_0_0", "U_0_0"), ("T_1_2", "U_1_1")] {
+            let a = thread_index(&m, t.root, &kind, m.lookup(a).unwrap().node);
+            let b = thread_index(&m, u.root, &kind, m.lookup(b).unwrap().node);
+            assert_eq!(
+                (a.expr.to_source(&a.vars), a.hw),
+                (b.expr.to_source(&b.vars), b.hw)
+            );
+        }
+        let lines = g.describe(&m, t.root).join("\n");
+        assert!(
+            lines.contains("tid_0_0 = blockIdx.y, tid_0_1 = blockIdx.x, tid_0_2 = 0"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("tid_1_0 = threadIdx.y, tid_1_1 = 0, tid_1_2 = threadIdx.x"),
+            "{lines}"
+        );
     }
 
     #[test]

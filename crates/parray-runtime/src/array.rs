@@ -189,6 +189,11 @@ impl<T: DataType> Array<T> {
     pub fn fill(&mut self, v: T::Elem) -> Result<()> {
         self.buf.fill(v)
     }
+
+    /// Sets every element to zero, on a GPU without a transfer (the driver's memset).
+    pub fn zero(&mut self) -> Result<()> {
+        self.buf.zero()
+    }
 }
 
 impl<T: DataType> Array<T> {

@@ -106,6 +106,7 @@ fn prove_body(body: &mut Body) -> Proof {
     let read = body.clone();
     let mut facts = Facts::analyse(&read);
     choose_vectors(&mut body.stmts, &mut facts);
+    drop_decided_branches(&mut body.stmts, &facts);
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
     let facts = Facts::analyse(&read);
@@ -237,6 +238,32 @@ fn assigned_locals(body: &Body) -> std::collections::HashSet<LocalId> {
         }
     });
     out
+}
+
+/// Replaces each `if` whose condition the intervals decide (`if $dim(T_0)$ == 1` at a
+/// size the specialisation folded) by the branch it takes: a kernel holds no code it
+/// never runs.
+fn drop_decided_branches(stmts: &mut [Stmt], facts: &Facts) {
+    for s in stmts {
+        if let Stmt::If {
+            cond, then, els, ..
+        } = s
+        {
+            let taken = match facts.decided(cond) {
+                Some(true) => Some(std::mem::take(then)),
+                Some(false) => Some(els.take().unwrap_or_default()),
+                None => None,
+            };
+            if let Some(body) = taken {
+                *s = Stmt::Block { body, loc: s.loc() };
+            }
+        }
+        s.for_each_part_mut(&mut |part| {
+            if let crate::ir::PartMut::Body(b) = part {
+                drop_decided_branches(b, facts);
+            }
+        });
+    }
 }
 
 /// Low bits known to be zero in a value are counted up to this: enough for every
@@ -712,6 +739,48 @@ impl<'b> Facts<'b> {
                         || matches!(a, Atom::Digit(k, ..) | Atom::Local(k) if ks.contains(k)))
             })
         })
+    }
+
+    /// The value of a condition where the intervals decide it: comparisons of bounded
+    /// values that do not overlap (or are one and the same number), joined by `&&`.
+    fn decided(&self, cond: &Expr) -> Option<bool> {
+        let sides = |a: &Expr, b: &Expr| Some((self.interval(a)?, self.interval(b)?));
+        let below = |a: &Expr, b: &Expr, or_equal: bool| {
+            let ((a_lo, a_hi), (b_lo, b_hi)) = sides(a, b)?;
+            let slack = i128::from(or_equal);
+            if a_hi < b_lo + slack {
+                Some(true)
+            } else if a_lo >= b_hi + slack {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        let equal = |a: &Expr, b: &Expr| {
+            let ((a_lo, a_hi), (b_lo, b_hi)) = sides(a, b)?;
+            if a_lo == a_hi && (a_lo, a_hi) == (b_lo, b_hi) {
+                Some(true)
+            } else if a_hi < b_lo || b_hi < a_lo {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match &cond.kind {
+            ExprKind::Lit(Lit::Bool(b)) => Some(*b),
+            ExprKind::Binary(BinOp::And, a, b) => match (self.decided(a), self.decided(b)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            ExprKind::Binary(BinOp::Eq, a, b) => equal(a, b),
+            ExprKind::Binary(BinOp::Ne, a, b) => equal(a, b).map(|e| !e),
+            ExprKind::Binary(BinOp::Lt, a, b) => below(a, b, false),
+            ExprKind::Binary(BinOp::Le, a, b) => below(a, b, true),
+            ExprKind::Binary(BinOp::Gt, a, b) => below(b, a, false),
+            ExprKind::Binary(BinOp::Ge, a, b) => below(b, a, true),
+            _ => None,
+        }
     }
 
     fn holds(&self, cond: &Expr) -> bool {

@@ -200,6 +200,19 @@ impl Device {
         self.id().to_string()
     }
 
+    /// How many blocks the device runs side by side, for choosing a grid: a GPU's
+    /// multiprocessors, the emulation's CPU threads.
+    pub fn multiprocessors(&self) -> Result<usize> {
+        use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+        match self.context() {
+            Some(ctx) => ctx
+                .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map(|n| n as usize)
+                .map_err(|e| Error::driver("the device", "multiprocessor count", e)),
+            None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        }
+    }
+
     /// The CUDA context of a GPU (for driver calls of one's own); `None` when emulated.
     pub fn context(&self) -> Option<&Arc<CudaContext>> {
         self.as_cuda().map(|cuda| &cuda.ctx)

@@ -270,6 +270,24 @@ impl<T: Element> Buffer<T> {
         }
     }
 
+    /// Sets every element to zero bits (each element type's zero), on a GPU by the
+    /// driver's memset, ordered on the buffer's stream.
+    pub(crate) fn zero(&mut self) -> Result<()> {
+        let type_name = self.type_name();
+        match &mut self.storage {
+            Storage::Device(slice) => {
+                let stream = slice.stream().clone();
+                device_op(type_name, "memset", || stream.memset_zeros(slice))
+            }
+            Storage::Host(_) | Storage::Pinned { .. } => {
+                // SAFETY: `extent` host elements, exclusively borrowed; zero bits are a
+                // value of every element type (`ValidAsZeroBits`).
+                unsafe { self.raw.base_ptr().write_bytes(0, self.extent()) };
+                Ok(())
+            }
+        }
+    }
+
     /// The elements wherever they are host memory, the emulation's dmem included: for the
     /// runtime's own copies, which stand for the device there.
     pub(crate) fn host_elements(&self) -> Result<&[T]> {
