@@ -205,9 +205,12 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             return Err(CopyError {
                 part: CopyPart::Src,
                 message: format!(
-                    "`if |..|` names the flat index `k` (one name) or its digits over the source's top-level dimensions: `{}` has {} ({}), not {r}",
+                    "a guard names element k (`|k|`) or its digit in each of the source's top-level dimensions: `{}` has {} (of {}), and this guard names {r}",
                     copy.src.ty,
-                    dims.len(),
+                    match dims.len() {
+                        1 => "one".to_string(),
+                        d => d.to_string(),
+                    },
                     dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
                 ),
             })
