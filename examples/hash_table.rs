@@ -1,5 +1,5 @@
-//! Seed 001's GPU hash table: 100 MiB of random `unsigned` keys (26 M entries; `--small`:
-//! 2^20) inserted into 1024 buckets, each a linked list guarded by a lock taken with
+//! Seed 001's GPU hash table: 100 MiB of random `unsigned` keys (26 M entries; `--n N`
+//! keys; `--small`: 2^20) inserted into 1024 buckets, each a linked list guarded by a lock taken with
 //! `atomic_cas` and released with `atomic_exch`, the lanes of a warp taking their locks
 //! one after another (the seed's loop over the 32 lanes). Entries are indices, not
 //! pointers: `next[e]` is the entry after `e` in its bucket, `heads[b]` the first (the
@@ -12,7 +12,7 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    const ELEMENTS = 100 * 1024 * 1024 / 4;
+    const ELEMENTS;                 // the keys, from the command line
     const ENTRIES = 1024;
     dmem unsigned [ELEMENTS] KEYS;
     dmem int [ELEMENTS] NEXT;
@@ -64,13 +64,17 @@ fn add_to_table(
 }
 
 fn main() -> parray::Result<()> {
-    let n = if common::small() {
-        1 << 20
-    } else {
-        host! { $size(KEYS)$ }
-    };
+    let n = common::size_arg(
+        "hash_table",
+        if common::small() {
+            1 << 20
+        } else {
+            100 << 20 >> 2
+        },
+    );
+    ELEMENTS.bind(n)?;
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let keys: Vec<u32> = (0..host! { $size(KEYS)$ })
+    let keys: Vec<u32> = (0..n)
         .map(|_| {
             s ^= s >> 12;
             s ^= s << 25;

@@ -1,4 +1,5 @@
-//! Seed 001's histogram of 100 MiB of random bytes (`--small`: 1 MiB), in its two kernels:
+//! Seed 001's histogram of 100 MiB of random bytes (`--n N` bytes; `--small`: 1 MiB), in
+//! its two kernels:
 //! every thread adding to the global histogram with `atomic_add`, and each block counting
 //! into a shared histogram first, then adding its 256 counts to the global one. Both are
 //! grid-stride loops over `uchar` elements on the seed's grid (two blocks per SM of an
@@ -10,7 +11,7 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    const MAX = 100 * 1024 * 1024;
+    const MAX;                      // the bytes, from the command line
     dmem uchar [MAX] BYTES;
     dmem unsigned [256] HISTO;
     smem unsigned [256] TMP;
@@ -70,17 +71,14 @@ fn shared_atomics(bytes: &Array<BYTES>, n: i32, h: &mut Array<HISTO>) -> parray:
 type Kernel = fn(&Array<BYTES>, i32, &mut Array<HISTO>) -> parray::Result<()>;
 
 fn main() -> parray::Result<()> {
-    let n = if common::small() {
-        1 << 20
-    } else {
-        host! { $size(BYTES)$ }
-    };
+    let n = common::size_arg(
+        "histogram",
+        if common::small() { 1 << 20 } else { 100 << 20 },
+    );
+    MAX.bind(n)?;
     let mut s = 0x2545_F491_4F6C_DD1Du64;
-    let data: Vec<u8> = (0..host! { $size(BYTES)$ })
-        .map(|k| {
-            if k >= n {
-                return 0;
-            }
+    let data: Vec<u8> = (0..n)
+        .map(|_| {
             s ^= s >> 12;
             s ^= s << 25;
             s ^= s >> 27;
@@ -88,7 +86,7 @@ fn main() -> parray::Result<()> {
         })
         .collect();
     let mut expected = [0u32; 256];
-    for &b in &data[..n] {
+    for &b in &data {
         expected[b as usize] += 1;
     }
     let mut bytes = BYTES::create()?;

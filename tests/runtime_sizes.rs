@@ -565,3 +565,29 @@ fn a_guard_that_lets_an_element_past_the_data_through_is_checked() -> parray::Re
     assert!(err.contains("TAIL") && err.contains("1000"), "{err}");
     Ok(())
 }
+
+parray! {
+    paged float [[N][3]] ROWS3;      // 3N elements: N rows of 3
+    float [[3][N]#ROWS3_0] THIRDS;   // the same elements in 3 parts of N
+    pthd [3] THREE;
+}
+
+/// A loop bounded by the size of a sub-dimension of a run-time type (`0..$dim(T_0_1)$`,
+/// a value computed in a block) and a nested form inside it: each of 3 CPU threads fills
+/// its third of the elements.
+#[test]
+fn a_loop_to_a_sub_dimension_size_in_a_pthd_body() -> parray::Result<()> {
+    bound();
+    let mut rows = ROWS3::create()?;
+    let p = rows.ptr_mut();
+    detour!(THREE {
+        for k in 0..$dim(THIRDS_0_1)$ {
+            p[$THIRDS[[[$tid$][k]]]$] = ($tid$ * 1000 + k) as f32;
+        }
+    })?;
+    let all = rows.to_vec()?;
+    for (i, v) in all.iter().enumerate() {
+        assert_eq!(*v, ((i / SIDE) * 1000 + i % SIDE) as f32, "element {i}");
+    }
+    Ok(())
+}

@@ -506,14 +506,14 @@ impl<'b> Writer<'b> {
                 // Any other form names a declared type (never a parameter): compiled at
                 // the bound sizes once, by this site's own static.
                 let (text, vars) = (&index.text, &index.vars);
-                self.generic_value(quote_spanned!(span=> {
+                self.generic_value(value_of_block(quote_spanned!(span=> {
                     static FORM: ::std::sync::OnceLock<::parray::__private::RuntimeForm> =
                         ::std::sync::OnceLock::new();
                     FORM.get_or_init(|| ::parray::__private::RuntimeForm::new(
                         <#ty_name as ::parray::DataType>::module(), #text, &[#(#vars),*],
                     ))
                     .at(&[#(#args),*])
-                }))
+                })))
             }
             // The body's own thread array (its grid sized at run time), or a data type.
             ExprKind::GenericSize { ty, path } => {
@@ -531,10 +531,10 @@ impl<'b> Writer<'b> {
                     // A dimension below the top (of a declared type): found once.
                     _ => {
                         let dim = path.iter().fold(ty.clone(), |d, k| format!("{d}_{k}"));
-                        quote_spanned!(span=> {
+                        value_of_block(quote_spanned!(span=> {
                             static SIZE: ::std::sync::OnceLock<usize> = ::std::sync::OnceLock::new();
                             *SIZE.get_or_init(|| ::parray::__private::dim_size(#ty_::module(), #dim))
-                        })
+                        }))
                     }
                 })
             }
