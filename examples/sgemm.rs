@@ -323,12 +323,22 @@ mod any_shape {
 }
 
 /// How many blocks share a tile of C, each over part of K, for an M x N x K product on a
-/// device running `sms` blocks at once: as many as fill it once (the 128 x 256 tiles
-/// alone may leave most of it idle: 32 tiles at 1000³ for 132 multiprocessors), each
-/// with at least 8 k-tiles of 16.
+/// device running `sms` blocks at once (one a multiprocessor). The 128 x 256 tiles alone
+/// may leave most of it idle (32 tiles at 1000³ for 132 multiprocessors) or fill their
+/// last wave badly (561 tiles at 4097³ are 4.25 waves, run as 5). Each split has at
+/// least 8 k-tiles of 16; the split chosen takes the fewest k-tile steps, waves times
+/// k-tiles a block, counting for a split block the 6 more its added stores and the
+/// memset cost (fitted on an H200: 4097³ runs best at 3, 3000 x 5000 x 700 at 1).
 fn split(m: usize, n: usize, k: usize, sms: usize) -> usize {
     let tiles = m.div_ceil(128) * n.div_ceil(256);
-    (sms / tiles).clamp(1, (k.div_ceil(16) / 8).max(1))
+    let k_tiles = k.div_ceil(16);
+    let steps = |s: usize| {
+        let per_block = k_tiles.div_ceil(s) + if s > 1 { 6 } else { 0 };
+        (tiles * s).div_ceil(sms.max(1)) * per_block
+    };
+    (1..=(k_tiles / 8).clamp(1, 8))
+        .min_by_key(|&s| steps(s))
+        .unwrap_or(1)
 }
 
 square!(n256, 256);
