@@ -591,3 +591,39 @@ fn a_loop_to_a_sub_dimension_size_in_a_pthd_body() -> parray::Result<()> {
     }
     Ok(())
 }
+
+parray! {
+    const HUGE;                                   // 70000: more blocks than CUDA's y allows
+    cuda(float* y) [[HUGE][2]][32] TALL;
+    cuda(float* y) [[ceil(N / 16)][ceil(N / 16)]][[16][16]] SQUARE;
+    dmem float [N][N] IMAGE;
+}
+
+/// A grid of two dimensions sized at run time, a block of 16 x 16 threads per tile of an
+/// image (the natural shape, not flattened): every pixel written once by its thread. A grid
+/// past CUDA's limits at the bound sizes (70000 blocks along y) is an error at the launch
+/// naming the limit, on the GPU and the emulation alike.
+#[test]
+fn a_two_dimensional_grid_over_an_image_of_a_bound_size() -> parray::Result<()> {
+    bound();
+    let mut image = IMAGE::create()?;
+    detour!(SQUARE(&mut image) {
+        let r = $tid_0_0$ * 16 + $tid_1_0$;
+        let c = $tid_0_1$ * 16 + $tid_1_1$;
+        if r < $dim(IMAGE_0)$ && c < $dim(IMAGE_1)$ {
+            y[$IMAGE[r][c]$] = (r * 1000 + c) as f32;
+        }
+    })?;
+    let pixels = image.to_vec()?;
+    for (k, v) in pixels.iter().enumerate() {
+        assert_eq!(*v, ((k / SIDE) * 1000 + k % SIDE) as f32, "pixel {k}");
+    }
+    HUGE.bind(70000)?;
+    let err = detour!(TALL(&mut image) {
+        y[0] = 1.0;
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("65535") && err.contains("TALL"), "{err}");
+    Ok(())
+}

@@ -1,5 +1,6 @@
-// A cuda array's grid may be sized at run time (within CUDA's limits), its block not: the
-// error says what may be given at run time. A pthd array's threads are a number.
+// A cuda array's grid may be sized at run time (of any number of dimensions, held to
+// CUDA's limits when the sizes are bound), its block not: the error says what may be given
+// at run time. A pthd array's threads are a number.
 use parray::prelude::*;
 
 parray! {

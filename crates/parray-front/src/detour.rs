@@ -342,8 +342,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     ),
                 ));
             }
-            let grid =
-                CudaGrid::of(&module, def.root).map_err(|e| syn::Error::new(array.span(), e))?;
+            // A grid sized at run time is checked when its kernel is made; here its block.
+            let grid = match runtime_threads {
+                true => CudaGrid::of_block(&module, def.root),
+                false => CudaGrid::of(&module, def.root),
+            }
+            .map_err(|e| syn::Error::new(array.span(), e))?;
             // The functions the body calls, and theirs, carried in first.
             let calls = crate::func::called(&stmts);
             let need = crate::func::missing(&calls, entries);

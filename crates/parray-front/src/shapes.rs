@@ -71,14 +71,15 @@ pub fn runtime_grid_refusal(resolved: &Resolved, name: &str) -> Option<String> {
 }
 
 /// `program`'s module with each run-time size at [`PROBE`]; its errors name no probe
-/// number.
+/// number. A grid sized at run time is held to CUDA's limits when its sizes are bound
+/// (the kernel's specialisation), not at the probe's large numbers.
 pub fn build_at_probe(program: &Program) -> parray_layout::Result<Module> {
-    Module::build(program, &probe(program)).map_err(|e| block_at_run_time(program, e))
+    Module::build_with_grids_later(program, &probe(program), &program.runtime_names())
+        .map_err(|e| block_at_run_time(program, e))
 }
 
 /// A cuda array refused at the probe (over CUDA's limits) because a run-time size sizes
-/// its block, or a grid of several dimensions past them at large sizes: said so, without
-/// the probe's numbers.
+/// its block: said so, without the probe's numbers.
 fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layout::Error {
     let Some(decl) = e
         .decl
@@ -92,7 +93,6 @@ fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layou
         _ => None,
     });
     let why = match part {
-        Some(0) => ONE_DIMENSION_GRID,
         Some(1) => FIXED_BLOCK,
         _ => return e,
     };
@@ -105,7 +105,6 @@ fn block_at_run_time(program: &Program, e: parray_layout::Error) -> parray_layou
 }
 
 /// Why a cuda array cannot be sized at run time as declared.
-const ONE_DIMENSION_GRID: &str = "at large sizes this grid of several dimensions passes CUDA's limits (65535 blocks in y and z): flatten it into one dimension (`[ceil(N / 256)][256]`) and take its digits from `$tid_0$`";
 const FIXED_BLOCK: &str =
     "a block's sizes are numbers (the grid may be sized at run time: `[ceil(N / 256)][256]`)";
 

@@ -34,6 +34,18 @@ impl Module {
 
     /// Resolve a parsed program; `overrides` set constants (they win over the program's own).
     pub fn build(program: &Program, overrides: &[(String, u64)]) -> Result<Module> {
+        Module::build_with_grids_later(program, overrides, &[])
+    }
+
+    /// [`Module::build`], except that the grids of the cuda arrays named in `later` are
+    /// not held to CUDA's limits here, only their blocks: their sizes are given at run
+    /// time, and the grid is checked when they are bound (numbers that only stand for
+    /// them, a probe's, pass the limits where real sizes do not).
+    pub fn build_with_grids_later(
+        program: &Program,
+        overrides: &[(String, u64)],
+        later: &[String],
+    ) -> Result<Module> {
         let mut m = Module::default();
         for (name, v) in overrides {
             m.consts.insert(name.clone(), *v);
@@ -41,7 +53,11 @@ impl Module {
         for item in &program.items {
             match item {
                 Item::Const(c) => m.declare_const(c, overrides)?,
-                Item::Type(t) => m.declare_type(t).map_err(|e| e.in_decl(&t.name.name))?,
+                Item::Type(t) => {
+                    let grid_later = later.contains(&t.name.name);
+                    m.declare_type(t, grid_later)
+                        .map_err(|e| e.in_decl(&t.name.name))?
+                }
             }
         }
         Ok(m)
@@ -71,7 +87,7 @@ impl Module {
         Ok(())
     }
 
-    fn declare_type(&mut self, t: &TypeDecl) -> Result<()> {
+    fn declare_type(&mut self, t: &TypeDecl, grid_later: bool) -> Result<()> {
         let name = &t.name.name;
         if self.consts.contains_key(name) || self.by_name.contains_key(name) {
             return Err(Error::new(
@@ -130,7 +146,7 @@ impl Module {
             e
         })?;
         if let TypeClass::Thread(ThreadKind::Cuda(_)) = class {
-            self.check_cuda_shape(t, root)?;
+            self.check_cuda_shape(t, root, grid_later)?;
         }
         if let TypeClass::Data {
             mem: Some(MemKind::Cmem),
@@ -547,17 +563,15 @@ impl Module {
         Ok(())
     }
 
-    fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId) -> Result<()> {
-        crate::grid::CudaGrid::of(self, root)
-            .map(|_| ())
-            .map_err(|e| {
-                let span = match (e.part, t.dims.as_slice()) {
-                    (GridPart::Grid, [g, ..]) => g.span,
-                    (GridPart::Block, [_, b, ..]) => b.span,
-                    _ => t.span,
-                };
-                Error::new(ErrorKind::Structure, span, e.message)
-            })
+    fn check_cuda_shape(&self, t: &TypeDecl, root: NodeId, grid_later: bool) -> Result<()> {
+        crate::grid::CudaGrid::check(self, root, grid_later).map_err(|e| {
+            let span = match (e.part, t.dims.as_slice()) {
+                (GridPart::Grid, [g, ..]) => g.span,
+                (GridPart::Block, [_, b, ..]) => b.span,
+                _ => t.span,
+            };
+            Error::new(ErrorKind::Structure, span, e.message)
+        })
     }
 
     /// Evaluate a constant's value: not negative (0 is a constant, not a size: a field

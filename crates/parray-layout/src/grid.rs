@@ -152,6 +152,30 @@ impl CudaGrid {
     /// The grid of the cuda thread array whose root is `root`; the error says which part
     /// breaks which limit.
     pub fn of(module: &Module, root: NodeId) -> Result<CudaGrid, GridError> {
+        let [grid, block] = CudaGrid::extents(module, root)?;
+        check_limits(grid, block, &CUDA)?;
+        // The limits above keep every extent within u32.
+        let cast = |v: [u64; 3]| v.map(|e| e as u32);
+        Ok(CudaGrid::new(cast(grid), cast(block)))
+    }
+
+    /// [`CudaGrid::of`]'s checks; with `grid_later`, the grid's extents are left to be
+    /// checked at the sizes the program binds (its block's are numbers).
+    pub(crate) fn check(module: &Module, root: NodeId, grid_later: bool) -> Result<(), GridError> {
+        let [grid, block] = CudaGrid::extents(module, root)?;
+        check_limits(if grid_later { [1; 3] } else { grid }, block, &CUDA)
+    }
+
+    /// The block of a cuda array whose grid is sized at run time, checked, in a grid of
+    /// one block: what is known of its launch before the sizes are bound.
+    pub fn of_block(module: &Module, root: NodeId) -> Result<CudaGrid, GridError> {
+        CudaGrid::check(module, root, true)?;
+        let [_, block] = CudaGrid::extents(module, root)?;
+        Ok(CudaGrid::new([1; 3], block.map(|e| e as u32)))
+    }
+
+    /// The extents (x, y, z) of the grid and of the block: at most three dimensions each.
+    fn extents(module: &Module, root: NodeId) -> Result<[[u64; 3]; 2], GridError> {
         let top = &module.node(root).children;
         if top.len() != 2 {
             return Err(GridError::new(
@@ -179,10 +203,7 @@ impl CudaGrid {
                 xyz[k][axis] = *s;
             }
         }
-        check_limits(xyz[0], xyz[1], &CUDA)?;
-        // The limits above keep every extent within u32.
-        let cast = |v: [u64; 3]| v.map(|e| e as u32);
-        Ok(CudaGrid::new(cast(xyz[0]), cast(xyz[1])))
+        Ok(xyz)
     }
 
     /// Whether a launch of this shape, its blocks with `shared_bytes` of shared memory, is

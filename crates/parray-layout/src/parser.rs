@@ -68,14 +68,19 @@ fn end_of_item(src: &str, start: usize) -> usize {
     src.len()
 }
 
-/// Declaration text as a person writes it: `[1000][1000]#A_0`, not the tokens'
-/// `[ 1000 ] [ 1000 ] # A_0` (the text a macro's tokens give, in messages).
+/// Declaration text as a person writes it: `[1000][1000]#A_0` and `cuda(float* y)`, not
+/// the tokens' `[ 1000 ] [ 1000 ] # A_0` and `cuda ( float * y )` (the text a macro's
+/// tokens give, in messages).
 pub fn as_written(text: &str) -> String {
     text.replace("[ ", "[")
         .replace(" ]", "]")
         .replace("] [", "][")
         .replace("# ", "#")
         .replace("] #", "]#")
+        .replace(" ( ", "(")
+        .replace(" )", ")")
+        .replace(" * ", "* ")
+        .replace(" , ", ", ")
 }
 
 /// Parse an index expression such as `A[[2][1]][3]` or `M_1[k]`.
@@ -726,5 +731,11 @@ mod tests {
         };
         assert_eq!(program(&written), Ok(3));
         assert_eq!(program(tokens), Ok(3));
+        let cuda = "cuda ( float * y , int n ) [ [ HUGE ] [ 2 ] ] [ 32 ] TALL";
+        assert_eq!(
+            super::as_written(cuda),
+            "cuda(float* y, int n) [[HUGE][2]][32] TALL"
+        );
+        assert_eq!(program(&super::as_written(cuda)), Ok(3));
     }
 }
