@@ -1,5 +1,5 @@
-//! Seed 001's Julia set: a 1000 x 1000 RGBA image, one GPU block per pixel as in the seed
-//! (`dim3 grid(DIM, DIM)`, one thread each), red where `a = a^2 + c` (c = -0.8 + 0.156i)
+//! Seed 001's Julia set: a 1000 x 1000 RGBA image (`--n N`: N x N, a run-time size), one
+//! GPU block per pixel as in the seed (`dim3 grid(DIM, DIM)`, one thread each), red where `a = a^2 + c` (c = -0.8 + 0.156i)
 //! stays within |a|^2 <= 1000 for 200 steps. Checked pixel for pixel against the same
 //! iteration on the CPU, written as a PNG (`--png PATH`, default `julia.png`), and on a
 //! GPU timed beside the seed's kernel compiled the same way (and how many of its pixels
@@ -14,14 +14,15 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    const DIM = 1000;
+    const DIM;                      // the image's side, from the command line
     // Rows (y), columns (x), RGBA.
     dmem uchar [DIM][DIM][4] BITMAP;
     // The seed's grid: a block per pixel, y then x (blockIdx.y, blockIdx.x), one thread.
     cuda(uchar* ptr) [[DIM][DIM]][1] JULIA;
 }
 
-/// The seed's kernel, unchanged but for `extern "C"` and its helpers written inline.
+/// The seed's kernel, unchanged but for `extern "C"` and its helpers written inline (its
+/// `DIM` defined before it is compiled).
 const SEED: &str = r#"
 struct cuComplex {
     float r, i;
@@ -32,8 +33,8 @@ struct cuComplex {
 };
 __device__ int julia(int x, int y) {
     const float scale = 1.5;
-    float jx = scale * (float)((1000 >> 1) - x) / (1000 >> 1);
-    float jy = scale * (float)((1000 >> 1) - y) / (1000 >> 1);
+    float jx = scale * (float)((DIM >> 1) - x) / (DIM >> 1);
+    float jy = scale * (float)((DIM >> 1) - y) / (DIM >> 1);
     cuComplex c(-0.8, 0.156);
     cuComplex a(jx, jy);
     for (int i = 0; i < 200; ++i) {
@@ -56,11 +57,11 @@ extern "C" __global__ void kernel(unsigned char* ptr) {
 
 /// Whether the point of pixel (x, y) stays bounded: the CPU's reference, the body's
 /// iteration in plain Rust.
-fn in_set(x: usize, y: usize) -> bool {
-    let half = 500.0f32;
+fn in_set(x: usize, y: usize, dim: usize) -> bool {
+    let half = (dim / 2) as i32;
     let (mut r, mut i) = (
-        1.5f32 * (500 - x as i32) as f32 / half,
-        1.5f32 * (500 - y as i32) as f32 / half,
+        1.5f32 * (half - x as i32) as f32 / half as f32,
+        1.5f32 * (half - y as i32) as f32 / half as f32,
     );
     for _ in 0..200 {
         let next_r = r.mul_add(r, -(i * i)) - 0.8;
@@ -75,7 +76,8 @@ fn in_set(x: usize, y: usize) -> bool {
 
 fn main() -> parray::Result<()> {
     let png = common::png_path("julia.png");
-    let dim = host! { $dim(BITMAP_0)$ };
+    let dim = common::size_arg("julia", 1000);
+    DIM.bind(dim)?;
     let mut bitmap = BITMAP::create()?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
@@ -83,8 +85,9 @@ fn main() -> parray::Result<()> {
         detour!(JULIA(&mut bitmap) {
             let x = $tid_0_1$;
             let y = $tid_0_0$;
-            let mut r = 1.5f32 * (500 - x as i32) as f32 / 500.0;
-            let mut i = 1.5f32 * (500 - y as i32) as f32 / 500.0;
+            let half = ($dim(BITMAP_0)$ / 2) as i32;
+            let mut r = 1.5f32 * (half - x as i32) as f32 / half as f32;
+            let mut i = 1.5f32 * (half - y as i32) as f32 / half as f32;
             let mut value: u32 = 1;
             for _step in 0..200 {
                 let next_r = r.mul_add(r, -(i * i)) - 0.8;
@@ -104,15 +107,29 @@ fn main() -> parray::Result<()> {
     })?;
     let got = bitmap.to_vec()?;
     let want: Vec<u8> = (0..dim * dim)
-        .flat_map(|p| [if in_set(p % dim, p / dim) { 255 } else { 0 }, 0, 0, 255])
+        .flat_map(|p| {
+            [
+                if in_set(p % dim, p / dim, dim) {
+                    255
+                } else {
+                    0
+                },
+                0,
+                0,
+                255,
+            ]
+        })
         .collect();
     let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    // The seed's source at this size, kept for the process (the kernels it compiles are).
+    let seed_source: &'static str =
+        Box::leak(format!("#define DIM {dim}\n{SEED}").into_boxed_str());
     let seed = if device {
         bitmap.fill(7)?;
         let t = common::median_seconds(repeats, true, || {
             common::raw_kernel(
                 "kernel",
-                SEED,
+                seed_source,
                 [dim as u32, dim as u32, 1],
                 [1, 1, 1],
                 &[&bitmap],
@@ -142,7 +159,13 @@ fn main() -> parray::Result<()> {
         got.chunks(4).filter(|p| p[0] == 255).count(),
         dim * dim,
     );
-    common::seed_row("julia (1000 x 1000)", backend, parray, seed, differ == 0);
+    common::seed_row(
+        &format!("julia ({dim} x {dim})"),
+        backend,
+        parray,
+        seed,
+        differ == 0,
+    );
     common::check(differ == 0);
     Ok(())
 }
