@@ -692,16 +692,15 @@ impl<'b> Facts<'b> {
         }
     }
 
-    /// Whether a guarded copy's guard holds for every value of its digits: each
-    /// comparison of it (joined by `&&`) between intervals that do not overlap the wrong
-    /// way.
+    /// Whether a guarded copy's guard holds for every value of its digits (each below its
+    /// size): the intervals decide it true.
     fn always(&mut self, guard: &Guard) -> bool {
         let outside: Vec<_> = guard
             .digits
             .iter()
             .map(|&(d, size)| (d, self.ranges.insert(d, (0, size as i128 - 1))))
             .collect();
-        let holds = self.holds(&guard.pred);
+        let holds = self.decided(&guard.pred) == Some(true);
         for (d, range) in outside {
             match range {
                 Some(r) => self.ranges.insert(d, r),
@@ -780,23 +779,6 @@ impl<'b> Facts<'b> {
             ExprKind::Binary(BinOp::Gt, a, b) => below(b, a, false),
             ExprKind::Binary(BinOp::Ge, a, b) => below(b, a, true),
             _ => None,
-        }
-    }
-
-    fn holds(&self, cond: &Expr) -> bool {
-        let below = |a: &Expr, b: &Expr, or_equal: bool| {
-            self.interval(a)
-                .zip(self.interval(b))
-                .is_some_and(|((_, a_hi), (b_lo, _))| a_hi < b_lo + i128::from(or_equal))
-        };
-        match &cond.kind {
-            ExprKind::Lit(Lit::Bool(b)) => *b,
-            ExprKind::Binary(BinOp::And, a, b) => self.holds(a) && self.holds(b),
-            ExprKind::Binary(BinOp::Lt, a, b) => below(a, b, false),
-            ExprKind::Binary(BinOp::Le, a, b) => below(a, b, true),
-            ExprKind::Binary(BinOp::Gt, a, b) => below(b, a, false),
-            ExprKind::Binary(BinOp::Ge, a, b) => below(b, a, true),
-            _ => false,
         }
     }
 
