@@ -1,6 +1,6 @@
-//! Seed 000's pitched matrix multiply: 1000 x 1000 matrices of +-1 (the seed's
-//! `MatrixRandBin`) stored with rows padded to 1024 floats, as `cudaMallocPitch` pads
-//! them, a block per row of C and 32 threads striding over its columns. The padded storage
+//! Seed 000's pitched matrix multiply: 1000 x 1000 matrices of +-1 (`--n N`: N x N, a
+//! run-time size; the seed's `MatrixRandBin`) stored with rows padded to a multiple of 128
+//! floats (1024), as `cudaMallocPitch` pads them, a block per row of C and 32 threads striding over its columns. The padded storage
 //! is a type (`dmem float [N][PITCH] STORE`) and the matrix a view of it (`[#STORE_0]
 //! [N #STORE_1]`): the kernel indexes the logical matrix, the offset compiler writes the
 //! pitch in, and `#copy` from the dense host matrix is the seed's `cudaMemcpy2D` (the
@@ -13,9 +13,9 @@ use parray::copy::CopyPath;
 use parray::prelude::*;
 
 parray! {
-    const N = 1000;
-    // 1000 floats rounded up to 128 (the seed's `((1000-1)/128+1)*128`): 4 KiB rows.
-    const PITCH = 1024;
+    const N;                        // the matrices' side, from the command line
+    // N floats rounded up to 128 (the seed's `((N-1)/128+1)*128`): 1024 for 1000.
+    const PITCH = ceil(N / 128) * 128;
     paged float [N][N] DENSE;
     dmem float [N][PITCH] STORE;
     float [#STORE_0][N #STORE_1] M;
@@ -54,7 +54,8 @@ fn random_signs(seed: u64) -> Vec<f32> {
 }
 
 fn main() -> parray::Result<()> {
-    let n = host! { $dim_1(M)$ };
+    let n = common::size_arg("pitch", 1000);
+    N.bind(n)?;
     let (mut ha, mut hb, mut hc) = (DENSE::create()?, DENSE::create()?, DENSE::create()?);
     ha.copy_from_slice(&random_signs(0x9E37_79B9_7F4A_7C15))?;
     hb.copy_from_slice(&random_signs(0xD1B5_4A32_D192_ED03))?;
@@ -89,7 +90,9 @@ fn main() -> parray::Result<()> {
     };
     println!("backend: {backend}");
     println!("host to padded rows: {path}");
-    common::seed_row("pitch (1000^2, rows of 1024)", backend, parray, seed, ok);
+    let rows = host! { $dim_1(STORE)$ };
+    let name = format!("pitch ({n}^2, rows of {rows})");
+    common::seed_row(&name, backend, parray, seed, ok);
     common::check(ok && matches!(path, CopyPath::Strided(_)) && (!device || seed.is_some()));
     Ok(())
 }
