@@ -1,6 +1,6 @@
 //! Seed 001's constant memory and events: the ray tracer of "CUDA by Example" (chapter 6)
 //! that the notes follow. 20 random spheres, seen from above, one thread per pixel of a
-//! 1024 x 1024 image; each pixel takes the colour of the highest sphere its ray hits,
+//! 1024 x 1024 image (`--n N`: N x N, a run-time size, N a multiple of 16); each pixel takes the colour of the highest sphere its ray hits,
 //! shaded by the slope there. The spheres are a `cmem` type, read from the kernel's
 //! constant bank (its `__constant__` array, filled by the launch: SPEC.md 4.4), and the
 //! same body runs again on a `dmem` copy of them, reading global memory: both timed with
@@ -13,7 +13,7 @@ mod common;
 use parray::prelude::*;
 
 parray! {
-    const DIM = 1024;
+    const DIM;                      // the image's side, from the command line
     const SPHERES = 20;
     // Each sphere as the book's struct: r, b, g, radius, x, y, z.
     cmem float [SPHERES][7] CONST_SPHERES;
@@ -26,7 +26,8 @@ parray! {
 }
 
 /// The book's two kernels: the spheres in constant memory, and the same from global
-/// memory (its `ray_noconst`). Its `Sphere::hit` with the products fused as the body's.
+/// memory (its `ray_noconst`). Its `Sphere::hit` with the products fused as the body's;
+/// its `DIM` defined before it is compiled.
 const SEED: &str = r#"
 #define INF 2e10f
 struct Sphere {
@@ -48,8 +49,8 @@ __device__ void trace(const Sphere* s, unsigned char* ptr) {
     int x = threadIdx.x + blockIdx.x * blockDim.x;
     int y = threadIdx.y + blockIdx.y * blockDim.y;
     int offset = x + y * blockDim.x * gridDim.x;
-    float ox = (x - 1024 / 2);
-    float oy = (y - 1024 / 2);
+    float ox = (x - DIM / 2);
+    float oy = (y - DIM / 2);
     float r = 0, g = 0, b = 0;
     float maxz = -INF;
     for (int i = 0; i < 20; i++) {
@@ -81,8 +82,9 @@ macro_rules! trace {
         detour!(RAYS($spheres, $bitmap) {
             let x = $d tid_0_1 $d * 16 + $d tid_1_1 $d;
             let y = $d tid_0_0 $d * 16 + $d tid_1_0 $d;
-            let ox = x as f32 - 512.0;
-            let oy = y as f32 - 512.0;
+            let half = ($d dim(BITMAP_0) $d / 2) as f32;
+            let ox = x as f32 - half;
+            let oy = y as f32 - half;
             let mut r = 0.0f32;
             let mut g = 0.0f32;
             let mut b = 0.0f32;
@@ -147,7 +149,8 @@ fn random_spheres() -> Vec<f32> {
 fn cpu_image(spheres: &[f32], dim: usize) -> Vec<u8> {
     (0..dim * dim)
         .flat_map(|p| {
-            let (ox, oy) = ((p % dim) as f32 - 512.0, (p / dim) as f32 - 512.0);
+            let half = (dim / 2) as f32;
+            let (ox, oy) = ((p % dim) as f32 - half, (p / dim) as f32 - half);
             let (mut rgb, mut maxz) = ([0.0f32; 3], -2e10f32);
             for s in spheres.chunks(7) {
                 let (dx, dy, radius) = (ox - s[4], oy - s[5], s[3]);
@@ -170,7 +173,8 @@ fn cpu_image(spheres: &[f32], dim: usize) -> Vec<u8> {
 
 fn main() -> parray::Result<()> {
     let png = common::png_path("ray.png");
-    let dim = host! { $dim_0(BITMAP)$ };
+    let dim = common::size_arg("ray_constant", 1024);
+    DIM.bind(dim)?;
     let spheres = random_spheres();
     let (mut constant, mut global) = (CONST_SPHERES::create()?, GLOBAL_SPHERES::create()?);
     constant.copy_from_slice(&spheres)?;
@@ -182,6 +186,9 @@ fn main() -> parray::Result<()> {
     println!("backend: {backend}");
     let mut all = true;
     let grid = ([dim as u32 / 16, dim as u32 / 16, 1], [16, 16, 1]);
+    // The book's source at this size, kept for the process (the kernels it compiles are).
+    let seed_source: &'static str =
+        Box::leak(format!("#define DIM {dim}\n{SEED}").into_boxed_str());
     for k in 0..2 {
         let (name, seed_kernel, seed_constants): (_, _, &'static [_]) = match k {
             0 => (
@@ -206,7 +213,7 @@ fn main() -> parray::Result<()> {
                     constants: seed_constants,
                     ..Default::default()
                 };
-                common::raw_kernel_with(seed_kernel, SEED, grid, constants, &[s, &bitmap])
+                common::raw_kernel_with(seed_kernel, seed_source, grid, constants, &[s, &bitmap])
             })?;
             let theirs = bitmap.to_vec()?;
             Some(t).filter(|_| theirs == want)
