@@ -547,21 +547,24 @@ parray! {
 fn a_guard_that_lets_an_element_past_the_data_through_is_checked() -> parray::Result<()> {
     TN.bind(1000)?;
     let (x, mut y, s) = (TX::create()?, TX::create()?, TSUM::create()?);
-    let wrong = kernel_source!(TAIL(&x, &mut y, &s) {
+    // One body for its kernel's source and its run.
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(TAIL(&x, &mut y, &s) $body),
+                detour!(TAIL(&x, &mut y, &s) $body),
+            )
+        };
+    }
+    let (wrong, run) = source_and_run!({
         let r = T4::create();
         let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
         let c = $TXC[$tid_0$][[$tid_1$][0]]$;
         #copy T4(r) to TX4(y + at) if |e| c + e <= $dim(TX_0)$;
-    })?;
+    });
+    let wrong = wrong?;
     assert!(wrong.contains("parray_at(y"), "{wrong}");
-    let err = detour!(TAIL(&x, &mut y, &s) {
-        let r = T4::create();
-        let at = $TXT[[[$tid_0$][[$tid_1$][0]]]]$;
-        let c = $TXC[$tid_0$][[$tid_1$][0]]$;
-        #copy T4(r) to TX4(y + at) if |e| c + e <= $dim(TX_0)$;
-    })
-    .unwrap_err()
-    .to_string();
+    let err = run.unwrap_err().to_string();
     assert!(err.contains("TAIL") && err.contains("1000"), "{err}");
     Ok(())
 }

@@ -616,10 +616,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         [k] => *k,
                         _ => this.declare("__parray_k", span, false, None, false),
                     };
-                    if digits.is_empty() {
-                        this.fail(g.span, "a guard's closure names element k (`|k|`) or its digits over the source's dimensions (`|i, j|`)");
-                        return None;
-                    }
                     let pred = this.expr(&g.pred);
                     let fill = g.fill.as_ref().map(|f| this.expr(f));
                     (k, Some(Box::new(CopyGuard { digits, pred, fill })))
