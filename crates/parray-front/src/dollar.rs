@@ -61,7 +61,7 @@ impl syn::parse::Parse for CopyGuardForm {
         }
         if names.is_empty() {
             return Err(syn::Error::new_spanned(
-                &closure.or1_token,
+                closure.or1_token,
                 "a guard's closure names element k (`|k|`) or its digits over the source's dimensions (`|i, j|`)",
             ));
         }
