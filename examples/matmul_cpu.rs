@@ -1,8 +1,9 @@
 //! The cost of the interface: one matrix product through `$M[i][k]$` offsets on typed
 //! arrays (every access checked), the same over a type whose size is given at run time
-//! (`$R[i][k]$`, `R` of `[N][N]` with `N` bound to 256: its forms evaluated at the bound
-//! size), and the same loop with hand-written `i * n + k` on slices (every access checked
-//! by Rust), for instruction counts under callgrind:
+//! (`$R[i][k]$`, `R` of `[N][N]` with `N` bound to 256: its forms read once where the loop
+//! starts, SPEC.md 3.1), and the same loop with hand-written `i * n + k` on slices (every
+//! access checked by Rust), for instruction counts under callgrind (parray 0.96 and
+//! runtime 0.92 times hand's):
 //!
 //! ```text
 //! valgrind --tool=callgrind --toggle-collect='*multiply_*' \

@@ -219,6 +219,10 @@ pub use parray_runtime::Array;
 #[doc(inline)]
 pub use parray_runtime::DataType;
 
+/// A data type's sizes and offset function as one value (`DataType::offsets`), which a
+/// loop of a body reads once where it starts (SPEC.md 3.1, "Sizes given at run time").
+pub use parray_runtime::Offsets;
+
 /// A size given when the program runs: `const N;` in a `parray!` block declares `N`, and
 /// `N.bind(n)?` gives it its value, once per process. Every type whose sizes use `N` is
 /// resolved from the bound value at its first use (SPEC.md 2.4, 3.1).
@@ -742,8 +746,9 @@ pub mod __private {
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::generic::ir;
     pub use parray_runtime::shapes::{
-        dim_size, module_or_panic, runtime_dims, runtime_module, RuntimeForm, RuntimeOffset,
+        dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
     };
+    pub use parray_runtime::types::FixedOffsets;
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
     pub use parray_runtime::DetourSite;
     pub use parray_runtime::{bf16_from_f64, f16_from_f64};

@@ -630,3 +630,77 @@ fn a_two_dimensional_grid_over_an_image_of_a_bound_size() -> parray::Result<()> 
     assert!(err.contains("65535") && err.contains("TALL"), "{err}");
     Ok(())
 }
+
+parray! {
+    float [[#M_1][#M_0]] FLAT_T;    // M transposed and flattened: digits, not a stride
+    pthd [4] FOUR;
+}
+
+/// A loop reads the run-time types its forms name once, where it starts, and is written
+/// twice: for strided layouts (`M`, `MT`), whose offsets become additions, and for one with
+/// digits (`FLAT_T`). Both copies compute the offset compiler's offsets, in host code and in
+/// a pthd body, and a loop's sizes are the bound ones.
+#[test]
+fn loops_read_their_run_time_types_where_they_start() -> parray::Result<()> {
+    bound();
+    let (mut strided, mut transposed, mut rows) = (0usize, 0usize, 0usize);
+    host! {
+        for i in 0..$dim(M_0)$ {
+            rows += 1;
+            for j in 0..$dim(MT_0)$ {
+                assert_eq!($M[i][j]$, i * SIDE + j);
+                strided += 1;
+                transposed += usize::from($MT[j][i]$ == $M[i][j]$);
+            }
+        }
+    }
+    assert_eq!(
+        (rows, strided, transposed),
+        (SIDE, SIDE * SIDE, SIDE * SIDE)
+    );
+    let mut flat = 0usize;
+    host! {
+        for k in 0..$size(FLAT_T)$ {
+            assert_eq!($FLAT_T[k]$, (k % SIDE) * SIDE + k / SIDE, "FLAT_T[{k}]");
+            flat += 1;
+        }
+    }
+    assert_eq!(flat, SIDE * SIDE);
+    // Each of 4 threads writes the elements k = tid, tid + 4, ... of FLAT_T's order.
+    let mut m = M::create()?;
+    let p = m.ptr_mut();
+    detour!(FOUR {
+        let mut k = $tid$;
+        while k < $size(FLAT_T)$ {
+            p[$FLAT_T[k]$] = k as f32;
+            k += 4;
+        }
+    })?;
+    let all = m.to_vec()?;
+    for (i, j) in [(0, 0), (1, 2), (202, 5), (17, 202)] {
+        assert_eq!(all[i * SIDE + j], (j * SIDE + i) as f32, "M[{i}][{j}]");
+    }
+    Ok(())
+}
+
+/// A loop reads its types when it starts, before its first iteration: one that names a
+/// type of a size never bound stops there (with the size's name) even when it would run
+/// no iteration.
+#[test]
+fn a_loop_naming_a_type_of_an_unbound_size_stops_where_it_starts() {
+    let stopped = std::panic::catch_unwind(|| {
+        let (mut count, none) = (0usize, 0usize);
+        host! {
+            for i in 0..none {
+                count += $NEVER[i]$;
+            }
+        }
+        count
+    });
+    let message = stopped.expect_err("the loop stops where it starts");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("`K`"), "{message}");
+}

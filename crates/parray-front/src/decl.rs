@@ -532,12 +532,19 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
                 }
             }
         }
+
+        type Offsets = ::parray::__private::FixedOffsets<Self>;
+
+        #[inline(always)]
+        fn offsets() -> Self::Offsets {
+            ::parray::__private::FixedOffsets::new()
+        }
     }
 }
 
 /// [`offset_fns`] of a run-time type: its numbers read from its module, built from the bound
 /// sizes when first asked for; offsets by the evaluator of the offset compiler's form
-/// (`parray::__private::RuntimeOffset`), each index checked.
+/// (`parray::__private::BoundOffsets`), each index checked.
 fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> TokenStream {
     let kids = &module.node(root).children;
     let rank = kids.len().max(1);
@@ -566,10 +573,17 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
 
         #[track_caller]
         fn offset_of(index: &[usize]) -> usize {
-            static OFFSET: ::std::sync::OnceLock<::parray::__private::RuntimeOffset> = ::std::sync::OnceLock::new();
-            OFFSET
-                .get_or_init(|| ::parray::__private::RuntimeOffset::new(Self::module(), #name))
-                .at(index, Self::dims())
+            ::parray::Offsets::offset_of(Self::offsets(), index)
+        }
+
+        type Offsets = ::parray::__private::BoundOffsets<#rank>;
+
+        #[track_caller]
+        fn offsets() -> Self::Offsets {
+            static OFFSETS: ::std::sync::OnceLock<::parray::__private::BoundOffsets<#rank>> = ::std::sync::OnceLock::new();
+            *OFFSETS.get_or_init(|| {
+                ::parray::__private::BoundOffsets::new(Self::module(), #name, Self::dims())
+            })
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `host! { ... }`: ordinary Rust in which the `$...$` forms are compiled; nothing else
 //! changes (host code is not a detour body: any Rust goes).
 
-use parray_compiler::back::rust::{stmts_tokens, Mode};
+use parray_compiler::back::rust::hoist::Hoisted;
+use parray_compiler::back::rust::{stmts_tokens, stmts_tokens_in_loop, Mode};
 use parray_compiler::ir;
 use parray_compiler::passes::bounds::prove;
 use parray_compiler::passes::check::check;
@@ -17,6 +18,7 @@ pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
     let mut h = Host {
         forms,
         errors: Vec::new(),
+        hoisted: None,
     };
     for s in stmts.iter_mut() {
         h.visit_stmt_mut(s);
@@ -30,6 +32,9 @@ pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
 struct Host<'a, 'm> {
     forms: &'a mut Forms<'m>,
     errors: Vec<syn::Error>,
+    /// Inside a loop: the reads of run-time types its forms make, hoisted before the
+    /// outermost loop (SPEC.md 3.1, "Sizes given at run time").
+    hoisted: Option<Hoisted>,
 }
 
 impl Host<'_, '_> {
@@ -108,7 +113,10 @@ impl Host<'_, '_> {
                 return syn::parse_quote!(0usize);
             }
         };
-        let stmts = stmts_tokens(&prove(typed), Mode::Pthd);
+        let stmts = match &mut self.hoisted {
+            Some(hoisted) => stmts_tokens_in_loop(&prove(typed), Mode::Pthd, hoisted),
+            None => stmts_tokens(&prove(typed), Mode::Pthd),
+        };
         let (names, exprs): (Vec<Ident>, Vec<Expr>) = lets.into_iter().unzip();
         // The block is the macro's (call-site) code, the value inside it the user's.
         syn::parse_quote!({ #(let #names = #exprs;)* #stmts __parray_form })
@@ -172,7 +180,26 @@ impl VisitMut for Host<'_, '_> {
                 return;
             }
         }
+        let outermost_loop = self.hoisted.is_none()
+            && matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
+        if !outermost_loop {
+            return visit_mut::visit_expr_mut(self, e);
+        }
+        self.hoisted = Some(Hoisted::default());
         visit_mut::visit_expr_mut(self, e);
+        let hoisted = self.hoisted.take().expect("set above");
+        if !hoisted.is_empty() {
+            let around = hoisted.around(quote::quote!(#e), e.span());
+            *e = syn::parse_quote!(#around);
+        }
+    }
+
+    /// An item inside a loop (a `fn`) does not see the loop's locals: its forms hoist at
+    /// its own loops.
+    fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        let outer = self.hoisted.take();
+        visit_mut::visit_item_mut(self, item);
+        self.hoisted = outer;
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {

@@ -50,4 +50,4 @@ pub use mem::ptr::{Access, AccessMut, Ptr, PtrMut};
 /// `x as f16` and `x as bf16` of an `f64`, rounded once: what the emulation runs.
 pub use parray_compiler::rounding::{bf16_from_f64, f16_from_f64};
 pub use shapes::RuntimeSize;
-pub use types::{DataType, ThreadArray, ThreadArrayKind, ViewOf};
+pub use types::{DataType, Offsets, ThreadArray, ThreadArrayKind, ViewOf};

@@ -151,36 +151,67 @@ pub fn runtime_dims(module: &Module, name: &str) -> Vec<usize> {
     kids.iter().map(|&c| module.size(c) as usize).collect()
 }
 
-/// The offset function of a run-time type (`DataType::offset_of`): its form with one index
-/// per top-level dimension, `NAME[i0][i1]`, evaluated as any other run-time form.
-pub struct RuntimeOffset {
+/// A run-time type's sizes and offset function, resolved once (`DataType::offsets`): its
+/// top-level sizes and the form `NAME[i0][i1]` with one index per top-level dimension,
+/// copied out of the module where a loop of a body starts, so that the loop reads them
+/// from registers (SPEC.md 3.1).
+#[derive(Clone, Copy)]
+pub struct BoundOffsets<const RANK: usize> {
     name: &'static str,
-    form: RuntimeForm,
+    dims: [usize; RANK],
+    size: usize,
+    form: FormAt,
 }
 
-impl RuntimeOffset {
-    pub fn new(module: &Module, name: &'static str) -> Self {
-        let rank = runtime_dims(module, name).len();
-        let index = parray_compiler::ir::RuntimeIndex::top_level(name, rank);
+impl<const RANK: usize> BoundOffsets<RANK> {
+    /// The offsets of the type `name` of `module` (built from the bound sizes), whose
+    /// top-level sizes are `dims`; its form kept for the process, as the module is.
+    pub fn new(module: &Module, name: &'static str, dims: &[usize]) -> Self {
+        let index = parray_compiler::ir::RuntimeIndex::top_level(name, RANK);
         let vars: Vec<&str> = index.vars.iter().map(String::as_str).collect();
-        RuntimeOffset {
+        let form: &'static RuntimeForm = Box::leak(Box::new(RuntimeForm::new(
+            module,
+            index.text.clone(),
+            &vars,
+        )));
+        let root = module.lookup(name).expect("a declared type resolves").node;
+        BoundOffsets {
             name,
-            form: RuntimeForm::new(module, index.text.clone(), &vars),
+            dims: dims.try_into().expect("one size per top-level dimension"),
+            size: module.size(root) as usize,
+            form: form.hoisted(),
         }
     }
+}
 
-    /// The offset of `index`, each index checked against its dimension of `dims`.
+impl<const RANK: usize> crate::types::Offsets for BoundOffsets<RANK> {
+    #[inline(always)]
+    fn size(self) -> usize {
+        self.size
+    }
+
+    #[inline(always)]
+    fn dim(self, k: usize) -> usize {
+        self.dims[k]
+    }
+
+    #[inline(always)]
     #[track_caller]
-    pub fn at(&self, index: &[usize], dims: &[usize]) -> usize {
-        if index.len() != dims.len() {
-            crate::types::wrong_rank(self.name, dims.len(), index.len());
+    fn offset_of(self, index: &[usize]) -> usize {
+        if index.len() != RANK {
+            crate::types::wrong_rank(self.name, RANK, index.len());
         }
-        for (d, (&i, &size)) in index.iter().zip(dims).enumerate() {
+        for (d, (&i, &size)) in index.iter().zip(&self.dims).enumerate() {
             if i >= size {
                 crate::types::index_out_of_range(self.name, d, i, size);
             }
         }
         self.form.at(index)
+    }
+
+    #[inline(always)]
+    fn is_strided(self) -> bool {
+        self.form.is_strided()
     }
 }
 
@@ -215,16 +246,29 @@ impl RuntimeForm {
         }
     }
 
+    /// The form as a value a loop holds in registers ([`FormAt`]).
+    pub fn hoisted(&'static self) -> FormAt {
+        FormAt {
+            linear: self.linear,
+            form: self,
+        }
+    }
+
     /// The offset at the argument values `args`. A form that does not fit its type at
     /// the bound sizes is a panic naming it (a cuda detour's launch, which makes the
     /// kernel first, returns that error before any thread runs).
     #[inline]
     #[track_caller]
     pub fn at(&self, args: &[usize]) -> usize {
-        if let Some(c) = &self.linear {
-            let terms = c[1..].iter().zip(args);
-            return terms.fold(c[0], |acc, (k, a)| acc.wrapping_add(k.wrapping_mul(*a)));
+        match &self.linear {
+            Some(c) => linear_at(c, args),
+            None => self.by_program(args),
         }
+    }
+
+    /// The offset by the offset compiler's program (a form with digits).
+    #[track_caller]
+    fn by_program(&self, args: &[usize]) -> usize {
         let program = self
             .program
             .as_ref()
@@ -244,6 +288,40 @@ impl RuntimeForm {
             }
         }
     }
+}
+
+/// A [`RuntimeForm`] where a loop of a body starts: its multiples copied out (a value the
+/// loop keeps in registers, where the form's own fields are memory a store in the loop
+/// might change, for all the optimiser knows).
+#[derive(Clone, Copy)]
+pub struct FormAt {
+    linear: Option<[usize; 8]>,
+    form: &'static RuntimeForm,
+}
+
+impl FormAt {
+    /// Whether the form is a sum of multiples of its arguments (no digits).
+    #[inline(always)]
+    pub fn is_strided(self) -> bool {
+        self.linear.is_some()
+    }
+
+    /// [`RuntimeForm::at`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn at(self, args: &[usize]) -> usize {
+        match &self.linear {
+            Some(c) => linear_at(c, args),
+            None => self.form.by_program(args),
+        }
+    }
+}
+
+/// `c[0] + sum of c[1 + v] * args[v]`.
+#[inline(always)]
+fn linear_at(c: &[usize; 8], args: &[usize]) -> usize {
+    let terms = c[1..].iter().zip(args);
+    terms.fold(c[0], |acc, (k, a)| acc.wrapping_add(k.wrapping_mul(*a)))
 }
 
 /// `[konst, coef of variable 0, 1, ...]` of `e` when it is a sum of multiples of its

@@ -47,6 +47,15 @@ pub trait DataType: Copy + 'static {
     /// type (`$T[i][j]$` with `T` a type parameter); a slice of another length panics.
     fn offset_of(index: &[usize]) -> usize;
 
+    /// The sizes and offset function as one value, read where a loop of a body starts
+    /// (SPEC.md 3.1): [`FixedOffsets`] (the functions above, folded) for literal sizes, the
+    /// bound numbers for sizes given at run time.
+    type Offsets: Offsets;
+
+    /// [`DataType::Offsets`]: a panic if the type's sizes are not bound, as
+    /// [`DataType::module`].
+    fn offsets() -> Self::Offsets;
+
     /// The resolved declarations this type belongs to: the type as a run-time value. For a
     /// type with sizes given at run time, built from the bound sizes at its first use: a
     /// panic if they are not bound or do not fit it (ask [`DataType::try_module`] first).
@@ -77,6 +86,71 @@ pub trait DataType: Copy + 'static {
         }
         let module = Self::module();
         module.type_def(Self::NAME)?.distribution.as_ref()
+    }
+}
+
+/// A data type's sizes and its offset function with one index per top-level dimension,
+/// as one value ([`DataType::offsets`]): what the `$size(T)$`, `$dim(T_k)$` and
+/// `$T[i][j]$` forms in a loop evaluate.
+pub trait Offsets: Copy {
+    /// [`DataType::size`].
+    fn size(self) -> usize;
+    /// The size of top-level dimension `k` ([`DataType::dims`]).
+    fn dim(self, k: usize) -> usize;
+    /// [`DataType::offset_of`], each index checked against its dimension.
+    fn offset_of(self, index: &[usize]) -> usize;
+    /// Whether the offset is a sum of multiples of the indices (a strided layout, no
+    /// digits): a loop is written twice, once for that case, which the optimiser then
+    /// knows (SPEC.md 3.1, "Sizes given at run time").
+    fn is_strided(self) -> bool;
+}
+
+/// The [`Offsets`] of a type with literal sizes: its own functions, whose numbers the
+/// compiler folds.
+pub struct FixedOffsets<T>(std::marker::PhantomData<T>);
+
+impl<T> FixedOffsets<T> {
+    #[inline(always)]
+    pub const fn new() -> Self {
+        FixedOffsets(std::marker::PhantomData)
+    }
+}
+
+impl<T> Default for FixedOffsets<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Clone for FixedOffsets<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for FixedOffsets<T> {}
+
+impl<T: DataType> Offsets for FixedOffsets<T> {
+    #[inline(always)]
+    fn size(self) -> usize {
+        T::size()
+    }
+
+    #[inline(always)]
+    fn dim(self, k: usize) -> usize {
+        T::dims()[k]
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn offset_of(self, index: &[usize]) -> usize {
+        T::offset_of(index)
+    }
+
+    /// The folded offset is what it is: nothing to specialise.
+    #[inline(always)]
+    fn is_strided(self) -> bool {
+        true
     }
 }
 

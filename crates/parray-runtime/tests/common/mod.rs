@@ -61,6 +61,12 @@ macro_rules! flat_types {
                 }
             }
 
+            type Offsets = parray_runtime::types::FixedOffsets<Self>;
+
+            fn offsets() -> Self::Offsets {
+                parray_runtime::types::FixedOffsets::new()
+            }
+
             fn module() -> &'static parray_layout::Module {
                 static MODULE: std::sync::OnceLock<parray_layout::Module> = std::sync::OnceLock::new();
                 MODULE.get_or_init(|| {

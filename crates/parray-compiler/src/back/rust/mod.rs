@@ -16,6 +16,7 @@ use crate::passes::bounds::Proved;
 use parray_layout::grid::HwIndex;
 
 mod blocks;
+pub mod hoist;
 pub mod module;
 pub mod offsets;
 
@@ -63,6 +64,28 @@ pub fn body_tokens(proved: &Proved, mode: Mode) -> TokenStream {
 pub fn stmts_tokens(proved: &Proved, mode: Mode) -> TokenStream {
     let body = proved.body();
     Writer::new(body, mode).stmts(&body.stmts)
+}
+
+/// The statements of the body, which a loop of host code holds (`host!`): the reads of
+/// run-time types they make are added to the loop's `hoisted`, which the caller writes
+/// before the loop ([`hoist`]).
+pub fn stmts_tokens_in_loop(
+    proved: &Proved,
+    mode: Mode,
+    hoisted: &mut hoist::Hoisted,
+) -> TokenStream {
+    let body = proved.body();
+    let w = Writer::new(body, mode);
+    hoisted.extend(
+        body.stmts
+            .iter()
+            .flat_map(|s| hoist::reads(s, &body.array))
+            .collect(),
+    );
+    *w.hoisted.borrow_mut() = Some(std::mem::take(hoisted));
+    let out = w.stmts(&body.stmts);
+    *hoisted = w.hoisted.take().expect("set above");
+    out
 }
 
 /// The body's functions as Rust functions (items, so once before the statements that
@@ -173,6 +196,8 @@ struct Writer<'b> {
     mode: Mode,
     /// For an emulated body with barriers: the state of its stretches (see `blocks`).
     blocks: Option<blocks::Blocks>,
+    /// The reads of run-time types hoisted before the outermost loop being written.
+    hoisted: std::cell::RefCell<Option<hoist::Hoisted>>,
 }
 
 /// The binding of the `k`th host value a cuda body reads ([`Body::captures`]) in the
@@ -212,6 +237,7 @@ impl<'b> Writer<'b> {
             body,
             mode,
             blocks: None,
+            hoisted: Default::default(),
         }
     }
 
@@ -269,6 +295,17 @@ impl<'b> Writer<'b> {
         if let Some(b) = &self.blocks {
             if let Some(t) = b.stretch_stmt(self, s) {
                 return t;
+            }
+        }
+        if matches!(s, Stmt::For { .. } | Stmt::While { .. }) && self.hoisted.borrow().is_none() {
+            let mut hoisted = hoist::Hoisted::default();
+            hoisted.extend(hoist::reads(s, &self.body.array));
+            if !hoisted.is_empty() {
+                let span = s.loc().span.proc_macro();
+                *self.hoisted.borrow_mut() = Some(hoisted);
+                let looped = self.stmt(s);
+                let hoisted = self.hoisted.take().expect("set above");
+                return hoisted.around(looped, span);
             }
         }
         let ctx = ctx_ident();
@@ -497,45 +534,59 @@ impl<'b> Writer<'b> {
             }
             ExprKind::GenericOffset { ty, index, args } => {
                 let args = args.iter().map(|a| self.host_index(a));
-                let ty_name = Ident::new(ty, span);
+                let hoisted = self.hoisted.borrow();
+                let hoisted = hoisted.as_ref();
                 if index.is_top_level(ty) {
-                    return self.generic_value(quote_spanned!(span=>
-                        <#ty_name as ::parray::DataType>::offset_of(&[#(#args),*])
-                    ));
+                    let value = match hoisted.and_then(|h| h.of_type(ty)) {
+                        Some(h) => {
+                            quote_spanned!(span=> ::parray::Offsets::offset_of(#h, &[#(#args),*]))
+                        }
+                        None => {
+                            let ty_name = Ident::new(ty, span);
+                            quote_spanned!(span=> <#ty_name as ::parray::DataType>::offset_of(&[#(#args),*]))
+                        }
+                    };
+                    return self.generic_value(value);
                 }
-                // Any other form names a declared type (never a parameter): compiled at
-                // the bound sizes once, by this site's own static.
-                let (text, vars) = (&index.text, &index.vars);
+                let read = hoist::Hoist::Form(ty.clone(), index.clone());
+                let form = match hoisted.and_then(|h| h.get(&read)) {
+                    Some(h) => quote!(#h),
+                    None => hoist::form_tokens(ty, index, span),
+                };
                 self.generic_value(value_of_block(quote_spanned!(span=> {
-                    static FORM: ::std::sync::OnceLock<::parray::__private::RuntimeForm> =
-                        ::std::sync::OnceLock::new();
-                    FORM.get_or_init(|| ::parray::__private::RuntimeForm::new(
-                        <#ty_name as ::parray::DataType>::module(), #text, &[#(#vars),*],
-                    ))
-                    .at(&[#(#args),*])
+                    #form.at(&[#(#args),*])
                 })))
             }
             // The body's own thread array (its grid sized at run time), or a data type.
             ExprKind::GenericSize { ty, path } => {
-                let trait_ = match *ty == self.body.array {
-                    true => quote!(::parray::ThreadArray),
-                    false => quote!(::parray::DataType),
-                };
                 let ty_name = Ident::new(ty, span);
-                let ty_ = quote_spanned!(span=> <#ty_name as #trait_>);
-                self.generic_value(match (path.as_slice(), *ty == self.body.array) {
-                    ([], true) => quote_spanned!(span=> #ty_::threads()),
-                    ([k], true) => quote_spanned!(span=> #ty_::dim_size(#k)),
-                    ([], false) => quote_spanned!(span=> #ty_::size()),
-                    ([k], false) => quote_spanned!(span=> #ty_::dims()[#k]),
-                    // A dimension below the top (of a declared type): found once.
-                    _ => {
-                        let dim = path.iter().fold(ty.clone(), |d, k| format!("{d}_{k}"));
-                        value_of_block(quote_spanned!(span=> {
-                            static SIZE: ::std::sync::OnceLock<usize> = ::std::sync::OnceLock::new();
-                            *SIZE.get_or_init(|| ::parray::__private::dim_size(#ty_::module(), #dim))
-                        }))
-                    }
+                if *ty == self.body.array {
+                    let ta = quote_spanned!(span=> <#ty_name as ::parray::ThreadArray>);
+                    return self.generic_value(match path.as_slice() {
+                        [] => quote_spanned!(span=> #ta::threads()),
+                        [k] => quote_spanned!(span=> #ta::dim_size(#k)),
+                        _ => value_of_block(hoist::size_tokens(&ta, ty, path, span)),
+                    });
+                }
+                let hoisted = self.hoisted.borrow();
+                let hoisted = hoisted.as_ref();
+                let offsets = match hoisted.and_then(|h| h.of_type(ty)) {
+                    Some(h) => h,
+                    None => quote_spanned!(span=> <#ty_name as ::parray::DataType>::offsets()),
+                };
+                self.generic_value(match path.as_slice() {
+                    [] => quote_spanned!(span=> ::parray::Offsets::size(#offsets)),
+                    [k] => quote_spanned!(span=> ::parray::Offsets::dim(#offsets, #k)),
+                    // A dimension below the top (of a declared type).
+                    _ => match hoisted
+                        .and_then(|h| h.get(&hoist::Hoist::Size(ty.clone(), path.clone())))
+                    {
+                        Some(h) => quote!(#h),
+                        None => {
+                            let dt = quote_spanned!(span=> <#ty_name as ::parray::DataType>);
+                            value_of_block(hoist::size_tokens(&dt, ty, path, span))
+                        }
+                    },
                 })
             }
             ExprKind::Unary(op, x) => {
