@@ -4,13 +4,16 @@
 //! `shfl_down` first, one shared atomic per warp; (4) the same over a grid-stride loop;
 //! (5) two passes: a warp sum per block into an array, then one warp sums the array.
 //! The five share one `term`, a function of the body language (`#[parray::func]`).
-//! Each result is checked within 1e-12 (relative) of the closed form F(ub) - F(lb), but
+//! Each result is checked within 1e-12 (relative) of the closed form F(ub) - F(lb) (at
+//! fewer than 4 points a period of the integrand, of the same sum on the CPU), but
 //! version 1's: its 10^6 terms are added one after another into one double, whose
 //! rounding alone (about 10^-16 of 3 * 10^4 per addition) leaves it near 5e-12; it is
 //! checked within 1e-10 (that of a sequential sum of 10^6 terms). The
 //! seed's 64-lane wavefronts are CUDA's 32-lane warps here (five shuffles, not six).
 //! Versions 1-3 run one thread per point at the seed's first N = 10^6; 4 and 5 at the
-//! seed's N = 10^8 (`--small`: 10^6). On a GPU each is timed beside the seed's kernel.
+//! seed's N = 10^8 (`--small`: 10^6). `--n N` runs all five at N points, a run-time size
+//! (versions 1-3 then launch ceil(N / 256) blocks). On a GPU each is timed beside the
+//! seed's kernel.
 
 mod common;
 
@@ -18,11 +21,12 @@ use parray::prelude::*;
 
 parray! {
     const PARTS = 31250;
+    const POINTS;
     dmem double [1] RESULT;
     dmem double [PARTS] PARTIAL;
     smem double [1] SHARED;
     // Versions 1-3: one thread per point (3907 blocks cover 10^6).
-    cuda(double* integral, double lb, int n, double dx) [3907][256] PER_POINT;
+    cuda(double* integral, double lb, int n, double dx) [ceil(POINTS / 256)][256] PER_POINT;
     // Version 4: a grid-stride loop.
     cuda(double* integral, double lb, int n, double dx) [1024][256] STRIDE;
     // Version 5: one warp per block, a sum per block; then one warp sums them.
@@ -230,15 +234,46 @@ fn antiderivative(x: f64) -> f64 {
     x / 4.0 + (2.0 * x).sin() / 16.0 - (4.0 * x).sin() / 16.0 - (6.0 * x).sin() / 48.0
 }
 
+/// What `n` midpoints over `[lb, ub]` (40000 periods of the integrand, pi) sum to: the
+/// integral where a period has at least 4 points (the rule is then exact for the
+/// integrand's harmonics, up to e^{6ix}), else the same sum on the CPU, compensated (fewer
+/// points alias the harmonics).
+fn reference(lb: f64, ub: f64, n: i32) -> f64 {
+    if n >= 4 * 40000 {
+        return antiderivative(ub) - antiderivative(lb);
+    }
+    let dx = (ub - lb) / f64::from(n);
+    let (mut sum, mut lost) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let x = lb + (f64::from(i) + 0.5) * dx;
+        let term = (2.0 * x).sin().powi(2) * x.cos().powi(2) * dx;
+        // Neumaier's summation.
+        let t = sum + term;
+        lost += match sum.abs() >= term.abs() {
+            true => (sum - t) + term,
+            false => (term - t) + sum,
+        };
+        sum = t;
+    }
+    sum + lost
+}
+
 fn main() -> parray::Result<()> {
     let (lb, ub) = (0.0, 40000.0 * std::f64::consts::PI);
-    let exact = antiderivative(ub) - antiderivative(lb);
-    let big = if common::small() {
-        1_000_000
-    } else {
-        100_000_000
+    let one = common::size_arg("integral", 1_000_000);
+    let big = match common::small() || std::env::args().any(|a| a == "--n") {
+        true => one,
+        false => 100_000_000,
     };
-    let one = 1_000_000;
+    POINTS.bind(one)?;
+    // The argument `n` is an `int`, as in the seed.
+    let (one, big) = match (i32::try_from(one), i32::try_from(big)) {
+        (Ok(one), Ok(big)) => (one, big),
+        _ => {
+            eprintln!("integral: N is at most 2^31 - 1 (the seed's `int N`)");
+            std::process::exit(2);
+        }
+    };
     let (mut result, mut parts) = (RESULT::create()?, PARTIAL::create()?);
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
@@ -247,6 +282,7 @@ fn main() -> parray::Result<()> {
     for version in 1..=5 {
         let n: i32 = if version <= 3 { one } else { big };
         let dx = (ub - lb) / n as f64;
+        let exact = reference(lb, ub, n);
         let parray = common::median_seconds(repeats, device, || {
             result.fill(0.0)?;
             let args = (&mut result, lb, n, dx);
@@ -262,15 +298,16 @@ fn main() -> parray::Result<()> {
         let tolerance = if version == 1 { 1e-10 } else { 1e-12 };
         let ok = ((got - exact) / exact).abs() <= tolerance;
         let seed = if device {
+            let blocks = (n as u32).div_ceil(256);
             let t = common::median_seconds(repeats, true, || {
                 result.fill(0.0)?;
                 let run = |k, grid, block, args: &[&dyn parray::gpu::KernelArg]| {
                     common::raw_kernel(k, SEED, [grid, 1, 1], [block, 1, 1], args)
                 };
                 match version {
-                    1 => run("v1", 3907, 256, &[&result, &lb, &n, &dx]),
-                    2 => run("v2", 3907, 256, &[&result, &lb, &n, &dx]),
-                    3 => run("v3", 3907, 256, &[&result, &lb, &n, &dx]),
+                    1 => run("v1", blocks, 256, &[&result, &lb, &n, &dx]),
+                    2 => run("v2", blocks, 256, &[&result, &lb, &n, &dx]),
+                    3 => run("v3", blocks, 256, &[&result, &lb, &n, &dx]),
                     4 => run("v4", 1024, 256, &[&result, &lb, &n, &dx]),
                     _ => {
                         run("v5", 31250, 32, &[&parts, &lb, &n, &dx])?;
@@ -298,7 +335,7 @@ fn main() -> parray::Result<()> {
             seed,
             ok,
         );
-        println!("  numeric {got:.11}, formula {exact:.11}");
+        println!("  numeric {got:.11}, reference {exact:.11}");
         all &= ok;
     }
     common::check(all);

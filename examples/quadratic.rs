@@ -1,17 +1,18 @@
-//! Seed 003's y = a x^2 + b x + c over 2^24 floats (a = 2.5, b = 2, c = 1): on CPU threads
-//! (the seed's OpenMP loop) and on a GPU (the seed's kernel) with the same body, word for
-//! word: only the declarations of `X`, `PART` and `T` differ between the two modules, as
-//! in the paper's Fig 10 and Fig 11. Checked against a CPU loop; on a GPU, timed beside
-//! the seed's kernel compiled the same way.
+//! Seed 003's y = a x^2 + b x + c over 2^24 floats (a = 2.5, b = 2, c = 1; `--n N`: N
+//! floats, a run-time size, N a multiple of 256): on CPU threads (the seed's OpenMP loop)
+//! and on a GPU (the seed's kernel) with the same body, word for word: only the
+//! declarations of `X`, `PART` and `T` differ between the two modules, as in the paper's
+//! Fig 10 and Fig 11. Checked against a CPU loop; on a GPU, timed beside the seed's kernel
+//! compiled the same way.
 
 mod common;
 
-/// 16 CPU threads, each a contiguous part of 2^20 elements.
+/// 16 CPU threads, each a contiguous part of N / 16 elements.
 mod cpu {
     use parray::prelude::*;
 
     parray! {
-        pub const N = 16777216;
+        pub const N;
         pub paged float [N] X;
         float [[16][N / 16]#X] PART;
         pthd [16] T;
@@ -27,12 +28,12 @@ mod cpu {
     }
 }
 
-/// One GPU thread per element, 2^16 blocks of 256.
+/// One GPU thread per element, N / 256 blocks of 256.
 mod gpu {
     use parray::prelude::*;
 
     parray! {
-        pub const N = 16777216;
+        pub const N;
         pub dmem float [N] X;
         float [[N][1]#X] PART;
         cuda(float* x, float* y, float a, float b, float c) [N / 256][256] T;
@@ -59,7 +60,9 @@ extern "C" __global__ void calculate(float *x, float *y, float a, float b, float
 
 fn main() -> parray::Result<()> {
     let (a, b, c) = (2.5f32, 2.0f32, 1.0f32);
-    let n = cpu::N;
+    // One size for both modules (`const N;` in two blocks is one size).
+    let n = common::size_arg("quadratic", 1 << 24);
+    cpu::N.bind(n)?;
     let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001 - 0.5).collect();
     let want: Vec<f32> = xs.iter().map(|&x| a * x * x + b * x + c).collect();
     let close = |y: &[f32]| {
@@ -73,7 +76,13 @@ fn main() -> parray::Result<()> {
     hx.copy_from_slice(&xs)?;
     let cpu_s = common::median_seconds(5, false, || cpu::quadratic(&hx, &mut hy, a, b, c))?;
     let ok = close(hy.as_slice()?);
-    common::seed_row("quadratic, pthd [16] (2^24)", "cpu", cpu_s, None, ok);
+    common::seed_row(
+        &format!("quadratic, pthd [16] ({n})"),
+        "cpu",
+        cpu_s,
+        None,
+        ok,
+    );
     all &= ok;
     // The GPU.
     let (backend, repeats) = common::backend(true)?;
@@ -99,7 +108,7 @@ fn main() -> parray::Result<()> {
         None
     };
     println!("backend: {backend}");
-    common::seed_row("quadratic, cuda (2^24)", backend, gpu_s, seed, ok);
+    common::seed_row(&format!("quadratic, cuda ({n})"), backend, gpu_s, seed, ok);
     all &= ok;
     common::check(all);
     Ok(())

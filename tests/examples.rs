@@ -247,15 +247,30 @@ fn seed_programs() {
 /// sizes no tile of theirs divides, each checking itself.
 #[test]
 fn seed_programs_take_their_size_from_the_command_line() {
-    for (name, n) in [("vector_add", "1001"), ("dot", "999"), ("vector_add", "1")] {
+    // (example, N, how its rows name N)
+    let runs = [
+        ("vector_add", "1001", "(1001 "),
+        ("dot", "999", "(999 "),
+        ("vector_add", "1", "(1 "),
+        ("quadratic", "4352", "(4352)"),
+        ("integral", "1000", "(N = 1000)"),
+        ("integral", "123457", "(N = 123457)"),
+    ];
+    for (name, n, named) in runs {
         let out = run_example(name, &["--n", n]);
         assert!(
-            out.contains(&format!("({n} ")) && out.contains("check: ok"),
+            out.contains(named) && out.contains("check: ok"),
             "{name} --n {n}: {out}"
         );
     }
     let (ok, _, stderr) = run_example_status("dot", &["--n", "0"]);
     assert!(!ok && stderr.contains("usage: dot [--n N]"), "{stderr}");
+    // 16 CPU threads take equal parts: the declaration refuses a size they do not divide.
+    let (ok, _, stderr) = run_example_status("quadratic", &["--n", "1000"]);
+    assert!(
+        !ok && stderr.contains("PART cannot take N = 1000"),
+        "{stderr}"
+    );
 }
 
 /// The HIP C++ of every kernel of the seed programs (`PARRAY_DUMP_SOURCE=hip`, their

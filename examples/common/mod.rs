@@ -164,7 +164,6 @@ pub fn seed_row(name: &str, backend: &str, parray_s: f64, seed_s: Option<f64>, o
     );
 }
 
-/// Whether the example was asked for its small sizes (`--small`: the CPU emulation in CI).
 /// `--n N` from the command line (`default` without it): the size an example binds to its
 /// run-time size `N`. A value that is not a positive number exits with its usage.
 #[allow(dead_code)] // the examples of fixed sizes do not ask
@@ -183,6 +182,7 @@ pub fn size_arg(example: &str, default: usize) -> usize {
     }
 }
 
+/// Whether the example was asked for its small sizes (`--small`: the CPU emulation in CI).
 pub fn small() -> bool {
     std::env::args().any(|a| a == "--small")
 }
