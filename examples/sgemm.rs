@@ -15,8 +15,9 @@
 //! storage, and 4096 x 8192 x 2048 row-major, each beside cuBLAS in the same run and
 //! checked against it. Under the emulation: N = 256 (every layout) and 256 x 512 x 128,
 //! checked against an f64 product. `--n N` chooses one square size; `--m M --n N --k K`
-//! any shape (its kernel made for it at the first launch, K split where the tiles leave
-//! multiprocessors idle; `--split S` chooses the split).
+//! any shape (its kernel made for it at the first launch, on tiles of 128x256 or, where
+//! those would leave multiprocessors idle, 128x128, K split where the tiles still do;
+//! `--tile 256|128` and `--split S` choose).
 
 mod common;
 
@@ -27,36 +28,39 @@ subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
     /// `TC` (M x N), of any sizes: the tiles at the edges are guarded. K is split over
     /// `dim(TS_0)` blocks a tile of C (split-K, where the tiles alone would leave
-    /// multiprocessors idle), which add their sums into C.
-    pub fn sgemm<TA, TB, TC, TS>(da, db, dc) -> parray::Result<()> {
+    /// multiprocessors idle), which add their sums into C. A tile of C is 128 rows by
+    /// 64 Q columns, Q = `dim(TW_0)` (4: `WIDE`, cuBLAS's 128x256; 2: `NARROW`, 128x128,
+    /// for shapes that would leave multiprocessors idle or waste half a wide tile).
+    pub fn sgemm<TA, TB, TC, TS, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
             const S = dim(TS_0);
-            // A block per 128x256 tile of C (those at the edges reach past it) and part of
-            // K; its 16x16 threads, each index split in two digits for the loads below.
-            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/256)][S]][[[8][2]][[8][2]]] GEMM;
+            const Q = dim(TW_0);
+            // A block per 128 x 64Q tile of C (those at the edges reach past it) and part
+            // of K; its 16x16 threads, each index split in two digits for the loads below.
+            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/(64*Q))][S]][[[8][2]][[8][2]]] GEMM;
             // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
             // 8 apart (so that the transposing stores below hit 32 banks). The k-tiles are
             // dealt to the S blocks of a tile of C in turn.
             dmem float [[ceil(M/128)][[[8][2]][8]]#TA_0][[ceil(K/(16*S))][S][[2][2][4]]#TA_1] AL;
             dmem float [#AL_1_2_0][#AL_1_2_2] AT;
-            // A 16x256 tile of B: a warp loads rows w and w + 8, each thread 4 consecutive
-            // n in both halves of each row.
-            dmem float [[ceil(K/(16*S))][S][[2][8]]#TB_0][[ceil(N/256)][[2][[2][8][2]][4]]#TB_1] BL;
+            // A 16 x 64Q tile of B: a warp loads rows w and w + 8, each thread 4
+            // consecutive n in each of the Q/2 parts of 128 of each row.
+            dmem float [[ceil(K/(16*S))][S][[2][8]]#TB_0][[ceil(N/(64*Q))][[Q/2][[2][8][2]][4]]#TB_1] BL;
             dmem float [#BL_0_2_0][#BL_1_1_0][#BL_1_1_2] BT;
-            // C by thread: rows [tile][quarter][thread][4], columns the same in 4 quarters.
-            dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/256)][[4][16][4]]#TC_1] CT;
+            // C by thread: rows [tile][half][thread][4], columns the same in Q parts.
+            dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/(64*Q))][[Q][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
             // The coordinates of the tiles' rows and columns in A, B and C, for the guards
             // of the tiles at the edges (which the prover removes where the tiles divide).
             dmem float [ceil(M/128)][[[8][2]][8]] AROW;
             dmem float [ceil(K/(16*S))][S][[2][2][4]] ACOL;
             dmem float [ceil(K/(16*S))][S][[2][8]] BROW;
-            dmem float [ceil(N/256)][[2][[2][8][2]][4]] BCOL;
+            dmem float [ceil(N/(64*Q))][[Q/2][[2][8][2]][4]] BCOL;
             dmem float [ceil(M/128)][[2][16][4]] CROW;
-            dmem float [ceil(N/256)][[4][16][4]] CCOL;
+            dmem float [ceil(N/(64*Q))][[Q][16][4]] CCOL;
             // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
             // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
             smem float [2][[2][2][4]][132] AS;
@@ -64,20 +68,20 @@ subprog! {
             smem float [#ASW_1_0][#ASW_1_2] AST;
             smem float [#AS_0][#AS_1][[2][16][4]#AS_2] ASR;
             smem float [#ASR_2_0][#ASR_2_2] FA;
-            // Two stages of the B tile, written as the thread loaded it, read as FB: 4 + 4
-            // + 4 + 4 columns of one k.
-            smem float [2][[2][8]][256] BS;
-            smem float [#BS_0][#BS_1][[2][[2][8][2]][4]#BS_2] BSW;
+            // Two stages of the B tile, written as the thread loaded it, read as FB: Q
+            // runs of 4 columns of one k.
+            smem float [2][[2][8]][64*Q] BS;
+            smem float [#BS_0][#BS_1][[Q/2][[2][8][2]][4]#BS_2] BSW;
             smem float [#BSW_1_0][#BSW_2_0][#BSW_2_2] BST;
-            smem float [#BS_0][#BS_1][[4][16][4]#BS_2] BSR;
+            smem float [#BS_0][#BS_1][[Q][16][4]#BS_2] BSR;
             smem float [#BSR_2_0][#BSR_2_2] FB;
             rmem float [8] R8;
-            rmem float [16] R16;
+            rmem float [4*Q] RB;
             rmem float [8] F8;
-            rmem float [16] F16;
+            rmem float [4*Q] FQ;
             rmem float [2][8] FA2;
-            rmem float [2][16] FB2;
-            rmem float [2][4][4][4] ACC;
+            rmem float [2][4*Q] FB2;
+            rmem float [2][4][Q][4] ACC;
         }
         // The blocks of a split add into C, which starts at zero.
         if TS::dims()[0] > 1 {
@@ -89,7 +93,7 @@ subprog! {
             let as_ = AS::create();
             let bs = BS::create();
             let ra = R8::create();
-            let rb = R16::create();
+            let rb = RB::create();
             let fa = FA2::create();
             let fb = FB2::create();
             let acc = ACC::create();
@@ -113,39 +117,39 @@ subprog! {
             let acol = $ACOL[0][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
             let brow = $BROW[0][$tid_0_2$][[0][$tid_1_0_0$]]$;
             #copy AT(pa) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
-            #copy BT(pb) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+            #copy BT(pb) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #copy R8(ra) to AST(as_ + aw);
-            #copy R16(rb) to BST(bs + bw);
+            #copy RB(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
             // iteration before it is stored, so its latency hides behind a whole tile.
             let next = 1 % $size(AL_1_0)$;
             let acol = acol + $ACOL_0[next]$;
             let brow = brow + $BROW_0[next]$;
             #copy AT(pa + $AL_1_0[next]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
-            #copy BT(pb + $BL_0_0[next]$) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+            #copy BT(pb + $BL_0_0[next]$) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
             #copy FA(as_ + ar) to F8(fa);
-            #copy FB(bs + br) to F16(fb);
+            #copy FB(bs + br) to FQ(fb);
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
                 // Stage 1 - cur was last read before the barrier that ended the last tile.
                 #copy R8(ra) to AST(as_ + aw + $ASW_0[1 - cur]$);
-                #copy R16(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
+                #copy RB(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
                 let acol = $ACOL[after][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
                 let brow = $BROW[after][$tid_0_2$][[0][$tid_1_0_0$]]$;
                 #copy AT(pa + $AL_1_0[after]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
-                #copy BT(pb + $BL_0_0[after]$) to R16(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
+                #copy BT(pb + $BL_0_0[after]$) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
                 #[unroll]
                 for k in 0..$dim(AS_1)$ {
                     if k + 1 < $dim(AS_1)$ {
                         let ahead = (k + 1) % $dim(AS_1)$;
                         #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $FA2[ahead % 2][0]$);
-                        #copy FB(bs + br + $BSR[cur][ahead][0]$) to F16(fb + $FB2[ahead % 2][0]$);
+                        #copy FB(bs + br + $BSR[cur][ahead][0]$) to FQ(fb + $FB2[ahead % 2][0]$);
                     }
                     let fx = $FA2[k % 2][0]$;
                     let fy = $FB2[k % 2][0]$;
@@ -153,15 +157,15 @@ subprog! {
                     #[unroll]
                     for x in 0..8 {
                         #[unroll]
-                        for z in 0..16 {
-                            let y = if x % 2 == 0 { z } else { 15 - z };
-                            acc[x * 16 + y] += fa[fx + x] * fb[fy + y];
+                        for z in 0..$dim(FB2_1)$ {
+                            let y = if x % 2 == 0 { z } else { $dim(FB2_1)$ - 1 - z };
+                            acc[x * $dim(FB2_1)$ + y] += fa[fx + x] * fb[fy + y];
                         }
                     }
                 }
                 #sync_1;
                 #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
-                #copy FB(bs + br + $BSR[1 - cur][0][0]$) to F16(fb);
+                #copy FB(bs + br + $BSR[1 - cur][0][0]$) to FQ(fb);
             }
             // Only the elements of C in the matrix are stored, or with K split, added.
             let crow = $CROW[$tid_0_0$][[0][$tid_1_0$][0]]$;
@@ -193,6 +197,9 @@ subprog! {
 parray! {
     // K in one piece: a block sums its tile of C over all of K.
     pub paged float [1] UNSPLIT;
+    // Tiles of C of 128 x 256 (Q = 4) and of 128 x 128 (Q = 2).
+    pub paged float [4] WIDE;
+    pub paged float [2] NARROW;
 }
 
 /// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
@@ -208,9 +215,9 @@ macro_rules! square {
             /// for a CDNA GPU.
             pub fn source(hip: bool) -> &'static str {
                 if hip {
-                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS, UNSPLIT>)
+                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS, UNSPLIT, WIDE>)
                 } else {
-                    sgemm!(@source <ROWS, ROWS, ROWS, UNSPLIT>)
+                    sgemm!(@source <ROWS, ROWS, ROWS, UNSPLIT, WIDE>)
                 }
             }
 
@@ -218,7 +225,7 @@ macro_rules! square {
             pub fn row_major(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
                 let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS, UNSPLIT>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS, UNSPLIT, WIDE>(a, b, c)),
                 )?);
                 Ok(inputs)
             }
@@ -226,10 +233,10 @@ macro_rules! square {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = row_major(repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
-                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS, UNSPLIT>(a, b, c)),
+                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS, UNSPLIT, WIDE>(a, b, c)),
                 )?);
                 rows.push(inputs.run::<H, H, H, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE>(
-                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS, UNSPLIT>(a, b, c)),
+                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS, UNSPLIT, WIDE>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -256,7 +263,7 @@ macro_rules! rectangular {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = Inputs::new::<DA, DB, DC>(($m, $n, $k), repeats, rows)?;
                 rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC, UNSPLIT>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC, UNSPLIT, WIDE>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -284,6 +291,19 @@ mod any_shape {
         pub dmem float [#HC_0][#HC_1] DC;
     }
 
+    /// The product on the tiles `tile` wide (256 or 128).
+    fn multiply(
+        tile: usize,
+        a: &Array<DA>,
+        b: &Array<DB>,
+        c: &mut Array<DC>,
+    ) -> parray::Result<()> {
+        match tile {
+            256 => sgemm!(<DA, DB, DC, SPLIT_K, WIDE>(a, b, c)),
+            _ => sgemm!(<DA, DB, DC, SPLIT_K, NARROW>(a, b, c)),
+        }
+    }
+
     pub fn run(
         (m, n, k): (usize, usize, usize),
         repeats: usize,
@@ -292,17 +312,26 @@ mod any_shape {
         SM.bind(m)?;
         SN.bind(n)?;
         SK.bind(k)?;
-        let parts = match gemm::value("--split") {
-            Some(parts) => parts,
-            None => split(m, n, k, parray::Device::current()?.multiprocessors()?),
+        let sms = parray::Device::current()?.multiprocessors()?;
+        let (tile, parts) = match (gemm::value("--tile"), gemm::value("--split")) {
+            (Some(tile), Some(parts)) => (tile, parts),
+            (Some(tile), None) => (tile, split(m, n, k, tile, sms)),
+            (None, given) => {
+                let plan = plan(m, n, k, sms);
+                (plan.0, given.unwrap_or(plan.1))
+            }
         };
+        if tile != 256 && tile != 128 {
+            eprintln!("sgemm: --tile is 256 or 128 (the width of a tile of C)");
+            std::process::exit(2);
+        }
         SPLIT.bind(parts)?;
         // The first launch makes the kernel for these sizes and compiles it (or finds it
         // in the disk cache); the second finds it made.
         let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
         let mut launch = || -> parray::Result<f64> {
             let start = std::time::Instant::now();
-            sgemm!(<DA, DB, DC, SPLIT_K>(&a, &b, &mut c))?;
+            multiply(tile, &a, &b, &mut c)?;
             Ok(start.elapsed().as_secs_f64() * 1e3)
         };
         let (first, second) = (launch()?, launch()?);
@@ -310,35 +339,65 @@ mod any_shape {
             parray::gpu::Backend::Cuda => "",
             _ => " (on the CPU emulation)",
         };
-        println!("launches{on}: first {first:.1} ms (kernel made for {m}x{n}x{k}, K split in {parts}), second {second:.1} ms");
+        println!("launches{on}: first {first:.1} ms (kernel made for {m}x{n}x{k}, tiles 128x{tile}, K split in {parts}), second {second:.1} ms");
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
             "row-major",
             repeats,
-            |a, b, c| sgemm!(<DA, DB, DC, SPLIT_K>(a, b, c)),
+            |a, b, c| multiply(tile, a, b, c),
         )?);
         Ok(())
     }
 }
 
-/// How many blocks share a tile of C, each over part of K, for an M x N x K product on a
-/// device running `sms` blocks at once (one a multiprocessor). The 128 x 256 tiles alone
-/// may leave most of it idle (32 tiles at 1000³ for 132 multiprocessors) or fill their
-/// last wave badly (561 tiles at 4097³ are 4.25 waves, run as 5). Each split has at
-/// least 8 k-tiles of 16; the split chosen takes the fewest k-tile steps, waves times
-/// k-tiles a block, counting for a split block the 6 more its added stores and the
-/// memset cost (fitted on an H200: 4097³ runs best at 3, 3000 x 5000 x 700 at 1).
-fn split(m: usize, n: usize, k: usize, sms: usize) -> usize {
-    let tiles = m.div_ceil(128) * n.div_ceil(256);
-    let k_tiles = k.div_ceil(16);
-    let steps = |s: usize| {
-        let per_block = k_tiles.div_ceil(s) + if s > 1 { 6 } else { 0 };
-        (tiles * s).div_ceil(sms.max(1)) * per_block
+/// The time of an M x N x K product on tiles of C `tile` wide with K split in `parts`, on
+/// a device of `sms` multiprocessors, in hundredths of a wide block's k-tile (fitted on an
+/// H200). Each block has at least 8 k-tiles of 16; a split block costs 6 more (its added
+/// stores and the memset). A multiprocessor runs one wide block (128 x 256) or two narrow
+/// ones (128 x 128): a narrow block's k-tile takes [`NARROW_ALONE`] alone on its
+/// multiprocessor, [`NARROW_SHARED`] beside another.
+fn steps(m: usize, n: usize, k: usize, tile: usize, parts: usize, sms: usize) -> usize {
+    let sms = sms.max(1);
+    let blocks = m.div_ceil(128) * n.div_ceil(tile) * parts;
+    let per_block = k.div_ceil(16).div_ceil(parts) + if parts > 1 { 6 } else { 0 };
+    if tile == 256 {
+        return blocks.div_ceil(sms) * per_block * 100;
+    }
+    let waves = blocks.div_ceil(2 * sms);
+    let last = blocks - (waves - 1) * 2 * sms;
+    let last_step = match last <= sms {
+        true => NARROW_ALONE,
+        false => NARROW_SHARED,
     };
-    (1..=(k_tiles / 8).clamp(1, 8))
-        .min_by_key(|&s| steps(s))
+    ((waves - 1) * NARROW_SHARED + last_step) * per_block
+}
+
+/// A narrow block's k-tile alone on its multiprocessor (1024³ in 64 narrow blocks: 0.57
+/// times 32 wide ones' time).
+const NARROW_ALONE: usize = 57;
+
+/// The k-tile of two narrow blocks sharing a multiprocessor (4096³ on narrow tiles: 1.11
+/// times the wide tiles' time, in as many waves).
+const NARROW_SHARED: usize = 111;
+
+/// How many blocks share a tile of C `tile` wide, each over part of K: the split with the
+/// fewest [`steps`]. The 128 x 256 tiles alone may leave most of the device idle (32
+/// tiles at 1000³ for 132 multiprocessors) or fill their last wave badly (561 tiles at
+/// 4097³ are 4.25 waves, run as 5).
+fn split(m: usize, n: usize, k: usize, tile: usize, sms: usize) -> usize {
+    (1..=(k.div_ceil(16) / 8).clamp(1, 8))
+        .min_by_key(|&s| steps(m, n, k, tile, s, sms))
         .unwrap_or(1)
+}
+
+/// The tile width and split with the fewest [`steps`] (wide tiles where equal).
+fn plan(m: usize, n: usize, k: usize, sms: usize) -> (usize, usize) {
+    [256, 128]
+        .into_iter()
+        .map(|tile| (tile, split(m, n, k, tile, sms)))
+        .min_by_key(|&(tile, s)| steps(m, n, k, tile, s, sms))
+        .unwrap_or((256, 1))
 }
 
 square!(n256, 256);

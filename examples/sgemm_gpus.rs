@@ -29,7 +29,7 @@ use common::gemm::relative_error;
 use parray::gpu::{time_ms_on, Backend};
 use parray::prelude::*;
 use parray::{Array, DataType, Device, ThreadArray};
-use sgemm::UNSPLIT;
+use sgemm::{UNSPLIT, WIDE};
 
 /// The GPUs the product is split over (a compile-time size: the parts' types depend on it).
 const G: usize = 2;
@@ -232,7 +232,7 @@ macro_rules! split {
                     // subprogram with the uploads.
                     c.fill(f32::NAN)?;
                     let ms = median_ms(repeats, || {
-                        time_ms_on(device, || sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT>(&a, &b, &mut c)))
+                        time_ms_on(device, || sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, WIDE>(&a, &b, &mut c)))
                     })?;
                     let error = checked(&c, &mut hc)?;
                     rows.push(Row { run: "tuned, 1 GPU".into(), ms, error });
@@ -241,7 +241,7 @@ macro_rules! split {
                         time_ms_on(device, || {
                             ha.copy_to(&mut a)?;
                             hb.copy_to(&mut b)?;
-                            sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT>(&a, &b, &mut c))
+                            sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, WIDE>(&a, &b, &mut c))
                         })
                     })?;
                     let error = checked(&c, &mut hc)?;
@@ -265,7 +265,7 @@ macro_rules! split {
                     *lock(t) = Some(p);
                     Ok(())
                 })?;
-                let multiply = |p: &mut Part| sgemm::sgemm!(<ROWS, WHOLE, ROWS, UNSPLIT>(&p.a, &p.b, &mut p.c));
+                let multiply = |p: &mut Part| sgemm::sgemm!(<ROWS, WHOLE, ROWS, UNSPLIT, WIDE>(&p.a, &p.b, &mut p.c));
                 // Each GPU's rows of C back into the host's by `#copy`, checked, and C
                 // poisoned again.
                 let checked = || {

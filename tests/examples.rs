@@ -199,6 +199,24 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
             .any(|l| l.starts_with("tuned") && l.contains("100x99x777") && l.contains(" ok (")),
         "{out}"
     );
+    // Narrow tiles (128x128), split: the same subprogram with Q = 2.
+    let out = run_example(
+        "sgemm",
+        &[
+            "--m", "300", "--n", "199", "--k", "333", "--tile", "128", "--split", "2",
+        ],
+    );
+    assert!(out.contains("tiles 128x128, K split in 2"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("tuned") && l.contains("300x199x333") && l.contains(" ok (")),
+        "{out}"
+    );
+    let (ok, _, stderr) = run_example_status(
+        "sgemm",
+        &["--m", "9", "--n", "9", "--k", "9", "--tile", "64"],
+    );
+    assert!(!ok && stderr.contains("--tile is 256 or 128"), "{stderr}");
     let (ok, _, stderr) = run_example_status("sgemm", &["--m", "0", "--n", "999", "--k", "777"]);
     assert!(!ok, "{stderr}");
     assert!(
