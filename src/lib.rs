@@ -476,7 +476,7 @@ pub use parray_runtime::Result;
 /// }
 /// ```
 #[doc(inline)]
-pub use parray_runtime::{DetourSite, ThreadId};
+pub use parray_runtime::{DetourSite, RaceAccess, ThreadId};
 
 /// The half-precision numbers of the `half` crate: the elements `half` and `bf16`.
 pub use parray_runtime::{bf16, f16};

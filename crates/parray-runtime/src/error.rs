@@ -79,6 +79,35 @@ impl fmt::Display for ThreadId {
     }
 }
 
+/// One of the two accesses of a race: its thread, whether it wrote, and where
+/// (`file:line` of the user's code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaceAccess {
+    pub thread: ThreadId,
+    pub write: bool,
+    pub at: String,
+}
+
+/// The explanation of a race on the shared element `array[element]`, shared by [`Error`]
+/// and the emulator's error.
+pub(crate) fn race_message(
+    array: &str,
+    element: usize,
+    first: &RaceAccess,
+    second: &RaceAccess,
+) -> String {
+    let verb = |a: &RaceAccess| if a.write { "wrote" } else { "read" };
+    format!(
+        "a race on shared memory: {} {} element {element} of {array} at {}, and {} {} it at {}, with no `#sync` between them (missing #sync?)",
+        first.thread,
+        verb(first),
+        first.at,
+        second.thread,
+        verb(second),
+        second.at
+    )
+}
+
 /// The explanation of a divergent `#sync`, shared by [`Error`] and the emulator's error;
 /// `file` names the barrier's file when known (`src/k.rs:7`, else `line 7`).
 pub(crate) fn divergence_message(
@@ -383,6 +412,18 @@ pub enum Error {
         waiting: ThreadId,
         left: ThreadId,
         other_line: Option<u32>,
+    },
+
+    /// Two threads of a block accessed element `element` of the shared array `array`, one
+    /// of them writing it, with no `#sync` between: the emulation in a debug build watches
+    /// shared memory (SPEC 3.5, "Barriers and races").
+    #[error("parray: {site}: {}", race_message(array, *element, first, second))]
+    Race {
+        site: &'static DetourSite,
+        array: &'static str,
+        element: usize,
+        first: Box<RaceAccess>,
+        second: Box<RaceAccess>,
     },
 }
 

@@ -42,7 +42,7 @@ pub mod types;
 
 pub use array::Array;
 pub use devices::{Device, DeviceId};
-pub use error::{DetourSite, Error, Result, ThreadId};
+pub use error::{DetourSite, Error, RaceAccess, Result, ThreadId};
 pub use exec::pthd::{detour, ThreadCtx};
 pub use half::{bf16, f16};
 pub use mem::elem::{Double2, Element, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Vector};

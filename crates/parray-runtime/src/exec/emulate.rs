@@ -36,11 +36,12 @@ use std::thread;
 use parray_layout::grid::CudaGrid;
 use parray_layout::{HwIndex, MemKind};
 
-use crate::error::{divergence_message, panic_place, ThreadId};
+use crate::error::{divergence_message, panic_place, race_message, RaceAccess, ThreadId};
 use crate::exec::panics::{self, Caught};
 use crate::mem::atomics::{atomic_add, AtomicAdd, AtomicSwap};
 use crate::mem::elem::{Element, Vector};
 use crate::mem::ptr::{Access, AccessMut, PtrMut, Raw};
+use crate::mem::watch::{Clock, Touch, Watch};
 
 /// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
 /// current GPU grants), so that no kernel the GPU path can launch is refused here.
@@ -134,6 +135,16 @@ pub enum EmulateError {
         waiting: ThreadId,
         left: ThreadId,
         other_line: Option<u32>,
+    },
+    /// Two threads of a block accessed element `element` of the shared array `array`, one
+    /// of them writing it, with no barrier between (debug builds: `mem::watch`).
+    #[error("kernel `{kernel}`: {}", race_message(array, *element, first, second))]
+    Race {
+        kernel: &'static str,
+        array: &'static str,
+        element: usize,
+        first: Box<RaceAccess>,
+        second: Box<RaceAccess>,
     },
 }
 
@@ -241,6 +252,7 @@ impl ThreadCtx<'_> {
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
         self.thread_id = thread_id;
         self.thread_idx = thread_idx;
+        self.block.clock.run(thread_id);
     }
 }
 
@@ -255,6 +267,8 @@ struct Slot {
     store: Vec<Chunk>,
     elem_size: usize,
     len: usize,
+    /// The race detector's marks of its elements.
+    watch: Watch,
 }
 
 /// The state of the block a lane is running, shared by the block's threads: its shared
@@ -266,22 +280,34 @@ struct Slot {
 struct Block {
     /// Shared arrays by slot.
     shared: RefCell<Vec<Option<Slot>>>,
+    /// The race detector's time: barriers passed, the thread running, the first race.
+    clock: Clock,
 }
 
 impl Block {
     #[track_caller]
     fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> PtrMut<'_, T> {
-        let base = self.shared::<T>(slot, len);
+        let (base, watch) = self.shared::<T>(slot, len, name);
+        let raw = Raw::new(base, 0, len, name, MemKind::Smem, None);
+        // SAFETY: the slot's watch (of `len` elements) and the block's clock live as long
+        // as its storage (below), used by this lane's OS thread only.
+        let raw = unsafe { raw.watched(&*watch, &self.clock) };
         // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
         // are a valid `Element`), which stay allocated until the lane ends, after every
         // body of the launch; all users of the block run on this OS thread, one at a time,
         // through the handle, atomically.
-        unsafe { PtrMut::from_raw_parts(Raw::new(base, 0, len, name, MemKind::Smem, None)) }
+        unsafe { PtrMut::from_raw_parts(raw) }
     }
 
-    /// The storage of shared array `slot`, created (zeroed) on first use in the lane.
+    /// The storage of shared array `slot` and its watch, created (zeroed) on first use in
+    /// the lane; neither moves while the lane runs.
     #[track_caller]
-    fn shared<T: Element>(&self, slot: usize, len: usize) -> *mut T {
+    fn shared<T: Element>(
+        &self,
+        slot: usize,
+        len: usize,
+        name: &'static str,
+    ) -> (*mut T, *const Watch) {
         assert!(
             align_of::<T>() <= align_of::<Chunk>(),
             "shared element types must be at most 16-byte aligned"
@@ -303,6 +329,7 @@ impl Block {
                 store: vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())],
                 elem_size: size_of::<T>(),
                 len,
+                watch: Watch::new(name, len),
             });
         }
         let Some(s) = slots[slot].as_mut() else {
@@ -316,8 +343,9 @@ impl Block {
             size_of::<T>()
         );
         // Vec::as_mut_ptr does not reborrow the buffer, so pointers handed out earlier
-        // stay valid; the buffer never moves or shrinks while the lane runs.
-        s.store.as_mut_ptr().cast()
+        // stay valid; the buffer never moves or shrinks while the lane runs, nor does the
+        // watch's (a slot is never replaced).
+        (s.store.as_mut_ptr().cast(), &s.watch)
     }
 
     /// Readies the block state for the next block: shared arrays zeroed.
@@ -327,6 +355,9 @@ impl Block {
         for s in self.shared.borrow_mut().iter_mut().flatten() {
             s.store.fill(Chunk([0; 16]));
         }
+        // No access of the last block races with one of the next.
+        self.clock.barrier();
+        self.clock.take_race();
     }
 }
 
@@ -357,7 +388,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
             current.set(t);
             (self.0)(&ctx);
         }
-        Ok(())
+        run.raced(ctx.block_id, ctx.block)
     }
 }
 
@@ -427,6 +458,7 @@ impl<'a> BlockThreads<'a> {
             ..self.first
         };
         self.current.set(t);
+        self.first.block.clock.run(t);
         ctx
     }
 
@@ -465,7 +497,10 @@ impl<'a> BlockThreads<'a> {
                 }
                 false
             }
-            _ => true,
+            _ => {
+                self.first.block.clock.barrier();
+                true
+            }
         }
     }
 }
@@ -492,7 +527,7 @@ impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
         (self.0)(&threads);
         match threads.diverged.take() {
             Some((line, w, l)) => Err(run.diverged(block_id, line, w, l, None)),
-            None => Ok(()),
+            None => run.raced(block_id, threads.first.block),
         }
     }
 }
@@ -637,6 +672,28 @@ impl Run {
     /// Thread `thread_id` of block `block_id`, as errors name it.
     fn thread(&self, block_id: usize, thread_id: usize) -> ThreadId {
         ThreadId::cuda(&self.grid, block_id as u64, thread_id as u64)
+    }
+
+    /// The first race the block `block_id` ran into, if any (debug builds watch shared
+    /// memory: `mem::watch`).
+    fn raced(&self, block_id: usize, block: &Block) -> Result<(), EmulateError> {
+        let Some(race) = block.clock.take_race() else {
+            return Ok(());
+        };
+        let touch = |t: Touch| {
+            Box::new(RaceAccess {
+                thread: self.thread(block_id, t.thread as usize),
+                write: t.write,
+                at: format!("{}:{}", t.at.file(), t.at.line()),
+            })
+        };
+        Err(EmulateError::Race {
+            kernel: self.kernel,
+            array: race.array,
+            element: race.element,
+            first: touch(race.first),
+            second: touch(race.second),
+        })
     }
 
     /// Threads `waiting` and `left` of block `block_id` did not meet at the barrier at

@@ -355,6 +355,19 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             left,
             other_line,
         },
+        EmulateError::Race {
+            array,
+            element,
+            first,
+            second,
+            ..
+        } => Error::Race {
+            site,
+            array,
+            element,
+            first,
+            second,
+        },
         other @ EmulateError::InvalidShape { .. } => Error::Launch {
             kernel: launch.kernel.to_string(),
             site,

@@ -7,3 +7,4 @@ pub(crate) mod buffer;
 pub mod elem;
 pub mod kernel_arg;
 pub mod ptr;
+pub(crate) mod watch;

@@ -37,12 +37,14 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, AddAssign};
+use std::ptr::NonNull;
 
 use parray_layout::{ElemType, MemKind};
 
 use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
+use crate::mem::watch::{Clock, Watch};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
 /// and what is needed to check and report accesses.
@@ -62,7 +64,21 @@ pub(crate) struct Raw<T: Element> {
     access: bool,
     /// The device of a buffer's dmem, which launches run on; `None` for other memory.
     pub(crate) device: Option<DeviceId>,
+    /// An emulated block's shared array: the race detector's marks of its elements and the
+    /// block's clock (debug builds note every access there). Invariant: both outlive the
+    /// handle, as the storage does.
+    watch: Option<Watched>,
 }
+
+/// The race detector's marks of a shared array and its block's clock, as a handle holds
+/// them ([`Raw::watched`]).
+#[derive(Clone, Copy)]
+struct Watched(NonNull<Watch>, NonNull<Clock>);
+
+// A handle caught in a panic stays usable: a mark is one `Cell` written whole, and the
+// emulation stops the launch at a panic, before any access could read a mark again.
+impl std::panic::UnwindSafe for Watched {}
+impl std::panic::RefUnwindSafe for Watched {}
 
 impl<T: Element> Raw<T> {
     /// Element 0 of an array (host memory: `base`; GPU memory: null `base` and the device
@@ -84,7 +100,42 @@ impl<T: Element> Raw<T> {
             mem,
             access: !mem.on_device() && !base.is_null(),
             device,
+            watch: None,
         }
+    }
+
+    /// The same handle, its accesses noted in `watch` at the times of `clock` (debug
+    /// builds).
+    ///
+    /// # Safety
+    /// `watch` and `clock` must outlive every copy of the handle, be used by one OS thread
+    /// only, and `watch` cover `extent` elements.
+    pub(crate) unsafe fn watched(self, watch: &Watch, clock: &Clock) -> Self {
+        Raw {
+            watch: Some(Watched(NonNull::from(watch), NonNull::from(clock))),
+            ..self
+        }
+    }
+
+    /// Notes an access of the `lanes` elements `off` past this handle (in bounds) for the
+    /// race detector, where it watches the array.
+    #[inline(always)]
+    #[track_caller]
+    fn note(&self, off: usize, lanes: usize, write: bool) {
+        #[cfg(debug_assertions)]
+        if let Some(Watched(watch, clock)) = self.watch {
+            // SAFETY: both outlive the handle and stay on this OS thread (`watched`).
+            let (watch, clock) = unsafe { (watch.as_ref(), clock.as_ref()) };
+            watch.note(
+                clock,
+                self.offset + off,
+                lanes,
+                write,
+                std::panic::Location::caller(),
+            );
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = (off, lanes, write);
     }
 
     pub(crate) fn base_ptr(&self) -> *mut T {
@@ -333,6 +384,7 @@ pub trait Access<T: Element> {
     /// [`Access::load_unchecked`]: generated code calls this only where the offset
     /// compiler proved the lanes below an extent the detour checked.
     #[inline(always)]
+    #[track_caller]
     unsafe fn load_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize) -> V {
         // SAFETY: each lane is in bounds and accessible by the caller's contract.
         V::from_lanes(|i| unsafe { self.load_unchecked(off + i) })
@@ -367,6 +419,7 @@ pub trait Access<T: Element> {
     /// # Safety
     /// As [`Access::load_vector_unchecked`].
     #[inline(always)]
+    #[track_caller]
     unsafe fn load2_unchecked(&self, off: usize) -> T::Vector2
     where
         T: HasVector2,
@@ -380,6 +433,7 @@ pub trait Access<T: Element> {
     /// # Safety
     /// As [`Access::load_vector_unchecked`].
     #[inline(always)]
+    #[track_caller]
     unsafe fn load4_unchecked(&self, off: usize) -> T::Vector4
     where
         T: HasVector4,
@@ -433,6 +487,7 @@ pub trait AccessMut<T: Element>: Access<T> {
     /// # Safety
     /// As [`Access::load_vector_unchecked`].
     #[inline(always)]
+    #[track_caller]
     unsafe fn store_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize, v: V) {
         for i in 0..V::LANES {
             // SAFETY: each lane is in bounds and accessible by the caller's contract.
@@ -467,6 +522,7 @@ pub trait AccessMut<T: Element>: Access<T> {
     /// # Safety
     /// As [`Access::load_vector_unchecked`].
     #[inline(always)]
+    #[track_caller]
     unsafe fn store2_unchecked(&self, off: usize, v: T::Vector2)
     where
         T: HasVector2,
@@ -480,6 +536,7 @@ pub trait AccessMut<T: Element>: Access<T> {
     /// # Safety
     /// As [`Access::load_vector_unchecked`].
     #[inline(always)]
+    #[track_caller]
     unsafe fn store4_unchecked(&self, off: usize, v: T::Vector4)
     where
         T: HasVector4,
@@ -652,6 +709,7 @@ impl<T: Element> Access<T> for Ptr<'_, T> {
     }
 
     #[inline(always)]
+    #[track_caller]
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds and accessible by the caller's contract; unwritten as above.
         unsafe { *self.raw.at_unchecked(off) }
@@ -671,21 +729,28 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn load(&self, off: usize) -> T {
+        let p = self.raw.at(off);
+        self.raw.note(off, 1, false);
         // SAFETY: `at` gives an aligned in-bounds element of the exclusively borrowed
         // array, accessed only atomically while this handle lives.
-        unsafe { load_relaxed(self.raw.at(off)) }
+        unsafe { load_relaxed(p) }
     }
 
     #[inline(always)]
+    #[track_caller]
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds by the caller's contract; atomic as above.
-        unsafe { load_relaxed(self.raw.at_unchecked(off)) }
+        let p = unsafe { self.raw.at_unchecked(off) };
+        self.raw.note(off, 1, false);
+        // SAFETY: as above.
+        unsafe { load_relaxed(p) }
     }
 
     #[inline(always)]
     #[track_caller]
     fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
         let p = self.raw.at_vector::<V>(off);
+        self.raw.note(off, V::LANES, false);
         // SAFETY: `at_vector` checked the lanes in bounds; each is an aligned element of
         // the exclusively borrowed array, accessed only atomically while this handle lives.
         V::from_lanes(|i| unsafe { load_relaxed(p.add(i)) })
@@ -696,14 +761,20 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn store(&self, off: usize, v: T) {
+        let p = self.raw.at(off);
+        self.raw.note(off, 1, true);
         // SAFETY: as in `load`.
-        unsafe { store_relaxed(self.raw.at(off), v) }
+        unsafe { store_relaxed(p, v) }
     }
 
     #[inline(always)]
+    #[track_caller]
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         // SAFETY: as in `load_unchecked`.
-        unsafe { store_relaxed(self.raw.at_unchecked(off), v) }
+        let p = unsafe { self.raw.at_unchecked(off) };
+        self.raw.note(off, 1, true);
+        // SAFETY: as above.
+        unsafe { store_relaxed(p, v) }
     }
 
     #[track_caller]
@@ -759,6 +830,7 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[track_caller]
     fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
         let p = self.raw.at_vector::<V>(off);
+        self.raw.note(off, V::LANES, true);
         for i in 0..V::LANES {
             // SAFETY: as in `load_vector`.
             unsafe { store_relaxed(p.add(i), v.lane(i)) }
@@ -778,6 +850,8 @@ macro_rules! forward_access {
             }
 
             #[inline(always)]
+
+            #[track_caller]
             unsafe fn load_unchecked(&self, off: usize) -> T {
                 // SAFETY: forwarded.
                 unsafe { (**self).load_unchecked(off) }
@@ -790,6 +864,8 @@ macro_rules! forward_access {
             }
 
             #[inline(always)]
+
+            #[track_caller]
             unsafe fn load_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize) -> V {
                 // SAFETY: forwarded.
                 unsafe { (**self).load_vector_unchecked(off) }
@@ -808,6 +884,7 @@ impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
     }
 
     #[inline(always)]
+    #[track_caller]
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         // SAFETY: forwarded.
         unsafe { (**self).store_unchecked(off, v) }
@@ -844,6 +921,7 @@ impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
     }
 
     #[inline(always)]
+    #[track_caller]
     unsafe fn store_vector_unchecked<V: Vector<Lane = T>>(&self, off: usize, v: V) {
         // SAFETY: forwarded.
         unsafe { (**self).store_vector_unchecked(off, v) }
