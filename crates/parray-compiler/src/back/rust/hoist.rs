@@ -1,4 +1,5 @@
-//! The reads of types known when the program runs, hoisted before a loop (SPEC.md 3.1, "Sizes given at run time").
+//! The reads of types known when the program runs, hoisted before a loop (SPEC.md 3.1,
+//! "Sizes given at run time").
 //!
 //! A `$T[i][j]$`, `$dim(T_k)$` or `$size(T_1_0)$` form of such a type reads numbers the
 //! process resolves once (a module built from the bound sizes, kept in a static). Read at
@@ -56,12 +57,12 @@ pub fn reads(stmt: &Stmt, array: &str) -> Vec<Hoist> {
 }
 
 /// The name of the `k`th hoisted read.
-pub fn ident(k: usize) -> Ident {
+fn ident(k: usize) -> Ident {
     Ident::new(&format!("__parray_hoisted_{k}"), Span::call_site())
 }
 
 /// `let ident = (the read);` at the loop's span (where an unbound size's panic points).
-pub fn let_tokens(h: &Hoist, ident: &Ident, span: Span) -> TokenStream {
+fn let_tokens(h: &Hoist, ident: &Ident, span: Span) -> TokenStream {
     let value = match h {
         Hoist::Type(ty) => {
             let ty = Ident::new(ty, span);
