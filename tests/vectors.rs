@@ -438,3 +438,52 @@ mod subprogram_copies {
         Ok(())
     }
 }
+
+parray! {
+    pub paged float [64][4] H4;
+    pub pthd [2][32] THREADS;
+}
+
+/// `+ - * /` of a `Float4` with a `Float4` or an `f32` on either side, and their compound
+/// assignments, lane by lane: the same as the scalar operations on each lane, on CPU
+/// threads and on the cuda grid (exactly on the emulation; on a GPU, which may fuse a
+/// product and a sum, within 1e-6).
+#[test]
+fn vector_arithmetic_is_lane_by_lane_on_every_back_end() -> parray::Result<()> {
+    let want: Vec<f32> = input()
+        .iter()
+        .map(|&x| {
+            let w = ((x * 2.0 + x) - 1.5) * x;
+            0.5 / (w + 3.0) - x / 4.0
+        })
+        .collect();
+    let a = filled::<H4>(&input())?;
+    let mut out = H4::create()?;
+    detour!(THREADS {
+        let v = a.load4($H4[$tid$][0]$);
+        let mut w = v * 2.0 + v;
+        w -= 1.5;
+        w *= v;
+        let u = 0.5 / (w + 3.0) - v / 4.0;
+        out.store4($H4[$tid$][0]$, u);
+    })?;
+    assert_eq!(out.as_slice()?, &want[..], "pthd");
+    let a = filled::<V4>(&input())?;
+    let mut out = V4::create()?;
+    detour!(GRID(&a, &mut out) {
+        let v = a.load4($V4[$tid$][0]$);
+        let mut w = v * 2.0 + v;
+        w -= 1.5;
+        w *= v;
+        let u = 0.5 / (w + 3.0) - v / 4.0;
+        out.store4($V4[$tid$][0]$, u);
+    })?;
+    let got = out.to_vec()?;
+    if parray::gpu::backend()? == parray::gpu::Backend::Emulate {
+        assert_eq!(got, want, "emulation");
+    }
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "{g} vs {w}");
+    }
+    Ok(())
+}

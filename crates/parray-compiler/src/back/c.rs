@@ -299,6 +299,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         params.push("unsigned long long* __parray_fault".into());
     }
     out.push_str(&register_helpers(body));
+    out.push_str(&arithmetic_helpers(body));
     let mut locks = false;
     crate::ir::visit_exprs(&body.stmts, &mut |e| {
         locks |= matches!(
@@ -428,6 +429,18 @@ fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) 
     (arrays, in_registers)
 }
 
+/// The name of a vector operator's helper (`parray_add`...): the check pass allows these
+/// four.
+fn vector_op(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        _ => unreachable!("checked: vectors take `+ - * /`"),
+    }
+}
+
 /// For each vector type that the body moves to or from registers: `parray_get_float4(q)`,
 /// the vector of the elements from `q`, and `parray_set(q, v)`, which writes its lanes
 /// there. A register array stays in registers when its indices are constants (an
@@ -452,6 +465,76 @@ fn register_helpers(body: &Body) -> String {
             "__device__ __forceinline__ void parray_set({e}* q, {t} v) {{ {} }}",
             set.join(" ")
         );
+    }
+    out
+}
+
+/// The vector types whose values the body (or a function of it) computes with `+ - * /`
+/// ([`Ty::Vector`] operands of a binary operator or a compound assignment).
+fn vector_arithmetic(body: &Body) -> Vec<parray_layout::ElemType> {
+    let mut found = Vec::new();
+    let mut note = |e: &Expr| {
+        let v = match &e.kind {
+            ExprKind::Binary(_, l, r) => [l.ty, r.ty].into_iter().find_map(|t| match t {
+                Ty::Vector(v) => Some(v),
+                _ => None,
+            }),
+            ExprKind::Assign(Some(_), place, _) => match place.ty {
+                Ty::Vector(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(v) = v.filter(|v| !found.contains(v)) {
+            found.push(v);
+        }
+    };
+    crate::ir::visit_exprs(&body.stmts, &mut note);
+    for f in &body.functions {
+        crate::ir::visit_exprs(&f.stmts, &mut note);
+        if let Some(v) = &f.value {
+            crate::ir::visit_expr(v, &mut note);
+        }
+    }
+    found
+}
+
+/// Lane-wise `+ - * /` of each vector type the body computes with, as functions
+/// (`parray_mul(float4, float)`: C's vector types have no operators; CUDA's samples
+/// define them in `helper_math.h`), and their compound assignments (`parray_mul_to(p, s)`,
+/// which evaluates the place once).
+fn arithmetic_helpers(body: &Body) -> String {
+    let mut out = String::new();
+    for v in vector_arithmetic(body) {
+        let (t, e) = (v.keyword(), c_scalar(crate::ir::lane_scalar(v)));
+        let fields = &["x", "y", "z", "w"][..lanes(v) as usize];
+        for (name, op) in [("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/")] {
+            let lanes = |l: &dyn Fn(&str) -> String, r: &dyn Fn(&str) -> String| {
+                let each: Vec<String> = fields
+                    .iter()
+                    .map(|f| format!("{} {op} {}", l(f), r(f)))
+                    .collect();
+                format!("make_{t}({})", each.join(", "))
+            };
+            let (vec_a, vec_b) = (|f: &str| format!("a.{f}"), |f: &str| format!("b.{f}"));
+            let (sca_a, sca_b) = (|_: &str| "a".to_string(), |_: &str| "b".to_string());
+            for (params, value) in [
+                (format!("{t} a, {t} b"), lanes(&vec_a, &vec_b)),
+                (format!("{t} a, {e} b"), lanes(&vec_a, &sca_b)),
+                (format!("{e} a, {t} b"), lanes(&sca_a, &vec_b)),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "__device__ __forceinline__ {t} parray_{name}({params}) {{ return {value}; }}"
+                );
+            }
+            for b in [t, e] {
+                let _ = writeln!(
+                    out,
+                    "__device__ __forceinline__ void parray_{name}_to({t}& a, {b} b) {{ a = parray_{name}(a, b); }}"
+                );
+            }
+        }
     }
     out
 }
@@ -928,6 +1011,16 @@ impl<'b> Writer<'b> {
             {
                 self.wide(x)
             }
+            // Lane by lane, through `arithmetic_helpers`.
+            ExprKind::Binary(op, l, r) if matches!(e.ty, Ty::Vector(_)) => (
+                format!(
+                    "parray_{}({}, {})",
+                    vector_op(*op),
+                    self.expr(l).0,
+                    self.expr(r).0
+                ),
+                ATOM,
+            ),
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
                 let (lt, rt) = match op {
@@ -951,6 +1044,15 @@ impl<'b> Writer<'b> {
                 self.vector(place, Some(value))
             }
             ExprKind::Vector { .. } => self.vector(e, None),
+            ExprKind::Assign(Some(op), place, value) if matches!(place.ty, Ty::Vector(_)) => (
+                format!(
+                    "parray_{}_to({}, {})",
+                    vector_op(*op),
+                    self.expr(place).0,
+                    self.expr(value).0
+                ),
+                ATOM,
+            ),
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
                 // `x op= v` converts `x op v` back to `x`'s type: `v` may stay in `int`

@@ -483,7 +483,14 @@ impl Checker {
                         }
                     }
                     (Some(op), None) => {
-                        self.binary(*op, tp, tv, place.span, value.span, span);
+                        let t = self.binary(*op, tp, tv, place.span, value.span, span);
+                        // `s += v`: a scalar cannot hold the vector `s + v`.
+                        let (t, tp) = (self.resolve(t), self.resolve(tp));
+                        if matches!(t, Ty::Vector(_)) && !matches!(tp, Ty::Vector(_) | Ty::Host) {
+                            let message =
+                                format!("`{}=` would store a `{t}` in a `{tp}`", op.symbol());
+                            self.fail(value.span, message);
+                        }
                     }
                     (None, None) => {
                         self.unify(tp, tv, value.span, "this assignment");
@@ -760,6 +767,9 @@ impl Checker {
                 return Ty::Ptr(e);
             }
         }
+        if let Some(t) = self.vector_binary(op, tl, tr, ls, rs) {
+            return t;
+        }
         let t = self.unify(tl, tr, rs, &format!("this `{}`", op.symbol()));
         if op.is_comparison() {
             return Ty::BOOL;
@@ -782,6 +792,54 @@ impl Checker {
             ),
         }
         t
+    }
+
+    /// `l op r` where an operand is a vector (`Float4`...): lane by lane, for `+ - * /`,
+    /// with a vector of the same type or a scalar of its lane type on either side (SPEC
+    /// 3.5, "Vectors"). `None` when neither operand is a vector.
+    fn vector_binary(
+        &mut self,
+        op: BinOp,
+        tl: Ty,
+        tr: Ty,
+        ls: CodeSpan,
+        rs: CodeSpan,
+    ) -> Option<Ty> {
+        let (a, b) = (self.resolve(tl), self.resolve(tr));
+        let v = match (a, b) {
+            (Ty::Vector(v), _) | (_, Ty::Vector(v)) => v,
+            _ => return None,
+        };
+        let name = v.rust_type();
+        if !matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+            self.fail(
+                ls,
+                format!(
+                    "`{}` is not defined for `{name}`: vectors take `+ - * /`, lane by lane (compare or combine lanes by name: `v.x {} w.x`)",
+                    op.symbol(),
+                    op.symbol()
+                ),
+            );
+            return Some(Ty::Host);
+        }
+        let lane = Ty::Scalar(crate::ir::lane_scalar(v));
+        let what = format!(
+            "this `{}` with a `{name}` (a `{name}`, or a `{lane}` for every lane)",
+            op.symbol()
+        );
+        match (a, b) {
+            (Ty::Vector(x), Ty::Vector(y)) if x != y => {
+                self.fail(rs, format!("mismatched types in {what}: `{a}` and `{b}`"));
+            }
+            (Ty::Vector(_), Ty::Vector(_)) => {}
+            (Ty::Vector(_), other) => {
+                self.unify(lane, other, rs, &what);
+            }
+            (other, _) => {
+                self.unify(lane, other, ls, &what);
+            }
+        }
+        Some(Ty::Vector(v))
     }
 
     fn require_int(&mut self, t: Ty, span: CodeSpan, what: &str) {

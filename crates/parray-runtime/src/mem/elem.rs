@@ -113,6 +113,59 @@ unsafe impl Element for half::bf16 {
     const ELEM: ElemType = ElemType::Bf16;
 }
 
+/// Lane-wise `+ - * /` of a vector type, with another of its type or with a scalar of its
+/// lane type on either side, and their compound assignments: what a body's `p * 2.0` on a
+/// `Float4` computes (SPEC.md 3.5, "Vectors"), as the CUDA samples' `helper_math.h`
+/// does. Each lane is the scalar operation, so it rounds as the scalar does.
+macro_rules! vector_arithmetic {
+    ($name:ident, $scalar:ty, $($field:ident),+) => {
+        vector_arithmetic!(@op $name, $scalar, Add add AddAssign add_assign +, $($field),+);
+        vector_arithmetic!(@op $name, $scalar, Sub sub SubAssign sub_assign -, $($field),+);
+        vector_arithmetic!(@op $name, $scalar, Mul mul MulAssign mul_assign *, $($field),+);
+        vector_arithmetic!(@op $name, $scalar, Div div DivAssign div_assign /, $($field),+);
+    };
+    (@op $name:ident, $scalar:ty, $tr:ident $f:ident $tra:ident $fa:ident $op:tt, $($field:ident),+) => {
+        impl std::ops::$tr for $name {
+            type Output = $name;
+            #[inline(always)]
+            #[track_caller]
+            fn $f(self, o: $name) -> $name {
+                $name { $($field: self.$field $op o.$field),+ }
+            }
+        }
+        impl std::ops::$tr<$scalar> for $name {
+            type Output = $name;
+            #[inline(always)]
+            #[track_caller]
+            fn $f(self, o: $scalar) -> $name {
+                $name { $($field: self.$field $op o),+ }
+            }
+        }
+        impl std::ops::$tr<$name> for $scalar {
+            type Output = $name;
+            #[inline(always)]
+            #[track_caller]
+            fn $f(self, o: $name) -> $name {
+                $name { $($field: self $op o.$field),+ }
+            }
+        }
+        impl std::ops::$tra for $name {
+            #[inline(always)]
+            #[track_caller]
+            fn $fa(&mut self, o: $name) {
+                *self = *self $op o;
+            }
+        }
+        impl std::ops::$tra<$scalar> for $name {
+            #[inline(always)]
+            #[track_caller]
+            fn $fa(&mut self, o: $scalar) {
+                *self = *self $op o;
+            }
+        }
+    };
+}
+
 macro_rules! vector_elements {
     ($($(#[$doc:meta])* $name:ident($scalar:ty, align $align:literal) { $($field:ident),+ }),* $(,)?) => {$(
         $(#[$doc])*
@@ -129,6 +182,8 @@ macro_rules! vector_elements {
                 Self { $($field),+ }
             }
         }
+
+        vector_arithmetic!($name, $scalar, $($field),+);
 
         // SAFETY: repr(C) of plain scalars with CUDA's alignment; no padding, no pointers.
         unsafe impl DeviceRepr for $name {}
