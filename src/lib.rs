@@ -847,7 +847,7 @@ pub mod __private {
     pub trait OnlyInCudaBodies {}
 
     pub use parray_runtime::array::handles::{
-        aligned_for, indexed_as, indexed_on_host, CopyTarget, Handles, IndexedAs, VectorStart,
+        aligned_for, indexed_as, indexed_on_host, CopyEnd, Handles, IndexedAs, VectorStart,
         Writable,
     };
     pub use parray_runtime::exec::emulate::{shfl_down, Registers};

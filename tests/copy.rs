@@ -326,3 +326,23 @@ fn zero_sets_every_element() -> parray::Result<()> {
     assert!(host.to_vec()?.iter().all(|v| *v == 0.0));
     Ok(())
 }
+
+/// A host `#copy` names the types it copies between; an end may be an array of a storage
+/// type that its named type views (no `view_mut` needed): `#copy A(a) to T(t)` with `t`
+/// an `Array<T_STORE>` transposes into it, and back.
+#[test]
+fn a_host_copy_into_an_array_its_type_views() -> parray::Result<()> {
+    let mut a = A::create()?;
+    a.copy_from_slice(&a_values())?;
+    let mut t = T_STORE::create()?;
+    host! {
+        #copy A(&a) to T(&mut t);
+    }
+    assert_eq!(t.to_vec()?, transposed());
+    let mut back = A::create()?;
+    host! {
+        #copy T(t) to A(back);
+    }
+    assert_eq!(back.to_vec()?, a_values());
+    Ok(())
+}

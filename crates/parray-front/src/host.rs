@@ -153,11 +153,17 @@ impl Host<'_, '_> {
             };
         self.visit_expr_mut(&mut src);
         self.visit_expr_mut(&mut dst);
-        // The destination by method call, so that `b` and `&mut b` both work.
-        syn::parse_quote_spanned!(mac.span()=> ::parray::copy::copy::<#s, #d>(&(#src), {
-            use ::parray::__private::CopyTarget as _;
-            (#dst).parray_copy_target()
-        })?)
+        // Both ends by method call, so that `b` and `&mut b` both work, and an array of a
+        // storage type that the named type views is seen as it.
+        let src = quote::quote_spanned!(src.span()=> {
+            use ::parray::__private::CopyEnd as _;
+            (#src).parray_copy_source()?
+        });
+        let dst = quote::quote_spanned!(dst.span()=> {
+            use ::parray::__private::CopyEnd as _;
+            (#dst).parray_copy_target()?
+        });
+        syn::parse_quote_spanned!(mac.span()=> ::parray::copy::copy::<#s, #d>(#src, #dst)?)
     }
 }
 

@@ -358,15 +358,25 @@ pub mod handles {
         }
     }
 
-    /// The destination of a `#copy` in host code, by method call (autoref finds
-    /// `&mut Array` for `b` and `&mut b` alike).
-    pub trait CopyTarget {
-        fn parray_copy_target(&mut self) -> &mut Self;
+    /// The source and the destination of `#copy S(a) to D(b)` in host code, by method
+    /// call (autoref finds the array for `b` and `&mut b` alike): an array of `S` (of `D`)
+    /// or of a storage type that it views, seen as it (`Array::as_type`: an `Err` where
+    /// the storage does not hold the view).
+    pub trait CopyEnd<V: DataType> {
+        fn parray_copy_source(&self) -> Result<&Array<V>>;
+        fn parray_copy_target(&mut self) -> Result<&mut Array<V>>;
     }
 
-    impl<T: DataType> CopyTarget for Array<T> {
-        fn parray_copy_target(&mut self) -> &mut Self {
-            self
+    impl<V: DataType, T: DataType> CopyEnd<V> for Array<T>
+    where
+        V: ViewOf<T>,
+    {
+        fn parray_copy_source(&self) -> Result<&Array<V>> {
+            self.as_type::<V>()
+        }
+
+        fn parray_copy_target(&mut self) -> Result<&mut Array<V>> {
+            self.as_type_mut::<V>()
         }
     }
 
