@@ -153,15 +153,20 @@ impl Host<'_, '_> {
             };
         self.visit_expr_mut(&mut src);
         self.visit_expr_mut(&mut dst);
-        // Both ends by method call, so that `b` and `&mut b` both work, and an array of a
-        // storage type that the named type views is seen as it.
+        // Both ends by method call (autoref finds the array for `b` and `&mut b` alike),
+        // an array of a storage type that the named type views seen as it. The user's
+        // `&b` is the usual spelling, which clippy would call a needless borrow here.
         let src = quote::quote_spanned!(src.span()=> {
             use ::parray::__private::CopyEnd as _;
-            (#src).parray_copy_source()?
+            #[allow(clippy::needless_borrow)]
+            let src = (#src).parray_copy_source()?;
+            src
         });
         let dst = quote::quote_spanned!(dst.span()=> {
             use ::parray::__private::CopyEnd as _;
-            (#dst).parray_copy_target()?
+            #[allow(clippy::needless_borrow)]
+            let dst = (#dst).parray_copy_target()?;
+            dst
         });
         syn::parse_quote_spanned!(mac.span()=> ::parray::copy::copy::<#s, #d>(#src, #dst)?)
     }
