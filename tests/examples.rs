@@ -169,6 +169,16 @@ fn tuned_sgemm_on_layouts_and_shapes() {
     );
 }
 
+/// Whether the tuned subprogram's row for the shape `MxNxK` says its product checked.
+#[track_caller]
+fn assert_tuned_row_checks(out: &str, shape: &str) {
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("tuned") && l.contains(shape) && l.contains(" ok (")),
+        "{out}"
+    );
+}
+
 /// The tuned SGEMM on sizes given on the command line (its types' sizes bound when it
 /// runs, its kernel made at the first launch), checked, sizes its tiles do not divide
 /// and K split over several blocks included; a size of zero is an error naming it, before
@@ -176,29 +186,17 @@ fn tuned_sgemm_on_layouts_and_shapes() {
 #[test]
 fn tuned_sgemm_takes_its_shape_from_the_command_line() {
     let out = run_example("sgemm", &["--m", "384", "--n", "256", "--k", "48"]);
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("tuned") && l.contains("384x256x48") && l.contains(" ok (")),
-        "{out}"
-    );
+    assert_tuned_row_checks(&out, "384x256x48");
     // Sizes no tile divides: the tiles at the edges are guarded.
     let out = run_example("sgemm", &["--m", "1000", "--n", "999", "--k", "777"]);
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("tuned") && l.contains("1000x999x777") && l.contains(" ok (")),
-        "{out}"
-    );
+    assert_tuned_row_checks(&out, "1000x999x777");
     // K split over three blocks a tile, which add their sums into C.
     let out = run_example(
         "sgemm",
         &["--m", "100", "--n", "99", "--k", "777", "--split", "3"],
     );
     assert!(out.contains("K split in 3"), "{out}");
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("tuned") && l.contains("100x99x777") && l.contains(" ok (")),
-        "{out}"
-    );
+    assert_tuned_row_checks(&out, "100x99x777");
     // Narrow tiles (128x128), split: the same subprogram with Q = 2.
     let out = run_example(
         "sgemm",
@@ -207,11 +205,7 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
         ],
     );
     assert!(out.contains("tiles 128x128, K split in 2"), "{out}");
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("tuned") && l.contains("300x199x333") && l.contains(" ok (")),
-        "{out}"
-    );
+    assert_tuned_row_checks(&out, "300x199x333");
     let (ok, _, stderr) = run_example_status(
         "sgemm",
         &["--m", "9", "--n", "9", "--k", "9", "--tile", "64"],

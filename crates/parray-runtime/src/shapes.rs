@@ -260,10 +260,7 @@ impl RuntimeForm {
     #[inline]
     #[track_caller]
     pub fn at(&self, args: &[usize]) -> usize {
-        match &self.linear {
-            Some(c) => linear_at(c, args),
-            None => self.by_program(args),
-        }
+        evaluate(&self.linear, self, args)
     }
 
     /// The offset by the offset compiler's program (a form with digits).
@@ -310,18 +307,22 @@ impl FormAt {
     #[inline(always)]
     #[track_caller]
     pub fn at(self, args: &[usize]) -> usize {
-        match &self.linear {
-            Some(c) => linear_at(c, args),
-            None => self.form.by_program(args),
-        }
+        evaluate(&self.linear, self.form, args)
     }
 }
 
-/// `c[0] + sum of c[1 + v] * args[v]`.
+/// The offset of `form` at `args`: `c[0] + sum of c[1 + v] * args[v]` where its multiples
+/// `linear` are known (wherever they are held), else by its program.
 #[inline(always)]
-fn linear_at(c: &[usize; 8], args: &[usize]) -> usize {
-    let terms = c[1..].iter().zip(args);
-    terms.fold(c[0], |acc, (k, a)| acc.wrapping_add(k.wrapping_mul(*a)))
+#[track_caller]
+fn evaluate(linear: &Option<[usize; 8]>, form: &RuntimeForm, args: &[usize]) -> usize {
+    match linear {
+        Some(c) => {
+            let terms = c[1..].iter().zip(args);
+            terms.fold(c[0], |acc, (k, a)| acc.wrapping_add(k.wrapping_mul(*a)))
+        }
+        None => form.by_program(args),
+    }
 }
 
 /// `[konst, coef of variable 0, 1, ...]` of `e` when it is a sum of multiples of its

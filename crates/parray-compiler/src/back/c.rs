@@ -1012,15 +1012,9 @@ impl<'b> Writer<'b> {
                 self.wide(x)
             }
             // Lane by lane, through `arithmetic_helpers`.
-            ExprKind::Binary(op, l, r) if matches!(e.ty, Ty::Vector(_)) => (
-                format!(
-                    "parray_{}({}, {})",
-                    vector_op(*op),
-                    self.expr(l).0,
-                    self.expr(r).0
-                ),
-                ATOM,
-            ),
+            ExprKind::Binary(op, l, r) if matches!(e.ty, Ty::Vector(_)) => {
+                self.vector_arithmetic(vector_op(*op), l, r)
+            }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
                 let (lt, rt) = match op {
@@ -1044,15 +1038,9 @@ impl<'b> Writer<'b> {
                 self.vector(place, Some(value))
             }
             ExprKind::Vector { .. } => self.vector(e, None),
-            ExprKind::Assign(Some(op), place, value) if matches!(place.ty, Ty::Vector(_)) => (
-                format!(
-                    "parray_{}_to({}, {})",
-                    vector_op(*op),
-                    self.expr(place).0,
-                    self.expr(value).0
-                ),
-                ATOM,
-            ),
+            ExprKind::Assign(Some(op), place, value) if matches!(place.ty, Ty::Vector(_)) => {
+                self.vector_arithmetic(&format!("{}_to", vector_op(*op)), place, value)
+            }
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));
                 // `x op= v` converts `x op v` back to `x`'s type: `v` may stay in `int`
@@ -1173,6 +1161,12 @@ impl<'b> Writer<'b> {
     /// The vector access `e` (`p.load4(i)`), or with `store` its store `p.store4(i, v)`: a
     /// cast pointer to the vector type in memory, lane by lane in registers; through
     /// `parray_vat` where it is checked.
+    /// `parray_{helper}(l, r)`: a vector operation, through `arithmetic_helpers`.
+    fn vector_arithmetic(&self, helper: &str, l: &Expr, r: &Expr) -> (String, u8) {
+        let (l, r) = (self.expr(l).0, self.expr(r).0);
+        (format!("parray_{helper}({l}, {r})"), ATOM)
+    }
+
     fn vector(&self, e: &Expr, store: Option<&Expr>) -> (String, u8) {
         let ExprKind::Vector {
             base,

@@ -289,8 +289,9 @@ impl Block {
     fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> PtrMut<'_, T> {
         let (base, watch) = self.shared::<T>(slot, len, name);
         let raw = Raw::new(base, 0, len, name, MemKind::Smem, None);
-        // SAFETY: the slot's watch (of `len` elements) and the block's clock live as long
-        // as its storage (below), used by this lane's OS thread only.
+        // SAFETY: the slot's watch and the block's clock live as long as its storage
+        // (below): the lane's `Block`, which never moves and whose slots are never
+        // replaced; only this lane's OS thread runs the block's threads.
         let raw = unsafe { raw.watched(&*watch, &self.clock) };
         // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
         // are a valid `Element`), which stay allocated until the lane ends, after every

@@ -108,8 +108,10 @@ impl<T: Element> Raw<T> {
     /// builds).
     ///
     /// # Safety
-    /// `watch` and `clock` must outlive every copy of the handle, be used by one OS thread
-    /// only, and `watch` cover `extent` elements.
+    /// `watch` and `clock` must outlive every copy of the handle and be used by one OS
+    /// thread only (their `Cell`s are not `Sync`). (`Watch::note` skips elements it has
+    /// no marks for: a watch of fewer elements misses races, it reads nothing out of
+    /// bounds.)
     pub(crate) unsafe fn watched(self, watch: &Watch, clock: &Clock) -> Self {
         Raw {
             watch: Some(Watched(NonNull::from(watch), NonNull::from(clock))),
