@@ -59,10 +59,9 @@ impl Input {
             parray_layout::parse_program(&text).map_err(|e| file_error(&name, &text, e))?;
         // A `--const` for a name the file neither declares nor uses would be ignored.
         for (c, _) in &overrides {
-            let known = program.items.iter().any(|item| match item {
-                parray_layout::ast::Item::Const(k) => k.name.name == *c,
-                parray_layout::ast::Item::Type(_) => false,
-            }) || program
+            let known = program.items.iter().any(
+                |item| matches!(item, parray_layout::ast::Item::Const(k) if k.name.name == *c),
+            ) || program
                 .items
                 .iter()
                 .flat_map(parray_layout::ast::Item::names_used)

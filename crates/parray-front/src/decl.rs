@@ -99,6 +99,7 @@ fn item_text(item: &Item, text: &str) -> (String, String) {
             t.name.name.clone(),
             text[t.span.start..t.span.end].to_string(),
         ),
+        Item::Record(r) => (r.name.name.clone(), r.record.declaration()),
     }
 }
 
@@ -129,10 +130,16 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 need.push(Ident::new(&base, block.map.span_at(at)));
             }
         }
-        let name = match item {
-            Item::Const(c) => &c.name,
-            Item::Type(t) => &t.name,
-        };
+        let name = item.name();
+        if let Item::Record(r) = item {
+            return Err(syn::Error::new(
+                block.map.span_at(r.name.span.start),
+                format!(
+                    "a record is declared in Rust, not in `parray!`: `#[derive(Clone, Copy, Default, parray::Record)] #[repr(C)] struct {} {{ ... }}`, then name it as an element (`dmem {} [N] P;`)",
+                    r.name.name, r.name.name
+                ),
+            ));
+        }
         if base_name(&name.name) != name.name {
             return Err(syn::Error::new(
                 block.map.span_at(name.span.start),
@@ -167,10 +174,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 if !uses_failed {
                     errors.push(block.map.error(&e));
                 }
-                failed.push(match item {
-                    Item::Const(c) => c.name.name.clone(),
-                    Item::Type(t) => t.name.name.clone(),
-                });
+                failed.push(item.name().name.clone());
             }
         }
     }
@@ -196,6 +200,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                     .unwrap_or(c.name.span.start),
             ),
             Item::Type(t) => (&t.name, t.span.start),
+            Item::Record(r) => (&r.name, r.name.span.start),
         };
         let (name, text) = item_text(item, &block.map.text);
         let target = block
@@ -235,6 +240,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 Item::Const(_) if runtime_const => TokenStream::new(),
                 Item::Const(_) => quote!(#[allow(dead_code)] #vis const #ident: usize = #target;),
                 Item::Type(_) => quote!(#[allow(dead_code)] #vis type #ident = #target;),
+                Item::Record(_) => TokenStream::new(),
             });
             continue;
         }
@@ -277,6 +283,8 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 items.extend(views);
                 items
             }
+            // Refused above: a record comes from its derive.
+            Item::Record(_) => TokenStream::new(),
         });
     }
     if let Some(errors) = crate::errors::in_source_order(errors) {

@@ -39,10 +39,7 @@ impl Entry {
             });
         }
         let program = parray_layout::parse_program(&self.text).ok()?;
-        let span = match program.items.first()? {
-            parray_layout::ast::Item::Type(t) => t.name.span,
-            parray_layout::ast::Item::Const(c) => c.name.span,
-        };
+        let span = program.items.first()?.name().span;
         let mut text = self.text.clone();
         text.replace_range(span.start..span.end, name);
         Some(Entry {

@@ -287,10 +287,7 @@ fn renamed(text: &str, rename: &dyn Fn(&str) -> String) -> syn::Result<String> {
         .map_err(|e| syn::Error::new(Span::call_site(), format!("carried declaration: {e}")))?;
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for item in &program.items {
-        let name = match item {
-            Item::Const(c) => &c.name,
-            Item::Type(t) => &t.name,
-        };
+        let name = item.name();
         edits.push((
             name.span.start,
             name.span.end,
@@ -381,14 +378,7 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         own.items.extend(p.items);
     }
     let params: Vec<String> = call.types.iter().map(ToString::to_string).collect();
-    let declared: HashSet<String> = own
-        .items
-        .iter()
-        .map(|i| match i {
-            Item::Const(c) => c.name.name.clone(),
-            Item::Type(t) => t.name.name.clone(),
-        })
-        .collect();
+    let declared: HashSet<String> = own.items.iter().map(|i| i.name().name.clone()).collect();
     let known: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     let mut need: Vec<Ident> = Vec::new();
     for arg in &call.type_args {
@@ -600,10 +590,7 @@ fn uses(program: &Program, carried: usize, item: &Item, param: &str) -> bool {
 }
 
 fn item_name(item: &Item) -> &str {
-    match item {
-        Item::Const(c) => &c.name.name,
-        Item::Type(t) => &t.name.name,
-    }
+    &item.name().name
 }
 
 /// The block that holds the subprogram's `k`-th declaration.

@@ -19,6 +19,7 @@ impl Program {
             let (name, unbound) = match item {
                 Item::Const(c) => (&c.name.name, c.value.is_none()),
                 Item::Type(t) => (&t.name.name, false),
+                Item::Record(r) => (&r.name.name, false),
             };
             let uses = item.names_used().iter().any(|(n, _)| {
                 let base = crate::path::DimPath::split(n).name;
@@ -37,10 +38,7 @@ impl Program {
         let mut k = 0;
         while let Some(n) = out.get(k).cloned() {
             k += 1;
-            let item = self.items.iter().find(|item| match item {
-                Item::Const(c) => c.name.name == n,
-                Item::Type(t) => t.name.name == n,
-            });
+            let item = self.items.iter().find(|item| item.name().name == n);
             for (used, _) in item.map(Item::names_used).unwrap_or_default() {
                 let base = crate::path::DimPath::split(&used).name.to_string();
                 if !out.contains(&base) {
@@ -56,6 +54,15 @@ impl Program {
 pub enum Item {
     Const(ConstDecl),
     Type(TypeDecl),
+    Record(RecordDecl),
+}
+
+/// `record P { float2 pos; int id; }`: a record element type, as a `#[derive(parray::Record)]`
+/// struct hands it to the macros that name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordDecl {
+    pub name: Ident,
+    pub record: crate::kinds::Record,
 }
 
 /// A name as written, with its position.
@@ -80,6 +87,8 @@ pub struct TypeDecl {
     pub name: Ident,
     pub kind: DeclKind,
     pub dims: Vec<Group>,
+    /// The records the declaration names (its element, its parameters' types), as written.
+    pub records: Vec<Ident>,
     /// The whole declaration.
     pub span: TextSpan,
 }
@@ -216,9 +225,22 @@ impl Item {
                     v.names_used(&mut out);
                 }
             }
-            Item::Type(t) => t.dims.iter().for_each(|g| g.names_used(&mut out)),
+            Item::Type(t) => {
+                out.extend(t.records.iter().map(|r| (r.name.clone(), r.span.start)));
+                t.dims.iter().for_each(|g| g.names_used(&mut out));
+            }
+            Item::Record(_) => {}
         }
         out
+    }
+
+    /// The name the item declares.
+    pub fn name(&self) -> &Ident {
+        match self {
+            Item::Const(c) => &c.name,
+            Item::Type(t) => &t.name,
+            Item::Record(r) => &r.name,
+        }
     }
 }
 

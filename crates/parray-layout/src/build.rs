@@ -5,7 +5,7 @@
 use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::grid::GridPart;
-use crate::kinds::{MemKind, ThreadKind};
+use crate::kinds::{ElemType, MemKind, ThreadKind};
 use crate::tree::{
     DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work, CONSTANT_BYTES,
     MAX_HEIGHT,
@@ -58,6 +58,8 @@ impl Module {
                     m.declare_type(t, grid_later)
                         .map_err(|e| e.in_decl(&t.name.name))?
                 }
+                // A record is an element type: it gives no dimensions.
+                Item::Record(_) => {}
             }
         }
         Ok(m)
@@ -94,6 +96,13 @@ impl Module {
                 ErrorKind::Duplicate,
                 t.name.span,
                 format!("`{name}` is already declared"),
+            ));
+        }
+        if let Some(r) = t.records.iter().find(|r| !program_knows(t, &r.name)) {
+            return Err(Error::new(
+                ErrorKind::Unknown,
+                r.span,
+                format!("unknown element type `{}`: an element is one of the type language's ({}) or a record, a struct with `#[derive(parray::Record)]` in scope", r.name, ElemType::ALL.map(|e| e.keyword()).join(", ")),
             ));
         }
         let natural = match t.kind {
@@ -664,6 +673,18 @@ impl Module {
         }
         Ok(v)
     }
+}
+
+/// Whether the record `name` that `t` uses was resolved (the program declares it).
+fn program_knows(t: &TypeDecl, name: &str) -> bool {
+    let elems: Vec<ElemType> = match &t.kind {
+        DeclKind::Data { elem, .. } => vec![*elem],
+        DeclKind::Thread(ThreadKind::Cuda(params)) => params.iter().map(|p| p.elem).collect(),
+        DeclKind::Thread(_) => Vec::new(),
+    };
+    elems
+        .iter()
+        .any(|e| matches!(e, ElemType::Record(r) if r.name() == name && r.is_known()))
 }
 
 fn has_reference(g: &Group) -> bool {

@@ -106,6 +106,7 @@ impl Interp {
                     }
                     it.consts.insert(name.clone(), v);
                 }
+                Item::Record(_) => {}
                 Item::Type(t) => {
                     let name = &t.name.name;
                     if it.is_declared(name) {

@@ -84,6 +84,145 @@ pub enum ElemType {
     /// `bf16`: bfloat16, the upper half of an `f32` (CUDA's `__nv_bfloat16`, Rust's
     /// `half::bf16`).
     Bf16,
+    /// A record: a `#[repr(C)]` struct of other elements (`#[derive(parray::Record)]`).
+    Record(Record),
+}
+
+/// A record element type: named fields of other element types, laid out as C lays out a
+/// struct (and Rust's `#[repr(C)]`), without padding. Interned: two records are equal
+/// when their names and fields are, and a record's description lives for the program.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Record(&'static RecordDef);
+
+/// What a [`Record`] is made of.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct RecordDef {
+    /// The struct's name, in Rust and in the generated C alike.
+    pub name: &'static str,
+    pub fields: &'static [Field],
+}
+
+/// One field of a record.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    pub name: &'static str,
+    pub elem: ElemType,
+}
+
+impl Record {
+    /// The record a derive describes in a `const` (its description is `'static` already).
+    pub const fn new(def: &'static RecordDef) -> Record {
+        Record(def)
+    }
+
+    /// The record with this name and these fields, described once per process (a parser
+    /// meets the same record in every macro that names it).
+    pub fn intern(name: &str, fields: Vec<(String, ElemType)>) -> Record {
+        use std::collections::HashSet;
+        use std::sync::{Mutex, OnceLock};
+        static SEEN: OnceLock<Mutex<HashSet<&'static RecordDef>>> = OnceLock::new();
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let def = RecordDef {
+            name: leak(name.to_string()),
+            fields: Box::leak(
+                fields
+                    .into_iter()
+                    .map(|(name, elem)| Field {
+                        name: leak(name),
+                        elem,
+                    })
+                    .collect(),
+            ),
+        };
+        let mut seen = SEEN
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = seen.get(&def) {
+            return Record(known);
+        }
+        let def: &'static RecordDef = Box::leak(Box::new(def));
+        seen.insert(def);
+        Record(def)
+    }
+
+    /// A record known so far only by its name (no fields): what the parser makes of a
+    /// name before the program's `record` item of that name is seen.
+    pub fn named(name: &str) -> Record {
+        Record::intern(name, Vec::new())
+    }
+
+    /// Whether the record's fields are known (see [`Record::named`]).
+    pub fn is_known(self) -> bool {
+        !self.0.fields.is_empty()
+    }
+
+    pub const fn def(self) -> &'static RecordDef {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    pub fn field(self, name: &str) -> Option<(usize, &'static Field)> {
+        self.0
+            .fields
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.name == name)
+    }
+
+    /// Bytes, as C lays the struct out: each field at the next multiple of its alignment,
+    /// the whole rounded up to the largest alignment.
+    pub const fn size_bytes(self) -> u64 {
+        let (mut at, mut i) = (0u64, 0);
+        while i < self.0.fields.len() {
+            let f = &self.0.fields[i];
+            at = at.next_multiple_of(f.elem.align_bytes()) + f.elem.size_bytes();
+            i += 1;
+        }
+        at.next_multiple_of(self.align_bytes())
+    }
+
+    pub const fn align_bytes(self) -> u64 {
+        let (mut align, mut i) = (1, 0);
+        while i < self.0.fields.len() {
+            let a = self.0.fields[i].elem.align_bytes();
+            if a > align {
+                align = a;
+            }
+            i += 1;
+        }
+        align
+    }
+
+    /// The sum of the fields' bytes: the size when the struct has no padding.
+    pub const fn field_bytes(self) -> u64 {
+        let (mut sum, mut i) = (0, 0);
+        while i < self.0.fields.len() {
+            sum += self.0.fields[i].elem.size_bytes();
+            i += 1;
+        }
+        sum
+    }
+
+    /// The declaration in the type language: `record P { float2 pos; int id; }`.
+    pub fn declaration(self) -> String {
+        let fields: String = self
+            .0
+            .fields
+            .iter()
+            .map(|f| format!(" {} {};", f.elem, f.name))
+            .collect();
+        format!("record {} {{{fields} }}", self.0.name)
+    }
+}
+
+impl fmt::Debug for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
 impl ElemType {
@@ -122,6 +261,7 @@ impl ElemType {
             ElemType::UChar => "uchar",
             ElemType::Half => "half",
             ElemType::Bf16 => "bf16",
+            ElemType::Record(r) => r.name(),
         }
     }
 
@@ -140,13 +280,22 @@ impl ElemType {
     }
 
     /// Size of one element in bytes (as in CUDA C on a 64-bit host).
-    pub fn size_bytes(self) -> u64 {
+    pub const fn size_bytes(self) -> u64 {
         match self {
             ElemType::Char | ElemType::UChar => 1,
             ElemType::Half | ElemType::Bf16 => 2,
             ElemType::Float | ElemType::Int | ElemType::Unsigned => 4,
             ElemType::Double | ElemType::Long | ElemType::Float2 | ElemType::Int2 => 8,
             ElemType::Float4 | ElemType::Double2 | ElemType::Int4 => 16,
+            ElemType::Record(r) => r.size_bytes(),
+        }
+    }
+
+    /// Alignment in bytes (CUDA's: a vector is aligned to its size).
+    pub const fn align_bytes(self) -> u64 {
+        match self {
+            ElemType::Record(r) => r.align_bytes(),
+            other => other.size_bytes(),
         }
     }
 
@@ -167,6 +316,7 @@ impl ElemType {
             ElemType::UChar => "u8",
             ElemType::Half => "f16",
             ElemType::Bf16 => "bf16",
+            ElemType::Record(r) => r.name(),
         }
     }
 }

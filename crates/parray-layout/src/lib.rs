@@ -29,7 +29,7 @@ pub mod tree;
 pub use error::{Error, ErrorKind, Result, TextSpan};
 pub use expr::{LinearForm, VarId, Vars};
 pub use grid::{thread_index, CudaGrid, GridError, HwIndex, ThreadIndex};
-pub use kinds::{ElemType, MemKind, Param, ThreadKind};
+pub use kinds::{ElemType, Field, MemKind, Param, Record, RecordDef, ThreadKind};
 pub use offsets::{
     common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
     Offset, Rows,

@@ -48,9 +48,43 @@ pub fn parse_program_reporting_all(src: &str) -> std::result::Result<Program, Ve
         p.skip();
         p.eat(';');
     }
+    resolve_records(&mut items);
     match errors.is_empty() {
         true => Ok(Program { items }),
         false => Err(errors),
+    }
+}
+
+/// Gives each element named by a record the program declares (anywhere in it) that
+/// record. A name no `record` item declares stays a [`Record::named`]: a macro then asks
+/// for the record's declaration, and building the module reports it if none comes.
+///
+/// [`Record::named`]: crate::kinds::Record::named
+fn resolve_records(items: &mut [Item]) {
+    let records: Vec<crate::kinds::Record> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Record(r) => Some(r.record),
+            _ => None,
+        })
+        .collect();
+    let known = |e: &mut ElemType| {
+        if let ElemType::Record(r) = e {
+            if let Some(k) = records.iter().find(|k| k.name() == r.name()) {
+                *e = ElemType::Record(*k);
+            }
+        }
+    };
+    for item in items {
+        if let Item::Type(t) = item {
+            match &mut t.kind {
+                DeclKind::Data { elem, .. } => known(elem),
+                DeclKind::Thread(ThreadKind::Cuda(params)) => {
+                    params.iter_mut().for_each(|p| known(&mut p.elem))
+                }
+                DeclKind::Thread(_) => {}
+            }
+        }
     }
 }
 
@@ -140,11 +174,17 @@ fn number(i: &str) -> IResult<&str, &str> {
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
+    /// Record names the declaration being read uses as element types.
+    records: Vec<Ident>,
 }
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Self {
-        Parser { src, pos: 0 }
+        Parser {
+            src,
+            pos: 0,
+            records: Vec::new(),
+        }
     }
 
     fn rest(&self) -> &'a str {
@@ -167,6 +207,12 @@ impl<'a> Parser<'a> {
 
     fn peek(&self) -> Option<char> {
         self.rest().chars().next()
+    }
+
+    /// Whether the next character after blanks is `c` (not consumed).
+    fn next_is(&mut self, c: char) -> bool {
+        self.skip();
+        self.peek() == Some(c)
     }
 
     fn eat(&mut self, c: char) -> bool {
@@ -295,6 +341,11 @@ impl<'a> Parser<'a> {
             };
             return Ok(Item::Const(ConstDecl { name, value }));
         }
+        if self.peek_word() == Some("record") {
+            self.word();
+            return self.record();
+        }
+        self.records.clear();
         if self.peek() == Some('#') {
             self.pos += 1;
             self.skip();
@@ -310,6 +361,7 @@ impl<'a> Parser<'a> {
                 name,
                 kind,
                 dims,
+                records: std::mem::take(&mut self.records),
                 span: self.span_from(start),
             }));
         }
@@ -319,8 +371,54 @@ impl<'a> Parser<'a> {
             name,
             kind,
             dims,
+            records: std::mem::take(&mut self.records),
             span: self.span_from(start),
         }))
+    }
+
+    /// `record P { float2 pos; int id; }` (after `record`).
+    fn record(&mut self) -> Result<Item> {
+        let name = self.decl_name()?;
+        self.expect('{', "after the record's name")?;
+        let mut fields: Vec<(String, ElemType)> = Vec::new();
+        loop {
+            self.skip();
+            if self.eat('}') {
+                break;
+            }
+            let Some((ty, span)) = self.word() else {
+                return Err(self.error_here("expected a field's element type or `}`"));
+            };
+            let elem = ElemType::from_keyword(ty).ok_or_else(|| {
+                let msg = format!("a record's field is one of {} (not `{ty}`)", elem_list());
+                Error::new(ErrorKind::Syntax, span, msg)
+            })?;
+            let field = self.ident("a field name")?;
+            if fields.iter().any(|(f, _)| *f == field.name) {
+                let msg = format!("duplicate field `{}`", field.name);
+                return Err(Error::new(ErrorKind::Duplicate, field.span, msg));
+            }
+            fields.push((field.name, elem));
+            self.expect(';', "after a field")?;
+        }
+        if fields.is_empty() {
+            let msg = format!("record `{}` has no fields", name.name);
+            return Err(Error::new(ErrorKind::Syntax, name.span, msg));
+        }
+        let record = crate::kinds::Record::intern(&name.name, fields);
+        Ok(Item::Record(RecordDecl { name, record }))
+    }
+
+    /// An element type: a keyword, or a record's name, resolved when the whole program is
+    /// read (see [`resolve_records`]).
+    fn elem(&mut self, word: &str, span: TextSpan) -> ElemType {
+        ElemType::from_keyword(word).unwrap_or_else(|| {
+            self.records.push(Ident {
+                name: word.to_string(),
+                span,
+            });
+            ElemType::Record(crate::kinds::Record::named(word))
+        })
     }
 
     /// `[mem] elem dims` or `thread dims`.
@@ -336,16 +434,18 @@ impl<'a> Parser<'a> {
             self.skip();
             let save = self.pos;
             match self.word() {
-                Some((e, _)) if ElemType::from_keyword(e).is_some() => DeclKind::Data {
-                    mem: Some(mem),
-                    elem: ElemType::from_keyword(e).expect("checked"),
-                },
+                Some((e, espan)) if ElemType::from_keyword(e).is_some() || is_record_name(e) => {
+                    DeclKind::Data {
+                        mem: Some(mem),
+                        elem: self.elem(e, espan),
+                    }
+                }
                 Some((e, espan)) => {
                     return Err(Error::new(
                         ErrorKind::Syntax,
                         espan,
                         format!(
-                            "unknown element type `{e}` (expected one of {})",
+                            "unknown element type `{e}` (expected one of {}, or a record: a `#[derive(parray::Record)]` struct)",
                             elem_list()
                         ),
                     ))
@@ -355,8 +455,11 @@ impl<'a> Parser<'a> {
                     return Err(self.error_here("expected an element type"));
                 }
             }
-        } else if let Some(elem) = ElemType::from_keyword(w) {
-            DeclKind::Data { mem: None, elem }
+        } else if ElemType::from_keyword(w).is_some() || is_record_name(w) && self.next_is('[') {
+            DeclKind::Data {
+                mem: None,
+                elem: self.elem(w, span),
+            }
         } else if w == "pthd" {
             DeclKind::Thread(ThreadKind::Pthd)
         } else if w == "mpi" {
@@ -369,8 +472,8 @@ impl<'a> Parser<'a> {
             // A word followed by an element type is a misspelt memory kind.
             let after = {
                 let mut q = Parser {
-                    src: self.src,
                     pos: span.end,
+                    ..Parser::new(self.src)
                 };
                 q.skip();
                 q.peek_word().and_then(ElemType::from_keyword)
@@ -405,16 +508,17 @@ impl<'a> Parser<'a> {
             let Some((ty, span)) = self.word() else {
                 return Err(self.error_here("expected a parameter type"));
             };
-            let elem = ElemType::from_keyword(ty).ok_or_else(|| {
-                Error::new(
+            if ElemType::from_keyword(ty).is_none() && !is_record_name(ty) {
+                return Err(Error::new(
                     ErrorKind::Syntax,
                     span,
                     format!(
-                        "unknown parameter type `{ty}` (expected one of {})",
+                        "unknown parameter type `{ty}` (expected one of {}, or a record)",
                         elem_list()
                     ),
-                )
-            })?;
+                ));
+            }
+            let elem = self.elem(ty, span);
             self.skip();
             let pointer = self.eat('*');
             let name = self.ident("a parameter name")?;
@@ -709,6 +813,12 @@ fn is_reserved(w: &str) -> bool {
     RESERVED.contains(&w)
         || MemKind::from_keyword(w).is_some()
         || ElemType::from_keyword(w).is_some()
+}
+
+/// A word that names a record where an element type goes: a Rust struct's name, which
+/// starts with an upper-case letter (every element keyword is lower-case).
+fn is_record_name(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
 fn elem_list() -> String {

@@ -125,6 +125,7 @@ impl GenProgram {
             match item {
                 Item::Const(k) => consts.push((k.name.name.clone(), 0)),
                 Item::Type(t) => types.push((t.name.name.clone(), !t.dims.iter().any(has_ref))),
+                Item::Record(_) => {}
             }
         }
         GenProgram {
