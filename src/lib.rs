@@ -675,6 +675,42 @@ pub use parray_macros::subprog;
 /// ```
 pub use parray_macros::func;
 
+/// Makes a `#[repr(C)]` struct of element types an element (SPEC.md 2.3, "Records"): its
+/// arrays are declared as any other's (`dmem Particle [N] P;`), and bodies read and write
+/// its fields (`p[i].vel`), on the CPU and the GPU alike.
+///
+/// ```
+/// use parray::prelude::*;
+///
+/// #[derive(Clone, Copy, Default, Debug, PartialEq, parray::Record)]
+/// #[repr(C)]
+/// pub struct Particle {
+///     pos: Float2,
+///     vel: Float2,
+///     mass: f32,
+///     id: i32,
+/// }
+///
+/// parray! {
+///     dmem Particle [256] P;
+///     cuda(Particle* p, float dt) [2][128] STEP;
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let mut p = P::create()?;
+///     p.copy_from_slice(&vec![Particle { vel: Float2::new(1.0, 2.0), mass: 1.0, ..Default::default() }; 256])?;
+///     detour!(STEP(&mut p, 0.5) {
+///         let i = $P[$tid$]$;
+///         p[i].pos = p[i].pos + p[i].vel * dt;
+///         p[i].id = $tid$ as i32;
+///     })?;
+///     let after = p.to_vec()?;
+///     assert_eq!((after[7].pos, after[7].id), (Float2::new(0.5, 1.0), 7));
+///     Ok(())
+/// }
+/// ```
+pub use parray_macros::Record;
+
 #[doc(hidden)]
 pub use parray_macros::{__resume, __subprog_call};
 
@@ -745,6 +781,7 @@ pub mod __private {
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::generic::ir;
+    pub use parray_runtime::mem::elem::{DeviceRepr, ValidAsZeroBits};
     pub use parray_runtime::shapes::{
         dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
     };

@@ -13,9 +13,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::ir::{
-    Body, Check, CodeSpan, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Guard, HwIndex,
-    Indexed, LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root, RuntimeIndex,
-    Stmt, Term, ThreadIndex, Ty, VarId, Vars,
+    Body, Check, CodeSpan, CopyEnd, CopyGuard, CopySpec, ElemType, Expr, ExprKind, Function, Guard,
+    HwIndex, Indexed, LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root,
+    RuntimeIndex, Stmt, Term, ThreadIndex, Ty, VarId, Vars,
 };
 
 /// An expression, with `ir` the path of [`crate::ir`] where it is compiled, that builds
@@ -41,7 +41,13 @@ macro_rules! by_name {
     )*};
 }
 
-by_name!(Target, Scalar, ElemType, MemKind, UnOp, BinOp, Method, AtomicOp);
+by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp);
+
+impl Rebuild for crate::ir::ElemType {
+    fn rebuild(&self, _: &TokenStream) -> TokenStream {
+        crate::back::rust::module::elem_type(*self)
+    }
+}
 
 /// Numbers and `bool`: quote writes them as suffixed literals.
 macro_rules! by_quote {
@@ -136,6 +142,10 @@ impl Rebuild for Ty {
             Ty::Ptr(e) => {
                 let e = e.rebuild(ir);
                 quote!(#ir::Ty::Ptr(#e))
+            }
+            Ty::Record(r) => {
+                let e = crate::back::rust::module::elem_type(ElemType::Record(*r));
+                quote!(#ir::Ty::of_elem(#e))
             }
             Ty::Array { elem, mem, len } => {
                 let (elem, mem, len) = (elem.rebuild(ir), mem.rebuild(ir), len.rebuild(ir));

@@ -12,7 +12,7 @@
 // (`embed` rebuilds a body from these paths).
 pub use parray_layout::expr::{LinearForm, Term, VarId, Vars};
 pub use parray_layout::grid::{HwIndex, ThreadIndex};
-pub use parray_layout::kinds::{ElemType, MemKind, Param};
+pub use parray_layout::kinds::{ElemType, MemKind, Param, Record};
 pub use parray_layout::offsets::Offset;
 
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
@@ -128,6 +128,9 @@ pub enum Ty {
     Scalar(Scalar),
     /// `Float2`, `Float4`, `Double2`, `Int2`, `Int4`.
     Vector(ElemType),
+    /// A record (`#[derive(parray::Record)]`): its fields are read by name, and written
+    /// by name in a local or an element.
+    Record(Record),
     /// A pointer into an array of elements (a kernel parameter, a captured buffer moved
     /// by `p + off`).
     Ptr(ElemType),
@@ -151,9 +154,10 @@ impl Ty {
 
     /// The value type of one element of type `e`.
     pub fn of_elem(e: ElemType) -> Ty {
-        match Scalar::of_elem(e) {
-            Some(s) => Ty::Scalar(s),
-            None => Ty::Vector(e),
+        match (Scalar::of_elem(e), e) {
+            (Some(s), _) => Ty::Scalar(s),
+            (None, ElemType::Record(r)) => Ty::Record(r),
+            (None, _) => Ty::Vector(e),
         }
     }
 
@@ -170,6 +174,7 @@ impl std::fmt::Display for Ty {
         match self {
             Ty::Scalar(s) => f.write_str(s.rust_name()),
             Ty::Vector(e) => f.write_str(e.rust_type()),
+            Ty::Record(r) => f.write_str(r.name()),
             Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
             Ty::Array { elem, mem, len } => {
                 write!(f, "a {mem} array of {len} {}", elem.rust_type())
@@ -946,8 +951,8 @@ pub enum ExprKind {
         check: Check,
         method: CodeSpan,
     },
-    /// `.x`, `.y`, `.z`, `.w` of a vector.
-    Field(Box<Expr>, u8),
+    /// A field by its name: `.x`, `.y`, `.z`, `.w` of a vector, or a record's.
+    Field(Box<Expr>, String),
     Method(Method, Box<Expr>, Vec<Expr>),
     /// `atomic_add(p, v)`, `atomic_exch(p, v)`, `atomic_cas(p, compare, v)`: CUDA's
     /// `atomicAdd`, `atomicExch`, `atomicCAS` on `p[0]` with the operands after `p`; the

@@ -18,6 +18,7 @@ mod errors;
 mod func;
 mod host;
 mod lower;
+mod record;
 mod resolve;
 mod shapes;
 mod subprog;
@@ -67,6 +68,11 @@ pub fn subprog(input: TokenStream) -> TokenStream {
 /// from cuda bodies (and, being a Rust function too, from anywhere else).
 pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     func::define(attr, item)
+}
+
+/// `#[derive(parray::Record)]`: a `#[repr(C)]` struct of element types as an element.
+pub fn derive_record(input: TokenStream) -> TokenStream {
+    record::derive(input).unwrap_or_else(|e| e.to_compile_error())
 }
 
 /// Continuation of the entry points above once a companion macro has added its

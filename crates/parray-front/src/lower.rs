@@ -1064,19 +1064,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.boxed(&ix.index),
                 Check::Checked(None),
             ),
-            syn::Expr::Field(f) => {
-                let lane = match &f.member {
-                    syn::Member::Named(n) => parray_compiler::ir::lane(&n.to_string()),
-                    syn::Member::Unnamed(_) => None,
-                };
-                match lane {
-                    Some(l) => ExprKind::Field(self.boxed(&f.base), l),
-                    None => {
-                        self.subset(f.member.span(), "a field other than `.x`, `.y`, `.z`, `.w`");
-                        return poison(span);
-                    }
+            syn::Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => ExprKind::Field(self.boxed(&f.base), n.to_string()),
+                syn::Member::Unnamed(_) => {
+                    self.subset(f.member.span(), "a tuple field (a vector's lanes are `.x`, `.y`, `.z`, `.w`; a record's fields have names)");
+                    return poison(span);
                 }
-            }
+            },
             syn::Expr::MethodCall(m) if vector_method(&m.method.to_string()).is_some() => {
                 match self.vector_call(m) {
                     Some(k) => k,
@@ -1189,12 +1183,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("a vector load cannot be assigned to: write `p.store{lanes}(off, v)`"),
                 );
             }
-            ExprKind::Field(base, _) if matches!(base.kind, ExprKind::Local(_)) => {}
+            // A field of an element is a record's (the type check refuses a vector's).
+            ExprKind::Field(base, _)
+                if matches!(base.kind, ExprKind::Local(_) | ExprKind::Index(..)) => {}
             ExprKind::Capture(name) => {
                 self.fail(place.span.proc_macro(), format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
             }
             _ => {
-                self.fail(place.span.proc_macro(), "this cannot be assigned to: assign a local, an element `a[i]` (a whole element: `a[i] = Float2::new(x, y)`), or a field of a local");
+                self.fail(place.span.proc_macro(), "this cannot be assigned to: assign a local, an element `a[i]` (a vector whole: `a[i] = Float2::new(x, y)`), a field of a local, or a field of a record element (`p[i].vel = v`)");
             }
         }
         ExprKind::Assign(op, place, value)

@@ -5,7 +5,7 @@
 use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::grid::GridPart;
-use crate::kinds::{ElemType, MemKind, ThreadKind};
+use crate::kinds::{ElemType, MemKind, Record, ThreadKind};
 use crate::tree::{
     DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work, CONSTANT_BYTES,
     MAX_HEIGHT,
@@ -50,12 +50,20 @@ impl Module {
         for (name, v) in overrides {
             m.consts.insert(name.clone(), *v);
         }
+        let records: Vec<Record> = program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Record(r) => Some(r.record),
+                _ => None,
+            })
+            .collect();
         for item in &program.items {
             match item {
                 Item::Const(c) => m.declare_const(c, overrides)?,
                 Item::Type(t) => {
                     let grid_later = later.contains(&t.name.name);
-                    m.declare_type(t, grid_later)
+                    m.declare_type(t, &records, grid_later)
                         .map_err(|e| e.in_decl(&t.name.name))?
                 }
                 // A record is an element type: it gives no dimensions.
@@ -89,7 +97,8 @@ impl Module {
         Ok(())
     }
 
-    fn declare_type(&mut self, t: &TypeDecl, grid_later: bool) -> Result<()> {
+    /// `records`: the program's, which the names of record elements in `t` refer to.
+    fn declare_type(&mut self, t: &TypeDecl, records: &[Record], grid_later: bool) -> Result<()> {
         let name = &t.name.name;
         if self.consts.contains_key(name) || self.by_name.contains_key(name) {
             return Err(Error::new(
@@ -98,13 +107,22 @@ impl Module {
                 format!("`{name}` is already declared"),
             ));
         }
-        if let Some(r) = t.records.iter().find(|r| !program_knows(t, &r.name)) {
-            return Err(Error::new(
-                ErrorKind::Unknown,
-                r.span,
-                format!("unknown element type `{}`: an element is one of the type language's ({}) or a record, a struct with `#[derive(parray::Record)]` in scope", r.name, ElemType::ALL.map(|e| e.keyword()).join(", ")),
-            ));
-        }
+        let record = |e: ElemType| -> Result<ElemType> {
+            let ElemType::Record(named) = e else {
+                return Ok(e);
+            };
+            match records.iter().find(|r| r.name() == named.name()) {
+                Some(r) => Ok(ElemType::Record(*r)),
+                None => {
+                    let at = t.records.iter().find(|r| r.name == named.name());
+                    Err(Error::new(
+                        ErrorKind::Unknown,
+                        at.map_or(t.span, |r| r.span),
+                        format!("unknown element type `{}`: an element is one of the type language's ({}) or a record, a struct with `#[derive(parray::Record)]` in scope", named.name(), ElemType::ALL.map(|e| e.keyword()).join(", ")),
+                    ))
+                }
+            }
+        };
         let natural = match t.kind {
             DeclKind::Thread(_) => !t.dims.iter().any(has_reference),
             DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g)),
@@ -112,8 +130,15 @@ impl Module {
         let class = match &t.kind {
             DeclKind::Data { mem, elem } => TypeClass::Data {
                 mem: *mem,
-                elem: *elem,
+                elem: record(*elem)?,
             },
+            DeclKind::Thread(ThreadKind::Cuda(params)) => {
+                let mut params = params.clone();
+                for p in &mut params {
+                    p.elem = record(p.elem)?;
+                }
+                TypeClass::Thread(ThreadKind::Cuda(params))
+            }
             DeclKind::Thread(k) => TypeClass::Thread(k.clone()),
         };
         if let (TypeClass::Thread(_), false) = (&class, natural) {
@@ -673,18 +698,6 @@ impl Module {
         }
         Ok(v)
     }
-}
-
-/// Whether the record `name` that `t` uses was resolved (the program declares it).
-fn program_knows(t: &TypeDecl, name: &str) -> bool {
-    let elems: Vec<ElemType> = match &t.kind {
-        DeclKind::Data { elem, .. } => vec![*elem],
-        DeclKind::Thread(ThreadKind::Cuda(params)) => params.iter().map(|p| p.elem).collect(),
-        DeclKind::Thread(_) => Vec::new(),
-    };
-    elems
-        .iter()
-        .any(|e| matches!(e, ElemType::Record(r) if r.name() == name && r.is_known()))
 }
 
 fn has_reference(g: &Group) -> bool {

@@ -291,6 +291,27 @@ impl ElemType {
         }
     }
 
+    /// The word the CPU back ends read and write an element of this type by (its
+    /// alignment, 8 bytes at most; a record's is its fields' smallest, so that writing one
+    /// field moves whole words of the same size as reading the element does).
+    pub const fn word_bytes(self) -> u64 {
+        match self {
+            ElemType::Record(r) => {
+                let (mut word, mut i) = (8, 0);
+                while i < r.0.fields.len() {
+                    let w = r.0.fields[i].elem.word_bytes();
+                    if w < word {
+                        word = w;
+                    }
+                    i += 1;
+                }
+                word
+            }
+            other if other.size_bytes() < 8 => other.size_bytes(),
+            _ => 8,
+        }
+    }
+
     /// Alignment in bytes (CUDA's: a vector is aligned to its size).
     pub const fn align_bytes(self) -> u64 {
         match self {

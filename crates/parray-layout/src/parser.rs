@@ -48,43 +48,9 @@ pub fn parse_program_reporting_all(src: &str) -> std::result::Result<Program, Ve
         p.skip();
         p.eat(';');
     }
-    resolve_records(&mut items);
     match errors.is_empty() {
         true => Ok(Program { items }),
         false => Err(errors),
-    }
-}
-
-/// Gives each element named by a record the program declares (anywhere in it) that
-/// record. A name no `record` item declares stays a [`Record::named`]: a macro then asks
-/// for the record's declaration, and building the module reports it if none comes.
-///
-/// [`Record::named`]: crate::kinds::Record::named
-fn resolve_records(items: &mut [Item]) {
-    let records: Vec<crate::kinds::Record> = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Record(r) => Some(r.record),
-            _ => None,
-        })
-        .collect();
-    let known = |e: &mut ElemType| {
-        if let ElemType::Record(r) = e {
-            if let Some(k) = records.iter().find(|k| k.name() == r.name()) {
-                *e = ElemType::Record(*k);
-            }
-        }
-    };
-    for item in items {
-        if let Item::Type(t) = item {
-            match &mut t.kind {
-                DeclKind::Data { elem, .. } => known(elem),
-                DeclKind::Thread(ThreadKind::Cuda(params)) => {
-                    params.iter_mut().for_each(|p| known(&mut p.elem))
-                }
-                DeclKind::Thread(_) => {}
-            }
-        }
     }
 }
 
@@ -409,8 +375,10 @@ impl<'a> Parser<'a> {
         Ok(Item::Record(RecordDecl { name, record }))
     }
 
-    /// An element type: a keyword, or a record's name, resolved when the whole program is
-    /// read (see [`resolve_records`]).
+    /// An element type: a keyword, or a record's name ([`Record::named`]), which building
+    /// the module resolves against the program's `record` items.
+    ///
+    /// [`Record::named`]: crate::kinds::Record::named
     fn elem(&mut self, word: &str, span: TextSpan) -> ElemType {
         ElemType::from_keyword(word).unwrap_or_else(|| {
             self.records.push(Ident {

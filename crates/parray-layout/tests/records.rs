@@ -1,7 +1,6 @@
 //! Record elements: `record P { ... }` items, the records data types and parameters name,
 //! and their C layout.
 
-use parray_layout::ast::{DeclKind, Item};
 use parray_layout::tree::TypeClass;
 use parray_layout::{parse_program, ElemType, ErrorKind, Module, ThreadKind};
 
@@ -44,10 +43,9 @@ fn a_record_is_laid_out_as_c_lays_out_its_struct() {
 fn a_record_may_be_declared_after_its_uses_and_names_parameters() {
     let program = parse_program("cuda(P* p, float dt) [4][32] T;\n record P { float x; float v; }")
         .expect("parses");
-    let Item::Type(t) = &program.items[0] else {
-        panic!()
-    };
-    let DeclKind::Thread(ThreadKind::Cuda(params)) = &t.kind else {
+    let module = Module::build(&program, &[]).expect("builds");
+    let TypeClass::Thread(ThreadKind::Cuda(params)) = &module.type_def("T").expect("T").class
+    else {
         panic!()
     };
     assert!(matches!(params[0].elem, ElemType::Record(r) if r.is_known() && r.name() == "P"));

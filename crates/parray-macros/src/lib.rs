@@ -52,6 +52,13 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     parray_front::func(attr.into(), item.into()).into()
 }
 
+/// `#[derive(parray::Record)]` on a `#[repr(C)]` struct of element types: the struct
+/// becomes an element, its fields read and written in bodies (SPEC.md 2.3, 3.5).
+#[proc_macro_derive(Record)]
+pub fn derive_record(item: TokenStream) -> TokenStream {
+    parray_front::derive_record(item.into()).into()
+}
+
 /// A call of a subprogram's macro (what `subprog!` defines expands to this).
 #[doc(hidden)]
 #[proc_macro]

@@ -78,6 +78,7 @@ fn c_type(t: Ty) -> String {
     match t {
         Ty::Scalar(s) => c_scalar(s).to_string(),
         Ty::Vector(e) => e.keyword().to_string(),
+        Ty::Record(r) => r.name().to_string(),
         Ty::Ptr(e) => format!("{}*", e.c_name()),
         // Arrays are declared by `Create` (the checker lets no `let` rename one), and no
         // unit or host value reaches a declaration of a cuda body.
@@ -254,7 +255,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     if let Dialect::Hip { .. } = dialect {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
-    out.push_str(&half_headers(body, dialect));
+    out.push_str(&elem_declarations(body, dialect));
     let checked = checked(body).is_some();
     let mut bases = Vec::new();
     if checked {
@@ -1072,14 +1073,7 @@ impl<'b> Writer<'b> {
                 let (ix, _) = self.expr(ix);
                 (format!("{}[{ix}]", self.operand(base, ATOM)), ATOM)
             }
-            ExprKind::Field(base, lane) => (
-                format!(
-                    "{}.{}",
-                    self.operand(base, ATOM),
-                    ["x", "y", "z", "w"][*lane as usize]
-                ),
-                ATOM,
-            ),
+            ExprKind::Field(base, name) => (format!("{}.{name}", self.operand(base, ATOM)), ATOM),
             ExprKind::Method(m, recv, args) => (self.method(e, *m, recv, args), ATOM),
             ExprKind::Atomic(..) => self.atomic(e, true),
             ExprKind::ShflDown { value, delta, .. } => {
@@ -1329,18 +1323,27 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
     })
 }
 
-/// The headers a kernel over half elements includes, by what it uses.
-fn half_headers(body: &Body, dialect: Dialect) -> String {
+/// What declares the element types a kernel uses: the headers of the halves, then a
+/// `struct` for each record (C++'s layout of it is the Rust struct's: the derive checks
+/// that C would pad nothing, and the fields are CUDA's types of the same alignment).
+fn elem_declarations(body: &Body, dialect: Dialect) -> String {
     let mut elems = Vec::new();
     let mut note = |t: Ty| {
         let elem = match t {
             Ty::Scalar(Scalar::F16) => ElemType::Half,
             Ty::Scalar(Scalar::Bf16) => ElemType::Bf16,
+            Ty::Record(r) => ElemType::Record(r),
             Ty::Ptr(e) | Ty::Array { elem: e, .. } => e,
             _ => return,
         };
-        if !elems.contains(&elem) {
-            elems.push(elem);
+        let fields = match elem {
+            ElemType::Record(r) => r.def().fields.iter().map(|f| f.elem).collect(),
+            _ => Vec::new(),
+        };
+        for e in fields.into_iter().chain([elem]) {
+            if !elems.contains(&e) {
+                elems.push(e);
+            }
         }
     };
     for t in body.locals.iter().filter_map(|l| l.ty) {
@@ -1353,13 +1356,26 @@ fn half_headers(body: &Body, dialect: Dialect) -> String {
             crate::ir::visit_expr(v, &mut |e| note(e.ty));
         }
     }
-    elems.sort_by_key(|e| *e != ElemType::Half);
-    elems.into_iter().map(|e| elem_header(e, dialect)).collect()
+    elems.sort_by_key(|e| (matches!(e, ElemType::Record(_)), *e != ElemType::Half));
+    elems
+        .into_iter()
+        .map(|e| elem_declaration(e, dialect))
+        .collect()
 }
 
-/// The header that declares the element type `elem` in `dialect` (the halves'), if any.
-fn elem_header(elem: ElemType, dialect: Dialect) -> &'static str {
-    match (elem, dialect) {
+/// What declares the element type `elem` in `dialect`: a header (the halves'), a record's
+/// `struct`, or nothing.
+fn elem_declaration(elem: ElemType, dialect: Dialect) -> String {
+    if let ElemType::Record(r) = elem {
+        let fields: String = r
+            .def()
+            .fields
+            .iter()
+            .map(|f| format!(" {} {};", f.elem.c_name(), f.name))
+            .collect();
+        return format!("struct {} {{{fields} }};\n", r.name());
+    }
+    let header = match (elem, dialect) {
         (ElemType::Half, Dialect::Cuda) => "#include <cuda_fp16.h>\n",
         (ElemType::Bf16, Dialect::Cuda) => "#include <cuda_bf16.h>\n",
         (ElemType::Half, Dialect::Hip { .. }) => "#include <hip/hip_fp16.h>\n",
@@ -1368,7 +1384,8 @@ fn elem_header(elem: ElemType, dialect: Dialect) -> &'static str {
             "#include <hip/hip_bfloat16.h>\ntypedef hip_bfloat16 __nv_bfloat16;\n"
         }
         _ => "",
-    }
+    };
+    header.to_string()
 }
 
 /// Whether the C of `e`, an 8-bit integer, is an `int` that only agrees with its value in

@@ -626,6 +626,11 @@ impl<'b> Facts<'b> {
             } => self.access(base, Some(at), false, *lanes),
             ExprKind::Assign(_, place, _) => match &place.kind {
                 ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
+                // A field of a record element (`p[i].vel = v`).
+                ExprKind::Field(element, _) => match &element.kind {
+                    ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
+                    _ => {}
+                },
                 ExprKind::Vector {
                     base, at, lanes, ..
                 } => self.access(base, Some(at), true, *lanes),

@@ -10,7 +10,7 @@
 use crate::CodeSpan;
 
 use crate::ir::{
-    lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
+    lane, lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
     Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
 };
 use parray_layout::kinds::{ElemType, MemKind};
@@ -443,6 +443,12 @@ impl Checker {
                     self.expr(place, body)
                 };
                 let tv = self.expr(value, body);
+                if let ExprKind::Field(element, _) = &place.kind {
+                    let of = self.resolve(element.ty);
+                    if matches!(element.kind, ExprKind::Index(..)) && matches!(of, Ty::Vector(_)) {
+                        self.fail(place.span, format!("a vector element is assigned whole: `a[i] = {of}::new(...)` (or through a local: `let mut v = a[i]; v.x = ...; a[i] = v;`)"));
+                    }
+                }
                 let stored = match (tp, &place.kind) {
                     (Ty::Vector(v), ExprKind::Vector { lanes, .. }) => Some((v, *lanes)),
                     (_, ExprKind::Vector { .. }) => Some((ElemType::Float, 0)),
@@ -526,20 +532,26 @@ impl Checker {
                 }
             }
             ExprKind::Vector { .. } => unreachable!("typed by `vector` above"),
-            ExprKind::Field(base, lane) => {
-                let lane = *lane;
+            ExprKind::Field(base, name) => {
                 let tb = self.expr(base, body);
                 match self.resolve(tb) {
-                    Ty::Vector(v) if lane < lanes(v) => Ty::Scalar(lane_scalar(v)),
+                    Ty::Vector(v) if lane(name).is_some_and(|l| l < lanes(v)) => {
+                        Ty::Scalar(lane_scalar(v))
+                    }
+                    Ty::Record(r) if r.field(name).is_some() => {
+                        Ty::of_elem(r.field(name).expect("checked").1.elem)
+                    }
                     Ty::Host => Ty::Host,
                     t => {
-                        self.fail(
-                            span,
-                            format!(
-                                "`{t}` has no field `{}`",
-                                ["x", "y", "z", "w"][lane as usize]
-                            ),
-                        );
+                        let fields = match t {
+                            Ty::Record(r) => {
+                                let names: Vec<&str> =
+                                    r.def().fields.iter().map(|f| f.name).collect();
+                                format!(" (its fields: {})", names.join(", "))
+                            }
+                            _ => String::new(),
+                        };
+                        self.fail(span, format!("`{t}` has no field `{name}`{fields}"));
                         Ty::Host
                     }
                 }

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use parray_layout::ElemType;
 
 /// A type that can be the element of a parray data type.
@@ -11,8 +11,9 @@ use parray_layout::ElemType;
 /// The layout (size and alignment) must be that of the CUDA C type named by `ELEM`, the
 /// all-zero bit pattern must be a valid value (buffers are zero-initialised and shared
 /// bit-for-bit with generated kernels), every bit pattern of its size must be a valid
-/// value (elements are read word by word), it has no padding, and its size is 1, 2, 4, 8 or
-/// 16 bytes with an alignment of at least its size up to 8 (see [`load_relaxed`]).
+/// value (elements are read word by word), it has no padding, and its alignment is 1, 2,
+/// 4, 8 or 16 bytes (see [`load_relaxed`]). `#[derive(parray::Record)]` checks all of
+/// this for a record.
 pub unsafe trait Element:
     Copy + Send + Sync + Default + 'static + DeviceRepr + ValidAsZeroBits
 {
@@ -20,40 +21,93 @@ pub unsafe trait Element:
     const ELEM: ElemType;
 }
 
+/// Moves `bytes` bytes from `from` to `to` in words of `word` bytes (1, 2, 4 or 8), each
+/// through the matching `step` (an atomic load or store of one word).
+///
+/// # Safety
+/// `from` and `to` must be valid for `bytes` and aligned to `word`, `bytes` a multiple of
+/// `word`, and each `step` safe to call on each pair of word pointers within them.
+#[inline(always)]
+unsafe fn by_words(
+    from: *const u8,
+    to: *mut u8,
+    bytes: usize,
+    word: usize,
+    step: (
+        unsafe fn(*const u8, *mut u8),
+        unsafe fn(*const u16, *mut u16),
+        unsafe fn(*const u32, *mut u32),
+        unsafe fn(*const u64, *mut u64),
+    ),
+) {
+    macro_rules! each {
+        ($w:ty, $f:expr) => {
+            for k in 0..bytes / size_of::<$w>() {
+                // SAFETY: the caller's contract, word by word.
+                unsafe { $f((from as *const $w).add(k), (to as *mut $w).add(k)) }
+            }
+        };
+    }
+    match word {
+        1 => each!(u8, step.0),
+        2 => each!(u16, step.1),
+        4 => each!(u32, step.2),
+        _ => each!(u64, step.3),
+    }
+}
+
+/// Atomic relaxed loads of one word, from the first pointer into the second.
+const LOADS: (
+    unsafe fn(*const u8, *mut u8),
+    unsafe fn(*const u16, *mut u16),
+    unsafe fn(*const u32, *mut u32),
+    unsafe fn(*const u64, *mut u64),
+) = (
+    // SAFETY (each): `by_words`' caller guarantees the pointers.
+    |f, t| unsafe { t.write(AtomicU8::from_ptr(f as *mut u8).load(Ordering::Relaxed)) },
+    |f, t| unsafe { t.write(AtomicU16::from_ptr(f as *mut u16).load(Ordering::Relaxed)) },
+    |f, t| unsafe { t.write(AtomicU32::from_ptr(f as *mut u32).load(Ordering::Relaxed)) },
+    |f, t| unsafe { t.write(AtomicU64::from_ptr(f as *mut u64).load(Ordering::Relaxed)) },
+);
+
+/// Atomic relaxed stores of one word, from the first pointer into the second.
+const STORES: (
+    unsafe fn(*const u8, *mut u8),
+    unsafe fn(*const u16, *mut u16),
+    unsafe fn(*const u32, *mut u32),
+    unsafe fn(*const u64, *mut u64),
+) = (
+    // SAFETY (each): `by_words`' caller guarantees the pointers.
+    |f, t| unsafe { AtomicU8::from_ptr(t).store(f.read(), Ordering::Relaxed) },
+    |f, t| unsafe { AtomicU16::from_ptr(t).store(f.read(), Ordering::Relaxed) },
+    |f, t| unsafe { AtomicU32::from_ptr(t).store(f.read(), Ordering::Relaxed) },
+    |f, t| unsafe { AtomicU64::from_ptr(t).store(f.read(), Ordering::Relaxed) },
+);
+
 /// Reads the element at `p` with relaxed atomic loads of its words: how writable handles
 /// read, so that threads of a detour that race on an element get some value written
-/// there (as on a GPU), never undefined behaviour.
+/// there (as on a GPU), never undefined behaviour. Every access to an element of `T`
+/// moves words of one size ([`ElemType::word_bytes`]), so racing accesses never mix sizes.
 ///
 /// # Safety
 /// `p` must be valid for reads and aligned, and every concurrent access to the element
 /// must be atomic (through [`store_relaxed`] or an atomic update).
 #[inline(always)]
 pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
-    // SAFETY (all arms): `Element` guarantees the size, an alignment of at least the
-    // word's, no padding and that any bits are a value; the caller guarantees the rest.
+    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    let word = const { T::ELEM.word_bytes() as usize };
+    // SAFETY: the caller's guarantees for `p`; `out` is a local `T`; `Element`: the size is
+    // a multiple of the word, to which `T` is aligned. Each word of `out` is written, and
+    // any bits are a value.
     unsafe {
-        match size_of::<T>() {
-            1 => {
-                std::mem::transmute_copy(&AtomicU8::from_ptr(p as *mut u8).load(Ordering::Relaxed))
-            }
-            2 => std::mem::transmute_copy(
-                &AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed),
-            ),
-            4 => std::mem::transmute_copy(
-                &AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed),
-            ),
-            8 => std::mem::transmute_copy(
-                &AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
-            ),
-            _ => {
-                let w = p as *mut u64;
-                let words = [
-                    AtomicU64::from_ptr(w).load(Ordering::Relaxed),
-                    AtomicU64::from_ptr(w.add(1)).load(Ordering::Relaxed),
-                ];
-                std::mem::transmute_copy(&words)
-            }
-        }
+        by_words(
+            p.cast(),
+            out.as_mut_ptr().cast(),
+            size_of::<T>(),
+            word,
+            LOADS,
+        );
+        out.assume_init()
     }
 }
 
@@ -63,24 +117,31 @@ pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
 /// As [`load_relaxed`], for writes.
 #[inline(always)]
 pub(crate) unsafe fn store_relaxed<T: Element>(p: *mut T, v: T) {
-    // SAFETY (all arms): as in `load_relaxed`.
+    let word = const { T::ELEM.word_bytes() as usize };
+    // SAFETY: as in `load_relaxed`; `v` has no padding, so each of its words is initialised.
     unsafe {
-        match size_of::<T>() {
-            1 => AtomicU8::from_ptr(p as *mut u8)
-                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
-            2 => AtomicU16::from_ptr(p as *mut u16)
-                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
-            4 => AtomicU32::from_ptr(p as *mut u32)
-                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
-            8 => AtomicU64::from_ptr(p as *mut u64)
-                .store(std::mem::transmute_copy(&v), Ordering::Relaxed),
-            _ => {
-                let words: [u64; 2] = std::mem::transmute_copy(&v);
-                let w = p as *mut u64;
-                AtomicU64::from_ptr(w).store(words[0], Ordering::Relaxed);
-                AtomicU64::from_ptr(w.add(1)).store(words[1], Ordering::Relaxed);
-            }
-        }
+        by_words(
+            (&raw const v).cast(),
+            p.cast(),
+            size_of::<T>(),
+            word,
+            STORES,
+        )
+    }
+}
+
+/// Writes the field `v` at `offset` bytes into the record at `p`, in the record's words.
+///
+/// # Safety
+/// As [`store_relaxed`] for `p`; `offset` is that of a field of type `F` in `T` (so the
+/// field's bytes are whole words of `T`'s: [`ElemType::word_bytes`]).
+#[inline(always)]
+pub(crate) unsafe fn store_field_relaxed<T: Element, F: Element>(p: *mut T, offset: usize, v: F) {
+    let word = const { T::ELEM.word_bytes() as usize };
+    // SAFETY: the caller's contract; `v` has no padding.
+    unsafe {
+        let to = p.cast::<u8>().add(offset);
+        by_words((&raw const v).cast(), to, size_of::<F>(), word, STORES)
     }
 }
 

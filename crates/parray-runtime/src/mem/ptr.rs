@@ -43,7 +43,9 @@ use parray_layout::{ElemType, MemKind};
 
 use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
-use crate::mem::elem::{load_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector};
+use crate::mem::elem::{
+    load_relaxed, store_field_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector,
+};
 use crate::mem::watch::{Clock, Watch};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
@@ -355,6 +357,29 @@ pub(crate) fn misaligned(vector: ElemType, offset: usize, name: &str) -> ! {
     panic!("{}", misaligned_message(vector, offset as u128, name))
 }
 
+/// The byte offset in `T` of the field `field` projects to, found on a local value (the
+/// optimiser folds it to a number): a projection to anything but whole words of `T`
+/// (`ElemType::word_bytes`) within it, of `F`'s alignment, panics.
+#[inline(always)]
+#[track_caller]
+fn field_offset<T: Element, F: Element>(field: fn(&mut T) -> &mut F) -> usize {
+    let word = const { T::ELEM.word_bytes() as usize };
+    let mut probe = T::default();
+    let base = (&raw mut probe).addr();
+    let offset = (field(&mut probe) as *mut F).addr().wrapping_sub(base);
+    assert!(
+        offset
+            .checked_add(size_of::<F>())
+            .is_some_and(|end| end <= size_of::<T>())
+            && offset.is_multiple_of(align_of::<F>())
+            && offset.is_multiple_of(word)
+            && size_of::<F>().is_multiple_of(word),
+        "parray: `store_field` writes a field of {}, not a part of one",
+        T::ELEM
+    );
+    offset
+}
+
 /// Reading elements, through an array or a handle: what a detour body's `x[off]` calls.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be indexed in a detour body",
@@ -460,6 +485,37 @@ pub trait AccessMut<T: Element>: Access<T> {
     /// # Safety
     /// As [`Access::load_unchecked`].
     unsafe fn store_unchecked(&self, off: usize, v: T);
+
+    /// Writes one field of the record `off` elements past this handle (checked): a body's
+    /// `p[i].vel = v`. `field` names it (`|e| &mut e.vel`). Shared arrays write the field
+    /// alone, as a GPU does, so threads may write different fields of one element; a
+    /// thread's own registers read the element and write it back.
+    #[inline(always)]
+    #[track_caller]
+    fn store_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F, v: F) {
+        let mut e = self.load(off);
+        *field(&mut e) = v;
+        self.store(off, e)
+    }
+
+    /// [`AccessMut::store_field`] without the bounds check.
+    ///
+    /// # Safety
+    /// As [`Access::load_unchecked`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn store_field_unchecked<F: Element>(
+        &self,
+        off: usize,
+        field: fn(&mut T) -> &mut F,
+        v: F,
+    ) {
+        // SAFETY: forwarded.
+        let mut e = unsafe { self.load_unchecked(off) };
+        *field(&mut e) = v;
+        // SAFETY: forwarded.
+        unsafe { self.store_unchecked(off, e) }
+    }
 
     /// CUDA's `atomicAdd`: adds `v` to the element `off` past this handle atomically and
     /// returns the old value (checked like an access).
@@ -779,6 +835,30 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         unsafe { store_relaxed(p, v) }
     }
 
+    #[inline(always)]
+    #[track_caller]
+    fn store_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F, v: F) {
+        let p = self.raw.at(off);
+        self.raw.note(off, 1, true);
+        // SAFETY: as in `load`, and `field_offset` is a field's of type `F`.
+        unsafe { store_field_relaxed(p, field_offset(field), v) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn store_field_unchecked<F: Element>(
+        &self,
+        off: usize,
+        field: fn(&mut T) -> &mut F,
+        v: F,
+    ) {
+        // SAFETY: as in `load_unchecked`.
+        let p = unsafe { self.raw.at_unchecked(off) };
+        self.raw.note(off, 1, true);
+        // SAFETY: as above.
+        unsafe { store_field_relaxed(p, field_offset(field), v) }
+    }
+
     #[track_caller]
     fn atomic_add(&self, off: usize, v: T) -> T
     where
@@ -890,6 +970,24 @@ impl<T: Element, A: AccessMut<T> + ?Sized> AccessMut<T> for &A {
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         // SAFETY: forwarded.
         unsafe { (**self).store_unchecked(off, v) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn store_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F, v: F) {
+        (**self).store_field(off, field, v)
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn store_field_unchecked<F: Element>(
+        &self,
+        off: usize,
+        field: fn(&mut T) -> &mut F,
+        v: F,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { (**self).store_field_unchecked(off, field, v) }
     }
 
     #[track_caller]

@@ -222,12 +222,12 @@ pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
 
 /// The Rust type of one element of `e` under `mode`.
 pub fn elem_tokens(e: ElemType, mode: Mode) -> TokenStream {
-    match Scalar::of_elem(e) {
-        Some(s) => scalar_tokens(s, mode),
-        None => {
-            let id = Ident::new(e.rust_type(), Span::call_site());
-            quote!(::parray::#id)
-        }
+    let id = Ident::new(e.rust_type(), Span::call_site());
+    match (Scalar::of_elem(e), e) {
+        (Some(s), _) => scalar_tokens(s, mode),
+        // The user's struct, in scope where its arrays are declared and used.
+        (None, ElemType::Record(_)) => quote!(#id),
+        (None, _) => quote!(::parray::#id),
     }
 }
 
@@ -255,6 +255,7 @@ impl<'b> Writer<'b> {
         match t {
             Ty::Scalar(s) => Some(self.scalar(s)),
             Ty::Vector(e) => Some(self.elem(e)),
+            Ty::Record(r) => Some(self.elem(ElemType::Record(r))),
             _ => None,
         }
     }
@@ -688,9 +689,9 @@ impl<'b> Writer<'b> {
                     }
                 }
             }
-            ExprKind::Field(base, lane) => {
+            ExprKind::Field(base, name) => {
                 let b = self.operand(base, ATOM);
-                let f = Ident::new(["x", "y", "z", "w"][*lane as usize], span);
+                let f = Ident::new(name, span);
                 quote_spanned!(span=> #b.#f)
             }
             ExprKind::Method(m, recv, args) => {
@@ -724,6 +725,49 @@ impl<'b> Writer<'b> {
     }
 
     /// `x = v`, `x op= v`; an element through `AccessMut::store`.
+    /// `p[i].f = v` (or `op=`): the field alone is written (`AccessMut::store_field`).
+    fn assign_field(
+        &self,
+        op: Option<BinOp>,
+        (base, ix, check): (&Expr, &Expr, &Check),
+        name: &str,
+        value: &Expr,
+        span: Span,
+    ) -> TokenStream {
+        let (b, i) = (self.access(base), self.host_index(ix));
+        let field = Ident::new(name, span);
+        let proved = matches!(check, Check::Proved);
+        let v = match op {
+            Some(op) => {
+                let (op, v) = (binop_tokens(op, span), self.operand(value, ATOM));
+                let load = match proved {
+                    // SAFETY (of the generated block): the element the proved store writes.
+                    true => {
+                        quote_spanned!(span=> unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) })
+                    }
+                    false => quote_spanned!(span=> ::parray::Access::load(__parray_b, __parray_at)),
+                };
+                quote_spanned!(span=> #load.#field #op #v)
+            }
+            None => self.expr(value),
+        };
+        match check {
+            Check::Checked(_) => quote_spanned!(span=> {
+                let (__parray_b, __parray_at) = (#b, #i);
+                let __parray_v = #v;
+                ::parray::AccessMut::store_field(__parray_b, __parray_at, |e| &mut e.#field, __parray_v)
+            }),
+            // SAFETY (of the generated block): as for a proved store.
+            Check::Proved => {
+                quote_spanned!(span=> {
+                    let (__parray_b, __parray_at) = (#b, #i);
+                    let __parray_v = #v;
+                    unsafe { ::parray::AccessMut::store_field_unchecked(__parray_b, __parray_at, |e| &mut e.#field, __parray_v) }
+                })
+            }
+        }
+    }
+
     fn assign(&self, op: Option<BinOp>, place: &Expr, value: &Expr, span: Span) -> TokenStream {
         // `x[i] op= v` is written `old op (v)`: `v` is the right operand of `op`, whole
         // (parenthesised even where `op` binds less tightly: `old << (1 + 1)` is what
@@ -755,6 +799,11 @@ impl<'b> Writer<'b> {
                     })
                 }
             };
+        }
+        if let ExprKind::Field(element, name) = &place.kind {
+            if let ExprKind::Index(base, ix, check) = &element.kind {
+                return self.assign_field(op, (base, ix, check), name, value, span);
+            }
         }
         if let ExprKind::Index(base, ix, check) = &place.kind {
             let (b, i) = (self.access(base), self.host_index(ix));

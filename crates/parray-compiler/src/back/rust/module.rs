@@ -131,7 +131,21 @@ fn mem_kind(m: MemKind) -> TokenStream {
     quote!(::parray::layout::MemKind::#v)
 }
 
-fn elem_type(e: ElemType) -> TokenStream {
-    let v = proc_macro2::Ident::new(&format!("{e:?}"), proc_macro2::Span::call_site());
-    quote!(::parray::layout::ElemType::#v)
+/// The expression of an element type in a program: a record's description is a constant
+/// the compiler promotes to a `'static` (what `#[derive(parray::Record)]` writes too).
+pub fn elem_type(e: ElemType) -> TokenStream {
+    let ElemType::Record(r) = e else {
+        let v = proc_macro2::Ident::new(&format!("{e:?}"), proc_macro2::Span::call_site());
+        return quote!(::parray::layout::ElemType::#v);
+    };
+    let name = r.name();
+    let fields = r.def().fields.iter().map(|f| {
+        let (name, elem) = (f.name, elem_type(f.elem));
+        quote!(::parray::layout::Field { name: #name, elem: #elem })
+    });
+    quote! {
+        ::parray::layout::ElemType::Record(::parray::layout::Record::new(
+            &::parray::layout::RecordDef { name: #name, fields: &[#(#fields),*] },
+        ))
+    }
 }

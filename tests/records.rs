@@ -1,0 +1,146 @@
+//! Records as elements (`#[derive(parray::Record)]`): their fields read and written in
+//! bodies, whole and one by one, through pointers, shared memory and locals; the same
+//! results as plain Rust on the host, on pthd, on the emulation and on a GPU
+//! (`PARRAY_BACKEND=cuda records` on the GPU machine). The inputs are small dyadic
+//! numbers, so that every back end computes them exactly (a GPU's fused multiply-adds
+//! included).
+
+use parray::prelude::*;
+
+#[derive(Clone, Copy, Default, Debug, PartialEq, parray::Record)]
+#[repr(C)]
+pub struct Particle {
+    pos: Float2,
+    vel: Float2,
+    mass: f32,
+    id: i32,
+}
+
+/// The field a step feels at `p`: a spring towards the origin.
+#[parray::func]
+fn spring(p: Float2) -> Float2 {
+    p * -0.5
+}
+
+parray! {
+    const N = 512;
+    pub dmem Particle [N] P;
+    pub paged Particle [N] HOST_P;
+    pub cuda(Particle* p, float dt) [N / 128][128] STEP;
+    pub smem Particle [128] TILE;
+    pub cuda(Particle* p, Particle* out) [N / 128][128] SHIFT;
+    pub pthd [4] TEAM;
+    Particle [[4][N / 4]#HOST_P] PART;
+}
+
+fn particles() -> Vec<Particle> {
+    (0..N)
+        .map(|k| Particle {
+            pos: Float2::new(k as f32 * 0.25 - 16.0, (k % 7) as f32),
+            vel: Float2::new((k % 5) as f32 - 2.0, 0.5),
+            mass: 1.0 + (k % 3) as f32,
+            id: -1,
+        })
+        .collect()
+}
+
+/// The step on the host: the reference.
+fn step(mut p: Particle, k: usize, dt: f32) -> Particle {
+    p.vel = p.vel + spring(p.pos) * dt;
+    p.pos = p.pos + p.vel * dt;
+    p.mass += 1.0;
+    p.id = k as i32;
+    p
+}
+
+#[test]
+fn a_step_writes_fields_of_elements_on_the_gpu_or_its_emulation() -> parray::Result<()> {
+    let mut p = P::create()?;
+    p.copy_from_slice(&particles())?;
+    detour!(STEP(&mut p, 0.5) {
+        let i = $P[$tid$]$;
+        let mut q = p[i];
+        q.vel = q.vel + spring(q.pos) * dt;
+        p[i].pos = q.pos + q.vel * dt;
+        p[i].vel = q.vel;
+        p[i].mass += 1.0;
+        p[i].id = $tid$ as i32;
+    })?;
+    let want: Vec<Particle> = particles()
+        .into_iter()
+        .enumerate()
+        .map(|(k, q)| step(q, k, 0.5))
+        .collect();
+    assert_eq!(p.to_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn a_step_on_cpu_threads_is_the_same_step() -> parray::Result<()> {
+    let mut p = HOST_P::create()?;
+    p.copy_from_slice(&particles())?;
+    let dt = 0.5f32;
+    detour!(TEAM {
+        for k in 0..$dim(PART_0_1)$ {
+            let i = $PART[[[$tid$][k]]]$;
+            let mut q = p[i];
+            q.vel = q.vel + spring(q.pos) * dt;
+            p[i].pos = q.pos + q.vel * dt;
+            p[i].vel = q.vel;
+            p[i].mass += 1.0;
+            p[i].id = i as i32;
+        }
+    })?;
+    let want: Vec<Particle> = particles()
+        .into_iter()
+        .enumerate()
+        .map(|(k, q)| step(q, k, 0.5))
+        .collect();
+    assert_eq!(p.to_vec()?, want);
+    Ok(())
+}
+
+/// Each block stages its particles in shared memory, then each thread takes its
+/// neighbour's position and its own velocity: whole records and fields through `smem`.
+#[test]
+fn records_in_shared_memory() -> parray::Result<()> {
+    let mut p = P::create()?;
+    p.copy_from_slice(&particles())?;
+    let mut out = P::create()?;
+    detour!(SHIFT(&p, &mut out) {
+        let tile = TILE::create();
+        let t = $tid_1$;
+        tile[t] = p[$P[$tid$]$];
+        #sync;
+        let mut q = tile[(t + 1) % 128];
+        q.vel = tile[t].vel;
+        q.id = tile[t].id + t as i32;
+        out[$P[$tid$]$] = q;
+    })?;
+    let x = particles();
+    let want: Vec<Particle> = (0..N)
+        .map(|k| {
+            let (b, t) = (k / 128 * 128, k % 128);
+            let mut q = x[b + (t + 1) % 128];
+            q.vel = x[k].vel;
+            q.id = x[k].id + t as i32;
+            q
+        })
+        .collect();
+    assert_eq!(out.to_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn a_record_kernel_declares_its_struct() {
+    let (p, dt) = ((), ());
+    let source = kernel_source!(STEP(p, dt) {
+        let i = $P[$tid$]$;
+        p[i].mass += dt;
+    });
+    assert!(
+        source.contains("struct Particle { float2 pos; float2 vel; float mass; int id; };"),
+        "{source}"
+    );
+    insta::assert_snapshot!(source);
+}
