@@ -46,8 +46,8 @@ fn particles() -> Vec<Particle> {
 
 /// The step on the host: the reference.
 fn step(mut p: Particle, k: usize, dt: f32) -> Particle {
-    p.vel = p.vel + spring(p.pos) * dt;
-    p.pos = p.pos + p.vel * dt;
+    p.vel += spring(p.pos) * dt;
+    p.pos += p.vel * dt;
     p.mass += 1.0;
     p.id = k as i32;
     p
@@ -60,7 +60,7 @@ fn a_step_writes_fields_of_elements_on_the_gpu_or_its_emulation() -> parray::Res
     detour!(STEP(&mut p, 0.5) {
         let i = $P[$tid$]$;
         let mut q = p[i];
-        q.vel = q.vel + spring(q.pos) * dt;
+        q.vel += spring(q.pos) * dt;
         p[i].pos = q.pos + q.vel * dt;
         p[i].vel = q.vel;
         p[i].mass += 1.0;
@@ -84,7 +84,7 @@ fn a_step_on_cpu_threads_is_the_same_step() -> parray::Result<()> {
         for k in 0..$dim(PART_0_1)$ {
             let i = $PART[[[$tid$][k]]]$;
             let mut q = p[i];
-            q.vel = q.vel + spring(q.pos) * dt;
+            q.vel += spring(q.pos) * dt;
             p[i].pos = q.pos + q.vel * dt;
             p[i].vel = q.vel;
             p[i].mass += 1.0;
@@ -136,7 +136,10 @@ fn a_record_kernel_declares_its_struct() {
     let (p, dt) = ((), ());
     let source = kernel_source!(STEP(p, dt) {
         let i = $P[$tid$]$;
-        p[i].mass += dt;
+        let mut q = p[i];
+        q.vel += spring(q.pos) * dt;
+        p[i].pos = q.pos + q.vel * dt;
+        p[i].mass += 1.0;
     });
     assert!(
         source.contains("struct Particle { float2 pos; float2 vel; float mass; int id; };"),

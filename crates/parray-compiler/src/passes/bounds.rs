@@ -627,10 +627,11 @@ impl<'b> Facts<'b> {
             ExprKind::Assign(_, place, _) => match &place.kind {
                 ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
                 // A field of a record element (`p[i].vel = v`).
-                ExprKind::Field(element, _) => match &element.kind {
-                    ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
-                    _ => {}
-                },
+                ExprKind::Field(element, _) => {
+                    if let ExprKind::Index(base, at, _) = &element.kind {
+                        self.access(base, Some(at), true, 0)
+                    }
+                }
                 ExprKind::Vector {
                     base, at, lanes, ..
                 } => self.access(base, Some(at), true, *lanes),

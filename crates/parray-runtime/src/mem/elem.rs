@@ -21,6 +21,14 @@ pub unsafe trait Element:
     const ELEM: ElemType;
 }
 
+/// One step of a word of each size: from the first pointer into the second.
+type WordSteps = (
+    unsafe fn(*const u8, *mut u8),
+    unsafe fn(*const u16, *mut u16),
+    unsafe fn(*const u32, *mut u32),
+    unsafe fn(*const u64, *mut u64),
+);
+
 /// Moves `bytes` bytes from `from` to `to` in words of `word` bytes (1, 2, 4 or 8), each
 /// through the matching `step` (an atomic load or store of one word).
 ///
@@ -33,12 +41,7 @@ unsafe fn by_words(
     to: *mut u8,
     bytes: usize,
     word: usize,
-    step: (
-        unsafe fn(*const u8, *mut u8),
-        unsafe fn(*const u16, *mut u16),
-        unsafe fn(*const u32, *mut u32),
-        unsafe fn(*const u64, *mut u64),
-    ),
+    step: WordSteps,
 ) {
     macro_rules! each {
         ($w:ty, $f:expr) => {
@@ -57,12 +60,7 @@ unsafe fn by_words(
 }
 
 /// Atomic relaxed loads of one word, from the first pointer into the second.
-const LOADS: (
-    unsafe fn(*const u8, *mut u8),
-    unsafe fn(*const u16, *mut u16),
-    unsafe fn(*const u32, *mut u32),
-    unsafe fn(*const u64, *mut u64),
-) = (
+const LOADS: WordSteps = (
     // SAFETY (each): `by_words`' caller guarantees the pointers.
     |f, t| unsafe { t.write(AtomicU8::from_ptr(f as *mut u8).load(Ordering::Relaxed)) },
     |f, t| unsafe { t.write(AtomicU16::from_ptr(f as *mut u16).load(Ordering::Relaxed)) },
@@ -71,12 +69,7 @@ const LOADS: (
 );
 
 /// Atomic relaxed stores of one word, from the first pointer into the second.
-const STORES: (
-    unsafe fn(*const u8, *mut u8),
-    unsafe fn(*const u16, *mut u16),
-    unsafe fn(*const u32, *mut u32),
-    unsafe fn(*const u64, *mut u64),
-) = (
+const STORES: WordSteps = (
     // SAFETY (each): `by_words`' caller guarantees the pointers.
     |f, t| unsafe { AtomicU8::from_ptr(t).store(f.read(), Ordering::Relaxed) },
     |f, t| unsafe { AtomicU16::from_ptr(t).store(f.read(), Ordering::Relaxed) },
