@@ -65,7 +65,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         return Err(syn::Error::new(
             at.span(),
             format!(
-                "C pads `{name}` before or after `{at}` ({} bytes of fields in {} bytes): a record has no padding, since its elements are copied and read word by word; order the fields from the largest alignment down, or add a field where the gap is",
+                "C leaves a gap in `{name}` after `{at}` ({} bytes of fields in {} bytes): a record has no padding, since its elements are copied and read word by word; order the fields from the largest alignment down, or add a field where the gap is",
                 record.field_bytes(),
                 record.size_bytes()
             ),
