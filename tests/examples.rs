@@ -315,6 +315,16 @@ fn softmax_in_bf16() {
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 
+/// A leapfrog step of particles, each a record, with the field a function of the body
+/// language, checks itself against an `f64` step; `--n` sizes it (here a tail the last
+/// block's guard covers).
+#[test]
+fn particles_are_records() {
+    let out = run_example("particles", &["--n", "1000"]);
+    assert!(out.contains("a leapfrog step of 1000 particles of 24 bytes"), "{out}");
+    assert!(out.ends_with("check: ok\n"), "{out}");
+}
+
 /// The seed examples, in the order.
 const SEED_PROGRAMS: &[&str] = &[
     "pitch",
