@@ -28,6 +28,7 @@ parray! {
     pub paged Particle [N] HOST_P;
     pub cuda(Particle* p, float dt) [N / 128][128] STEP;
     pub smem Particle [128] TILE;
+    Particle [128 #P] BLOCK;
     pub cuda(Particle* p, Particle* out) [N / 128][128] SHIFT;
     pub pthd [4] TEAM;
     Particle [[4][N / 4]#HOST_P] PART;
@@ -100,8 +101,9 @@ fn a_step_on_cpu_threads_is_the_same_step() -> parray::Result<()> {
     Ok(())
 }
 
-/// Each block stages its particles in shared memory, then each thread takes its
-/// neighbour's position and its own velocity: whole records and fields through `smem`.
+/// Each block stages its particles in shared memory (a `#copy` by one thread), then each
+/// thread takes its neighbour's position and its own velocity: whole records and fields
+/// through `smem`.
 #[test]
 fn records_in_shared_memory() -> parray::Result<()> {
     let mut p = P::create()?;
@@ -110,7 +112,9 @@ fn records_in_shared_memory() -> parray::Result<()> {
     detour!(SHIFT(&p, &mut out) {
         let tile = TILE::create();
         let t = $tid_1$;
-        tile[t] = p[$P[$tid$]$];
+        if t == 0 {
+            #copy BLOCK(p + $P[$tid_0$ * 128]$) to TILE(tile);
+        }
         #sync;
         let mut q = tile[(t + 1) % 128];
         q.vel = tile[t].vel;
