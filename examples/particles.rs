@@ -104,7 +104,10 @@ fn check(before: &[Particle], after: &[Particle], dt: f32) -> bool {
         let want = reference(b, dt.into());
         let got = [a.pos.x, a.pos.y, a.vel.x, a.vel.y].map(f64::from);
         let same = (a.mass, a.charge) == (b.mass, b.charge);
-        same && want.iter().zip(got).all(|(w, g)| (w - g).abs() <= 1e-5 * w.abs() + 1e-6)
+        same && want
+            .iter()
+            .zip(got)
+            .all(|(w, g)| (w - g).abs() <= 1e-5 * w.abs() + 1e-6)
     })
 }
 
@@ -136,10 +139,22 @@ fn main() -> parray::Result<()> {
     if device {
         let blocks = n.div_ceil(256) as u32;
         let hand = common::median_seconds(repeats, true, || {
-            common::raw_kernel("step", HAND, [blocks, 1, 1], [256, 1, 1], &[&p, &dt, &(n as i32)])
+            common::raw_kernel(
+                "step",
+                HAND,
+                [blocks, 1, 1],
+                [256, 1, 1],
+                &[&p, &dt, &(n as i32)],
+            )
         })?;
         p.copy_from_slice(&start)?;
-        common::raw_kernel("step", HAND, [blocks, 1, 1], [256, 1, 1], &[&p, &dt, &(n as i32)])?;
+        common::raw_kernel(
+            "step",
+            HAND,
+            [blocks, 1, 1],
+            [256, 1, 1],
+            &[&p, &dt, &(n as i32)],
+        )?;
         let hand_ok = check(&start, &p.to_vec()?, dt);
         let other = P::create()?;
         let copy = common::device_copy_ms(&other, &p, bytes / 2)? / 1e3;

@@ -321,7 +321,10 @@ fn softmax_in_bf16() {
 #[test]
 fn particles_are_records() {
     let out = run_example("particles", &["--n", "1000"]);
-    assert!(out.contains("a leapfrog step of 1000 particles of 24 bytes"), "{out}");
+    assert!(
+        out.contains("a leapfrog step of 1000 particles of 24 bytes"),
+        "{out}"
+    );
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 

@@ -36,13 +36,7 @@ type WordSteps = (
 /// `from` and `to` must be valid for `bytes` and aligned to `word`, `bytes` a multiple of
 /// `word`, and each `step` safe to call on each pair of word pointers within them.
 #[inline(always)]
-unsafe fn by_words(
-    from: *const u8,
-    to: *mut u8,
-    bytes: usize,
-    word: usize,
-    step: WordSteps,
-) {
+unsafe fn by_words(from: *const u8, to: *mut u8, bytes: usize, word: usize, step: WordSteps) {
     macro_rules! each {
         ($w:ty, $f:expr) => {
             for k in 0..bytes / size_of::<$w>() {

@@ -69,12 +69,14 @@ pub(crate) struct Raw<T: Element> {
     /// An emulated block's shared array: the race detector's marks of its elements and the
     /// block's clock (debug builds note every access there). Invariant: both outlive the
     /// handle, as the storage does.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
     watch: Option<Watched>,
 }
 
 /// The race detector's marks of a shared array and its block's clock, as a handle holds
 /// them ([`Raw::watched`]).
 #[derive(Clone, Copy)]
+#[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
 struct Watched(NonNull<Watch>, NonNull<Clock>);
 
 // A handle caught in a panic stays usable: a mark is one `Cell` written whole, and the

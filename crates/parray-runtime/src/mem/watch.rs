@@ -64,6 +64,7 @@ impl Clock {
 
 /// What is known of one element in the current interval.
 #[derive(Debug, Default, Clone, Copy)]
+#[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
 struct Marks {
     write: Option<Touch>,
     /// The first read, and the first read by another thread than its.
@@ -73,6 +74,7 @@ struct Marks {
 
 /// The marks of one shared array of a block.
 #[derive(Debug)]
+#[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
 pub struct Watch {
     name: &'static str,
     marks: Box<[Cell<Marks>]>,
@@ -91,6 +93,7 @@ impl Watch {
 
     /// Thread `clock.thread` accesses the `lanes` elements from `index` (in bounds:
     /// checked before), writing them or reading them, at `at`.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
     pub fn note(
         &self,
         clock: &Clock,
