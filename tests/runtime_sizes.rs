@@ -704,3 +704,36 @@ fn a_loop_naming_a_type_of_an_unbound_size_stops_where_it_starts() {
         .unwrap_or_default();
     assert!(message.contains("`K`"), "{message}");
 }
+
+parray! {
+    const Q;                          // bound to QUAD by the test below
+    paged float [Q] QX;
+    float [[16][Q / 16]#QX] QPART;    // examples/quadratic.rs's 16 contiguous parts
+    pthd [16] SIXTEEN;
+}
+
+const QUAD: usize = 16 * 2003;
+
+/// `examples/quadratic.rs`'s CPU body over a run-time size: compiled once for every size,
+/// its accesses proved at every binding (the loop's variable lies below the size of the
+/// dimension it indexes; parray-front's tests count them), and, in a debug build, each
+/// proved access checked all the same before it touches memory. The values are a plain
+/// loop's.
+#[test]
+fn quadratic_over_a_run_time_size_computes_every_element() -> parray::Result<()> {
+    Q.bind(QUAD)?;
+    let (mut x, mut y) = (QX::create()?, QX::create()?);
+    let xs: Vec<f32> = (0..QUAD).map(|i| (i % 97) as f32 * 0.01 - 0.3).collect();
+    x.copy_from_slice(&xs)?;
+    let (a, b, c) = (2.5f32, 2.0f32, 1.0f32);
+    detour!(SIXTEEN {
+        for k in 0..$dim(QPART_0_1)$ {
+            let i = $QPART[[[$tid$][k]]]$;
+            y[i] = a * x[i] * x[i] + b * x[i] + c;
+        }
+    })?;
+    for (i, (&got, &x)) in y.as_slice()?.iter().zip(&xs).enumerate() {
+        assert_eq!(got, a * x * x + b * x + c, "element {i}");
+    }
+    Ok(())
+}

@@ -433,13 +433,17 @@ impl Rebuild for ExprKind {
                 let (off, args, of) = (r(off), r(args), r(of));
                 quote!(#k::Offset { off: #off, args: #args, of: #of })
             }
-            ExprKind::GenericOffset { ty, index, args } => {
+            // What holds at every binding is for the proofs of the body compiled once for
+            // all sizes: the specialisation, which this rebuilds for, folds the forms.
+            ExprKind::GenericOffset {
+                ty, index, args, ..
+            } => {
                 let (ty, index, args) = (r(ty), r(index), r(args));
-                quote!(#k::GenericOffset { ty: #ty, index: #index, args: #args })
+                quote!(#k::GenericOffset { ty: #ty, index: #index, args: #args, sizes: ::core::option::Option::None })
             }
-            ExprKind::GenericSize { ty, path } => {
+            ExprKind::GenericSize { ty, path, .. } => {
                 let (ty, path) = (r(ty), r(path));
-                quote!(#k::GenericSize { ty: #ty, path: #path })
+                quote!(#k::GenericSize { ty: #ty, path: #path, size: ::core::option::Option::None })
             }
             ExprKind::Unary(op, x) => {
                 let (op, x) = (r(op), r(x));

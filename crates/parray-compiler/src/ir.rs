@@ -14,6 +14,7 @@ pub use parray_layout::expr::{LinearForm, Term, VarId, Vars};
 pub use parray_layout::grid::{HwIndex, ThreadIndex};
 pub use parray_layout::kinds::{ElemType, MemKind, Param, Record};
 pub use parray_layout::offsets::Offset;
+pub use parray_layout::symbolic::Poly;
 
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
 pub use crate::CodeSpan;
@@ -635,6 +636,17 @@ impl RuntimeIndex {
     }
 }
 
+/// What holds of a `$T[...]$` form of a declared type at every binding of the run-time
+/// sizes (`parray_layout::symbolic`), for the bounds prover: for each of the form's
+/// variables (in the order of its arguments) the sizes of the dimensions it indexes, and
+/// the extent of `T`. Where every variable lies below each of its sizes, the form's
+/// offset is one of `T`'s and lies below that extent (SPEC.md 3.5, "Bounds").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormSizes {
+    pub dims: Vec<Vec<Poly>>,
+    pub extent: Poly,
+}
+
 /// One side of a [`Stmt::GenericCopy`]: the type or dimension named (`AL_1`), and the
 /// place, split as the copy indexes it (`base[offsets... + off(k)]`).
 #[derive(Debug, Clone)]
@@ -919,17 +931,22 @@ pub enum ExprKind {
     /// `$T[...]$` of a type known when the program runs: a type parameter of the detour
     /// (`$T[i][j]$`, one index per top-level dimension) or a declared type with sizes given
     /// at run time (any form of it or of its dimensions). `index` is the form as the
-    /// offset compiler reads it; `args` are its variables' values, in its order.
+    /// offset compiler reads it; `args` are its variables' values, in its order. `sizes`:
+    /// what holds of the form at every binding of the sizes, where the front end knows it
+    /// (a declared type's form; not a type parameter's).
     GenericOffset {
         ty: String,
         index: RuntimeIndex,
         args: Vec<Expr>,
+        sizes: Option<Box<FormSizes>>,
     },
     /// `$size(T)$` (`path` empty), `$dim(T_k)$` (`[k]`) or `$size(T_1_0)$` (`[1, 0]`) of
-    /// such a type: the size of the dimension `path` walks to from its root.
+    /// such a type: the size of the dimension `path` walks to from its root. `size`: that
+    /// size as a polynomial of the run-time sizes, where the front end knows it.
     GenericSize {
         ty: String,
         path: Vec<usize>,
+        size: Option<Poly>,
     },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),

@@ -356,12 +356,14 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         e(ExprKind::GenericSize {
             ty: "T".into(),
             path: vec![dim],
+            size: None,
         })
     };
     let at = e(ExprKind::GenericOffset {
         ty: "T".into(),
         index: crate::ir::RuntimeIndex::top_level("T", 2),
         args: vec![e(ExprKind::Local(i)), e(ExprKind::Local(j))],
+        sizes: None,
     });
     let store = e(ExprKind::Assign(
         None,
@@ -801,4 +803,62 @@ fn number_constants_are_exact_in_c() {
     ] {
         assert_eq!(NumberConst::parse(bad), None, "{bad:?}");
     }
+}
+
+/// `for k in 0..$dim(T_0)$ { a[$T[k]$] = 1.0; }` over a run-time type `T` of `N`
+/// elements: the loop's variable lies below the size `N` of the dimension it indexes, so
+/// the offset below `T`'s extent, which the detour checks `a` holds. On the CPU (64-bit
+/// `usize`) that holds at every `N`; a GPU computes the index in 32 bits, which no size is
+/// known to fit (its kernel is specialised and proved with numbers instead).
+#[test]
+fn a_loop_to_a_run_time_size_proves_a_form_inside_it_on_the_cpu() {
+    use parray_layout::symbolic::Atom;
+    let n = Poly::atom(Atom::Size("N".into()));
+    let proved = |target: Target, bound: Poly, inclusive: bool| {
+        let mut b = B::new(&[("a", ElemType::Float, true)]);
+        b.body.target = target;
+        let k = b.local("k", false, None);
+        let at = e(ExprKind::GenericOffset {
+            ty: "T".into(),
+            index: RuntimeIndex::top_level("T", 1),
+            args: vec![e(ExprKind::Local(k))],
+            sizes: Some(Box::new(FormSizes {
+                dims: vec![vec![n.clone()]],
+                extent: n.clone(),
+            })),
+        });
+        let store = e(ExprKind::Assign(
+            None,
+            Box::new(e(ExprKind::Index(
+                Box::new(b.get("a")),
+                Box::new(at),
+                Check::Checked(None),
+            ))),
+            Box::new(float("1.0")),
+        ));
+        b.body.stmts.push(Stmt::For {
+            var: k,
+            start: int(0),
+            end: e(ExprKind::GenericSize {
+                ty: "T".into(),
+                path: vec![0],
+                size: Some(bound),
+            }),
+            inclusive,
+            unroll: None,
+            body: vec![Stmt::Expr {
+                expr: store,
+                loc: loc(),
+            }],
+            loc: loc(),
+        });
+        let p = b.checked().unwrap();
+        (p.proof().accesses, p.proof().proved)
+    };
+    assert_eq!(proved(Target::Pthd, n.clone(), false), (1, 1));
+    assert_eq!(proved(Target::Cuda, n.clone(), false), (1, 0));
+    // `0..=N`, and a loop to another size, prove nothing.
+    assert_eq!(proved(Target::Pthd, n.clone(), true), (1, 0));
+    let m = Poly::atom(Atom::Size("M".into()));
+    assert_eq!(proved(Target::Pthd, m, false), (1, 0));
 }

@@ -5,6 +5,7 @@ use parray_compiler::back::rust::{self as emit_rust, Mode};
 use parray_compiler::ir::{Root, Target, Ty};
 use parray_compiler::passes::bounds::Proved;
 use parray_compiler::passes::bounds::{self, Proof, RootUse};
+use parray_layout::symbolic::Sizes;
 use parray_layout::{CudaGrid, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
@@ -230,7 +231,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
         ));
     }
     let Resolved {
-        module, runtime, ..
+        module,
+        runtime,
+        program,
     } = resolved;
     let def = module.type_def(&name).ok_or_else(|| {
         syn::Error::new(
@@ -265,6 +268,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     );
     forms.generics = generics.into_iter().map(TypeParam::new).collect();
     forms.runtime = runtime;
+    forms.sizes = Sizes::of(&program, &module);
     let site = quote_spanned!(array.span()=> ::parray::__private::DetourSite {
         array: #name,
         file: ::std::file!(),

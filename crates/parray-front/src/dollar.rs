@@ -5,11 +5,12 @@
 //! `__parray_sync!`, so that the body parses as Rust. The placeholders are then compiled
 //! by parray-layout into the simplified expressions: offsets, sizes, `cnt`, thread indices.
 
-use parray_compiler::ir::{Expr, ExprKind, Indexed, RuntimeIndex};
+use parray_compiler::ir::{Expr, ExprKind, FormSizes, Indexed, Poly, RuntimeIndex};
 use parray_layout::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
 use parray_layout::expr::Vars;
 use parray_layout::path::child_name;
-use parray_layout::{compile_with, DimPath, Module, NodeId};
+use parray_layout::symbolic::Sizes;
+use parray_layout::{compile_with, indexed_dimensions, DimPath, Module, NodeId};
 use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 
@@ -210,6 +211,9 @@ pub struct Forms<'m> {
     /// Types of literal sizes a `#copy` with a run-time type names: given to the kernel's
     /// specialisation with the run-time ones (their forms elsewhere stay compiled here).
     pub literal: Vec<Ident>,
+    /// What holds of `module`'s sizes at every binding of its run-time sizes (empty where
+    /// the code is compiled for no proofs of a body).
+    pub sizes: Sizes,
     fresh: usize,
 }
 
@@ -259,8 +263,37 @@ impl<'m> Forms<'m> {
             generics: Vec::new(),
             runtime: Vec::new(),
             literal: Vec::new(),
+            sizes: Sizes::default(),
             fresh: 0,
         }
+    }
+
+    /// Whether `name` is a declared type, not a type parameter standing for another.
+    fn declared(&self, name: &str) -> bool {
+        self.generic(name).is_none_or(|g| self.generics[g].runtime)
+    }
+
+    /// The size of the dimension `path` of the declared type `ty` at every binding of the
+    /// run-time sizes, where it is known.
+    pub fn dim_size(&self, ty: &str, path: &[usize]) -> Option<Poly> {
+        let dim = path.iter().fold(ty.to_string(), |d, &k| child_name(&d, k));
+        let node = self.module.lookup(&dim).ok()?.node;
+        self.declared(ty).then(|| self.sizes.size(node).cloned())?
+    }
+
+    /// What holds of the form `ie` of the declared type `ty`, its variables `vars` in the
+    /// order of its arguments, at every binding of the run-time sizes, where it is known.
+    pub fn form_sizes(&self, ty: &str, ie: &IndexExpr, vars: &[String]) -> Option<Box<FormSizes>> {
+        let extent = self.sizes.extent(ty).filter(|_| self.declared(ty))?.clone();
+        let indexed = indexed_dimensions(self.module, ie).ok()?;
+        let dims = vars
+            .iter()
+            .map(|v| {
+                let of_v = indexed.iter().filter(|(name, _)| name == v);
+                of_v.map(|(_, d)| self.sizes.size(*d).cloned()).collect()
+            })
+            .collect::<Option<Vec<Vec<Poly>>>>()?;
+        Some(Box::new(FormSizes { dims, extent }))
     }
 
     /// The type parameter `name`, if the code is generic over it.
@@ -315,12 +348,25 @@ impl<'m> Forms<'m> {
                     .iter()
                     .fold(ty.clone(), |path, &k| child_name(&path, k));
                 self.lookup(&dim, span)?;
-                Ok(Form::GenericSize { ty, path: dims })
+                let size = self.dim_size(&ty, &dims);
+                Ok(Form::GenericSize {
+                    ty,
+                    path: dims,
+                    size,
+                })
             }
-            (Query::Size, []) => Ok(Form::GenericSize { ty, path: dims }),
+            (Query::Size, []) => Ok(Form::GenericSize {
+                ty,
+                path: dims,
+                size: None,
+            }),
             (Query::Size, [k]) => {
                 self.generics[g].dims = self.generics[g].dims.max(k + 1);
-                Ok(Form::GenericSize { ty, path: dims })
+                Ok(Form::GenericSize {
+                    ty,
+                    path: dims,
+                    size: None,
+                })
             }
             (Query::Cnt, _) if self.generics[g].runtime => Err(syn::Error::new(
                 span,
@@ -431,13 +477,16 @@ impl<'m> Forms<'m> {
             // carried as the offset compiler's text to the bound sizes.
             Some(true) => {
                 let (ie, off, atoms) = self.offset_parts(head, &tts[1..], span)?;
+                let vars: Vec<String> = off.vars.names().map(str::to_string).collect();
+                let sizes = self.form_sizes(&base, &ie, &vars);
                 Ok(Form::RuntimeOffset {
                     ty: base,
                     index: RuntimeIndex {
                         text: ie.to_string(),
-                        vars: off.vars.names().map(str::to_string).collect(),
+                        vars,
                     },
                     atoms,
+                    sizes,
                 })
             }
             Some(false) => self.generic_offset(head, &tts[1..]),
@@ -657,14 +706,21 @@ pub enum Form {
     },
     /// `$T[i][j]$` of a type parameter `T`: its indices, one per top-level dimension.
     GenericOffset { ty: Ident, indices: Vec<syn::Expr> },
-    /// `$T[...]$` of a type with sizes given at run time (`ty`, the declared type).
+    /// `$T[...]$` of a type with sizes given at run time (`ty`, the declared type), and
+    /// what holds of it at every binding of them.
     RuntimeOffset {
         ty: String,
         index: RuntimeIndex,
         atoms: Vec<(String, Atom)>,
+        sizes: Option<Box<FormSizes>>,
     },
-    /// `$size(T)$`, `$dim(T_k)$`, or (of a run-time type) the size of any dimension.
-    GenericSize { ty: String, path: Vec<usize> },
+    /// `$size(T)$`, `$dim(T_k)$`, or (of a run-time type) the size of any dimension, and
+    /// (of a run-time type) that size at every binding of its sizes.
+    GenericSize {
+        ty: String,
+        path: Vec<usize>,
+        size: Option<Poly>,
+    },
 }
 
 impl Form {
@@ -679,17 +735,20 @@ impl Form {
                 index: RuntimeIndex::top_level(&ty.to_string(), indices.len()),
                 ty: ty.to_string(),
                 args: indices.iter().map(&mut *index).collect(),
+                sizes: None,
             },
             Form::RuntimeOffset {
                 ty,
                 index: form,
                 atoms,
+                sizes,
             } => ExprKind::GenericOffset {
                 args: args(form.vars.iter().map(String::as_str), &atoms, span, index),
                 ty,
                 index: form,
+                sizes,
             },
-            Form::GenericSize { ty, path } => ExprKind::GenericSize { ty, path },
+            Form::GenericSize { ty, path, size } => ExprKind::GenericSize { ty, path, size },
             Form::Offset { off, atoms, of } => ExprKind::Offset {
                 args: args(off.vars.names(), &atoms, span, index),
                 off,

@@ -679,11 +679,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 vars: vec!["__parray_k".to_string()],
             };
             let ty = crate::resolve::base_name(&end.ty).to_string();
+            let ie = parray_layout::parse_index_expr(&index.text).ok();
+            let sizes = ie.and_then(|ie| self.forms.form_sizes(&ty, &ie, &index.vars));
             let mut at = Expr::new(
                 ExprKind::GenericOffset {
                     ty,
                     index,
                     args: vec![k()],
+                    sizes,
                 },
                 span,
             );
@@ -707,6 +710,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::GenericSize {
                 ty: src.name.to_string(),
                 path: src.children.clone(),
+                size: self.forms.dim_size(src.name, &src.children),
             },
             span,
         );
@@ -729,6 +733,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         Expr::new(
                             ExprKind::GenericSize {
                                 ty: src.name.to_string(),
+                                size: self.forms.dim_size(src.name, &path),
                                 path,
                             },
                             span,

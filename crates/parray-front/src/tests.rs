@@ -147,3 +147,103 @@ fn a_pointer_from_two_arrays_cannot_be_checked_on_a_gpu() {
     assert!(e.to_string().contains("use one pointer per array"), "{e}");
     assert_eq!(e.span().start().line, 4, "{e}");
 }
+
+/// The declarations of `examples/quadratic.rs`'s CPU module, with types of another size
+/// (`M`), of twice the size and of tiles that cover `X` past its end.
+const RUNTIME: [(&str, &str); 9] = [
+    ("N", "const N"),
+    ("M", "const M"),
+    ("X", "paged float [N] X"),
+    ("PART", "float [[16][N / 16]#X] PART"),
+    ("Y", "paged float [M] Y"),
+    ("TWICE", "paged float [2 * N] TWICE"),
+    ("MAT", "paged float [N][M] MAT"),
+    ("TILES", "float [[ceil(N / 16)][16]#X] TILES"),
+    ("T", "pthd [16] T"),
+];
+
+/// How many accesses of the pthd detour `input` over [`RUNTIME`] go unchecked (proved) and
+/// how many are checked, as written: a loop that reads a run-time type is written twice
+/// (strided layouts and others, SPEC.md 3.1), so each access in one counts twice.
+fn pthd_accesses(input: &str) -> (usize, usize) {
+    let out = expanded(detour::expand, &RUNTIME, input).unwrap_or_else(|e| panic!("{e}"));
+    let count = |s: &str| out.matches(s).count();
+    let proved = count("load_unchecked (") + count("store_unchecked (");
+    let checked = count("Access :: load (") + count("AccessMut :: store (");
+    (proved, checked)
+}
+
+/// A pthd body over run-time sizes is compiled once for all of them; its accesses are
+/// proved as they are at literal sizes where the proofs hold at every binding: quadratic's
+/// loop to `$dim(PART_0_1)$` indexes `PART_0_1`, its offset lies in `PART`'s extent, which
+/// the detour checks `x` and `y` hold (SPEC.md 3.5, "Bounds").
+#[test]
+fn accesses_over_run_time_sizes_are_proved_where_they_hold_at_every_size() {
+    let quadratic = |bound: &str, index: &str| {
+        format!(
+            "T {{ for k in {bound} {{ let i = {index}; \
+             y[i] = a * x[i] * x[i] + b * x[i] + c; }} }}"
+        )
+    };
+    let part = "$PART[[[$tid$][k]]]$";
+    assert_eq!(
+        pthd_accesses(&quadratic("0..$dim(PART_0_1)$", part)),
+        (8, 0)
+    );
+    // The other part of the index: below 16, the thread index's dimension.
+    assert_eq!(
+        pthd_accesses(&quadratic("0..16", "$PART[[[k][0]]]$")),
+        (8, 0)
+    );
+    // Not proved: a bound of another dimension (N, not N / 16), one past the end, a loop
+    // to a size of another run-time size.
+    assert_eq!(pthd_accesses(&quadratic("0..$dim(X_0)$", part)), (0, 8));
+    assert_eq!(
+        pthd_accesses(&quadratic("0..=$dim(PART_0_1)$", part)),
+        (0, 8)
+    );
+    assert_eq!(
+        pthd_accesses(&quadratic("0..$dim(PART_0_1)$ + 1", part)),
+        (0, 8)
+    );
+    assert_eq!(pthd_accesses(&quadratic("0..$dim(Y_0)$", "$X[k]$")), (0, 8));
+    assert_eq!(pthd_accesses(&quadratic("0..$dim(X_0)$", "$X[k]$")), (8, 0));
+    // An index past the offset: `i + 1` may be the extent.
+    assert_eq!(
+        pthd_accesses(&quadratic("0..$dim(PART_0_1)$", "$PART[[[$tid$][k]]]$ + 1")),
+        (0, 8)
+    );
+    // Tiles that may cover X past its end (where 16 does not divide N): their forms reach
+    // past its extent, and nothing is proved by them.
+    assert_eq!(
+        pthd_accesses(&quadratic("0..$dim(TILES_0_0)$", "$TILES[[[k][$tid$]]]$")),
+        (0, 8)
+    );
+}
+
+/// The root's extent: an array indexed as `X` (extent N) holds N elements, so a loop to
+/// `$size(X)$` indexes it without a form, and one to `$size(TWICE)$` does not; a stride
+/// loop and a guard bound their variables by a run-time size as by a number.
+#[test]
+fn a_root_indexed_as_a_run_time_type_holds_its_extent() {
+    let body =
+        |bound: &str| format!("T {{ y[$X[0]$] = 0.0; for k in 0..{bound} {{ y[k] = 1.0; }} }}");
+    assert_eq!(pthd_accesses(&body("$size(X)$")), (3, 0));
+    assert_eq!(pthd_accesses(&body("$size(TWICE)$")), (1, 2));
+    // `for k in 0..$size(X)$` over an array indexed as nothing: nothing to hold.
+    assert_eq!(
+        pthd_accesses("T { for k in 0..$size(X)$ { y[k] = 1.0; } }"),
+        (0, 2)
+    );
+    let rows = "T { let mut i = $tid$; while i < $dim(MAT_0)$ { \
+                for j in 0..$dim(MAT_1)$ { p[$MAT[i][j]$] = 1.0; } i += 16; } }";
+    assert_eq!(pthd_accesses(rows), (2, 0));
+    let tail = "T { for r in 0..4 { let i = r * 16 + $tid$; \
+                if i < $dim(X_0)$ { y[$X[i]$] = 1.0; } } }";
+    assert_eq!(pthd_accesses(tail), (2, 0));
+    // `i - 1` may wrap below 0 (i may be 0), `i <= dim` lets the end through.
+    let wraps = "T { for k in 0..$dim(X_0)$ { y[$X[k - 1]$] = 1.0; } }";
+    assert_eq!(pthd_accesses(wraps), (0, 2));
+    let through = "T { let i = $tid$ * 1000; if i <= $dim(X_0)$ { y[$X[i]$] = 1.0; } }";
+    assert_eq!(pthd_accesses(through), (0, 1));
+}

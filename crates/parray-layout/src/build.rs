@@ -333,10 +333,9 @@ impl Module {
         span: TextSpan,
     ) -> Result<()> {
         let (n, rsize) = (self.node(node).size, self.node(target).size);
-        let first = |g: &Group| matches!(&g.body, GroupBody::Size(e) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)));
         let piece = n / self.node(self.node(node).children[0]).size;
         let fail = |message: String| Err(Error::new(ErrorKind::Structure, span, message));
-        if !groups.first().is_some_and(first) {
+        if !groups.first().is_some_and(counts_pieces) {
             // Counted with `ceil`, pieces of this size would cover it.
             let hint = match n - piece < rsize {
                 true => format!(
@@ -698,6 +697,12 @@ impl Module {
         }
         Ok(v)
     }
+}
+
+/// Whether the group counts pieces with `ceil` (`[ceil(M / 128)]`): only a structure whose
+/// first group does may cover its target past the end (SPEC 2.4).
+pub(crate) fn counts_pieces(g: &Group) -> bool {
+    matches!(&g.body, GroupBody::Size(e) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)))
 }
 
 fn has_reference(g: &Group) -> bool {

@@ -24,6 +24,7 @@ pub mod offsets;
 pub mod parser;
 pub mod path;
 mod rules;
+pub mod symbolic;
 pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, TextSpan};
@@ -31,8 +32,8 @@ pub use expr::{LinearForm, VarId, Vars};
 pub use grid::{thread_index, CudaGrid, GridError, HwIndex, ThreadIndex};
 pub use kinds::{ElemType, Field, MemKind, Param, Record, RecordDef, ThreadKind};
 pub use offsets::{
-    common_vector, compile, compile_with, index_function, offset_function, offset_function_by,
-    Offset, Rows,
+    common_vector, compile, compile_with, index_function, indexed_dimensions, offset_function,
+    offset_function_by, Offset, Rows,
 };
 pub use parser::{as_written, parse_index_expr, parse_program, parse_program_reporting_all};
 pub use path::DimPath;

@@ -168,20 +168,31 @@ pub fn compile(module: &Module, ie: &IndexExpr) -> Result<Offset> {
 /// variable's range is the tightest of these and of the dimensions it indexes.
 pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offset> {
     let dim = module.resolve(&ie.target)?;
-    let mut c = Compiler {
-        module,
-        vars,
-        work: Work::new(),
-    };
-    let index = match ie.indices.as_slice() {
-        [one] => one.clone(),
-        many => Index::Nested(many.to_vec(), ie.span),
-    };
+    let mut c = Compiler::new(module, vars);
+    let index = whole_index(ie);
     // The first pass only gathers every variable's range (the tightest over all its
     // uses); the second simplifies with all of them known.
     c.index(dim.node, &index, &ie.target.name)?;
     let expr = c.index(dim.node, &index, &ie.target.name)?;
     Ok(Offset { expr, vars: c.vars })
+}
+
+/// The dimensions each variable of `ie` indexes, in first-use order (`A[i][i]` on `[4][3]`:
+/// `i` indexes `A_0` and `A_1`). The compiled offset is the type's own only where every
+/// variable lies below the size of each (variables are not range-checked at run time).
+pub fn indexed_dimensions(module: &Module, ie: &IndexExpr) -> Result<Vec<(String, NodeId)>> {
+    let dim = module.resolve(&ie.target)?;
+    let mut c = Compiler::new(module, Vars::new());
+    c.index(dim.node, &whole_index(ie), &ie.target.name)?;
+    Ok(c.indexed)
+}
+
+/// The indices of `ie` as one index of its target (several: a nested list of them).
+fn whole_index(ie: &IndexExpr) -> Index {
+    match ie.indices.as_slice() {
+        [one] => one.clone(),
+        many => Index::Nested(many.to_vec(), ie.span),
+    }
 }
 
 /// `T[v0][v1]...`, one variable per top-level dimension of the type or dimension `name`,
@@ -226,11 +237,7 @@ pub fn offset_function_by(module: &Module, node: NodeId, var: &str, step: u64) -
     } else {
         LinearForm::var(v).scale(step)
     };
-    let mut c = Compiler {
-        module,
-        vars,
-        work: Work::new(),
-    };
+    let mut c = Compiler::new(module, vars);
     let expr = c.flat(node, index, TextSpan::default())?;
     Ok(Offset { expr, vars: c.vars })
 }
@@ -240,9 +247,20 @@ struct Compiler<'m> {
     vars: Vars,
     /// Steps left: the composition of views of views must not walk every path.
     work: Work,
+    /// Each variable and each dimension it indexes ([`indexed_dimensions`]).
+    indexed: Vec<(String, NodeId)>,
 }
 
-impl Compiler<'_> {
+impl<'m> Compiler<'m> {
+    fn new(module: &'m Module, vars: Vars) -> Self {
+        Compiler {
+            module,
+            vars,
+            work: Work::new(),
+            indexed: Vec::new(),
+        }
+    }
+
     /// One index component applied to a node (rule 8).
     fn index(&mut self, node: NodeId, idx: &Index, name: &str) -> Result<LinearForm> {
         match idx {
@@ -329,6 +347,9 @@ impl Compiler<'_> {
             IndexValue::Const(c) => Ok(LinearForm::constant(*c)),
             // An index into a dimension of size 1 can only be 0.
             IndexValue::Var(name) => {
+                if !self.indexed.iter().any(|(n, d)| n == name && *d == node) {
+                    self.indexed.push((name.clone(), node));
+                }
                 let v = self.vars.bind(name, size - 1);
                 Ok(if self.vars.max(v) == 0 {
                     LinearForm::constant(0)

@@ -166,7 +166,9 @@ fn resolve_form(
     tid_max: &dyn Fn(&str) -> Option<u64>,
 ) -> parray_layout::Result<()> {
     match &mut e.kind {
-        ExprKind::GenericOffset { ty, index, args } => {
+        ExprKind::GenericOffset {
+            ty, index, args, ..
+        } => {
             let t = binding(types, ty)?;
             let mut ie = parray_layout::parse_index_expr(&index.text)?;
             ie.target.name = declared(t, &ie.target.name);
@@ -191,7 +193,7 @@ fn resolve_form(
             let args = std::mem::take(args);
             e.kind = ExprKind::Offset { off, args, of };
         }
-        ExprKind::GenericSize { ty, path } => {
+        ExprKind::GenericSize { ty, path, .. } => {
             let t = binding(types, ty)?;
             let def = t.module.type_def(t.name).ok_or_else(|| {
                 refused("generic", format!("`{}` is not a declared type", t.name))

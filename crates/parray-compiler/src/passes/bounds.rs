@@ -12,6 +12,16 @@
 //! indexes it as: the detour checks before starting that the array holds that many
 //! elements (`IndexedAs` in the runtime). Proved accesses skip their run-time check.
 //!
+//! A body over types with sizes given at run time is compiled once for all of them on the
+//! CPU (pthd, the emulation), where no interval bounds `$dim(T_0)$`. There the analysis
+//! also bounds an integer expression from above by such a size (`passes/sizes.rs`): a
+//! loop's variable below `$dim(T_0)$`, a `$T[...]$` offset below `T`'s extent where each
+//! index lies below the size of each dimension it indexes (the sizes compared as
+//! polynomials of the run-time sizes, `parray_layout::symbolic`), and an access is proved
+//! when its offset lies below the extent of a type its root is indexed as, at every
+//! binding. Only where the target's `usize` holds every size: a GPU's 32-bit index does
+//! not (its kernel is specialised at the bound sizes, and proved with numbers).
+//!
 //! A vector access (`p.load4(e)`) is proved when all its lanes are, and when its first
 //! lane is known to lie at a multiple of its lanes from the root's start: every integer
 //! expression also gets the number of its low bits known to be zero (a multiple of 4 has
@@ -25,11 +35,12 @@ use std::collections::HashMap;
 
 use super::check::Typed;
 use super::linear::{Atom, Linear};
+use super::sizes::{below, Range};
 use crate::CodeSpan;
 
 use crate::ir::{
-    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Guard, Indexed, Lit, LocalId, Root,
-    Scalar, Stmt, Target, Ty,
+    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Guard, Indexed, Lit, LocalId, Poly,
+    Root, Scalar, Stmt, Target, Ty,
 };
 
 /// What the body does with one root.
@@ -110,20 +121,7 @@ fn prove_body(body: &mut Body) -> Proof {
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
     let facts = Facts::analyse(&read);
-    // The extent each root is known to have: checked by the detour, or created.
-    let extents: HashMap<Root, u64> = facts
-        .uses
-        .iter()
-        .filter_map(|u| {
-            let created = match &u.root {
-                Root::Local(id) => facts.created.get(id).copied(),
-                Root::Capture(_) => None,
-            };
-            created
-                .or_else(|| u.indexed_as.iter().filter_map(|t| t.extent).max())
-                .map(|e| (u.root.clone(), e))
-        })
-        .collect();
+    let extents = Extents::of(&read, &facts);
     let mut proof = Proof {
         roots: facts.uses.clone(),
         ..Proof::default()
@@ -132,6 +130,52 @@ fn prove_body(body: &mut Body) -> Proof {
     mark(&mut body.stmts, &mut facts, &extents, &mut proof);
     body.constants = constants(body, &proof.roots, &mut proof.errors);
     proof
+}
+
+/// The extent each root is known to have: checked by the detour, or created.
+struct Extents {
+    /// A number: a created array's length, or the largest extent of the types of literal
+    /// sizes it is indexed as.
+    known: HashMap<Root, u64>,
+    /// For an array given to the detour, the extent of each type it is indexed as, as a
+    /// polynomial of the run-time sizes: it holds each, at every binding.
+    sizes: HashMap<Root, Vec<Poly>>,
+}
+
+impl Extents {
+    fn of(body: &Body, facts: &Facts) -> Extents {
+        // The extents of the run-time types, from their forms.
+        let mut of_forms: HashMap<String, Poly> = HashMap::new();
+        visit_exprs(&body.stmts, &mut |e| {
+            if let ExprKind::GenericOffset {
+                ty, sizes: Some(s), ..
+            } = &e.kind
+            {
+                of_forms.insert(ty.clone(), s.extent.clone());
+            }
+        });
+        let mut out = Extents {
+            known: HashMap::new(),
+            sizes: HashMap::new(),
+        };
+        for u in &facts.uses {
+            if let Root::Local(id) = &u.root {
+                if let Some(&len) = facts.created.get(id) {
+                    out.known.insert(u.root.clone(), len);
+                    continue;
+                }
+            }
+            if let Some(e) = u.indexed_as.iter().filter_map(|t| t.extent).max() {
+                out.known.insert(u.root.clone(), e);
+            }
+            let sizes = u.indexed_as.iter().filter_map(|t| match t.extent {
+                Some(e) => Some(Poly::constant(i128::from(e))),
+                None => of_forms.get(&t.type_name).cloned(),
+            });
+            out.sizes.insert(u.root.clone(), sizes.collect());
+        }
+        out
+    }
 }
 
 /// The kernel parameters the body reads from constant memory, with their extents: those
@@ -282,6 +326,13 @@ fn twos_of_constant(v: u128) -> u32 {
 /// An inclusive range of values.
 type Interval = (i128, i128);
 
+/// A local's values inside a loop's body or an `if`'s branch.
+enum Narrowed {
+    Numbers(Interval),
+    /// Up to a size given at run time.
+    Sized(Range),
+}
+
 /// Where a pointer-valued expression points: its root, its displacement from the root's
 /// first element when known, the low zero bits known of that displacement (whatever it
 /// is), the same displacement as a sum (for the proofs under a guard) when known, and
@@ -312,6 +363,8 @@ impl Place {
 struct Facts<'b> {
     body: &'b Body,
     ranges: HashMap<LocalId, Interval>,
+    /// Immutable integer locals and loop variables bounded by a size given at run time.
+    sized: HashMap<LocalId, Range>,
     twos: HashMap<LocalId, u32>,
     places: HashMap<LocalId, Place>,
     /// For each pointer local the body assigns: the low zero bits every value it is
@@ -335,6 +388,7 @@ impl<'b> Facts<'b> {
         let mut facts = Facts {
             body,
             ranges: HashMap::new(),
+            sized: HashMap::new(),
             twos: HashMap::new(),
             places: HashMap::new(),
             assigned_twos,
@@ -479,6 +533,8 @@ impl<'b> Facts<'b> {
                 } else if fixed {
                     if let Some(r) = self.interval(init) {
                         self.ranges.insert(*local, r);
+                    } else if let Some(r) = self.range(init) {
+                        self.sized.insert(*local, r);
                     }
                     if let Some(sum) = self.linear(init) {
                         self.sums.insert(*local, sum);
@@ -506,9 +562,20 @@ impl<'b> Facts<'b> {
             } => {
                 self.uses_in(start);
                 self.uses_in(end);
-                if let (Some((lo, _)), Some((_, hi))) = (self.interval(start), self.interval(end)) {
-                    let hi = if *inclusive { hi } else { hi - 1 };
-                    self.ranges.insert(*var, (lo, hi.max(lo)));
+                match (self.interval(start), self.interval(end)) {
+                    (Some((lo, _)), Some((_, hi))) => {
+                        let hi = if *inclusive { hi } else { hi - 1 };
+                        self.ranges.insert(*var, (lo, hi.max(lo)));
+                    }
+                    (Some((lo, _)), None) => {
+                        if let Some(r) = self
+                            .range(end)
+                            .and_then(|e| Range::until(lo, &e, *inclusive))
+                        {
+                            self.sized.insert(*var, r);
+                        }
+                    }
+                    _ => {}
                 }
                 self.stmts(body);
             }
@@ -535,40 +602,62 @@ impl<'b> Facts<'b> {
     }
 
     /// The range of the variable of a stride loop, `while i < end { ...; i += step; }`,
-    /// inside its body: `0..end` when `i` is unsigned, `end` is bounded (and does not
-    /// depend on `i`), the body ends with `i += step` (`step >= 0`), and that is the only
-    /// assignment to `i` in the whole body. Then `i` only grows, from wherever it started,
-    /// and the body runs only while `i < end`, before its last statement changes `i`.
-    fn stride_loop(&self, cond: &Expr, body: &[Stmt]) -> Option<(LocalId, Interval)> {
+    /// inside its body: `0..end` when `i` is unsigned, `end` is bounded, by numbers or a
+    /// size given at run time (and does not depend on `i`), the body ends with `i += step`
+    /// (`step >= 0`), and that is the only assignment to `i` in the whole body. Then `i`
+    /// only grows, from wherever it started, and the body runs only while `i < end`, before
+    /// its last statement changes `i`.
+    fn stride_loop(&self, cond: &Expr, body: &[Stmt]) -> Option<(LocalId, Narrowed)> {
         let ExprKind::Binary(BinOp::Lt, var, end) = &cond.kind else {
             return None;
         };
         let i = unsigned_local(var)?;
-        let (_, hi) = self.interval(end)?;
         let Some(Stmt::Expr { expr: last, .. }) = body.last() else {
             return None;
         };
         let steps = matches!(&last.kind, ExprKind::Assign(Some(BinOp::Add), place, step)
             if matches!(place.kind, ExprKind::Local(id) if id == i)
                 && self.interval(step).is_some_and(|(lo, _)| lo >= 0));
-        (steps && self.assignments(i) == 1 && hi >= 1).then_some((i, (0, hi - 1)))
+        if !steps || self.assignments(i) != 1 {
+            return None;
+        }
+        match self.interval(end) {
+            Some((_, hi)) => (hi >= 1).then_some((i, Narrowed::Numbers((0, hi - 1)))),
+            None => Some((
+                i,
+                Narrowed::Sized(Range::until(0, &self.range(end)?, false)?),
+            )),
+        }
     }
 
     /// The range of `i` in the branch an `if i < end` (or `i <= end`) takes: below the
     /// bound, when `i` is an unsigned integer local that nothing assigns (a `let`, or a
-    /// `for` variable within one iteration) and `end` is bounded. So `if k < n { .. }`
-    /// guards the accesses of a tail as the prover sees them.
-    fn guard(&self, cond: &Expr) -> Option<(LocalId, Interval)> {
+    /// `for` variable within one iteration) and `end` is bounded, by numbers or a size
+    /// given at run time. So `if k < n { .. }` guards the accesses of a tail as the prover
+    /// sees them.
+    fn guard(&self, cond: &Expr) -> Option<(LocalId, Narrowed)> {
         let (var, end, inclusive) = match &cond.kind {
             ExprKind::Binary(BinOp::Lt, var, end) => (var, end, false),
             ExprKind::Binary(BinOp::Le, var, end) => (var, end, true),
             _ => return None,
         };
         let i = unsigned_local(var)?;
-        let (_, end_hi) = self.interval(end)?;
+        if self.assignments(i) != 0 {
+            return None;
+        }
+        let Some((_, end_hi)) = self.interval(end) else {
+            // Below a size given at run time (besides any numbers `i` has).
+            let lo = match (self.ranges.get(&i), self.sized.get(&i)) {
+                (Some(&(lo, _)), _) => lo,
+                (None, Some(r)) => r.lo,
+                (None, None) => 0,
+            };
+            let r = Range::until(lo, &self.range(end)?, inclusive)?;
+            return Some((i, Narrowed::Sized(r)));
+        };
         let below = if inclusive { end_hi } else { end_hi - 1 };
         let (lo, hi) = self.ranges.get(&i).copied().unwrap_or((0, below));
-        (self.assignments(i) == 0 && below >= lo).then_some((i, (lo, hi.min(below))))
+        (below >= lo).then_some((i, Narrowed::Numbers((lo, hi.min(below)))))
     }
 
     /// How many assignments (`i = ..`, `i += ..`) the body makes to the local `i`.
@@ -582,17 +671,27 @@ impl<'b> Facts<'b> {
         n
     }
 
-    /// Runs `walk` with a stride loop's variable narrowed to its range in the loop's body.
-    fn narrowed(&mut self, stride: Option<(LocalId, Interval)>, walk: impl FnOnce(&mut Self)) {
-        let Some((i, range)) = stride else {
-            return walk(self);
-        };
-        let outside = self.ranges.insert(i, range);
-        walk(self);
-        match outside {
-            Some(r) => self.ranges.insert(i, r),
-            None => self.ranges.remove(&i),
-        };
+    /// Runs `walk` with a local narrowed to its values in a loop's body or a branch.
+    fn narrowed(&mut self, narrow: Option<(LocalId, Narrowed)>, walk: impl FnOnce(&mut Self)) {
+        fn restore<T>(map: &mut HashMap<LocalId, T>, i: LocalId, outside: Option<T>) {
+            match outside {
+                Some(r) => map.insert(i, r),
+                None => map.remove(&i),
+            };
+        }
+        match narrow {
+            None => walk(self),
+            Some((i, Narrowed::Numbers(range))) => {
+                let outside = self.ranges.insert(i, range);
+                walk(self);
+                restore(&mut self.ranges, i, outside);
+            }
+            Some((i, Narrowed::Sized(range))) => {
+                let outside = self.sized.insert(i, range);
+                walk(self);
+                restore(&mut self.sized, i, outside);
+            }
+        }
     }
 
     /// A pointer local assigned (`p = q`) a pointer into another array than its first has
@@ -984,6 +1083,53 @@ impl<'b> Facts<'b> {
         (r.0 >= min && r.1 <= max).then_some(r)
     }
 
+    /// The values of an integer expression bounded by a size given at run time (where
+    /// [`Facts::interval`] knows no numbers), of a type that holds every size: a run-time
+    /// size, a loop's variable below one or a value computed from it by adding or taking
+    /// away numbers, and a `$T[...]$` offset of a run-time type whose every index lies
+    /// inside each dimension it indexes (below `T`'s extent: the offset algebra).
+    fn range(&self, e: &Expr) -> Option<Range> {
+        if self.type_range(e.ty)? != (0, i128::from(u64::MAX)) {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Local(id) => self.sized.get(id).cloned(),
+            ExprKind::GenericSize { size: Some(s), .. } => Range::upto(1, s.clone(), 0),
+            ExprKind::GenericOffset {
+                args,
+                sizes: Some(s),
+                ..
+            } => {
+                let inside = args.len() == s.dims.len()
+                    && args
+                        .iter()
+                        .zip(&s.dims)
+                        .all(|(a, dims)| dims.iter().all(|d| self.below_end(a, (0, 0), d)));
+                inside.then(|| Range::upto(0, s.extent.clone(), -1))?
+            }
+            ExprKind::Cast(x, s) if s.is_int() => self.range(x),
+            ExprKind::Binary(BinOp::Add, l, r) => match (self.range(l), self.range(r)) {
+                (Some(a), None) => a.plus(self.interval(r)?),
+                (None, Some(b)) => b.plus(self.interval(l)?),
+                _ => None,
+            },
+            ExprKind::Binary(BinOp::Sub, l, r) => self.range(l)?.minus(self.interval(r)?),
+            _ => None,
+        }
+    }
+
+    /// Whether every value of the integer expression `e`, with any of `add` added, lies in
+    /// `[0, end)` at every binding of the run-time sizes.
+    fn below_end(&self, e: &Expr, add: Interval, end: &Poly) -> bool {
+        let by_numbers = self
+            .interval(e)
+            .is_some_and(|(lo, hi)| below(lo, &Poly::constant(hi), add, end));
+        by_numbers
+            || self
+                .range(e)
+                .is_some_and(|r| r.top().is_some_and(|top| below(r.lo, &top, add, end)))
+    }
+
     /// Whether `e`, a 32-bit unsigned integer on a GPU, lies in `[0, i32::MAX]` and is
     /// computed only from such values (its children are marked first): C then computes it
     /// in `int` exactly, and the compiler may widen the address arithmetic it feeds, which
@@ -1068,8 +1214,8 @@ fn unsigned_local(e: &Expr) -> Option<LocalId> {
     }
 }
 
-fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
-    fn expr(e: &mut Expr, facts: &Facts, extents: &HashMap<Root, u64>, proof: &mut Proof) {
+fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Proof) {
+    fn expr(e: &mut Expr, facts: &Facts, extents: &Extents, proof: &mut Proof) {
         if let ExprKind::Offset { off, args, of } = &e.kind {
             for (k, a) in args.iter().enumerate() {
                 let size = off.vars.max(parray_layout::VarId(k as u32)) + 1;
@@ -1141,19 +1287,30 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &HashMap<Root, u64>, pro
                     }
                 }
             }
-            let within = place.as_ref().and_then(|p| {
-                let extent = *extents.get(&p.root)? as i128;
-                let by_intervals = p.displacement.zip(at).is_some_and(|(d, i)| {
-                    d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent
+            let within = place.as_ref().is_some_and(|p| {
+                let by_numbers = extents.known.get(&p.root).is_some_and(|&extent| {
+                    let extent = extent as i128;
+                    let by_intervals = p.displacement.zip(at).is_some_and(|(d, i)| {
+                        d.0 + i.0 >= 0 && d.1 + i.1 + i128::from(lanes) - 1 < extent
+                    });
+                    // Else an offset past the data's intervals that its guards keep inside.
+                    let by_guards = || {
+                        let sum = p.linear.clone()?.add_scaled(&facts.linear(index)?, 1);
+                        Some(facts.within_under_guards(&sum, extent - i128::from(lanes) + 1))
+                    };
+                    by_intervals || by_guards() == Some(true)
                 });
-                // Else an offset past the data's intervals that its guards keep inside.
-                let by_guards = || {
-                    let sum = p.linear.clone()?.add_scaled(&facts.linear(index)?, 1);
-                    Some(facts.within_under_guards(&sum, extent - i128::from(lanes) + 1))
+                // Else inside the extent of a run-time type it is indexed as, at every
+                // binding of its sizes.
+                let by_sizes = || {
+                    let (d_lo, d_hi) = p.displacement?;
+                    let add = (d_lo, d_hi + i128::from(lanes) - 1);
+                    let ends = extents.sizes.get(&p.root)?;
+                    Some(ends.iter().any(|end| facts.below_end(index, add, end)))
                 };
-                Some(by_intervals || by_guards() == Some(true))
+                by_numbers || by_sizes() == Some(true)
             });
-            if within == Some(true) && aligned {
+            if within && aligned {
                 *check = Check::Proved;
                 proof.proved += 1;
             } else {

@@ -5,4 +5,5 @@
 pub mod bounds;
 pub mod check;
 mod linear;
+mod sizes;
 mod widen;

@@ -36,8 +36,10 @@ impl Hoist {
                 Some(Hoist::Form(ty.clone(), index.clone()))
             }
             ExprKind::GenericSize { ty, .. } if ty == array => None,
-            ExprKind::GenericSize { ty, path } if path.len() <= 1 => Some(Hoist::Type(ty.clone())),
-            ExprKind::GenericSize { ty, path } => Some(Hoist::Size(ty.clone(), path.clone())),
+            ExprKind::GenericSize { ty, path, .. } if path.len() <= 1 => {
+                Some(Hoist::Type(ty.clone()))
+            }
+            ExprKind::GenericSize { ty, path, .. } => Some(Hoist::Size(ty.clone(), path.clone())),
             _ => None,
         }
     }

@@ -533,7 +533,9 @@ impl<'b> Writer<'b> {
                 }
                 quote_spanned!(span=> #out)
             }
-            ExprKind::GenericOffset { ty, index, args } => {
+            ExprKind::GenericOffset {
+                ty, index, args, ..
+            } => {
                 let args = args.iter().map(|a| self.host_index(a));
                 let hoisted = self.hoisted.borrow();
                 let hoisted = hoisted.as_ref();
@@ -559,7 +561,7 @@ impl<'b> Writer<'b> {
                 })))
             }
             // The body's own thread array (its grid sized at run time), or a data type.
-            ExprKind::GenericSize { ty, path } => {
+            ExprKind::GenericSize { ty, path, .. } => {
                 let ty_name = Ident::new(ty, span);
                 if *ty == self.body.array {
                     let ta = quote_spanned!(span=> <#ty_name as ::parray::ThreadArray>);
