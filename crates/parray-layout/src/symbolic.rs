@@ -299,6 +299,8 @@ impl Walk<'_> {
                     self.sizes.extents.insert(name.clone(), e);
                 }
             }
+            // An element type: no sizes.
+            Item::Record(_) => {}
         }
     }
 
