@@ -7,7 +7,7 @@
 //! `::parray::__resume!` with the text added, and so on until all are known; then the
 //! original input is processed with every declaration it needs (continuation passing).
 
-use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, bracketed, parenthesized, LitStr};
@@ -190,6 +190,25 @@ impl Parse for Resumed {
     }
 }
 
+/// The word of `@in_subprog(A)`, which a subprogram's call writes before the input of each
+/// macro of its body (`subprog`): `A` is a token of the call, at which the macro's errors
+/// are resolved ([`crate::errors::anchored`]), so that each is reported once for all calls.
+pub const IN_SUBPROG: &str = "in_subprog";
+
+/// The input without its `@in_subprog(A)`, and the span of `A` if it had one.
+fn in_subprog(input: &TokenStream) -> (Option<Span>, TokenStream) {
+    let tts: Vec<TokenTree> = input.clone().into_iter().collect();
+    match tts.as_slice() {
+        [TokenTree::Punct(at), word, TokenTree::Group(anchor), rest @ ..]
+            if at.as_char() == '@' && is_ident(word, IN_SUBPROG) =>
+        {
+            let span = anchor.stream().into_iter().next().map(|a| a.span());
+            (span, rest.iter().cloned().collect())
+        }
+        _ => (None, input.clone()),
+    }
+}
+
 /// Run `handler` on the input, or ask the companions of the names it needs.
 pub fn drive(
     kind: Kind,
@@ -197,15 +216,21 @@ pub fn drive(
     input: TokenStream,
     handler: impl FnOnce(&[Entry], TokenStream) -> syn::Result<Outcome>,
 ) -> TokenStream {
-    match handler(&entries, input.clone()) {
-        Ok(Outcome::Done(tokens)) => tokens,
-        Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
+    let (anchor, own) = in_subprog(&input);
+    let e = match handler(&entries, own) {
+        Ok(Outcome::Done(tokens)) => return tokens,
+        Ok(Outcome::Need(names)) => return call_next(kind, &names, &entries, input),
+        Err(e) => e,
+    };
+    let errors = match anchor {
+        Some(a) => crate::errors::anchored(e, a),
+        None => e,
+    }
+    .to_compile_error();
+    match kind {
+        Kind::Parray | Kind::Func => errors,
         // Detours and host blocks are expressions: keep all the errors inside one block.
-        Err(e) if !matches!(kind, Kind::Parray | Kind::Func) => {
-            let errors = e.to_compile_error();
-            quote!({ #errors })
-        }
-        Err(e) => e.to_compile_error(),
+        _ => quote!({ #errors }),
     }
 }
 

@@ -340,8 +340,16 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
 }
 
 /// The handler of a call (run by `resolve::drive` once the type arguments are known).
+/// Its errors, as those of the macros in the body it expands to, are resolved at the call's
+/// first type argument: a mistake in the body is one error, whatever the number of calls.
 pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let call: Call = syn::parse2(input)?;
+    let anchor = call.type_args.first().map_or(call.span, Ident::span);
+    instantiate(entries, &call).map_err(|e| crate::errors::anchored(e, anchor))
+}
+
+/// [`expand_call`] of a parsed call.
+fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     let name = &call.name;
     let args_given =
         call.args.len() == call.params.len() || (call.source.is_some() && call.args.is_empty());
@@ -509,10 +517,10 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     }
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
     if let Some(dialect) = &call.source {
-        return Ok(Outcome::Done(source_of(&call, dialect, &import_tokens)?));
+        return Ok(Outcome::Done(source_of(call, dialect, &import_tokens)?));
     }
     let values = &call.args;
-    let body = &call.body;
+    let body = in_subprog(call.body.clone(), &call.type_args[0]);
     let output = &call.output;
     // The imports live outside the body's block: items of a block are visible in all of
     // it, and `type __A = A` must not find a subprogram's own `A`.
@@ -523,6 +531,33 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
             #body
         })()
     }}))
+}
+
+/// `body` with `@in_subprog(anchor)` before the input of each of its macros (`parray!`,
+/// `detour!`, `host!`, `kernel_source!`), at any depth: their errors are resolved at the
+/// call's `anchor` (`resolve::drive`).
+fn in_subprog(body: TokenStream, anchor: &Ident) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    for tt in body {
+        let tt = match tt {
+            TokenTree::Group(g) => {
+                let mut stream = in_subprog(g.stream(), anchor);
+                let is_macro = matches!(out.as_slice(), [.., TokenTree::Ident(m), TokenTree::Punct(bang)]
+                    if bang.as_char() == '!'
+                        && ["parray", "detour", "host", "kernel_source"].iter().any(|k| m == k));
+                if is_macro {
+                    let word = Ident::new(crate::resolve::IN_SUBPROG, anchor.span());
+                    stream = quote!(@#word(#anchor) #stream);
+                }
+                let mut marked = proc_macro2::Group::new(g.delimiter(), stream);
+                marked.set_span(g.span());
+                TokenTree::Group(marked)
+            }
+            tt => tt,
+        };
+        out.push(tt);
+    }
+    out.into_iter().collect()
 }
 
 /// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour, in
