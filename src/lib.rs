@@ -748,8 +748,8 @@ pub mod __private {
     pub use parray_runtime::shapes::{
         dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
     };
-    pub use parray_runtime::types::FixedOffsets;
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
+    pub use parray_runtime::types::{FixedOffsets, NotBuilt};
     pub use parray_runtime::DetourSite;
     pub use parray_runtime::{bf16_from_f64, f16_from_f64};
 

@@ -21,8 +21,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{braced, parenthesized, Token};
 
+use crate::decl::not_built_items;
 use crate::dollar::preprocess;
-use crate::resolve::{base_name, Entry, Outcome};
+use crate::resolve::{base_name, Carried, Entry, Outcome};
 use crate::text::SourceMap;
 
 /// The definition: `#[attrs] vis fn name<T, U>(a, mut b) { body }`.
@@ -441,11 +442,17 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     let mut imports: Vec<(String, String, Ident)> = Vec::new(); // (name, text, alias of)
     let mut roots = args.clone();
     roots.extend(outside.iter().cloned());
-    for e in closure(entries, &roots) {
+    // A name whose declaration was not built (and reported) is not imported: the body's
+    // declarations that use it are not built either, silently, and a parameter it is given
+    // for is declared as not built.
+    let reached = closure(entries, &roots);
+    let any_not_built = reached.iter().any(|e| e.what == Carried::NotBuilt);
+    for e in reached.iter().filter(|e| e.what == Carried::Declaration) {
         let text = renamed(&e.text, &private)?;
         let target = Ident::new(&e.name, call.type_args[0].span());
         imports.push((private(&e.name), text, target));
     }
+    let mut params_not_built = TokenStream::new();
     for ((param, arg), arg_ident) in params.iter().zip(&args).zip(&call.type_args) {
         let Some(e) = entries.iter().find(|e| e.name == *arg) else {
             return Err(syn::Error::new(
@@ -453,6 +460,12 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
                 format!("`{arg}` is not a declared type"),
             ));
         };
+        if e.what == Carried::NotBuilt {
+            let param = Ident::new(param, arg_ident.span());
+            let alias = quote!(#[allow(dead_code, non_camel_case_types)] type #param = #arg_ident;);
+            params_not_built.extend(not_built_items(&TokenStream::new(), &param, alias));
+            continue;
+        }
         let text = renamed(&e.text, &|n| {
             if n == arg.as_str() {
                 param.clone()
@@ -476,7 +489,8 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         program.items.extend(p.items);
     }
     let carried = program.items.len();
-    for (k, item) in own.items.iter().enumerate() {
+    // (Not with a name not built: the body's declarations that use it are left out.)
+    for (k, item) in own.items.iter().enumerate().filter(|_| !any_not_built) {
         program.items.push(item.clone());
         // Sizes given at run time at the probe: their constraints are checked when bound.
         if let Err(e) = crate::shapes::build_at_probe(&program) {
@@ -515,9 +529,10 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         })?;
         import_tokens.extend(quote!(@alias(#target) #text));
     }
+    let imports = quote!(::parray::parray! { #import_tokens } #params_not_built);
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
     if let Some(dialect) = &call.source {
-        return Ok(Outcome::Done(source_of(call, dialect, &import_tokens)?));
+        return Ok(Outcome::Done(source_of(call, dialect, &imports)?));
     }
     let values = &call.args;
     let body = in_subprog(call.body.clone(), &call.type_args[0]);
@@ -525,7 +540,7 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     // The imports live outside the body's block: items of a block are visible in all of
     // it, and `type __A = A` must not find a subprogram's own `A`.
     Ok(Outcome::Done(quote! {{
-        ::parray::parray! { #import_tokens }
+        #imports
         (|| #output {
             let (#(#bindings,)*) = (#(#values,)*);
             #body
@@ -561,7 +576,8 @@ fn in_subprog(body: TokenStream, anchor: &Ident) -> TokenStream {
 }
 
 /// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour, in
-/// `dialect` (the tokens before the detour in `kernel_source!`).
+/// `dialect` (the tokens before the detour in `kernel_source!`), after `imports` (the
+/// declarations of the call's types).
 fn source_of(
     call: &Call,
     dialect: &TokenStream,
@@ -596,7 +612,7 @@ fn source_of(
     let params: Vec<&TokenStream> = call.params.iter().collect();
     let units = params.iter().map(|_| quote!(()));
     Ok(quote! {{
-        ::parray::parray! { #imports }
+        #imports
         {
             #blocks
             #[allow(unused_variables)]

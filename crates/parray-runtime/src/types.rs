@@ -213,6 +213,82 @@ pub trait ThreadArray: Copy + 'static {
     }
 }
 
+/// What `parray!` declares under the name of a declaration it could not build, whose
+/// error it reports at the declaration: a data type of elements `E` and `RANK` top-level
+/// dimensions (`E = ()` for a thread array), so that the Rust code that uses the name
+/// compiles without an error of its own. A program with such a name has that error, so
+/// none of this is ever run.
+pub struct NotBuilt<E, const RANK: usize>(std::marker::PhantomData<E>);
+
+impl<E, const RANK: usize> Clone for NotBuilt<E, RANK> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E, const RANK: usize> Copy for NotBuilt<E, RANK> {}
+
+const NOT_BUILT: &str = "a declaration that was not built is never run";
+
+impl<E: Element, const RANK: usize> NotBuilt<E, RANK> {
+    /// What a declared type's `create` is.
+    pub fn create() -> crate::Result<crate::Array<Self>> {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    /// What a declared type's `create_on` is.
+    pub fn create_on(_: &crate::Device) -> crate::Result<crate::Array<Self>> {
+        unreachable!("{NOT_BUILT}")
+    }
+}
+
+impl<E: Element, const RANK: usize> DataType for NotBuilt<E, RANK> {
+    type Elem = E;
+    type Index = [usize; RANK];
+    const NAME: &'static str = "";
+    const MEM: Option<MemKind> = None;
+    const RANK: usize = RANK;
+    const FIXED_SIZE: Option<usize> = None;
+    type Offsets = FixedOffsets<Self>;
+
+    fn size() -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn extent() -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn dims() -> &'static [usize] {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn offset(_: Self::Index) -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn offset_of(_: &[usize]) -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn offsets() -> Self::Offsets {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn module() -> &'static Module {
+        unreachable!("{NOT_BUILT}")
+    }
+}
+
+impl<const RANK: usize> ThreadArray for NotBuilt<(), RANK> {
+    const NAME: &'static str = "";
+    const KIND: ThreadArrayKind = ThreadArrayKind::Pthd;
+
+    fn module() -> &'static Module {
+        unreachable!("{NOT_BUILT}")
+    }
+}
+
 /// The failure of `T::offset`: index `index` of dimension `dim` of `type_name` is not
 /// below the dimension's `size`.
 #[cold]
