@@ -279,7 +279,7 @@ pub use parray_runtime::{ThreadArray, ThreadArrayKind};
 /// }
 ///
 /// /// Element (i, j) of `a`, seen as `V`.
-/// fn element<V: ViewOf<A, Index = [usize; 2]>>(a: &Array<A>, i: usize, j: usize) -> i32 {
+/// fn element<V: ViewOf<A>>(a: &Array<A>, i: usize, j: usize) -> i32 {
 ///     a.view::<V>().at([i, j])
 /// }
 ///

@@ -538,8 +538,8 @@ fn create_fns(
     }
 }
 
-/// The offset function of a type, for `DataType`: `M::offset([i, j])` (the offset
-/// compiler's simplified expression, as `$M[i][j]$` gives it) and `M::offset_of(&[i, j])`,
+/// The offset function of a type, for `DataType`: `M::offset_of(&[i, j])` (the offset
+/// compiler's simplified expression, as `$M[i][j]$` gives it; `M::offset([i, j])` is it),
 /// each index checked against its dimension in every build.
 fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> TokenStream {
     let kids = &module.node(root).children;
@@ -571,7 +571,6 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
     let dims = sizes.iter().map(|s| *s as usize);
     let (size, extent) = (module.size(root) as usize, module.extent(root) as usize);
     quote! {
-        type Index = [usize; #rank];
         const RANK: usize = #rank;
         const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(#size);
 
@@ -590,22 +589,18 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
             &[#(#dims),*]
         }
 
+        #[inline]
         #[track_caller]
         #[allow(unused_variables)]
-        fn offset(index: [usize; #rank]) -> usize {
-            let [#(#idents),*] = index;
-            #(#checks)*
-            #value
-        }
-
-        #[track_caller]
         fn offset_of(index: &[usize]) -> usize {
-            match <[usize; #rank]>::try_from(index) {
-                ::core::result::Result::Ok(index) => Self::offset(index),
+            let [#(#idents),*] = match <[usize; #rank]>::try_from(index) {
+                ::core::result::Result::Ok(index) => index,
                 ::core::result::Result::Err(_) => {
                     ::parray::__private::wrong_rank(#name, #rank, index.len())
                 }
-            }
+            };
+            #(#checks)*
+            #value
         }
 
         type Offsets = ::parray::__private::FixedOffsets<Self>;
@@ -624,7 +619,6 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
     let kids = &module.node(root).children;
     let rank = kids.len().max(1);
     quote! {
-        type Index = [usize; #rank];
         const RANK: usize = #rank;
         const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::None;
 
@@ -639,11 +633,6 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
         fn dims() -> &'static [usize] {
             static DIMS: ::std::sync::OnceLock<::std::vec::Vec<usize>> = ::std::sync::OnceLock::new();
             DIMS.get_or_init(|| ::parray::__private::runtime_dims(Self::module(), #name))
-        }
-
-        #[track_caller]
-        fn offset(index: [usize; #rank]) -> usize {
-            Self::offset_of(&index)
         }
 
         #[track_caller]

@@ -10,8 +10,6 @@ use crate::mem::elem::Element;
 pub trait DataType: Copy + 'static {
     /// The element type (`float` is `f32`...).
     type Elem: Element;
-    /// One index per top-level dimension: `[usize; RANK]`.
-    type Index: Copy;
     /// The declared name.
     const NAME: &'static str;
     /// Where values of this type live (`None` for a pure view).
@@ -38,13 +36,27 @@ pub trait DataType: Copy + 'static {
         covers.map_or(Self::extent(), |c| Self::extent().min(c as usize))
     }
 
-    /// The offset of the element with one index per top-level dimension (`$T[i][j]$`), the
-    /// offset compiler's simplified expression; each index is checked against its
-    /// dimension's size in every build (a panic naming the type and the dimension).
-    fn offset(index: Self::Index) -> usize;
+    /// The offset of the element with one index per top-level dimension (`$T[i][j]$` is
+    /// `T::offset([i, j])`), the offset compiler's simplified expression; each index is
+    /// checked against its dimension's size in every build (a panic naming the type and the
+    /// dimension). Code generic over the type writes it the same way (`T::offset([i, j])`
+    /// with `T: DataType`); an array of another length than the type's [`DataType::RANK`]
+    /// is an error when the program is built (where the function is instantiated with the
+    /// type).
+    #[inline]
+    #[track_caller]
+    fn offset<const N: usize>(index: [usize; N]) -> usize {
+        const {
+            assert!(
+                N == Self::RANK,
+                "`T::offset([...])` and `a.at([...])` take one index per top-level dimension of `T` (`T::RANK` of them)"
+            )
+        };
+        Self::offset_of(&index)
+    }
 
-    /// [`DataType::offset`] from a slice of `RANK` indices, for code generic over the
-    /// type (`$T[i][j]$` with `T` a type parameter); a slice of another length panics.
+    /// [`DataType::offset`] from a slice of `RANK` indices (what `$T[i][j]$` is with `T` a
+    /// type parameter); a slice of another length panics.
     fn offset_of(index: &[usize]) -> usize;
 
     /// The sizes and offset function as one value, read where a loop of a body starts
@@ -244,7 +256,6 @@ impl<E: Element, const RANK: usize> NotBuilt<E, RANK> {
 
 impl<E: Element, const RANK: usize> DataType for NotBuilt<E, RANK> {
     type Elem = E;
-    type Index = [usize; RANK];
     const NAME: &'static str = "";
     const MEM: Option<MemKind> = None;
     const RANK: usize = RANK;
@@ -260,10 +271,6 @@ impl<E: Element, const RANK: usize> DataType for NotBuilt<E, RANK> {
     }
 
     fn dims() -> &'static [usize] {
-        unreachable!("{NOT_BUILT}")
-    }
-
-    fn offset(_: Self::Index) -> usize {
         unreachable!("{NOT_BUILT}")
     }
 
