@@ -279,7 +279,7 @@ pub use parray_runtime::{ThreadArray, ThreadArrayKind};
 /// }
 ///
 /// /// Element (i, j) of `a`, seen as `V`.
-/// fn element<V: ViewOf<A, Index = [usize; 2]>>(a: &Array<A>, i: usize, j: usize) -> i32 {
+/// fn element<V: ViewOf<A>>(a: &Array<A>, i: usize, j: usize) -> i32 {
 ///     a.view::<V>().at([i, j])
 /// }
 ///
@@ -785,8 +785,8 @@ pub mod __private {
     pub use parray_runtime::shapes::{
         dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
     };
-    pub use parray_runtime::types::FixedOffsets;
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
+    pub use parray_runtime::types::{FixedOffsets, NotBuilt};
     pub use parray_runtime::DetourSite;
     pub use parray_runtime::{bf16_from_f64, f16_from_f64};
 

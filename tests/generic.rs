@@ -1,6 +1,7 @@
 //! Code generic over data types: `$T[i][j]$`, `$dim(T_k)$` and `$size(T)$` with `T` a type
 //! parameter, in host code, pthd bodies and cuda bodies, each instantiated with three
-//! layouts of one 64x32 matrix and checked against a plain Rust sum of its rows.
+//! layouts of one 64x32 matrix and checked against a plain Rust sum of its rows; and
+//! `T::offset([i, j])` and `a.at([i, j])` in Rust code generic over `T`.
 
 use parray::prelude::*;
 
@@ -108,6 +109,32 @@ fn one_generic_cuda_body_on_three_layouts() -> parray::Result<()> {
     on_cuda::<DROWS, DROWS>()?;
     on_cuda::<DCOLS, DCOLS_STORE>()?;
     on_cuda::<DBLOCKS, DBLOCKS_STORE>()
+}
+
+/// Rust code generic over the type writes offsets and elements as for a named type
+/// (README): `V::offset([i, j])` and `a.at([i, j])`, the same as `V::offset_of(&[i, j])`
+/// and the form `$V[i][j]$`.
+fn offsets_as_named<V: DataType<Elem = f32> + ViewOf<S>, S: DataType<Elem = f32>>(
+) -> parray::Result<()> {
+    let mut store = Array::<S>::new()?;
+    fill::<V, S>(&mut store)?;
+    let a = store.view::<V>();
+    for i in 0..V::dims()[0] {
+        for j in 0..V::dims()[1] {
+            let form = host! {<V> $V[i][j]$ };
+            assert_eq!(V::offset([i, j]), V::offset_of(&[i, j]), "{}", V::NAME);
+            assert_eq!(V::offset([i, j]), form, "{}", V::NAME);
+            assert_eq!(a.at([i, j]), value(i, j), "{}", V::NAME);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn generic_code_writes_offsets_as_for_a_named_type() -> parray::Result<()> {
+    offsets_as_named::<ROWS, ROWS>()?;
+    offsets_as_named::<COLS, COLS_STORE>()?;
+    offsets_as_named::<BLOCKS, BLOCKS_STORE>()
 }
 
 parray! {

@@ -6,12 +6,12 @@
 
 use std::collections::HashSet;
 
-use parray_layout::ast::{Item, Program};
+use parray_layout::ast::{DeclKind, Item, Program};
 use parray_layout::{MemKind, Module, ThreadKind, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
-use crate::resolve::{base_name, companion, merge, Entry, Outcome};
+use crate::resolve::{base_name, companion, merge, Carried, Entry, Outcome};
 use crate::text::SourceMap;
 
 /// A block split into visibilities and type-language text.
@@ -69,7 +69,7 @@ fn split_visibility(input: TokenStream) -> Block {
 /// Parse the carried declarations of other blocks into one program prefix.
 pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
     let mut items = Vec::new();
-    for e in entries.iter().filter(|e| !e.func) {
+    for e in entries.iter().filter(|e| e.what == Carried::Declaration) {
         let p = parray_layout::parse_program(&e.text).map_err(|err| {
             syn::Error::new(
                 Span::call_site(),
@@ -155,12 +155,18 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         return Ok(Outcome::Need(need));
     }
 
-    // Each declaration on its own: a bad one is reported (once) and left out, and the good
-    // ones stay usable; one that uses a bad one is left out silently (its error is that one).
+    // Each declaration on its own: a bad one is reported (once) and not built, and the good
+    // ones stay usable; one that uses a name not built (here or carried in as such) is not
+    // built either, silently (its error is that one's).
     let mut full = entries_program(entries)?;
     let carried = full.items.len();
     let mut errors = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = entries
+        .iter()
+        .filter(|e| e.what == Carried::NotBuilt)
+        .map(|e| e.name.clone())
+        .collect();
+    let mut not_built: Vec<&Item> = Vec::new();
     for item in &program.items {
         let mut trial = full.clone();
         trial.items.push(item.clone());
@@ -175,6 +181,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                     errors.push(block.map.error(&e));
                 }
                 failed.push(item.name().name.clone());
+                not_built.push(item);
             }
         }
     }
@@ -189,19 +196,31 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
         .collect();
 
     let mut out = TokenStream::new();
-    let mut payload: Vec<Entry> = entries.to_vec();
+    // What a good declaration's companion carries: no name that was not built.
+    let mut payload: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.what != Carried::NotBuilt)
+        .cloned()
+        .collect();
+    // Where a declaration starts, where its `pub` and `@alias` are found: a constant at
+    // its `const` keyword, just before the name.
+    let start_of = |item: &Item| match item {
+        Item::Const(c) => block.map.text[..c.name.span.start]
+            .rfind("const")
+            .unwrap_or(c.name.span.start),
+        Item::Type(t) => t.span.start,
+        Item::Record(r) => r.name.span.start,
+    };
+    let vis_of = |item: &Item| {
+        block
+            .vis
+            .iter()
+            .find(|(at, _)| *at == start_of(item))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
     for item in &full.items[carried..] {
-        let (name_ident, start) = match item {
-            // A constant starts at its `const` keyword, just before the name.
-            Item::Const(c) => (
-                &c.name,
-                block.map.text[..c.name.span.start]
-                    .rfind("const")
-                    .unwrap_or(c.name.span.start),
-            ),
-            Item::Type(t) => (&t.name, t.span.start),
-            Item::Record(r) => (&r.name, r.name.span.start),
-        };
+        let (name_ident, start) = (item.name(), start_of(item));
         let (name, text) = item_text(item, &block.map.text);
         let target = block
             .aliases
@@ -216,15 +235,10 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             name,
             text,
             alias,
-            func: false,
+            what: Carried::Declaration,
         });
         let payload = merge(&payload, Span::call_site())?;
-        let vis = block
-            .vis
-            .iter()
-            .find(|(at, _)| *at == start)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
+        let vis = vis_of(item);
         let ident = Ident::new(&name_ident.name, block.map.span_at(name_ident.span.start));
         let hidden = format_ident!(
             "__parray_{}_{:016x}",
@@ -287,10 +301,72 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
             Item::Record(_) => TokenStream::new(),
         });
     }
+    // The names not built are declared all the same, as placeholders: their uses compile
+    // without an error of their own.
+    let mut all = entries_program(entries)?;
+    all.items.extend(program.items.iter().cloned());
+    let runtime_names = all.runtime_names();
+    // (Once a name, and not for a second declaration of a name that has one.)
+    let mut declared: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    declared.extend(
+        full.items[carried..]
+            .iter()
+            .map(|i| i.name().name.as_str()),
+    );
+    for item in not_built {
+        let name = item.name();
+        if declared.contains(&name.name.as_str()) {
+            continue;
+        }
+        declared.push(&name.name);
+        let ident = Ident::new(&name.name, block.map.span_at(name.span.start));
+        let vis = vis_of(item);
+        let placeholder = match item {
+            // A size given or derived at run time has no Rust item.
+            Item::Const(_) if runtime_names.contains(&name.name) => TokenStream::new(),
+            // Any number would do; 1 divides.
+            Item::Const(_) => quote!(#[allow(dead_code)] #vis const #ident: usize = 1;),
+            Item::Type(t) => {
+                let rank = t.dims.len().max(1);
+                let elem = match t.kind {
+                    DeclKind::Data { elem, .. } => elem_tokens(elem),
+                    DeclKind::Thread(_) => quote!(()),
+                };
+                quote! {
+                    #[allow(dead_code, non_camel_case_types, clippy::upper_case_acronyms)]
+                    #vis type #ident = ::parray::__private::NotBuilt<#elem, #rank>;
+                }
+            }
+            // Refused above: a record comes from its derive.
+            Item::Record(_) => TokenStream::new(),
+        };
+        out.extend(not_built_items(&vis, &ident, placeholder));
+    }
     if let Some(errors) = crate::errors::in_source_order(errors) {
         out.extend(errors.to_compile_error());
     }
     Ok(Outcome::Done(out))
+}
+
+/// The items of a name whose declaration was not built (its error reported there): a
+/// companion that carries it as such, so that a macro that uses the name expands to a
+/// placeholder and reports nothing more (`Carried::NotBuilt`), and `placeholder`, the Rust
+/// item of that name that Rust code using it compiles against.
+pub fn not_built_items(vis: &TokenStream, ident: &Ident, placeholder: TokenStream) -> TokenStream {
+    let entry = Entry {
+        name: ident.to_string(),
+        text: String::new(),
+        alias: None,
+        what: Carried::NotBuilt,
+    };
+    let hidden = format_ident!(
+        "__parray_{}_{:016x}",
+        ident,
+        fingerprint(std::slice::from_ref(&entry), ident)
+    );
+    let mut out = companion(vis, ident, &hidden, &[entry]);
+    out.extend(placeholder);
+    out
 }
 
 /// A name for the companion macro, unique in the crate (`#[macro_export]` puts it at the root).
@@ -471,8 +547,8 @@ fn create_fns(
     }
 }
 
-/// The offset function of a type, for `DataType`: `M::offset([i, j])` (the offset
-/// compiler's simplified expression, as `$M[i][j]$` gives it) and `M::offset_of(&[i, j])`,
+/// The offset function of a type, for `DataType`: `M::offset_of(&[i, j])` (the offset
+/// compiler's simplified expression, as `$M[i][j]$` gives it; `M::offset([i, j])` is it),
 /// each index checked against its dimension in every build.
 fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> TokenStream {
     let kids = &module.node(root).children;
@@ -504,7 +580,6 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
     let dims = sizes.iter().map(|s| *s as usize);
     let (size, extent) = (module.size(root) as usize, module.extent(root) as usize);
     quote! {
-        type Index = [usize; #rank];
         const RANK: usize = #rank;
         const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(#size);
 
@@ -523,22 +598,18 @@ fn offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) -> Token
             &[#(#dims),*]
         }
 
+        #[inline]
         #[track_caller]
         #[allow(unused_variables)]
-        fn offset(index: [usize; #rank]) -> usize {
-            let [#(#idents),*] = index;
-            #(#checks)*
-            #value
-        }
-
-        #[track_caller]
         fn offset_of(index: &[usize]) -> usize {
-            match <[usize; #rank]>::try_from(index) {
-                ::core::result::Result::Ok(index) => Self::offset(index),
+            let [#(#idents),*] = match <[usize; #rank]>::try_from(index) {
+                ::core::result::Result::Ok(index) => index,
                 ::core::result::Result::Err(_) => {
                     ::parray::__private::wrong_rank(#name, #rank, index.len())
                 }
-            }
+            };
+            #(#checks)*
+            #value
         }
 
         type Offsets = ::parray::__private::FixedOffsets<Self>;
@@ -557,7 +628,6 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
     let kids = &module.node(root).children;
     let rank = kids.len().max(1);
     quote! {
-        type Index = [usize; #rank];
         const RANK: usize = #rank;
         const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::None;
 
@@ -572,11 +642,6 @@ fn runtime_offset_fns(module: &Module, name: &str, root: parray_layout::NodeId) 
         fn dims() -> &'static [usize] {
             static DIMS: ::std::sync::OnceLock<::std::vec::Vec<usize>> = ::std::sync::OnceLock::new();
             DIMS.get_or_init(|| ::parray::__private::runtime_dims(Self::module(), #name))
-        }
-
-        #[track_caller]
-        fn offset(index: [usize; #rank]) -> usize {
-            Self::offset_of(&index)
         }
 
         #[track_caller]

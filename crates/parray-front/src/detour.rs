@@ -17,12 +17,12 @@ use syn::Token;
 use crate::decl::entries_program;
 use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR};
 use crate::lower::lower;
-use crate::resolve::{base_name, merge, Entry, Outcome};
+use crate::resolve::{base_name, merge, Carried, Entry, Outcome};
 use crate::shapes::Resolved;
 
 /// Declared names the body refers to: in `$...$` forms, and types it creates (`S::create()`).
 /// Type parameters are left out by the caller.
-fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
+pub fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
     let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
     for (i, tt) in tts.iter().enumerate() {
         match tt {
@@ -150,7 +150,12 @@ pub fn expand_host(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     let mut forms = Forms::new(&module, None);
     forms.runtime = runtime;
     forms.generics = generics.into_iter().map(TypeParam::new).collect();
-    crate::host::translate(&mut forms, &mut stmts)?;
+    let not_built: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.what == Carried::NotBuilt)
+        .map(|e| e.name.as_str())
+        .collect();
+    crate::host::translate(&mut forms, &not_built, &mut stmts)?;
     Ok(Outcome::Done(quote!({ #(#stmts)* })))
 }
 
@@ -218,6 +223,22 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
     };
+    // A name whose declaration was not built: its error is the one to see, and the
+    // detour a value of its type (never run: the program does not compile), its arguments
+    // used.
+    if entries.iter().any(|e| e.what == Carried::NotBuilt) {
+        let args = args.map(|a| a.stream());
+        let value = match source_only {
+            true => quote!(""),
+            false => quote!(::core::result::Result::<(), ::parray::Error>::Ok(())),
+        };
+        return Ok(Outcome::Done(quote!({
+            let _ = || {
+                let _ = (#args);
+            };
+            #value
+        })));
+    }
     let name = array.to_string();
     // A cuda array whose grid is sized at run time: its kernel is made at its launch.
     let runtime_threads = resolved.runtime.contains(&name);

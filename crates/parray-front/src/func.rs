@@ -10,7 +10,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
 use syn::visit::Visit;
 
-use crate::resolve::{companion, drive, Entry, Kind, Outcome};
+use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
@@ -32,7 +32,7 @@ pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
         name: name.to_string(),
         text: item.to_string(),
         alias: None,
-        func: true,
+        what: Carried::Func,
     };
     let hidden = format_ident!(
         "__parray_fn_{}_{:016x}",
@@ -94,7 +94,7 @@ pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
 /// carries yet: what to ask the companions for.
 pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
     let mut wanted: Vec<Ident> = names.to_vec();
-    for e in entries.iter().filter(|e| e.func) {
+    for e in entries.iter().filter(|e| e.what == Carried::Func) {
         if let Ok(item) = syn::parse_str::<syn::ItemFn>(&e.text) {
             for callee in called(&item.block.stmts) {
                 // Its tokens came from a string: their spans are no better than the call site.
@@ -115,7 +115,7 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
 pub fn sources(entries: &[Entry]) -> syn::Result<Vec<(String, syn::ItemFn)>> {
     entries
         .iter()
-        .filter(|e| e.func)
+        .filter(|e| e.what == Carried::Func)
         .map(|e| {
             syn::parse_str::<syn::ItemFn>(&e.text)
                 .map(|item| (e.name.clone(), item))

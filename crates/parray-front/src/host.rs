@@ -13,10 +13,13 @@ use syn::{Expr, Stmt};
 
 use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
 
-/// Replaces every form in `stmts`; all errors are reported together.
-pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
+/// Replaces every form in `stmts`; all errors are reported together. A form that names
+/// one of `not_built` (a name whose declaration was not built, and reported) becomes a
+/// placeholder without an error of its own.
+pub fn translate(forms: &mut Forms, not_built: &[&str], stmts: &mut [Stmt]) -> syn::Result<()> {
     let mut h = Host {
         forms,
+        not_built,
         errors: Vec::new(),
         hoisted: None,
     };
@@ -31,6 +34,7 @@ pub fn translate(forms: &mut Forms, stmts: &mut [Stmt]) -> syn::Result<()> {
 
 struct Host<'a, 'm> {
     forms: &'a mut Forms<'m>,
+    not_built: &'a [&'a str],
     errors: Vec<syn::Error>,
     /// Inside a loop: the reads of run-time types its forms make, hoisted before the
     /// outermost loop (SPEC.md 3.1, "Sizes given at run time").
@@ -48,11 +52,20 @@ impl Host<'_, '_> {
             ));
             return Some(syn::parse_quote!(()));
         }
-        if mac.path.is_ident(COPY) {
-            return Some(self.copy(mac));
-        }
-        if !mac.path.is_ident(DOLLAR) {
+        let copy = mac.path.is_ident(COPY);
+        if !copy && !mac.path.is_ident(DOLLAR) {
             return None;
+        }
+        let mut names = Vec::new();
+        crate::detour::dollar_names(&quote::quote!(#mac), &mut names);
+        if names.iter().any(|n| self.not_built.iter().any(|b| n == b)) {
+            return Some(match copy {
+                true => syn::parse_quote!(()),
+                false => syn::parse_quote!(0usize),
+            });
+        }
+        if copy {
+            return Some(self.copy(mac));
         }
         Some(match self.forms.form(mac.tokens.clone(), span) {
             Ok(form) => self.form_value(form, span),

@@ -81,7 +81,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         name: name.to_string(),
         text: record.declaration(),
         alias: None,
-        func: false,
+        what: crate::resolve::Carried::Declaration,
     };
     let hidden = format_ident!(
         "__parray_record_{}_{:016x}",

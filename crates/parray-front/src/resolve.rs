@@ -7,7 +7,7 @@
 //! `::parray::__resume!` with the text added, and so on until all are known; then the
 //! original input is processed with every declaration it needs (continuation passing).
 
-use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, bracketed, parenthesized, LitStr};
@@ -15,14 +15,26 @@ use syn::{braced, bracketed, parenthesized, LitStr};
 /// One declaration's text, as carried between macros: `(M "paged float [4][4] M")`, and
 /// for a subprogram's import, the name of the type it is another name of:
 /// `(T "float [#__A_1][#__A_0] T" M)`; or a function of the body language, its Rust
-/// source: `(fn gelu "fn gelu(x: f32) -> f32 { ... }")`.
+/// source: `(fn gelu "fn gelu(x: f32) -> f32 { ... }")`; or a declared name whose
+/// declaration was not built (its error reported there): `(! K "")`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Entry {
     pub name: String,
     pub text: String,
     pub alias: Option<String>,
-    /// A `#[parray::func]` function (`text` is Rust), not a declaration.
-    pub func: bool,
+    pub what: Carried,
+}
+
+/// What an [`Entry`] carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Carried {
+    /// A declaration in the type language.
+    Declaration,
+    /// A `#[parray::func]` function (`text` is Rust).
+    Func,
+    /// A name whose declaration `parray!` could not build, and reported: a macro that
+    /// uses it reports nothing more (`decl::not_built`), and `text` is empty.
+    NotBuilt,
 }
 
 impl Entry {
@@ -31,8 +43,8 @@ impl Entry {
         if name == self.name {
             return None;
         }
-        if self.func {
-            // Called by the imported name; its text is the same function.
+        if self.what != Carried::Declaration {
+            // Called by the imported name; its text is the same function (or none).
             return Some(Entry {
                 name: name.to_string(),
                 ..self.clone()
@@ -46,21 +58,22 @@ impl Entry {
             name: name.to_string(),
             text,
             alias: self.alias.clone(),
-            func: false,
+            what: Carried::Declaration,
         })
     }
 
     pub fn tokens(&self) -> TokenStream {
         let name = Ident::new(&self.name, proc_macro2::Span::call_site());
         let text = Literal::string(&self.text);
-        if self.func {
-            return quote!((fn #name #text));
-        }
         let alias = self
             .alias
             .as_ref()
             .map(|a| Ident::new(a, proc_macro2::Span::call_site()));
-        quote!((#name #text #alias))
+        match self.what {
+            Carried::Declaration => quote!((#name #text #alias)),
+            Carried::Func => quote!((fn #name #text)),
+            Carried::NotBuilt => quote!((! #name #text)),
+        }
     }
 }
 
@@ -127,10 +140,13 @@ impl Parse for Resumed {
                 alias = Some((inner.call(syn::ext::IdentExt::parse_any)?, entries.len()));
                 continue;
             }
-            let func = inner.peek(syn::Token![fn]);
-            if func {
-                inner.parse::<syn::Token![fn]>()?;
-            }
+            let what = if inner.parse::<Option<syn::Token![fn]>>()?.is_some() {
+                Carried::Func
+            } else if inner.parse::<Option<syn::Token![!]>>()?.is_some() {
+                Carried::NotBuilt
+            } else {
+                Carried::Declaration
+            };
             let name: Ident = inner.call(syn::ext::IdentExt::parse_any)?;
             let text: LitStr = inner.parse()?;
             let alias: Option<Ident> = inner.parse()?;
@@ -138,7 +154,7 @@ impl Parse for Resumed {
                 name: name.to_string(),
                 text: text.value(),
                 alias: alias.map(|a| a.to_string()),
-                func,
+                what,
             });
         }
         // The companion called under another name (`use m::A as B;`) appended its entries
@@ -187,6 +203,25 @@ impl Parse for Resumed {
     }
 }
 
+/// The word of `@in_subprog(A)`, which a subprogram's call writes before the input of each
+/// macro of its body (`subprog`): `A` is a token of the call, at which the macro's errors
+/// are resolved ([`crate::errors::anchored`]), so that each is reported once for all calls.
+pub const IN_SUBPROG: &str = "in_subprog";
+
+/// The input without its `@in_subprog(A)`, and the span of `A` if it had one.
+fn in_subprog(input: &TokenStream) -> (Option<Span>, TokenStream) {
+    let tts: Vec<TokenTree> = input.clone().into_iter().collect();
+    match tts.as_slice() {
+        [TokenTree::Punct(at), word, TokenTree::Group(anchor), rest @ ..]
+            if at.as_char() == '@' && is_ident(word, IN_SUBPROG) =>
+        {
+            let span = anchor.stream().into_iter().next().map(|a| a.span());
+            (span, rest.iter().cloned().collect())
+        }
+        _ => (None, input.clone()),
+    }
+}
+
 /// Run `handler` on the input, or ask the companions of the names it needs.
 pub fn drive(
     kind: Kind,
@@ -194,15 +229,21 @@ pub fn drive(
     input: TokenStream,
     handler: impl FnOnce(&[Entry], TokenStream) -> syn::Result<Outcome>,
 ) -> TokenStream {
-    match handler(&entries, input.clone()) {
-        Ok(Outcome::Done(tokens)) => tokens,
-        Ok(Outcome::Need(names)) => call_next(kind, &names, &entries, input),
+    let (anchor, own) = in_subprog(&input);
+    let e = match handler(&entries, own) {
+        Ok(Outcome::Done(tokens)) => return tokens,
+        Ok(Outcome::Need(names)) => return call_next(kind, &names, &entries, input),
+        Err(e) => e,
+    };
+    let errors = match anchor {
+        Some(a) => crate::errors::anchored(e, a),
+        None => e,
+    }
+    .to_compile_error();
+    match kind {
+        Kind::Parray | Kind::Func => errors,
         // Detours and host blocks are expressions: keep all the errors inside one block.
-        Err(e) if !matches!(kind, Kind::Parray | Kind::Func) => {
-            let errors = e.to_compile_error();
-            quote!({ #errors })
-        }
-        Err(e) => e.to_compile_error(),
+        _ => quote!({ #errors }),
     }
 }
 

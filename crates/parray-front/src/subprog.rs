@@ -21,8 +21,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{braced, parenthesized, Token};
 
+use crate::decl::not_built_items;
 use crate::dollar::preprocess;
-use crate::resolve::{base_name, Entry, Outcome};
+use crate::resolve::{base_name, Carried, Entry, Outcome};
 use crate::text::SourceMap;
 
 /// The definition: `#[attrs] vis fn name<T, U>(a, mut b) { body }`.
@@ -337,8 +338,16 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
 }
 
 /// The handler of a call (run by `resolve::drive` once the type arguments are known).
+/// Its errors, as those of the macros in the body it expands to, are resolved at the call's
+/// first type argument: a mistake in the body is one error, whatever the number of calls.
 pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let call: Call = syn::parse2(input)?;
+    let anchor = call.type_args.first().map_or(call.span, Ident::span);
+    instantiate(entries, &call).map_err(|e| crate::errors::anchored(e, anchor))
+}
+
+/// [`expand_call`] of a parsed call.
+fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     let name = &call.name;
     let args_given =
         call.args.len() == call.params.len() || (call.source.is_some() && call.args.is_empty());
@@ -423,11 +432,17 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     let mut imports: Vec<(String, String, Ident)> = Vec::new(); // (name, text, alias of)
     let mut roots = args.clone();
     roots.extend(outside.iter().cloned());
-    for e in closure(entries, &roots) {
+    // A name whose declaration was not built (and reported) is not imported: the body's
+    // declarations that use it are not built either, silently, and a parameter it is given
+    // for is declared as not built.
+    let reached = closure(entries, &roots);
+    let any_not_built = reached.iter().any(|e| e.what == Carried::NotBuilt);
+    for e in reached.iter().filter(|e| e.what == Carried::Declaration) {
         let text = renamed(&e.text, &private)?;
         let target = Ident::new(&e.name, call.type_args[0].span());
         imports.push((private(&e.name), text, target));
     }
+    let mut params_not_built = TokenStream::new();
     for ((param, arg), arg_ident) in params.iter().zip(&args).zip(&call.type_args) {
         let Some(e) = entries.iter().find(|e| e.name == *arg) else {
             return Err(syn::Error::new(
@@ -435,6 +450,12 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
                 format!("`{arg}` is not a declared type"),
             ));
         };
+        if e.what == Carried::NotBuilt {
+            let param = Ident::new(param, arg_ident.span());
+            let alias = quote!(#[allow(dead_code, non_camel_case_types)] type #param = #arg_ident;);
+            params_not_built.extend(not_built_items(&TokenStream::new(), &param, alias));
+            continue;
+        }
         let text = renamed(&e.text, &|n| {
             if n == arg.as_str() {
                 param.clone()
@@ -458,7 +479,8 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         program.items.extend(p.items);
     }
     let carried = program.items.len();
-    for (k, item) in own.items.iter().enumerate() {
+    // (Not with a name not built: the body's declarations that use it are left out.)
+    for (k, item) in own.items.iter().enumerate().filter(|_| !any_not_built) {
         program.items.push(item.clone());
         // Sizes given at run time at the probe: their constraints are checked when bound.
         if let Err(e) = crate::shapes::build_at_probe(&program) {
@@ -497,17 +519,18 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
         })?;
         import_tokens.extend(quote!(@alias(#target) #text));
     }
+    let imports = quote!(::parray::parray! { #import_tokens } #params_not_built);
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
     if let Some(dialect) = &call.source {
-        return Ok(Outcome::Done(source_of(&call, dialect, &import_tokens)?));
+        return Ok(Outcome::Done(source_of(call, dialect, &imports)?));
     }
     let values = &call.args;
-    let body = &call.body;
+    let body = in_subprog(call.body.clone(), &call.type_args[0]);
     let output = &call.output;
     // The imports live outside the body's block: items of a block are visible in all of
     // it, and `type __A = A` must not find a subprogram's own `A`.
     Ok(Outcome::Done(quote! {{
-        ::parray::parray! { #import_tokens }
+        #imports
         (|| #output {
             let (#(#bindings,)*) = (#(#values,)*);
             #body
@@ -515,8 +538,36 @@ pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome
     }}))
 }
 
+/// `body` with `@in_subprog(anchor)` before the input of each of its macros (`parray!`,
+/// `detour!`, `host!`, `kernel_source!`), at any depth: their errors are resolved at the
+/// call's `anchor` (`resolve::drive`).
+fn in_subprog(body: TokenStream, anchor: &Ident) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    for tt in body {
+        let tt = match tt {
+            TokenTree::Group(g) => {
+                let mut stream = in_subprog(g.stream(), anchor);
+                let is_macro = matches!(out.as_slice(), [.., TokenTree::Ident(m), TokenTree::Punct(bang)]
+                    if bang.as_char() == '!'
+                        && ["parray", "detour", "host", "kernel_source"].iter().any(|k| m == k));
+                if is_macro {
+                    let word = Ident::new(crate::resolve::IN_SUBPROG, anchor.span());
+                    stream = quote!(@#word(#anchor) #stream);
+                }
+                let mut marked = proc_macro2::Group::new(g.delimiter(), stream);
+                marked.set_span(g.span());
+                TokenTree::Group(marked)
+            }
+            tt => tt,
+        };
+        out.push(tt);
+    }
+    out.into_iter().collect()
+}
+
 /// `name!(@source <M>)`: the body's declarations, then `kernel_source!` of its detour, in
-/// `dialect` (the tokens before the detour in `kernel_source!`).
+/// `dialect` (the tokens before the detour in `kernel_source!`), after `imports` (the
+/// declarations of the call's types).
 fn source_of(
     call: &Call,
     dialect: &TokenStream,
@@ -551,7 +602,7 @@ fn source_of(
     let params: Vec<&TokenStream> = call.params.iter().collect();
     let units = params.iter().map(|_| quote!(()));
     Ok(quote! {{
-        ::parray::parray! { #imports }
+        #imports
         {
             #blocks
             #[allow(unused_variables)]

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use proc_macro2::TokenStream;
 
-use crate::resolve::{Entry, Outcome};
+use crate::resolve::{Carried, Entry, Outcome};
 use crate::{detour, dollar};
 
 /// Declarations as the companion macros carry them: `("A", "paged float [4][3] A")`.
@@ -17,7 +17,7 @@ fn entries(decls: &[(&str, &str)]) -> Vec<Entry> {
             name: name.to_string(),
             text: text.to_string(),
             alias: None,
-            func: false,
+            what: Carried::Declaration,
         })
         .collect()
 }

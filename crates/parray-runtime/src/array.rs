@@ -147,18 +147,20 @@ impl<T: DataType> Array<T> {
     }
 
     /// The element at `index` (one index per top-level dimension: `a.at([i, j])` is
-    /// `$T[i][j]$`), for host memory. Each index is checked against its dimension.
+    /// `$T[i][j]$`), for host memory. Each index is checked against its dimension; an
+    /// array of another length than `T::RANK` is an error when the program is built
+    /// ([`DataType::offset`]).
     ///
     /// # Panics
     /// If an index is out of its dimension, or the array is dmem (see [`Array::to_vec`]).
     #[track_caller]
-    pub fn at(&self, index: T::Index) -> T::Elem {
+    pub fn at<const N: usize>(&self, index: [usize; N]) -> T::Elem {
         self.ptr().load(T::offset(index))
     }
 
     /// Writes the element at `index` (see [`Array::at`]).
     #[track_caller]
-    pub fn set(&mut self, index: T::Index, v: T::Elem) {
+    pub fn set<const N: usize>(&mut self, index: [usize; N], v: T::Elem) {
         let off = T::offset(index);
         self[off] = v;
     }

@@ -10,8 +10,6 @@ use crate::mem::elem::Element;
 pub trait DataType: Copy + 'static {
     /// The element type (`float` is `f32`...).
     type Elem: Element;
-    /// One index per top-level dimension: `[usize; RANK]`.
-    type Index: Copy;
     /// The declared name.
     const NAME: &'static str;
     /// Where values of this type live (`None` for a pure view).
@@ -38,13 +36,27 @@ pub trait DataType: Copy + 'static {
         covers.map_or(Self::extent(), |c| Self::extent().min(c as usize))
     }
 
-    /// The offset of the element with one index per top-level dimension (`$T[i][j]$`), the
-    /// offset compiler's simplified expression; each index is checked against its
-    /// dimension's size in every build (a panic naming the type and the dimension).
-    fn offset(index: Self::Index) -> usize;
+    /// The offset of the element with one index per top-level dimension (`$T[i][j]$` is
+    /// `T::offset([i, j])`), the offset compiler's simplified expression; each index is
+    /// checked against its dimension's size in every build (a panic naming the type and the
+    /// dimension). Code generic over the type writes it the same way (`T::offset([i, j])`
+    /// with `T: DataType`); an array of another length than the type's [`DataType::RANK`]
+    /// is an error when the program is built (where the function is instantiated with the
+    /// type).
+    #[inline]
+    #[track_caller]
+    fn offset<const N: usize>(index: [usize; N]) -> usize {
+        const {
+            assert!(
+                N == Self::RANK,
+                "`T::offset([...])` and `a.at([...])` take one index per top-level dimension of `T` (`T::RANK` of them)"
+            )
+        };
+        Self::offset_of(&index)
+    }
 
-    /// [`DataType::offset`] from a slice of `RANK` indices, for code generic over the
-    /// type (`$T[i][j]$` with `T` a type parameter); a slice of another length panics.
+    /// [`DataType::offset`] from a slice of `RANK` indices (what `$T[i][j]$` is with `T` a
+    /// type parameter); a slice of another length panics.
     fn offset_of(index: &[usize]) -> usize;
 
     /// The sizes and offset function as one value, read where a loop of a body starts
@@ -210,6 +222,77 @@ pub trait ThreadArray: Copy + 'static {
         Self::module()
             .lookup(Self::NAME)
             .expect("a declared type resolves")
+    }
+}
+
+/// What `parray!` declares under the name of a declaration it could not build, whose
+/// error it reports at the declaration: a data type of elements `E` and `RANK` top-level
+/// dimensions (`E = ()` for a thread array), so that the Rust code that uses the name
+/// compiles without an error of its own. A program with such a name has that error, so
+/// none of this is ever run.
+pub struct NotBuilt<E, const RANK: usize>(std::marker::PhantomData<E>);
+
+impl<E, const RANK: usize> Clone for NotBuilt<E, RANK> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E, const RANK: usize> Copy for NotBuilt<E, RANK> {}
+
+const NOT_BUILT: &str = "a declaration that was not built is never run";
+
+impl<E: Element, const RANK: usize> NotBuilt<E, RANK> {
+    /// What a declared type's `create` is.
+    pub fn create() -> crate::Result<crate::Array<Self>> {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    /// What a declared type's `create_on` is.
+    pub fn create_on(_: &crate::Device) -> crate::Result<crate::Array<Self>> {
+        unreachable!("{NOT_BUILT}")
+    }
+}
+
+impl<E: Element, const RANK: usize> DataType for NotBuilt<E, RANK> {
+    type Elem = E;
+    const NAME: &'static str = "";
+    const MEM: Option<MemKind> = None;
+    const RANK: usize = RANK;
+    const FIXED_SIZE: Option<usize> = None;
+    type Offsets = FixedOffsets<Self>;
+
+    fn size() -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn extent() -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn dims() -> &'static [usize] {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn offset_of(_: &[usize]) -> usize {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn offsets() -> Self::Offsets {
+        unreachable!("{NOT_BUILT}")
+    }
+
+    fn module() -> &'static Module {
+        unreachable!("{NOT_BUILT}")
+    }
+}
+
+impl<const RANK: usize> ThreadArray for NotBuilt<(), RANK> {
+    const NAME: &'static str = "";
+    const KIND: ThreadArrayKind = ThreadArrayKind::Pthd;
+
+    fn module() -> &'static Module {
+        unreachable!("{NOT_BUILT}")
     }
 }
 

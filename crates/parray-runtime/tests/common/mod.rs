@@ -28,7 +28,6 @@ macro_rules! flat_types {
 
         impl parray_runtime::DataType for $name {
             type Elem = $elem;
-            type Index = [usize; 1];
             const NAME: &'static str = stringify!($name);
             const MEM: Option<parray_layout::MemKind> = Some(parray_layout::MemKind::$mem);
             const RANK: usize = 1;
@@ -48,15 +47,12 @@ macro_rules! flat_types {
 
             #[track_caller]
             #[allow(unused_comparisons)]
-            fn offset([i]: [usize; 1]) -> usize {
-                assert!(i < $extent, "index {i} out of range for {}", stringify!($name));
-                i
-            }
-
-            #[track_caller]
             fn offset_of(index: &[usize]) -> usize {
-                match index {
-                    [i] => Self::offset([*i]),
+                match *index {
+                    [i] => {
+                        assert!(i < $extent, "index {i} out of range for {}", stringify!($name));
+                        i
+                    }
                     _ => panic!("{} has one dimension", stringify!($name)),
                 }
             }
