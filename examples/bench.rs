@@ -109,8 +109,9 @@ fn transpose32(i: &Array<BIG32>, o: &mut Array<BIG32>) -> parray::Result<()> {
     })
 }
 
+/// Milliseconds on the GPU (bench runs nowhere else: no time here is emulated).
 fn ms(f: impl FnMut() -> parray::Result<()>) -> parray::Result<f64> {
-    Ok(common::median_seconds(20, true, f)? * 1e3)
+    Ok(common::median_time(20, true, f)?.ms)
 }
 
 fn main() -> parray::Result<()> {
@@ -134,7 +135,7 @@ fn main() -> parray::Result<()> {
         );
     };
     let r13 = fig13::run()?;
-    let base = r13.seconds * 1e3;
+    let base = r13.time.ms;
     row("fig13 parray (1024x1024 threads)", base, base, r13.ok);
     // The hand-written kernels on the same row-major data, checked the same way.
     let (mut a, mut b, mut c) = (
@@ -170,13 +171,13 @@ fn main() -> parray::Result<()> {
             (&mut a, &mut b, &mut c),
             |a, b, c| common::raw_kernel(kernel, source, grid, block, &[a, b, &*c]),
         )?;
-        row(name, run.seconds * 1e3, base, run.ok);
+        row(name, run.time.ms, base, run.ok);
     }
     // Each included figure has its own `common`, so take the fields out.
     macro_rules! summary {
         ($run:expr) => {{
             let run = $run?;
-            (run.variant, run.seconds * 1e3, run.ok)
+            (run.variant, run.time.ms, run.ok)
         }};
     }
     for (name, t, ok) in [
@@ -193,7 +194,7 @@ fn main() -> parray::Result<()> {
     let input: Vec<f32> = common::random_values(big * big, 11);
     let (mut i, mut o) = (SQUARE::create()?, SQUARE::create()?);
     i.copy_from_slice(&input)?;
-    let copy = common::device_copy_ms(&i, &o, big * big * 4)?;
+    let copy = common::device_copy_time(&i, &o, big * big * 4)?.ms;
     let transposed = |out: &Array<SQUARE>| -> parray::Result<bool> {
         let v = out.to_vec()?;
         Ok((0..big * big).all(|x| v[x] == input[(x % big) * big + x / big]))

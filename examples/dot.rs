@@ -80,7 +80,7 @@ fn main() -> parray::Result<()> {
     b.copy_from_slice(&(0..n).map(|i| (i * 2) as f32).collect::<Vec<_>>())?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
-    let parray = common::median_seconds(repeats, device, || dot(&a, &b, &mut c))?;
+    let parray = common::median_time(repeats, true, || dot(&a, &b, &mut c))?;
     let sum: f64 = c.to_vec()?.iter().map(|&x| f64::from(x)).sum();
     // The seed's check: 2 * sum_squares(N - 1), sum_squares(x) = x (x + 1) (2x + 1) / 6.
     let x = n as f64 - 1.0;
@@ -89,7 +89,7 @@ fn main() -> parray::Result<()> {
     println!("Does GPU value {sum:.6e} == {exact:.6e}?");
     let ok = ((sum - exact) / exact).abs() < 1e-6;
     let seed = if device {
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "dot",
                 seed_kernel(n),

@@ -14,6 +14,7 @@
 
 use parray::copy;
 use parray::gpu::cufft::{Direction, FftPlan};
+use parray::gpu::Timing;
 use parray::prelude::*;
 use parray::{DataType, Device, Float2};
 use rustfft::num_complex::Complex;
@@ -89,11 +90,11 @@ where
     // The local transforms: the x-planes in two dimensions, the y-slab along x.
     let planes = Local::new(&device, &[n, n], 1, n * n, part)?;
     let columns = Local::new(&device, &[n], part * n, 1, part * n)?;
-    let mut transpose_ms = Vec::new();
+    let mut transpose_times = Vec::new();
     let mut step = |x: &mut Array<X>| -> parray::Result<()> {
         planes.run(x)?;
-        let ms = parray::gpu::time_ms_on(&device, || copy::copy(x, &mut y).map(|_| ()))?;
-        transpose_ms.push(ms);
+        let time = parray::gpu::time_ms_on(&device, || copy::copy(x, &mut y).map(|_| ()))?;
+        transpose_times.push(time);
         columns.run(&mut y)
     };
     let repeats = if device.is_emulated() {
@@ -107,8 +108,8 @@ where
         x.copy_from_slice(&values)?;
         times.push(parray::gpu::time_ms_on(&device, || step(&mut x))?);
     }
-    let ms = median(&times[1.min(times.len() - 1)..]);
-    let transpose = median(&transpose_ms[1.min(transpose_ms.len() - 1)..]);
+    let time = median(&times[1.min(times.len() - 1)..]);
+    let transpose = median(&transpose_times[1.min(transpose_times.len() - 1)..]);
     // Everything to rank 0, and the check there.
     let mut whole = Array::<Z>::new()?;
     copy::copy(&y, &mut whole)?;
@@ -116,15 +117,16 @@ where
         return Ok(true);
     }
     let got = whole.to_vec()?;
-    let (error, reference, reference_ms) = check(&device, n, &got, &mut whole, args.repeats)?;
+    let (error, reference, reference_time) = check(&device, n, &got, &mut whole, args.repeats)?;
     let flops = 5.0 * (n as f64).powi(3) * 3.0 * (n as f64).log2();
     println!(
-        "fft3d N={n} ranks={} {}: {ms:.3} ms ({:.1} GFLOP/s), transpose {transpose:.3} ms ({:.0}%); checked against {reference}{}: relative error {error:.2e}",
+        "fft3d N={n} ranks={} {}: {time}, {:.1} GFLOP/s{}, transpose {transpose} ({:.0}%); checked against {reference}{}: relative error {error:.2e}",
         job.size,
         if device.is_emulated() { "cpu (emulation)" } else { "gpu" },
-        flops / ms / 1e6,
-        100.0 * transpose / ms,
-        reference_ms.map_or(String::new(), |r| format!(" ({r:.3} ms; ours {:.2}x its time)", ms / r)),
+        flops / time.ms / 1e6,
+        time.note(),
+        100.0 * transpose.ms / time.ms,
+        reference_time.map_or(String::new(), |r| format!(" ({r}; ours {:.2}x its time)", time.ms / r.ms)),
     );
     Ok(error <= 1e-4)
 }
@@ -217,8 +219,8 @@ fn check<Z: DataType<Elem = Float2>>(
     got: &[Float2],
     scratch: &mut Array<Z>,
     repeats: usize,
-) -> parray::Result<(f64, String, Option<f64>)> {
-    let (want, name, ms): (Vec<Complex<f64>>, _, _) = if n <= 128 {
+) -> parray::Result<(f64, String, Option<Timing>)> {
+    let (want, name, time): (Vec<Complex<f64>>, _, _) = if n <= 128 {
         let mut v: Vec<Complex<f64>> = (0..(n * n * n) as u64)
             .map(input)
             .map(|c| Complex::new(f64::from(c.x), f64::from(c.y)))
@@ -249,12 +251,12 @@ fn check<Z: DataType<Elem = Float2>>(
         diff += (f64::from(g.x) - w.re).powi(2) + (f64::from(g.y) - w.im).powi(2);
         norm += w.norm_sqr();
     }
-    Ok(((diff / norm).sqrt(), name, ms))
+    Ok(((diff / norm).sqrt(), name, time))
 }
 
-fn median(v: &[f64]) -> f64 {
+fn median(v: &[Timing]) -> Timing {
     let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
+    v.sort_by(|a, b| a.ms.total_cmp(&b.ms));
     v[v.len() / 2]
 }
 

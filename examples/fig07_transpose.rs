@@ -8,6 +8,7 @@
 
 mod common;
 
+use parray::gpu::Timing;
 use parray::prelude::*;
 
 parray! {
@@ -91,7 +92,7 @@ fn measure<T: DataType>(
     make: impl Fn(f32, f32) -> T::Elem,
     run: impl Fn(&Array<T>, &mut Array<T>) -> parray::Result<()>,
     transposes: bool,
-) -> parray::Result<(f64, bool)>
+) -> parray::Result<(Timing, bool)>
 where
     T::Elem: PartialEq,
 {
@@ -107,22 +108,22 @@ where
     i.copy_from_slice(&input)?;
     o.copy_from_slice(&vec![make(f32::NAN, f32::NAN); n * n])?;
     let (_, repeats) = common::backend(true)?;
-    let seconds = common::median_seconds(repeats, true, || run(&i, &mut o))?;
+    let time = common::median_time(repeats, true, || run(&i, &mut o))?;
     let out = o.to_vec()?;
     let ok = (0..n * n).all(|x| {
         let (r, c) = (x / n, x % n);
         let from = if transposes { c * n + r } else { x };
         out[x] == input[from]
     });
-    Ok((seconds, ok))
+    Ok((time, ok))
 }
 
 fn main() -> parray::Result<()> {
     let n = host! { $dim_0(DATA)$ };
-    let (seconds, ok) = measure(n, Float2::new, transpose, true)?;
+    let (time, ok) = measure(n, Float2::new, transpose, true)?;
     let (backend, _) = common::backend(true)?;
     println!("backend: {backend}");
-    println!("transpose {n}x{n} float2: {:.3} ms", seconds * 1e3);
+    println!("transpose {n}x{n} float2: {time}");
     let mut all_ok = ok;
     if backend == "cuda" {
         let big = host! { $dim_0(BIG)$ };
@@ -130,26 +131,14 @@ fn main() -> parray::Result<()> {
         let (t, ok_t) = measure(big, |x, _| x, transpose_big, true)?;
         let (c, ok_c) = measure(big, |x, _| x, copy_big, false)?;
         let (i, o) = (BIG::create()?, BIG::create()?);
-        let d2d = common::device_copy_ms(&i, &o, big * big * 4)? / 1e3;
-        let rate = |s: f64| bytes / s / 1e9;
-        println!(
-            "transpose {big}x{big} float: {:.3} ms, {:.0} GB/s",
-            t * 1e3,
-            rate(t)
-        );
-        println!(
-            "copy detour:            {:.3} ms, {:.0} GB/s",
-            c * 1e3,
-            rate(c)
-        );
-        println!(
-            "device-to-device copy:  {:.3} ms, {:.0} GB/s",
-            d2d * 1e3,
-            rate(d2d)
-        );
+        let d2d = common::device_copy_time(&i, &o, big * big * 4)?;
+        let rate = |t: Timing| bytes / t.seconds() / 1e9;
+        println!("transpose {big}x{big} float: {t}, {:.0} GB/s", rate(t));
+        println!("copy detour:            {c}, {:.0} GB/s", rate(c));
+        println!("device-to-device copy:  {d2d}, {:.0} GB/s", rate(d2d));
         println!(
             "transpose / device-to-device copy bandwidth: {:.1}%",
-            100.0 * d2d / t
+            100.0 * d2d.ms / t.ms
         );
         all_ok &= ok_t && ok_c;
     } else if std::env::args().any(|a| a == "--emulated-8192") {
@@ -160,16 +149,16 @@ fn main() -> parray::Result<()> {
         let (_, ok_t) = measure(big, |x, _| x, transpose_big, true)?;
         let (_, ok_d) = measure(big, |x, _| x, transpose_big_direct, true)?;
         let (i, mut o) = (BIG::create()?, BIG::create()?);
-        let t = common::median_seconds(5, false, || transpose_big(&i, &mut o))?;
-        let d = common::median_seconds(5, false, || transpose_big_direct(&i, &mut o))?;
-        let u = common::median_seconds(5, false, || transpose_big_unsynced(&i, &mut o))?;
-        println!("emulated transpose {big}x{big} float, tiled with #sync: {t:.3} s");
-        println!("emulated transpose {big}x{big} float, direct, no barrier: {d:.3} s");
-        println!("emulated tiled body without its #sync (wrong, timing only): {u:.3} s");
+        let t = common::median_time(5, true, || transpose_big(&i, &mut o))?;
+        let d = common::median_time(5, true, || transpose_big_direct(&i, &mut o))?;
+        let u = common::median_time(5, true, || transpose_big_unsynced(&i, &mut o))?;
+        println!("transpose {big}x{big} float, tiled with #sync: {t:.0}");
+        println!("transpose {big}x{big} float, direct, no barrier: {d:.0}");
+        println!("tiled body without its #sync (wrong, timing only): {u:.0}");
         println!(
             "tiled with #sync / direct: {:.2}x; / the same body without #sync: {:.2}x",
-            t / d,
-            t / u
+            t.ms / d.ms,
+            t.ms / u.ms
         );
         all_ok &= ok_t && ok_d;
     } else {

@@ -89,7 +89,7 @@ fn main() -> parray::Result<()> {
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
     let entries = host! { $size(BUCKETS)$ };
-    let parray = common::median_seconds(repeats, device, || {
+    let parray = common::median_time(repeats, true, || {
         heads.fill(-1)?;
         add_to_table(&dkeys, n as i32, &mut next, &mut heads, &mut locks)
     })?;
@@ -113,7 +113,7 @@ fn main() -> parray::Result<()> {
     let ok = verify(next.to_vec()?, heads.to_vec()?) && locks.to_vec()?.iter().all(|&l| l == 0);
     let seed = if device {
         let count = n as i32;
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             heads.fill(-1)?;
             common::raw_kernel(
                 "add_to_table",

@@ -101,13 +101,13 @@ fn main() -> parray::Result<()> {
         ("histogram, shared atomics", "histo_shared", shared_atomics),
     ];
     for (name, seed_name, kernel) in kernels {
-        let parray = common::median_seconds(repeats, device, || {
+        let parray = common::median_time(repeats, true, || {
             histo.fill(0)?;
             kernel(&bytes, n as i32, &mut histo)
         })?;
         let ok = histo.to_vec()? == expected;
         let seed = if device {
-            let t = common::median_seconds(repeats, true, || {
+            let t = common::median_time(repeats, true, || {
                 histo.fill(0)?;
                 let size = n as i64;
                 common::raw_kernel(

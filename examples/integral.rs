@@ -283,7 +283,7 @@ fn main() -> parray::Result<()> {
         let n: i32 = if version <= 3 { one } else { big };
         let dx = (ub - lb) / n as f64;
         let exact = reference(lb, ub, n);
-        let parray = common::median_seconds(repeats, device, || {
+        let parray = common::median_time(repeats, true, || {
             result.fill(0.0)?;
             let args = (&mut result, lb, n, dx);
             match version {
@@ -299,7 +299,7 @@ fn main() -> parray::Result<()> {
         let ok = ((got - exact) / exact).abs() <= tolerance;
         let seed = if device {
             let blocks = (n as u32).div_ceil(256);
-            let t = common::median_seconds(repeats, true, || {
+            let t = common::median_time(repeats, true, || {
                 result.fill(0.0)?;
                 let run = |k, grid, block, args: &[&dyn parray::gpu::KernelArg]| {
                     common::raw_kernel(k, SEED, [grid, 1, 1], [block, 1, 1], args)

@@ -81,7 +81,7 @@ fn main() -> parray::Result<()> {
     let mut bitmap = BITMAP::create()?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
-    let parray = common::median_seconds(repeats, device, || {
+    let parray = common::median_time(repeats, true, || {
         detour!(JULIA(&mut bitmap) {
             let x = $tid_0_1$;
             let y = $tid_0_0$;
@@ -126,7 +126,7 @@ fn main() -> parray::Result<()> {
         Box::leak(format!("#define DIM {dim}\n{SEED}").into_boxed_str());
     let seed = if device {
         bitmap.fill(7)?;
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "kernel",
                 seed_source,

@@ -38,7 +38,7 @@
 mod common;
 
 use common::gemm::{self, Inputs, Row};
-use parray::gpu::KernelArg;
+use parray::gpu::{KernelArg, Timing};
 use parray::prelude::*;
 
 parray! {
@@ -448,7 +448,7 @@ where
         inputs.c = gemm::cpu_product((n, n, n), &inputs.a, &inputs.b);
         inputs.reference = "f64 CPU";
     }
-    let float_ms = cublas.first().map(|r| r.ms);
+    let float_ms = cublas.first().map(|r| r.time);
     let run = |f: FloatKernel<S>| inputs.run::<H, H, H, M, S, M, S, M, S>("", "", repeats, f);
     let seed = |(kernel, source), shared| -> Result<Option<Row>> {
         let f: FloatKernel<S> = &|a, b, c| {
@@ -552,10 +552,10 @@ where
         let (mut da, mut db, mut dc) = (Array::<D>::new()?, Array::<D>::new()?, Array::<D>::new()?);
         da.copy_from_slice(&am)?;
         db.copy_from_slice(&bm)?;
-        let s = common::median_seconds(repeats, true, || {
+        let s = common::median_time(repeats, true, || {
             parray::gpu::cublas::sgemm(&da, &db, &mut dc)
         })?;
-        binary_cublas = Some((s * 1e3, dc.to_vec()? == want));
+        binary_cublas = Some((s, dc.to_vec()? == want));
     }
     let cublas_ms = binary_cublas.map(|(ms, _)| ms);
     let product_ok = |c: &Array<S>| -> Result<bool> {
@@ -618,7 +618,7 @@ where
             parray_ms: None,
             seed_ms: None,
             cublas_ms: Some(float_ms),
-            check: format!("reference; on the ±1 matrices {ms:.3} ms, {exact}"),
+            check: format!("reference; on the ±1 matrices {ms}, {exact}"),
             ok: true,
         });
     }
@@ -629,9 +629,9 @@ where
 pub struct Step {
     n: usize,
     name: &'static str,
-    parray_ms: Option<f64>,
-    seed_ms: Option<f64>,
-    cublas_ms: Option<f64>,
+    parray_ms: Option<Timing>,
+    seed_ms: Option<Timing>,
+    cublas_ms: Option<Timing>,
     check: String,
     ok: bool,
 }
@@ -643,7 +643,7 @@ impl Step {
         name: &'static str,
         ours: Row,
         seed: Option<Row>,
-        cublas: Option<f64>,
+        cublas: Option<Timing>,
     ) -> Step {
         let ok = ours.ok() && seed.as_ref().is_none_or(Row::ok);
         let error = ours.error.unwrap_or(f64::INFINITY);
@@ -651,8 +651,8 @@ impl Step {
         Step {
             n,
             name,
-            parray_ms: Some(ours.ms),
-            seed_ms: seed.map(|r| r.ms),
+            parray_ms: Some(ours.time),
+            seed_ms: seed.map(|r| r.time),
             cublas_ms: cublas,
             check: format!(
                 "{verdict} (relative error {error:.1e} vs {})",
@@ -666,9 +666,9 @@ impl Step {
     fn exact(
         n: usize,
         name: &'static str,
-        ms: f64,
-        seed: Option<f64>,
-        cublas: Option<f64>,
+        ms: Timing,
+        seed: Option<Timing>,
+        cublas: Option<Timing>,
         ok: bool,
     ) -> Step {
         Step {
@@ -688,9 +688,9 @@ impl Step {
     }
 
     fn print(&self) {
-        let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.3}"));
+        let ms = |t: Option<Timing>| t.map_or("-".to_string(), |t| common::cell(t.ms, 3, t));
         println!(
-            "{:>5}  {:<36} {:>10} {:>13} {:>10}  {}",
+            "{:>5}  {:<36} {:>21} {:>13} {:>10}  {}",
             self.n,
             self.name,
             ms(self.parray_ms),
@@ -701,8 +701,8 @@ impl Step {
     }
 }
 
-/// Runs `ours` and, on a GPU, `seed` on `out` (first filled with `blank`), each timed
-/// (milliseconds) and its result checked by `check`.
+/// Runs `ours` and, on a GPU, `seed` on `out` (first filled with `blank`), each timed and
+/// its result checked by `check`.
 fn exact<S: DataType>(
     out: &mut Array<S>,
     blank: S::Elem,
@@ -710,10 +710,10 @@ fn exact<S: DataType>(
     mut ours: impl FnMut(&mut Array<S>) -> Result<()>,
     mut seed: impl FnMut(&mut Array<S>) -> Result<()>,
     check: impl Fn(&Array<S>) -> Result<bool>,
-) -> Result<(f64, Option<f64>, bool)> {
-    let mut run = |f: &mut dyn FnMut(&mut Array<S>) -> Result<()>| -> Result<(f64, bool)> {
+) -> Result<(Timing, Option<Timing>, bool)> {
+    let mut run = |f: &mut dyn FnMut(&mut Array<S>) -> Result<()>| -> Result<(Timing, bool)> {
         out.fill(blank)?;
-        let ms = common::median_seconds(repeats, true, || f(out))? * 1e3;
+        let ms = common::median_time(repeats, true, || f(out))?;
         Ok((ms, check(out)?))
     };
     let (ms, ok) = run(&mut ours)?;
@@ -785,7 +785,7 @@ fn main() -> Result<()> {
     )?;
     println!("backend: {}", common::backend(true)?.0);
     println!(
-        "{:>5}  {:<36} {:>10} {:>13} {:>10}  check",
+        "{:>5}  {:<36} {:>21} {:>13} {:>10}  check",
         "N", "step", "parray ms", "seed CUDA ms", "cuBLAS ms"
     );
     let mut ok = true;

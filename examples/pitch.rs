@@ -64,7 +64,7 @@ fn main() -> parray::Result<()> {
     hb.copy_to(b.view_mut::<M>())?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
-    let parray = common::median_seconds(repeats, device, || multiply(&a, &b, &mut c))?;
+    let parray = common::median_time(repeats, true, || multiply(&a, &b, &mut c))?;
     c.view::<M>().copy_to(&mut hc)?;
     let (x, y) = (ha.as_slice()?, hb.as_slice()?);
     let want: Vec<f32> = (0..n * n)
@@ -74,7 +74,7 @@ fn main() -> parray::Result<()> {
     let seed = if device {
         c.fill(0.0)?;
         let (pitch, n32) = (host! { $dim_1(STORE)$ } as i32, n as i32);
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "MatrixMul_device",
                 common::SEED_000_MATRIX_MUL,

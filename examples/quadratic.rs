@@ -74,7 +74,7 @@ fn main() -> parray::Result<()> {
     // CPU threads.
     let (mut hx, mut hy) = (cpu::X::create()?, cpu::X::create()?);
     hx.copy_from_slice(&xs)?;
-    let cpu_s = common::median_seconds(5, false, || cpu::quadratic(&hx, &mut hy, a, b, c))?;
+    let cpu_s = common::median_time(5, false, || cpu::quadratic(&hx, &mut hy, a, b, c))?;
     let ok = close(hy.as_slice()?);
     common::seed_row(
         &format!("quadratic, pthd [16] ({n})"),
@@ -89,11 +89,11 @@ fn main() -> parray::Result<()> {
     let device = backend == "cuda";
     let (mut dx, mut dy) = (gpu::X::create()?, gpu::X::create()?);
     dx.copy_from_slice(&xs)?;
-    let gpu_s = common::median_seconds(repeats, device, || gpu::quadratic(&dx, &mut dy, a, b, c))?;
+    let gpu_s = common::median_time(repeats, true, || gpu::quadratic(&dx, &mut dy, a, b, c))?;
     let ok = close(&dy.to_vec()?);
     let seed = if device {
         let count = n as i32;
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "calculate",
                 SEED,

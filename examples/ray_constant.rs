@@ -199,7 +199,7 @@ fn main() -> parray::Result<()> {
             _ => ("ray tracer, spheres in global memory", "ray_global", &[]),
         };
         bitmap.fill(0)?;
-        let parray = common::median_seconds(repeats, device, || match k {
+        let parray = common::median_time(repeats, true, || match k {
             0 => from_constant(&constant, &mut bitmap),
             _ => from_global(&global, &mut bitmap),
         })?;
@@ -208,7 +208,7 @@ fn main() -> parray::Result<()> {
         let seed = if device {
             bitmap.fill(0)?;
             let s: &dyn parray::gpu::KernelArg = if k == 0 { &constant } else { &global };
-            let t = common::median_seconds(repeats, true, || {
+            let t = common::median_time(repeats, true, || {
                 let constants = common::Extras {
                     constants: seed_constants,
                     ..Default::default()

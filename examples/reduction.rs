@@ -44,24 +44,17 @@ fn main() -> parray::Result<()> {
     let (backend, repeats) = common::backend(true)?;
     // The emulation is timed over a few runs too: it is the figure this example is for.
     let repeats = repeats.max(3);
-    let seconds =
-        common::median_seconds(repeats, backend == "cuda", || reduce(&data, &mut partial))?;
+    let time = common::median_time(repeats, true, || reduce(&data, &mut partial))?;
     let total: f64 = partial.to_vec()?.iter().map(|&x| f64::from(x)).sum();
     let expected: f64 = values.iter().map(|&x| f64::from(x)).sum();
     // Each block adds 256 values in f32: allow a few ulps per addition.
     let ok = (total - expected).abs() <= 1e-5 * values.iter().map(|x| x.abs() as f64).sum::<f64>();
     println!("backend: {backend}");
-    println!(
-        "block reduction of {n} floats (256-thread blocks, 9 barriers each): {:.3} ms",
-        seconds * 1e3
-    );
+    println!("block reduction of {n} floats (256-thread blocks, 9 barriers each): {time}");
     if backend == "cuda" {
         let other = DATA::create()?;
-        let copy = common::device_copy_ms(&data, &other, n * 4)? / 1e3;
-        println!(
-            "device-to-device copy of the same bytes: {:.3} ms",
-            copy * 1e3
-        );
+        let copy = common::device_copy_time(&data, &other, n * 4)?;
+        println!("device-to-device copy of the same bytes: {copy}");
     }
     println!("sum {total:.3}, f64 reference {expected:.3}");
     println!("check: {}", if ok { "ok" } else { "FAILED" });

@@ -329,17 +329,9 @@ mod any_shape {
         // The first launch makes the kernel for these sizes and compiles it (or finds it
         // in the disk cache); the second finds it made.
         let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
-        let mut launch = || -> parray::Result<f64> {
-            let start = std::time::Instant::now();
-            multiply(tile, &a, &b, &mut c)?;
-            Ok(start.elapsed().as_secs_f64() * 1e3)
-        };
+        let mut launch = || parray::gpu::time_ms(|| multiply(tile, &a, &b, &mut c));
         let (first, second) = (launch()?, launch()?);
-        let on = match parray::gpu::backend()? {
-            parray::gpu::Backend::Cuda => "",
-            _ => " (on the CPU emulation)",
-        };
-        println!("launches{on}: first {first:.1} ms (kernel made for {m}x{n}x{k}, tiles 128x{tile}, K split in {parts}), second {second:.1} ms");
+        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles 128x{tile}, K split in {parts}); second {second:.1}");
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",

@@ -26,7 +26,7 @@ mod sgemm;
 use std::sync::Mutex;
 
 use common::gemm::relative_error;
-use parray::gpu::{time_ms_on, Backend};
+use parray::gpu::{time_ms_on, Backend, Timing};
 use parray::prelude::*;
 use parray::{Array, DataType, Device, ThreadArray};
 use sgemm::{UNSPLIT, WIDE};
@@ -65,31 +65,34 @@ fn on_thread(
     }
 }
 
-/// The median of `repeats` runs of `round` (each giving its milliseconds), after a warm-up
-/// run (module loads, kernel compilation).
-fn median_ms(
+/// The median of `repeats` runs of `round` (each giving its time), after a warm-up run
+/// (module loads, kernel compilation).
+fn median_round(
     repeats: usize,
-    mut round: impl FnMut() -> parray::Result<f64>,
-) -> parray::Result<f64> {
+    mut round: impl FnMut() -> parray::Result<Timing>,
+) -> parray::Result<Timing> {
     round()?;
     let mut times = (0..repeats.max(1))
         .map(|_| round())
-        .collect::<parray::Result<Vec<f64>>>()?;
-    times.sort_by(f64::total_cmp);
+        .collect::<parray::Result<Vec<Timing>>>()?;
+    times.sort_by(|a, b| a.ms.total_cmp(&b.ms));
     Ok(times[times.len() / 2])
 }
 
-/// One round on every device at once: `f(t)` gives device t's milliseconds; the round
-/// lasts as long as the slowest.
-fn slowest(f: &(dyn Fn(usize) -> parray::Result<f64> + Sync)) -> parray::Result<f64> {
-    let times = Mutex::new([0.0f64; G]);
+/// One round on every device at once: `f(t)` gives device t's time; the round lasts as
+/// long as the slowest.
+fn slowest(f: &(dyn Fn(usize) -> parray::Result<Timing> + Sync)) -> parray::Result<Timing> {
+    let times = Mutex::new(Vec::with_capacity(G));
     on_each(&|t| {
-        let ms = f(t)?;
-        times.lock().unwrap_or_else(|e| e.into_inner())[t] = ms;
+        let time = f(t)?;
+        times.lock().unwrap_or_else(|e| e.into_inner()).push(time);
         Ok(())
     })?;
     let times = times.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(times.into_iter().fold(0.0, f64::max))
+    Ok(times
+        .into_iter()
+        .max_by(|a, b| a.ms.total_cmp(&b.ms))
+        .expect("a time from each device"))
 }
 
 /// The random inputs, row-major, and the entries of C the check computes in f64.
@@ -141,7 +144,7 @@ impl Inputs {
 /// One line of the table.
 struct Row {
     run: String,
-    ms: f64,
+    time: Timing,
     error: f64,
 }
 
@@ -222,22 +225,22 @@ macro_rules! split {
                     };
                     if !device.is_emulated() {
                         c.fill(f32::NAN)?;
-                        let ms = median_ms(repeats, || {
+                        let time = median_round(repeats, || {
                             time_ms_on(device, || parray::gpu::cublas::sgemm(&a, &b, &mut c))
                         })?;
                         let error = checked(&c, &mut hc)?;
-                        rows.push(Row { run: "cuBLAS, 1 GPU".into(), ms, error });
+                        rows.push(Row { run: "cuBLAS, 1 GPU".into(), time, error });
                     }
                     // C poisoned, the product, C checked: cuBLAS, the subprogram, and the
                     // subprogram with the uploads.
                     c.fill(f32::NAN)?;
-                    let ms = median_ms(repeats, || {
+                    let time = median_round(repeats, || {
                         time_ms_on(device, || sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, WIDE>(&a, &b, &mut c)))
                     })?;
                     let error = checked(&c, &mut hc)?;
-                    rows.push(Row { run: "tuned, 1 GPU".into(), ms, error });
+                    rows.push(Row { run: "tuned, 1 GPU".into(), time, error });
                     c.fill(f32::NAN)?;
-                    let ms = median_ms(repeats, || {
+                    let time = median_round(repeats, || {
                         time_ms_on(device, || {
                             ha.copy_to(&mut a)?;
                             hb.copy_to(&mut b)?;
@@ -245,7 +248,7 @@ macro_rules! split {
                         })
                     })?;
                     let error = checked(&c, &mut hc)?;
-                    rows.push(Row { run: "tuned, 1 GPU, with upload".into(), ms, error });
+                    rows.push(Row { run: "tuned, 1 GPU, with upload".into(), time, error });
                 }
 
                 // G GPUs: thread t creates its part on device t and uploads it by `#copy`.
@@ -282,7 +285,7 @@ macro_rules! split {
                         .collect::<parray::Result<Vec<&[f32]>>>()?;
                     parray::Result::Ok(inputs.error(|i, j| host_c[i / part][(i % part) * n + j]))
                 };
-                let ms = median_ms(repeats, || {
+                let time = median_round(repeats, || {
                     slowest(&|t| {
                         let mut slot = lock(t);
                         let p = slot.as_mut().expect("made above");
@@ -290,8 +293,8 @@ macro_rules! split {
                     })
                 })?;
                 let gpus = format!("tuned, {G} GPUs");
-                rows.push(Row { run: gpus.clone(), ms, error: checked()? });
-                let ms = median_ms(repeats, || {
+                rows.push(Row { run: gpus.clone(), time, error: checked()? });
+                let time = median_round(repeats, || {
                     slowest(&|t| {
                         let mut slot = lock(t);
                         let p = slot.as_mut().expect("made above");
@@ -302,7 +305,7 @@ macro_rules! split {
                         })
                     })
                 })?;
-                rows.push(Row { run: format!("{gpus}, with upload"), ms, error: checked()? });
+                rows.push(Row { run: format!("{gpus}, with upload"), time, error: checked()? });
                 Ok(rows)
             }
         }
@@ -368,9 +371,9 @@ fn main() -> parray::Result<()> {
         8192 => n8192::rows(&devices, repeats)?,
         _ => n16384::rows(&devices, repeats)?,
     };
-    let one_gpu = |name: &str| rows.iter().find(|r| r.run == name).map(|r| r.ms);
+    let one_gpu = |name: &str| rows.iter().find(|r| r.run == name).map(|r| r.time.ms);
     println!(
-        "{:>6}  {:<28} {:>10} {:>9} {:>9}  check (relative error vs f64 CPU, sampled)",
+        "{:>6}  {:<28} {:>21} {:>20} {:>9}  check (relative error vs f64 CPU, sampled)",
         "N", "run", "time (ms)", "TFLOP/s", "speedup"
     );
     let flops = 2.0 * (n as f64).powi(3);
@@ -380,13 +383,13 @@ fn main() -> parray::Result<()> {
         } else {
             one_gpu("tuned, 1 GPU")
         };
-        let speedup = base.map_or("-".into(), |b| format!("{:.2}x", b / row.ms));
+        let speedup = base.map_or("-".into(), |b| format!("{:.2}x", b / row.time.ms));
         let ok = row.error <= TOLERANCE;
         println!(
-            "{n:>6}  {:<28} {:>10.3} {:>9.2} {:>9}  {} ({:.1e})",
+            "{n:>6}  {:<28} {:>21} {:>20} {:>9}  {} ({:.1e})",
             row.run,
-            row.ms,
-            flops / (row.ms * 1e-3) / 1e12,
+            common::cell(row.time.ms, 3, row.time),
+            common::cell(flops / row.time.seconds() / 1e12, 2, row.time),
             if row.run.starts_with("cuBLAS") {
                 "-".into()
             } else {

@@ -9,6 +9,7 @@
 mod common;
 
 use parray::bf16;
+use parray::gpu::Timing;
 use parray::prelude::*;
 
 parray! {
@@ -139,19 +140,18 @@ fn main() -> parray::Result<()> {
     let mut y = M::create()?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
-    let parray = common::median_seconds(repeats, device, || softmax(&x, &mut y, rows as i32))?;
+    let parray = common::median_time(repeats, true, || softmax(&x, &mut y, rows as i32))?;
     let ok = check(&values, &y.to_vec()?, rows, cols);
     println!("backend: {backend}");
     let bytes = 2 * rows * cols * size_of::<bf16>();
-    let rate = |s: f64| bytes as f64 / s / 1e9;
+    let rate = |t: Timing| bytes as f64 / t.seconds() / 1e9;
     println!(
-        "softmax of {rows} x {cols} bf16: parray {:.3} ms ({:.1} GB/s){}",
-        parray * 1e3,
+        "softmax of {rows} x {cols} bf16: parray {parray}, {:.1} GB/s{}",
         rate(parray),
-        if device { "" } else { " (emulated: host time)" }
+        parray.note()
     );
     if device {
-        let hand = common::median_seconds(repeats, true, || {
+        let hand = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "softmax",
                 HAND,
@@ -161,16 +161,14 @@ fn main() -> parray::Result<()> {
             )
         })?;
         let hand_ok = check(&values, &y.to_vec()?, rows, cols);
-        let copy = common::device_copy_ms(&x, &y, bytes / 2)? / 1e3;
+        let copy = common::device_copy_time(&x, &y, bytes / 2)?;
         println!(
-            "  by hand in CUDA C {:.3} ms ({:.0} GB/s, check {}); the driver's copy of the bytes {:.3} ms ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
-            hand * 1e3,
+            "  by hand in CUDA C {hand} ({:.0} GB/s, check {}); the driver's copy of the bytes {copy} ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
             rate(hand),
             if hand_ok { "ok" } else { "FAILED" },
-            copy * 1e3,
             rate(copy),
-            parray / hand,
-            parray / copy
+            parray.ms / hand.ms,
+            parray.ms / copy.ms
         );
     }
     common::check(ok);

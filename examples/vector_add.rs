@@ -37,7 +37,7 @@ fn main() -> parray::Result<()> {
     b.copy_from_slice(&(0..n as i32).map(|i| i * (i % 1000)).collect::<Vec<_>>())?;
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
-    let parray = common::median_seconds(repeats, device, || {
+    let parray = common::median_time(repeats, true, || {
         detour!(ADD(&a, &b, &mut c) {
             let i = $tid$;
             if i < $size(V)$ {
@@ -49,7 +49,7 @@ fn main() -> parray::Result<()> {
     let ok = (0..n).all(|i| got[i] == -(i as i32) + i as i32 * (i as i32 % 1000));
     let seed = if device {
         c.fill(0)?;
-        let t = common::median_seconds(repeats, true, || {
+        let t = common::median_time(repeats, true, || {
             common::raw_kernel(
                 "add",
                 seed_kernel(n),

@@ -548,7 +548,8 @@ pub use parray_runtime::copy;
 pub use parray_runtime::distributed::mpi;
 
 /// Devices, backends, launches and timing: `gpu::time_ms` times device work as the
-/// device sees it (CUDA events on a GPU, the host clock under the emulation).
+/// device sees it (CUDA events on a GPU, the host clock under the emulation), a
+/// `gpu::Timing` that says which (`1.234 ms`, `1.234 ms (emulated)`).
 ///
 /// ```
 /// use parray::prelude::*;
@@ -562,21 +563,23 @@ pub use parray_runtime::distributed::mpi;
 /// fn main() -> parray::Result<()> {
 ///     let dev = Device::emulated(0);
 ///     let mut d = D::create_on(&dev)?;
-///     let ms = dev.with_current(|| {
+///     let time = dev.with_current(|| {
 ///         parray::gpu::time_ms(|| {
 ///             detour!(G(&mut d) {
 ///                 d[$D[$tid$]$] = 2.0;
 ///             })
 ///         })
 ///     })?;
-///     assert!(ms >= 0.0);
+///     // The emulation's time is the host's, and says so.
+///     assert!(time.emulated && time.ms >= 0.0);
+///     assert!(time.to_string().ends_with(" ms (emulated)"));
 ///     assert_eq!(d.to_vec()?, vec![2.0; 1024]);
 ///     Ok(())
 /// }
 /// ```
 pub mod gpu {
     pub use parray_runtime::devices::{
-        backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId,
+        backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId, Timing,
     };
     pub use parray_runtime::exec::emulate;
     pub use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};

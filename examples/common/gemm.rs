@@ -4,7 +4,9 @@
 
 use parray::{Array, DataType, ViewOf};
 
-use super::{median_seconds, random_values};
+use parray::gpu::Timing;
+
+use super::{cell, median_time, random_values};
 
 /// The layouts of a square N x N matrix the SGEMMs run on, as `parray!` declarations:
 /// row-major (Fig 13), two halves (Fig 17), four strips (Fig 18a), 2x2 blocks (Fig 18b),
@@ -34,7 +36,7 @@ pub struct Row {
     /// M x N x K.
     pub shape: (usize, usize, usize),
     pub layout: &'static str,
-    pub ms: f64,
+    pub time: Timing,
     /// Relative Frobenius error against the reference (`None` for the reference itself).
     pub error: Option<f64>,
     pub reference: &'static str,
@@ -43,7 +45,7 @@ pub struct Row {
 impl Row {
     pub fn tflops(&self) -> f64 {
         let (m, n, k) = self.shape;
-        2.0 * m as f64 * n as f64 * k as f64 / (self.ms * 1e-3) / 1e12
+        2.0 * m as f64 * n as f64 * k as f64 / self.time.seconds() / 1e12
     }
 
     pub fn ok(&self) -> bool {
@@ -58,7 +60,7 @@ impl Row {
             threads,
             layout: self.layout,
             backend: super::backend(true)?.0,
-            seconds: self.ms * 1e-3,
+            time: self.time,
             n: self.shape.0,
             ok: self.ok(),
         })
@@ -88,7 +90,7 @@ pub fn example_main(
 /// Print the rows, each beside the cuBLAS row of its shape; true when every check passed.
 pub fn report(rows: &[Row]) -> bool {
     println!(
-        "{:<8} {:>16}  {:<20} {:>10} {:>9} {:>10}  check (relative error)",
+        "{:<8} {:>16}  {:<20} {:>21} {:>20} {:>10}  check (relative error)",
         "kernel", "M x N x K", "layout", "time (ms)", "TFLOP/s", "of cuBLAS"
     );
     for row in rows {
@@ -109,12 +111,12 @@ pub fn report(rows: &[Row]) -> bool {
         };
         let (m, n, k) = row.shape;
         println!(
-            "{:<8} {:>16}  {:<20} {:>10.3} {:>9.2} {:>10}  {check}",
+            "{:<8} {:>16}  {:<20} {:>21} {:>20} {:>10}  {check}",
             row.kernel,
             format!("{m}x{n}x{k}"),
             row.layout,
-            row.ms,
-            row.tflops(),
+            cell(row.time.ms, 3, row.time),
+            cell(row.tflops(), 2, row.time),
             share
         );
     }
@@ -161,15 +163,15 @@ impl Inputs {
         let (mut da, mut db, mut dc) = (Array::<A>::new()?, Array::<B>::new()?, Array::<C>::new()?);
         da.copy_from_slice(&a)?;
         db.copy_from_slice(&b)?;
-        let ms = median_seconds(repeats, true, || {
+        let time = median_time(repeats, true, || {
             parray::gpu::cublas::sgemm(&da, &db, &mut dc)
-        })? * 1e3;
+        })?;
         let c = dc.to_vec()?.into_iter().map(f64::from).collect();
         rows.push(Row {
             kernel: "cuBLAS",
             shape: (m, n, k),
             layout: "row-major",
-            ms,
+            time,
             error: None,
             reference: "-",
         });
@@ -219,13 +221,13 @@ impl Inputs {
         parray::copy::copy(&ha, a.view_mut::<VA>())?;
         parray::copy::copy(&hb, b.view_mut::<VB>())?;
         c.fill(f32::NAN)?;
-        let ms = median_seconds(repeats, true, || multiply(&a, &b, &mut c))? * 1e3;
+        let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
         parray::copy::copy(c.view::<VC>(), &mut hc)?;
         Ok(Row {
             kernel,
             shape: self.shape,
             layout,
-            ms,
+            time,
             error: Some(relative_error(hc.as_slice()?, &self.c)),
             reference: self.reference,
         })

@@ -7,6 +7,7 @@ pub mod gemm;
 
 use std::time::Instant;
 
+use parray::gpu::Timing;
 use parray::{Array, DataType, Result, ThreadArray, ThreadArrayKind};
 
 /// What a matrix-multiply variant is, for its report.
@@ -24,46 +25,47 @@ pub struct Run {
     pub threads: usize,
     pub layout: &'static str,
     pub backend: &'static str,
-    pub seconds: f64,
+    pub time: Timing,
     pub n: usize,
     pub ok: bool,
 }
 
 impl Run {
     pub fn gflops(&self) -> f64 {
-        2.0 * (self.n as f64).powi(3) / self.seconds / 1e9
+        2.0 * (self.n as f64).powi(3) / self.time.seconds() / 1e9
     }
 
     /// The figure examples' own report: time, rate and the check line.
     pub fn report(&self) {
         println!("backend: {}", self.backend);
         println!(
-            "{} ({} threads, {}): {:.3} ms, {:.2} GFLOP/s",
+            "{} ({} threads, {}): {}, {:.2} GFLOP/s{}",
             self.variant,
             self.threads,
             self.layout,
-            self.seconds * 1e3,
-            self.gflops()
+            self.time,
+            self.gflops(),
+            self.time.note()
         );
         println!("check: {}", if self.ok { "ok" } else { "FAILED" });
     }
 
     pub fn header() {
         println!(
-            "{:<24} {:<8} {:>8}  {:<38} {:>10} {:>9}  check",
+            "{:<24} {:<8} {:>8}  {:<38} {:>21} {:>20}  check",
             "variant", "backend", "threads", "layout", "time (ms)", "GFLOP/s"
         );
     }
 
     pub fn row(&self) {
         println!(
-            "{:<24} {:<8} {:>8}  {:<38} {:>10.3} {:>9.2}  {}",
+            "{:<24} {:<8} {:>8}  {:<38} {:>21} {:>20}  {}",
             self.variant,
             self.backend,
             self.threads,
             self.layout,
-            self.seconds * 1e3,
-            self.gflops(),
+            cell(self.time.ms, 3, self.time),
+            cell(self.gflops(), 2, self.time),
             if self.ok { "ok" } else { "FAILED" }
         );
     }
@@ -153,13 +155,19 @@ extern "C" __global__ void MatrixMul_device(float *a,int a_pitch,int a_rows,int 
 }
 "#;
 
+/// A table's cell: `value` (a time in milliseconds or a figure derived from `time`, a
+/// rate) with `digits` decimals, and ` (emulated)` after it when `time` is the emulation's.
+pub fn cell(value: f64, digits: usize, time: Timing) -> String {
+    format!("{value:.digits$}{}", time.note())
+}
+
 /// The line of a seed example's table: the detour's time beside the seed's own CUDA
 /// kernel's (on a GPU), and its check.
-pub fn seed_row(name: &str, backend: &str, parray_s: f64, seed_s: Option<f64>, ok: bool) {
-    let seed = seed_s.map_or("-".to_string(), |s| format!("{:.3}", s * 1e3));
+pub fn seed_row(name: &str, backend: &str, parray: Timing, seed: Option<Timing>, ok: bool) {
+    let seed = seed.map_or("-".to_string(), |t| t.to_string());
     println!(
-        "{name:<34} {backend:<8} parray {:>9.3} ms   seed CUDA {seed:>9} ms   {}",
-        parray_s * 1e3,
+        "{name:<34} {backend:<8} parray {:>12}   seed CUDA {seed:>12}   {}",
+        parray.to_string(),
         if ok { "ok" } else { "FAILED" }
     );
 }
@@ -195,13 +203,13 @@ pub fn check(ok: bool) {
     }
 }
 
-/// Milliseconds of a device-to-device copy of `bytes` from `src` to `dst` through the
-/// driver (`cuMemcpyDtoDAsync`), median of 20: the bandwidth baseline of the GPU examples.
-pub fn device_copy_ms<S: DataType, D: DataType>(
+/// The time of a device-to-device copy of `bytes` from `src` to `dst` through the driver
+/// (`cuMemcpyDtoDAsync`), median of 20: the bandwidth baseline of the GPU examples.
+pub fn device_copy_time<S: DataType, D: DataType>(
     src: &Array<S>,
     dst: &Array<D>,
     bytes: usize,
-) -> Result<f64> {
+) -> Result<Timing> {
     let stream = src
         .device()
         .and_then(parray::gpu::Device::stream)
@@ -217,12 +225,12 @@ pub fn device_copy_ms<S: DataType, D: DataType>(
     };
     // The raw call below runs in whatever context is bound to this thread: bind src's.
     stream.context().bind_to_thread().map_err(driver_error)?;
-    Ok(median_seconds(20, true, || {
+    median_time(20, true, || {
         // SAFETY: both buffers hold at least `bytes` bytes of GPU memory (unified
         // addressing tells the driver each one's device).
         unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, stream.cu_stream()) }
             .map_err(driver_error)
-    })? * 1e3)
+    })
 }
 
 /// Deterministic pseudo-random values in [-1, 1) (xorshift64*), a fresh stream per seed.
@@ -284,13 +292,14 @@ pub fn check_product(n: usize, a: &[f32], b: &[f32], c: &[f32], rows: usize) -> 
 }
 
 /// Median of `repeats` timed runs of `f` (after one warm-up run when repeating, and one
-/// timed run only when the warm-up took over two seconds): CUDA events for device work
-/// on a GPU, the host clock otherwise.
-pub fn median_seconds(
+/// timed run only when the warm-up took over two seconds): device work by
+/// `parray::gpu::time_ms` (CUDA events on a GPU, the host clock under the emulation, whose
+/// times say they are emulated), CPU work on the host clock.
+pub fn median_time(
     mut repeats: usize,
     device: bool,
     mut f: impl FnMut() -> Result<()>,
-) -> Result<f64> {
+) -> Result<Timing> {
     if repeats > 1 {
         let warm = Instant::now();
         f()?;
@@ -301,14 +310,17 @@ pub fn median_seconds(
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         times.push(if device {
-            parray::gpu::time_ms(&mut f)? / 1e3
+            parray::gpu::time_ms(&mut f)?
         } else {
             let t = Instant::now();
             f()?;
-            t.elapsed().as_secs_f64()
+            Timing {
+                ms: t.elapsed().as_secs_f64() * 1e3,
+                emulated: false,
+            }
         });
     }
-    times.sort_by(f64::total_cmp);
+    times.sort_by(|a, b| a.ms.total_cmp(&b.ms));
     Ok(times[times.len() / 2])
 }
 
@@ -340,7 +352,7 @@ pub fn run_matmul<S: DataType<Elem = f32>>(
     store(b, n, &bm, &offset)?;
     store(c, n, &vec![f32::NAN; n * n], &offset)?;
     let (backend, repeats) = backend(v.device)?;
-    let seconds = median_seconds(repeats, v.device, || multiply(a, b, c))?;
+    let time = median_time(repeats, v.device, || multiply(a, b, c))?;
     let cm = load(c, n, &offset)?;
     let ok = check_product(n, &am, &bm, &cm, 32);
     Ok(Run {
@@ -348,7 +360,7 @@ pub fn run_matmul<S: DataType<Elem = f32>>(
         threads: v.threads,
         layout: v.layout,
         backend,
-        seconds,
+        time,
         n,
         ok,
     })

@@ -14,7 +14,7 @@ mod child;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use child::{in_child, in_child_with, is_child};
-use parray_runtime::devices::{backend, Backend};
+use parray_runtime::devices::{backend, time_ms_on, Backend, Timing};
 use parray_runtime::{Array, DataType, DetourSite, Device, Error, Ptr, PtrMut, Result};
 
 flat_types! {
@@ -276,4 +276,27 @@ fn emulated_devices_are_counted_from_the_environment() {
             Array::<H>::new().unwrap();
         }
     }
+}
+
+#[test]
+fn the_emulation_s_times_say_they_are_emulated() {
+    let time = time_ms_on(&Device::emulated(0), || Ok(())).unwrap();
+    assert!(time.emulated && time.ms >= 0.0);
+    assert!(time.to_string().ends_with(" ms (emulated)"), "{time}");
+    let gpu = Timing {
+        ms: 1.25,
+        emulated: false,
+    };
+    assert_eq!(
+        (gpu.to_string(), format!("{gpu:.1}"), gpu.note()),
+        ("1.250 ms".into(), "1.2 ms".into(), "")
+    );
+    let emulated = Timing {
+        emulated: true,
+        ..gpu
+    };
+    assert_eq!(
+        (format!("{emulated:.1}"), emulated.note()),
+        ("1.2 ms (emulated)".into(), " (emulated)")
+    );
 }

@@ -9,4 +9,4 @@ pub mod timing;
 
 pub use crate::device_id::DeviceId;
 pub use device::{backend, cuda_context, Backend, Device};
-pub use timing::{time_ms, time_ms_on};
+pub use timing::{time_ms, time_ms_on, Timing};
