@@ -8,6 +8,7 @@
 
 mod common;
 
+use parray::gpu::Timing;
 use parray::prelude::*;
 
 /// One particle: 24 bytes, as CUDA C lays out the same struct.
@@ -122,51 +123,43 @@ fn main() -> parray::Result<()> {
     let (backend, repeats) = common::backend(true)?;
     let device = backend == "cuda";
     // Each timed run steps the particles again: check one step from the start.
-    let parray = common::median_seconds(repeats, device, || step(&mut p, dt))?;
+    let parray = common::median_time(repeats, true, || step(&mut p, dt))?;
     p.copy_from_slice(&start)?;
     step(&mut p, dt)?;
     let ok = check(&start, &p.to_vec()?, dt);
     println!("backend: {backend}");
     let bytes = 2 * n * size_of::<Particle>();
-    let rate = |s: f64| bytes as f64 / s / 1e9;
+    let rate = |t: Timing| bytes as f64 / t.seconds() / 1e9;
     println!(
-        "a leapfrog step of {n} particles of {} bytes: parray {:.3} ms ({:.1} GB/s){}",
+        "a leapfrog step of {n} particles of {} bytes: parray {parray}, {:.1} GB/s{}",
         size_of::<Particle>(),
-        parray * 1e3,
         rate(parray),
-        if device { "" } else { " (emulated: host time)" }
+        parray.note()
     );
     if device {
         let blocks = n.div_ceil(256) as u32;
-        let hand = common::median_seconds(repeats, true, || {
+        let launch = |p: &mut Array<P>| {
             common::raw_kernel(
                 "step",
                 HAND,
                 [blocks, 1, 1],
                 [256, 1, 1],
-                &[&p, &dt, &(n as i32)],
+                &[p, &dt, &(n as i32)],
             )
-        })?;
+        };
+        let hand = common::median_time(repeats, true, || launch(&mut p))?;
         p.copy_from_slice(&start)?;
-        common::raw_kernel(
-            "step",
-            HAND,
-            [blocks, 1, 1],
-            [256, 1, 1],
-            &[&p, &dt, &(n as i32)],
-        )?;
+        launch(&mut p)?;
         let hand_ok = check(&start, &p.to_vec()?, dt);
         let other = P::create()?;
-        let copy = common::device_copy_ms(&other, &p, bytes / 2)? / 1e3;
+        let copy = common::device_copy_time(&other, &p, bytes / 2)?;
         println!(
-            "  by hand in CUDA C {:.3} ms ({:.0} GB/s, check {}); the driver's copy of the particles {:.3} ms ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
-            hand * 1e3,
+            "  by hand in CUDA C {hand} ({:.0} GB/s, check {}); the driver's copy of the particles {copy} ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
             rate(hand),
             if hand_ok { "ok" } else { "FAILED" },
-            copy * 1e3,
             rate(copy),
-            parray / hand,
-            parray / copy
+            parray.ms / hand.ms,
+            parray.ms / copy.ms
         );
     }
     common::check(ok);

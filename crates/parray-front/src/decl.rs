@@ -308,11 +308,7 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let runtime_names = all.runtime_names();
     // (Once a name, and not for a second declaration of a name that has one.)
     let mut declared: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-    declared.extend(
-        full.items[carried..]
-            .iter()
-            .map(|i| i.name().name.as_str()),
-    );
+    declared.extend(full.items[carried..].iter().map(|i| i.name().name.as_str()));
     for item in not_built {
         let name = item.name();
         if declared.contains(&name.name.as_str()) {
