@@ -67,7 +67,7 @@ where
     Cols: DataType<Elem = f32>,
     Whole: DataType<Elem = f32>,
     OnZero: DataType<Elem = f32>,
-    RowPart: ViewOf<Rows, Index = [usize; 2]>,
+    RowPart: ViewOf<Rows>,
 {
     let job = parray::mpi::job()?;
     let n = Whole::dims()[0];
