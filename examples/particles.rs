@@ -153,14 +153,7 @@ fn main() -> parray::Result<()> {
         let hand_ok = check(&start, &p.to_vec()?, dt);
         let other = P::create()?;
         let copy = common::device_copy_time(&other, &p, bytes / 2)?;
-        println!(
-            "  by hand in CUDA C {hand} ({:.0} GB/s, check {}); the driver's copy of the particles {copy} ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
-            rate(hand),
-            if hand_ok { "ok" } else { "FAILED" },
-            rate(copy),
-            parray.ms / hand.ms,
-            parray.ms / copy.ms
-        );
+        common::beside_hand_and_copy(parray, hand, hand_ok, copy, bytes);
     }
     common::check(ok);
     Ok(())

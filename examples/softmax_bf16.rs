@@ -162,14 +162,7 @@ fn main() -> parray::Result<()> {
         })?;
         let hand_ok = check(&values, &y.to_vec()?, rows, cols);
         let copy = common::device_copy_time(&x, &y, bytes / 2)?;
-        println!(
-            "  by hand in CUDA C {hand} ({:.0} GB/s, check {}); the driver's copy of the bytes {copy} ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
-            rate(hand),
-            if hand_ok { "ok" } else { "FAILED" },
-            rate(copy),
-            parray.ms / hand.ms,
-            parray.ms / copy.ms
-        );
+        common::beside_hand_and_copy(parray, hand, hand_ok, copy, bytes);
     }
     common::check(ok);
     Ok(())

@@ -172,6 +172,28 @@ pub fn seed_row(name: &str, backend: &str, parray: Timing, seed: Option<Timing>,
     );
 }
 
+/// The line under a bandwidth-bound example's own figure: the same kernel by hand (`hand`,
+/// whose result checked `hand_ok`) and the driver's copy of the bytes (`copy`), each with
+/// its rate over the `bytes` the example moves, and parray's time over each.
+#[allow(dead_code)] // the examples without a hand-written kernel do not print it
+pub fn beside_hand_and_copy(
+    parray: Timing,
+    hand: Timing,
+    hand_ok: bool,
+    copy: Timing,
+    bytes: usize,
+) {
+    let rate = |t: Timing| bytes as f64 / t.seconds() / 1e9;
+    println!(
+        "  by hand in CUDA C {hand} ({:.0} GB/s, check {}); the driver's copy of the bytes {copy} ({:.0} GB/s); parray / hand {:.2}, parray / copy {:.2}",
+        rate(hand),
+        if hand_ok { "ok" } else { "FAILED" },
+        rate(copy),
+        parray.ms / hand.ms,
+        parray.ms / copy.ms
+    );
+}
+
 /// `--n N` from the command line (`default` without it): the size an example binds to its
 /// run-time size `N`. A value that is not a positive number exits with its usage.
 #[allow(dead_code)] // the examples of fixed sizes do not ask
