@@ -61,7 +61,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         &name.to_string(),
         fields.iter().map(|(f, e)| (f.to_string(), *e)).collect(),
     );
-    if let Some(at) = padding(&fields) {
+    if let Some(at) = record.gap_after().map(|k| &fields[k].0) {
         return Err(syn::Error::new(
             at.span(),
             format!(
@@ -137,18 +137,4 @@ fn field_elem(ty: &syn::Type) -> syn::Result<ElemType> {
             ),
         )
     })
-}
-
-/// The first field after which C would leave a gap, if any.
-fn padding(fields: &[(syn::Ident, ElemType)]) -> Option<&syn::Ident> {
-    let align = fields.iter().map(|(_, e)| e.align_bytes()).max()?;
-    let mut at = 0;
-    for (k, (f, e)) in fields.iter().enumerate() {
-        at += e.size_bytes();
-        let next = fields.get(k + 1).map_or(align, |(_, n)| n.align_bytes());
-        if at % next != 0 {
-            return Some(f);
-        }
-    }
-    None
 }

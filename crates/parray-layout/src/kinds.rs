@@ -152,11 +152,6 @@ impl Record {
         Record::intern(name, Vec::new())
     }
 
-    /// Whether the record's fields are known (see [`Record::named`]).
-    pub fn is_known(self) -> bool {
-        !self.0.fields.is_empty()
-    }
-
     pub const fn def(self) -> &'static RecordDef {
         self.0
     }
@@ -195,6 +190,23 @@ impl Record {
             i += 1;
         }
         align
+    }
+
+    /// The field after which C leaves a gap (before the next field, or at the end), if
+    /// any: a record has none (`#[derive(parray::Record)]` refuses one).
+    pub fn gap_after(self) -> Option<usize> {
+        let fields = self.0.fields;
+        let mut at = 0;
+        for (k, f) in fields.iter().enumerate() {
+            at += f.elem.size_bytes();
+            let next = fields
+                .get(k + 1)
+                .map_or(self.align_bytes(), |n| n.elem.align_bytes());
+            if !at.is_multiple_of(next) {
+                return Some(k);
+            }
+        }
+        None
     }
 
     /// The sum of the fields' bytes: the size when the struct has no padding.
