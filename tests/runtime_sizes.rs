@@ -8,6 +8,9 @@ use parray::prelude::*;
 parray! {
     const N;                        // bound to SIDE by every test (a size keeps its value)
     const K;                        // never bound
+    const HALF = N - 102;           // computed from N (101 at SIDE): its value follows N's
+    const HALF_K = K - 1;           // from K
+    const THIRD = N / 3;            // 3 does not divide SIDE
     paged float [N][N] M;
     float [#M_1][#M_0] MT;          // M transposed: a view
     paged float [[N/8][8]] TILED;   // 8 does not divide SIDE
@@ -126,6 +129,99 @@ fn a_type_of_an_unbound_size_cannot_be_created() {
     let e = NEVER::create().unwrap_err().to_string();
     assert!(e.contains("NEVER uses the run-time size `K`"), "{e}");
     assert!(e.contains("K.bind(n)"), "{e}");
+}
+
+/// A body names a run-time size, and a constant computed from one, as it names any
+/// constant: the detour reads them when it starts (on the CPU), and the kernel made at the
+/// bound sizes has their numbers, the kernel of the same body with literals.
+#[test]
+fn a_body_names_run_time_sizes_as_numbers() -> parray::Result<()> {
+    bound();
+    assert_eq!(HALF.value().map_err(|e| e.to_string()), Ok(SIDE - 102));
+    let (a, mut y) = (DM::create()?, DY::create()?);
+    detour!(GRID(&a, &mut y) {
+        let mut i = $tid$;
+        while i < N {
+            y[$DY[i]$] = if i < HALF { 1.0f32 } else { (N - i) as f32 };
+            i += $size(GRID)$;
+        }
+    })?;
+    let mut host = V::create()?;
+    parray::copy::copy(&y, &mut host)?;
+    for i in 0..SIDE {
+        let want = if i < SIDE - 102 {
+            1.0
+        } else {
+            (SIDE - i) as f32
+        };
+        assert_eq!(host.at([i]), want, "y[{i}]");
+    }
+    let p = host.ptr_mut();
+    detour!(TEAM {
+        let mut i = $tid$;
+        while i < N {
+            p[$V[i]$] = (i / HALF) as f32;
+            i += $size(TEAM)$;
+        }
+    })?;
+    for i in 0..SIDE {
+        assert_eq!(host.at([i]), (i / (SIDE - 102)) as f32, "v[{i}]");
+    }
+    let at_runtime = kernel_source!(GRID(&a, &mut y) {
+        let i = $tid$;
+        if i < HALF {
+            y[$DY[i]$] = (N - i) as f32;
+        }
+    })?;
+    let (la, mut ly) = (LM::create()?, LY::create()?);
+    let literal = kernel_source!(LGRID(&la, &mut ly) {
+        let i = $tid$;
+        if i < 101 {
+            y[$LY[i]$] = (203 - i) as f32;
+        }
+    });
+    assert!(at_runtime.contains("i < 101u"), "{at_runtime}");
+    assert_eq!(plain(at_runtime), plain(literal));
+    Ok(())
+}
+
+/// A constant computed from sizes cannot be bound itself, nor take sizes its division
+/// does not divide; and a body that names one whose
+/// size is not bound is an error before anything runs, on a CPU and a GPU array alike.
+#[test]
+fn a_body_naming_an_unbound_size_is_an_error_before_it_runs() -> parray::Result<()> {
+    bound();
+    let e = HALF.bind(7).unwrap_err().to_string();
+    assert!(e.contains("computed from other sizes"), "{e}");
+    assert_eq!(HALF_K.get(), None);
+    let e = THIRD.value().unwrap_err().to_string();
+    assert!(
+        e.contains("THIRD cannot take N = 203: in `const THIRD = N / 3`"),
+        "{e}"
+    );
+    let (a, mut y) = (DM::create()?, DY::create()?);
+    let gpu = detour!(GRID(&a, &mut y) {
+        if $tid$ < HALF_K {
+            y[0] = 1.0f32;
+        }
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(gpu.contains("HALF_K uses the run-time size `K`"), "{gpu}");
+    let mut v = V::create()?;
+    let p = v.ptr_mut();
+    let cpu = detour!(TEAM {
+        if $tid$ < K {
+            p[0] = 1.0f32;
+        }
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        cpu.contains("uses the run-time size `K`") && cpu.contains("K.bind(n)"),
+        "{cpu}"
+    );
+    Ok(())
 }
 
 parray! {

@@ -445,6 +445,9 @@ impl Rebuild for ExprKind {
                 let (ty, path) = (r(ty), r(path));
                 quote!(#k::GenericSize { ty: #ty, path: #path, size: ::core::option::Option::None })
             }
+            ExprKind::RuntimeConst { name, .. } => {
+                quote!(#k::RuntimeConst { name: ::std::string::String::from(#name), value: ::core::option::Option::None })
+            }
             ExprKind::Unary(op, x) => {
                 let (op, x) = (r(op), r(x));
                 quote!(#k::Unary(#op, #x))

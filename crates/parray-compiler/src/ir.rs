@@ -262,6 +262,20 @@ impl Body {
         found
     }
 
+    /// The run-time constants the body names ([`ExprKind::RuntimeConst`]), each once, in
+    /// order of first use: the detour reads their values when it starts.
+    pub fn runtime_consts(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        visit_exprs(&self.stmts, &mut |e| {
+            if let ExprKind::RuntimeConst { name, .. } = &e.kind {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        });
+        names
+    }
+
     /// Whether the body has a collective statement anywhere (a `#sync`, a `shfl_down`):
     /// the emulation then runs its blocks' threads in lockstep.
     pub fn collective(&self) -> bool {
@@ -575,6 +589,7 @@ macro_rules! children {
             | ExprKind::Tid(_)
             | ExprKind::Size(_)
             | ExprKind::GenericSize { .. }
+            | ExprKind::RuntimeConst { .. }
             | ExprKind::Cnt(_) => {}
             ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => $f(x),
             ExprKind::Offset { args, .. }
@@ -947,6 +962,14 @@ pub enum ExprKind {
         ty: String,
         path: Vec<usize>,
         size: Option<Poly>,
+    },
+    /// A `parray!` constant given at run time (`const N;`) or computed from such sizes
+    /// (`const M = N / 16;`), named in a body: a `usize` read when the detour starts (a
+    /// number in a kernel specialised at the bound sizes). `value`: it as a polynomial of
+    /// the run-time sizes, where the front end knows it.
+    RuntimeConst {
+        name: String,
+        value: Option<Poly>,
     },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),

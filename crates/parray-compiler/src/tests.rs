@@ -403,7 +403,7 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         name: "G",
         module: &grid,
     };
-    let k = crate::kernels::specialised_kernel(b.body.clone(), &types, &grid, "k").unwrap();
+    let k = crate::kernels::specialised_kernel(b.body.clone(), &types, &grid, &[], "k").unwrap();
     assert_eq!(k.checked, None, "every access proved: {}", k.source);
     // Row (b0, r) of a block row is at b0 * 1024 + r * 16, column (b1, c) at b1 * 512 + c.
     assert!(
@@ -424,7 +424,7 @@ fn a_specialised_kernel_folds_the_type_and_proves_its_accesses() {
         name: "F",
         module: &flat,
     }];
-    let err = crate::kernels::specialised_kernel(b.body, &types, &grid, "k").unwrap_err();
+    let err = crate::kernels::specialised_kernel(b.body, &types, &grid, &[], "k").unwrap_err();
     assert!(
         err.message.contains("no dimension `F_1`"),
         "{}",

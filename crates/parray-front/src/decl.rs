@@ -263,7 +263,25 @@ pub fn expand(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
                 let name = &c.name.name;
                 quote!(#vis static #ident: ::parray::RuntimeSize = ::parray::RuntimeSize::new(#name);)
             }
-            Item::Const(_) if runtime_const => TokenStream::new(),
+            // A constant computed from run-time sizes: its value follows theirs, from its
+            // declarations and those it uses, built when first read.
+            Item::Const(_) if runtime_const => {
+                let name = &name_ident.name;
+                let uses = full.closure(name);
+                let text: String = payload
+                    .iter()
+                    .filter(|e| uses.contains(&e.name))
+                    .map(|e| e.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                quote! {
+                    #[allow(dead_code)]
+                    #vis static #ident: ::parray::RuntimeSize = ::parray::RuntimeSize::derived(#name, #text, {
+                        static MODULE: ::std::sync::OnceLock<&'static ::parray::layout::Module> = ::std::sync::OnceLock::new();
+                        &MODULE
+                    });
+                }
+            }
             Item::Const(c) => {
                 let v = proc_macro2::Literal::u64_unsuffixed(
                     module.constant(&c.name.name).expect("declared"),

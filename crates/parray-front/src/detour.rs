@@ -335,10 +335,12 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let body = bounds::prove(body);
             refused(body.proof())?;
             let types = type_checks(&forms.generics, false);
+            let consts = ConstReads::of(&body.body().runtime_consts(), false);
             Ok(Outcome::Done(host_threads(
                 &body,
                 &site,
                 types,
+                &consts,
                 module.size(def.root),
                 runner,
             )))
@@ -412,19 +414,22 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 ));
             }
             let site_ident = Ident::new("__parray_site", Span::call_site());
+            let consts = ConstReads::of(&body.body().runtime_consts(), true);
             let specialise = || {
                 let args = type_args(&forms.generics, &forms.literal);
                 let threads = quote!(::parray::generic::RuntimeGrid::of::<#array>());
                 let build =
                     parray_compiler::embed::body(&lowered_body, &quote!(::parray::__private::ir));
+                let values = consts.named_values();
                 quote!({
                     fn __parray_lowered() -> ::parray::__private::ir::Body { #build }
-                    ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #threads, #site_ident)
+                    ::parray::generic::specialise(__parray_lowered, #kernel, &#args, #threads, &#values, #site_ident)
                 })
             };
-            // The source of a detour over types of sizes given at run time exists once they
-            // are bound: a `Result`, CUDA's or (for 64-lane wavefronts) HIP's.
-            let at_launch = runtime_threads || !forms.generics.is_empty();
+            // The source of a detour over types of sizes given at run time (or naming such
+            // a size) exists once they are bound: a `Result`, CUDA's or (for 64-lane
+            // wavefronts) HIP's.
+            let at_launch = runtime_threads || !forms.generics.is_empty() || !consts.is_empty();
             let runtime_only = at_launch && forms.generics.iter().all(|g| g.runtime);
             if source_only && runtime_only {
                 let which = match dialect {
@@ -436,6 +441,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     }
                 };
                 let types = type_checks(&forms.generics, true);
+                let reads = &consts.checks;
                 let args = args.iter();
                 let made = specialise();
                 return Ok(Outcome::Done(quote!({
@@ -444,6 +450,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     let __parray_site: &'static ::parray::DetourSite = &#site;
                     (|| -> ::parray::Result<&'static str> {
                         #types
+                        #reads
                         ::core::result::Result::Ok(#made?.#which)
                     })()
                 })));
@@ -496,6 +503,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 &body,
                 (&kernel, source),
                 types,
+                &consts,
                 &args,
                 &site,
             )))
@@ -612,11 +620,13 @@ fn cuda(
     proved: &Proved,
     (kernel, source): (&str, TokenStream),
     types: TokenStream,
+    consts: &ConstReads,
     args: &Punctuated<syn::Expr, Token![,]>,
     site: &TokenStream,
 ) -> TokenStream {
     let ctx = emit_rust::ctx_ident();
     let mut checks = types;
+    checks.extend(consts.checks.clone());
     let mut bind_args = TokenStream::new();
     let mut bind_params = TokenStream::new();
     let mut arg_refs = Vec::new();
@@ -716,7 +726,9 @@ fn cuda(
         .map(|(i, name)| quote!((#i, #name)));
     let declared = arg_refs.len();
     let launch_tids = emit_rust::launch_tids_ident();
+    let unpack = consts.unpack();
     let launch = quote! {{
+        #unpack
         #bind_args
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
@@ -743,7 +755,7 @@ fn cuda(
         // exactly those types.
         unsafe { #run(&__parray_launch, __parray_args, __parray_body) }
     }};
-    checked(site, checks, source, launch)
+    checked(site, checks, consts.prepared(source), launch)
 }
 
 /// A pthd or mpi detour: the body once per CPU thread (pthd) or once on this process, as
@@ -754,6 +766,7 @@ fn host_threads(
     proved: &Proved,
     site: &TokenStream,
     types: TokenStream,
+    consts: &ConstReads,
     threads: u64,
     runner: TokenStream,
 ) -> TokenStream {
@@ -762,6 +775,7 @@ fn host_threads(
     let stmts = emit_rust::body_tokens(proved, Mode::Pthd);
     let threads = threads as usize;
     let mut checks = types;
+    checks.extend(consts.checks.clone());
     let mut writers = TokenStream::new();
     for use_ in &proof.roots {
         let Root::Capture(path) = &use_.root else {
@@ -777,12 +791,80 @@ fn host_threads(
             ));
         }
     }
+    let unpack = consts.unpack();
     let run = quote! {{
+        #unpack
         #writers
         let __parray_body = |#ctx: &::parray::__private::PthdCtx| { #stmts };
         ::parray::__private::#runner(__parray_site, #threads, __parray_body)
     }};
-    checked(site, checks, quote!(()), run)
+    checked(site, checks, consts.prepared(quote!(())), run)
+}
+
+/// The run-time constants a body names (`const N;`, `const M = N / 16;`), read once when
+/// its detour starts, after its checks: an unbound size is `Error::Unbound` then, before
+/// anything runs. The values travel from the checks to the run beside the prepared value,
+/// and the body finds each under [`emit_rust::runtime_const_ident`].
+struct ConstReads {
+    names: Vec<Ident>,
+    /// `let __parray_const_N: usize = N.value()?;` for each (and, for a cuda body, whose
+    /// `usize` is 32 bits, the check that it fits).
+    checks: TokenStream,
+}
+
+impl ConstReads {
+    fn of(names: &[String], cuda: bool) -> ConstReads {
+        let names: Vec<Ident> = names
+            .iter()
+            .map(|n| Ident::new(n, Span::call_site()))
+            .collect();
+        let site = Ident::new("__parray_site", Span::call_site());
+        let checks = names
+            .iter()
+            .map(|n| {
+                let (value, label) = (
+                    emit_rust::runtime_const_ident(&n.to_string()),
+                    n.to_string(),
+                );
+                let fits =
+                    cuda.then(|| quote!(::parray::__private::host_index(#value, #label, #site)?;));
+                quote!(let #value: usize = ::parray::RuntimeSize::value(&#n)?; #fits)
+            })
+            .collect();
+        ConstReads { names, checks }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    fn values(&self) -> Vec<Ident> {
+        self.names
+            .iter()
+            .map(|n| emit_rust::runtime_const_ident(&n.to_string()))
+            .collect()
+    }
+
+    /// `[("N", value), ...]`, what a kernel is specialised with.
+    fn named_values(&self) -> TokenStream {
+        let pairs = self.names.iter().zip(self.values()).map(|(n, v)| {
+            let n = n.to_string();
+            quote!((#n, #v))
+        });
+        quote!([#(#pairs),*])
+    }
+
+    /// The prepared value with the constants beside it.
+    fn prepared(&self, prepared: TokenStream) -> TokenStream {
+        let (values, k) = (self.values(), self.names.len());
+        quote!((#prepared, { let values: [usize; #k] = [#(#values),*]; values }))
+    }
+
+    /// The run's first statement: the prepared value and the constants, by name.
+    fn unpack(&self) -> TokenStream {
+        let values = self.values();
+        quote!(let (__parray_prepared, [#(#values),*]) = __parray_prepared;)
+    }
 }
 
 /// A body's inner attribute `#![min_blocks_per_sm(N)]` (CUDA's `__launch_bounds__`: the

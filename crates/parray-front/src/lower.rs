@@ -961,6 +961,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         })
     }
 
+    /// Whether `id` names a constant given at run time (`const N;`) or computed from such
+    /// (`const M = N / 16;`): a body reads it when its detour starts, and a kernel made at
+    /// the bound sizes has it as a number.
+    fn runtime_const(&self, id: &Ident) -> bool {
+        let name = id.to_string();
+        self.forms.is_runtime(&name) && self.forms.module.constant(&name).is_some()
+    }
+
     /// A name a cuda body reads that is none of its locals: a `parray!` constant the
     /// declarations in scope know, folded (so offsets and proofs see its value), or a host
     /// value, passed by value as a parameter after the declared ones.
@@ -968,10 +976,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = id.to_string();
         if let Some((f, _)) = self.lowering.last().cloned() {
             self.fail(id.span(), format!("`{name}` is not a parameter or a local of `{f}`: a function sees only those (and the number types' constants); pass it in as a parameter"));
-            return poison(id.span());
-        }
-        if self.forms.is_runtime(&name) {
-            self.fail(id.span(), format!("`{name}` is a size given at run time: a body reads it as `$dim(T_0)$` of a type it sizes, or as a parameter (`{name}.get()` passed in)"));
             return poison(id.span());
         }
         if let Some(v) = self.forms.module.constant(&name) {
@@ -1009,6 +1013,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
                 Some(id) => match self.lookup(&id.to_string()) {
                     Some(local) => ExprKind::Local(local),
+                    None if self.lowering.is_empty() && self.runtime_const(id) => {
+                        let name = id.to_string();
+                        let value = self.forms.sizes.constant(&name).cloned();
+                        ExprKind::RuntimeConst { name, value }
+                    }
                     None if self.target == Target::Cuda => return self.host_value(id),
                     None => ExprKind::Capture(id.to_string()),
                 },

@@ -218,6 +218,7 @@ impl Poly {
 pub struct Sizes {
     nodes: HashMap<NodeId, Poly>,
     extents: HashMap<String, Poly>,
+    consts: HashMap<String, Poly>,
 }
 
 impl Sizes {
@@ -235,7 +236,15 @@ impl Sizes {
         for item in &program.items {
             walk.item(item);
         }
-        walk.sizes
+        Sizes {
+            consts: walk.consts,
+            ..walk.sizes
+        }
+    }
+
+    /// The value of the constant `name` (`const N;`, `const M = N / 16;`).
+    pub fn constant(&self, name: &str) -> Option<&Poly> {
+        self.consts.get(name)
     }
 
     /// The size of the dimension `node`.

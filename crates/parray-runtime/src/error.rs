@@ -213,8 +213,9 @@ pub enum Error {
         reason: String,
     },
 
-    /// A type with a size given at run time was used before the size was bound.
-    #[error("parray: {type_name} uses the run-time size `{size}`, which is not bound yet: call `{size}.bind(n)?` before using the type")]
+    /// A type (or a constant, or a body that names one) with a size given at run time was
+    /// used before the size was bound.
+    #[error("parray: {type_name} uses the run-time size `{size}`, which is not bound yet: call `{size}.bind(n)?` before using it")]
     Unbound {
         type_name: &'static str,
         size: String,

@@ -139,19 +139,25 @@ impl RuntimeGrid {
 /// The kernel `kernel` of a cuda detour whose forms wait for their types (a generic
 /// detour's, or one over types of sizes given at run time), for the types `args`: the body
 /// `lowered` rebuilds goes the whole road with their forms resolved, so its sizes are
-/// folded and its accesses proved as far as these numbers allow. Made once per (detour,
-/// types) and kept for the process; the compiled kernel is cached like any other (in
-/// memory, and on disk by its source).
+/// folded and its accesses proved as far as these numbers allow; each run-time constant
+/// it names (`consts`, read when the detour started) is its number. Made once per
+/// (detour, types, constants) and kept for the process; the compiled kernel is cached
+/// like any other (in memory, and on disk by its source).
 pub fn specialise(
     lowered: fn() -> ir::Body,
     kernel: &'static str,
     args: &[TypeArg],
     grid: RuntimeGrid,
+    consts: &[(&'static str, usize)],
     site: &'static DetourSite,
 ) -> Result<&'static KernelSource> {
-    type Key = (usize, Vec<TypeId>);
+    type Key = (usize, Vec<TypeId>, Vec<(&'static str, usize)>);
     static KERNELS: OnceLock<Mutex<HashMap<Key, &'static KernelSource>>> = OnceLock::new();
-    let key = (lowered as usize, args.iter().map(|a| a.id).collect());
+    let key = (
+        lowered as usize,
+        args.iter().map(|a| a.id).collect(),
+        consts.to_vec(),
+    );
     let kernels = KERNELS.get_or_init(Default::default);
     if let Some(k) = kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(k);
@@ -174,12 +180,14 @@ pub fn specialise(
         name: grid.name,
         module: (grid.module)()?,
     };
-    let made =
-        specialised_kernel(lowered(), &types, &grid, kernel).map_err(|e| Error::Specialise {
+    let consts: Vec<(&str, u64)> = consts.iter().map(|&(n, v)| (n, v as u64)).collect();
+    let made = specialised_kernel(lowered(), &types, &grid, &consts, kernel).map_err(|e| {
+        Error::Specialise {
             site,
             types: described(args),
             reason: e.message,
-        })?;
+        }
+    })?;
     // Kept for the process, as the sources of named detours are: one per instantiation.
     let checked: Option<&'static [&'static str]> = made.checked.map(|names| {
         let names: Vec<&'static str> = names

@@ -15,9 +15,15 @@ use crate::error::{Error, Result};
 /// A run-time size, `const N;` in a `parray!` block: `N.bind(n)?` gives it its value, once
 /// per process. Sizes are one per program by name: two blocks that declare `const N;`
 /// declare the same size.
+///
+/// A constant computed from run-time sizes (`const M = N / 16;`) is one too: its value
+/// follows theirs, and it cannot be bound itself.
 #[derive(Debug)]
 pub struct RuntimeSize {
     name: &'static str,
+    /// For a computed constant: its declarations (and those it uses), and their module,
+    /// built from the bound sizes at the first read and kept, as a run-time type's is.
+    derived: Option<(&'static str, &'static OnceLock<&'static Module>)>,
 }
 
 /// Bound values, by name.
@@ -29,7 +35,22 @@ fn bound() -> &'static Mutex<HashMap<&'static str, u64>> {
 impl RuntimeSize {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
-        RuntimeSize { name }
+        RuntimeSize {
+            name,
+            derived: None,
+        }
+    }
+
+    #[doc(hidden)]
+    pub const fn derived(
+        name: &'static str,
+        text: &'static str,
+        module: &'static OnceLock<&'static Module>,
+    ) -> Self {
+        RuntimeSize {
+            name,
+            derived: Some((text, module)),
+        }
     }
 
     /// The size's name.
@@ -48,6 +69,11 @@ impl RuntimeSize {
             value: value as u64,
             reason,
         };
+        if self.derived.is_some() {
+            return Err(refuse(
+                "it is computed from other sizes: bind the sizes it is computed from".into(),
+            ));
+        }
         if value == 0 {
             return Err(refuse("a size must be positive".into()));
         }
@@ -63,10 +89,33 @@ impl RuntimeSize {
         }
     }
 
-    /// The bound value, if any.
+    /// The bound value (a computed constant's value), if any.
     pub fn get(&self) -> Option<usize> {
+        if self.derived.is_some() {
+            return self.value().ok();
+        }
         let bound = bound().lock().unwrap_or_else(|e| e.into_inner());
         bound.get(self.name).map(|&v| v as usize)
+    }
+
+    /// The value, or `Error::Unbound` naming the size that is not bound yet
+    /// (`Error::Declaration` where a computed constant's declarations cannot take the
+    /// bound values). What a body that names the size reads when its detour starts.
+    pub fn value(&self) -> Result<usize> {
+        let unbound = |size: &str| Error::Unbound {
+            type_name: self.name,
+            size: size.to_string(),
+        };
+        match self.derived {
+            None => self.get().ok_or_else(|| unbound(self.name)),
+            Some((text, cell)) => {
+                let module = runtime_module(cell, text, self.name)?;
+                let v = module
+                    .constant(self.name)
+                    .ok_or_else(|| unbound(self.name))?;
+                Ok(v as usize)
+            }
+        }
     }
 }
 
@@ -113,6 +162,11 @@ pub fn runtime_module(
                 Item::Type(t) if Some(&t.name.name) == e.decl.as_ref() => {
                     Some(parray_layout::as_written(&text[t.span.start..t.span.end]))
                 }
+                // A constant computed from run-time sizes: its line.
+                Item::Const(c) if c.name.name == name => text
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(&format!("const {name}")))
+                    .map(|l| parray_layout::as_written(l.trim())),
                 _ => None,
             });
             refuse(

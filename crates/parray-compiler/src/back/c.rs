@@ -987,8 +987,10 @@ impl<'b> Writer<'b> {
             }
             // A body with them (or with a `Stmt::GenericCopy`) is written once its types
             // are known, by `kernels::specialised_kernel`, which resolves them first.
-            ExprKind::GenericOffset { .. } | ExprKind::GenericSize { .. } => {
-                unreachable!("a type parameter's form reached the C writer unresolved")
+            ExprKind::GenericOffset { .. }
+            | ExprKind::GenericSize { .. }
+            | ExprKind::RuntimeConst { .. } => {
+                unreachable!("a form or size known at run time reached the C writer unresolved")
             }
             ExprKind::Unary(op, x) => {
                 let sym = match op {

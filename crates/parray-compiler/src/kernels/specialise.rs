@@ -15,7 +15,7 @@ use parray_layout::{
 
 use super::build::{refused, typed_and_proved};
 use crate::back::c::{self as emit_c, Dialect};
-use crate::ir::{Body, CopySpec, Expr, ExprKind, Indexed, PartMut, Stmt};
+use crate::ir::{Body, CopySpec, Expr, ExprKind, Indexed, Lit, PartMut, Scalar, Stmt};
 
 /// What a form's type name stands for: the declared type `name` of `module`, for the
 /// forms of `alias` (a type parameter, or the run-time type itself).
@@ -45,8 +45,9 @@ pub struct Specialised {
 /// launch: the rank and the dimensions it names) or the prover refuses an access at these
 /// sizes.
 ///
-/// Post-condition: no [`ExprKind::GenericOffset`] or [`ExprKind::GenericSize`] is left in
-/// the body written, and each of its forms is the declared type's offset function.
+/// Post-condition: no [`ExprKind::GenericOffset`], [`ExprKind::GenericSize`] or
+/// [`ExprKind::RuntimeConst`] is left in the body written, each of its forms is the
+/// declared type's offset function, and each run-time constant its value in `consts`.
 ///
 /// `grid` is the body's thread array: its thread indices are computed at its sizes
 /// here (its grid may be sized at run time), and its `$size$` forms resolved with it.
@@ -54,6 +55,7 @@ pub fn specialised_kernel(
     mut body: Body,
     types: &[TypeBinding],
     grid: &TypeBinding,
+    consts: &[(&str, u64)],
     kernel: &str,
 ) -> parray_layout::Result<Specialised> {
     let shape = thread_indices(&mut body, grid, kernel)?;
@@ -77,7 +79,7 @@ pub fn specialised_kernel(
     });
     let mut resolve = |e: &mut Expr| {
         if failed.is_none() {
-            if let Err(err) = resolve_form(e, &types, &tid_max) {
+            if let Err(err) = resolve_form(e, &types, consts, &tid_max) {
                 failed = Some(err);
             }
         }
@@ -163,9 +165,19 @@ fn declared(t: &TypeBinding, written: &str) -> String {
 fn resolve_form(
     e: &mut Expr,
     types: &[&TypeBinding],
+    consts: &[(&str, u64)],
     tid_max: &dyn Fn(&str) -> Option<u64>,
 ) -> parray_layout::Result<()> {
     match &mut e.kind {
+        ExprKind::RuntimeConst { name, .. } => {
+            let &(_, v) = consts.iter().find(|(n, _)| n == name).ok_or_else(|| {
+                refused(
+                    "generic",
+                    format!("the run-time constant `{name}` has no value"),
+                )
+            })?;
+            e.kind = ExprKind::Lit(Lit::Int(u128::from(v), Some(Scalar::Usize)));
+        }
         ExprKind::GenericOffset {
             ty, index, args, ..
         } => {

@@ -1095,6 +1095,7 @@ impl<'b> Facts<'b> {
         match &e.kind {
             ExprKind::Local(id) => self.sized.get(id).cloned(),
             ExprKind::GenericSize { size: Some(s), .. } => Range::upto(1, s.clone(), 0),
+            ExprKind::RuntimeConst { value: Some(v), .. } => Range::upto(0, v.clone(), 0),
             ExprKind::GenericOffset {
                 args,
                 sizes: Some(s),

@@ -413,7 +413,10 @@ impl Checker {
                 }
                 Ty::Host
             }
-            ExprKind::Tid(_) | ExprKind::Size(_) | ExprKind::GenericSize { .. } => Ty::USIZE,
+            ExprKind::Tid(_)
+            | ExprKind::Size(_)
+            | ExprKind::GenericSize { .. }
+            | ExprKind::RuntimeConst { .. } => Ty::USIZE,
             ExprKind::Cnt(_) => Ty::BOOL,
             ExprKind::Offset { args, .. } | ExprKind::GenericOffset { args, .. } => {
                 for a in args {

@@ -206,6 +206,12 @@ pub fn host_value_ident(k: usize) -> Ident {
     Ident::new(&format!("__parray_host{k}"), Span::call_site())
 }
 
+/// The name a body finds the run-time constant `name` under (a `usize` the detour reads
+/// when it starts, [`ExprKind::RuntimeConst`]).
+pub fn runtime_const_ident(name: &str) -> Ident {
+    Ident::new(&format!("__parray_const_{name}"), Span::call_site())
+}
+
 /// The Rust type of a scalar under `mode` (`usize` is `u32` under the emulation).
 pub fn scalar_tokens(s: Scalar, mode: Mode) -> TokenStream {
     if s.is_half() {
@@ -559,6 +565,10 @@ impl<'b> Writer<'b> {
                 self.generic_value(value_of_block(quote_spanned!(span=> {
                     #form.at(&[#(#args),*])
                 })))
+            }
+            ExprKind::RuntimeConst { name, .. } => {
+                let id = runtime_const_ident(name);
+                self.generic_value(quote_spanned!(span=> #id))
             }
             // The body's own thread array (its grid sized at run time), or a data type.
             ExprKind::GenericSize { ty, path, .. } => {
