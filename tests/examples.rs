@@ -306,12 +306,35 @@ fn seed_programs_in_hip() {
     }
 }
 
-/// The softmax of `bf16` rows (its first 64 rows under the emulation) checks itself
-/// against an `f64` softmax.
+/// The softmax of `bf16` rows (64 rows under the emulation) and of the same rows in `f32`,
+/// one body for both, each checked against an `f64` softmax; `--rows`/`--cols` size it.
 #[test]
-fn softmax_in_bf16() {
+fn softmax_in_bf16_and_f32() {
     let out = run_example("softmax_bf16", &["--small"]);
     assert!(out.contains("softmax of 64 x 4096 bf16"), "{out}");
+    assert!(
+        out.contains("the same body over f32") && out.contains("(check ok)"),
+        "{out}"
+    );
+    assert!(out.ends_with("check: ok\n"), "{out}");
+    let out = run_example("softmax_bf16", &["--rows", "3", "--cols", "1000"]);
+    assert!(out.contains("softmax of 3 x 1000 bf16"), "{out}");
+    assert!(out.ends_with("check: ok\n"), "{out}");
+}
+
+/// Layer norm of `bf16` rows and of the same rows in `f32`, one body for both, each
+/// checked against an `f64` layer norm; at an odd width too.
+#[test]
+fn layer_norm_in_bf16_and_f32() {
+    let out = run_example("layernorm_bf16", &["--small"]);
+    assert!(out.contains("layer norm of 64 x 4096 bf16"), "{out}");
+    assert!(
+        out.contains("the same body over f32") && out.contains("(check ok)"),
+        "{out}"
+    );
+    assert!(out.ends_with("check: ok\n"), "{out}");
+    let out = run_example("layernorm_bf16", &["--rows", "5", "--cols", "777"]);
+    assert!(out.contains("layer norm of 5 x 777 bf16"), "{out}");
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 

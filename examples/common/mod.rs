@@ -212,6 +212,22 @@ pub fn size_arg(example: &str, default: usize) -> usize {
     }
 }
 
+/// The `--rows R --cols C` of an example over the rows of a matrix: 8192 x 4096 without
+/// them on a GPU; under the emulation (or with `--small`) 64 rows of 4096 by default,
+/// which the line it prints says.
+#[allow(dead_code)] // the examples not over rows do not ask
+pub fn rows_and_cols(on_gpu: bool) -> (usize, usize, &'static str) {
+    let small = small() || !on_gpu;
+    let default_rows = if small { 64 } else { 8192 };
+    let rows = gemm::value("--rows").unwrap_or(default_rows);
+    let cols = gemm::value("--cols").unwrap_or(4096);
+    let note = match (gemm::value("--rows"), small) {
+        (None, true) => " (64 rows, the emulation's default: --rows R to change)",
+        _ => "",
+    };
+    (rows, cols, note)
+}
+
 /// Whether the example was asked for its small sizes (`--small`: the CPU emulation in CI).
 pub fn small() -> bool {
     std::env::args().any(|a| a == "--small")
