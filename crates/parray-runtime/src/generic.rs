@@ -141,8 +141,8 @@ impl RuntimeGrid {
 /// `lowered` rebuilds goes the whole road with their forms resolved, so its sizes are
 /// folded and its accesses proved as far as these numbers allow; each run-time constant
 /// it names (`consts`, read when the detour started) is its number. Made once per
-/// (detour, types, constants) and kept for the process; the compiled kernel is cached
-/// like any other (in memory, and on disk by its source).
+/// (detour, kernel name, types, constants) and kept for the process; the compiled kernel
+/// is cached like any other (in memory, and on disk by its source).
 pub fn specialise(
     lowered: fn() -> ir::Body,
     kernel: &'static str,
@@ -151,10 +151,13 @@ pub fn specialise(
     consts: &[(&'static str, usize)],
     site: &'static DetourSite,
 ) -> Result<&'static KernelSource> {
-    type Key = (usize, Vec<TypeId>, Vec<(&'static str, usize)>);
+    type Key = (usize, &'static str, Vec<TypeId>, Vec<(&'static str, usize)>);
     static KERNELS: OnceLock<Mutex<HashMap<Key, &'static KernelSource>>> = OnceLock::new();
+    // The kernel's name too: an optimised build may fold two detours' identical `lowered`
+    // functions into one address, and each launch names its own kernel.
     let key = (
         lowered as usize,
+        kernel,
         args.iter().map(|a| a.id).collect(),
         consts.to_vec(),
     );
