@@ -1,7 +1,8 @@
 use parray::prelude::*;
 
 parray! {
-    #parray {paged float [[2][64]][[2][64]]} M       // 128x128, rows and columns in halves
+    const H;                                         // half the side, from the input
+    #parray {paged float [[2][H]][[2][H]]} M         // rows and columns in halves
     #parray {pthd [2][2]} MY_TA                      // 4 CPU threads
 }
 
@@ -22,6 +23,8 @@ fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) -> parray::Result<()> 
 }
 
 fn main() -> parray::Result<()> {
+    let side: usize = std::env::args().nth(1).map_or(128, |a| a.parse().expect("a side"));
+    H.bind(side / 2)?;                               // M is 2H x 2H
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
     let n = M::dims()[0];
     for i in 0..n {
