@@ -151,3 +151,56 @@ fn a_record_kernel_declares_its_struct() {
     );
     insta::assert_snapshot!(source);
 }
+
+/// A field store moves down past statements that only compute, to the next store to a
+/// field of the same element, and the values of a run of such stores are computed before
+/// its first, so that a GPU writes the element's sectors together (two stores apart wrote
+/// 1.9 times the L2 sectors on an H200); past a read of memory a store stays where it is.
+#[test]
+fn field_stores_of_one_element_are_written_together() {
+    let (p, dt) = ((), ());
+    let together = kernel_source!(STEP(p, dt) {
+        let i = $P[$tid$]$;
+        let q = p[i];
+        let x = q.pos + q.vel * dt;
+        p[i].pos = x;
+        let a = spring(x) * dt;
+        p[i].vel = q.vel + a;
+    });
+    let code = |source: &'static str| -> Vec<&'static str> {
+        let lines = source.lines().map(str::trim);
+        lines.filter(|l| !l.starts_with("#line")).collect()
+    };
+    let lines = code(together);
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
+    let (pos, vel) = (at("p[i].pos = x;").unwrap(), at("p[i].vel =").unwrap());
+    assert_eq!(vel, pos + 1, "{together}");
+    assert!(at("float2 a =").unwrap() < pos, "{together}");
+    // The values after the first store's computed before it: the stores side by side.
+    let run = kernel_source!(STEP(p, dt) {
+        let i = $P[$tid$]$;
+        let q = p[i];
+        let x = q.pos + q.vel * dt;
+        p[i].pos = x;
+        p[i].vel = q.vel + spring(x) * dt;
+    });
+    let lines = code(run);
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
+    let (pos, vel) = (at("p[i].pos = x;").unwrap(), at("p[i].vel =").unwrap());
+    assert_eq!(vel, pos + 1, "{run}");
+    assert!(at("float2 __parray_field").unwrap() < pos, "{run}");
+    let apart = kernel_source!(STEP(p, dt) {
+        let i = $P[$tid$]$;
+        let q = p[i];
+        let x = q.pos + q.vel * dt;
+        p[i].pos = x;
+        let m = p[i].mass;
+        p[i].vel = q.vel * m;
+    });
+    let lines = code(apart);
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
+    assert!(
+        at("p[i].pos = x;").unwrap() < at("float m = p[i].mass;").unwrap(),
+        "{apart}"
+    );
+}

@@ -132,6 +132,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     body.functions = functions;
     if cx.diags.is_empty() {
         cx.diags = super::widen::widen(&mut body);
+        super::stores::group_field_stores(&mut body);
     }
     if cx.diags.is_empty() {
         Ok(Typed(body))
