@@ -356,6 +356,7 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             other_line,
         },
         EmulateError::Race {
+            memory,
             array,
             element,
             first,
@@ -363,6 +364,7 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             ..
         } => Error::Race {
             site,
+            memory,
             array,
             element,
             first,
