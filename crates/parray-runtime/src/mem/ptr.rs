@@ -169,8 +169,8 @@ impl<T: Element> Raw<T> {
                 self.type_name,
                 (
                     self.base.addr(),
-                    self.extent * watch::words_of::<T>(),
-                    watch::words_of::<T>(),
+                    self.extent * const { watch::words_of::<T>() },
+                    const { watch::words_of::<T>() },
                 ),
                 first,
                 count,
