@@ -579,7 +579,8 @@ pub use parray_runtime::distributed::mpi;
 /// ```
 pub mod gpu {
     pub use parray_runtime::devices::{
-        backend, cuda_context, time_ms, time_ms_on, Backend, Device, DeviceId, Timing,
+        backend, checked_sync_source, checks_sync, cuda_context, time_ms, time_ms_on, Backend,
+        Device, DeviceId, Timing,
     };
     pub use parray_runtime::exec::emulate;
     pub use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch};

@@ -238,3 +238,20 @@ mod vectorised_copy {
         });
     }
 }
+
+/// Fig 7's kernel as a GPU compiles it under `PARRAY_CHECK_SYNC=1` (SPEC.md 4.6): its
+/// `#sync` a checked barrier, which reports a block whose threads do not all meet there.
+#[test]
+fn fig07_transpose_checked_sync() {
+    let (adri, adro) = ((), ());
+    let source = kernel_source!(MYCUDATA(adri, adro) {
+        let tile = A::create();
+        tile[$B[$tid_1_0$][$tid_1_1$]$] = worki[$DATA[[$tid_0_0$][$tid_1_0$]][[$tid_0_1$][$tid_1_1$]]$];
+        #sync;
+        worko[$DATA[[$tid_0_1$][$tid_1_0$]][[$tid_0_0$][$tid_1_1$]]$] = tile[$B[$tid_1_1$][$tid_1_0$]$];
+    });
+    insta::assert_snapshot!(
+        "fig07_transpose_checked_sync",
+        parray::gpu::checked_sync_source(source)
+    );
+}

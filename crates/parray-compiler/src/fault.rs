@@ -1,7 +1,8 @@
 //! The fault record: how a kernel with checked accesses tells its launch about the first
-//! access outside its array. The kernel's helpers ([`check_helpers`],
-//! [`vector_check_helper`]) write it and the launch reads it back with [`Fault::decode`];
-//! its layout is defined here, once, for both.
+//! access outside its array, and a kernel with checked barriers ([`checked_sync`]) about
+//! the first `#sync` that not every thread of a block reached. The kernel's helpers
+//! ([`check_helpers`], [`vector_check_helper`], [`checked_sync`]) write it and the launch
+//! reads it back with [`Recorded::decode`]; its layout is defined here, once, for both.
 //!
 //! The record is [`WORDS`] `u64`s on the device, zeroed before the launch: the first
 //! [`RECORD_WORDS`] hold the fault, the rest is scratch that a diverted access reads or
@@ -10,9 +11,13 @@
 use parray_layout::ElemType;
 
 /// The faulting array's number plus one (0: no fault), with the vector bits of
-/// [`which_word`]; the first thread to fault claims the record by writing it (the
-/// helpers' `atomicCAS(f, ..)`: the first word).
+/// [`which_word`], or [`DIVERGED`] for a barrier; the first thread to fault claims the
+/// record by writing it (the helpers' `atomicCAS(f, ..)`: the first word).
 pub const WHICH: usize = 0;
+/// The first word of a divergent barrier's record, above every array's number: its
+/// [`OFFSET`] holds the thread that did not reach the barrier (packed as [`THREAD`]),
+/// its [`EXTENT`] the line of the `#sync` that thread waits at (0: it left the body).
+pub const DIVERGED: u64 = 1 << 32;
 /// The access's offset from the start of its array.
 pub const OFFSET: usize = 1;
 /// The array's number of elements.
@@ -77,6 +82,72 @@ __device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, un
     )
 }
 
+/// The kernel `source` with each `__syncthreads()` (a `#sync`) a checked barrier, what
+/// NVRTC compiles under `PARRAY_CHECK_SYNC=1` (SPEC.md 4.6): every thread of the block
+/// that has not left the kernel meets there (`__syncthreads_count`, which exited threads
+/// do not hold up on sm_70 and later), and they compare the barrier each waits at (the
+/// last `#sync` to write the shared `parray_sync_site` is everyone's, so a thread at
+/// another sees it differ), then agree on the answer (`__syncthreads_or`): two barriers
+/// in all. When some thread is missing or waits elsewhere, the threads there find together
+/// (by halving, a barrier a step) the lowest of them and the lowest thread not with it,
+/// the first records the divergence in the record the launch points `parray_sync_fault`
+/// at, and all leave the kernel, so that nothing hangs. The helpers go just before the
+/// kernel, after the headers (whose code the macro must not reach); the kernel's first
+/// statement sets its line numbers (`#line`), so these take none of the user's.
+pub fn checked_sync(source: &str) -> String {
+    let at = source.find("extern \"C\" __global__").unwrap_or(0);
+    let (y, z) = (AXIS_BITS, 2 * AXIS_BITS);
+    format!(
+        r#"{head}// parray: PARRAY_CHECK_SYNC=1: each __syncthreads() below is a checked barrier.
+__device__ unsigned long long* parray_sync_fault;
+__shared__ unsigned parray_sync_site;
+__device__ __forceinline__ unsigned long long parray_pack(unsigned x, unsigned y, unsigned z) {{
+    return x | ((unsigned long long)y << {y}) | ((unsigned long long)z << {z});
+}}
+__device__ __noinline__ bool parray_sync(unsigned site, unsigned line) {{
+    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    atomicExch(&parray_sync_site, site);
+    const unsigned arrived = (unsigned)__syncthreads_count(1);
+    const unsigned seen = atomicOr(&parray_sync_site, 0u);
+    if (!__syncthreads_or(arrived != n || seen != site)) return false;
+    unsigned lo = 0, hi = n;
+    while (hi - lo > 1) {{
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (__syncthreads_or(t < mid)) hi = mid; else lo = mid;
+    }}
+    const unsigned w = lo;
+    if (t == w) atomicExch(&parray_sync_site, site);
+    (void)__syncthreads_count(1);
+    const bool with_w = atomicOr(&parray_sync_site, 0u) == site;
+    lo = 0; hi = n;
+    while (hi - lo > 1) {{
+        const unsigned mid = lo + (hi - lo) / 2;
+        if ((unsigned)__syncthreads_count(with_w && t < mid) == mid) lo = mid; else hi = mid;
+    }}
+    const unsigned l = lo;
+    unsigned other = 0;
+    if (__syncthreads_or(t == l)) {{
+        if (t == l) atomicExch(&parray_sync_site, line);
+        (void)__syncthreads_count(1);
+        other = atomicOr(&parray_sync_site, 0u);
+    }}
+    unsigned long long* f = parray_sync_fault;
+    if (t == w && f != 0 && atomicCAS(f, 0ull, {DIVERGED}ull) == 0ull) {{
+        f[{OFFSET}] = parray_pack(l % blockDim.x, l / blockDim.x % blockDim.y, l / (blockDim.x * blockDim.y));
+        f[{EXTENT}] = other; f[{LINE}] = line;
+        f[{BLOCK}] = parray_pack(blockIdx.x, blockIdx.y, blockIdx.z);
+        f[{THREAD}] = parray_pack(threadIdx.x, threadIdx.y, threadIdx.z);
+    }}
+    return true;
+}}
+#define __syncthreads() do {{ if (parray_sync(__COUNTER__, __LINE__)) return; }} while (0)
+{kernel}"#,
+        head = &source[..at],
+        kernel = &source[at..],
+    )
+}
+
 /// Where a vector access's bits start in the array's number.
 const VECTOR_SHIFT: u32 = 16;
 /// The bit, above the vector type's code, of a vector access misaligned with its lanes in
@@ -105,7 +176,29 @@ pub fn vector_code(v: ElemType) -> u32 {
         + 1
 }
 
-/// A fault a kernel recorded.
+/// A checked kernel's record of its launch: an access outside its array, or a barrier
+/// that not every thread of a block reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    Fault(Fault),
+    Diverged(Divergence),
+}
+
+/// A `#sync` that not every thread of a block reached, as a checked barrier records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// The user's line of the `#sync` that `waiting` waits at.
+    pub line: u32,
+    /// The line of the `#sync` that `left` waits at instead; `None` when it left the body.
+    pub other_line: Option<u32>,
+    /// The block's index, and the indices in it of the lowest thread at the barrier and of
+    /// the lowest thread not there with it, x first.
+    pub block: [u32; 3],
+    pub waiting: [u32; 3],
+    pub left: [u32; 3],
+}
+
+/// An access a kernel recorded outside its array.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// The array's number among the kernel's checked arrays.
@@ -120,24 +213,35 @@ pub struct Fault {
     pub thread: [u32; 3],
 }
 
-impl Fault {
-    /// The fault in `words`, as the helpers wrote it; `None` when no access faulted.
-    pub fn decode(words: &[u64; WORDS]) -> Option<Fault> {
+/// A block's or a thread's index, as the helpers pack it.
+fn unpack(w: u64) -> [u32; 3] {
+    let axis = (1u64 << AXIS_BITS) - 1;
+    [
+        (w & axis) as u32,
+        ((w >> AXIS_BITS) & axis) as u32,
+        (w >> (2 * AXIS_BITS)) as u32,
+    ]
+}
+
+impl Recorded {
+    /// What `words` record, as the helpers wrote them; `None` when nothing was.
+    pub fn decode(words: &[u64; WORDS]) -> Option<Recorded> {
+        if words[WHICH] == DIVERGED {
+            return Some(Recorded::Diverged(Divergence {
+                line: words[LINE] as u32,
+                other_line: Some(words[EXTENT] as u32).filter(|l| *l != 0),
+                block: unpack(words[BLOCK]),
+                waiting: unpack(words[THREAD]),
+                left: unpack(words[OFFSET]),
+            }));
+        }
         let word = words[WHICH].checked_sub(1)?;
         let code = (word >> VECTOR_SHIFT) as u32;
         let vector = (code & 0xff)
             .checked_sub(1)
             .and_then(|k| ElemType::ALL.get(k as usize))
             .map(|v| (*v, code & MISALIGNED != 0));
-        let axis = (1u64 << AXIS_BITS) - 1;
-        let unpack = |w: u64| {
-            [
-                (w & axis) as u32,
-                ((w >> AXIS_BITS) & axis) as u32,
-                (w >> (2 * AXIS_BITS)) as u32,
-            ]
-        };
-        Some(Fault {
+        Some(Recorded::Fault(Fault {
             which: (word & ((1 << VECTOR_SHIFT) - 1)) as usize,
             vector,
             offset: words[OFFSET],
@@ -145,7 +249,7 @@ impl Fault {
             line: words[LINE] as u32,
             block: unpack(words[BLOCK]),
             thread: unpack(words[THREAD]),
-        })
+        }))
     }
 }
 
@@ -179,10 +283,10 @@ mod tests {
             words[LINE] = 12;
             words[BLOCK] = pack(block);
             words[THREAD] = pack(thread);
-            let fault = Fault::decode(&words).expect("a fault");
+            let fault = Recorded::decode(&words).expect("a fault");
             assert_eq!(
                 fault,
-                Fault {
+                Recorded::Fault(Fault {
                     which,
                     vector,
                     offset: 1000 + which as u64,
@@ -190,10 +294,33 @@ mod tests {
                     line: 12,
                     block,
                     thread,
-                }
+                })
             );
         }
-        assert_eq!(Fault::decode(&[0; WORDS]), None);
+        assert_eq!(Recorded::decode(&[0; WORDS]), None);
+        // A barrier's record: the left thread in the offset, the other line in the extent.
+        let mut words = [0u64; WORDS];
+        words[WHICH] = DIVERGED;
+        words[OFFSET] = pack([5, 1, 0]);
+        words[EXTENT] = 17;
+        words[LINE] = 14;
+        words[BLOCK] = pack([2, 0, 0]);
+        words[THREAD] = pack([0, 1, 0]);
+        assert_eq!(
+            Recorded::decode(&words),
+            Some(Recorded::Diverged(Divergence {
+                line: 14,
+                other_line: Some(17),
+                block: [2, 0, 0],
+                waiting: [0, 1, 0],
+                left: [5, 1, 0],
+            }))
+        );
+        words[EXTENT] = 0;
+        let Some(Recorded::Diverged(d)) = Recorded::decode(&words) else {
+            panic!("a divergence")
+        };
+        assert_eq!(d.other_line, None);
     }
 
     /// The helpers write the words this module names, and divert to the scratch after

@@ -88,24 +88,36 @@ pub struct RaceAccess {
     pub at: String,
 }
 
-/// The explanation of a race on the shared element `array[element]`, shared by [`Error`]
-/// and the emulator's error.
+/// The explanation of a race on the element `array[element]` of shared or global
+/// (`memory`) memory, shared by [`Error`] and the emulator's error.
 pub(crate) fn race_message(
+    memory: MemKind,
     array: &str,
     element: usize,
     first: &RaceAccess,
     second: &RaceAccess,
 ) -> String {
     let verb = |a: &RaceAccess| if a.write { "wrote" } else { "read" };
-    format!(
-        "a race on shared memory: {} {} element {element} of {array} at {}, and {} {} it at {}, with no `#sync` between them (missing #sync?)",
+    let accesses = format!(
+        "{} {} element {element} of {array} at {}, and {} {} it at {}",
         first.thread,
         verb(first),
         first.at,
         second.thread,
         verb(second),
         second.at
-    )
+    );
+    match memory {
+        MemKind::Smem => format!(
+            "a race on shared memory: {accesses}, with no `#sync` between them (missing #sync?)"
+        ),
+        _ => format!(
+            "two threads wrote one element of global memory in one launch: {accesses}, and \
+             nothing orders the two writes (a `#sync` orders only the threads of one block), \
+             so which value is left is anyone's: give each element one writer, or write it \
+             with atomics"
+        ),
+    }
 }
 
 /// The explanation of a divergent `#sync`, shared by [`Error`] and the emulator's error;
@@ -415,12 +427,14 @@ pub enum Error {
         other_line: Option<u32>,
     },
 
-    /// Two threads of a block accessed element `element` of the shared array `array`, one
-    /// of them writing it, with no `#sync` between: the emulation in a debug build watches
-    /// shared memory (SPEC 3.5, "Barriers and races").
-    #[error("parray: {site}: {}", race_message(array, *element, first, second))]
+    /// Two threads accessed element `element` of the array `array` with nothing ordering
+    /// them, one of them writing it: in shared memory (`memory` smem), threads of a block
+    /// with no `#sync` between; in global memory (dmem), two threads writing it in one
+    /// launch. The emulation in a debug build watches both (SPEC 3.5, "Barriers and races").
+    #[error("parray: {site}: {}", race_message(*memory, array, *element, first, second))]
     Race {
         site: &'static DetourSite,
+        memory: MemKind,
         array: &'static str,
         element: usize,
         first: Box<RaceAccess>,

@@ -450,6 +450,20 @@ pub fn backend() -> Result<Backend> {
         .clone()
 }
 
+/// Whether the `#sync`s of kernels run on a GPU are checked barriers (`PARRAY_CHECK_SYNC=1`,
+/// read once per process; SPEC.md 4.6): a `#sync` that not every thread of a block reaches
+/// is then `Error::DivergentSync`, as under the emulation, which always checks.
+pub fn checks_sync() -> bool {
+    static CHECKS: OnceLock<bool> = OnceLock::new();
+    *CHECKS.get_or_init(|| std::env::var_os("PARRAY_CHECK_SYNC").is_some_and(|v| v == "1"))
+}
+
+/// What NVRTC compiles, under `PARRAY_CHECK_SYNC=1`, for the `source` of a kernel with
+/// `#sync`: each `__syncthreads()` a checked barrier (`parray_compiler::fault::checked_sync`).
+pub fn checked_sync_source(source: &str) -> String {
+    parray_compiler::fault::checked_sync(source)
+}
+
 /// The context of GPU 0, when a driver and a GPU are present, whatever the backend: what
 /// pins pinned memory when the current device is emulated, and a way to ask whether the
 /// machine has a GPU. For a given device, [`Device::context`].

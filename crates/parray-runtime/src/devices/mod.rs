@@ -8,5 +8,5 @@ mod limits;
 pub mod timing;
 
 pub use crate::device_id::DeviceId;
-pub use device::{backend, cuda_context, Backend, Device};
+pub use device::{backend, checked_sync_source, checks_sync, cuda_context, Backend, Device};
 pub use timing::{time_ms, time_ms_on, Timing};

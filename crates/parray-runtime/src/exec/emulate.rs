@@ -30,7 +30,7 @@ use std::fmt;
 use std::mem::{align_of, size_of};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
 use parray_layout::grid::CudaGrid;
@@ -41,7 +41,7 @@ use crate::exec::panics::{self, Caught};
 use crate::mem::atomics::{atomic_add, AtomicAdd, AtomicSwap};
 use crate::mem::elem::{Element, Vector};
 use crate::mem::ptr::{Access, AccessMut, PtrMut, Raw};
-use crate::mem::watch::{Clock, Touch, Watch};
+use crate::mem::watch::{self, Clock, Watch, Writes};
 
 /// Most bytes of shared memory one block may create: CUDA's (`grid::CUDA`, the largest a
 /// current GPU grants), so that no kernel the GPU path can launch is refused here.
@@ -136,11 +136,14 @@ pub enum EmulateError {
         left: ThreadId,
         other_line: Option<u32>,
     },
-    /// Two threads of a block accessed element `element` of the shared array `array`, one
-    /// of them writing it, with no barrier between (debug builds: `mem::watch`).
-    #[error("kernel `{kernel}`: {}", race_message(array, *element, first, second))]
+    /// Two threads accessed element `element` of the array `array` with nothing ordering
+    /// them, one of them writing it (debug builds: `mem::watch`): threads of a block in
+    /// shared memory (`memory` smem), between the same barriers, or two threads writing it
+    /// in global memory (dmem).
+    #[error("kernel `{kernel}`: {}", race_message(*memory, array, *element, first, second))]
     Race {
         kernel: &'static str,
+        memory: MemKind,
         array: &'static str,
         element: usize,
         first: Box<RaceAccess>,
@@ -330,7 +333,7 @@ impl Block {
                 store: vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())],
                 elem_size: size_of::<T>(),
                 len,
-                watch: Watch::new(name, len),
+                watch: Watch::new::<T>(name, len),
             });
         }
         let Some(s) = slots[slot].as_mut() else {
@@ -349,21 +352,23 @@ impl Block {
         (s.store.as_mut_ptr().cast(), &s.watch)
     }
 
-    /// Readies the block state for the next block: shared arrays zeroed.
+    /// Readies the block state for the next block, whose thread 0 is thread `block_tid`
+    /// of the grid: shared arrays zeroed.
     ///
     /// Only call while no thread of the previous block can run any more.
-    fn reset(&self) {
+    fn reset(&self, block_tid: u64) {
         for s in self.shared.borrow_mut().iter_mut().flatten() {
             s.store.fill(Chunk([0; 16]));
         }
-        // No access of the last block races with one of the next.
-        self.clock.barrier();
-        self.clock.take_race();
+        self.clock.start_block(block_tid);
     }
 }
 
 /// How a lane runs the threads of one block.
 trait Strategy {
+    /// Whether the body has barriers (which order a block's writes to global memory).
+    const BARRIERS: bool;
+
     /// Runs every thread of the block whose thread 0 is `ctx`, keeping in `current` the
     /// id of the thread running (for errors).
     fn run_block(
@@ -378,6 +383,8 @@ trait Strategy {
 struct Loops<'f, F>(&'f F);
 
 impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
+    const BARRIERS: bool = false;
+
     fn run_block(
         &self,
         run: &Run,
@@ -389,7 +396,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
             current.set(t);
             (self.0)(&ctx);
         }
-        run.raced(ctx.block_id, ctx.block)
+        run.raced(ctx.block)
     }
 }
 
@@ -510,6 +517,8 @@ impl<'a> BlockThreads<'a> {
 struct Blocks<'f, F>(&'f F);
 
 impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
+    const BARRIERS: bool = true;
+
     fn run_block(
         &self,
         run: &Run,
@@ -528,7 +537,7 @@ impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
         (self.0)(&threads);
         match threads.diverged.take() {
             Some((line, w, l)) => Err(run.diverged(block_id, line, w, l, None)),
-            None => run.raced(block_id, threads.first.block),
+            None => run.raced(threads.first.block),
         }
     }
 }
@@ -547,6 +556,8 @@ struct Run {
     /// Set when a thread failed: lanes take no more blocks.
     stop: AtomicBool,
     error: Mutex<Option<EmulateError>>,
+    /// The race detector's watch of the launch's writes to global memory (debug builds).
+    writes: Option<Arc<Writes>>,
 }
 
 impl Run {
@@ -587,6 +598,7 @@ impl Run {
             chunk,
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
+            writes: Writes::new(blocks * block_threads, block_threads),
         })
     }
 
@@ -608,14 +620,16 @@ impl Run {
     }
 
     /// One lane: takes chunks of blocks until none is left, running each with `strategy`.
-    fn lane(&self, strategy: &impl Strategy) {
+    fn lane<S: Strategy>(&self, strategy: &S) {
         let block = Block::default();
+        let _lane = block.clock.enter(self.writes.clone(), S::BARRIERS);
         let (block_id, thread_id) = (Cell::new(0), Cell::new(0));
         let result = panics::catch(|| {
             while let Some(ids) = self.take() {
                 for b in ids {
                     block_id.set(b);
-                    block.reset();
+                    let block_tid = self.grid.tid(b as u64, 0);
+                    block.reset(block_tid);
                     let ctx = ThreadCtx {
                         grid: self.grid,
                         block_idx: self.grid.block_idx(b as u64).into(),
@@ -623,7 +637,7 @@ impl Run {
                         block_id: b,
                         thread_id: 0,
                         // Exact: `new` checked that every tid of the grid fits in a usize.
-                        block_tid: self.grid.tid(b as u64, 0) as usize,
+                        block_tid: block_tid as usize,
                         block: &block,
                     };
                     strategy.run_block(self, ctx, &thread_id)?;
@@ -675,25 +689,27 @@ impl Run {
         ThreadId::cuda(&self.grid, block_id as u64, thread_id as u64)
     }
 
-    /// The first race the block `block_id` ran into, if any (debug builds watch shared
+    /// The first race the block ran into, if any (debug builds watch shared and global
     /// memory: `mem::watch`).
-    fn raced(&self, block_id: usize, block: &Block) -> Result<(), EmulateError> {
+    fn raced(&self, block: &Block) -> Result<(), EmulateError> {
         let Some(race) = block.clock.take_race() else {
             return Ok(());
         };
-        let touch = |t: Touch| {
+        let threads = self.grid.block_threads();
+        let access = |a: watch::Access| {
             Box::new(RaceAccess {
-                thread: self.thread(block_id, t.thread as usize),
-                write: t.write,
-                at: format!("{}:{}", t.at.file(), t.at.line()),
+                thread: ThreadId::cuda(&self.grid, a.thread / threads, a.thread % threads),
+                write: a.write,
+                at: format!("{}:{}", a.at.file(), a.at.line()),
             })
         };
         Err(EmulateError::Race {
             kernel: self.kernel,
+            memory: race.memory,
             array: race.array,
             element: race.element,
-            first: touch(race.first),
-            second: touch(race.second),
+            first: access(race.first),
+            second: access(race.second),
         })
     }
 

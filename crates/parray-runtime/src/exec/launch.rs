@@ -228,7 +228,14 @@ pub(crate) unsafe fn run_on_gpu(
         message,
     };
     check_limits(cuda, launch).map_err(fail)?;
+    // Under PARRAY_CHECK_SYNC=1, a kernel with `#sync` is compiled with checked barriers,
+    // which write the fault record.
+    let checks_sync = crate::devices::checks_sync() && launch.source.contains("__syncthreads()");
     let kernel = match &launch.source {
+        _ if checks_sync => cuda.kernels.compile(
+            launch.kernel,
+            &crate::devices::checked_sync_source(&launch.source),
+        )?,
         Cow::Borrowed(source) => cuda.kernels.compile_static(launch.kernel, source)?,
         Cow::Owned(source) => cuda.kernels.compile(launch.kernel, source)?,
     };
@@ -248,11 +255,22 @@ pub(crate) unsafe fn run_on_gpu(
             })?;
     }
     // One launch at a time reads and resets the device's fault record.
-    let held = match launch.checked {
-        Some(_) => Some(cuda.fault_record().map_err(fail)?),
-        None => None,
+    let held = match launch.checked.is_some() || checks_sync {
+        true => Some(cuda.fault_record().map_err(fail)?),
+        false => None,
     };
-    let fault_address = held.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
+    let record = held.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
+    // Checked barriers find the record through the module's `parray_sync_fault`.
+    if let Some(address) = record.filter(|_| checks_sync) {
+        let mut pointer = kernel
+            .module
+            .get_global("parray_sync_fault", &cuda.stream)
+            .map_err(|e| fail(format!("the checked barriers' record pointer: {e}")))?;
+        cuda.stream
+            .memcpy_htod(&address.to_ne_bytes(), &mut pointer)
+            .map_err(|e| fail(format!("pointing the checked barriers at the record: {e}")))?;
+    }
+    let fault_address = record.filter(|_| launch.checked.is_some());
     // The parameters read from constant memory: each argument's array into the module's
     // `__constant__` array of the parameter's name, on the stream, before the kernel.
     for &(param, symbol) in launch.constants {
@@ -301,7 +319,7 @@ pub(crate) unsafe fn run_on_gpu(
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     // A checked kernel's fault record is copied back on the stream right after it: one
     // wait for both.
-    let mut record = held.zip(launch.checked);
+    let mut record = held.map(|r| (r, launch.checked.unwrap_or(&[])));
     if let Some((r, _)) = &mut record {
         let FaultRecord { device, host } = &mut **r;
         cuda.stream
@@ -315,7 +333,7 @@ pub(crate) unsafe fn run_on_gpu(
         return Ok(());
     };
     match fault::take(cuda, &mut r).map_err(fail)? {
-        Some(f) => Err(fault::as_panic(&f, &launch.shape, launch.site, names)),
+        Some(f) => Err(fault::as_error(&f, &launch.shape, launch.site, names)),
         None => Ok(()),
     }
 }
@@ -356,6 +374,7 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             other_line,
         },
         EmulateError::Race {
+            memory,
             array,
             element,
             first,
@@ -363,6 +382,7 @@ fn emulation_error(launch: &Launch, e: EmulateError) -> Error {
             ..
         } => Error::Race {
             site,
+            memory,
             array,
             element,
             first,

@@ -46,7 +46,7 @@ use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{
     load_relaxed, store_field_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector,
 };
-use crate::mem::watch::{Clock, Watch};
+use crate::mem::watch::{self, Clock, Watch};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
 /// and what is needed to check and report accesses.
@@ -66,18 +66,22 @@ pub(crate) struct Raw<T: Element> {
     access: bool,
     /// The device of a buffer's dmem, which launches run on; `None` for other memory.
     pub(crate) device: Option<DeviceId>,
-    /// An emulated block's shared array: the race detector's marks of its elements and the
-    /// block's clock (debug builds note every access there). Invariant: both outlive the
-    /// handle, as the storage does.
+    /// What the race detector watches of the handle's accesses (debug builds).
     #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
     watch: Option<Watched>,
 }
 
-/// The race detector's marks of a shared array and its block's clock, as a handle holds
-/// them ([`Raw::watched`]).
+/// How the race detector watches a handle's accesses.
 #[derive(Clone, Copy)]
 #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
-struct Watched(NonNull<Watch>, NonNull<Clock>);
+enum Watched {
+    /// An emulated block's shared array: the marks of its words and the block's clock
+    /// ([`Raw::watched`]), which outlive the handle, as the storage does.
+    Shared(NonNull<Watch>, NonNull<Clock>),
+    /// An emulated kernel's dmem argument: its writes, in the launch's marks of global
+    /// memory, through the clock of the lane that runs the writing thread.
+    Global,
+}
 
 // A handle caught in a panic stays usable: a mark is one `Cell` written whole, and the
 // emulation stops the launch at a panic, before any access could read a mark again.
@@ -118,7 +122,7 @@ impl<T: Element> Raw<T> {
     /// bounds.)
     pub(crate) unsafe fn watched(self, watch: &Watch, clock: &Clock) -> Self {
         Raw {
-            watch: Some(Watched(NonNull::from(watch), NonNull::from(clock))),
+            watch: Some(Watched::Shared(NonNull::from(watch), NonNull::from(clock))),
             ..self
         }
     }
@@ -128,20 +132,54 @@ impl<T: Element> Raw<T> {
     #[inline(always)]
     #[track_caller]
     fn note(&self, off: usize, lanes: usize, write: bool) {
+        let per_element = const { watch::words_of::<T>() };
+        self.note_words(
+            (self.offset + off) * per_element,
+            lanes * per_element,
+            write,
+        );
+    }
+
+    /// Notes an access of the field of `F` at `offset` bytes into the element `off` past
+    /// this handle (in bounds): only its words, as a GPU moves only its bytes.
+    #[inline(always)]
+    #[track_caller]
+    fn note_field<F: Element>(&self, off: usize, offset: usize, write: bool) {
+        let (per_element, word) = const { (watch::words_of::<T>(), T::ELEM.word_bytes() as usize) };
+        self.note_words(
+            (self.offset + off) * per_element + offset / word,
+            size_of::<F>() / word,
+            write,
+        );
+    }
+
+    /// Notes an access of the `count` words from `first` of the array (in bounds) for the
+    /// race detector, where it watches the array.
+    #[inline(always)]
+    #[track_caller]
+    fn note_words(&self, first: usize, count: usize, write: bool) {
         #[cfg(debug_assertions)]
-        if let Some(Watched(watch, clock)) = self.watch {
-            // SAFETY: both outlive the handle and stay on this OS thread (`watched`).
-            let (watch, clock) = unsafe { (watch.as_ref(), clock.as_ref()) };
-            watch.note(
-                clock,
-                self.offset + off,
-                lanes,
-                write,
+        match self.watch {
+            Some(Watched::Shared(watch, clock)) => {
+                // SAFETY: both outlive the handle and stay on this OS thread (`watched`).
+                let (watch, clock) = unsafe { (watch.as_ref(), clock.as_ref()) };
+                watch.note(clock, first, count, write, std::panic::Location::caller());
+            }
+            Some(Watched::Global) if write => watch::note_global_write(
+                self.type_name,
+                (
+                    self.base.addr(),
+                    self.extent * const { watch::words_of::<T>() },
+                    const { watch::words_of::<T>() },
+                ),
+                first,
+                count,
                 std::panic::Location::caller(),
-            );
+            ),
+            _ => {}
         }
         #[cfg(not(debug_assertions))]
-        let _ = (off, lanes, write);
+        let _ = (first, count, write);
     }
 
     pub(crate) fn base_ptr(&self) -> *mut T {
@@ -261,8 +299,15 @@ impl<T: Element> Raw<T> {
     }
 
     fn in_kernel(self) -> Self {
+        // Host memory holding an emulated device's dmem: its writes are watched.
+        let global = cfg!(debug_assertions) && self.mem == MemKind::Dmem && !self.base.is_null();
         Raw {
             access: self.access || !self.base.is_null(),
+            watch: if global {
+                Some(Watched::Global)
+            } else {
+                self.watch
+            },
             ..self
         }
     }
@@ -398,6 +443,30 @@ pub trait Access<T: Element> {
     /// The element must be in bounds and host-accessible: generated code calls this only
     /// where the offset compiler proved the offset below an extent the detour checked.
     unsafe fn load_unchecked(&self, off: usize) -> T;
+
+    /// One field of the record `off` elements past this handle (checked): a body's
+    /// `p[i].vel`, `field` naming it (`|e| &mut e.vel`). A watched shared or global array
+    /// notes the field's words alone, as a GPU reads only its bytes.
+    #[inline(always)]
+    #[track_caller]
+    fn load_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
+        *field(&mut self.load(off))
+    }
+
+    /// [`Access::load_field`] without the bounds check.
+    ///
+    /// # Safety
+    /// As [`Access::load_unchecked`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn load_field_unchecked<F: Element>(
+        &self,
+        off: usize,
+        field: fn(&mut T) -> &mut F,
+    ) -> F {
+        // SAFETY: forwarded.
+        *field(&mut unsafe { self.load_unchecked(off) })
+    }
 
     /// The vector `V` of the `V::LANES` elements from the one `off` past this handle
     /// (`Float4` of four `f32` elements): as a GPU reads a `float4`. Checked in every build
@@ -808,6 +877,29 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
 
     #[inline(always)]
     #[track_caller]
+    fn load_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
+        let p = self.raw.at(off);
+        self.raw.note_field::<F>(off, field_offset(field), false);
+        // SAFETY: as in `load`.
+        *field(&mut unsafe { load_relaxed(p) })
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn load_field_unchecked<F: Element>(
+        &self,
+        off: usize,
+        field: fn(&mut T) -> &mut F,
+    ) -> F {
+        // SAFETY: as in `load_unchecked`.
+        let p = unsafe { self.raw.at_unchecked(off) };
+        self.raw.note_field::<F>(off, field_offset(field), false);
+        // SAFETY: as above.
+        *field(&mut unsafe { load_relaxed(p) })
+    }
+
+    #[inline(always)]
+    #[track_caller]
     fn load_vector<V: Vector<Lane = T>>(&self, off: usize) -> V {
         let p = self.raw.at_vector::<V>(off);
         self.raw.note(off, V::LANES, false);
@@ -841,9 +933,10 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[track_caller]
     fn store_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F, v: F) {
         let p = self.raw.at(off);
-        self.raw.note(off, 1, true);
-        // SAFETY: as in `load`, and `field_offset` is a field's of type `F`.
-        unsafe { store_field_relaxed(p, field_offset(field), v) }
+        let offset = field_offset(field);
+        self.raw.note_field::<F>(off, offset, true);
+        // SAFETY: as in `load`, and `offset` is a field's of type `F`.
+        unsafe { store_field_relaxed(p, offset, v) }
     }
 
     #[inline(always)]
@@ -856,9 +949,10 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     ) {
         // SAFETY: as in `load_unchecked`.
         let p = unsafe { self.raw.at_unchecked(off) };
-        self.raw.note(off, 1, true);
-        // SAFETY: as above.
-        unsafe { store_field_relaxed(p, field_offset(field), v) }
+        let offset = field_offset(field);
+        self.raw.note_field::<F>(off, offset, true);
+        // SAFETY: as above, and `offset` is a field's of type `F`.
+        unsafe { store_field_relaxed(p, offset, v) }
     }
 
     #[track_caller]
@@ -890,6 +984,7 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
             self.raw.type_name,
             T::ATOMIC_ALIGN
         );
+        watch::fenced();
         // SAFETY: as in `atomic_add`.
         unsafe { T::atomic_exch(p, v) }
     }
@@ -906,6 +1001,7 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
             self.raw.type_name,
             T::ATOMIC_ALIGN
         );
+        watch::fenced();
         // SAFETY: as in `atomic_add`.
         unsafe { T::atomic_cas(p, compare, v) }
     }
@@ -939,6 +1035,19 @@ macro_rules! forward_access {
             unsafe fn load_unchecked(&self, off: usize) -> T {
                 // SAFETY: forwarded.
                 unsafe { (**self).load_unchecked(off) }
+            }
+
+            #[inline(always)]
+            #[track_caller]
+            fn load_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
+                (**self).load_field(off, field)
+            }
+
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn load_field_unchecked<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
+                // SAFETY: forwarded.
+                unsafe { (**self).load_field_unchecked(off, field) }
             }
 
             #[inline(always)]

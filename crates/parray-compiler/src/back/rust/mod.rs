@@ -701,6 +701,29 @@ impl<'b> Writer<'b> {
                     }
                 }
             }
+            // An element's field alone (`Access::load_field`), which is all a GPU reads.
+            ExprKind::Field(element, name)
+                if matches!(
+                    (&element.kind, &element.ty),
+                    (ExprKind::Index(..), Ty::Record(_))
+                ) =>
+            {
+                let ExprKind::Index(base, ix, check) = &element.kind else {
+                    unreachable!("matched above")
+                };
+                let (b, i) = (self.access(base), self.host_index(ix));
+                let f = Ident::new(name, span);
+                match check {
+                    Check::Checked(_) => {
+                        quote_spanned!(span=> ::parray::Access::load_field(#b, #i, |e| &mut e.#f))
+                    }
+                    // SAFETY (of the generated block): as for a proved load.
+                    Check::Proved => value_of_block(quote_spanned!(span=> {
+                        let (__parray_b, __parray_at) = (#b, #i);
+                        unsafe { ::parray::Access::load_field_unchecked(__parray_b, __parray_at, |e| &mut e.#f) }
+                    })),
+                }
+            }
             ExprKind::Field(base, name) => {
                 let b = self.operand(base, ATOM);
                 let f = Ident::new(name, span);
@@ -755,11 +778,13 @@ impl<'b> Writer<'b> {
                 let load = match proved {
                     // SAFETY (of the generated block): the element the proved store writes.
                     true => {
-                        quote_spanned!(span=> unsafe { ::parray::Access::load_unchecked(__parray_b, __parray_at) })
+                        quote_spanned!(span=> unsafe { ::parray::Access::load_field_unchecked(__parray_b, __parray_at, |e| &mut e.#field) })
                     }
-                    false => quote_spanned!(span=> ::parray::Access::load(__parray_b, __parray_at)),
+                    false => {
+                        quote_spanned!(span=> ::parray::Access::load_field(__parray_b, __parray_at, |e| &mut e.#field))
+                    }
                 };
-                quote_spanned!(span=> #load.#field #op #v)
+                quote_spanned!(span=> #load #op #v)
             }
             None => self.expr(value),
         };
