@@ -157,7 +157,7 @@ fn the_checked_source_keeps_the_kernel() {
     assert!(checked.starts_with(&source[..kernel]), "{checked}");
     assert!(checked.ends_with(&source[kernel..]), "{checked}");
     assert!(
-        checked.contains("#define __syncthreads() do { if (parray_sync(__COUNTER__, __LINE__)) return; } while (0)\nextern \"C\" __global__"),
+        checked.contains("#define __syncthreads() do { if (parray_sync(__LINE__, __LINE__)) return; } while (0)\nextern \"C\" __global__"),
         "{checked}"
     );
 }

@@ -328,7 +328,7 @@ fn different_fields_of_a_shared_record_are_no_race_one_field_is() -> parray::Res
             s[0].sum = x[t];
         }
         if t == 2 {
-            s[0].count += 2;
+            s[0].count = 2;
         }
         #sync;
         if t == 0 {

@@ -141,7 +141,7 @@ __device__ __noinline__ bool parray_sync(unsigned site, unsigned line) {{
     }}
     return true;
 }}
-#define __syncthreads() do {{ if (parray_sync(__COUNTER__, __LINE__)) return; }} while (0)
+#define __syncthreads() do {{ if (parray_sync(__LINE__, __LINE__)) return; }} while (0)
 {kernel}"#,
         head = &source[..at],
         kernel = &source[at..],
