@@ -139,9 +139,9 @@ impl Rebuild for Ty {
                 let e = e.rebuild(ir);
                 quote!(#ir::Ty::Vector(#e))
             }
-            Ty::Ptr(e) => {
-                let e = e.rebuild(ir);
-                quote!(#ir::Ty::Ptr(#e))
+            Ty::Ptr { elem, soa } => {
+                let (elem, soa) = (elem.rebuild(ir), soa.rebuild(ir));
+                quote!(#ir::Ty::Ptr { elem: #elem, soa: #soa })
             }
             Ty::Record(r) => {
                 let e = crate::back::rust::module::elem_type(ElemType::Record(*r));
@@ -163,12 +163,13 @@ impl Rebuild for Ty {
 
 impl Rebuild for Param {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
-        let (elem, pointer, name) = (
+        let (elem, pointer, soa, name) = (
             self.elem.rebuild(ir),
             self.pointer.rebuild(ir),
+            self.soa.rebuild(ir),
             self.name.rebuild(ir),
         );
-        quote!(#ir::Param { elem: #elem, pointer: #pointer, name: #name })
+        quote!(#ir::Param { elem: #elem, pointer: #pointer, soa: #soa, name: #name })
     }
 }
 

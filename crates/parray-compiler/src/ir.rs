@@ -133,8 +133,11 @@ pub enum Ty {
     /// by name in a local or an element.
     Record(Record),
     /// A pointer into an array of elements (a kernel parameter, a captured buffer moved
-    /// by `p + off`).
-    Ptr(ElemType),
+    /// by `p + off`); `soa`: into a record array stored one array per field (SPEC 2.3).
+    Ptr {
+        elem: ElemType,
+        soa: bool,
+    },
     /// An array created in the body: `smem` (one per block) or `rmem` (one per thread).
     Array {
         elem: ElemType,
@@ -162,6 +165,17 @@ impl Ty {
         }
     }
 
+    /// The value type of the kernel parameter `p`: a pointer, or one element.
+    pub fn of_param(p: &Param) -> Ty {
+        match p.pointer {
+            true => Ty::Ptr {
+                elem: p.elem,
+                soa: p.soa,
+            },
+            false => Ty::of_elem(p.elem),
+        }
+    }
+
     pub fn scalar(self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(s),
@@ -176,7 +190,14 @@ impl std::fmt::Display for Ty {
             Ty::Scalar(s) => f.write_str(s.rust_name()),
             Ty::Vector(e) => f.write_str(e.rust_type()),
             Ty::Record(r) => f.write_str(r.name()),
-            Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
+            Ty::Ptr { elem, soa: false } => write!(f, "a pointer to {}", elem.rust_type()),
+            Ty::Ptr { elem, soa: true } => {
+                write!(
+                    f,
+                    "a pointer to {} kept one array per field",
+                    elem.rust_type()
+                )
+            }
             Ty::Array { elem, mem, len } => {
                 write!(f, "a {mem} array of {len} {}", elem.rust_type())
             }

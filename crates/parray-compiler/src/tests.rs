@@ -57,20 +57,14 @@ impl B {
             },
         };
         for (name, elem, pointer) in params {
-            let ty = if *pointer {
-                Ty::Ptr(*elem)
-            } else {
-                Ty::of_elem(*elem)
+            let param = parray_layout::Param {
+                elem: *elem,
+                pointer: *pointer,
+                soa: false,
+                name: name.to_string(),
             };
-            let id = b.local(name, true, Some(ty));
-            b.body.params.push((
-                parray_layout::Param {
-                    elem: *elem,
-                    pointer: *pointer,
-                    name: name.to_string(),
-                },
-                id,
-            ));
+            let id = b.local(name, true, Some(Ty::of_param(&param)));
+            b.body.params.push((param, id));
         }
         b
     }

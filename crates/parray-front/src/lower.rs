@@ -35,11 +35,7 @@ pub fn lower(
     let params: Vec<(Param, LocalId)> = params
         .iter()
         .map(|p| {
-            let ty = if p.pointer {
-                Ty::Ptr(p.elem)
-            } else {
-                Ty::of_elem(p.elem)
-            };
+            let ty = Ty::of_param(p);
             let id = lw.declare(&p.name, body_span, true, Some(ty), true);
             (p.clone(), id)
         })
@@ -467,7 +463,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.fail(span, format!("unknown type `{ty_name}`"));
             return None;
         };
-        let TypeClass::Data { mem, elem } = &module.types()[def.ty].class else {
+        let TypeClass::Data { mem, elem, soa } = &module.types()[def.ty].class else {
             self.fail(
                 span,
                 format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"),
@@ -475,6 +471,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         };
         let (mem, elem) = (*mem, *elem);
+        if *soa {
+            self.fail(span, format!("`{ty_name}` keeps its records one array per field in shared memory, which a body does not create yet: declare it without `soa`"));
+            return None;
+        }
         match (mem, self.target) {
             (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
             (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {

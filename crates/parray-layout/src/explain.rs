@@ -336,7 +336,11 @@ fn field_arrays(r: Record, extent: u64, mem: MemKind, out: &mut dyn Write) -> fm
     )?;
     let fields = r.def().fields;
     let wn = fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
-    let we = fields.iter().map(|f| f.elem.keyword().len()).max().unwrap_or(0);
+    let we = fields
+        .iter()
+        .map(|f| f.elem.keyword().len())
+        .max()
+        .unwrap_or(0);
     for (k, f) in fields.iter().enumerate() {
         writeln!(
             out,

@@ -118,7 +118,8 @@ fn an_soa_array_keeps_each_field_in_an_array_at_a_multiple_of_256_bytes() {
     assert_eq!(parray_layout::MemKind::Smem.soa_align(), 16);
     assert_eq!(r.soa_start(3, 3, 16), 80);
     // Element offsets are the AoS type's: a transposed SoA type reaches the same offsets.
-    let text = format!("{PARTICLE} paged soa Particle [4][3] Q; paged soa Particle [#Q_1][#Q_0] T;");
+    let text =
+        format!("{PARTICLE} paged soa Particle [4][3] Q; paged soa Particle [#Q_1][#Q_0] T;");
     let module = Module::build(&parse_program(&text).unwrap(), &[]).unwrap();
     let t = module.type_def("T").unwrap();
     assert!(matches!(t.class, TypeClass::Data { soa: true, .. }));
@@ -131,9 +132,21 @@ fn soa_is_refused_where_it_means_nothing_at_the_word() {
         ("dmem soa float [4] A;", "soa", "`float` is not a record"),
         ("cmem soa Particle [4] A;", "soa", "not for cmem"),
         ("rmem soa Particle [4] A;", "soa", "not for rmem"),
-        ("soa Particle [4] A;", "soa", "a view has no storage of its own"),
-        ("cuda(soa float* a) [1][32] T;", "soa", "`float` is not a record"),
-        ("cuda(soa Particle a) [1][32] T;", "soa", "write `soa Particle* name`"),
+        (
+            "soa Particle [4] A;",
+            "soa",
+            "a view has no storage of its own",
+        ),
+        (
+            "cuda(soa float* a) [1][32] T;",
+            "soa",
+            "`float` is not a record",
+        ),
+        (
+            "cuda(soa Particle a) [1][32] T;",
+            "soa",
+            "write `soa Particle* name`",
+        ),
     ] {
         let text = format!("{PARTICLE}{text}");
         let e = parse_program(&text).expect_err(&text);
@@ -164,7 +177,10 @@ fn an_soa_parameter_says_so() {
         "{explained}"
     );
     assert!(explained.contains("in 2960 bytes"), "{explained}");
-    assert!(explained.contains("  mass    float   start 2048, bytes 4"), "{explained}");
+    assert!(
+        explained.contains("  mass    float   start 2048, bytes 4"),
+        "{explained}"
+    );
 }
 
 #[test]

@@ -288,7 +288,7 @@ impl Block {
     #[track_caller]
     fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> PtrMut<'_, T> {
         let (base, watch) = self.shared::<T>(slot, len, name);
-        let raw = Raw::new(base, 0, len, name, MemKind::Smem, None);
+        let raw = Raw::new(base, 0, len, name, MemKind::Smem, None, false);
         // SAFETY: the slot's watch and the block's clock live as long as its storage
         // (below): the lane's `Block`, which never moves and whose slots are never
         // replaced; only this lane's OS thread runs the block's threads.
@@ -821,6 +821,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
                 self.name,
                 MemKind::Rmem,
                 None,
+                false,
             )
             .at(off);
         }
@@ -840,6 +841,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
             self.name,
             MemKind::Rmem,
             None,
+            false,
         )
         .at_vector::<V>(off)
     }

@@ -227,7 +227,7 @@ impl Blocks {
         let mut spilled = HashMap::new();
         let mut shared = Vec::new();
         let kind = |id: LocalId| match body.local(id).ty {
-            Some(Ty::Ptr(_)) if !body.local(id).param => Spill::Pointer,
+            Some(Ty::Ptr { .. }) if !body.local(id).param => Spill::Pointer,
             Some(Ty::Array { .. }) => Spill::Registers,
             _ => Spill::Value,
         };

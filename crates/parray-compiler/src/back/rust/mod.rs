@@ -615,7 +615,7 @@ impl<'b> Writer<'b> {
                 let p = crate::ir::precedence(*op);
                 let pointer = matches!(
                     l.ty,
-                    Ty::Ptr(_)
+                    Ty::Ptr { .. }
                         | Ty::Array {
                             mem: MemKind::Smem,
                             ..
@@ -840,7 +840,7 @@ impl<'b> Writer<'b> {
         }
         let p = self.expr(place);
         // `p += off` moves a pointer by a Rust `usize` (the emulation's index is a `u32`).
-        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr(_)) {
+        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr { .. }) {
             self.host_index(value)
         } else {
             v
