@@ -31,6 +31,9 @@ parray! {
     pub cuda(Particle* p, soa Particle* q) [N / 128][128] TO_FIELDS;
     pub cuda(soa Particle* q, Particle* p) [N / 128][128] TO_RECORDS;
     pub pthd [4] TEAM;
+    pub smem soa Particle [128] TILE;
+    Particle [128 #P] BLOCK;
+    pub cuda(Particle* p, Particle* out) [N / 128][128] SHIFT;
 }
 
 fn particles() -> Vec<Particle> {
@@ -232,6 +235,61 @@ fn a_body_copies_whole_records_into_field_arrays_and_back() -> parray::Result<()
     })?;
     assert_eq!(back.to_vec()?, particles());
     Ok(())
+}
+
+/// Each block copies its particles into a shared tile kept one array per field, each
+/// thread takes its neighbour's record with its own velocity and writes it back whole,
+/// then a field of it, and the tile is copied out to whole records (`detour` runs it,
+/// `kernel_source` gives its C).
+macro_rules! shift_through_tile {
+    ($mac:ident, $threads:ident($($arg:expr),*)) => {
+        $mac!($threads($($arg),*) {
+            let tile = TILE::create();
+            let t = ($tid_1$);
+            if t == 0 {
+                #copy BLOCK(p + $P[128 * ($tid_0$)]$) to TILE(tile);
+            }
+            #sync;
+            let mut q = tile[(t + 1) % 128];
+            q.vel = tile[t].vel;
+            q.id = tile[t].id + t as i32;
+            #sync;
+            tile[t] = q;
+            tile[t].mass += 1.0;
+            #sync;
+            if t == 0 {
+                #copy TILE(tile) to BLOCK(out + $P[128 * ($tid_0$)]$);
+            }
+        })
+    };
+}
+
+#[test]
+fn a_body_copies_whole_records_into_a_shared_tile_of_field_arrays_and_back() -> parray::Result<()> {
+    let mut p = P::create()?;
+    p.copy_from_slice(&particles())?;
+    let mut out = P::create()?;
+    shift_through_tile!(detour, SHIFT(&p, &mut out))?;
+    let x = particles();
+    let want: Vec<Particle> = (0..N)
+        .map(|k| {
+            let (b, t) = (k / 128 * 128, k % 128);
+            let mut q = x[b + (t + 1) % 128];
+            q.vel = x[k].vel;
+            q.id = x[k].id + t as i32;
+            q.mass += 1.0;
+            q
+        })
+        .collect();
+    assert_eq!(out.to_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn a_shared_tile_of_field_arrays_is_an_array_per_field_in_c() {
+    let (p, out) = ((), ());
+    let source = shift_through_tile!(kernel_source, SHIFT(p, out));
+    insta::assert_snapshot!(source);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 // `soa` keeps a record array one array per field: it is refused, at the word, where
 // there is nothing to arrange (a scalar element, constant memory, registers, a view, a
-// parameter that is not a pointer), and a body does not create a shared one yet.
+// parameter that is not a pointer).
 use parray::prelude::*;
 
 #[derive(Clone, Copy, Default, parray::Record)]
@@ -17,19 +17,4 @@ parray! { rmem soa Particle [4] C; }
 parray! { soa Particle [64] D; }
 parray! { cuda(soa Particle p) [2][32] E; }
 
-parray! {
-    dmem soa Particle [64] Q;
-    smem soa Particle [32] TILE;
-    cuda(soa Particle* q) [2][32] CT;
-}
-
-fn main() -> parray::Result<()> {
-    let mut q = Q::create()?;
-    detour!(CT(&mut q) {
-        let tile = TILE::create();
-        tile[$tid_1$] = q[$tid$];
-        #sync;
-        q[$tid$] = tile[31 - $tid_1$];
-    })?;
-    Ok(())
-}
+fn main() {}

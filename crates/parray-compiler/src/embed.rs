@@ -147,9 +147,19 @@ impl Rebuild for Ty {
                 let e = crate::back::rust::module::elem_type(ElemType::Record(*r));
                 quote!(#ir::Ty::of_elem(#e))
             }
-            Ty::Array { elem, mem, len } => {
-                let (elem, mem, len) = (elem.rebuild(ir), mem.rebuild(ir), len.rebuild(ir));
-                quote!(#ir::Ty::Array { elem: #elem, mem: #mem, len: #len })
+            Ty::Array {
+                elem,
+                mem,
+                len,
+                soa,
+            } => {
+                let (elem, mem, len, soa) = (
+                    elem.rebuild(ir),
+                    mem.rebuild(ir),
+                    len.rebuild(ir),
+                    soa.rebuild(ir),
+                );
+                quote!(#ir::Ty::Array { elem: #elem, mem: #mem, len: #len, soa: #soa })
             }
             Ty::Unit => quote!(#ir::Ty::Unit),
             Ty::Host => quote!(#ir::Ty::Host),
@@ -524,19 +534,21 @@ impl Rebuild for Stmt {
                 elem,
                 mem,
                 len,
+                soa,
                 slot,
                 loc,
             } => {
-                let (local, type_name, elem, mem, len, slot, loc) = (
+                let (local, type_name, elem, mem, len, soa, slot, loc) = (
                     r(local),
                     r(type_name),
                     r(elem),
                     r(mem),
                     r(len),
+                    r(soa),
                     r(slot),
                     r(loc),
                 );
-                quote!(#s::Create { local: #local, type_name: #type_name, elem: #elem, mem: #mem, len: #len, slot: #slot, loc: #loc })
+                quote!(#s::Create { local: #local, type_name: #type_name, elem: #elem, mem: #mem, len: #len, soa: #soa, slot: #slot, loc: #loc })
             }
             Stmt::Expr { expr, loc } => {
                 let (expr, loc) = (r(expr), r(loc));

@@ -138,11 +138,13 @@ pub enum Ty {
         elem: ElemType,
         soa: bool,
     },
-    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread).
+    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread);
+    /// `soa`: a shared record array kept one array per field (SPEC 2.3).
     Array {
         elem: ElemType,
         mem: MemKind,
         len: u64,
+        soa: bool,
     },
     /// Statements and expressions that give no value.
     Unit,
@@ -198,7 +200,7 @@ impl std::fmt::Display for Ty {
                     elem.rust_type()
                 )
             }
-            Ty::Array { elem, mem, len } => {
+            Ty::Array { elem, mem, len, .. } => {
                 write!(f, "a {mem} array of {len} {}", elem.rust_type())
             }
             Ty::Unit => f.write_str("()"),
@@ -300,12 +302,13 @@ impl Body {
                 elem,
                 mem: MemKind::Smem,
                 len,
+                soa,
                 ..
             } = s
             {
                 let start = total.next_multiple_of(16);
                 at.push((*local, start));
-                total = start + len * elem.size_bytes();
+                total = start + shared_bytes(*elem, *len, *soa);
             }
         });
         (at, total)
@@ -319,6 +322,15 @@ impl Body {
             total if total > STATIC_SHARED_BYTES => total,
             _ => 0,
         }
+    }
+}
+
+/// The bytes of a shared array of `len` elements of `elem`: whole, or (`soa`, a record's)
+/// its fields' arrays, each at a multiple of 16 bytes.
+pub fn shared_bytes(elem: ElemType, len: u64, soa: bool) -> u64 {
+    match (soa, elem) {
+        (true, ElemType::Record(r)) => r.soa_bytes(len, MemKind::Smem.soa_align()),
+        _ => len * elem.size_bytes(),
     }
 }
 
@@ -507,6 +519,8 @@ pub enum Stmt {
         elem: ElemType,
         mem: MemKind,
         len: u64,
+        /// A shared record array kept one array per field (SPEC 2.3).
+        soa: bool,
         /// The shared array's number in the body (smem only).
         slot: usize,
         loc: Loc,

@@ -324,6 +324,7 @@ fn a_created_array_keeps_its_one_name() {
         elem: ElemType::Float,
         mem: parray_layout::MemKind::Smem,
         len: 16,
+        soa: false,
         slot: 0,
         loc: loc(),
     });
@@ -561,6 +562,7 @@ mod prover {
             elem: ElemType::Int,
             mem: parray_layout::MemKind::Smem,
             len,
+            soa: false,
             slot: 0,
             loc: loc(),
         });

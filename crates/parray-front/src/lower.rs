@@ -470,11 +470,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             );
             return None;
         };
-        let (mem, elem) = (*mem, *elem);
-        if *soa {
-            self.fail(span, format!("`{ty_name}` keeps its records one array per field in shared memory, which a body does not create yet: declare it without `soa`"));
-            return None;
-        }
+        let (mem, elem, soa) = (*mem, *elem, *soa);
         match (mem, self.target) {
             (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
             (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {
@@ -504,6 +500,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             elem,
             mem,
             len,
+            soa,
             slot,
             loc: loc(stmt),
         })

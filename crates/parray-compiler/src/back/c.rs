@@ -788,6 +788,42 @@ impl<'b> Writer<'b> {
             }
             Stmt::Create {
                 local,
+                elem: ElemType::Record(r),
+                len,
+                soa: true,
+                loc,
+                ..
+            } => {
+                // Each field's array, then the struct of their pointers under the name.
+                let name = self.names[local.0 as usize].clone();
+                let dynamic = self.dynamic_shared.get(local);
+                let mut arrays = String::new();
+                let mut pointers = Vec::new();
+                for (k, f) in r.def().fields.iter().enumerate() {
+                    let t = f.elem.c_name();
+                    match dynamic {
+                        Some(at) => {
+                            let start = at + r.soa_start(k, *len, MemKind::Smem.soa_align());
+                            pointers.push(format!(
+                                "reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {start})"
+                            ));
+                        }
+                        None => {
+                            let array = format!("__parray_{name}_{}", f.name);
+                            arrays.push_str(&format!("__shared__ {t} {array}[{len}]; "));
+                            pointers.push(array);
+                        }
+                    }
+                }
+                let soa = soa_pointer_name(ElemType::Record(*r));
+                let text = format!(
+                    "{arrays}{soa} const {name} = {{ {} }};",
+                    pointers.join(", ")
+                );
+                self.line(*loc, &text);
+            }
+            Stmt::Create {
+                local,
                 elem,
                 mem,
                 len,
@@ -1372,13 +1408,18 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
     })
 }
 
-/// The records the body reaches through SoA pointers, in first-use order.
+/// The records the body reaches through SoA pointers and shared arrays, in first-use order.
 fn soa_records(body: &Body) -> Vec<Record> {
     let mut out = Vec::new();
     for t in body.locals.iter().filter_map(|l| l.ty) {
         if let Ty::Ptr {
             elem: ElemType::Record(r),
             soa: true,
+        }
+        | Ty::Array {
+            elem: ElemType::Record(r),
+            soa: true,
+            ..
         } = t
         {
             if !out.contains(&r) {

@@ -246,6 +246,7 @@ impl Builder {
             elem,
             mem,
             len,
+            soa: false,
             slot,
             loc: loc(),
         });

@@ -315,12 +315,14 @@ impl Checker {
                 elem,
                 mem,
                 len,
+                soa,
                 ..
             } => {
                 self.body_locals[local.0 as usize] = Some(Ty::Array {
                     elem: *elem,
                     mem: *mem,
                     len: *len,
+                    soa: *soa,
                 });
             }
             Stmt::Expr { expr, .. } => {
@@ -775,8 +777,9 @@ impl Checker {
                 Ty::Array {
                     elem,
                     mem: MemKind::Smem,
+                    soa,
                     ..
-                } => Some(Ty::Ptr { elem, soa: false }),
+                } => Some(Ty::Ptr { elem, soa }),
                 _ => None,
             };
             if let Some(t) = moved {

@@ -328,6 +328,7 @@ impl<'b> Writer<'b> {
                 elem,
                 mem,
                 len,
+                soa,
                 slot,
                 loc,
             } => {
@@ -335,7 +336,7 @@ impl<'b> Writer<'b> {
                 let el = self.elem(*elem);
                 let len = Literal::usize_unsuffixed(*len as usize);
                 if *mem == MemKind::Smem {
-                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name);)
+                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name, #soa);)
                 } else {
                     quote_spanned!(loc.span.proc_macro()=> let #name = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
                 }
