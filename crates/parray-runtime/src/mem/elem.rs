@@ -145,7 +145,7 @@ impl FieldArrays {
     /// Bytes from the storage's start to field `k` of element `index`, and the field's
     /// size.
     #[inline(always)]
-    fn at(self, k: usize, index: usize) -> (usize, usize) {
+    pub(crate) fn at(self, k: usize, index: usize) -> (usize, usize) {
         let size = self.record.def().fields[k].elem.size_bytes() as usize;
         let start = self.record.soa_start(k, self.extent as u64, self.align) as usize;
         (start + index * size, size)

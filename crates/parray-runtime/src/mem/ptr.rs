@@ -333,17 +333,26 @@ impl<T: Element> Raw<T> {
         self.device
     }
 
+    /// Bytes from element 0 to the designated element: to its first field, for SoA
+    /// storage.
+    fn offset_bytes(&self) -> usize {
+        match self.fields() {
+            Some(fields) => fields.at(0, self.offset).0,
+            None => self.offset * size_of::<T>(),
+        }
+    }
+
     fn device_address(&self) -> Option<u64> {
         self.base
             .is_null()
-            .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
+            .then(|| self.dev + self.offset_bytes() as u64)
     }
 
     fn host_address(&self) -> *mut T {
         if self.base.is_null() {
             self.base
         } else {
-            self.base.wrapping_add(self.offset)
+            self.base.wrapping_byte_add(self.offset_bytes())
         }
     }
 
@@ -738,7 +747,8 @@ macro_rules! handle_common {
                 }
             }
 
-            /// The host address of the designated element; null for memory on the GPU.
+            /// The host address of the designated element (of its first field, for a
+            /// record array kept one array per field); null for memory on the GPU.
             pub fn host_address(&self) -> *mut T {
                 self.raw.host_address()
             }
@@ -749,8 +759,9 @@ macro_rules! handle_common {
                 self.raw.device()
             }
 
-            /// The device address of the designated element, for GPU memory; `None` for
-            /// host memory (including dmem under the CPU emulation).
+            /// The device address of the designated element (of its first field, for a
+            /// record array kept one array per field), for GPU memory; `None` for host
+            /// memory (including dmem under the CPU emulation).
             pub fn device_address(&self) -> Option<u64> {
                 self.raw.device_address()
             }
