@@ -4,7 +4,9 @@
 //! evaluated twice by the leapfrog step (kick, drift, kick), a thread per particle and a
 //! guard for the last block's tail. Checked against the same step in `f64` on the CPU; on a
 //! GPU, timed beside the same kernel written by hand in CUDA C and the driver's copy of
-//! the particles (the floor: a step reads and writes each particle once).
+//! the particles (the floor: a step reads and writes each particle once). `--soa` also
+//! steps them kept one array per field (`dmem soa Particle [N] Q`, the same kernel with
+//! only the types changed), checked the same way and timed beside it.
 
 mod common;
 
@@ -32,7 +34,9 @@ fn field(p: Float2) -> Float2 {
 parray! {
     const N;
     dmem Particle [N] P;
+    dmem soa Particle [N] Q;
     cuda(Particle* p, float dt) [ceil(N / 256)][256] STEP;
+    cuda(soa Particle* p, float dt) [ceil(N / 256)][256] STEP_SOA;
 }
 
 const HAND: &str = r#"
@@ -57,19 +61,29 @@ extern "C" __global__ void step(Particle* ps, float dt, int n) {
 }
 "#;
 
-fn step(p: &mut Array<P>, dt: f32) -> parray::Result<()> {
-    detour!(STEP(p, dt) {
-        let i = $tid$;
-        if i < $dim(P_0)$ {
-            let q = p[$P[i]$];
-            let k = q.charge / q.mass * 0.5 * dt;
-            let v = q.vel + field(q.pos) * k;
-            let x = q.pos + v * dt;
-            p[$P[i]$].pos = x;
-            p[$P[i]$].vel = v + field(x) * k;
+/// `fn $name(p: &mut Array<$ty>, dt: f32)`: the step on the cuda array `$threads`, over
+/// an array of `$ty` (its records whole or kept one array per field); `$d` is `$`, the
+/// forms' own.
+macro_rules! step {
+    ($d:tt $name:ident, $threads:ident, $ty:ident) => {
+        fn $name(p: &mut Array<$ty>, dt: f32) -> parray::Result<()> {
+            detour!($threads(p, dt) {
+                let i = $d tid $d;
+                if i < $d size($ty) $d {
+                    let q = p[$d $ty[i] $d];
+                    let k = q.charge / q.mass * 0.5 * dt;
+                    let v = q.vel + field(q.pos) * k;
+                    let x = q.pos + v * dt;
+                    p[$d $ty[i] $d].pos = x;
+                    p[$d $ty[i] $d].vel = v + field(x) * k;
+                }
+            })
         }
-    })
+    };
 }
+
+step!($ step, STEP, P);
+step!($ step_soa, STEP_SOA, Q);
 
 fn particles(n: usize) -> Vec<Particle> {
     let r = common::random_values(4 * n, 11);
@@ -154,6 +168,22 @@ fn main() -> parray::Result<()> {
         let other = P::create()?;
         let copy = common::device_copy_time(&other, &p, bytes / 2)?;
         common::beside_hand_and_copy(parray, hand, hand_ok, copy, bytes);
+    }
+    let mut ok = ok;
+    if std::env::args().any(|a| a == "--soa") {
+        let mut q = Q::create()?;
+        q.copy_from_slice(&start)?;
+        let soa = common::median_time(repeats, true, || step_soa(&mut q, dt))?;
+        q.copy_from_slice(&start)?;
+        step_soa(&mut q, dt)?;
+        let soa_ok = check(&start, &q.to_vec()?, dt);
+        println!(
+            "the same step, the particles kept one array per field (soa): parray {soa}, {:.1} GB/s{}{}",
+            rate(soa),
+            soa.note(),
+            if soa_ok { "" } else { ", WRONG" }
+        );
+        ok &= soa_ok;
     }
     common::check(ok);
     Ok(())

@@ -419,7 +419,7 @@ pub use parray_runtime::Device;
 ///     assert_eq!(
 ///         e.to_string(),
 ///         "parray: SMALL (paged memory, extent 4) cannot be seen as BIG (extent 8): \
-///          a view needs the storage's memory kind and at most its extent"
+///          a view needs the storage's memory kind (and with it its records kept alike, soa or whole) and at most its extent"
 ///     );
 /// }
 /// ```
@@ -888,8 +888,8 @@ pub mod __private {
     pub trait OnlyInCudaBodies {}
 
     pub use parray_runtime::array::handles::{
-        aligned_for, indexed_as, indexed_on_host, CopyEnd, Handles, IndexedAs, VectorStart,
-        Writable,
+        aligned_for, arranged, indexed_as, indexed_on_host, Arranged, CopyEnd, Handles, IndexedAs,
+        VectorStart, Writable,
     };
     pub use parray_runtime::exec::emulate::{shfl_down, Registers};
     pub use parray_runtime::exec::launch::host_index;

@@ -340,12 +340,16 @@ fn layer_norm_in_bf16_and_f32() {
 
 /// A leapfrog step of particles, each a record, with the field a function of the body
 /// language, checks itself against an `f64` step; `--n` sizes it (here a tail the last
-/// block's guard covers).
+/// block's guard covers); `--soa` steps them kept one array per field too.
 #[test]
 fn particles_are_records() {
-    let out = run_example("particles", &["--n", "1000"]);
+    let out = run_example("particles", &["--n", "1000", "--soa"]);
     assert!(
         out.contains("a leapfrog step of 1000 particles of 24 bytes"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the same step, the particles kept one array per field (soa): parray"),
         "{out}"
     );
     assert!(out.ends_with("check: ok\n"), "{out}");

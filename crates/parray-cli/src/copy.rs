@@ -13,7 +13,7 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
     let side = |t: &crate::input::Target| {
         let def = &m.types()[t.ty];
         match &def.class {
-            TypeClass::Data { mem, elem } => Ok((*mem, *elem)),
+            TypeClass::Data { mem, elem, .. } => Ok((*mem, *elem)),
             TypeClass::Thread(_) => Err(bad(format!(
                 "`{}` is a thread array; `#copy` copies data types",
                 t.name

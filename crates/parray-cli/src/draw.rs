@@ -348,8 +348,11 @@ pub fn draw(
         parray_layout::TypeClass::Data {
             mem: Some(mem),
             elem,
-        } => format!("{mem} {elem}"),
-        parray_layout::TypeClass::Data { mem: None, elem } => format!("{elem} view"),
+            soa,
+        } => format!("{mem} {}{elem}", if *soa { "soa " } else { "" }),
+        parray_layout::TypeClass::Data {
+            mem: None, elem, ..
+        } => format!("{elem} view"),
         parray_layout::TypeClass::Thread(k) => format!("{} thread array", k.keyword()),
     };
     let grid = Grid {

@@ -139,17 +139,27 @@ impl Rebuild for Ty {
                 let e = e.rebuild(ir);
                 quote!(#ir::Ty::Vector(#e))
             }
-            Ty::Ptr(e) => {
-                let e = e.rebuild(ir);
-                quote!(#ir::Ty::Ptr(#e))
+            Ty::Ptr { elem, soa } => {
+                let (elem, soa) = (elem.rebuild(ir), soa.rebuild(ir));
+                quote!(#ir::Ty::Ptr { elem: #elem, soa: #soa })
             }
             Ty::Record(r) => {
                 let e = crate::back::rust::module::elem_type(ElemType::Record(*r));
                 quote!(#ir::Ty::of_elem(#e))
             }
-            Ty::Array { elem, mem, len } => {
-                let (elem, mem, len) = (elem.rebuild(ir), mem.rebuild(ir), len.rebuild(ir));
-                quote!(#ir::Ty::Array { elem: #elem, mem: #mem, len: #len })
+            Ty::Array {
+                elem,
+                mem,
+                len,
+                soa,
+            } => {
+                let (elem, mem, len, soa) = (
+                    elem.rebuild(ir),
+                    mem.rebuild(ir),
+                    len.rebuild(ir),
+                    soa.rebuild(ir),
+                );
+                quote!(#ir::Ty::Array { elem: #elem, mem: #mem, len: #len, soa: #soa })
             }
             Ty::Unit => quote!(#ir::Ty::Unit),
             Ty::Host => quote!(#ir::Ty::Host),
@@ -163,12 +173,13 @@ impl Rebuild for Ty {
 
 impl Rebuild for Param {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
-        let (elem, pointer, name) = (
+        let (elem, pointer, soa, name) = (
             self.elem.rebuild(ir),
             self.pointer.rebuild(ir),
+            self.soa.rebuild(ir),
             self.name.rebuild(ir),
         );
-        quote!(#ir::Param { elem: #elem, pointer: #pointer, name: #name })
+        quote!(#ir::Param { elem: #elem, pointer: #pointer, soa: #soa, name: #name })
     }
 }
 
@@ -526,19 +537,21 @@ impl Rebuild for Stmt {
                 elem,
                 mem,
                 len,
+                soa,
                 slot,
                 loc,
             } => {
-                let (local, type_name, elem, mem, len, slot, loc) = (
+                let (local, type_name, elem, mem, len, soa, slot, loc) = (
                     r(local),
                     r(type_name),
                     r(elem),
                     r(mem),
                     r(len),
+                    r(soa),
                     r(slot),
                     r(loc),
                 );
-                quote!(#s::Create { local: #local, type_name: #type_name, elem: #elem, mem: #mem, len: #len, slot: #slot, loc: #loc })
+                quote!(#s::Create { local: #local, type_name: #type_name, elem: #elem, mem: #mem, len: #len, soa: #soa, slot: #slot, loc: #loc })
             }
             Stmt::Expr { expr, loc } => {
                 let (expr, loc) = (r(expr), r(loc));

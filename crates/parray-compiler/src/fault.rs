@@ -63,6 +63,28 @@ __device__ __forceinline__ T* parray_at(T* p, unsigned long long i, B* base, uns
     )
 }
 
+/// [`check_helpers`]' `parray_at` for the SoA pointer `soa` (a struct of the pointers
+/// `fields`, SPEC 2.3): the offset is the first field's, and the scratch element has
+/// every field in the scratch.
+pub fn soa_check_helper(soa: &str, fields: &[(&str, &str)]) -> String {
+    let first = fields[0].0;
+    let scratch: Vec<String> = fields
+        .iter()
+        .map(|(_, c_type)| format!("reinterpret_cast<{c_type}*>(f + {RECORD_WORDS})"))
+        .collect();
+    format!(
+        r#"__device__ __forceinline__ {soa} parray_at({soa} p, unsigned long long i, {soa} base, unsigned long long n, unsigned which, unsigned line, unsigned long long* f) {{
+    unsigned long long off = (unsigned long long)(p.{first} - base.{first}) + i;
+    if (off < n) return p + i;
+    parray_fault(f, which, off, n, line);
+    {soa} scratch = {{ {} }};
+    return scratch;
+}}
+"#,
+        scratch.join(", ")
+    )
+}
+
 /// Device helper of a kernel with checked vector accesses: `parray_vat<L>(p, i, base, n,
 /// which, line, vector, fault)` is `p + i` when the `L` elements from it lie within the
 /// `n` from `base` and its offset from `base` is a multiple of `L`; otherwise it records

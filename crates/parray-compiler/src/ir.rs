@@ -133,13 +133,18 @@ pub enum Ty {
     /// by name in a local or an element.
     Record(Record),
     /// A pointer into an array of elements (a kernel parameter, a captured buffer moved
-    /// by `p + off`).
-    Ptr(ElemType),
-    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread).
+    /// by `p + off`); `soa`: into a record array stored one array per field (SPEC 2.3).
+    Ptr {
+        elem: ElemType,
+        soa: bool,
+    },
+    /// An array created in the body: `smem` (one per block) or `rmem` (one per thread);
+    /// `soa`: a shared record array kept one array per field (SPEC 2.3).
     Array {
         elem: ElemType,
         mem: MemKind,
         len: u64,
+        soa: bool,
     },
     /// Statements and expressions that give no value.
     Unit,
@@ -162,6 +167,17 @@ impl Ty {
         }
     }
 
+    /// The value type of the kernel parameter `p`: a pointer, or one element.
+    pub fn of_param(p: &Param) -> Ty {
+        match p.pointer {
+            true => Ty::Ptr {
+                elem: p.elem,
+                soa: p.soa,
+            },
+            false => Ty::of_elem(p.elem),
+        }
+    }
+
     pub fn scalar(self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(s),
@@ -176,8 +192,15 @@ impl std::fmt::Display for Ty {
             Ty::Scalar(s) => f.write_str(s.rust_name()),
             Ty::Vector(e) => f.write_str(e.rust_type()),
             Ty::Record(r) => f.write_str(r.name()),
-            Ty::Ptr(e) => write!(f, "a pointer to {}", e.rust_type()),
-            Ty::Array { elem, mem, len } => {
+            Ty::Ptr { elem, soa: false } => write!(f, "a pointer to {}", elem.rust_type()),
+            Ty::Ptr { elem, soa: true } => {
+                write!(
+                    f,
+                    "a pointer to {} kept one array per field",
+                    elem.rust_type()
+                )
+            }
+            Ty::Array { elem, mem, len, .. } => {
                 write!(f, "a {mem} array of {len} {}", elem.rust_type())
             }
             Ty::Unit => f.write_str("()"),
@@ -293,12 +316,13 @@ impl Body {
                 elem,
                 mem: MemKind::Smem,
                 len,
+                soa,
                 ..
             } = s
             {
                 let start = total.next_multiple_of(16);
                 at.push((*local, start));
-                total = start + len * elem.size_bytes();
+                total = start + shared_bytes(*elem, *len, *soa);
             }
         });
         (at, total)
@@ -312,6 +336,15 @@ impl Body {
             total if total > STATIC_SHARED_BYTES => total,
             _ => 0,
         }
+    }
+}
+
+/// The bytes of a shared array of `len` elements of `elem`: whole, or (`soa`, a record's)
+/// its fields' arrays, each at a multiple of 16 bytes.
+pub fn shared_bytes(elem: ElemType, len: u64, soa: bool) -> u64 {
+    match (soa, elem) {
+        (true, ElemType::Record(r)) => r.soa_bytes(len, MemKind::Smem.soa_align()),
+        _ => len * elem.size_bytes(),
     }
 }
 
@@ -500,6 +533,8 @@ pub enum Stmt {
         elem: ElemType,
         mem: MemKind,
         len: u64,
+        /// A shared record array kept one array per field (SPEC 2.3).
+        soa: bool,
         /// The shared array's number in the body (smem only).
         slot: usize,
         loc: Loc,

@@ -57,20 +57,14 @@ impl B {
             },
         };
         for (name, elem, pointer) in params {
-            let ty = if *pointer {
-                Ty::Ptr(*elem)
-            } else {
-                Ty::of_elem(*elem)
+            let param = parray_layout::Param {
+                elem: *elem,
+                pointer: *pointer,
+                soa: false,
+                name: name.to_string(),
             };
-            let id = b.local(name, true, Some(ty));
-            b.body.params.push((
-                parray_layout::Param {
-                    elem: *elem,
-                    pointer: *pointer,
-                    name: name.to_string(),
-                },
-                id,
-            ));
+            let id = b.local(name, true, Some(Ty::of_param(&param)));
+            b.body.params.push((param, id));
         }
         b
     }
@@ -330,6 +324,7 @@ fn a_created_array_keeps_its_one_name() {
         elem: ElemType::Float,
         mem: parray_layout::MemKind::Smem,
         len: 16,
+        soa: false,
         slot: 0,
         loc: loc(),
     });
@@ -567,6 +562,7 @@ mod prover {
             elem: ElemType::Int,
             mem: parray_layout::MemKind::Smem,
             len,
+            soa: false,
             slot: 0,
             loc: loc(),
         });

@@ -443,7 +443,7 @@ fn type_items(
         #vis struct #ident;
     };
     match &def.class {
-        TypeClass::Data { mem, elem } => {
+        TypeClass::Data { mem, elem, soa } => {
             let elem_ty: TokenStream = elem_tokens(*elem);
             let mem_tokens = match mem {
                 Some(m) => {
@@ -467,6 +467,7 @@ fn type_items(
                     type Elem = #elem_ty;
                     const NAME: &'static str = #name;
                     const MEM: ::core::option::Option<::parray::MemKind> = #mem_tokens;
+                    const SOA: bool = #soa;
                     const DISTRIBUTED: bool = #distributed;
                     #numbers
                     #module_fn
@@ -691,8 +692,10 @@ fn view_impls(
     // A type whose pieces cover data past its end reaches as far as the data does.
     let data = |n: &str| match module.type_def(n) {
         Some(d) => match d.class {
-            TypeClass::Data { mem, elem } => {
+            // Two types of their own memory kinds keep their records alike (a view has none).
+            TypeClass::Data { mem, elem, soa } => {
                 let extent = module.extent(d.root);
+                let mem = mem.map(|m| (m, soa));
                 Some((mem, elem, d.covers.map_or(extent, |c| c.min(extent))))
             }
             _ => None,
@@ -720,7 +723,7 @@ fn view_impls(
             seen.push(n);
         }
     }
-    let fits = |view: (Option<MemKind>, u64), storage: (Option<MemKind>, u64)| {
+    let fits = |view: (Option<(MemKind, bool)>, u64), storage: (Option<(MemKind, bool)>, u64)| {
         (view.0.is_none() || view.0 == storage.0) && view.1 <= storage.1
     };
     let mut out = TokenStream::new();
@@ -750,7 +753,10 @@ fn view_impls(
             if storage.is_none()
                 && matches!(
                     smem,
-                    Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem)
+                    Some((
+                        MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Cmem,
+                        _
+                    ))
                 )
             {
                 storage = Some(s.clone());

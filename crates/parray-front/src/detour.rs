@@ -643,6 +643,11 @@ fn cuda(
         let allow = quote!(#[allow(unused_mut, unused_variables)]);
         if p.pointer {
             let use_ = proof.root(&Root::Local(*local));
+            let (soa, site) = (p.soa, Ident::new("__parray_site", Span::call_site()));
+            let param = &l.name;
+            checks.extend(quote_spanned!(a.span()=>
+                ::parray::__private::arranged(&(#a), #soa, #param, #site)?;
+            ));
             checks.extend(extent_checks(use_, &quote!(#a), &l.name, false));
             checks.extend(alignment_check(use_, &quote!(#a), &l.name));
             let handle = if use_.is_some_and(|u| u.written) {

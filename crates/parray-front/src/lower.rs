@@ -35,11 +35,7 @@ pub fn lower(
     let params: Vec<(Param, LocalId)> = params
         .iter()
         .map(|p| {
-            let ty = if p.pointer {
-                Ty::Ptr(p.elem)
-            } else {
-                Ty::of_elem(p.elem)
-            };
+            let ty = Ty::of_param(p);
             let id = lw.declare(&p.name, body_span, true, Some(ty), true);
             (p.clone(), id)
         })
@@ -467,14 +463,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.fail(span, format!("unknown type `{ty_name}`"));
             return None;
         };
-        let TypeClass::Data { mem, elem } = &module.types()[def.ty].class else {
+        let TypeClass::Data { mem, elem, soa } = &module.types()[def.ty].class else {
             self.fail(
                 span,
                 format!("`{ty_name}` is a thread array: a body creates only smem and rmem types"),
             );
             return None;
         };
-        let (mem, elem) = (*mem, *elem);
+        let (mem, elem, soa) = (*mem, *elem, *soa);
         match (mem, self.target) {
             (Some(MemKind::Smem | MemKind::Rmem), Target::Cuda) => {}
             (Some(MemKind::Smem | MemKind::Rmem), Target::Pthd) => {
@@ -504,6 +500,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             elem,
             mem,
             len,
+            soa,
             slot,
             loc: loc(stmt),
         })

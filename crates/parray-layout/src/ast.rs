@@ -95,10 +95,12 @@ pub struct TypeDecl {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeclKind {
-    /// A data type; `mem` is `None` for a pure view.
+    /// A data type; `mem` is `None` for a pure view; `soa`: its records are stored one
+    /// array per field (`dmem soa Particle [N] Q`, SPEC 2.3).
     Data {
         mem: Option<MemKind>,
         elem: ElemType,
+        soa: bool,
     },
     Thread(ThreadKind),
 }

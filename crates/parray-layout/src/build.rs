@@ -128,9 +128,10 @@ impl Module {
             DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g)),
         };
         let class = match &t.kind {
-            DeclKind::Data { mem, elem } => TypeClass::Data {
+            DeclKind::Data { mem, elem, soa } => TypeClass::Data {
                 mem: *mem,
                 elem: record(*elem)?,
+                soa: *soa,
             },
             DeclKind::Thread(ThreadKind::Cuda(params)) => {
                 let mut params = params.clone();
@@ -185,6 +186,7 @@ impl Module {
         if let TypeClass::Data {
             mem: Some(MemKind::Cmem),
             elem,
+            ..
         } = class
         {
             let bytes = u128::from(self.extent(root)) * u128::from(elem.size_bytes());
@@ -198,6 +200,16 @@ impl Module {
                     ),
                 ));
             }
+        }
+        if let (TypeClass::Data { soa: true, .. }, Some(d)) = (&class, &distribution) {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                t.span,
+                format!(
+                    "`{name}` is distributed over `{}`, whose ranks exchange whole records: a distributed record array is not soa",
+                    d.over
+                ),
+            ));
         }
         self.by_name.insert(name.clone(), self.types.len());
         self.types.push(TypeDef {

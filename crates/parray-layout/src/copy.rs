@@ -44,6 +44,15 @@ pub enum CopyPath {
     /// the destination GPU a remap out of a contiguous staging array (when the destination
     /// is not contiguous).
     PeerRemap,
+    /// Either side a record array stored one array per field (SoA, SPEC 2.3), both in
+    /// logical order, on the host or one GPU: per field one 2-D strided copy of a row per
+    /// element (the field's bytes wide; the pitches the record's on a side of whole
+    /// records and the field's on an SoA side).
+    Fields,
+    /// Either side SoA, the layouts not both in logical order (or the arrays on two
+    /// GPUs): both arrays' elements to the host, the element loop there, the destination's
+    /// elements back.
+    ThroughHost,
 }
 
 /// Rows narrower than this many bytes go through the element loop or a remap kernel,
@@ -122,6 +131,12 @@ impl fmt::Display for CopyPath {
                 )
             }
             CopyPath::PeerBulk => "one peer copy between the two GPUs",
+            CopyPath::Fields => {
+                "per field, one 2-D strided copy of the field of every element (one array per field)"
+            }
+            CopyPath::ThroughHost => {
+                "both arrays' elements to the host, the element loop there, then the destination's back"
+            }
             CopyPath::PeerRemap => {
                 "a remap into contiguous order on the source GPU (unless contiguous), one peer \
                  copy, then a remap on the destination GPU (unless contiguous)"
@@ -496,6 +511,18 @@ pub fn plan(
         _ => None,
     };
     let between_gpus = matches!((src_at, dst_at), (Gpu(a), Gpu(b)) if a != b);
+    let soa = |m: &Module, name: &str| {
+        matches!(
+            m.type_def(name).map(|t| &t.class),
+            Some(TypeClass::Data { soa: true, .. })
+        )
+    };
+    if soa(src_module, src) || soa(dst_module, dst) {
+        return Ok(match s && d && !between_gpus {
+            true => CopyPath::Fields,
+            false => CopyPath::ThroughHost,
+        });
+    }
     if !(between_gpus || s && d) {
         if let Some(rows) = strided() {
             return Ok(CopyPath::Strided(rows));

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::fmt::{self, Write};
 
-use crate::kinds::{MemKind, ThreadKind};
+use crate::kinds::{ElemType, MemKind, Record, ThreadKind};
 use crate::offsets::offset_function;
 use crate::path::child_name;
 use crate::tree::{DimRef, Module, NodeId, NodeKind, TypeClass};
@@ -128,6 +128,17 @@ fn explain_one(
             "distributed over the mpi array `{}` ({} processes): each rank holds a part of {} elements; the element at offset o is element o % {} of rank o / {}",
             d.over, d.ranks, d.part, d.part, d.part
         )?;
+    }
+    if let (
+        TypeClass::Data {
+            mem: Some(mem),
+            elem: ElemType::Record(r),
+            soa: true,
+        },
+        true,
+    ) = (&def.class, whole)
+    {
+        field_arrays(*r, m.extent(dim.node), *mem, out)?;
     }
     if let (TypeClass::Thread(kind), true) = (&def.class, whole) {
         thread_mapping(m, dim.node, kind, out)?;
@@ -287,7 +298,15 @@ fn shorten(s: String) -> String {
 fn header(class: &TypeClass, natural: bool) -> String {
     let shape = if natural { "natural" } else { "artificial" };
     match class {
-        TypeClass::Data { mem, elem } => match mem {
+        TypeClass::Data {
+            mem: Some(mem),
+            elem,
+            soa: true,
+        } => format!(
+            "{mem} soa {elem} ({}, one array per field), {shape}",
+            mem_words(*mem)
+        ),
+        TypeClass::Data { mem, elem, .. } => match mem {
             Some(mem) => format!("{mem} {elem} ({}), {shape}", mem_words(*mem)),
             None => format!("{elem}, no memory kind (a pure view), {shape}"),
         },
@@ -304,6 +323,35 @@ fn header(class: &TypeClass, natural: bool) -> String {
                 .join(", ")
         ),
     }
+}
+
+/// The field arrays of an SoA array of `extent` records of `r` in `mem`: where each
+/// starts and how many bytes it has.
+fn field_arrays(r: Record, extent: u64, mem: MemKind, out: &mut dyn Write) -> fmt::Result {
+    let align = mem.soa_align();
+    writeln!(
+        out,
+        "one array per field, each at a multiple of {align} bytes; field f of the element at offset o is at start(f) + o * bytes(f), in {} bytes:",
+        r.soa_bytes(extent, align)
+    )?;
+    let fields = r.def().fields;
+    let wn = fields.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    let we = fields
+        .iter()
+        .map(|f| f.elem.keyword().len())
+        .max()
+        .unwrap_or(0);
+    for (k, f) in fields.iter().enumerate() {
+        writeln!(
+            out,
+            "  {:<wn$}  {:<we$}  start {}, bytes {}",
+            f.name,
+            f.elem.keyword(),
+            r.soa_start(k, extent, align),
+            f.elem.size_bytes()
+        )?;
+    }
+    Ok(())
 }
 
 fn mem_words(m: MemKind) -> &'static str {

@@ -50,6 +50,16 @@ impl MemKind {
         matches!(self, MemKind::Paged | MemKind::Pinned)
     }
 
+    /// Where each field's array of an SoA array of this kind starts (SPEC 2.3): a multiple
+    /// of [`SOA_ALIGN`] in global and host memory, of 16 bytes (every field's alignment)
+    /// in a block's shared memory, which is scarce and has no coalescing to gain.
+    pub const fn soa_align(self) -> u64 {
+        match self {
+            MemKind::Smem => 16,
+            _ => SOA_ALIGN,
+        }
+    }
+
     /// True for the kinds whose arrays are allocated in a GPU's global memory (or, under
     /// the emulation, host memory standing for it): dmem, and cmem.
     pub fn on_device(self) -> bool {
@@ -87,6 +97,11 @@ pub enum ElemType {
     /// A record: a `#[repr(C)]` struct of other elements (`#[derive(parray::Record)]`).
     Record(Record),
 }
+
+/// Where each field's array starts in an SoA array in global (or host) memory: a multiple
+/// of 256 bytes, so that a warp's accesses of one field coalesce and every field's pointer
+/// is aligned for its type.
+pub const SOA_ALIGN: u64 = 256;
 
 /// A record element type: named fields of other element types, laid out as C lays out a
 /// struct (and Rust's `#[repr(C)]`), without padding. Interned: two records are equal
@@ -207,6 +222,41 @@ impl Record {
             }
         }
         None
+    }
+
+    /// The byte offset of field `k` in the record, as C lays it out.
+    pub const fn field_offset(self, k: usize) -> u64 {
+        let (mut at, mut i) = (0u64, 0);
+        while i <= k {
+            let f = &self.0.fields[i];
+            at = at.next_multiple_of(f.elem.align_bytes());
+            if i == k {
+                break;
+            }
+            at += f.elem.size_bytes();
+            i += 1;
+        }
+        at
+    }
+
+    /// Where field `k`'s array starts, in bytes, in the storage of `extent` records kept
+    /// one array per field (SoA, SPEC 2.3): the fields' arrays in order, each starting at
+    /// a multiple of `align` (a power of two; [`SOA_ALIGN`] in global memory), so that
+    /// field `k` of record `i` is at `soa_start(k, extent, align) + i * size_k`.
+    pub const fn soa_start(self, k: usize, extent: u64, align: u64) -> u64 {
+        let (mut at, mut i) = (0u64, 0);
+        while i < k {
+            at = (at + extent * self.0.fields[i].elem.size_bytes()).next_multiple_of(align);
+            i += 1;
+        }
+        at
+    }
+
+    /// The bytes of the SoA storage of `extent` records (see [`Record::soa_start`]): up to
+    /// the end of the last field's array.
+    pub const fn soa_bytes(self, extent: u64, align: u64) -> u64 {
+        let last = self.0.fields.len() - 1;
+        self.soa_start(last, extent, align) + extent * self.0.fields[last].elem.size_bytes()
     }
 
     /// The sum of the fields' bytes: the size when the struct has no padding.
@@ -386,12 +436,15 @@ impl ThreadKind {
 pub struct Param {
     pub elem: ElemType,
     pub pointer: bool,
+    /// `soa Particle* q`: the pointer's records are stored one array per field (SPEC 2.3).
+    pub soa: bool,
     pub name: String,
 }
 
 impl fmt::Display for Param {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let soa = if self.soa { "soa " } else { "" };
         let star = if self.pointer { "*" } else { "" };
-        write!(f, "{}{} {}", self.elem, star, self.name)
+        write!(f, "{soa}{}{star} {}", self.elem, self.name)
     }
 }

@@ -400,12 +400,19 @@ impl<'a> Parser<'a> {
         };
         let kind = if let Some(mem) = MemKind::from_keyword(w) {
             self.skip();
+            let soa = self.soa();
+            if let (Some(at), Some(why)) = (soa, soa_refused(Some(mem))) {
+                return Err(Error::new(ErrorKind::Syntax, at, why));
+            }
+            self.skip();
             let save = self.pos;
             match self.word() {
                 Some((e, espan)) if ElemType::from_keyword(e).is_some() || is_record_name(e) => {
+                    soa_of_record(soa, e)?;
                     DeclKind::Data {
                         mem: Some(mem),
                         elem: self.elem(e, espan),
+                        soa: soa.is_some(),
                     }
                 }
                 Some((e, espan)) => {
@@ -427,7 +434,10 @@ impl<'a> Parser<'a> {
             DeclKind::Data {
                 mem: None,
                 elem: self.elem(w, span),
+                soa: false,
             }
+        } else if let (SOA, Some(why)) = (w, soa_refused(None)) {
+            return Err(Error::new(ErrorKind::Syntax, span, why));
         } else if w == "pthd" {
             DeclKind::Thread(ThreadKind::Pthd)
         } else if w == "mpi" {
@@ -463,6 +473,14 @@ impl<'a> Parser<'a> {
         Ok((kind, dims))
     }
 
+    /// The word `soa`, if it comes next: its span.
+    fn soa(&mut self) -> Option<TextSpan> {
+        if self.peek_word() != Some(SOA) {
+            return None;
+        }
+        self.word().map(|(_, span)| span)
+    }
+
     /// `( float* a, int n )`
     fn params(&mut self) -> Result<Vec<Param>> {
         self.expect('(', "after `cuda`")?;
@@ -473,9 +491,12 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.skip();
+            let soa = self.soa();
+            self.skip();
             let Some((ty, span)) = self.word() else {
                 return Err(self.error_here("expected a parameter type"));
             };
+            soa_of_record(soa, ty)?;
             if ElemType::from_keyword(ty).is_none() && !is_record_name(ty) {
                 return Err(Error::new(
                     ErrorKind::Syntax,
@@ -489,6 +510,13 @@ impl<'a> Parser<'a> {
             let elem = self.elem(ty, span);
             self.skip();
             let pointer = self.eat('*');
+            if let (Some(at), false) = (soa, pointer) {
+                return Err(Error::new(
+                    ErrorKind::Syntax,
+                    at,
+                    format!("`soa` says how the records a pointer reaches are stored: write `soa {ty}* name`"),
+                ));
+            }
             let name = self.ident("a parameter name")?;
             if params.iter().any(|p: &Param| p.name == name.name) {
                 return Err(Error::new(
@@ -500,6 +528,7 @@ impl<'a> Parser<'a> {
             params.push(Param {
                 elem,
                 pointer,
+                soa: soa.is_some(),
                 name: name.name,
             });
             self.skip();
@@ -781,6 +810,33 @@ fn is_reserved(w: &str) -> bool {
     RESERVED.contains(&w)
         || MemKind::from_keyword(w).is_some()
         || ElemType::from_keyword(w).is_some()
+}
+
+/// The word that stores a record array one array per field (`dmem soa Particle [N] Q`).
+const SOA: &str = "soa";
+
+/// Why `soa` may not follow the memory kind `mem` (`None`: a view), if it may not: where
+/// there is no storage of one's own to arrange, and for the memory kinds whose arrays
+/// are not kept one array per field.
+fn soa_refused(mem: Option<MemKind>) -> Option<&'static str> {
+    Some(match mem {
+        Some(MemKind::Paged | MemKind::Pinned | MemKind::Dmem | MemKind::Smem) => return None,
+        Some(MemKind::Cmem) => "`soa` is not for cmem, whose reads go through the constant bank (one address per warp is broadcast, nothing to coalesce): declare the record array `cmem` (whole records), or `dmem soa`",
+        Some(MemKind::Rmem) => "`soa` is not for rmem, one thread's registers, which have no layout to coalesce: declare the record array `rmem` (whole records)",
+        None => "`soa` follows a memory kind (`dmem soa Particle [N] Q`): a view has no storage of its own to arrange (a view of an SoA array reaches its fields as they are stored)",
+    })
+}
+
+/// `soa` (at its span) must be followed by a record's name, `elem`.
+fn soa_of_record(soa: Option<TextSpan>, elem: &str) -> Result<()> {
+    match soa {
+        Some(at) if !is_record_name(elem) => Err(Error::new(
+            ErrorKind::Syntax,
+            at,
+            format!("`soa` stores a record array one array per field, and `{elem}` is not a record (a `#[derive(parray::Record)]` struct): drop `soa`"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A word that names a record where an element type goes: a Rust struct's name, which

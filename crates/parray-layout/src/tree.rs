@@ -49,9 +49,11 @@ pub struct Node {
 /// What a declaration declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TypeClass {
+    /// `soa`: a record array stored one array per field (SPEC 2.3).
     Data {
         mem: Option<MemKind>,
         elem: ElemType,
+        soa: bool,
     },
     Thread(ThreadKind),
 }

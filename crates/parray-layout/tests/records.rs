@@ -83,3 +83,129 @@ fn bad_records_are_errors() {
         assert!(e.message.contains(want), "{text}: {e}");
     }
 }
+
+/// The particle of `examples/particles.rs`: 24 bytes, four fields.
+const PARTICLE: &str = "record Particle { float2 pos; float2 vel; float mass; float charge; }\n";
+
+fn soa_record(text: &str, name: &str) -> (parray_layout::Record, bool, u64) {
+    let module = Module::build(&parse_program(text).expect("parses"), &[]).expect("builds");
+    let def = module.type_def(name).expect("declared");
+    match def.class {
+        TypeClass::Data {
+            elem: ElemType::Record(r),
+            soa,
+            ..
+        } => (r, soa, module.extent(def.root)),
+        ref other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_soa_array_keeps_each_field_in_an_array_at_a_multiple_of_256_bytes() {
+    let text = format!("{PARTICLE} dmem soa Particle [100] Q; dmem Particle [100] P;");
+    let (r, soa, extent) = soa_record(&text, "Q");
+    assert!(soa && extent == 100);
+    assert!(!soa_record(&text, "P").1);
+    // pos: 800 bytes from 0; vel from 1024 (800 rounded up); mass from 2048 (1824 up);
+    // charge from 2560 (2448 up), to 2960.
+    let starts: Vec<u64> = (0..4).map(|k| r.soa_start(k, extent, 256)).collect();
+    assert_eq!(starts, [0, 1024, 2048, 2560]);
+    assert_eq!(r.soa_bytes(extent, 256), 2960);
+    // The fields' offsets in a whole record, as C lays the struct out.
+    let offsets: Vec<u64> = (0..4).map(|k| r.field_offset(k)).collect();
+    assert_eq!(offsets, [0, 8, 16, 20]);
+    // In shared memory the arrays are 16-byte aligned.
+    assert_eq!(parray_layout::MemKind::Smem.soa_align(), 16);
+    assert_eq!(r.soa_start(3, 3, 16), 80);
+    // Element offsets are the AoS type's: a transposed SoA type reaches the same offsets.
+    let text =
+        format!("{PARTICLE} paged soa Particle [4][3] Q; paged soa Particle [#Q_1][#Q_0] T;");
+    let module = Module::build(&parse_program(&text).unwrap(), &[]).unwrap();
+    let t = module.type_def("T").unwrap();
+    assert!(matches!(t.class, TypeClass::Data { soa: true, .. }));
+    assert_eq!(module.extent(t.root), 12);
+}
+
+#[test]
+fn soa_is_refused_where_it_means_nothing_at_the_word() {
+    for (text, at, want) in [
+        ("dmem soa float [4] A;", "soa", "`float` is not a record"),
+        ("cmem soa Particle [4] A;", "soa", "not for cmem"),
+        ("rmem soa Particle [4] A;", "soa", "not for rmem"),
+        (
+            "soa Particle [4] A;",
+            "soa",
+            "a view has no storage of its own",
+        ),
+        (
+            "cuda(soa float* a) [1][32] T;",
+            "soa",
+            "`float` is not a record",
+        ),
+        (
+            "cuda(soa Particle a) [1][32] T;",
+            "soa",
+            "write `soa Particle* name`",
+        ),
+    ] {
+        let text = format!("{PARTICLE}{text}");
+        let e = parse_program(&text).expect_err(&text);
+        assert_eq!(e.kind, ErrorKind::Syntax, "{text}: {e}");
+        assert_eq!(&text[e.span.start..e.span.end], at, "{text}: {e}");
+        assert!(e.message.contains(want), "{text}: {e}");
+    }
+}
+
+#[test]
+fn an_soa_parameter_says_so() {
+    let text = format!("{PARTICLE} cuda(soa Particle* q, Particle* p) [1][32] T;");
+    let module = Module::build(&parse_program(&text).unwrap(), &[]).unwrap();
+    let TypeClass::Thread(ThreadKind::Cuda(params)) = &module.type_def("T").unwrap().class else {
+        panic!()
+    };
+    assert_eq!((params[0].soa, params[1].soa), (true, false));
+    assert_eq!(params[0].to_string(), "soa Particle* q");
+    let explained = parray_layout::explain::explain_types(
+        &Module::build(
+            &parse_program(&format!("{PARTICLE} pinned soa Particle [100] Q;")).unwrap(),
+            &[],
+        )
+        .unwrap(),
+    );
+    assert!(
+        explained.contains("pinned soa Particle (page-locked host memory, one array per field)"),
+        "{explained}"
+    );
+    assert!(explained.contains("in 2960 bytes"), "{explained}");
+    assert!(
+        explained.contains("  mass    float   start 2048, bytes 4"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn a_copy_between_whole_records_and_field_arrays_goes_field_by_field() {
+    use parray_layout::copy::{plan, CopyPath, Place};
+    let text = format!(
+        "{PARTICLE} dmem Particle [64][16] P; dmem soa Particle [64][16] Q; \
+         dmem soa Particle [#Q_1][#Q_0] QT; dmem Particle [64][16] P2;"
+    );
+    let m = Module::build(&parse_program(&text).unwrap(), &[]).unwrap();
+    let path = |s: &str, d: &str, at: (Place, Place)| plan((&m, s, at.0), (&m, d, at.1)).unwrap();
+    let (host, gpu0, gpu1) = (Place::Host, Place::Gpu(0), Place::Gpu(1));
+    for at in [(host, host), (gpu0, gpu0), (host, gpu0), (gpu0, host)] {
+        assert_eq!(path("P", "Q", at), CopyPath::Fields);
+        assert_eq!(path("Q", "P", at), CopyPath::Fields);
+        assert_eq!(path("Q", "QT", at), CopyPath::ThroughHost);
+    }
+    assert_eq!(path("P", "Q", (gpu0, gpu1)), CopyPath::ThroughHost);
+    // Between whole records the paths are as they were.
+    assert_eq!(path("P", "P2", (gpu0, gpu0)), CopyPath::Bulk);
+}
+
+#[test]
+fn a_distributed_record_array_is_not_soa() {
+    let text = format!("{PARTICLE} mpi [4] M; dmem soa Particle [#M][16] Q;");
+    let e = Module::build(&parse_program(&text).unwrap(), &[]).expect_err("distributed soa");
+    assert!(e.message.contains("is not soa"), "{e}");
+}

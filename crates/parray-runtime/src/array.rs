@@ -14,10 +14,10 @@ use parray_layout::MemKind;
 use crate::devices::Device;
 use crate::error::{DetourSite, Error, Result};
 use crate::job::extent_here;
-use crate::mem::buffer::Buffer;
+use crate::mem::buffer::{Arrangement, Buffer};
 use crate::mem::elem::{Element, Vector};
 use crate::mem::kernel_arg::{KernelArg, KernelValue};
-use crate::mem::ptr::{Access, Ptr, PtrMut};
+use crate::mem::ptr::{field_arrays, Access, AccessMut, Ptr, PtrMut};
 use crate::types::{DataType, ViewOf};
 
 /// An array of the parray type `T`, owning its storage (`T::extent()` elements of
@@ -26,6 +26,14 @@ use crate::types::{DataType, ViewOf};
 pub struct Array<T: DataType> {
     buf: Buffer<T::Elem>,
     _type: PhantomData<fn() -> T>,
+}
+
+/// How an array of `T` keeps its elements.
+fn arrangement<T: DataType>() -> Arrangement {
+    match T::SOA {
+        true => Arrangement::Fields,
+        false => Arrangement::Whole,
+    }
 }
 
 impl<T: DataType> Array<T> {
@@ -38,7 +46,7 @@ impl<T: DataType> Array<T> {
     pub fn new() -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new(T::NAME, mem, extent_here::<T>()?)?,
+            buf: Buffer::new(T::NAME, mem, extent_here::<T>()?, arrangement::<T>())?,
             _type: PhantomData,
         })
     }
@@ -48,7 +56,13 @@ impl<T: DataType> Array<T> {
     pub fn new_on(device: &Device) -> Result<Self> {
         let mem = T::MEM.ok_or(Error::ViewNotCreatable { type_name: T::NAME })?;
         Ok(Array {
-            buf: Buffer::new_on(T::NAME, mem, extent_here::<T>()?, device)?,
+            buf: Buffer::new_on(
+                T::NAME,
+                mem,
+                extent_here::<T>()?,
+                arrangement::<T>(),
+                device,
+            )?,
             _type: PhantomData,
         })
     }
@@ -79,6 +93,12 @@ impl<T: DataType> Array<T> {
     /// The parray type the array was created as.
     pub fn type_name(&self) -> &'static str {
         self.buf.type_name()
+    }
+
+    /// Whether the array keeps its records one array per field (`dmem soa Particle [N] Q`,
+    /// SPEC 2.3).
+    pub fn soa(&self) -> bool {
+        self.buf.fields().is_some()
     }
 
     /// A handle reading element 0, borrowing the array.
@@ -134,7 +154,10 @@ impl<T: DataType> Array<T> {
     /// distributed type) fits.
     fn fits<V: DataType>(&self) -> Result<()> {
         let view_extent = extent_here::<V>()?;
-        if V::MEM.is_some_and(|m| m != self.mem()) || view_extent > self.extent() {
+        // A type of its own memory kind keeps its records as the storage does; a view
+        // reaches them as they are.
+        let soa = self.buf.fields().is_some();
+        if V::MEM.is_some_and(|m| m != self.mem() || V::SOA != soa) || view_extent > self.extent() {
             return Err(Error::NotAView {
                 type_name: self.type_name(),
                 mem: self.mem(),
@@ -161,8 +184,7 @@ impl<T: DataType> Array<T> {
     /// Writes the element at `index` (see [`Array::at`]).
     #[track_caller]
     pub fn set<const N: usize>(&mut self, index: [usize; N], v: T::Elem) {
-        let off = T::offset(index);
-        self[off] = v;
+        self.ptr_mut().store(T::offset(index), v)
     }
 
     /// The elements, for host memory (`paged`, `pinned`); dmem is refused under every
@@ -205,6 +227,9 @@ impl<T: DataType> Array<T> {
     #[track_caller]
     fn host_element(&self, off: usize) -> *mut T::Elem {
         let raw = self.buf.raw_ref();
+        if raw.fields().is_some() {
+            field_arrays(self.type_name());
+        }
         match T::MEM {
             Some(MemKind::Paged | MemKind::Pinned) => raw.host_element(off),
             _ => raw.at(off),
@@ -465,6 +490,83 @@ pub mod handles {
             });
         }
         indexed_as::<M, A>(value, name, site)
+    }
+
+    /// A value a cuda detour passes for a pointer parameter: whether its records are kept
+    /// one array per field, which the parameter's declaration must say (`soa Particle*`).
+    pub trait Arranged {
+        fn parray_soa(&self) -> bool;
+        fn parray_type_name(&self) -> &'static str;
+    }
+
+    impl<T: DataType> Arranged for Array<T> {
+        fn parray_soa(&self) -> bool {
+            self.soa()
+        }
+
+        fn parray_type_name(&self) -> &'static str {
+            self.type_name()
+        }
+    }
+
+    impl<E: Element> Arranged for Ptr<'_, E> {
+        fn parray_soa(&self) -> bool {
+            self.soa()
+        }
+
+        fn parray_type_name(&self) -> &'static str {
+            self.type_name()
+        }
+    }
+
+    impl<E: Element> Arranged for PtrMut<'_, E> {
+        fn parray_soa(&self) -> bool {
+            self.soa()
+        }
+
+        fn parray_type_name(&self) -> &'static str {
+            self.type_name()
+        }
+    }
+
+    impl<A: Arranged + ?Sized> Arranged for &A {
+        fn parray_soa(&self) -> bool {
+            (**self).parray_soa()
+        }
+
+        fn parray_type_name(&self) -> &'static str {
+            (**self).parray_type_name()
+        }
+    }
+
+    impl<A: Arranged + ?Sized> Arranged for &mut A {
+        fn parray_soa(&self) -> bool {
+            (**self).parray_soa()
+        }
+
+        fn parray_type_name(&self) -> &'static str {
+            (**self).parray_type_name()
+        }
+    }
+
+    /// Before a cuda detour runs: `value`, passed for the pointer parameter `name`, keeps
+    /// its records as the parameter says (`soa`: one array per field), for the kernel's C
+    /// reaches them so; the emulation refuses what the GPU would misread.
+    pub fn arranged<A: Arranged + ?Sized>(
+        value: &A,
+        soa: bool,
+        name: &'static str,
+        site: &'static DetourSite,
+    ) -> Result<()> {
+        match value.parray_soa() == soa {
+            true => Ok(()),
+            false => Err(Error::Arrangement {
+                site,
+                name,
+                type_name: value.parray_type_name(),
+                soa: value.parray_soa(),
+            }),
+        }
     }
 
     /// A value a detour accesses by vectors: where it starts in its array.

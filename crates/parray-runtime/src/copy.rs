@@ -20,6 +20,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use parray_compiler::back::c::Dialect;
 use parray_compiler::kernels::Kernel;
 use parray_layout::eval::Program;
+use parray_layout::ElemType;
 
 use crate::array::Array;
 use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
@@ -27,7 +28,7 @@ use crate::distributed::mpi;
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::launch::{built_kernel, run_on_gpu, BuiltKernels, Launch};
 use crate::mem::buffer::{same_gpu, Buffer};
-use crate::mem::elem::Element;
+use crate::mem::elem::{Element, FieldArrays};
 use crate::mem::kernel_arg::KernelValue;
 use crate::types::DataType;
 
@@ -114,6 +115,12 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     match path {
         CopyPath::Bulk => d.copy_prefix_from(s, n)?,
         CopyPath::Strided(rows) => strided(s, d, rows)?,
+        CopyPath::Fields => fields(s, d, n)?,
+        CopyPath::ThroughHost => {
+            let (from, mut to) = (s.to_vec()?, d.to_vec()?);
+            remap_on_host(&from, &mut to, n, s_off, d_off);
+            d.copy_from_slice(&to)?;
+        }
         CopyPath::HostLoop => {
             let (from, to) = (s.host_elements()?, d.host_elements_mut()?);
             remap_on_host(from, to, n, s_off, d_off);
@@ -215,42 +222,91 @@ fn place<T: Element>(b: &Buffer<T>) -> Place {
 }
 
 /// Row `r < rows.height` of `rows.src.width` elements from `rows.src.start + r *
-/// rows.src.pitch` to `rows.dst.start + r * rows.dst.pitch`: a `memcpy` per row between
-/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream.
+/// rows.src.pitch` to `rows.dst.start + r * rows.dst.pitch` ([`copy_2d`] in elements).
 fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Result<()> {
-    let n = rows.height * rows.src.width;
-    let (s_end, d_end) = (rows.src.end(n) as usize, rows.dst.end(n) as usize);
-    if s_end > s.extent() || d_end > d.extent() {
+    let bytes = |r: Rows| {
+        let b = size_of::<T>() as u64;
+        Rows {
+            start: r.start * b,
+            width: r.width * b,
+            pitch: r.pitch * b,
+        }
+    };
+    copy_2d(s, d, (bytes(rows.src), bytes(rows.dst)), rows.height)
+}
+
+/// Element `k` of `n` from an array of whole records to one of field arrays (SoA, SPEC
+/// 2.3), or between two such, both in logical order: per field, a row per element, the
+/// field's bytes wide, from its offset in a whole record (the pitch the record's) or its
+/// array (the pitch the field's).
+fn fields<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
+    let ElemType::Record(record) = T::ELEM else {
+        return Err(Error::CopyUnsupported {
+            reason: format!("{} is not a record, whose fields could be copied", T::ELEM),
+        });
+    };
+    let side = |at: Option<FieldArrays>, k: usize| {
+        let field = record.def().fields[k].elem.size_bytes();
+        match at {
+            None => Rows {
+                start: record.field_offset(k),
+                width: field,
+                pitch: record.size_bytes(),
+            },
+            Some(a) => Rows {
+                start: a.record.soa_start(k, a.extent as u64, a.align),
+                width: field,
+                pitch: field,
+            },
+        }
+    };
+    for k in 0..record.def().fields.len() {
+        copy_2d(s, d, (side(s.fields(), k), side(d.fields(), k)), n as u64)?;
+    }
+    Ok(())
+}
+
+/// Row `r < height` of `src.width` bytes from `src.start + r * src.pitch` bytes of the
+/// storage of `s` to `dst.start + r * dst.pitch` of `d`'s: a `memcpy` per row between
+/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream.
+fn copy_2d<T: Element>(
+    s: &Buffer<T>,
+    d: &mut Buffer<T>,
+    (src, dst): (Rows, Rows),
+    height: u64,
+) -> Result<()> {
+    let n = height * src.width;
+    let (s_end, d_end) = (src.end(n) as usize, dst.end(n) as usize);
+    if s_end > s.bytes() || d_end > d.bytes() {
         return Err(Error::CopyUnsupported {
             reason: format!(
-                "rows reaching {s_end} and {d_end} elements, past {} ({}) or {} ({})",
+                "rows reaching byte {s_end} and {d_end}, past {} ({} bytes) or {} ({} bytes)",
                 s.type_name(),
-                s.extent(),
+                s.bytes(),
                 d.type_name(),
-                d.extent()
+                d.bytes()
             ),
         });
     }
-    let (width, height) = (rows.src.width as usize, rows.height as usize);
+    let (width, height) = (src.width as usize, height as usize);
     let at = |side: Rows, r: usize| side.start as usize + r * side.pitch as usize;
     // The GPU of the side (or sides) in device memory; none: both in host memory.
     let gpu = |b: &Buffer<T>| b.device_slice().and(b.device()).cloned();
     let Some(device) = gpu(s).or_else(|| gpu(d)) else {
-        let (from, to) = (s.host_elements()?, d.host_elements_mut()?);
+        let (from, to) = (s.host_bytes()?, d.host_bytes_mut()?);
         for r in 0..height {
-            let (i, j) = (at(rows.src, r), at(rows.dst, r));
+            let (i, j) = (at(src, r), at(dst, r));
             to[j..j + width].copy_from_slice(&from[i..i + width]);
         }
         return Ok(());
     };
     use cudarc::driver::sys::{self, CUmemorytype};
-    let bytes = std::mem::size_of::<T>();
     let mut op = sys::CUDA_MEMCPY2D {
-        srcXInBytes: rows.src.start as usize * bytes,
-        srcPitch: rows.src.pitch as usize * bytes,
-        dstXInBytes: rows.dst.start as usize * bytes,
-        dstPitch: rows.dst.pitch as usize * bytes,
-        WidthInBytes: width * bytes,
+        srcXInBytes: src.start as usize,
+        srcPitch: src.pitch as usize,
+        dstXInBytes: dst.start as usize,
+        dstPitch: dst.pitch as usize,
+        WidthInBytes: width,
         Height: height,
         srcY: 0,
         dstY: 0,
@@ -268,13 +324,13 @@ fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Resul
         op.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
         op.srcDevice = s.device_address(cuda);
     } else {
-        op.srcHost = s.host_elements()?.as_ptr().cast();
+        op.srcHost = s.host_bytes()?.as_ptr().cast();
     }
     if d.device_slice().is_some() {
         op.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
         op.dstDevice = d.device_address_mut(cuda);
     } else {
-        op.dstHost = d.host_elements_mut()?.as_mut_ptr().cast();
+        op.dstHost = d.host_bytes_mut()?.as_mut_ptr().cast();
     }
     let fail = |e| Error::driver(s.type_name(), "2-D strided copy", e);
     cuda.stream.context().bind_to_thread().map_err(fail)?;

@@ -208,7 +208,7 @@ pub enum Error {
     ViewNotCreatable { type_name: &'static str },
 
     /// `Array::as_type` to a type that does not fit the storage.
-    #[error("parray: {type_name} ({mem} memory, extent {extent}) cannot be seen as {view} (extent {view_extent}): a view needs the storage's memory kind and at most its extent")]
+    #[error("parray: {type_name} ({mem} memory, extent {extent}) cannot be seen as {view} (extent {view_extent}): a view needs the storage's memory kind (and with it its records kept alike, soa or whole) and at most its extent")]
     NotAView {
         type_name: &'static str,
         mem: MemKind,
@@ -299,6 +299,25 @@ pub enum Error {
     /// A library call (cuBLAS) cannot take these arrays here.
     #[error("parray: {what}: {reason}")]
     Unsupported { what: &'static str, reason: String },
+
+    /// A detour passes `name` to a cuda parameter whose records are stored as the array's
+    /// are not: a `soa` parameter an array of whole records, or the other way round.
+    #[error("parray: {site}: `{name}` is {type_name}, whose records are {}, but the parameter `{name}` is declared {}: declare the two alike", if *soa { "kept one array per field (soa)" } else { "whole" }, if *soa { "without `soa`" } else { "`soa`" })]
+    Arrangement {
+        site: &'static DetourSite,
+        name: &'static str,
+        type_name: &'static str,
+        /// Whether the array's records are kept one array per field.
+        soa: bool,
+    },
+
+    /// An operation that needs whole records in memory, on a record array kept one array
+    /// per field.
+    #[error("parray: {type_name} keeps its records one array per field (soa); {operation} needs whole records: use `at`/`set`, `to_vec` or `copy_from_slice`")]
+    FieldArrays {
+        type_name: &'static str,
+        operation: &'static str,
+    },
 
     /// A host-only operation was used on device memory.
     #[error("parray: {type_name} is {mem} memory on the GPU; host code cannot {operation} it")]

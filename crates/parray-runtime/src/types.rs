@@ -16,6 +16,9 @@ pub trait DataType: Copy + 'static {
     const MEM: Option<MemKind>;
     /// The number of top-level dimensions.
     const RANK: usize;
+    /// Whether an array of this type keeps its records one array per field (`dmem soa
+    /// Particle [N] Q`, SPEC 2.3); its offsets are those of whole records all the same.
+    const SOA: bool = false;
 
     /// The number of elements when it is known at compile time (`None` for a type with
     /// sizes given at run time), for checks made when a function is instantiated.

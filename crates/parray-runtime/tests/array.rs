@@ -168,7 +168,7 @@ fn a_type_that_does_not_fit_is_refused() {
     let err = small.as_type::<M>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "parray: SMALL (paged memory, extent 16) cannot be seen as M (extent 1024): a view needs the storage's memory kind and at most its extent"
+        "parray: SMALL (paged memory, extent 16) cannot be seen as M (extent 1024): a view needs the storage's memory kind (and with it its records kept alike, soa or whole) and at most its extent"
     );
     let big = Array::<M>::new().unwrap();
     assert_eq!(big.as_type::<SMALL>().unwrap().extent(), 1024);

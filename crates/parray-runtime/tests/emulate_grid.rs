@@ -113,7 +113,7 @@ fn block_sums(blocks: u32, n: u32) -> Vec<u64> {
     let outp = SyncPtr(out.as_mut_ptr());
     let pow2 = n.next_power_of_two() as usize;
     run_grid_blocks("reduce", CudaGrid::new([blocks, 1, 1], [n, 1, 1]), |b| {
-        let s = b.shared_ptr::<i64>(0, n as usize, "S");
+        let s = b.shared_ptr::<i64>(0, n as usize, "S", false);
         let n = n as usize;
         let present = vec![true; n];
         // Each thread's registers that live across barriers.
@@ -200,7 +200,7 @@ fn transpose_through_padded_tile() {
         let b = |i: u32, j: u32| (i * 17 + j) as usize;
         let shape = CudaGrid::new([4, 4, 1], [16, 16, 1]);
         run_grid_blocks("transpose", shape, |blk| {
-            let tile = blk.shared_ptr::<Float2>(0, 16 * 17, "A");
+            let tile = blk.shared_ptr::<Float2>(0, 16 * 17, "A", false);
             let present = vec![true; blk.len()];
             for t in 0..blk.len() {
                 let t = blk.thread(t);
@@ -242,8 +242,8 @@ fn shared_is_per_block(sync: bool) {
     let tag = |t: &ThreadCtx, tid: usize| t.block_id() as u32 * 1000 + tid as u32;
     // Before any barrier: each thread checks and writes its own elements.
     let first = move |t: &ThreadCtx| {
-        let ints = t.shared_ptr::<u32>(0, N, "I");
-        let floats = t.shared_ptr::<f64>(3, 1 + N, "F");
+        let ints = t.shared_ptr::<u32>(0, N, "I", false);
+        let floats = t.shared_ptr::<f64>(3, 1 + N, "F", false);
         let tid = t.thread_id();
         if ints.load(tid) != 0 || floats.load(tid + 1) != 0.0 {
             bad.fetch_add(1, Ordering::Relaxed);
@@ -262,8 +262,8 @@ fn shared_is_per_block(sync: bool) {
                 return;
             }
             // The block's arrays, as every thread of it sees them.
-            let ints = b.shared_ptr::<u32>(0, N, "I");
-            let floats = b.shared_ptr::<f64>(3, 1 + N, "F");
+            let ints = b.shared_ptr::<u32>(0, N, "I", false);
+            let floats = b.shared_ptr::<f64>(3, 1 + N, "F", false);
             for t in 0..N {
                 let t = b.thread(t);
                 let other = (t.thread_id() + 1) % N;
@@ -348,19 +348,19 @@ fn failure(shape: CudaGrid, body: fn(&ThreadCtx)) -> String {
 fn misuse_is_reported_not_undefined() {
     // One slot used with two lengths.
     let msg = failure(CudaGrid::new([1, 1, 1], [2, 1, 1]), |t| {
-        let _ = t.shared_ptr::<f32>(0, 8 + t.thread_id(), "S");
+        let _ = t.shared_ptr::<f32>(0, 8 + t.thread_id(), "S", false);
     });
     assert!(msg.contains("shared slot 0"), "{msg}");
     // More shared memory than a CUDA block may have.
     let msg = failure(CudaGrid::new([1, 1, 1], [1, 1, 1]), |t| {
-        let _ = t.shared_ptr::<i8>(0, MAX_SHARED_BYTES / 2, "A");
-        let _ = t.shared_ptr::<i8>(1, MAX_SHARED_BYTES / 2 + 1, "B");
+        let _ = t.shared_ptr::<i8>(0, MAX_SHARED_BYTES / 2, "A", false);
+        let _ = t.shared_ptr::<i8>(1, MAX_SHARED_BYTES / 2 + 1, "B", false);
     });
     assert!(msg.contains("over the GPU limit"), "{msg}");
     // Out-of-bounds shared access (checked in debug builds, as every access).
     if cfg!(debug_assertions) {
         let msg = failure(CudaGrid::new([1, 1, 1], [1, 1, 1]), |t| {
-            t.shared_ptr::<i32>(0, 4, "S4").store(4, 1);
+            t.shared_ptr::<i32>(0, 4, "S4", false).store(4, 1);
         });
         assert!(msg.contains("out of bounds for S4"), "{msg}");
     }

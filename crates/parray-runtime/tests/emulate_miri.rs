@@ -30,7 +30,7 @@ fn rotate_through_shared_memory() {
         "rotate",
         CudaGrid::new([G as u32, 1, 1], [B as u32, 1, 1]),
         |b| {
-            let s = b.shared_ptr::<u32>(0, B, "S");
+            let s = b.shared_ptr::<u32>(0, B, "S", false);
             let present = [true; B];
             // Registers across a barrier live in the body's per-thread arrays.
             let (mut tid, mut gid, mut next) = ([0; B], [0; B], [0; B]);
@@ -70,7 +70,7 @@ fn rotate_through_shared_memory() {
         "own",
         CudaGrid::new([G as u32, 1, 1], [B as u32, 1, 1]),
         move |t| {
-            let s = t.shared_ptr::<u32>(0, B, "S");
+            let s = t.shared_ptr::<u32>(0, B, "S", false);
             assert_eq!(s.load(t.thread_id()), 0, "shared memory not reset");
             s.store(t.thread_id(), t.global_id() as u32);
             // SAFETY: distinct elements of `out`, which outlives the launch.

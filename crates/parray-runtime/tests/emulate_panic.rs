@@ -145,7 +145,7 @@ fn an_out_of_bounds_access_points_at_the_statement() {
     }
     let line = line!() + 3;
     let err = run_grid("oob", CudaGrid::new([1, 1, 1], [4, 1, 1]), |t| {
-        let s = t.shared_ptr::<f32>(0, 4, "S");
+        let s = t.shared_ptr::<f32>(0, 4, "S", false);
         s.store(t.thread_id() + 1, 1.0);
     })
     .unwrap_err();

@@ -42,7 +42,7 @@ fn block_reduction_of_a_million_floats() {
     //     if t == 0 { out[block_id] = sh[0] }
     run_grid_blocks("reduce", shape, |b| {
         let n = b.len();
-        let sh = b.shared_ptr::<f32>(0, BLOCK, "SH");
+        let sh = b.shared_ptr::<f32>(0, BLOCK, "SH", false);
         // Who is still in the body (no thread returns early here).
         let present = vec![true; n];
         // The registers that live across barriers, one per thread.

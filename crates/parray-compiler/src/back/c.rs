@@ -21,7 +21,7 @@ use crate::passes::bounds::Proved;
 use crate::passes::check::elem_of;
 use parray_layout::emit_cuda;
 use parray_layout::expr::Term;
-use parray_layout::kinds::{ElemType, MemKind};
+use parray_layout::kinds::{ElemType, MemKind, Record};
 
 /// The C++ dialect a kernel is written in. The two differ only where CUDA and HIP do:
 /// HIP's source includes its runtime header, shuffles with `__shfl_down(v, d, 32)` (HIP
@@ -79,11 +79,49 @@ fn c_type(t: Ty) -> String {
         Ty::Scalar(s) => c_scalar(s).to_string(),
         Ty::Vector(e) => e.keyword().to_string(),
         Ty::Record(r) => r.name().to_string(),
-        Ty::Ptr(e) => format!("{}*", e.c_name()),
+        Ty::Ptr { elem, soa: false } => format!("{}*", elem.c_name()),
+        Ty::Ptr { elem, soa: true } => soa_pointer_name(elem),
         // Arrays are declared by `Create` (the checker lets no `let` rename one), and no
         // unit or host value reaches a declaration of a cuda body.
         other => unreachable!("no C declaration of {other}"),
     }
+}
+
+/// The C struct a pointer into an SoA array of the record `elem` is: a pointer per field
+/// (SPEC 2.3), indexed and moved as a pointer to whole records is ([`soa_declaration`]).
+fn soa_pointer_name(elem: ElemType) -> String {
+    format!("{}_soa", elem.c_name())
+}
+
+/// The declarations of an SoA pointer to the record `r` (`Particle_soa`): the struct of
+/// field pointers, passed by value; `p[k]` a reference to the fields of element `k`, which
+/// reads as a whole record, takes one (each field stored to its array) and names its fields
+/// (`p[k].mass += 1.0f` writes that field's array alone); `p + k` moves every field pointer.
+fn soa_declaration(r: Record) -> String {
+    let (name, fields) = (r.name(), r.def().fields);
+    let soa = soa_pointer_name(ElemType::Record(r));
+    let each = |f: &dyn Fn(&parray_layout::Field) -> String, sep: &str| {
+        fields.iter().map(f).collect::<Vec<_>>().join(sep)
+    };
+    let refs = each(&|f| format!(" {}& {};", f.elem.c_name(), f.name), "");
+    let ptrs = each(&|f| format!(" {}* {};", f.elem.c_name(), f.name), "");
+    let gather = each(&|f| format!(" v.{0} = {0};", f.name), "");
+    let scatter = each(&|f| format!(" {0} = v.{0};", f.name), "");
+    let at = each(&|f| format!("{}[k]", f.name), ", ");
+    let step = each(&|f| format!(" p.{} += k;", f.name), "");
+    format!(
+        r#"struct {soa}_ref {{{refs}
+    __device__ __forceinline__ operator {name}() const {{ {name} v;{gather} return v; }}
+    __device__ __forceinline__ const {soa}_ref& operator=(const {name}& v) const {{{scatter} return *this; }}
+    __device__ __forceinline__ const {soa}_ref& operator=(const {soa}_ref& v) const {{ return *this = ({name})v; }}
+}};
+struct {soa} {{{ptrs}
+    __device__ __forceinline__ {soa}_ref operator[](unsigned long long k) const {{ {soa}_ref r = {{ {at} }}; return r; }}
+    __device__ __forceinline__ {soa}_ref operator*() const {{ return (*this)[0]; }}
+}};
+__device__ __forceinline__ {soa} operator+({soa} p, unsigned long long k) {{{step} return p; }}
+"#
+    )
 }
 
 /// Words a C local may not be called.
@@ -237,7 +275,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             } else {
                 ""
             };
-            let ty = c_type(param_ty(p));
+            let ty = c_type(Ty::of_param(p));
             format!("{ty} {prefix}{}", w.names[id.0 as usize])
         })
         .collect();
@@ -256,10 +294,26 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
     out.push_str(&elem_declarations(body, dialect));
+    let soa = soa_records(body);
+    for r in &soa {
+        out.push_str(&soa_declaration(*r));
+    }
     let checked = checked(body).is_some();
     let mut bases = Vec::new();
     if checked {
         out.push_str(&fault::check_helpers());
+        for r in &soa {
+            let fields: Vec<(&str, &str)> = r
+                .def()
+                .fields
+                .iter()
+                .map(|f| (f.name, f.elem.c_name()))
+                .collect();
+            out.push_str(&fault::soa_check_helper(
+                &soa_pointer_name(ElemType::Record(*r)),
+                &fields,
+            ));
+        }
         let mut vectors = false;
         crate::ir::visit_exprs(&body.stmts, &mut |e| {
             vectors |= matches!(
@@ -279,7 +333,10 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             params.push(format!("unsigned long long __parray_n_{n}"));
             bases.push((
                 format!("__parray_base_{n}"),
-                format!("    {}* const __parray_base_{n} = {n};", p.elem.c_name()),
+                format!(
+                    "    {} const __parray_base_{n} = {n};",
+                    c_type(Ty::of_param(p))
+                ),
             ));
             w.roots.insert(
                 Root::Local(*id),
@@ -540,14 +597,6 @@ fn arithmetic_helpers(body: &Body) -> String {
     out
 }
 
-fn param_ty(p: &parray_layout::Param) -> Ty {
-    if p.pointer {
-        Ty::Ptr(p.elem)
-    } else {
-        Ty::of_elem(p.elem)
-    }
-}
-
 /// The C name of each local of `body`: its own, unless C reserves it or a thread index
 /// or an earlier local has it (then `name_k`, `k` its number).
 fn c_names(body: &Body) -> Vec<String> {
@@ -735,6 +784,42 @@ impl<'b> Writer<'b> {
                     Some(e) => format!("{ty} {name} = {};", self.wide(e).0),
                     None => format!("{ty} {name};"),
                 };
+                self.line(*loc, &text);
+            }
+            Stmt::Create {
+                local,
+                elem: ElemType::Record(r),
+                len,
+                soa: true,
+                loc,
+                ..
+            } => {
+                // Each field's array, then the struct of their pointers under the name.
+                let name = self.names[local.0 as usize].clone();
+                let dynamic = self.dynamic_shared.get(local);
+                let mut arrays = String::new();
+                let mut pointers = Vec::new();
+                for (k, f) in r.def().fields.iter().enumerate() {
+                    let t = f.elem.c_name();
+                    match dynamic {
+                        Some(at) => {
+                            let start = at + r.soa_start(k, *len, MemKind::Smem.soa_align());
+                            pointers.push(format!(
+                                "reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {start})"
+                            ));
+                        }
+                        None => {
+                            let array = format!("__parray_{name}_{}", f.name);
+                            arrays.push_str(&format!("__shared__ {t} {array}[{len}]; "));
+                            pointers.push(array);
+                        }
+                    }
+                }
+                let soa = soa_pointer_name(ElemType::Record(*r));
+                let text = format!(
+                    "{arrays}{soa} const {name} = {{ {} }};",
+                    pointers.join(", ")
+                );
                 self.line(*loc, &text);
             }
             Stmt::Create {
@@ -1325,6 +1410,28 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
     })
 }
 
+/// The records the body reaches through SoA pointers and shared arrays, in first-use order.
+fn soa_records(body: &Body) -> Vec<Record> {
+    let mut out = Vec::new();
+    for t in body.locals.iter().filter_map(|l| l.ty) {
+        if let Ty::Ptr {
+            elem: ElemType::Record(r),
+            soa: true,
+        }
+        | Ty::Array {
+            elem: ElemType::Record(r),
+            soa: true,
+            ..
+        } = t
+        {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 /// What declares the element types a kernel uses: the headers of the halves, then a
 /// `struct` for each record (C++'s layout of it is the Rust struct's: the derive checks
 /// that C would pad nothing, and the fields are CUDA's types of the same alignment).
@@ -1335,7 +1442,7 @@ fn elem_declarations(body: &Body, dialect: Dialect) -> String {
             Ty::Scalar(Scalar::F16) => ElemType::Half,
             Ty::Scalar(Scalar::Bf16) => ElemType::Bf16,
             Ty::Record(r) => ElemType::Record(r),
-            Ty::Ptr(e) | Ty::Array { elem: e, .. } => e,
+            Ty::Ptr { elem: e, .. } | Ty::Array { elem: e, .. } => e,
             _ => return,
         };
         let fields = match elem {

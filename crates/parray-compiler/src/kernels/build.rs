@@ -164,12 +164,7 @@ impl Builder {
             shared: 0,
         };
         for p in params {
-            let ty = if p.pointer {
-                Ty::Ptr(p.elem)
-            } else {
-                Ty::of_elem(p.elem)
-            };
-            let id = b.local(&p.name, false, Some(ty));
+            let id = b.local(&p.name, false, Some(Ty::of_param(p)));
             b.body.locals[id.0 as usize].param = true;
             b.body.params.push((p.clone(), id));
         }
@@ -251,6 +246,7 @@ impl Builder {
             elem,
             mem,
             len,
+            soa: false,
             slot,
             loc: loc(),
         });

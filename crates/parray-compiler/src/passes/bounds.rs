@@ -521,7 +521,7 @@ impl<'b> Facts<'b> {
                 let fixed = !self.body.assigns(*local);
                 // A pointer, or in a pthd body a value computed from a capture (rustc
                 // types it; it counts only where it is indexed).
-                if matches!(init.ty, Ty::Ptr(_) | Ty::Host) {
+                if matches!(init.ty, Ty::Ptr { .. } | Ty::Host) {
                     if let Some(mut place) = self.place(init) {
                         if !fixed {
                             place.displacement = None;

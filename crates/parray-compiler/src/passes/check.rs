@@ -316,12 +316,14 @@ impl Checker {
                 elem,
                 mem,
                 len,
+                soa,
                 ..
             } => {
                 self.body_locals[local.0 as usize] = Some(Ty::Array {
                     elem: *elem,
                     mem: *mem,
                     len: *len,
+                    soa: *soa,
                 });
             }
             Stmt::Expr { expr, .. } => {
@@ -524,7 +526,7 @@ impl Checker {
                 let ti = self.expr(ix, body);
                 self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");
                 match self.resolve(tb) {
-                    Ty::Ptr(el) | Ty::Array { elem: el, .. } => Ty::of_elem(el),
+                    Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => Ty::of_elem(el),
                     Ty::Host => Ty::Host,
                     t => {
                         self.fail(
@@ -607,7 +609,7 @@ impl Checker {
                     AtomicOp::Exch | AtomicOp::Cas => matches!(s, Scalar::I32 | Scalar::U32),
                 };
                 match self.resolve(tp) {
-                    Ty::Ptr(el) if Scalar::of_elem(el).is_some_and(allowed) => {
+                    Ty::Ptr { elem: el, .. } if Scalar::of_elem(el).is_some_and(allowed) => {
                         let t = Ty::of_elem(el);
                         for (a, ta) in args.iter().zip(targs) {
                             self.unify(t, ta, a.span, &what);
@@ -622,7 +624,9 @@ impl Checker {
                         }
                         Ty::Host
                     }
-                    Ty::Ptr(el) if Scalar::of_elem(el).is_some_and(Scalar::is_half) => {
+                    Ty::Ptr { elem: el, .. }
+                        if Scalar::of_elem(el).is_some_and(Scalar::is_half) =>
+                    {
                         self.fail(p.span, format!("`{}` does not update halves: accumulate in an `f32` (a `float` array) and convert once (`sum as {}`)", op.rust_name(), el.rust_type()));
                         Ty::Host
                     }
@@ -721,7 +725,7 @@ impl Checker {
         self.unify(Ty::USIZE, ti, at.span, "this offset (offsets are `usize`)");
         let name = format!("{}{lanes}", if store { "store" } else { "load" });
         let ty = match self.resolve(tb) {
-            Ty::Ptr(el) | Ty::Array { elem: el, .. } => match vector_of(el, lanes) {
+            Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => match vector_of(el, lanes) {
                 Some(v) => Ty::Vector(v),
                 None => {
                     let verb = if store { "writes" } else { "reads" };
@@ -772,15 +776,19 @@ impl Checker {
         }
         if op == BinOp::Add {
             // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
-            if let Ty::Ptr(e)
-            | Ty::Array {
-                elem: e,
-                mem: MemKind::Smem,
-                ..
-            } = self.resolve(tl)
-            {
+            let moved = match self.resolve(tl) {
+                t @ Ty::Ptr { .. } => Some(t),
+                Ty::Array {
+                    elem,
+                    mem: MemKind::Smem,
+                    soa,
+                    ..
+                } => Some(Ty::Ptr { elem, soa }),
+                _ => None,
+            };
+            if let Some(t) = moved {
                 self.unify(Ty::USIZE, tr, rs, "a pointer offset (`usize`)");
-                return Ty::Ptr(e);
+                return t;
             }
         }
         if let Some(t) = self.vector_binary(op, tl, tr, ls, rs) {
@@ -1012,7 +1020,7 @@ fn shuffle_in(e: &Expr) -> Option<CodeSpan> {
 /// The element type a pointer or array expression designates.
 pub fn elem_of(t: Ty) -> Option<ElemType> {
     match t {
-        Ty::Ptr(e) | Ty::Array { elem: e, .. } => Some(e),
+        Ty::Ptr { elem: e, .. } | Ty::Array { elem: e, .. } => Some(e),
         _ => None,
     }
 }

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
 use parray_layout::grid::CudaGrid;
-use parray_layout::{HwIndex, MemKind};
+use parray_layout::{ElemType, HwIndex, MemKind};
 
 use crate::error::{divergence_message, panic_place, race_message, RaceAccess, ThreadId};
 use crate::exec::panics::{self, Caught};
@@ -230,7 +230,8 @@ impl ThreadCtx<'_> {
 
     /// `S::create()` of an smem type: the block's shared array number `slot` (each
     /// `create` in a body has its own compile-time slot) of `len` elements, as a `PtrMut` of
-    /// `MemKind::Smem` named `name`.
+    /// `MemKind::Smem` named `name`; `soa`: a record array kept one array per field (each
+    /// field's array at a multiple of 16 bytes, SPEC 2.3).
     ///
     /// All threads of a block get the same memory, every block its own; it is zero (the
     /// `Default` of every element type) when the block starts, and lives until the launch
@@ -246,8 +247,9 @@ impl ThreadCtx<'_> {
         slot: usize,
         len: usize,
         name: &'static str,
+        soa: bool,
     ) -> PtrMut<'_, T> {
-        self.block.shared_ptr(slot, len, name)
+        self.block.shared_ptr(slot, len, name, soa)
     }
 
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
@@ -270,6 +272,8 @@ struct Slot {
     store: Vec<Chunk>,
     elem_size: usize,
     len: usize,
+    /// Its bytes: `len` elements, or their field arrays (SPEC 2.3).
+    bytes: usize,
     /// The race detector's marks of its elements.
     watch: Watch,
 }
@@ -289,50 +293,63 @@ struct Block {
 
 impl Block {
     #[track_caller]
-    fn shared_ptr<T: Element>(&self, slot: usize, len: usize, name: &'static str) -> PtrMut<'_, T> {
-        let (base, watch) = self.shared::<T>(slot, len, name);
-        let raw = Raw::new(base, 0, len, name, MemKind::Smem, None);
+    fn shared_ptr<T: Element>(
+        &self,
+        slot: usize,
+        len: usize,
+        name: &'static str,
+        soa: bool,
+    ) -> PtrMut<'_, T> {
+        let bytes = match (soa, T::ELEM) {
+            (true, ElemType::Record(r)) => {
+                r.soa_bytes(len as u64, MemKind::Smem.soa_align()) as usize
+            }
+            _ => len.saturating_mul(size_of::<T>()),
+        };
+        let (base, watch) = self.shared::<T>(slot, len, bytes, name);
+        let raw = Raw::new(base, 0, len, name, MemKind::Smem, None, soa);
         // SAFETY: the slot's watch and the block's clock live as long as its storage
         // (below): the lane's `Block`, which never moves and whose slots are never
         // replaced; only this lane's OS thread runs the block's threads.
         let raw = unsafe { raw.watched(&*watch, &self.clock) };
-        // SAFETY: `base` points to `len` elements of `T`, aligned, initialised (zero bits
-        // are a valid `Element`), which stay allocated until the lane ends, after every
+        // SAFETY: `base` points to `len` elements of `T` (or their field arrays, `bytes` of
+        // them, 16-byte aligned), aligned, initialised (zero bits are a valid `Element`),
+        // which stay allocated until the lane ends, after every
         // body of the launch; all users of the block run on this OS thread, one at a time,
         // through the handle, atomically.
         unsafe { PtrMut::from_raw_parts(raw) }
     }
 
-    /// The storage of shared array `slot` and its watch, created (zeroed) on first use in
-    /// the lane; neither moves while the lane runs.
+    /// The storage of shared array `slot` (`len` elements in `bytes`) and its watch,
+    /// created (zeroed) on first use in the lane; neither moves while the lane runs.
     #[track_caller]
     fn shared<T: Element>(
         &self,
         slot: usize,
         len: usize,
+        bytes: usize,
         name: &'static str,
     ) -> (*mut T, *const Watch) {
         assert!(
             align_of::<T>() <= align_of::<Chunk>(),
             "shared element types must be at most 16-byte aligned"
         );
-        let bytes = len.saturating_mul(size_of::<T>());
         let mut slots = self.shared.borrow_mut();
         if slots.len() <= slot {
             slots.resize_with(slot + 1, || None);
         }
         if slots[slot].is_none() {
-            let used: usize = slots.iter().flatten().map(|s| s.elem_size * s.len).sum();
+            let used: usize = slots.iter().flatten().map(|s| s.bytes).sum();
             assert!(
                 bytes <= MAX_SHARED_BYTES - used,
                 "shared memory of a block would be over the GPU limit of {MAX_SHARED_BYTES} \
-                 bytes ({used} bytes, and {len} elements of {} bytes more)",
-                size_of::<T>()
+                 bytes ({used} bytes, and {len} elements in {bytes} bytes more)"
             );
             slots[slot] = Some(Slot {
                 store: vec![Chunk([0; 16]); bytes.div_ceil(size_of::<Chunk>())],
                 elem_size: size_of::<T>(),
                 len,
+                bytes,
                 watch: Watch::new::<T>(name, len),
             });
         }
@@ -340,10 +357,11 @@ impl Block {
             unreachable!("slot {slot} was created above")
         };
         assert!(
-            s.elem_size == size_of::<T>() && s.len == len,
-            "shared slot {slot} created as {} x {} bytes, used as {len} x {} bytes",
+            s.elem_size == size_of::<T>() && s.len == len && s.bytes == bytes,
+            "shared slot {slot} created as {} x {} bytes in {}, used as {len} x {} bytes in {bytes}",
             s.len,
             s.elem_size,
+            s.bytes,
             size_of::<T>()
         );
         // Vec::as_mut_ptr does not reborrow the buffer, so pointers handed out earlier
@@ -415,7 +433,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
 /// // Each thread reads its neighbour's value after a barrier.
 /// run_grid_blocks("rotate", CudaGrid::new([2, 1, 1], [4, 1, 1]), |b| {
 ///     let n = b.len();
-///     let s = b.shared_ptr::<u32>(0, n, "S");
+///     let s = b.shared_ptr::<u32>(0, n, "S", false);
 ///     let present = vec![true; n];
 ///     for t in 0..n {
 ///         let ctx = b.thread(t);
@@ -477,8 +495,9 @@ impl<'a> BlockThreads<'a> {
         slot: usize,
         len: usize,
         name: &'static str,
+        soa: bool,
     ) -> PtrMut<'_, T> {
-        self.first.shared_ptr(slot, len, name)
+        self.first.shared_ptr(slot, len, name, soa)
     }
 
     /// `#sync` at line `line`: `present[t]` says whether thread `t` reached it. Every
@@ -837,6 +856,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
                 self.name,
                 MemKind::Rmem,
                 None,
+                false,
             )
             .at(off);
         }
@@ -856,6 +876,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
             self.name,
             MemKind::Rmem,
             None,
+            false,
         )
         .at_vector::<V>(off)
     }

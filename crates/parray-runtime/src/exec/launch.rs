@@ -197,7 +197,9 @@ unsafe fn check_and_run(
 /// kernel cannot reach another device's memory.
 fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
     let mut pointers = values.iter().enumerate().filter_map(|(i, v)| match v {
-        KernelValue::Pointer { device, .. } => Some((i, *device)),
+        KernelValue::Pointer { device, .. } | KernelValue::Fields { device, .. } => {
+            Some((i, *device))
+        }
         _ => None,
     });
     let Some((first, first_device)) = pointers.next() else {
@@ -294,8 +296,21 @@ pub(crate) unsafe fn run_on_gpu(
         }
         .map_err(|e| fail(format!("filling the constant array `{symbol}`: {e}")))?;
     }
+    // Each SoA argument's struct of field addresses, alive until the launch has copied it.
+    let structs: Vec<Vec<u64>> = values
+        .iter()
+        .map(|v| match v {
+            KernelValue::Fields {
+                start,
+                index,
+                fields,
+                ..
+            } => fields.addresses(*start, *index),
+            _ => Vec::new(),
+        })
+        .collect();
     let mut builder = cuda.stream.launch_builder(function);
-    for value in values {
+    for (value, fields) in values.iter().zip(&structs) {
         match value {
             KernelValue::F32(v) => builder.arg(v),
             KernelValue::F64(v) => builder.arg(v),
@@ -304,6 +319,8 @@ pub(crate) unsafe fn run_on_gpu(
             KernelValue::I64(v) => builder.arg(v),
             KernelValue::U64(v) => builder.arg(v),
             KernelValue::Pointer { address, .. } => builder.arg(address),
+            // The driver reads the parameter's bytes, the struct's, from its first field.
+            KernelValue::Fields { .. } => builder.arg(&fields[0]),
         };
     }
     if let Some(address) = &fault_address {
@@ -314,8 +331,9 @@ pub(crate) unsafe fn run_on_gpu(
         block_dim: launch.shape.block.into(),
         shared_mem_bytes: launch.shared_bytes,
     };
-    // SAFETY: the arguments match the kernel (caller's contract); `values` outlives the
-    // launch, which copies them.
+    // SAFETY: the arguments match the kernel (caller's contract): an SoA parameter is the
+    // struct of one address per field, which `structs` holds contiguously, in field order;
+    // `values` and `structs` outlive the launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     // A checked kernel's fault record is copied back on the stream right after it: one
     // wait for both.

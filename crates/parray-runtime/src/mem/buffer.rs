@@ -5,21 +5,32 @@ use std::alloc::{self, Layout};
 use std::sync::Once;
 
 use cudarc::driver::{sys, CudaSlice, DevicePtr, DevicePtrMut, PinnedHostSlice};
-use parray_layout::MemKind;
+use parray_layout::kinds::SOA_ALIGN;
+use parray_layout::{ElemType, MemKind};
 
 use crate::devices::device::{cuda_context, on_gpu, CudaDevice, Device};
 use crate::error::{Error, Result};
-use crate::mem::elem::Element;
+use crate::mem::elem::{load_fields, store_fields, Element, FieldArrays};
 use crate::mem::ptr::Raw;
 
 /// Host allocations are aligned to a cache line, so that vector loads and the paper's
 /// tiled loops never straddle lines at the start of an array.
 const HOST_ALIGN: usize = 64;
 
+/// How a buffer keeps its elements: whole, one after another, or (a record array's, SPEC
+/// 2.3) one array per field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrangement {
+    Whole,
+    Fields,
+}
+
 /// Owned, zero-initialised storage for `extent` elements of one parray type.
 pub(crate) struct Buffer<T: Element> {
     /// Element 0; every handle starts from it.
     raw: Raw<T>,
+    /// Elements of storage: the extent, or those the field arrays of SoA storage take.
+    len: usize,
     storage: Storage<T>,
     /// The device of dmem ([`Buffer::device`]); `None` for host memory.
     device: Option<Device>,
@@ -49,14 +60,19 @@ impl<T: Element> Buffer<T> {
     /// is present (else host memory, said once on stderr); `Dmem` is GPU memory on a GPU
     /// and host memory on an emulated device. `Smem`/`Rmem` are rejected: they exist only
     /// inside cuda detour bodies.
-    pub(crate) fn new(type_name: &'static str, mem: MemKind, extent: usize) -> Result<Self> {
+    pub(crate) fn new(
+        type_name: &'static str,
+        mem: MemKind,
+        extent: usize,
+        arrangement: Arrangement,
+    ) -> Result<Self> {
         let device = match mem {
             MemKind::Dmem | MemKind::Cmem => Some(Device::current()?),
             // Host memory is on no device; pinned memory only prefers the current one.
             MemKind::Pinned => Device::current().ok(),
             MemKind::Paged | MemKind::Smem | MemKind::Rmem => None,
         };
-        Self::allocate(type_name, mem, extent, device)
+        Self::allocate(type_name, mem, extent, arrangement, device)
     }
 
     /// [`Buffer::new`] on `device`: dmem goes there, and pinned memory is pinned through
@@ -65,9 +81,10 @@ impl<T: Element> Buffer<T> {
         type_name: &'static str,
         mem: MemKind,
         extent: usize,
+        arrangement: Arrangement,
         device: &Device,
     ) -> Result<Self> {
-        Self::allocate(type_name, mem, extent, Some(device.clone()))
+        Self::allocate(type_name, mem, extent, arrangement, Some(device.clone()))
     }
 
     /// The device of dmem; `None` for host memory (`paged`, `pinned`).
@@ -79,15 +96,36 @@ impl<T: Element> Buffer<T> {
         type_name: &'static str,
         mem: MemKind,
         extent: usize,
+        arrangement: Arrangement,
         device: Option<Device>,
     ) -> Result<Self> {
-        // Checked here once: cudarc's allocators would panic on an overflowing size.
-        let bytes = extent
-            .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| alloc_error::<T>(type_name, mem, extent, "size overflows".into()))?;
         let fail = |reason: String| alloc_error::<T>(type_name, mem, extent, reason);
-        let host = || host::<T>(bytes).ok_or_else(|| fail("out of memory".into()));
+        // Checked here once: cudarc's allocators would panic on an overflowing size.
+        let overflow = || fail("size overflows".into());
+        let bytes = match (arrangement, T::ELEM) {
+            (Arrangement::Fields, ElemType::Record(r)) => {
+                let end = u128::from(r.field_bytes()) * extent as u128
+                    + u128::from(mem.soa_align()) * r.def().fields.len() as u128;
+                // Within `u64` (checked), the arrays' arithmetic cannot overflow.
+                u64::try_from(end).map_err(|_| overflow())?;
+                r.soa_bytes(extent as u64, mem.soa_align())
+                    .next_multiple_of(size_of::<T>() as u64)
+            }
+            _ => (extent as u64)
+                .checked_mul(size_of::<T>() as u64)
+                .ok_or_else(overflow)?,
+        };
+        let bytes = usize::try_from(bytes)
+            .ok()
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(overflow)?;
+        // Elements of storage: the extent, or as many as the field arrays' bytes take.
+        let len = bytes / size_of::<T>().max(1);
+        let align = match arrangement {
+            Arrangement::Whole => HOST_ALIGN,
+            Arrangement::Fields => SOA_ALIGN as usize,
+        };
+        let host = || host::<T>(bytes, align).ok_or_else(|| fail("out of memory".into()));
         let (base, dev, storage) = match mem {
             MemKind::Paged => host()?,
             // The device's context when it is a GPU, else GPU 0's when there is one.
@@ -97,18 +135,18 @@ impl<T: Element> Buffer<T> {
                 .cloned()
                 .or_else(cuda_context)
             {
-                Some(ctx) if extent > 0 => {
+                Some(ctx) if len > 0 => {
                     // PORTABLE (usable from every context), not cudarc's default
                     // WRITECOMBINED: host code reads pinned arrays, and write-combined
                     // memory is uncached for host reads.
                     // SAFETY: zeroed below before any use.
                     let mut slice = unsafe {
-                        ctx.alloc_pinned_with_flags::<T>(extent, sys::CU_MEMHOSTALLOC_PORTABLE)
+                        ctx.alloc_pinned_with_flags::<T>(len, sys::CU_MEMHOSTALLOC_PORTABLE)
                     }
                     .map_err(|e| fail(e.to_string()))?;
                     let base = slice.as_mut_ptr().map_err(|e| fail(e.to_string()))?;
-                    // SAFETY: `base` points to `extent` elements just allocated.
-                    unsafe { base.write_bytes(0, extent) };
+                    // SAFETY: `base` points to `len` elements just allocated.
+                    unsafe { base.write_bytes(0, len) };
                     (base, 0, Storage::Pinned { _owner: slice })
                 }
                 ctx => {
@@ -126,7 +164,7 @@ impl<T: Element> Buffer<T> {
             MemKind::Dmem | MemKind::Cmem => match device.as_ref().and_then(Device::stream) {
                 Some(stream) => {
                     let slice = stream
-                        .alloc_zeros::<T>(extent)
+                        .alloc_zeros::<T>(len)
                         .map_err(|e| fail(e.to_string()))?;
                     let dev = slice.device_ptr(stream).0;
                     (std::ptr::null_mut(), dev, Storage::Device(slice))
@@ -146,7 +184,9 @@ impl<T: Element> Buffer<T> {
                 type_name,
                 mem,
                 device.as_ref().map(Device::id),
+                arrangement == Arrangement::Fields,
             ),
+            len,
             storage,
             device,
         })
@@ -170,6 +210,7 @@ impl<T: Element> Buffer<T> {
     /// The elements, for host memory (`paged`, `pinned`); dmem is refused under every
     /// backend, so that host code that works under the emulation also works on a GPU.
     pub(crate) fn as_slice(&self) -> Result<&[T]> {
+        self.whole("a slice of its elements")?;
         let base = self.host_base("read")?;
         // SAFETY: `extent` initialised elements owned by `self`.
         Ok(unsafe { std::slice::from_raw_parts(base, self.extent()) })
@@ -177,6 +218,7 @@ impl<T: Element> Buffer<T> {
 
     /// The elements, mutably, for host memory (see [`Buffer::as_slice`]).
     pub(crate) fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.whole("a slice of its elements")?;
         let base = self.host_base("write")?;
         // SAFETY: as in `as_slice`, and `&mut self` excludes other borrows.
         Ok(unsafe { std::slice::from_raw_parts_mut(base, self.extent()) })
@@ -192,12 +234,23 @@ impl<T: Element> Buffer<T> {
                 got: src.len(),
             });
         }
-        self.copy_prefix_from_slice(src)
+        let Some(fields) = self.raw.fields() else {
+            return self.copy_prefix_from_slice(src);
+        };
+        // The storage's bytes, each record's fields put into their arrays, in one copy.
+        let mut storage = vec![T::default(); self.len];
+        for (i, v) in src.iter().enumerate() {
+            // SAFETY: `storage` is the `len` elements that hold the field arrays of
+            // `extent` records (`allocate`), aligned as the buffer is for every field;
+            // `i` is below the extent, and `storage` is this function's alone.
+            unsafe { store_fields::<T, T>(fields, storage.as_mut_ptr().cast(), i, 0, *v) }
+        }
+        self.copy_prefix_from_slice(&storage)
     }
 
-    /// Copies `src` into the first `src.len()` elements (at most the extent).
+    /// Copies `src` into the first `src.len()` elements of storage (at most all of it).
     pub(crate) fn copy_prefix_from_slice(&mut self, src: &[T]) -> Result<()> {
-        assert!(src.len() <= self.extent(), "a prefix of the buffer");
+        assert!(src.len() <= self.len, "a prefix of the buffer");
         let type_name = self.type_name();
         match &mut self.storage {
             Storage::Device(slice) => {
@@ -208,7 +261,7 @@ impl<T: Element> Buffer<T> {
                 })
             }
             Storage::Host(_) | Storage::Pinned { .. } => {
-                // SAFETY: host memory of `extent` elements, exclusively borrowed.
+                // SAFETY: host memory of `len` elements, exclusively borrowed.
                 let dst = unsafe { std::slice::from_raw_parts_mut(self.raw.base_ptr(), src.len()) };
                 dst.copy_from_slice(src);
                 Ok(())
@@ -238,30 +291,37 @@ impl<T: Element> Buffer<T> {
         }
     }
 
-    /// Copies the elements out (device to host for dmem).
+    /// Copies the elements out (device to host for dmem); SoA storage's records gathered
+    /// from their fields.
     pub(crate) fn to_vec(&self) -> Result<Vec<T>> {
-        match &self.storage {
+        let storage = match &self.storage {
             Storage::Device(slice) => device_op(self.type_name(), "device-to-host copy", || {
                 let stream = slice.stream();
                 let v = stream.clone_dtoh(slice)?;
                 stream.synchronize()?;
                 Ok(v)
-            }),
+            })?,
             Storage::Host(_) | Storage::Pinned { .. } => {
-                // SAFETY: `extent` initialised host elements owned by `self`.
-                Ok(
-                    unsafe { std::slice::from_raw_parts(self.raw.base_ptr(), self.extent()) }
-                        .to_vec(),
-                )
+                // SAFETY: `len` initialised host elements owned by `self`.
+                unsafe { std::slice::from_raw_parts(self.raw.base_ptr(), self.len) }.to_vec()
             }
-        }
+        };
+        Ok(match self.raw.fields() {
+            None => storage,
+            Some(fields) => (0..self.extent())
+                // SAFETY: `storage` is a copy of the `len` elements holding the field
+                // arrays of `extent` records, aligned for every field (a `Vec<T>`, and the
+                // arrays at multiples of the alignment from its start); ours alone.
+                .map(|i| unsafe { load_fields(fields, storage.as_ptr().cast(), i) })
+                .collect(),
+        })
     }
 
     /// Sets every element to `v`.
     pub(crate) fn fill(&mut self, v: T) -> Result<()> {
-        match self.storage {
-            Storage::Device(_) => self.copy_from_slice(&vec![v; self.extent()]),
-            Storage::Host(_) | Storage::Pinned { .. } => {
+        match (&self.storage, self.raw.fields()) {
+            (Storage::Device(_), _) | (_, Some(_)) => self.copy_from_slice(&vec![v; self.extent()]),
+            (Storage::Host(_) | Storage::Pinned { .. }, None) => {
                 // SAFETY: `extent` host elements, exclusively borrowed.
                 unsafe { std::slice::from_raw_parts_mut(self.raw.base_ptr(), self.extent()) }
                     .fill(v);
@@ -280,9 +340,9 @@ impl<T: Element> Buffer<T> {
                 device_op(type_name, "memset", || stream.memset_zeros(slice))
             }
             Storage::Host(_) | Storage::Pinned { .. } => {
-                // SAFETY: `extent` host elements, exclusively borrowed; zero bits are a
+                // SAFETY: `len` host elements, exclusively borrowed; zero bits are a
                 // value of every element type (`ValidAsZeroBits`).
-                unsafe { self.raw.base_ptr().write_bytes(0, self.extent()) };
+                unsafe { self.raw.base_ptr().write_bytes(0, self.len) };
                 Ok(())
             }
         }
@@ -291,6 +351,7 @@ impl<T: Element> Buffer<T> {
     /// The elements wherever they are host memory, the emulation's dmem included: for the
     /// runtime's own copies, which stand for the device there.
     pub(crate) fn host_elements(&self) -> Result<&[T]> {
+        self.whole("copy on the host")?;
         let base = self.emulated_or_host_base()?;
         // SAFETY: `extent` initialised host elements owned by `self`, shared.
         Ok(unsafe { std::slice::from_raw_parts(base, self.extent()) })
@@ -298,9 +359,48 @@ impl<T: Element> Buffer<T> {
 
     /// [`Buffer::host_elements`], mutably.
     pub(crate) fn host_elements_mut(&mut self) -> Result<&mut [T]> {
+        self.whole("copy on the host")?;
         let base = self.emulated_or_host_base()?;
         // SAFETY: as above, and `&mut self` excludes other borrows.
         Ok(unsafe { std::slice::from_raw_parts_mut(base, self.extent()) })
+    }
+
+    /// The storage's bytes wherever they are host memory, the emulation's dmem included
+    /// (SoA storage's field arrays as they lie): for the runtime's own copies.
+    pub(crate) fn host_bytes(&self) -> Result<&[u8]> {
+        let base = self.emulated_or_host_base()?;
+        // SAFETY: `len` initialised host elements owned by `self`, shared; an element has
+        // no padding (`Element`), so each of its bytes is initialised.
+        Ok(unsafe { std::slice::from_raw_parts(base.cast(), self.bytes()) })
+    }
+
+    /// [`Buffer::host_bytes`], mutably.
+    pub(crate) fn host_bytes_mut(&mut self) -> Result<&mut [u8]> {
+        let base = self.emulated_or_host_base()?;
+        // SAFETY: as above, and `&mut self` excludes other borrows; any bytes written
+        // make elements (`Element`: every bit pattern is a value).
+        Ok(unsafe { std::slice::from_raw_parts_mut(base.cast(), self.bytes()) })
+    }
+
+    /// The bytes of storage.
+    pub(crate) fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// Where the field arrays of SoA storage are; `None` for whole elements.
+    pub(crate) fn fields(&self) -> Option<FieldArrays> {
+        self.raw.fields()
+    }
+
+    /// An error for `operation` on SoA storage, which needs whole elements in memory.
+    fn whole(&self, operation: &'static str) -> Result<()> {
+        match self.raw.fields() {
+            None => Ok(()),
+            Some(_) => Err(Error::FieldArrays {
+                type_name: self.type_name(),
+                operation,
+            }),
+        }
     }
 
     fn emulated_or_host_base(&self) -> Result<*mut T> {
@@ -336,10 +436,10 @@ fn device_op<R>(
     op().map_err(|e| Error::driver(type_name, operation, e))
 }
 
-/// Zeroed, 64-byte-aligned host memory of `bytes` bytes (a dangling aligned pointer for
+/// Zeroed host memory of `bytes` bytes aligned to `align` (a dangling aligned pointer for
 /// 0 bytes); `None` when out of memory.
-fn host<T: Element>(bytes: usize) -> Option<(*mut T, u64, Storage<T>)> {
-    let layout = Layout::from_size_align(bytes, HOST_ALIGN.max(std::mem::align_of::<T>())).ok()?;
+fn host<T: Element>(bytes: usize, align: usize) -> Option<(*mut T, u64, Storage<T>)> {
+    let layout = Layout::from_size_align(bytes, align.max(std::mem::align_of::<T>())).ok()?;
     let base = if bytes == 0 {
         std::ptr::without_provenance_mut(layout.align())
     } else {

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use parray_layout::ElemType;
+use parray_layout::{ElemType, Record};
 
 /// A type that can be the element of a parray data type.
 ///
@@ -129,6 +129,106 @@ pub(crate) unsafe fn store_field_relaxed<T: Element, F: Element>(p: *mut T, offs
     unsafe {
         let to = p.cast::<u8>().add(offset);
         by_words((&raw const v).cast(), to, size_of::<F>(), word, STORES)
+    }
+}
+
+/// Storage of `extent` records of `T` kept one array per field (SPEC 2.3): the record
+/// `r` (`T::ELEM`), and where its field arrays start (each at a multiple of `align`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldArrays {
+    pub(crate) record: Record,
+    pub(crate) extent: usize,
+    pub(crate) align: u64,
+}
+
+impl FieldArrays {
+    /// Bytes from the storage's start to field `k` of element `index`, and the field's
+    /// size.
+    #[inline(always)]
+    pub(crate) fn at(self, k: usize, index: usize) -> (usize, usize) {
+        let size = self.record.def().fields[k].elem.size_bytes() as usize;
+        let start = self.record.soa_start(k, self.extent as u64, self.align) as usize;
+        (start + index * size, size)
+    }
+
+    /// The addresses of the fields of element `index` in the storage at `start`: the
+    /// struct a kernel's `soa` parameter is (`Particle_soa`).
+    pub(crate) fn addresses(self, start: u64, index: usize) -> Vec<u64> {
+        let fields = 0..self.record.def().fields.len();
+        fields.map(|k| start + self.at(k, index).0 as u64).collect()
+    }
+}
+
+/// Reads element `index` of the SoA storage `fields` at `base`: each field from its
+/// array, in `T`'s words (so that racing accesses move words of one size, as
+/// [`load_relaxed`]'s do).
+///
+/// # Safety
+/// `fields.record` must be `T`'s record, `base` valid for reads of the storage's bytes
+/// ([`Record::soa_bytes`])
+/// and aligned to every field's alignment, `index < fields.extent`, and every concurrent
+/// access to the storage atomic.
+#[inline(always)]
+pub(crate) unsafe fn load_fields<T: Element>(
+    fields: FieldArrays,
+    base: *const u8,
+    index: usize,
+) -> T {
+    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    let word = const { T::ELEM.word_bytes() as usize };
+    for k in 0..fields.record.def().fields.len() {
+        let (at, size) = fields.at(k, index);
+        // SAFETY: the caller's contract: the field's bytes lie in the storage, aligned
+        // for it (a multiple of `align` plus whole fields), and a record's field sizes are
+        // multiples of its word; the field lands at its offset in `out`, a `T`.
+        unsafe {
+            let to = out
+                .as_mut_ptr()
+                .cast::<u8>()
+                .add(fields.record.field_offset(k) as usize);
+            by_words(base.add(at), to, size, word, LOADS);
+        }
+    }
+    // SAFETY: a record has no padding, so its fields wrote every byte of `out`, and any
+    // bits are a value.
+    unsafe { out.assume_init() }
+}
+
+/// Writes the bytes of `v` from `offset` within a record (the whole record, or one field
+/// of it) to element `index` of the SoA storage `fields` at `base`, each field's part to
+/// its array, in `T`'s words.
+///
+/// # Safety
+/// As [`load_fields`], for writes; `offset` and the size of `V` name whole words of `T`
+/// within it (a field, a part of one, or the record), and `V` has no padding.
+#[inline(always)]
+pub(crate) unsafe fn store_fields<T: Element, V: Element>(
+    fields: FieldArrays,
+    base: *mut u8,
+    index: usize,
+    offset: usize,
+    v: V,
+) {
+    let word = const { T::ELEM.word_bytes() as usize };
+    let (from, end) = ((&raw const v).cast::<u8>(), offset + size_of::<V>());
+    for k in 0..fields.record.def().fields.len() {
+        let (at, size) = fields.at(k, index);
+        let field = fields.record.field_offset(k) as usize;
+        // The part of field `k` that `v` covers, in bytes of the record.
+        let (lo, hi) = (field.max(offset), (field + size).min(end));
+        if lo < hi {
+            // SAFETY: the caller's contract; `lo..hi` lies in field `k` and in `v`, at
+            // multiples of the word.
+            unsafe {
+                by_words(
+                    from.add(lo - offset),
+                    base.add(at + lo - field),
+                    hi - lo,
+                    word,
+                    STORES,
+                )
+            }
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::device_id::DeviceId;
 use crate::error::{Error, Result};
-use crate::mem::elem::Element;
+use crate::mem::elem::{Element, FieldArrays};
 use crate::mem::ptr::{Ptr, PtrMut};
 
 /// A kernel argument as the driver receives it.
@@ -20,6 +20,15 @@ pub enum KernelValue {
     /// An element of dmem: its address on `device` (under the emulation, a host address).
     Pointer {
         address: u64,
+        device: DeviceId,
+    },
+    /// An element of a record array kept one array per field (SPEC 2.3) on `device`: its
+    /// storage's start, the element and where the fields are; the kernel receives the
+    /// struct of the element's fields' addresses (`Particle_soa`).
+    Fields {
+        start: u64,
+        index: usize,
+        fields: FieldArrays,
         device: DeviceId,
     },
 }
@@ -45,6 +54,9 @@ macro_rules! handle_args {
                         })
                     }
                 };
+                if let Some((start, index, fields)) = self.kernel_fields() {
+                    return Ok(KernelValue::Fields { start, index, fields, device });
+                }
                 // On an emulated device the device is the host: its addresses are host
                 // addresses.
                 let address = self

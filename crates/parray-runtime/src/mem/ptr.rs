@@ -44,7 +44,8 @@ use parray_layout::{ElemType, MemKind};
 use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{
-    load_relaxed, store_field_relaxed, store_relaxed, Element, HasVector2, HasVector4, Vector,
+    load_fields, load_relaxed, store_field_relaxed, store_fields, store_relaxed, Element,
+    FieldArrays, HasVector2, HasVector4, Vector,
 };
 use crate::mem::watch::{self, Clock, Watch};
 
@@ -66,6 +67,11 @@ pub(crate) struct Raw<T: Element> {
     access: bool,
     /// The device of a buffer's dmem, which launches run on; `None` for other memory.
     pub(crate) device: Option<DeviceId>,
+    /// The records are kept one array per field (SPEC 2.3): element `i`'s field `k` is at
+    /// `soa_start(k) + i * size_k` bytes from `base` ([`FieldArrays`]), not in `base[i]`.
+    /// Only a record array's can be. Invariant: when true, `base` holds the storage's
+    /// bytes (`Record::soa_bytes` of `extent` records in `mem`), aligned to 16.
+    soa: bool,
     /// What the race detector watches of the handle's accesses (debug builds).
     #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
     watch: Option<Watched>,
@@ -98,6 +104,7 @@ impl<T: Element> Raw<T> {
         type_name: &'static str,
         mem: MemKind,
         device: Option<DeviceId>,
+        soa: bool,
     ) -> Self {
         Raw {
             base,
@@ -108,7 +115,55 @@ impl<T: Element> Raw<T> {
             mem,
             access: !mem.on_device() && !base.is_null(),
             device,
+            soa,
             watch: None,
+        }
+    }
+
+    /// Where the field arrays of SoA storage are; `None` for whole elements.
+    #[inline(always)]
+    pub(crate) fn fields(&self) -> Option<FieldArrays> {
+        match T::ELEM {
+            ElemType::Record(record) if self.soa => Some(FieldArrays {
+                record,
+                extent: self.extent,
+                align: self.mem.soa_align(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Reads element `index` of the array: plainly (`plain`, a read handle's array, which
+    /// nothing writes), else atomically ([`load_relaxed`]); SoA storage field by field.
+    ///
+    /// # Safety
+    /// The handle must allow access and `index` must be below the extent; with `plain`,
+    /// nothing may write the array concurrently, else every concurrent access is atomic.
+    #[inline(always)]
+    unsafe fn read(&self, index: usize, plain: bool) -> T {
+        // SAFETY (each): the caller's contract, and `Raw`'s invariants: `base` holds
+        // `extent` elements, or SoA storage of `extent` records.
+        match self.fields() {
+            Some(fields) => unsafe { load_fields(fields, self.base.cast(), index) },
+            None if plain => unsafe { *self.base.add(index) },
+            None => unsafe { load_relaxed(self.base.add(index)) },
+        }
+    }
+
+    /// Writes `v`, the bytes from `offset` of element `index` (the element, or a field of
+    /// a record: [`field_offset`]), atomically ([`store_field_relaxed`]); to SoA storage
+    /// each field's part to its array.
+    ///
+    /// # Safety
+    /// As [`Raw::read`] without `plain`; `offset` and `V` name whole words of `T` within it.
+    #[inline(always)]
+    unsafe fn write<V: Element>(&self, index: usize, offset: usize, v: V) {
+        // SAFETY (each): as in `read`, and the caller's contract for `offset`.
+        match self.fields() {
+            Some(fields) => unsafe {
+                store_fields::<T, V>(fields, self.base.cast(), index, offset, v)
+            },
+            None => unsafe { store_field_relaxed(self.base.add(index), offset, v) },
         }
     }
 
@@ -203,11 +258,19 @@ impl<T: Element> Raw<T> {
     #[inline(always)]
     #[track_caller]
     pub(crate) fn at(&self, off: usize) -> *mut T {
+        self.base.wrapping_add(self.index(off))
+    }
+
+    /// The index in the array of the element `off` past this handle: refused for dmem,
+    /// checked against the extent.
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, off: usize) -> usize {
         if !self.access {
             self.refuse();
         }
         match self.offset.checked_add(off) {
-            Some(index) if index < self.extent => self.base.wrapping_add(index),
+            Some(index) if index < self.extent => index,
             _ => self.out_of_bounds(off),
         }
     }
@@ -250,13 +313,13 @@ impl<T: Element> Raw<T> {
         }
     }
 
-    /// [`Raw::at`] without the checks.
+    /// [`Raw::index`] without the checks.
     ///
     /// # Safety
     /// The handle must allow access and `offset + off` must be below the extent.
     #[inline(always)]
     #[track_caller]
-    unsafe fn at_unchecked(&self, off: usize) -> *mut T {
+    unsafe fn index_unchecked(&self, off: usize) -> usize {
         // The proof that licensed this access, tested: debug builds check it anyway.
         #[cfg(debug_assertions)]
         if self
@@ -270,8 +333,7 @@ impl<T: Element> Raw<T> {
                 self.extent,
             );
         }
-        // SAFETY: in bounds of the allocation by the caller's contract.
-        unsafe { self.base.add(self.offset + off) }
+        self.offset + off
     }
 
     #[cold]
@@ -316,17 +378,26 @@ impl<T: Element> Raw<T> {
         self.device
     }
 
+    /// Bytes from element 0 to the designated element: to its first field, for SoA
+    /// storage.
+    fn offset_bytes(&self) -> usize {
+        match self.fields() {
+            Some(fields) => fields.at(0, self.offset).0,
+            None => self.offset * size_of::<T>(),
+        }
+    }
+
     fn device_address(&self) -> Option<u64> {
         self.base
             .is_null()
-            .then(|| self.dev + (self.offset * std::mem::size_of::<T>()) as u64)
+            .then(|| self.dev + self.offset_bytes() as u64)
     }
 
     fn host_address(&self) -> *mut T {
         if self.base.is_null() {
             self.base
         } else {
-            self.base.wrapping_add(self.offset)
+            self.base.wrapping_byte_add(self.offset_bytes())
         }
     }
 
@@ -395,6 +466,14 @@ pub(crate) fn vector_out_of_bounds(vector: ElemType, offset: u128, name: &str, e
         "{}",
         vector_out_of_bounds_message(vector, offset, name, extent)
     )
+}
+
+/// A reference to an element of `type_name`, whose records are kept one array per field.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn field_arrays(type_name: &str) -> ! {
+    panic!("parray: {type_name} keeps its records one array per field (soa): there is no whole record to reference; read and write it with `at`/`set` or `load`/`store`")
 }
 
 #[cold]
@@ -737,7 +816,8 @@ macro_rules! handle_common {
                 }
             }
 
-            /// The host address of the designated element; null for memory on the GPU.
+            /// The host address of the designated element (of its first field, for a
+            /// record array kept one array per field); null for memory on the GPU.
             pub fn host_address(&self) -> *mut T {
                 self.raw.host_address()
             }
@@ -748,10 +828,29 @@ macro_rules! handle_common {
                 self.raw.device()
             }
 
-            /// The device address of the designated element, for GPU memory; `None` for
-            /// host memory (including dmem under the CPU emulation).
+            /// The device address of the designated element (of its first field, for a
+            /// record array kept one array per field), for GPU memory; `None` for host
+            /// memory (including dmem under the CPU emulation).
             pub fn device_address(&self) -> Option<u64> {
                 self.raw.device_address()
+            }
+
+            /// Whether the array keeps its records one array per field (`dmem soa Particle
+            /// [N] Q`, SPEC 2.3).
+            pub fn soa(&self) -> bool {
+                self.raw.fields().is_some()
+            }
+
+            /// For a record array kept one array per field: where its storage starts (on
+            /// its GPU, or on an emulated device the host), the designated element, and
+            /// where the fields' arrays are; what a kernel's `soa` parameter is made of.
+            pub(crate) fn kernel_fields(&self) -> Option<(u64, usize, FieldArrays)> {
+                let fields = self.raw.fields()?;
+                let start = match self.raw.base.is_null() {
+                    true => self.raw.dev,
+                    false => self.raw.base.addr() as u64,
+                };
+                Some((start, self.raw.offset, fields))
             }
 
             /// The offset, in elements, from the start of the array.
@@ -832,16 +931,17 @@ impl<T: Element> Access<T> for Ptr<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn load(&self, off: usize) -> T {
-        // SAFETY: `at` gives an in-bounds element of the borrowed array, which nothing
+        let index = self.raw.index(off);
+        // SAFETY: `index` gives an in-bounds element of the borrowed array, which nothing
         // writes while this handle lives.
-        unsafe { *self.raw.at(off) }
+        unsafe { self.raw.read(index, true) }
     }
 
     #[inline(always)]
     #[track_caller]
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds and accessible by the caller's contract; unwritten as above.
-        unsafe { *self.raw.at_unchecked(off) }
+        unsafe { self.raw.read(self.raw.index_unchecked(off), true) }
     }
 
     #[inline(always)]
@@ -858,30 +958,30 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn load(&self, off: usize) -> T {
-        let p = self.raw.at(off);
+        let index = self.raw.index(off);
         self.raw.note(off, 1, false);
-        // SAFETY: `at` gives an aligned in-bounds element of the exclusively borrowed
-        // array, accessed only atomically while this handle lives.
-        unsafe { load_relaxed(p) }
+        // SAFETY: `index` gives an in-bounds element of the exclusively borrowed array,
+        // accessed only atomically while this handle lives.
+        unsafe { self.raw.read(index, false) }
     }
 
     #[inline(always)]
     #[track_caller]
     unsafe fn load_unchecked(&self, off: usize) -> T {
         // SAFETY: in bounds by the caller's contract; atomic as above.
-        let p = unsafe { self.raw.at_unchecked(off) };
+        let index = unsafe { self.raw.index_unchecked(off) };
         self.raw.note(off, 1, false);
         // SAFETY: as above.
-        unsafe { load_relaxed(p) }
+        unsafe { self.raw.read(index, false) }
     }
 
     #[inline(always)]
     #[track_caller]
     fn load_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
-        let p = self.raw.at(off);
+        let index = self.raw.index(off);
         self.raw.note_field::<F>(off, field_offset(field), false);
         // SAFETY: as in `load`.
-        *field(&mut unsafe { load_relaxed(p) })
+        *field(&mut unsafe { self.raw.read(index, false) })
     }
 
     #[inline(always)]
@@ -892,10 +992,10 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
         field: fn(&mut T) -> &mut F,
     ) -> F {
         // SAFETY: as in `load_unchecked`.
-        let p = unsafe { self.raw.at_unchecked(off) };
+        let index = unsafe { self.raw.index_unchecked(off) };
         self.raw.note_field::<F>(off, field_offset(field), false);
         // SAFETY: as above.
-        *field(&mut unsafe { load_relaxed(p) })
+        *field(&mut unsafe { self.raw.read(index, false) })
     }
 
     #[inline(always)]
@@ -913,30 +1013,30 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn store(&self, off: usize, v: T) {
-        let p = self.raw.at(off);
+        let index = self.raw.index(off);
         self.raw.note(off, 1, true);
-        // SAFETY: as in `load`.
-        unsafe { store_relaxed(p, v) }
+        // SAFETY: as in `load`; the whole element from its offset 0.
+        unsafe { self.raw.write(index, 0, v) }
     }
 
     #[inline(always)]
     #[track_caller]
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         // SAFETY: as in `load_unchecked`.
-        let p = unsafe { self.raw.at_unchecked(off) };
+        let index = unsafe { self.raw.index_unchecked(off) };
         self.raw.note(off, 1, true);
         // SAFETY: as above.
-        unsafe { store_relaxed(p, v) }
+        unsafe { self.raw.write(index, 0, v) }
     }
 
     #[inline(always)]
     #[track_caller]
     fn store_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F, v: F) {
-        let p = self.raw.at(off);
+        let index = self.raw.index(off);
         let offset = field_offset(field);
         self.raw.note_field::<F>(off, offset, true);
         // SAFETY: as in `load`, and `offset` is a field's of type `F`.
-        unsafe { store_field_relaxed(p, offset, v) }
+        unsafe { self.raw.write(index, offset, v) }
     }
 
     #[inline(always)]
@@ -948,11 +1048,11 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
         v: F,
     ) {
         // SAFETY: as in `load_unchecked`.
-        let p = unsafe { self.raw.at_unchecked(off) };
+        let index = unsafe { self.raw.index_unchecked(off) };
         let offset = field_offset(field);
         self.raw.note_field::<F>(off, offset, true);
         // SAFETY: as above, and `offset` is a field's of type `F`.
-        unsafe { store_field_relaxed(p, offset, v) }
+        unsafe { self.raw.write(index, offset, v) }
     }
 
     #[track_caller]

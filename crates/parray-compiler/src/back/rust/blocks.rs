@@ -94,6 +94,7 @@ pub fn block_body_tokens(proved: &Proved) -> TokenStream {
             elem,
             mem: MemKind::Smem,
             len,
+            soa,
             slot,
             loc,
         } = s
@@ -102,7 +103,7 @@ pub fn block_body_tokens(proved: &Proved) -> TokenStream {
             let el = w.elem(*elem);
             let len = Literal::usize_unsuffixed(*len as usize);
             out.extend(quote_spanned!(loc.span.proc_macro()=>
-                let #name = #block.shared_ptr::<#el>(#slot, #len, #type_name);
+                let #name = #block.shared_ptr::<#el>(#slot, #len, #type_name, #soa);
             ));
         }
     }
@@ -227,7 +228,7 @@ impl Blocks {
         let mut spilled = HashMap::new();
         let mut shared = Vec::new();
         let kind = |id: LocalId| match body.local(id).ty {
-            Some(Ty::Ptr(_)) if !body.local(id).param => Spill::Pointer,
+            Some(Ty::Ptr { .. }) if !body.local(id).param => Spill::Pointer,
             Some(Ty::Array { .. }) => Spill::Registers,
             _ => Spill::Value,
         };

@@ -334,6 +334,7 @@ impl<'b> Writer<'b> {
                 elem,
                 mem,
                 len,
+                soa,
                 slot,
                 loc,
             } => {
@@ -341,7 +342,7 @@ impl<'b> Writer<'b> {
                 let el = self.elem(*elem);
                 let len = Literal::usize_unsuffixed(*len as usize);
                 if *mem == MemKind::Smem {
-                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name);)
+                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name, #soa);)
                 } else {
                     quote_spanned!(loc.span.proc_macro()=> let #name = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
                 }
@@ -625,7 +626,7 @@ impl<'b> Writer<'b> {
                 let p = crate::ir::precedence(*op);
                 let pointer = matches!(
                     l.ty,
-                    Ty::Ptr(_)
+                    Ty::Ptr { .. }
                         | Ty::Array {
                             mem: MemKind::Smem,
                             ..
@@ -875,7 +876,7 @@ impl<'b> Writer<'b> {
         }
         let p = self.expr(place);
         // `p += off` moves a pointer by a Rust `usize` (the emulation's index is a `u32`).
-        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr(_)) {
+        let v = if op == Some(BinOp::Add) && matches!(place.ty, Ty::Ptr { .. }) {
             self.host_index(value)
         } else {
             v

@@ -61,7 +61,7 @@ fn node(n: &Node) -> TokenStream {
 fn type_def(t: &TypeDef) -> TokenStream {
     let (name, natural, root) = (&t.name, t.natural, id(t.root));
     let class = match &t.class {
-        TypeClass::Data { mem, elem } => {
+        TypeClass::Data { mem, elem, soa } => {
             let mem = match mem {
                 Some(m) => {
                     let m = mem_kind(*m);
@@ -70,7 +70,7 @@ fn type_def(t: &TypeDef) -> TokenStream {
                 None => quote!(::core::option::Option::None),
             };
             let elem = elem_type(*elem);
-            quote!(::parray::layout::TypeClass::Data { mem: #mem, elem: #elem })
+            quote!(::parray::layout::TypeClass::Data { mem: #mem, elem: #elem, soa: #soa })
         }
         TypeClass::Thread(kind) => {
             let kind = match kind {
@@ -115,9 +115,9 @@ fn type_def(t: &TypeDef) -> TokenStream {
 }
 
 fn param(p: &Param) -> TokenStream {
-    let (elem, pointer, name) = (elem_type(p.elem), p.pointer, &p.name);
+    let (elem, pointer, soa, name) = (elem_type(p.elem), p.pointer, p.soa, &p.name);
     quote! {
-        ::parray::layout::Param { elem: #elem, pointer: #pointer, name: ::std::string::String::from(#name) }
+        ::parray::layout::Param { elem: #elem, pointer: #pointer, soa: #soa, name: ::std::string::String::from(#name) }
     }
 }
 
