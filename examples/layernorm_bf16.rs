@@ -12,7 +12,6 @@
 mod common;
 
 use parray::bf16;
-use parray::gpu::Timing;
 use parray::prelude::*;
 
 parray! {
@@ -165,26 +164,15 @@ fn main() -> parray::Result<()> {
 
     println!("backend: {backend}");
     let bytes = 2 * rows * cols * size_of::<bf16>();
-    let rate = |t: Timing, bytes: usize| bytes as f64 / t.seconds() / 1e9;
-    println!(
-        "layer norm of {rows} x {cols} bf16{note}: parray {parray}, {:.1} GB/s{}",
-        rate(parray, bytes),
-        parray.note()
-    );
-    println!(
-        "  the same body over f32: {wide}, {:.1} GB/s{} (check {}); bf16 moves half the bytes in {:.2} of the time",
-        rate(wide, 2 * bytes),
-        wide.note(),
-        if ok_f32 { "ok" } else { "FAILED" },
-        parray.ms / wide.ms
-    );
+    let what = format!("layer norm of {rows} x {cols} bf16{note}");
+    common::bf16_beside_f32(&what, parray, wide, ok_f32, bytes);
     if device {
         let copy = common::device_copy_time(&x, &y, bytes / 2)?;
         let copy_f32 = common::device_copy_time(&xf, &yf, bytes)?;
         println!(
             "  the driver's copy of the bytes: bf16 {copy} ({:.0} GB/s), f32 {copy_f32} ({:.0} GB/s); parray / copy: bf16 {:.2}, f32 {:.2}",
-            rate(copy, bytes),
-            rate(copy_f32, 2 * bytes),
+            bytes as f64 / copy.seconds() / 1e9,
+            2.0 * bytes as f64 / copy_f32.seconds() / 1e9,
             parray.ms / copy.ms,
             wide.ms / copy_f32.ms
         );

@@ -23,10 +23,9 @@ fn multiply(a: &Array<M>, b: &Array<M>, c: &mut Array<M>) -> parray::Result<()> 
 }
 
 fn main() -> parray::Result<()> {
-    let side: usize = std::env::args()
-        .nth(1)
-        .map_or(128, |a| a.parse().expect("a side"));
-    H.bind(side / 2)?; // M is 2H x 2H
+    let arg = std::env::args().nth(1);
+    let side: usize = arg.map_or(128, |a| a.parse().expect("a side"));
+    H.bind(side / 2)?; // M is 2H x 2H: every type sized by H follows
     let (mut a, mut b, mut c) = (M::create()?, M::create()?, M::create()?);
     let n = M::dims()[0];
     for i in 0..n {

@@ -11,7 +11,6 @@
 mod common;
 
 use parray::bf16;
-use parray::gpu::Timing;
 use parray::prelude::*;
 
 parray! {
@@ -167,19 +166,8 @@ fn main() -> parray::Result<()> {
 
     println!("backend: {backend}");
     let bytes = 2 * rows * cols * size_of::<bf16>();
-    let rate = |t: Timing, bytes: usize| bytes as f64 / t.seconds() / 1e9;
-    println!(
-        "softmax of {rows} x {cols} bf16{note}: parray {parray}, {:.1} GB/s{}",
-        rate(parray, bytes),
-        parray.note()
-    );
-    println!(
-        "  the same body over f32: {wide}, {:.1} GB/s{} (check {}); bf16 moves half the bytes in {:.2} of the time",
-        rate(wide, 2 * bytes),
-        wide.note(),
-        if ok_f32 { "ok" } else { "FAILED" },
-        parray.ms / wide.ms
-    );
+    let what = format!("softmax of {rows} x {cols} bf16{note}");
+    common::bf16_beside_f32(&what, parray, wide, ok_f32, bytes);
     if device {
         let hand = common::median_time(repeats, true, || {
             common::raw_kernel(
@@ -197,7 +185,7 @@ fn main() -> parray::Result<()> {
         let copy_f32 = common::device_copy_time(&xf, &yf, bytes)?;
         println!(
             "  f32: the driver's copy of its bytes {copy_f32} ({:.0} GB/s); parray f32 / copy {:.2}",
-            rate(copy_f32, 2 * bytes),
+            2.0 * bytes as f64 / copy_f32.seconds() / 1e9,
             wide.ms / copy_f32.ms
         );
     }

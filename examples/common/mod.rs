@@ -194,6 +194,26 @@ pub fn beside_hand_and_copy(
     );
 }
 
+/// The lines of a row-wise example run in `bf16` (`half`, its time) and in `f32` (`full`,
+/// whose result checked `full_ok`): each time and rate over the bytes it moves, `bytes`
+/// the `bf16` run's (the `f32` one moves twice as many).
+#[allow(dead_code)] // the examples not in two precisions do not print it
+pub fn bf16_beside_f32(what: &str, half: Timing, full: Timing, full_ok: bool, bytes: usize) {
+    let rate = |t: Timing, bytes: usize| bytes as f64 / t.seconds() / 1e9;
+    println!(
+        "{what}: parray {half}, {:.1} GB/s{}",
+        rate(half, bytes),
+        half.note()
+    );
+    println!(
+        "  the same body over f32: {full}, {:.1} GB/s{} (check {}); bf16 moves half the bytes in {:.2} of the time",
+        rate(full, 2 * bytes),
+        full.note(),
+        if full_ok { "ok" } else { "FAILED" },
+        half.ms / full.ms
+    );
+}
+
 /// `--n N` from the command line (`default` without it): the size an example binds to its
 /// run-time size `N`. A value that is not a positive number exits with its usage.
 #[allow(dead_code)] // the examples of fixed sizes do not ask
