@@ -312,7 +312,7 @@ impl<T: Element> Buffer<T> {
                 // SAFETY: `storage` is a copy of the `len` elements holding the field
                 // arrays of `extent` records, aligned for every field (a `Vec<T>`, and the
                 // arrays at multiples of the alignment from its start); ours alone.
-                .map(|i| unsafe { load_fields(fields, storage.as_ptr().cast(), i) })
+                .map(|i| unsafe { load_fields::<T, T>(fields, storage.as_ptr().cast(), i, 0) })
                 .collect(),
         })
     }

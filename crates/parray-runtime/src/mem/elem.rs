@@ -81,21 +81,8 @@ const STORES: WordSteps = (
 /// must be atomic (through [`store_relaxed`] or an atomic update).
 #[inline(always)]
 pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
-    let mut out = std::mem::MaybeUninit::<T>::uninit();
-    let word = const { T::ELEM.word_bytes() as usize };
-    // SAFETY: the caller's guarantees for `p`; `out` is a local `T`; `Element`: the size is
-    // a multiple of the word, to which `T` is aligned. Each word of `out` is written, and
-    // any bits are a value.
-    unsafe {
-        by_words(
-            p.cast(),
-            out.as_mut_ptr().cast(),
-            size_of::<T>(),
-            word,
-            LOADS,
-        );
-        out.assume_init()
-    }
+    // SAFETY: the caller's contract; the whole element is its own field at offset 0.
+    unsafe { load_field_relaxed(p, 0) }
 }
 
 /// Writes `v` at `p` with relaxed atomic stores of its words (see [`load_relaxed`]).
@@ -104,17 +91,8 @@ pub(crate) unsafe fn load_relaxed<T: Element>(p: *const T) -> T {
 /// As [`load_relaxed`], for writes.
 #[inline(always)]
 pub(crate) unsafe fn store_relaxed<T: Element>(p: *mut T, v: T) {
-    let word = const { T::ELEM.word_bytes() as usize };
-    // SAFETY: as in `load_relaxed`; `v` has no padding, so each of its words is initialised.
-    unsafe {
-        by_words(
-            (&raw const v).cast(),
-            p.cast(),
-            size_of::<T>(),
-            word,
-            STORES,
-        )
-    }
+    // SAFETY: the caller's contract; the whole element is its own field at offset 0.
+    unsafe { store_field_relaxed(p, 0, v) }
 }
 
 /// Writes the field `v` at `offset` bytes into the record at `p`, in the record's words.
@@ -129,6 +107,25 @@ pub(crate) unsafe fn store_field_relaxed<T: Element, F: Element>(p: *mut T, offs
     unsafe {
         let to = p.cast::<u8>().add(offset);
         by_words((&raw const v).cast(), to, size_of::<F>(), word, STORES)
+    }
+}
+
+/// Reads the field of `F` at `offset` bytes into the record at `p`, in the record's words
+/// (see [`load_relaxed`]): only the field's bytes move.
+///
+/// # Safety
+/// As [`load_relaxed`] for `p`; `offset` is that of a field of type `F` in `T` (so the
+/// field lies in the record, at whole words, aligned for `F`).
+#[inline(always)]
+pub(crate) unsafe fn load_field_relaxed<T: Element, F: Element>(p: *const T, offset: usize) -> F {
+    let mut out = std::mem::MaybeUninit::<F>::uninit();
+    let word = const { T::ELEM.word_bytes() as usize };
+    // SAFETY: the caller's contract; each word of `out`, an `F`, is written, and any bits
+    // are a value.
+    unsafe {
+        let from = p.cast::<u8>().add(offset);
+        by_words(from, out.as_mut_ptr().cast(), size_of::<F>(), word, LOADS);
+        out.assume_init()
     }
 }
 
@@ -159,38 +156,49 @@ impl FieldArrays {
     }
 }
 
-/// Reads element `index` of the SoA storage `fields` at `base`: each field from its
+/// Reads the bytes of a `V` from `offset` within element `index` of the SoA storage
+/// `fields` at `base` (the whole record, or one field of it): each field's part from its
 /// array, in `T`'s words (so that racing accesses move words of one size, as
-/// [`load_relaxed`]'s do).
+/// [`load_relaxed`]'s do). [`store_fields`] writes them so.
 ///
 /// # Safety
 /// `fields.record` must be `T`'s record, `base` valid for reads of the storage's bytes
 /// ([`Record::soa_bytes`])
 /// and aligned to every field's alignment, `index < fields.extent`, and every concurrent
-/// access to the storage atomic.
+/// access to the storage atomic; `offset` and the size of `V` name whole words of `T`
+/// within it (a field, or the record).
 #[inline(always)]
-pub(crate) unsafe fn load_fields<T: Element>(
+pub(crate) unsafe fn load_fields<T: Element, V: Element>(
     fields: FieldArrays,
     base: *const u8,
     index: usize,
-) -> T {
-    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    offset: usize,
+) -> V {
+    let mut out = std::mem::MaybeUninit::<V>::uninit();
     let word = const { T::ELEM.word_bytes() as usize };
+    let (to, end) = (out.as_mut_ptr().cast::<u8>(), offset + size_of::<V>());
     for k in 0..fields.record.def().fields.len() {
         let (at, size) = fields.at(k, index);
-        // SAFETY: the caller's contract: the field's bytes lie in the storage, aligned
-        // for it (a multiple of `align` plus whole fields), and a record's field sizes are
-        // multiples of its word; the field lands at its offset in `out`, a `T`.
-        unsafe {
-            let to = out
-                .as_mut_ptr()
-                .cast::<u8>()
-                .add(fields.record.field_offset(k) as usize);
-            by_words(base.add(at), to, size, word, LOADS);
+        let field = fields.record.field_offset(k) as usize;
+        // The part of field `k` that `V` covers, in bytes of the record.
+        let (lo, hi) = (field.max(offset), (field + size).min(end));
+        if lo < hi {
+            // SAFETY: the caller's contract: the field's bytes lie in the storage, aligned
+            // for it (a multiple of `align` plus whole fields); `lo..hi` lies in field `k`
+            // and in `out`, at multiples of the word.
+            unsafe {
+                by_words(
+                    base.add(at + lo - field),
+                    to.add(lo - offset),
+                    hi - lo,
+                    word,
+                    LOADS,
+                )
+            }
         }
     }
-    // SAFETY: a record has no padding, so its fields wrote every byte of `out`, and any
-    // bits are a value.
+    // SAFETY: a record has no padding, so the fields cover every byte of `offset..end`
+    // and wrote every byte of `out`; any bits are a value.
     unsafe { out.assume_init() }
 }
 

@@ -44,8 +44,8 @@ use parray_layout::{ElemType, MemKind};
 use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{
-    load_fields, load_relaxed, store_field_relaxed, store_fields, store_relaxed, Element,
-    FieldArrays, HasVector2, HasVector4, Vector,
+    load_field_relaxed, load_fields, load_relaxed, store_field_relaxed, store_fields,
+    store_relaxed, Element, FieldArrays, HasVector2, HasVector4, Vector,
 };
 use crate::mem::watch::{self, Clock, Watch};
 
@@ -141,12 +141,28 @@ impl<T: Element> Raw<T> {
     /// nothing may write the array concurrently, else every concurrent access is atomic.
     #[inline(always)]
     unsafe fn read(&self, index: usize, plain: bool) -> T {
+        match plain && self.fields().is_none() {
+            // SAFETY: the caller's contract, and `Raw`'s invariant: `base` holds `extent`
+            // elements.
+            true => unsafe { *self.base.add(index) },
+            // SAFETY: forwarded: the whole element, from its offset 0.
+            false => unsafe { self.read_part(index, 0) },
+        }
+    }
+
+    /// Reads `V`, the bytes from `offset` of element `index` (the element, or a field of a
+    /// record: [`field_offset`]), atomically ([`load_field_relaxed`]); from SoA storage
+    /// each field's part from its array. What [`Raw::write`] writes, read back.
+    ///
+    /// # Safety
+    /// As [`Raw::read`] without `plain`; `offset` and `V` name whole words of `T` within it.
+    #[inline(always)]
+    unsafe fn read_part<V: Element>(&self, index: usize, offset: usize) -> V {
         // SAFETY (each): the caller's contract, and `Raw`'s invariants: `base` holds
         // `extent` elements, or SoA storage of `extent` records.
         match self.fields() {
-            Some(fields) => unsafe { load_fields(fields, self.base.cast(), index) },
-            None if plain => unsafe { *self.base.add(index) },
-            None => unsafe { load_relaxed(self.base.add(index)) },
+            Some(fields) => unsafe { load_fields::<T, V>(fields, self.base.cast(), index, offset) },
+            None => unsafe { load_field_relaxed(self.base.add(index), offset) },
         }
     }
 
@@ -978,10 +994,10 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn load_field<F: Element>(&self, off: usize, field: fn(&mut T) -> &mut F) -> F {
-        let index = self.raw.index(off);
-        self.raw.note_field::<F>(off, field_offset(field), false);
-        // SAFETY: as in `load`.
-        *field(&mut unsafe { self.raw.read(index, false) })
+        let (index, offset) = (self.raw.index(off), field_offset(field));
+        self.raw.note_field::<F>(off, offset, false);
+        // SAFETY: as in `load`, and `offset` is a field's of type `F`.
+        unsafe { self.raw.read_part(index, offset) }
     }
 
     #[inline(always)]
@@ -993,9 +1009,10 @@ impl<T: Element> Access<T> for PtrMut<'_, T> {
     ) -> F {
         // SAFETY: as in `load_unchecked`.
         let index = unsafe { self.raw.index_unchecked(off) };
-        self.raw.note_field::<F>(off, field_offset(field), false);
-        // SAFETY: as above.
-        *field(&mut unsafe { self.raw.read(index, false) })
+        let offset = field_offset(field);
+        self.raw.note_field::<F>(off, offset, false);
+        // SAFETY: as above, and `offset` is a field's of type `F`.
+        unsafe { self.raw.read_part(index, offset) }
     }
 
     #[inline(always)]
