@@ -155,7 +155,8 @@ fn a_compare_and_swap_lock_loses_no_update_on_a_grid() -> parray::Result<()> {
                 out[0] += 1;
                 out[1 + $tid_0$] += $tid_1$ as i32;
                 let old = atomic_exch(lock + 0, 0);
-                out[8 + $tid$ % 8] += old;
+                // After the release, so atomic: threads of other blocks add here too.
+                atomic_add(out + (8 + $tid$ % 8), old);
             }
         }
     })?;
