@@ -156,5 +156,5 @@ pub fn run() -> parray::Result<bool> {
 }
 
 fn main() -> parray::Result<()> {
-    gemm::example_main(n1024::source, rows)
+    gemm::example_main(|hip| Ok(n1024::source(hip)), rows)
 }

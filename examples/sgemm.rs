@@ -29,8 +29,10 @@ subprog! {
     /// `TC` (M x N), of any sizes: the tiles at the edges are guarded. K is split over
     /// `dim(TS_0)` blocks a tile of C (split-K, where the tiles alone would leave
     /// multiprocessors idle), which add their sums into C. A tile of C is 128 rows by
-    /// 64 Q columns, Q = `dim(TW_0)` (4: `WIDE`, cuBLAS's 128x256; 2: `NARROW`, 128x128,
-    /// for shapes that would leave multiprocessors idle or waste half a wide tile).
+    /// 64 Q columns, Q = `dim(TW_0)` (4: `WIDE`, cuBLAS's 128x256; 2: `NARROW`, 128x128;
+    /// 1: `SLIM`, 128x64; the narrower ones for shapes that would leave multiprocessors
+    /// idle or waste most of a wide tile); a thread loads R = `dim(TW_1)` rows of a tile
+    /// of B (2, or 1 for `SLIM`, whose 64 columns take 16 threads a row).
     pub fn sgemm<TA, TB, TC, TS, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
@@ -38,40 +40,42 @@ subprog! {
             const N = dim(TB_1);
             const S = dim(TS_0);
             const Q = dim(TW_0);
+            const R = dim(TW_1);
             // A block per 128 x 64Q tile of C (those at the edges reach past it) and part
-            // of K; its 16x16 threads, each index split in two digits for the loads below.
-            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/(64*Q))][S]][[[8][2]][[8][2]]] GEMM;
+            // of K; its 16x16 threads, each index split in two digits for the loads below
+            // (the first in 16/R and R, R the rows of B a thread loads).
+            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/(64*Q))][S]][[[16/R][R]][[8][2]]] GEMM;
             // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
             // 8 apart (so that the transposing stores below hit 32 banks). The k-tiles are
             // dealt to the S blocks of a tile of C in turn.
-            dmem float [[ceil(M/128)][[[8][2]][8]]#TA_0][[ceil(K/(16*S))][S][[2][2][4]]#TA_1] AL;
+            dmem float [[ceil(M/128)][[[16/R][R]][8]]#TA_0][[ceil(K/(16*S))][S][[2][2][4]]#TA_1] AL;
             dmem float [#AL_1_2_0][#AL_1_2_2] AT;
-            // A 16 x 64Q tile of B: a warp loads rows w and w + 8, each thread 4
-            // consecutive n in each of the Q/2 parts of 128 of each row.
-            dmem float [[ceil(K/(16*S))][S][[2][8]]#TB_0][[ceil(N/(64*Q))][[Q/2][[2][8][2]][4]]#TB_1] BL;
+            // A 16 x 64Q tile of B: a thread loads R rows 16/R apart, each 4 consecutive
+            // n in each of the Q/R parts of 64R of each row.
+            dmem float [[ceil(K/(16*S))][S][[R][16/R]]#TB_0][[ceil(N/(64*Q))][[Q/R][[R][8][2]][4]]#TB_1] BL;
             dmem float [#BL_0_2_0][#BL_1_1_0][#BL_1_1_2] BT;
             // C by thread: rows [tile][half][thread][4], columns the same in Q parts.
             dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/(64*Q))][[Q][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
             // The coordinates of the tiles' rows and columns in A, B and C, for the guards
             // of the tiles at the edges (which the prover removes where the tiles divide).
-            dmem float [ceil(M/128)][[[8][2]][8]] AROW;
+            dmem float [ceil(M/128)][[[16/R][R]][8]] AROW;
             dmem float [ceil(K/(16*S))][S][[2][2][4]] ACOL;
-            dmem float [ceil(K/(16*S))][S][[2][8]] BROW;
-            dmem float [ceil(N/(64*Q))][[Q/2][[2][8][2]][4]] BCOL;
+            dmem float [ceil(K/(16*S))][S][[R][16/R]] BROW;
+            dmem float [ceil(N/(64*Q))][[Q/R][[R][8][2]][4]] BCOL;
             dmem float [ceil(M/128)][[2][16][4]] CROW;
             dmem float [ceil(N/(64*Q))][[Q][16][4]] CCOL;
             // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
             // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
             smem float [2][[2][2][4]][132] AS;
-            smem float [#AS_0][#AS_1][[[8][2]][8]#AS_2] ASW;
+            smem float [#AS_0][#AS_1][[[16/R][R]][8]#AS_2] ASW;
             smem float [#ASW_1_0][#ASW_1_2] AST;
             smem float [#AS_0][#AS_1][[2][16][4]#AS_2] ASR;
             smem float [#ASR_2_0][#ASR_2_2] FA;
             // Two stages of the B tile, written as the thread loaded it, read as FB: Q
             // runs of 4 columns of one k.
-            smem float [2][[2][8]][64*Q] BS;
-            smem float [#BS_0][#BS_1][[Q/2][[2][8][2]][4]#BS_2] BSW;
+            smem float [2][[R][16/R]][64*Q] BS;
+            smem float [#BS_0][#BS_1][[Q/R][[R][8][2]][4]#BS_2] BSW;
             smem float [#BSW_1_0][#BSW_2_0][#BSW_2_2] BST;
             smem float [#BS_0][#BS_1][[Q][16][4]#BS_2] BSR;
             smem float [#BSR_2_0][#BSR_2_2] FB;
@@ -197,9 +201,11 @@ subprog! {
 parray! {
     // K in one piece: a block sums its tile of C over all of K.
     pub paged float [1] UNSPLIT;
-    // Tiles of C of 128 x 256 (Q = 4) and of 128 x 128 (Q = 2).
-    pub paged float [4] WIDE;
-    pub paged float [2] NARROW;
+    // Tiles of C of 128 x 64Q (the first size Q, the second R: the rows of a B tile a
+    // thread loads): 128 x 256, 128 x 128 and 128 x 64.
+    pub paged float [4][2] WIDE;
+    pub paged float [2][2] NARROW;
+    pub paged float [1][1] SLIM;
 }
 
 /// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
@@ -289,18 +295,65 @@ mod any_shape {
         pub dmem float [#HA_0][#HA_1] DA;
         pub dmem float [#HB_0][#HB_1] DB;
         pub dmem float [#HC_0][#HC_1] DC;
+        // The same storage transposed: C^T = B^T A^T, for a C of few rows.
+        pub float [#DA_1][#DA_0] DAT;
+        pub float [#DB_1][#DB_0] DBT;
+        pub float [#DC_1][#DC_0] DCT;
     }
 
-    /// The product on the tiles `tile` wide (256 or 128).
+    /// The product on the tiles `tile` wide (256, 128 or 64), of C or (`transposed`) of
+    /// C^T.
     fn multiply(
-        tile: usize,
+        (tile, transposed): (usize, bool),
         a: &Array<DA>,
         b: &Array<DB>,
         c: &mut Array<DC>,
     ) -> parray::Result<()> {
-        match tile {
-            256 => sgemm!(<DA, DB, DC, SPLIT_K, WIDE>(a, b, c)),
-            _ => sgemm!(<DA, DB, DC, SPLIT_K, NARROW>(a, b, c)),
+        match (tile, transposed) {
+            (256, false) => sgemm!(<DA, DB, DC, SPLIT_K, WIDE>(a, b, c)),
+            (128, false) => sgemm!(<DA, DB, DC, SPLIT_K, NARROW>(a, b, c)),
+            (_, false) => sgemm!(<DA, DB, DC, SPLIT_K, SLIM>(a, b, c)),
+            (256, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, WIDE>(b, a, c)),
+            (128, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, NARROW>(b, a, c)),
+            (_, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, SLIM>(b, a, c)),
+        }
+    }
+
+    /// How the product of this shape is made: the tile width of C (or of C^T), the
+    /// blocks K is split over, and whether C^T = B^T A^T is made; from the command line
+    /// (`--tile`, `--split`, `--transposed`) or the plan. The sizes are bound.
+    fn choose((m, n, k): (usize, usize, usize)) -> parray::Result<(usize, usize, bool)> {
+        SM.bind(m)?;
+        SN.bind(n)?;
+        SK.bind(k)?;
+        let sms = parray::Device::current()?.multiprocessors()?;
+        let (tile, parts, transposed) = match gemm::value("--tile") {
+            None => plan(m, n, k, sms),
+            Some(tile) => {
+                let transposed = std::env::args().any(|a| a == "--transposed");
+                // The product made is C's or C^T's, of N x M tiles.
+                let (rows, cols) = if transposed { (n, m) } else { (m, n) };
+                (tile, split(rows, cols, k, tile, sms), transposed)
+            }
+        };
+        let parts = gemm::value("--split").unwrap_or(parts);
+        if ![256, 128, 64].contains(&tile) {
+            eprintln!("sgemm: --tile is 256, 128 or 64 (the width of a tile of C)");
+            std::process::exit(2);
+        }
+        SPLIT.bind(parts)?;
+        Ok((tile, parts, transposed))
+    }
+
+    /// The kernel made for this shape (`--source --m M --n N --k K`).
+    pub fn source(shape: (usize, usize, usize)) -> parray::Result<&'static str> {
+        match choose(shape)? {
+            (256, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, WIDE>),
+            (128, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, NARROW>),
+            (_, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, SLIM>),
+            (256, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, WIDE>),
+            (128, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, NARROW>),
+            (_, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, SLIM>),
         }
     }
 
@@ -309,35 +362,20 @@ mod any_shape {
         repeats: usize,
         rows: &mut Vec<Row>,
     ) -> parray::Result<()> {
-        SM.bind(m)?;
-        SN.bind(n)?;
-        SK.bind(k)?;
-        let sms = parray::Device::current()?.multiprocessors()?;
-        let (tile, parts) = match (gemm::value("--tile"), gemm::value("--split")) {
-            (Some(tile), Some(parts)) => (tile, parts),
-            (Some(tile), None) => (tile, split(m, n, k, tile, sms)),
-            (None, given) => {
-                let plan = plan(m, n, k, sms);
-                (plan.0, given.unwrap_or(plan.1))
-            }
-        };
-        if tile != 256 && tile != 128 {
-            eprintln!("sgemm: --tile is 256 or 128 (the width of a tile of C)");
-            std::process::exit(2);
-        }
-        SPLIT.bind(parts)?;
+        let (tile, parts, transposed) = choose((m, n, k))?;
         // The first launch makes the kernel for these sizes and compiles it (or finds it
         // in the disk cache); the second finds it made.
         let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
-        let mut launch = || parray::gpu::time_ms(|| multiply(tile, &a, &b, &mut c));
+        let mut launch = || parray::gpu::time_ms(|| multiply((tile, transposed), &a, &b, &mut c));
         let (first, second) = (launch()?, launch()?);
-        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles 128x{tile}, K split in {parts}); second {second:.1}");
+        let of = if transposed { "C^T" } else { "C" };
+        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} 128x{tile}, K split in {parts}); second {second:.1}");
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
             "row-major",
             repeats,
-            |a, b, c| multiply(tile, a, b, c),
+            |a, b, c| multiply((tile, transposed), a, b, c),
         )?);
         Ok(())
     }
@@ -345,33 +383,31 @@ mod any_shape {
 
 /// The time of an M x N x K product on tiles of C `tile` wide with K split in `parts`, on
 /// a device of `sms` multiprocessors, in hundredths of a wide block's k-tile (fitted on an
-/// H200). Each block has at least 8 k-tiles of 16; a split block costs 6 more (its added
-/// stores and the memset). A multiprocessor runs one wide block (128 x 256) or two narrow
-/// ones (128 x 128): a narrow block's k-tile takes [`NARROW_ALONE`] alone on its
-/// multiprocessor, [`NARROW_SHARED`] beside another.
+/// H200). Each block has at least 8 k-tiles of 16; a split block costs 10 more (its added
+/// stores and the memset). A multiprocessor runs one wide block (128 x 256) or two
+/// narrower ones (128 x 128 or 128 x 64), whose k-tile takes the first of their [`COSTS`]
+/// alone on the multiprocessor and the second beside another.
 fn steps(m: usize, n: usize, k: usize, tile: usize, parts: usize, sms: usize) -> usize {
     let sms = sms.max(1);
     let blocks = m.div_ceil(128) * n.div_ceil(tile) * parts;
-    let per_block = k.div_ceil(16).div_ceil(parts) + if parts > 1 { 6 } else { 0 };
-    if tile == 256 {
-        return blocks.div_ceil(sms) * per_block * 100;
-    }
+    let per_block = k.div_ceil(16).div_ceil(parts) + if parts > 1 { 10 } else { 0 };
+    let (alone, shared) = match tile {
+        256 => return blocks.div_ceil(sms) * per_block * 100,
+        128 => COSTS[0],
+        _ => COSTS[1],
+    };
     let waves = blocks.div_ceil(2 * sms);
     let last = blocks - (waves - 1) * 2 * sms;
-    let last_step = match last <= sms {
-        true => NARROW_ALONE,
-        false => NARROW_SHARED,
-    };
-    ((waves - 1) * NARROW_SHARED + last_step) * per_block
+    let last_step = if last <= sms { alone } else { shared };
+    ((waves - 1) * shared + last_step) * per_block
 }
 
-/// A narrow block's k-tile alone on its multiprocessor (1024³ in 64 narrow blocks: 0.57
-/// times 32 wide ones' time).
-const NARROW_ALONE: usize = 57;
-
-/// The k-tile of two narrow blocks sharing a multiprocessor (4096³ on narrow tiles: 1.11
-/// times the wide tiles' time, in as many waves).
-const NARROW_SHARED: usize = 111;
+/// The k-tile of a 128 x 128 and of a 128 x 64 block, alone on its multiprocessor and
+/// beside another (1024³ in 64 narrow blocks: 0.57 times 32 wide ones' time; 4096³ on
+/// narrow tiles 1.11 times the wide tiles' time in as many waves; 1024³ in 128 slim
+/// blocks 0.30 a wide k-tile; 8192 x 64 x 8192 with K split in 4, two slim blocks a
+/// multiprocessor, 1.6 times that).
+const COSTS: [(usize, usize); 2] = [(57, 111), (30, 48)];
 
 /// How many blocks share a tile of C `tile` wide, each over part of K: the split with the
 /// fewest [`steps`]. The 128 x 256 tiles alone may leave most of the device idle (32
@@ -383,13 +419,29 @@ fn split(m: usize, n: usize, k: usize, tile: usize, sms: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// The tile width and split with the fewest [`steps`] (wide tiles where equal).
-fn plan(m: usize, n: usize, k: usize, sms: usize) -> (usize, usize) {
-    [256, 128]
+/// The tile width, split and orientation with the fewest [`steps`] (wide tiles, and C
+/// rather than C^T, where equal). Tiles 64 wide are for shapes whose 128 x 128 tiles
+/// would not fill the device twice (small or skinny ones; at 4097³ their many partial
+/// tiles cost more than the model sees); C^T = B^T A^T is made where C has fewer rows
+/// than a tile (64 x 8192 x 8192 is then 64 tiles of 128 x 64, not 128 tiles half
+/// outside C).
+fn plan(m: usize, n: usize, k: usize, sms: usize) -> (usize, usize, bool) {
+    [false, true]
         .into_iter()
-        .map(|tile| (tile, split(m, n, k, tile, sms)))
-        .min_by_key(|&(tile, s)| steps(m, n, k, tile, s, sms))
-        .unwrap_or((256, 1))
+        .filter(|&transposed| !transposed || m < 128)
+        .flat_map(|transposed| {
+            let (m, n) = if transposed { (n, m) } else { (m, n) };
+            let slim = m.div_ceil(128) * n.div_ceil(128) < 2 * sms;
+            [256, 128, 64]
+                .into_iter()
+                .filter(move |&tile| tile != 64 || slim)
+                .map(move |tile| {
+                    let parts = split(m, n, k, tile, sms);
+                    (steps(m, n, k, tile, parts, sms), (tile, parts, transposed))
+                })
+        })
+        .min_by_key(|&(steps, _)| steps)
+        .map_or((256, 1, false), |(_, plan)| plan)
 }
 
 square!(n256, 256);
@@ -448,5 +500,11 @@ pub fn run() -> parray::Result<bool> {
 }
 
 fn main() -> parray::Result<()> {
-    gemm::example_main(n4096::source, rows)
+    gemm::example_main(
+        |hip| match gemm::shape() {
+            Some(shape) => any_shape::source(shape),
+            None => Ok(n4096::source(hip)),
+        },
+        rows,
+    )
 }

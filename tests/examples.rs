@@ -204,13 +204,25 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
             "--m", "300", "--n", "199", "--k", "333", "--tile", "128", "--split", "2",
         ],
     );
-    assert!(out.contains("tiles 128x128, K split in 2"), "{out}");
+    assert!(out.contains("tiles of C 128x128, K split in 2"), "{out}");
     assert_tuned_row_checks(&out, "300x199x333");
+    // Slim tiles (128x64: Q = 1, a thread loading one row of a tile of B), chosen for a
+    // C of few columns; and for a C of few rows, C^T = B^T A^T made on the transposed
+    // views of the same storage.
+    let out = run_example("sgemm", &["--m", "300", "--n", "60", "--k", "100"]);
+    assert!(out.contains("tiles of C 128x64"), "{out}");
+    assert_tuned_row_checks(&out, "300x60x100");
+    let out = run_example("sgemm", &["--m", "60", "--n", "300", "--k", "200"]);
+    assert!(out.contains("tiles of C^T 128x64"), "{out}");
+    assert_tuned_row_checks(&out, "60x300x200");
     let (ok, _, stderr) = run_example_status(
         "sgemm",
-        &["--m", "9", "--n", "9", "--k", "9", "--tile", "64"],
+        &["--m", "9", "--n", "9", "--k", "9", "--tile", "32"],
     );
-    assert!(!ok && stderr.contains("--tile is 256 or 128"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("--tile is 256, 128 or 64"),
+        "{stderr}"
+    );
     let (ok, _, stderr) = run_example_status("sgemm", &["--m", "0", "--n", "999", "--k", "777"]);
     assert!(!ok, "{stderr}");
     assert!(

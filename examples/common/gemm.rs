@@ -70,12 +70,12 @@ impl Row {
 /// An SGEMM example's `main`: with `--source` (`--source hip`) the kernel `source` gives,
 /// otherwise the table of `rows` and its check line, exiting with 1 when a check fails.
 pub fn example_main(
-    source: impl FnOnce(bool) -> &'static str,
+    source: impl FnOnce(bool) -> parray::Result<&'static str>,
     rows: impl FnOnce() -> parray::Result<Vec<Row>>,
 ) -> parray::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--source") {
-        print!("{}", source(args.iter().any(|a| a == "hip")));
+        print!("{}", source(args.iter().any(|a| a == "hip"))?);
         return Ok(());
     }
     println!("backend: {:?}", parray::gpu::backend()?);
