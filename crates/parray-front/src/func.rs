@@ -111,6 +111,21 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
         .collect()
 }
 
+/// The function `name` of `funcs` as a value: a generic one at `f32` (a `parray::Num`).
+pub fn as_value(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> TokenStream {
+    let params = funcs
+        .iter()
+        .find(|(n, _)| name == n)
+        .map_or(0, |(_, item)| item.sig.generics.params.len());
+    match params {
+        0 => quote::quote!(#name),
+        n => {
+            let types = std::iter::repeat_n(quote::quote!(f32), n);
+            quote::quote!(#name::<#(#types),*>)
+        }
+    }
+}
+
 /// The carried functions' sources, by the name they are called by.
 pub fn sources(entries: &[Entry]) -> syn::Result<Vec<(String, syn::ItemFn)>> {
     entries
