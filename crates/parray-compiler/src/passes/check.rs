@@ -331,8 +331,12 @@ impl Checker {
         match (a, b) {
             _ if a == b => a,
             (Ty::Infer(x), Ty::Infer(y)) => {
-                // A type parameter stays the root: what joins it is it.
-                let (x, y) = match self.rigid.contains(&y) {
+                // A type parameter stays the root (what joins it is it): a root of kind
+                // `Num` is a type parameter's variable, which names it.
+                let rank = |v: u32, cx: &Self| {
+                    (cx.rigid.contains(&v), cx.vars[v as usize].kind == Kind::Num)
+                };
+                let (x, y) = match rank(y, self) > rank(x, self) {
                     true => (y, x),
                     false => (x, y),
                 };
@@ -376,7 +380,11 @@ impl Checker {
                         Kind::Int => "an integer",
                         Kind::Float => "a float",
                         Kind::Any => "a host value",
-                        Kind::Num => "a number (`parray::Num`)",
+                        Kind::Num => {
+                            let p = &self.slots[x as usize];
+                            self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a number type (`parray::Num`: i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16)"));
+                            return Ty::Host;
+                        }
                     };
                     self.fail(
                         span,
