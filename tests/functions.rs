@@ -19,6 +19,8 @@ parray! {
     paged half [256] HH;
     paged bf16 [256] HB;
     cuda(float* v, double* d, int* n, half* h, bf16* b) [2][128] TYPES;
+    dmem float [128][2] PAIRS;
+    cuda(float* a, float* v) [2][128] PAIRED;
 }
 
 /// The tanh approximation of GELU.
@@ -252,4 +254,27 @@ fn a_generic_function_is_a_device_function_per_type() {
         h[t] = sq(t as f16);
     });
     insta::assert_snapshot!(source);
+}
+
+/// A body generic over its data type, made when its type is known (its lowered body, with
+/// the generic instances, is carried into the program), calls a generic function too.
+fn square_columns<T: DataType<Elem = f32>>(a: &Array<T>, v: &mut Array<DV>) -> parray::Result<()> {
+    detour!(<T> PAIRED(a, v) {
+        let t = $tid$;
+        v[$DV[t]$] = sq(a[$T[t % 128][t / 128]$]) + sq(t as i32 % 3) as f32;
+    })
+}
+
+#[test]
+fn a_body_generic_over_its_type_calls_a_generic_function() -> parray::Result<()> {
+    let mut a = PAIRS::create()?;
+    a.copy_from_slice(&(0..256).map(|k| k as f32 / 4.0).collect::<Vec<_>>())?;
+    let mut v = DV::create()?;
+    square_columns(&a, &mut v)?;
+    let got = v.to_vec()?;
+    for t in 0..256 {
+        let x = ((t % 128) * 2 + t / 128) as f32 / 4.0;
+        assert_eq!(got[t], x * x + ((t % 3) * (t % 3)) as f32, "at {t}");
+    }
+    Ok(())
 }
