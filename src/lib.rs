@@ -679,6 +679,19 @@ pub use parray_macros::subprog;
 /// ```
 pub use parray_macros::func;
 
+/// The bound of a generic function of the body language: the number types (`i8 u8 i32
+/// u32 i64 u64 usize f32 f64 f16 bf16`), with the operators the body language has on
+/// each. A cuda body instantiates the function at each call's types.
+///
+/// ```
+/// #[parray::func]
+/// fn sq<T: parray::Num>(x: T) -> T {
+///     x * x
+/// }
+/// assert_eq!((sq(3), sq(1.5f32)), (9, 2.25));
+/// ```
+pub use parray_runtime::Num;
+
 /// Makes a `#[repr(C)]` struct of element types an element (SPEC.md 2.3, "Records"): its
 /// arrays are declared as any other's (`dmem Particle [N] P;`), and bodies read and write
 /// its fields (`p[i].vel`), on the CPU and the GPU alike.

@@ -3,12 +3,24 @@
 //! they also are, from pthd bodies and host code; every caller computes the same values.
 
 use parray::prelude::*;
+use parray::{bf16, f16};
 
 parray! {
     dmem float [256] DV;
     paged float [256] HV;
     cuda(float* v) [2][128] GPU;
     pthd [2][128] CPU;
+    dmem double [256] DD;
+    dmem int [256] DI;
+    dmem half [256] DH;
+    dmem bf16 [256] DB;
+    paged double [256] HD;
+    paged int [256] HI;
+    paged half [256] HH;
+    paged bf16 [256] HB;
+    cuda(float* v, double* d, int* n, half* h, bf16* b) [2][128] TYPES;
+    dmem float [128][2] PAIRS;
+    cuda(float* a, float* v) [2][128] PAIRED;
 }
 
 /// The tanh approximation of GELU.
@@ -91,4 +103,177 @@ fn a_function_is_a_device_function_in_the_kernel() {
         "callees first: {source}"
     );
     assert!(source.contains("parray_fn_gelu((float)tid)"), "{source}");
+}
+
+/// Generic over the number type: a cuda body has an instance per type it calls it at.
+#[parray::func]
+fn sq<T: parray::Num>(x: T) -> T {
+    x * x
+}
+
+/// `a + (b - a) * w`, then folded by `sq` and `/`: generic, and calling a generic function.
+#[parray::func]
+fn lerp_fold<T: parray::Num>(a: T, b: T, w: T) -> T {
+    let d: T = b - a;
+    let mut r = a;
+    r += d * w;
+    if r > sq(a) {
+        r - sq(a)
+    } else {
+        sq(r) / b
+    }
+}
+
+/// Half-precision parameters and result, as any number's (a plain function).
+#[parray::func]
+fn fma_h(x: bf16, y: bf16, z: bf16) -> bf16 {
+    let p = x * y;
+    p + z
+}
+
+/// The inputs of thread `t`, as `f32`s that every type below holds exactly.
+fn inputs(t: usize) -> (f32, f32, f32) {
+    ((t % 13) as f32 + 1.0, (t % 7) as f32 + 3.0, (t % 5) as f32)
+}
+
+#[test]
+fn a_generic_function_has_one_meaning_at_every_type_on_every_back_end() -> parray::Result<()> {
+    let (mut v, mut d, mut n, mut h, mut b) = (
+        DV::create()?,
+        DD::create()?,
+        DI::create()?,
+        DH::create()?,
+        DB::create()?,
+    );
+    detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
+        let t = $tid$;
+        let x = (t % 13) as f32 + 1.0;
+        let y = (t % 7) as f32 + 3.0;
+        let w = (t % 5) as f32;
+        v[t] = lerp_fold(x, y, w / 4.0);
+        d[t] = lerp_fold(x as f64, y as f64, w as f64 / 8.0);
+        n[t] = lerp_fold(x as i32, y as i32, w as i32);
+        h[t] = lerp_fold(x as f16, y as f16, (w / 2.0) as f16);
+        b[t] = fma_h(x as bf16, y as bf16, lerp_fold(x as bf16, y as bf16, w as bf16));
+    })?;
+    let (mut hv, mut hd, mut hi, mut hh, mut hb) = (
+        HV::create()?,
+        HD::create()?,
+        HI::create()?,
+        HH::create()?,
+        HB::create()?,
+    );
+    detour!(CPU {
+        let t = $tid$;
+        let x = (t % 13) as f32 + 1.0;
+        let y = (t % 7) as f32 + 3.0;
+        let w = (t % 5) as f32;
+        hv[$HV[t]$] = lerp_fold(x, y, w / 4.0);
+        hd[$HD[t]$] = lerp_fold(x as f64, y as f64, w as f64 / 8.0);
+        hi[$HI[t]$] = lerp_fold(x as i32, y as i32, w as i32);
+        hh[$HH[t]$] = lerp_fold(f16::from_f32(x), f16::from_f32(y), f16::from_f32(w / 2.0));
+        let bx = bf16::from_f32(x);
+        let by = bf16::from_f32(y);
+        hb[$HB[t]$] = fma_h(bx, by, lerp_fold(bx, by, bf16::from_f32(w)));
+    })?;
+    // The reference: the same computation written out at each type, apart from the functions.
+    fn fold<T: Copy + PartialOrd + std::ops::Add<Output = T> + std::ops::Sub<Output = T>>(
+        a: T,
+        b: T,
+        w: T,
+        mul: impl Fn(T, T) -> T,
+        div: impl Fn(T, T) -> T,
+    ) -> T {
+        let r = a + mul(b - a, w);
+        let a2 = mul(a, a);
+        if r > a2 {
+            r - a2
+        } else {
+            div(mul(r, r), b)
+        }
+    }
+    let (gv, gd, gi, gh, gb) = (
+        v.to_vec()?,
+        d.to_vec()?,
+        n.to_vec()?,
+        h.to_vec()?,
+        b.to_vec()?,
+    );
+    let (cv, cd, ci, ch, cb) = (
+        hv.to_vec()?,
+        hd.to_vec()?,
+        hi.to_vec()?,
+        hh.to_vec()?,
+        hb.to_vec()?,
+    );
+    for t in 0..256 {
+        let (x, y, w) = inputs(t);
+        let f = fold(x, y, w / 4.0, |p, q| p * q, |p, q| p / q);
+        let g = fold(
+            x as f64,
+            y as f64,
+            w as f64 / 8.0,
+            |p, q| p * q,
+            |p, q| p / q,
+        );
+        let i = fold(x as i32, y as i32, w as i32, |p, q| p * q, |p, q| p / q);
+        let (hx, hy) = (f16::from_f32(x), f16::from_f32(y));
+        let hr = |v: f32| f16::from_f32(v);
+        let hf = fold(
+            hx,
+            hy,
+            hr(w / 2.0),
+            |p, q| hr(p.to_f32() * q.to_f32()),
+            |p, q| hr(p.to_f32() / q.to_f32()),
+        );
+        let br = |v: f32| bf16::from_f32(v);
+        let bl = fold(
+            br(x),
+            br(y),
+            br(w),
+            |p, q| br(p.to_f32() * q.to_f32()),
+            |p, q| br(p.to_f32() / q.to_f32()),
+        );
+        let bf = br(br(br(x).to_f32() * br(y).to_f32()).to_f32() + bl.to_f32());
+        assert_eq!((gv[t], cv[t]), (f, f), "f32 at {t}");
+        assert_eq!((gd[t], cd[t]), (g, g), "f64 at {t}");
+        assert_eq!((gi[t], ci[t]), (i, i), "i32 at {t}");
+        assert_eq!((gh[t], ch[t]), (hf, hf), "f16 at {t}");
+        assert_eq!((gb[t], cb[t]), (bf, bf), "bf16 at {t}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_generic_function_is_a_device_function_per_type() {
+    let (v, d, n, h, b) = ((), (), (), (), ());
+    let source = kernel_source!(TYPES(v, d, n, h, b) {
+        let t = $tid$;
+        v[t] = sq(t as f32) + lerp_fold(1.0f32, 2.0, 0.5);
+        n[t] = sq(t as i32) + sq(3);
+        h[t] = sq(t as f16);
+    });
+    insta::assert_snapshot!(source);
+}
+
+/// A body generic over its data type, made when its type is known (its lowered body, with
+/// the generic instances, is carried into the program), calls a generic function too.
+fn square_columns<T: DataType<Elem = f32>>(a: &Array<T>, v: &mut Array<DV>) -> parray::Result<()> {
+    detour!(<T> PAIRED(a, v) {
+        let t = $tid$;
+        v[$DV[t]$] = sq(a[$T[t % 128][t / 128]$]) + sq(t as i32 % 3) as f32;
+    })
+}
+
+#[test]
+fn a_body_generic_over_its_type_calls_a_generic_function() -> parray::Result<()> {
+    let mut a = PAIRS::create()?;
+    a.copy_from_slice(&(0..256).map(|k| k as f32 / 4.0).collect::<Vec<_>>())?;
+    let mut v = DV::create()?;
+    square_columns(&a, &mut v)?;
+    for (t, got) in v.to_vec()?.into_iter().enumerate() {
+        let x = ((t % 128) * 2 + t / 128) as f32 / 4.0;
+        assert_eq!(got, x * x + ((t % 3) * (t % 3)) as f32, "at {t}");
+    }
+    Ok(())
 }

@@ -163,6 +163,10 @@ impl Rebuild for Ty {
             }
             Ty::Unit => quote!(#ir::Ty::Unit),
             Ty::Host => quote!(#ir::Ty::Host),
+            Ty::Generic(n) => {
+                let n = n.rebuild(ir);
+                quote!(#ir::Ty::Generic(#n))
+            }
             Ty::Infer(n) => {
                 let n = n.rebuild(ir);
                 quote!(#ir::Ty::Infer(#n))
@@ -641,20 +645,22 @@ impl Rebuild for Function {
         let Function {
             name,
             span,
+            generics,
             params,
             ret,
             stmts,
             value,
         } = self;
-        let (name, span, params, ret, stmts, value) = (
+        let (name, span, generics, params, ret, stmts, value) = (
             name.rebuild(ir),
             span.rebuild(ir),
+            generics.rebuild(ir),
             params.rebuild(ir),
             ret.rebuild(ir),
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, params: #params, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, params: #params, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 

@@ -150,6 +150,10 @@ pub enum Ty {
     Unit,
     /// A host value captured by a pthd body: rustc types it.
     Host,
+    /// The type parameter of a generic function's instance (`T` of `fn sq<T:
+    /// parray::Num>(x: T) -> T`), numbered in the body ([`Function::generics`]): only
+    /// before the type check, which gives each the number type its call gives it.
+    Generic(u32),
     /// An inference variable (only while the type check runs).
     Infer(u32),
 }
@@ -205,6 +209,7 @@ impl std::fmt::Display for Ty {
             }
             Ty::Unit => f.write_str("()"),
             Ty::Host => f.write_str("a host value"),
+            Ty::Generic(_) => f.write_str("{type parameter}"),
             Ty::Infer(_) => f.write_str("{number}"),
         }
     }
@@ -351,11 +356,18 @@ pub fn shared_bytes(elem: ElemType, len: u64, soa: bool) -> u64 {
 /// A function of the body language (`#[parray::func] fn gelu(x: f32) -> f32 { ... }`),
 /// lowered into the calling body: it computes on its parameters (numbers and vectors) and
 /// its locals, and gives the value of its last expression.
+///
+/// A generic function (`fn sq<T: parray::Num>(x: T) -> T`) is lowered once per call, an
+/// instance whose type parameters are [`Ty::Generic`]; the type check gives each its type
+/// and keeps one instance per function and types, named by them (`sq_f32`).
 #[derive(Debug, Clone)]
 pub struct Function {
-    /// The name the body calls it by.
+    /// The name the body calls it by (an instance's: with its types, after the check).
     pub name: String,
     pub span: CodeSpan,
+    /// Its type parameters' names, each with its type: [`Ty::Generic`] before the type
+    /// check, the number type of the instance after it. Empty for a plain function.
+    pub generics: Vec<(String, Ty)>,
     /// Its parameters, locals of the body with their declared types.
     pub params: Vec<LocalId>,
     /// The declared return type ([`Ty::Unit`] for none).
@@ -390,6 +402,22 @@ pub fn visit_exprs<'s>(stmts: impl IntoIterator<Item = &'s Stmt>, f: &mut dyn Fn
         s.for_each_part(&mut |part| match part {
             Part::Expr(e) => visit_expr(e, f),
             Part::Body(b) => visit_exprs(b, f),
+        });
+    }
+}
+
+/// [`visit_expr`], mutably.
+pub fn visit_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    f(e);
+    e.for_each_child_mut(&mut |c| visit_expr_mut(c, f));
+}
+
+/// [`visit_exprs`], mutably: `f` on every expression of `stmts`, outermost first.
+pub fn visit_exprs_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
+    for s in stmts {
+        s.for_each_part_mut(&mut |part| match part {
+            PartMut::Expr(e) => visit_expr_mut(e, f),
+            PartMut::Body(b) => visit_exprs_mut(b, f),
         });
     }
 }

@@ -498,7 +498,10 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let mut types = type_checks(&forms.generics, true);
             types.extend(folded);
             // The functions it calls are used (by the GPU), and are functions where it is.
-            types.extend(calls.iter().map(|f| quote!(let _ = #f;)));
+            types.extend(calls.iter().map(|f| {
+                let f = crate::func::as_value(f, &funcs);
+                quote!(let _ = #f;)
+            }));
             Ok(Outcome::Done(cuda(
                 &body,
                 (&kernel, source),

@@ -4,7 +4,8 @@
 //!
 //! The attribute checks the function where it is defined (its callees' companions are
 //! asked first, as declarations are) and gives it a companion macro carrying its source,
-//! which a detour that calls it asks for (see `resolve`).
+//! which a detour that calls it asks for (see `resolve`). A generic one (`fn sq<T:
+//! parray::Num>`) is lowered at each call, an instance the type check types by that call.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
@@ -109,6 +110,21 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
         .into_iter()
         .filter(|n| !entries.iter().any(|e| *n == e.name))
         .collect()
+}
+
+/// The function `name` of `funcs` as a value: a generic one at `f32` (a `parray::Num`).
+pub fn as_value(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> TokenStream {
+    let params = funcs
+        .iter()
+        .find(|(n, _)| name == n)
+        .map_or(0, |(_, item)| item.sig.generics.params.len());
+    match params {
+        0 => quote::quote!(#name),
+        n => {
+            let types = std::iter::repeat_n(quote::quote!(f32), n);
+            quote::quote!(#name::<#(#types),*>)
+        }
+    }
 }
 
 /// The carried functions' sources, by the name they are called by.

@@ -172,6 +172,11 @@ struct Lowerer<'a, 'm> {
     /// The functions being lowered, outermost first (a call of one of them is recursion),
     /// each with the span of the call that entered it.
     lowering: Vec<(String, Span)>,
+    /// The type parameters of the generic function being lowered, with their numbers in
+    /// the body ([`Ty::Generic`]).
+    type_params: Vec<(String, Ty)>,
+    /// How many type parameters the body's instances have so far.
+    generic_slots: u32,
 }
 
 /// The line of a span, for `#line` directives.
@@ -216,6 +221,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             funcs,
             functions: Vec::new(),
             lowering: Vec::new(),
+            type_params: Vec::new(),
+            generic_slots: 0,
         }
     }
 
@@ -243,10 +250,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.fail(span, format!("`{key}` is called by itself (`{}` -> `{key}`): functions of the body language do not recurse (a GPU thread's stack is small); write it as a loop", chain.join("` -> `")));
             return None;
         }
-        if let Some(i) = self.functions.iter().position(|f| f.name == key) {
+        let (_, item) = self.funcs.iter().find(|(n, _)| *n == key)?;
+        // A generic function is lowered at each call: an instance, typed by that call.
+        let generic = !item.sig.generics.params.is_empty();
+        if let Some(i) = self
+            .functions
+            .iter()
+            .position(|f| f.name == key && !generic)
+        {
             return Some(i);
         }
-        let (_, item) = self.funcs.iter().find(|(n, _)| *n == key)?;
         let item = item.clone();
         self.lowering.push((key.clone(), name.span()));
         let function = self.function(&key, &item);
@@ -265,14 +278,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .or(sig.asyncness.map(|t| t.span))
             .or(sig.unsafety.map(|t| t.span))
             .or(sig.abi.as_ref().map(|a| a.extern_token.span))
-            .or(sig.generics.lt_token.map(|t| t.span))
             .or(sig.variadic.as_ref().map(|v| v.dots.spans[0]))
         {
-            self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern`, generics or variadics");
+            self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern` or variadics");
             return None;
         }
+        let generics = self.type_params(&sig.generics)?;
         let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let loops = std::mem::replace(&mut self.loops, 0);
+        let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
         let mut params = Vec::new();
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
@@ -291,8 +305,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     continue;
                 }
             };
-            let Some(ty) = value_type_of(&arg.ty) else {
-                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number or a vector (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, Float2, Float4, Double2, Int2, Int4)");
+            let Some(ty) = self.value_type_of(&arg.ty) else {
+                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number, a vector or a type parameter (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16, Float2, Float4, Double2, Int2, Int4, T)");
                 continue;
             };
             params.push(self.declare(&ident.to_string(), ident.span(), mutable, Some(ty), true));
@@ -300,11 +314,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let ret = match &sig.output {
             syn::ReturnType::Default => Some(Ty::Unit),
             syn::ReturnType::Type(_, t) => {
-                let ty = value_type_of(t);
+                let ty = self.value_type_of(t);
                 if ty.is_none() {
                     self.fail(
                         t.span(),
-                        "a function of the body language returns a number or a vector (or nothing)",
+                        "a function of the body language returns a number, a vector or a type parameter (or nothing)",
                     );
                 }
                 ty
@@ -316,14 +330,49 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         self.scopes = outer;
         self.loops = loops;
+        self.type_params = outer_params;
         Some(Function {
             name: name.to_string(),
             span: span.into(),
+            generics,
             params,
             ret: ret?,
             stmts,
             value,
         })
+    }
+
+    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]): type
+    /// parameters bounded by `parray::Num` alone, no lifetimes, constants or `where`.
+    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty)>> {
+        let mut out = Vec::new();
+        for p in &generics.params {
+            let syn::GenericParam::Type(t) = p else {
+                self.fail(p.span(), "a function of the body language is generic over number types only: `fn f<T: parray::Num>(x: T) -> T`");
+                return None;
+            };
+            let num = |b: &syn::TypeParamBound| matches!(b, syn::TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Num" && s.arguments.is_none()));
+            if t.bounds.len() != 1 || !t.bounds.iter().all(num) || t.default.is_some() {
+                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` alone: `{}: parray::Num`", t.ident));
+                return None;
+            }
+            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots)));
+            self.generic_slots += 1;
+        }
+        if let Some(w) = &generics.where_clause {
+            self.fail(w.span(), "a function of the body language bounds its type parameters where it names them (`<T: parray::Num>`), with no `where`");
+            return None;
+        }
+        Some(out)
+    }
+
+    /// A written value type: a number, a vector, or a type parameter in scope.
+    fn value_type_of(&self, t: &syn::Type) -> Option<Ty> {
+        let name = type_name(t)?;
+        match self.type_params.iter().find(|(n, _)| *n == name) {
+            Some((_, ty)) => Some(*ty),
+            None => value_type(&name),
+        }
     }
 
     fn declare_rejected(&mut self, pat: &syn::Pat) {
@@ -427,9 +476,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         let ty = annotated.and_then(|t| {
-            let found = type_name(t).and_then(|n| value_type(&n));
+            let found = self.value_type_of(t);
             if found.is_none() {
-                self.fail(t.span(), "a type outside the body subset (f32, f64, i8, i32, u32, i64, u64, usize, bool, Float2, Float4, Double2, Int2, Int4)");
+                self.fail(t.span(), "a type outside the body subset (f32, f64, f16, bf16, i8, i32, u32, i64, u64, usize, bool, Float2, Float4, Double2, Int2, Int4, or a function's type parameter)");
             }
             found
         });
@@ -1493,12 +1542,7 @@ fn vector_elem(name: &str) -> Option<ElemType> {
         .find(|e| Scalar::of_elem(*e).is_none() && e.rust_type() == name)
 }
 
-/// A `let` annotation: a scalar or a vector type.
-/// [`value_type`] of a written type.
-fn value_type_of(t: &syn::Type) -> Option<Ty> {
-    type_name(t).as_deref().and_then(value_type)
-}
-
+/// A scalar or a vector type by its name.
 fn value_type(name: &str) -> Option<Ty> {
     Scalar::from_rust_name(name)
         .map(Ty::Scalar)

@@ -5,13 +5,18 @@
 //! pass decides, so the Rust and the CUDA C of a body compute in the same types.
 //!
 //! Post-condition of [`check`] returning `Ok`: every [`Expr::ty`] and every
-//! [`crate::ir::Local::ty`] is a concrete type (no [`Ty::Infer`]).
+//! [`crate::ir::Local::ty`] is a concrete type (no [`Ty::Infer`], no [`Ty::Generic`]),
+//! and each generic function has one instance per types, named by them (`sq_f32`).
+//!
+//! A generic function's instance (one per call) is checked as Rust checks the generic
+//! function: its type parameters are rigid there (a literal or another type is not `T`);
+//! the body's calls then give each instance its types.
 
 use crate::CodeSpan;
 
 use crate::ir::{
-    lane, lane_scalar, lanes, vector_of, AtomicOp, BinOp, Body, Diag, Expr, ExprKind, Lit, LocalId,
-    Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
+    lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
+    Diag, Expr, ExprKind, Function, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
 };
 use parray_layout::kinds::{ElemType, MemKind};
 
@@ -44,44 +49,72 @@ impl Typed {
 /// Infers and checks the types of `body`; all problems are reported together (with the
 /// body as far as it was typed, for messages that read it).
 pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
+    // The type parameters of generic instances are the first inference variables.
+    let slots: Vec<String> = {
+        let mut names = Vec::new();
+        for (name, ty) in body.functions.iter().flat_map(|f| &f.generics) {
+            let Ty::Generic(s) = *ty else {
+                unreachable!("a type parameter before the check")
+            };
+            names.resize(names.len().max(s as usize + 1), String::new());
+            names[s as usize] = name.clone();
+        }
+        names
+    };
     let mut cx = Checker {
         target: body.target,
-        body_locals: body.locals.iter().map(|l| l.ty).collect(),
+        body_locals: body.locals.iter().map(|l| l.ty.map(open)).collect(),
         vars: Vec::new(),
         diags: Vec::new(),
         signatures: body
             .functions
             .iter()
-            .map(|f| Signature {
-                name: f.name.clone(),
-                params: f
+            .map(|f| {
+                let declared: Vec<Ty> = f
                     .params
                     .iter()
                     .map(|p| body.local(*p).ty.expect("declared"))
-                    .collect(),
-                ret: f.ret,
+                    .collect();
+                Signature {
+                    name: f.name.clone(),
+                    shown: declared.iter().map(|t| shown(*t, &slots)).collect(),
+                    params: declared.into_iter().map(open).collect(),
+                    ret: open(f.ret),
+                }
             })
             .collect(),
+        rigid: Vec::new(),
+        slots,
     };
+    for _ in 0..cx.slots.len() {
+        cx.fresh(Kind::Num);
+    }
     // Each function on its own: its parameters' and its value's types are declared.
     let mut functions = std::mem::take(&mut body.functions);
     for f in &mut functions {
+        cx.rigid = f.generics.iter().map(|(_, t)| slot(*t)).collect();
         cx.stmts(&mut f.stmts, &body);
         match &mut f.value {
             Some(v) => {
                 let t = cx.expr(v, &body);
-                let what = format!("the value of `{}`, declared `{}`", f.name, f.ret);
-                cx.unify(f.ret, t, v.span, &what);
+                let what = format!(
+                    "the value of `{}`, declared `{}`",
+                    f.name,
+                    shown(f.ret, &cx.slots)
+                );
+                cx.unify(open(f.ret), t, v.span, &what);
             }
             None if f.ret != Ty::Unit => cx.fail(
                 f.span,
                 format!(
                     "`{}` returns `{}`: end it with the value, as its last expression (no `;`)",
-                    f.name, f.ret
+                    f.name,
+                    shown(f.ret, &cx.slots)
                 ),
             ),
             None => {}
         }
+        cx.rigid.clear();
     }
     // A host value takes the type its uses give it (any number or vector).
     for id in &body.captures {
@@ -110,7 +143,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 let example = match cx.vars[v as usize].kind {
                     Kind::Int => "usize",
                     Kind::Float => "f32",
-                    Kind::Any => "f32",
+                    Kind::Any | Kind::Num => "f32",
                 };
                 cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
             }
@@ -127,9 +160,14 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         if let Some(v) = &mut f.value {
             cx.finish_expr(v);
         }
+        f.ret = cx.finish_ty(open(f.ret));
+        for (_, t) in &mut f.generics {
+            *t = cx.finish_ty(open(*t));
+        }
     }
     body.stmts = stmts;
     body.functions = functions;
+    one_instance_each(&mut body);
     if cx.diags.is_empty() {
         cx.diags = super::widen::widen(&mut body);
         super::stores::group_field_stores(&mut body);
@@ -147,6 +185,67 @@ enum Kind {
     Float,
     /// A number or vector of any type (a host value a cuda body reads).
     Any,
+    /// A number of any type but `bool`: a type parameter (`T: parray::Num`).
+    Num,
+}
+
+/// A declared type as the check sees it: a type parameter is its inference variable.
+fn open(t: Ty) -> Ty {
+    match t {
+        Ty::Generic(s) => Ty::Infer(s),
+        t => t,
+    }
+}
+
+/// The inference variable of a type parameter.
+fn slot(t: Ty) -> u32 {
+    match t {
+        Ty::Generic(s) => s,
+        _ => unreachable!("a type parameter before the check"),
+    }
+}
+
+/// A declared type as the user wrote it (a type parameter by its name).
+fn shown(t: Ty, slots: &[String]) -> String {
+    match t {
+        Ty::Generic(s) => slots[s as usize].clone(),
+        t => t.to_string(),
+    }
+}
+
+/// Keeps the first instance of each generic function and types, names it by them
+/// (`sq_f32`), and makes every call of a later one call it. The first comes before any
+/// other, so callees still come before their callers.
+fn one_instance_each(body: &mut Body) {
+    let mut kept: Vec<Function> = Vec::new();
+    let mut to: Vec<usize> = Vec::new();
+    for f in std::mem::take(&mut body.functions) {
+        let same = |k: &Function| k.name == f.name && k.generics == f.generics;
+        match kept.iter().position(same) {
+            Some(k) if !f.generics.is_empty() => to.push(k),
+            _ => {
+                to.push(kept.len());
+                kept.push(f);
+            }
+        }
+    }
+    let mut renumber = |e: &mut Expr| {
+        if let ExprKind::Call(f, _) = &mut e.kind {
+            *f = to[*f];
+        }
+    };
+    visit_exprs_mut(&mut body.stmts, &mut renumber);
+    for f in &mut kept {
+        visit_exprs_mut(&mut f.stmts, &mut renumber);
+        if let Some(v) = &mut f.value {
+            visit_expr_mut(v, &mut renumber);
+        }
+    }
+    for f in kept.iter_mut().filter(|f| !f.generics.is_empty()) {
+        let types: Vec<String> = f.generics.iter().map(|(_, t)| t.to_string()).collect();
+        f.name = format!("{}_{}", f.name, types.join("_"));
+    }
+    body.functions = kept;
 }
 
 /// An inference variable: a union-find node, its kind, and its type once known.
@@ -160,6 +259,8 @@ struct Var {
 struct Signature {
     name: String,
     params: Vec<Ty>,
+    /// The parameters' types as declared, for messages.
+    shown: Vec<String>,
     ret: Ty,
 }
 
@@ -171,6 +272,11 @@ struct Checker {
     body_locals: Vec<Option<Ty>>,
     vars: Vec<Var>,
     diags: Vec<Diag>,
+    /// The type parameters' names, by their inference variable (the first ones).
+    slots: Vec<String>,
+    /// The type parameters of the generic instance being checked: no other type unifies
+    /// with them (Rust's check of the generic function).
+    rigid: Vec<u32>,
 }
 
 impl Checker {
@@ -214,6 +320,7 @@ impl Checker {
             (Kind::Any, t) => matches!(t, Ty::Scalar(_) | Ty::Vector(_)),
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
+            (Kind::Num, Ty::Scalar(s)) => s != Scalar::Bool,
             _ => false,
         }
     }
@@ -224,16 +331,44 @@ impl Checker {
         match (a, b) {
             _ if a == b => a,
             (Ty::Infer(x), Ty::Infer(y)) => {
+                // A type parameter stays the root (what joins it is it): a root of kind
+                // `Num` is a type parameter's variable, which names it.
+                let rank = |v: u32, cx: &Self| {
+                    (cx.rigid.contains(&v), cx.vars[v as usize].kind == Kind::Num)
+                };
+                let (x, y) = match rank(y, self) > rank(x, self) {
+                    true => (y, x),
+                    false => (x, y),
+                };
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
-                if kx == Kind::Any {
-                    self.vars[x as usize].kind = ky;
-                } else if ky != Kind::Any && kx != ky {
-                    self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
-                    // Reported once: the rest of the expression checks against anything.
+                if self.rigid.contains(&x) && (self.rigid.contains(&y) || ky != Kind::Num) {
+                    let other = match ky {
+                        Kind::Int => "an integer literal".to_string(),
+                        Kind::Float => "a float literal".to_string(),
+                        Kind::Num => format!("`{}`", self.slots[y as usize]),
+                        Kind::Any => "a value of another type".to_string(),
+                    };
+                    let t = &self.slots[x as usize];
+                    self.fail(span, format!("mismatched types in {what}: {other} where the type parameter `{t}` is expected (Rust converts nothing to a type parameter): pass the value in as a parameter of type `{t}`, or write the function for one type"));
                     return Ty::Host;
                 }
+                let kind = match (kx, ky) {
+                    (Kind::Any, k) | (k, Kind::Any) | (Kind::Num, k) | (k, Kind::Num) => k,
+                    (k, l) if k == l => k,
+                    _ => {
+                        self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
+                        // Reported once: the rest of the expression checks against anything.
+                        return Ty::Host;
+                    }
+                };
+                self.vars[x as usize].kind = kind;
                 self.vars[y as usize].parent = x;
-                a
+                Ty::Infer(x)
+            }
+            (Ty::Infer(x), t) | (t, Ty::Infer(x)) if self.rigid.contains(&x) && t != Ty::Host => {
+                let p = &self.slots[x as usize];
+                self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected (a generic function computes on `{p}` alone)"));
+                Ty::Host
             }
             (Ty::Infer(x), t) | (t, Ty::Infer(x)) => {
                 let kind = self.vars[x as usize].kind;
@@ -245,6 +380,11 @@ impl Checker {
                         Kind::Int => "an integer",
                         Kind::Float => "a float",
                         Kind::Any => "a host value",
+                        Kind::Num => {
+                            let p = &self.slots[x as usize];
+                            self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a number type (`parray::Num`: i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16)"));
+                            return Ty::Host;
+                        }
                     };
                     self.fail(
                         span,
@@ -666,12 +806,11 @@ impl Checker {
                 };
                 if args.len() != params.len() {
                     let sig = &self.signatures[*f];
-                    let list: Vec<String> = sig.params.iter().map(ToString::to_string).collect();
                     let message = format!(
                         "`{}` takes {} arguments ({}), {} given",
                         sig.name,
                         params.len(),
-                        list.join(", "),
+                        sig.shown.join(", "),
                         args.len()
                     );
                     self.fail(span, message);
@@ -891,6 +1030,8 @@ impl Checker {
                 Kind::Float => Ty::Scalar(Scalar::F64),
                 // Reported by `check` (a host value whose type the body does not fix).
                 Kind::Any => Ty::Host,
+                // A type parameter no call fixes: a generic function's own check.
+                Kind::Num => Ty::Scalar(Scalar::F32),
             },
             t => t,
         }

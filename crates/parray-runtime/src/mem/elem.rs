@@ -369,7 +369,50 @@ pub trait Vector: Element + sealed::Sealed {
 
 mod sealed {
     pub trait Sealed {}
+    pub trait Number {}
 }
+
+/// A number type of the body language (`i8 u8 i32 u32 i64 u64 usize f32 f64 f16 bf16`):
+/// the bound of a generic function of the body language (`#[parray::func] fn sq<T:
+/// parray::Num>(x: T) -> T { x * x }`). It gives the plain Rust function what the body
+/// language has on every number type: `+ - * /`, their assignments and comparisons (not
+/// `%`: CUDA C has no `%` of floats). Sealed: a cuda body instantiates such a function at
+/// these types only.
+pub trait Num:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+    + std::ops::MulAssign
+    + std::ops::DivAssign
+    + sealed::Number
+{
+}
+
+macro_rules! numbers {
+    ($($t:ty),*) => {$(
+        impl sealed::Number for $t {}
+        impl Num for $t {}
+    )*};
+}
+
+numbers!(
+    i8,
+    u8,
+    i32,
+    u32,
+    i64,
+    u64,
+    usize,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
 
 /// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
 /// (`Int2`); what `load2`/`store2` move.

@@ -1,0 +1,47 @@
+// A generic function is checked as Rust checks it: a literal or another type is not its
+// type parameter; its bound is `parray::Num` alone; its calls give it number types; it
+// does not recurse.
+use parray::prelude::*;
+
+#[parray::func]
+fn half<T: parray::Num>(x: T) -> T {
+    x * 0.5
+}
+
+#[parray::func]
+fn widen<T: parray::Num>(x: T) -> f32 {
+    x + 1.0f32
+}
+
+#[parray::func]
+fn copied<T: Copy>(x: T) -> T {
+    x
+}
+
+#[parray::func]
+fn sq<T: parray::Num>(x: T) -> T {
+    x * x
+}
+
+#[parray::func]
+fn down<T: parray::Num>(x: T, n: u32) -> T {
+    if n == 0 {
+        x
+    } else {
+        down(x * x, n - 1)
+    }
+}
+
+parray! {
+    dmem float [64] V;
+    cuda(float* v) [2][32] CT;
+}
+
+fn main() -> parray::Result<()> {
+    let mut v = V::create()?;
+    detour!(CT(&mut v) {
+        let w = sq(Float2::new(1.0, 2.0));
+        v[$V[$tid$]$] = sq(true) as f32 + sq(2.0f32, 3.0f32);
+    })?;
+    Ok(())
+}
