@@ -5,8 +5,8 @@
 
 use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Lit, Loc,
-    Len, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
+    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Len, Lit,
+    Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
     NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;

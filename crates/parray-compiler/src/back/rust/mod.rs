@@ -11,9 +11,7 @@
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
-use crate::ir::{
-    BinOp, Body, Check, Expr, ExprKind, Len, Lit, LocalId, Scalar, Stmt, Ty, UnOp,
-};
+use crate::ir::{BinOp, Body, Check, Expr, ExprKind, Len, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
 use crate::passes::bounds::Proved;
 use parray_layout::grid::HwIndex;
 
