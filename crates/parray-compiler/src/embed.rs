@@ -121,6 +121,15 @@ impl Rebuild for VarId {
     }
 }
 
+impl Rebuild for crate::ir::Len {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        match self {
+            crate::ir::Len::Fixed(n) => quote!(#ir::Len::Fixed(#n)),
+            crate::ir::Len::AtRunTime => quote!(#ir::Len::AtRunTime),
+        }
+    }
+}
+
 impl Rebuild for Loc {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         let (span, line) = (self.span.rebuild(ir), self.line.rebuild(ir));

@@ -143,7 +143,7 @@ pub enum Ty {
     Array {
         elem: ElemType,
         mem: MemKind,
-        len: u64,
+        len: Len,
         soa: bool,
     },
     /// Statements and expressions that give no value.
@@ -204,9 +204,18 @@ impl std::fmt::Display for Ty {
                     elem.rust_type()
                 )
             }
-            Ty::Array { elem, mem, len, .. } => {
-                write!(f, "a {mem} array of {len} {}", elem.rust_type())
-            }
+            Ty::Array {
+                elem,
+                mem,
+                len: Len::Fixed(len),
+                ..
+            } => write!(f, "a {mem} array of {len} {}", elem.rust_type()),
+            Ty::Array {
+                elem,
+                mem,
+                len: Len::AtRunTime,
+                ..
+            } => write!(f, "a {mem} array of {} sized at run time", elem.rust_type()),
             Ty::Unit => f.write_str("()"),
             Ty::Host => f.write_str("a host value"),
             Ty::Generic(_) => f.write_str("{type parameter}"),
@@ -311,7 +320,10 @@ impl Body {
     }
 
     /// Each shared array the body creates with its byte offset in the block's shared
-    /// memory (16-byte aligned, in creation order), and the bytes of all of them.
+    /// memory (16-byte aligned, in creation order), and the bytes of all of them. An
+    /// array of a type sized at run time ([`Len::AtRunTime`]) is left out: its bytes are
+    /// known once the body is specialised at the bound sizes, which makes its `len` a
+    /// number.
     pub fn shared_layout(&self) -> (Vec<(LocalId, u64)>, u64) {
         let mut at = Vec::new();
         let mut total = 0u64;
@@ -320,7 +332,7 @@ impl Body {
                 local,
                 elem,
                 mem: MemKind::Smem,
-                len,
+                len: Len::Fixed(len),
                 soa,
                 ..
             } = s
@@ -343,6 +355,30 @@ impl Body {
         }
     }
 }
+
+/// The number of elements of an array a body creates (`let s = S::create();`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Len {
+    /// A number: `S`'s sizes are literals, or the body is specialised at bound sizes.
+    Fixed(u64),
+    /// `S`'s extent, its sizes given at run time: read when the detour starts on the CPU
+    /// (`<S as DataType>::extent()`), a number in the kernel specialised at them.
+    AtRunTime,
+}
+
+impl Len {
+    /// The number, where it is one.
+    pub fn fixed(self) -> Option<u64> {
+        match self {
+            Len::Fixed(n) => Some(n),
+            Len::AtRunTime => None,
+        }
+    }
+}
+
+/// The most bytes a register array sized at run time may have (`rmem`, SPEC 3.1): a
+/// thread's 255 registers of 4 bytes. A larger array would live in local memory.
+pub const MAX_REGISTER_BYTES: u64 = 255 * 4;
 
 /// The bytes of a shared array of `len` elements of `elem`: whole, or (`soa`, a record's)
 /// its fields' arrays, each at a multiple of 16 bytes.
@@ -560,7 +596,7 @@ pub enum Stmt {
         type_name: String,
         elem: ElemType,
         mem: MemKind,
-        len: u64,
+        len: Len,
         /// A shared record array kept one array per field (SPEC 2.3).
         soa: bool,
         /// The shared array's number in the body (smem only).

@@ -484,12 +484,16 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 let hip = emit_c::hip_kernel(&body, &kernel, &grid);
                 let [gx, gy, gz] = grid.grid;
                 let [bx, by, bz] = grid.block;
+                // Checked against the device's limit at launch (the emulator's is the same).
+                let shared_bytes =
+                    u32::try_from(body.body().dynamic_shared_bytes()).unwrap_or(u32::MAX);
                 quote!(::parray::generic::KernelSource {
                     source: #source,
                     checked: #checked,
                     shape: ::parray::gpu::CudaGrid::new([#gx, #gy, #gz], [#bx, #by, #bz]),
                     tids: &[],
                     hip: #hip,
+                    shared_bytes: #shared_bytes,
                 })
             } else {
                 let made = specialise();
@@ -706,8 +710,6 @@ fn cuda(
         }
         arg_refs.push(quote!(&#hidden as &dyn ::parray::gpu::KernelArg));
     }
-    // Checked against the device's limit at launch (the emulator's is the same).
-    let shared_bytes = u32::try_from(body.dynamic_shared_bytes()).unwrap_or(u32::MAX);
     let functions = emit_rust::functions_tokens(proved, Mode::Emulate);
     let (closure, run) = if body.collective() {
         // Once per block: the stretches between collective statements (barriers,
@@ -742,7 +744,7 @@ fn cuda(
             kernel: #kernel,
             source: ::std::borrow::Cow::Borrowed(__parray_prepared.source),
             shape: __parray_prepared.shape,
-            shared_bytes: #shared_bytes,
+            shared_bytes: __parray_prepared.shared_bytes,
             site: __parray_site,
             checked: __parray_prepared.checked,
             hip_source: ::core::option::Option::Some(__parray_prepared.hip),

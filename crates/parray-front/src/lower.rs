@@ -5,8 +5,8 @@
 
 use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Lit, Loc,
-    Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
+    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Len, Lit,
+    Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
     NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
@@ -504,10 +504,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         let module = self.forms.module;
-        if self.forms.is_runtime(ty_name) {
-            self.fail(span, format!("`{ty_name}` has sizes given at run time; shared and register arrays are sized by numbers (a tile), with the data covered by a loop over tiles"));
-            return None;
-        }
         let Ok(def) = module.lookup(ty_name) else {
             self.fail(span, format!("unknown type `{ty_name}`"));
             return None;
@@ -541,7 +537,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if mem == MemKind::Smem {
             self.shared_slots += 1;
         }
-        let len = module.extent(def.node);
+        // Sized at run time: its extent at the bound sizes, a type argument of the
+        // detour (whose kernel is specialised at them).
+        let len = match self.forms.is_runtime(ty_name) {
+            true => {
+                self.forms.take_runtime(ty_name, span);
+                Len::AtRunTime
+            }
+            false => Len::Fixed(module.extent(def.node)),
+        };
         let local = self.declare(&ident.to_string(), ident.span(), false, None, false);
         Some(Stmt::Create {
             local,

@@ -117,6 +117,9 @@ pub struct KernelSource {
     pub tids: &'static [ThreadIndex],
     /// The same kernel in HIP C++ (`PARRAY_DUMP_SOURCE=hip`, SPEC.md 4.8).
     pub hip: &'static str,
+    /// The bytes of dynamic shared memory it is launched with (its shared arrays'
+    /// sizes, at the bound sizes where they are given at run time).
+    pub shared_bytes: u32,
 }
 
 /// The thread array a cuda detour runs on, as its kernel is specialised: its name and its
@@ -205,6 +208,8 @@ pub fn specialise(
         shape: made.grid,
         tids: Box::leak(made.tids.into_boxed_slice()),
         hip: Box::leak(made.hip.into_boxed_str()),
+        // At most the GPU's limit (`specialised_kernel` refused more).
+        shared_bytes: u32::try_from(made.shared_bytes).unwrap_or(u32::MAX),
     }));
     kernels
         .lock()

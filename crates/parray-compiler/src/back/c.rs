@@ -213,7 +213,7 @@ fn created(stmts: &[Stmt], f: &mut dyn FnMut(LocalId, &str, u64)) {
             ..
         } = s
         {
-            f(*local, type_name, *len);
+            f(*local, type_name, fixed_len(*len));
         }
         s.for_each_part(&mut |part| {
             if let crate::ir::Part::Body(b) = part {
@@ -795,6 +795,7 @@ impl<'b> Writer<'b> {
                 ..
             } => {
                 // Each field's array, then the struct of their pointers under the name.
+                let len = fixed_len(*len);
                 let name = self.names[local.0 as usize].clone();
                 let dynamic = self.dynamic_shared.get(local);
                 let mut arrays = String::new();
@@ -803,7 +804,7 @@ impl<'b> Writer<'b> {
                     let t = f.elem.c_name();
                     match dynamic {
                         Some(at) => {
-                            let start = at + r.soa_start(k, *len, MemKind::Smem.soa_align());
+                            let start = at + r.soa_start(k, len, MemKind::Smem.soa_align());
                             pointers.push(format!(
                                 "reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {start})"
                             ));
@@ -848,6 +849,7 @@ impl<'b> Writer<'b> {
                     MemKind::Smem => "__shared__ ",
                     _ => "",
                 };
+                let len = fixed_len(*len);
                 self.line(
                     *loc,
                     &format!("{qualifier}{} {name}[{len}];", elem.c_name()),
@@ -1607,4 +1609,11 @@ fn c_string(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The number of elements of an array a kernel creates: a kernel is written for literal
+/// sizes, or specialised at bound ones (`kernels::specialise` makes each `len` a number).
+fn fixed_len(len: crate::ir::Len) -> u64 {
+    len.fixed()
+        .expect("a kernel's arrays have numbers of elements: it is specialised at bound sizes")
 }

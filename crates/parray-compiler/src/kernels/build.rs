@@ -245,7 +245,7 @@ impl Builder {
             type_name: name.to_string(),
             elem,
             mem,
-            len,
+            len: crate::ir::Len::Fixed(len),
             soa: false,
             slot,
             loc: loc(),

@@ -15,7 +15,11 @@ use parray_layout::{
 
 use super::build::{refused, typed_and_proved};
 use crate::back::c::{self as emit_c, Dialect};
-use crate::ir::{Body, CopySpec, Expr, ExprKind, Indexed, Lit, PartMut, Scalar, Stmt};
+use crate::ir::{
+    Body, CopySpec, Expr, ExprKind, Indexed, Len, Lit, PartMut, Scalar, Stmt, MAX_REGISTER_BYTES,
+};
+use parray_layout::grid::CUDA;
+use parray_layout::kinds::MemKind;
 
 /// What a form's type name stands for: the declared type `name` of `module`, for the
 /// forms of `alias` (a type parameter, or the run-time type itself).
@@ -38,6 +42,9 @@ pub struct Specialised {
     pub tids: Vec<ThreadIndex>,
     /// The same kernel in HIP C++ ([`emit_c::hip_kernel`]).
     pub hip: String,
+    /// The bytes of dynamic shared memory it is launched with
+    /// ([`Body::dynamic_shared_bytes`]).
+    pub shared_bytes: u64,
 }
 
 /// The kernel `kernel` of `body` (lowered, not yet typed) with the forms of each type of
@@ -94,9 +101,22 @@ pub fn specialised_kernel(
     if let Some(err) = failed {
         return Err(err);
     }
+    created_lens(&mut body.stmts, &types, kernel)?;
+    let shared = body.shared_layout().1;
+    if shared > CUDA.shared_bytes {
+        let arrays = created_arrays(&body.stmts, MemKind::Smem).join(", ");
+        return Err(refused(
+            kernel,
+            format!(
+                "its shared arrays ({arrays}) need {shared} bytes of shared memory a block, and a GPU has at most {}",
+                CUDA.shared_bytes
+            ),
+        ));
+    }
     let tids = body.tids.iter().map(|(_, t)| t.clone()).collect();
     let proved = typed_and_proved(body, kernel)?;
     Ok(Specialised {
+        shared_bytes: proved.body().dynamic_shared_bytes(),
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
         hip: emit_c::hip_kernel(&proved, kernel, &shape),
@@ -231,6 +251,73 @@ fn resolve_form(
         _ => {}
     }
     Ok(())
+}
+
+/// Each array `stmts` create of a type sized at run time ([`Len::AtRunTime`]) given its
+/// type's extent at the bound sizes; an error where a register array's bytes are past
+/// [`MAX_REGISTER_BYTES`] (a GPU would keep it in local memory, not in registers).
+fn created_lens(
+    stmts: &mut [Stmt],
+    types: &[&TypeBinding],
+    kernel: &str,
+) -> parray_layout::Result<()> {
+    for s in stmts {
+        if let Stmt::Create {
+            type_name,
+            elem,
+            mem,
+            len: len @ Len::AtRunTime,
+            ..
+        } = s
+        {
+            let t = binding(types, type_name)?;
+            let node = t
+                .module
+                .lookup(t.name)
+                .map_err(|_| refused(kernel, format!("`{}` is not declared", t.name)))?
+                .node;
+            let extent = t.module.extent(node);
+            *len = Len::Fixed(extent);
+            let bytes = extent * elem.size_bytes();
+            if *mem == MemKind::Rmem && bytes > MAX_REGISTER_BYTES {
+                return Err(refused(
+                    kernel,
+                    format!(
+                        "the register array `{type_name}` has {extent} {} ({bytes} bytes), more than a thread's registers hold ({MAX_REGISTER_BYTES} bytes: 255 registers of 4 bytes); make it smem, or its sizes smaller",
+                        elem.rust_type()
+                    ),
+                ));
+            }
+        }
+        let mut inner = Ok(());
+        s.for_each_part_mut(&mut |part| {
+            if let (PartMut::Body(b), Ok(())) = (part, &inner) {
+                inner = created_lens(b, types, kernel);
+            }
+        });
+        inner?;
+    }
+    Ok(())
+}
+
+/// The arrays of memory `mem` that `stmts` create, as `TILE (768 f32)`.
+fn created_arrays(stmts: &[Stmt], mem: MemKind) -> Vec<String> {
+    let mut out = Vec::new();
+    crate::ir::visit_stmts(stmts, &mut |s| {
+        if let Stmt::Create {
+            type_name,
+            elem,
+            mem: m,
+            len: Len::Fixed(n),
+            ..
+        } = s
+        {
+            if *m == mem {
+                out.push(format!("`{type_name}` of {n} {}", elem.rust_type()));
+            }
+        }
+    });
+    out
 }
 
 /// The copy `copy` makes at the bound sizes of its types (`crate::copy::lower`).

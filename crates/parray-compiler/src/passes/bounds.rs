@@ -548,7 +548,11 @@ impl<'b> Facts<'b> {
                 }
             }
             Stmt::Create { local, len, .. } => {
-                self.created.insert(*local, *len);
+                // An array sized at run time is known by the types it is indexed as (a
+                // specialised body's is a number).
+                if let Some(len) = len.fixed() {
+                    self.created.insert(*local, len);
+                }
                 self.places
                     .insert(*local, Place::at(Root::Local(*local), Some((0, 0))));
             }

@@ -829,30 +829,84 @@ pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usi
 }
 
 /// `R::create()` of an rmem type in a cuda body run on the CPU: one thread's register
-/// array, accessed like an array through `Access`/`AccessMut` (checked).
-pub struct Registers<T: Element, const N: usize> {
-    values: std::cell::UnsafeCell<[T; N]>,
+/// array, accessed like an array through `Access`/`AccessMut` (checked). `S` holds its
+/// elements: `[UnsafeCell<T>; N]` where the type's sizes are numbers (its length a
+/// constant to rustc, [`Registers::new`]), `Box<[UnsafeCell<T>]>` where they are given at
+/// run time ([`Registers::with_len`]).
+pub struct Registers<T: Element, S: Cells<T>> {
+    values: S,
     name: &'static str,
+    elem: std::marker::PhantomData<T>,
 }
 
-impl<T: Element, const N: usize> Registers<T, N> {
+/// The storage of a [`Registers`]: its elements, each writable through a shared reference
+/// (one thread owns the array: `Registers` is not `Sync`).
+pub trait Cells<T> {
+    fn cells(&self) -> &[std::cell::UnsafeCell<T>];
+}
+
+impl<T, const N: usize> Cells<T> for [std::cell::UnsafeCell<T>; N] {
+    #[inline(always)]
+    fn cells(&self) -> &[std::cell::UnsafeCell<T>] {
+        self
+    }
+}
+
+impl<T> Cells<T> for Box<[std::cell::UnsafeCell<T>]> {
+    #[inline(always)]
+    fn cells(&self) -> &[std::cell::UnsafeCell<T>] {
+        self
+    }
+}
+
+impl<T: Element, const N: usize> Registers<T, [std::cell::UnsafeCell<T>; N]> {
+    /// `N` elements, zero.
     #[inline]
     pub fn new(name: &'static str) -> Self {
         Registers {
-            values: std::cell::UnsafeCell::new([T::default(); N]),
+            values: std::array::from_fn(|_| std::cell::UnsafeCell::new(T::default())),
             name,
+            elem: std::marker::PhantomData,
         }
+    }
+}
+
+impl<T: Element> Registers<T, Box<[std::cell::UnsafeCell<T>]>> {
+    /// `len` elements, zero: an rmem type whose sizes are given at run time.
+    pub fn with_len(len: usize, name: &'static str) -> Self {
+        Registers {
+            values: (0..len)
+                .map(|_| std::cell::UnsafeCell::new(T::default()))
+                .collect(),
+            name,
+            elem: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Element, S: Cells<T>> Registers<T, S> {
+    /// Its number of elements.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.values.cells().len()
+    }
+
+    /// Its first element: `UnsafeCell<T>` has `T`'s layout, and the pointer, derived
+    /// from the cells, may write them.
+    #[inline(always)]
+    fn base(&self) -> *mut T {
+        std::cell::UnsafeCell::raw_get(self.values.cells().as_ptr())
     }
 
     /// The element `off`, checked like an array access.
     #[inline(always)]
     #[track_caller]
     fn at(&self, off: usize) -> *mut T {
-        if off >= N {
+        if off >= self.len() {
             Raw::new(
-                self.values.get().cast::<T>(),
+                self.base(),
                 0,
-                N,
+                self.len(),
                 self.name,
                 MemKind::Rmem,
                 None,
@@ -860,8 +914,8 @@ impl<T: Element, const N: usize> Registers<T, N> {
             )
             .at(off);
         }
-        // SAFETY: `off < N`, inside the array.
-        unsafe { self.values.get().cast::<T>().add(off) }
+        // SAFETY: `off < len`, inside the array.
+        unsafe { self.base().add(off) }
     }
 
     /// Lane 0 of the vector `V` at `off`, checked like an array's (every lane inside, `off`
@@ -870,9 +924,9 @@ impl<T: Element, const N: usize> Registers<T, N> {
     #[track_caller]
     fn vector_at<V: Vector<Lane = T>>(&self, off: usize) -> *mut T {
         Raw::new(
-            self.values.get().cast::<T>(),
+            self.base(),
             0,
-            N,
+            self.len(),
             self.name,
             MemKind::Rmem,
             None,
@@ -882,7 +936,7 @@ impl<T: Element, const N: usize> Registers<T, N> {
     }
 }
 
-impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
+impl<T: Element, S: Cells<T>> Access<T> for Registers<T, S> {
     #[inline(always)]
     #[track_caller]
     fn load(&self, off: usize) -> T {
@@ -894,11 +948,11 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
     #[inline(always)]
     unsafe fn load_unchecked(&self, off: usize) -> T {
         #[cfg(debug_assertions)]
-        if off >= N {
-            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
+        if off >= self.len() {
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, self.len());
         }
         // SAFETY: in bounds by the caller's contract; one owner as in `load`.
-        unsafe { *self.values.get().cast::<T>().add(off) }
+        unsafe { *self.base().add(off) }
     }
 
     #[inline(always)]
@@ -910,7 +964,7 @@ impl<T: Element, const N: usize> Access<T> for Registers<T, N> {
     }
 }
 
-impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
+impl<T: Element, S: Cells<T>> AccessMut<T> for Registers<T, S> {
     #[track_caller]
     fn atomic_exch(&self, off: usize, v: T) -> T
     where
@@ -939,11 +993,11 @@ impl<T: Element, const N: usize> AccessMut<T> for Registers<T, N> {
     #[inline(always)]
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         #[cfg(debug_assertions)]
-        if off >= N {
-            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, N);
+        if off >= self.len() {
+            crate::mem::ptr::proved_out_of_bounds(off as u128, self.name, self.len());
         }
         // SAFETY: as in `load_unchecked`.
-        unsafe { *self.values.get().cast::<T>().add(off) = v }
+        unsafe { *self.base().add(off) = v }
     }
 
     #[track_caller]

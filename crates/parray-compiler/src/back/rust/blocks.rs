@@ -16,7 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::{ctx_ident, prologue, Mode, Writer};
@@ -100,11 +100,9 @@ pub fn block_body_tokens(proved: &Proved) -> TokenStream {
         } = s
         {
             let name = w.local(*local);
-            let el = w.elem(*elem);
-            let len = Literal::usize_unsuffixed(*len as usize);
-            out.extend(quote_spanned!(loc.span.proc_macro()=>
-                let #name = #block.shared_ptr::<#el>(#slot, #len, #type_name, #soa);
-            ));
+            let span = loc.span.proc_macro();
+            let array = w.shared_array(&quote!(#block), *elem, *len, type_name, *soa, *slot, span);
+            out.extend(quote_spanned!(span=> let #name = #array;));
         }
     }
     // Locals that live across stretches: a value per thread.
@@ -124,10 +122,9 @@ pub fn block_body_tokens(proved: &Proved) -> TokenStream {
             }
             (Spill::Pointer, _) => quote!(::std::vec![::core::option::Option::None; #n]),
             (Spill::Registers, Some(Ty::Array { elem, len, .. })) => {
-                let el = w.elem(elem);
-                let len = Literal::usize_unsuffixed(len as usize);
                 let name = register_name(body, id);
-                quote!((0..#n).map(|_| ::parray::__private::Registers::<#el, #len>::new(#name)).collect::<::std::vec::Vec<_>>())
+                let array = w.registers(elem, len, &name, Span::call_site());
+                quote!((0..#n).map(|_| #array).collect::<::std::vec::Vec<_>>())
             }
             _ => unreachable!("a spilled local has a type"),
         };
@@ -333,9 +330,9 @@ impl Blocks {
                 ..
             } if self.spilled.contains_key(local) => {
                 let v = spill_ident(*local);
-                let el = w.elem(*elem);
-                let len = Literal::usize_unsuffixed(*len as usize);
-                quote_spanned!(loc.span.proc_macro()=> #v[#t] = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
+                let span = loc.span.proc_macro();
+                let array = w.registers(*elem, *len, type_name, span);
+                quote_spanned!(span=> #v[#t] = #array;)
             }
             Stmt::Return { loc } => {
                 let masks: Vec<Ident> = self

@@ -11,7 +11,7 @@
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
-use crate::ir::{BinOp, Body, Check, Expr, ExprKind, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
+use crate::ir::{BinOp, Body, Check, Expr, ExprKind, Len, Lit, LocalId, Scalar, Stmt, Ty, UnOp};
 use crate::passes::bounds::Proved;
 use parray_layout::grid::HwIndex;
 
@@ -176,6 +176,21 @@ fn axis(a: usize) -> Ident {
     Ident::new(["x", "y", "z"][a], Span::call_site())
 }
 
+/// The number of elements of an array a body creates, a `usize`: its literal, or the
+/// extent of its type `type_name` at the bound sizes (the detour checked them bound).
+fn len_tokens(len: Len, type_name: &str, span: Span) -> TokenStream {
+    match len {
+        Len::Fixed(n) => {
+            let n = Literal::usize_unsuffixed(n as usize);
+            quote!(#n)
+        }
+        Len::AtRunTime => {
+            let ty = Ident::new(type_name, span);
+            quote_spanned!(span=> <#ty as ::parray::DataType>::extent())
+        }
+    }
+}
+
 /// An offset as Rust arithmetic in `ty` (`usize`, or `u32` under the emulation).
 fn offset_tokens(
     off: &parray_layout::Offset,
@@ -266,6 +281,39 @@ impl<'b> Writer<'b> {
         }
     }
 
+    /// The block's shared array `slot` of `len` elements of the type `type_name`, from
+    /// `owner` (a thread's context, or the block of a body with barriers).
+    #[allow(clippy::too_many_arguments)]
+    fn shared_array(
+        &self,
+        owner: &TokenStream,
+        elem: ElemType,
+        len: Len,
+        type_name: &str,
+        soa: bool,
+        slot: usize,
+        span: Span,
+    ) -> TokenStream {
+        let el = self.elem(elem);
+        let len = len_tokens(len, type_name, span);
+        quote_spanned!(span=> #owner.shared_ptr::<#el>(#slot, #len, #type_name, #soa))
+    }
+
+    /// A thread's register array of the type `type_name`: its elements in an array where
+    /// their number is a literal (a constant to rustc, as fast as a Rust array), else
+    /// allocated at the bound sizes.
+    fn registers(&self, elem: ElemType, len: Len, type_name: &str, span: Span) -> TokenStream {
+        let el = self.elem(elem);
+        let cell = quote!(::core::cell::UnsafeCell<#el>);
+        let n = len_tokens(len, type_name, span);
+        match len {
+            Len::Fixed(_) => quote_spanned!(span=>
+                ::parray::__private::Registers::<#el, [#cell; #n]>::new(#type_name)),
+            Len::AtRunTime => quote_spanned!(span=>
+                ::parray::__private::Registers::<#el, ::std::boxed::Box<[#cell]>>::with_len(#n, #type_name)),
+        }
+    }
+
     fn local(&self, id: LocalId) -> Ident {
         let l = self.body.local(id);
         Ident::new(&l.name, l.span.proc_macro())
@@ -339,13 +387,14 @@ impl<'b> Writer<'b> {
                 loc,
             } => {
                 let name = self.local(*local);
-                let el = self.elem(*elem);
-                let len = Literal::usize_unsuffixed(*len as usize);
-                if *mem == MemKind::Smem {
-                    quote_spanned!(loc.span.proc_macro()=> let #name = #ctx.shared_ptr::<#el>(#slot, #len, #type_name, #soa);)
-                } else {
-                    quote_spanned!(loc.span.proc_macro()=> let #name = ::parray::__private::Registers::<#el, #len>::new(#type_name);)
-                }
+                let span = loc.span.proc_macro();
+                let array = match mem {
+                    MemKind::Smem => {
+                        self.shared_array(&quote!(#ctx), *elem, *len, type_name, *soa, *slot, span)
+                    }
+                    _ => self.registers(*elem, *len, type_name, span),
+                };
+                quote_spanned!(span=> let #name = #array;)
             }
             Stmt::Expr { expr, loc } => {
                 let e = self.expr(expr);
