@@ -26,7 +26,7 @@ fn kinetic(p: Particle) -> f32 {
 fn pushed(mut p: Particle, dt: f32) -> Particle {
     p.vel += p.pos * -0.5 * dt;
     p.pos += p.vel * dt;
-    p.id = p.id + 1;
+    p.id += 1;
     p
 }
 
