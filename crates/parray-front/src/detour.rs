@@ -331,7 +331,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     format!("`min_blocks_per_sm` bounds a cuda kernel's registers; {a_kind} detour has none"),
                 ));
             }
-            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span(), &[])?.typed;
+            let body = lower(&mut forms, Target::Pthd, &[], &stmts, body.span(), &[], &[])?.typed;
             let body = bounds::prove(body);
             refused(body.proof())?;
             let types = type_checks(&forms.generics, false);
@@ -389,6 +389,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 &stmts,
                 body.span(),
                 &funcs,
+                &crate::func::records(entries),
             )?;
             // `$size(G)$` of a grid sized at run time is resolved with the grid, not as a
             // type argument.

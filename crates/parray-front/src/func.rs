@@ -52,8 +52,11 @@ pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let item: syn::ItemFn = syn::parse2(input)?;
     let name = item.sig.ident.clone();
-    // Itself is not asked for: calling itself is the recursion its lowering reports.
-    let need: Vec<Ident> = missing(&called(&item.block.stmts), entries)
+    // Itself is not asked for: calling itself is the recursion its lowering reports. The
+    // records its signature names are asked for as the functions it calls are.
+    let mut names = called(&item.block.stmts);
+    names.extend(records_named(&item.sig));
+    let need: Vec<Ident> = missing(&names, entries)
         .into_iter()
         .filter(|n| *n != name)
         .collect();
@@ -63,7 +66,7 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let mut sources = sources(entries)?;
     sources.retain(|(n, _)| name != n);
     sources.push((name.to_string(), item));
-    crate::lower::check_function(&name, &sources)?;
+    crate::lower::check_function(&name, &sources, &records(entries))?;
     Ok(Outcome::Done(TokenStream::new()))
 }
 
@@ -97,7 +100,9 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
     let mut wanted: Vec<Ident> = names.to_vec();
     for e in entries.iter().filter(|e| e.what == Carried::Func) {
         if let Ok(item) = syn::parse_str::<syn::ItemFn>(&e.text) {
-            for callee in called(&item.block.stmts) {
+            let mut names = called(&item.block.stmts);
+            names.extend(records_named(&item.sig));
+            for callee in names {
                 // Its tokens came from a string: their spans are no better than the call site.
                 let callee = Ident::new(&callee.to_string(), Span::call_site());
                 if !wanted.contains(&callee) {
@@ -109,6 +114,60 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
     wanted
         .into_iter()
         .filter(|n| !entries.iter().any(|e| *n == e.name))
+        .collect()
+}
+
+/// The names a signature gives its parameters' and result's types that may be records: a
+/// single upper-case name that is neither a vector (`Float2`...) nor a type parameter, each
+/// once, at its first use. A name that is not a record is asked for all the same: its
+/// companion is the record's, whose derive gives it (without one, the error says to import
+/// it, as for a type).
+pub fn records_named(sig: &syn::Signature) -> Vec<Ident> {
+    let generic: Vec<&Ident> = sig.generics.type_params().map(|t| &t.ident).collect();
+    let inputs = sig.inputs.iter().filter_map(|a| match a {
+        syn::FnArg::Typed(t) => Some(&*t.ty),
+        syn::FnArg::Receiver(_) => None,
+    });
+    let output = match &sig.output {
+        syn::ReturnType::Type(_, t) => Some(&**t),
+        syn::ReturnType::Default => None,
+    };
+    let mut out: Vec<Ident> = Vec::new();
+    for ty in inputs.chain(output) {
+        let syn::Type::Path(p) = ty else { continue };
+        let Some(last) = p.path.segments.last() else {
+            continue;
+        };
+        let id = &last.ident;
+        let word = id.to_string();
+        let upper = word.starts_with(|c: char| c.is_ascii_uppercase());
+        let vector = parray_layout::ElemType::ALL
+            .iter()
+            .any(|e| e.rust_type() == word);
+        if p.qself.is_none()
+            && last.arguments.is_empty()
+            && upper
+            && !vector
+            && !generic.contains(&id)
+            && !out.contains(id)
+        {
+            out.push(id.clone());
+        }
+    }
+    out
+}
+
+/// The records the entries carry (their derives' `record P { ... }`).
+pub fn records(entries: &[Entry]) -> Vec<parray_layout::Record> {
+    entries
+        .iter()
+        .filter(|e| e.what == Carried::Declaration)
+        .filter_map(|e| parray_layout::parse_program(&e.text).ok())
+        .flat_map(|p| p.items)
+        .filter_map(|item| match item {
+            parray_layout::ast::Item::Record(r) => Some(r.record),
+            _ => None,
+        })
         .collect()
 }
 

@@ -10,7 +10,7 @@ use parray_compiler::ir::{
     NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
-use parray_layout::{thread_index, ElemType, MemKind, Param, TypeClass};
+use parray_layout::{thread_index, ElemType, MemKind, Param, Record, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -20,7 +20,8 @@ use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 /// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
-/// them by (a pthd body calls Rust functions as Rust does).
+/// them by (a pthd body calls Rust functions as Rust does), and `records` the records
+/// their signatures may name.
 pub fn lower(
     forms: &mut Forms,
     target: Target,
@@ -28,10 +29,11 @@ pub fn lower(
     stmts: &[syn::Stmt],
     body_span: Span,
     funcs: &[(String, syn::ItemFn)],
+    records: &[Record],
 ) -> syn::Result<Lowered> {
     let threads = forms.threads.as_ref().expect("a detour has threads");
     let array = threads.name.clone();
-    let mut lw = Lowerer::new(forms, target, funcs);
+    let mut lw = Lowerer::new(forms, target, funcs, records);
     let params: Vec<(Param, LocalId)> = params
         .iter()
         .map(|p| {
@@ -99,10 +101,14 @@ fn typed(body: Body) -> syn::Result<Typed> {
 
 /// Checks the function `name` of `funcs` (and what it calls) as a cuda body would lower
 /// and type it: the errors a `#[parray::func]` reports where it is defined.
-pub fn check_function(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> syn::Result<()> {
+pub fn check_function(
+    name: &Ident,
+    funcs: &[(String, syn::ItemFn)],
+    records: &[Record],
+) -> syn::Result<()> {
     let module = parray_layout::Module::from_parts(Vec::new(), Vec::new(), Vec::new());
     let mut forms = Forms::new(&module, None);
-    let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs);
+    let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs, records);
     lw.function_index(name);
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
         return Err(errors);
@@ -168,6 +174,8 @@ struct Lowerer<'a, 'm> {
     shuffles: usize,
     /// The functions the body may call, and those lowered so far (callees first).
     funcs: &'a [(String, syn::ItemFn)],
+    /// The records a function's signature may name (those carried in with it).
+    records: &'a [Record],
     functions: Vec<Function>,
     /// The functions being lowered, outermost first (a call of one of them is recursion),
     /// each with the span of the call that entered it.
@@ -206,7 +214,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The names of a rejected `let` pattern, declared anyway (untyped), so that their
     /// uses are not taken for host variables: the one error is the pattern's.
-    fn new(forms: &'a mut Forms<'m>, target: Target, funcs: &'a [(String, syn::ItemFn)]) -> Self {
+    fn new(
+        forms: &'a mut Forms<'m>,
+        target: Target,
+        funcs: &'a [(String, syn::ItemFn)],
+        records: &'a [Record],
+    ) -> Self {
         Lowerer {
             forms,
             target,
@@ -219,6 +232,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             folded: Vec::new(),
             shuffles: 0,
             funcs,
+            records,
             functions: Vec::new(),
             lowering: Vec::new(),
             type_params: Vec::new(),
@@ -306,7 +320,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             };
             let Some(ty) = self.value_type_of(&arg.ty) else {
-                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number, a vector or a type parameter (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16, Float2, Float4, Double2, Int2, Int4, T)");
+                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number, a vector, a record or a type parameter (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16, Float2, Float4, Double2, Int2, Int4, a `#[derive(parray::Record)]` struct, T)");
                 continue;
             };
             params.push(self.declare(&ident.to_string(), ident.span(), mutable, Some(ty), true));
@@ -318,7 +332,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 if ty.is_none() {
                     self.fail(
                         t.span(),
-                        "a function of the body language returns a number, a vector or a type parameter (or nothing)",
+                        "a function of the body language returns a number, a vector, a record or a type parameter (or nothing)",
                     );
                 }
                 ty
@@ -371,7 +385,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = type_name(t)?;
         match self.type_params.iter().find(|(n, _)| *n == name) {
             Some((_, ty)) => Some(*ty),
-            None => value_type(&name),
+            None => value_type(&name).or_else(|| {
+                let r = self.records.iter().find(|r| r.name() == name)?;
+                Some(Ty::Record(*r))
+            }),
         }
     }
 

@@ -307,6 +307,13 @@ fn renamed(text: &str, rename: &dyn Fn(&str) -> String) -> syn::Result<String> {
     Ok(out)
 }
 
+/// Whether the entry carries a record (`record Particle { ... }`, its derive's companion).
+fn is_record_entry(e: &Entry) -> bool {
+    e.what == Carried::Declaration
+        && parray_layout::parse_program(&e.text)
+            .is_ok_and(|p| matches!(p.items.as_slice(), [Item::Record(_)]))
+}
+
 /// The entries `name` needs, itself last, in the order `entries` has them (deps first).
 fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
     let mut needed: HashSet<String> = HashSet::new();
@@ -422,8 +429,10 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
             .iter()
             .any(|e| e.name == n && e.text.trim() == format!("const {n}"))
     };
+    // A record keeps its name too: the generated Rust names its struct, the caller's.
+    let is_record = |n: &str| entries.iter().any(|e| e.name == n && is_record_entry(e));
     let private = |n: &str| {
-        if outside.iter().any(|o| o == n) || given_at_run_time(n) {
+        if outside.iter().any(|o| o == n) || given_at_run_time(n) || is_record(n) {
             n.to_string()
         } else {
             format!("__{n}")
@@ -513,7 +522,9 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     }
 
     let mut import_tokens = TokenStream::new();
-    for (_, text, target) in &imports {
+    // A record is not declared again: the body's blocks ask its companion (in scope where
+    // the call is, as its struct is), as the caller's did.
+    for (_, text, target) in imports.iter().filter(|(n, _, _)| !is_record(n)) {
         let text: TokenStream = text.parse().map_err(|e| {
             syn::Error::new(target.span(), format!("carried declaration `{text}`: {e}"))
         })?;

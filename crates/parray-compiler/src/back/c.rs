@@ -487,6 +487,30 @@ fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) 
     (arrays, in_registers)
 }
 
+/// C's remainder of floats of type `t` (`fmodf`, `fmod`), which is Rust's `%` on them:
+/// none for integers, whose `%` is C's.
+fn float_fmod(t: Ty) -> Option<&'static str> {
+    match t.scalar()? {
+        Scalar::F32 => Some("fmodf"),
+        Scalar::F64 => Some("fmod"),
+        _ => None,
+    }
+}
+
+/// Whether evaluating `e` changes something (an assignment, an atomic, a shuffle), so that
+/// it may not be written twice.
+fn updates(e: &Expr) -> bool {
+    if matches!(
+        e.kind,
+        ExprKind::Assign(..) | ExprKind::Atomic(..) | ExprKind::ShflDown { .. }
+    ) {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_child(&mut |c| found = found || updates(c));
+    found
+}
+
 /// The name of a vector operator's helper (`parray_add`...): the check pass allows these
 /// four.
 fn vector_op(op: BinOp) -> &'static str {
@@ -1105,6 +1129,12 @@ impl<'b> Writer<'b> {
             ExprKind::Binary(op, l, r) if matches!(e.ty, Ty::Vector(_)) => {
                 self.vector_arithmetic(vector_op(*op), l, r)
             }
+            // C's `%` takes integers only: Rust's `%` on floats is C's `fmod` (exact, of
+            // the dividend's sign). Halves arrive here widened to `f32`.
+            ExprKind::Binary(BinOp::Rem, l, r) if float_fmod(l.ty).is_some() => {
+                let f = float_fmod(l.ty).expect("a float");
+                (format!("{f}({}, {})", self.expr(l).0, self.expr(r).0), ATOM)
+            }
             ExprKind::Binary(op, l, r) => {
                 let p = precedence(*op);
                 let (lt, rt) = match op {
@@ -1130,6 +1160,22 @@ impl<'b> Writer<'b> {
             ExprKind::Vector { .. } => self.vector(e, None),
             ExprKind::Assign(Some(op), place, value) if matches!(place.ty, Ty::Vector(_)) => {
                 self.vector_arithmetic(&format!("{}_to", vector_op(*op)), place, value)
+            }
+            // `place %= v` on a float: `place = fmodf(place, v)`, the place read twice
+            // where that changes nothing, else through a reference to it.
+            ExprKind::Assign(Some(BinOp::Rem), place, value) if float_fmod(place.ty).is_some() => {
+                let f = float_fmod(place.ty).expect("a float");
+                let (p, v) = (self.expr(place).0, self.expr(value).0);
+                match updates(place) {
+                    false => (format!("{p} = {f}({p}, {v})"), 0),
+                    true => {
+                        let t = c_scalar(place.ty.scalar().expect("a float"));
+                        (
+                            format!("[&]({t}& __parray_p) {{ __parray_p = {f}(__parray_p, {v}); }}({p})"),
+                            ATOM,
+                        )
+                    }
+                }
             }
             ExprKind::Assign(op, place, value) => {
                 let sym = op.map_or("=".to_string(), |o| format!("{}=", o.symbol()));

@@ -375,8 +375,8 @@ mod sealed {
 /// A number type of the body language (`i8 u8 i32 u32 i64 u64 usize f32 f64 f16 bf16`):
 /// the bound of a generic function of the body language (`#[parray::func] fn sq<T:
 /// parray::Num>(x: T) -> T { x * x }`). It gives the plain Rust function what the body
-/// language has on every number type: `+ - * /`, their assignments and comparisons (not
-/// `%`: CUDA C has no `%` of floats). Sealed: a cuda body instantiates such a function at
+/// language has on every number type: `+ - * / %`, their assignments and comparisons (`%`
+/// of floats is Rust's, C's `fmod`). Sealed: a cuda body instantiates such a function at
 /// these types only.
 pub trait Num:
     Copy
@@ -385,10 +385,12 @@ pub trait Num:
     + std::ops::Sub<Output = Self>
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
+    + std::ops::Rem<Output = Self>
     + std::ops::AddAssign
     + std::ops::SubAssign
     + std::ops::MulAssign
     + std::ops::DivAssign
+    + std::ops::RemAssign
     + sealed::Number
 {
 }
