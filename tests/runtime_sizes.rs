@@ -714,6 +714,73 @@ fn a_guarded_copy_of_vectors_moves_each_vector_by_where_it_lies() -> parray::Res
 }
 
 parray! {
+    // The same tiles at a literal 1002 elements: the emulation runs the proved body, its
+    // moves vector by vector included (over sizes given at run time it runs the element
+    // loop through generic forms).
+    dmem float [1002] LX;
+    dmem float [[ceil(1002 / 64)][[8][8]]#LX_0] LXT;
+    dmem float [#LXT_0_1_1] LX8;
+    dmem float [ceil(1002 / 64)][[8][8]] LXC;
+    dmem float [ceil(1002 / 64)][8] LSUM;
+    cuda(float* x, float* y, float* s) [ceil(1002 / 64)][8] LTAIL;
+}
+
+/// The emulated run of the vector-by-vector moves (literal sizes): each element of the
+/// data moves, in and out, and each element past it reads as the fill, in the vector
+/// wholly inside, the one partly inside (lanes 1000 and 1001 of 1000..1003) and the ones
+/// wholly past the data.
+#[test]
+fn vector_by_vector_moves_run_at_a_literal_size() -> parray::Result<()> {
+    const N: usize = 1002;
+    let mut host = parray::Array::<HV>::new()?;
+    for i in 0..N {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y, mut s) = (LX::create()?, LX::create()?, LSUM::create()?);
+    parray::copy::copy(host.view::<HV1002>(), &mut x)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(LTAIL(&x, &mut y, &mut s) $body),
+                detour!(LTAIL(&x, &mut y, &mut s) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        let r = T8::create();
+        let at = $LXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $LXC[$tid_0$][[$tid_1$][0]]$;
+        #copy LX8(x + at) to T8(r) if |e| c + e < $dim(LX_0)$ else -1.0;
+        let mut sum = 0.0f32;
+        for e in 0..8 {
+            sum += r[e];
+            r[e] = 2.0 * r[e];
+        }
+        s[$LSUM[$tid_0$][$tid_1$]$] = sum;
+        #copy T8(r) to LX8(y + at) if |e| c + e < $dim(LX_0)$;
+    });
+    let source = source.to_string();
+    assert!(
+        source.contains("if ((int)c + (4 * (int)e + 3) < 1002u)"),
+        "{source}"
+    );
+    run?;
+    let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
+    parray::copy::copy(&y, ys.view_mut::<HV1002>())?;
+    parray::copy::copy(&s, sums.view_mut::<HV128>())?;
+    for i in 0..N {
+        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
+    }
+    for t in 0..N.div_ceil(64) * 8 {
+        let want: f32 = (8 * t..8 * t + 8)
+            .map(|i| if i < N { i as f32 } else { -1.0 })
+            .sum();
+        assert_eq!(sums.at([t]), want, "thread {t}");
+    }
+    Ok(())
+}
+
+parray! {
     paged float [1024] HV;
     paged float [1000#HV_0] HV1000;
     paged float [256#HV_0] HV256;
