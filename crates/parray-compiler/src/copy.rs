@@ -571,3 +571,58 @@ fn one(mut stmts: Vec<Stmt>, loc: crate::ir::Loc) -> Stmt {
         _ => Stmt::Block { body: stmts, loc },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::LocalId;
+
+    fn sizes(s: &[u64]) -> Vec<(LocalId, u64)> {
+        s.iter()
+            .enumerate()
+            .map(|(i, &d)| (LocalId(i as u32), d))
+            .collect()
+    }
+
+    /// The lanes of a vector of 4 as digits: the A tile's `[2][4]` (the fast digit whole,
+    /// the slow one the vector's index), the C tile's `[2][4][1][4]`, `k` itself (`|e|`
+    /// over 8), and `[2][6]`, whose vector of elements 4..8 wraps its fast digit (none).
+    #[test]
+    fn lane_digits_are_ordered_or_none() {
+        use LaneDigit::*;
+        assert_eq!(
+            lane_digits(&sizes(&[2, 4]), 4),
+            Some(vec![Whole { q: 1, d: None }, Lane { p: 1, d: 4 }])
+        );
+        assert_eq!(
+            lane_digits(&sizes(&[2, 4, 1, 4]), 4),
+            Some(vec![
+                Whole { q: 4, d: None },
+                Whole { q: 1, d: Some(4) },
+                Lane { p: 4, d: 1 },
+                Lane { p: 1, d: 4 },
+            ])
+        );
+        assert_eq!(
+            lane_digits(&sizes(&[8]), 4),
+            Some(vec![Part {
+                c: 4,
+                m: None,
+                p: 1
+            }])
+        );
+        assert_eq!(lane_digits(&sizes(&[3, 2, 6]), 4), None);
+        assert_eq!(
+            lane_digits(&sizes(&[3, 6, 2]), 4),
+            Some(vec![
+                Whole { q: 3, d: None },
+                Part {
+                    c: 2,
+                    m: Some(3),
+                    p: 2
+                },
+                Lane { p: 1, d: 2 },
+            ])
+        );
+    }
+}
