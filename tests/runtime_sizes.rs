@@ -631,6 +631,156 @@ fn a_guarded_copy_moves_the_elements_in_the_data_and_fills_the_rest() -> parray:
 }
 
 parray! {
+    // A thread's 8 elements as two float4 vectors: at 1002 elements the thread at 1000
+    // has its first vector partly in the data and its second wholly past it.
+    const VN;                        // 1002
+    dmem float [VN] VX;
+    dmem float [[ceil(VN / 64)][[8][8]]#VX_0] VXT;
+    dmem float [#VXT_0_1_1] VX8;
+    dmem float [ceil(VN / 64)][[8][8]] VXC;
+    dmem float [ceil(VN / 64)][8] VSUM;
+    cuda(float* x, float* y, float* s) [ceil(VN / 64)][8] VTAIL;
+    rmem float [8] T8;
+    paged float [1002#HV_0] HV1002;
+    paged float [128#HV_0] HV128;
+}
+
+/// A guarded copy of several vectors where the tile is not wholly inside the data moves
+/// vector by vector: a vector inside as one float4, a vector partly inside lane by lane
+/// (its first lane unguarded, its last filled), and a vector wholly past the data only
+/// stores the fill, reading nothing. Run (emulated) at 1002 elements: every element in
+/// the data moves, every one past it reads as the fill.
+#[test]
+fn a_guarded_copy_of_vectors_moves_each_vector_by_where_it_lies() -> parray::Result<()> {
+    const N: usize = 1002;
+    VN.bind(N)?;
+    let mut host = parray::Array::<HV>::new()?;
+    for i in 0..N {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y, mut s) = (VX::create()?, VX::create()?, VSUM::create()?);
+    parray::copy::copy(host.view::<HV1002>(), &mut x)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(VTAIL(&x, &mut y, &mut s) $body),
+                detour!(VTAIL(&x, &mut y, &mut s) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        let r = T8::create();
+        let at = $VXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $VXC[$tid_0$][[$tid_1$][0]]$;
+        #copy VX8(x + at) to T8(r) if |e| c + e < $dim(VX_0)$ else -1.0;
+        let mut sum = 0.0f32;
+        for e in 0..8 {
+            sum += r[e];
+            r[e] = 2.0 * r[e];
+        }
+        s[$VSUM[$tid_0$][$tid_1$]$] = sum;
+        #copy T8(r) to VX8(y + at) if |e| c + e < $dim(VX_0)$;
+    });
+    run?;
+    let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
+    parray::copy::copy(&y, ys.view_mut::<HV1002>())?;
+    parray::copy::copy(&s, sums.view_mut::<HV128>())?;
+    for i in 0..N {
+        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
+    }
+    for t in 0..N.div_ceil(64) * 8 {
+        let want: f32 = (8 * t..8 * t + 8)
+            .map(|i| if i < N { i as f32 } else { -1.0 })
+            .sum();
+        assert_eq!(sums.at([t]), want, "thread {t}");
+    }
+    let source = source?;
+    // Vector by vector past the tile's test: a vector inside moves as a float4, one partly
+    // inside lane by lane, one wholly outside is the fill alone.
+    let edge = source.split("} else {").nth(1).expect("the edge branch");
+    assert!(
+        edge.contains("if ((int)c + (4 * (int)e + 3) < 1002u)"),
+        "{source}"
+    );
+    assert!(edge.contains("*(const float4*)"), "{source}");
+    let outside: Vec<&str> = source.split("r[(int)e * 4] = -1.0f;").collect();
+    assert_eq!(outside.len(), 2, "{source}");
+    let fills = outside[1].split('}').next().expect("the outside branch");
+    assert_eq!(fills.matches("= -1.0f;").count(), 3, "{source}");
+    assert!(!fills.contains("x["), "{source}");
+    assert!(!source.contains("__parray_fault"), "{source}");
+    insta::assert_snapshot!("guarded_vectors_at_1002", source);
+    Ok(())
+}
+
+parray! {
+    // The same tiles at a literal 1002 elements: the emulation runs the proved body, its
+    // moves vector by vector included (over sizes given at run time it runs the element
+    // loop through generic forms).
+    dmem float [1002] LX;
+    dmem float [[ceil(1002 / 64)][[8][8]]#LX_0] LXT;
+    dmem float [#LXT_0_1_1] LX8;
+    dmem float [ceil(1002 / 64)][[8][8]] LXC;
+    dmem float [ceil(1002 / 64)][8] LSUM;
+    cuda(float* x, float* y, float* s) [ceil(1002 / 64)][8] LTAIL;
+}
+
+/// The emulated run of the vector-by-vector moves (literal sizes): each element of the
+/// data moves, in and out, and each element past it reads as the fill, in the vector
+/// wholly inside, the one partly inside (lanes 1000 and 1001 of 1000..1003) and the ones
+/// wholly past the data.
+#[test]
+fn vector_by_vector_moves_run_at_a_literal_size() -> parray::Result<()> {
+    const N: usize = 1002;
+    let mut host = parray::Array::<HV>::new()?;
+    for i in 0..N {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y, mut s) = (LX::create()?, LX::create()?, LSUM::create()?);
+    parray::copy::copy(host.view::<HV1002>(), &mut x)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(LTAIL(&x, &mut y, &mut s) $body),
+                detour!(LTAIL(&x, &mut y, &mut s) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        let r = T8::create();
+        let at = $LXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $LXC[$tid_0$][[$tid_1$][0]]$;
+        #copy LX8(x + at) to T8(r) if |e| c + e < $dim(LX_0)$ else -1.0;
+        let mut sum = 0.0f32;
+        for e in 0..8 {
+            sum += r[e];
+            r[e] = 2.0 * r[e];
+        }
+        s[$LSUM[$tid_0$][$tid_1$]$] = sum;
+        #copy T8(r) to LX8(y + at) if |e| c + e < $dim(LX_0)$;
+    });
+    let source = source.to_string();
+    assert!(
+        source.contains("if ((int)c + (4 * (int)e + 3) < 1002u)"),
+        "{source}"
+    );
+    run?;
+    let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
+    parray::copy::copy(&y, ys.view_mut::<HV1002>())?;
+    parray::copy::copy(&s, sums.view_mut::<HV128>())?;
+    for i in 0..N {
+        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
+    }
+    for t in 0..N.div_ceil(64) * 8 {
+        let want: f32 = (8 * t..8 * t + 8)
+            .map(|i| if i < N { i as f32 } else { -1.0 })
+            .sum();
+        assert_eq!(sums.at([t]), want, "thread {t}");
+    }
+    Ok(())
+}
+
+parray! {
     paged float [1024] HV;
     paged float [1000#HV_0] HV1000;
     paged float [256#HV_0] HV256;

@@ -5,6 +5,8 @@
 
 use parray_layout::{ElemType, Module, NodeId, Offset, TypeClass};
 
+use crate::CodeSpan;
+
 use crate::ir::{
     vector_of, BinOp, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Guard, Indexed, Stmt,
 };
@@ -164,26 +166,33 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
     };
     let moves = |iterations, body| looped(iterations, body, false);
     let unguarded = moves(n, vec![assign(place.clone(), value.clone())]);
-    let vector = match vector_offsets {
-        Some((w, s_by, d_by)) => {
-            let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
-                Box::new(Expr::new(
-                    ExprKind::Vector {
-                        base,
-                        at,
-                        lanes: w as u8,
-                        check: Check::Checked(None),
-                        method: span,
-                    },
-                    span,
-                ))
-            };
-            let value = vector(at_k(&copy.src, s_by, &s, n / w));
-            let place = vector(at_k(&copy.dst, d_by, &d, n / w));
-            Some(moves(n / w, vec![assign(place, value)]))
-        }
-        None => None,
-    };
+    // Vector `v` of each side, `(base, index)`, and its move.
+    let vector_ends = vector_offsets.map(|(w, s_by, d_by)| {
+        (
+            w,
+            at_k(&copy.src, s_by, &s, n / w),
+            at_k(&copy.dst, d_by, &d, n / w),
+        )
+    });
+    let vector_move = vector_ends.clone().map(|(w, src, dst)| {
+        let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+            Box::new(Expr::new(
+                ExprKind::Vector {
+                    base,
+                    at,
+                    lanes: w as u8,
+                    check: Check::Checked(None),
+                    method: span,
+                },
+                span,
+            ))
+        };
+        assign(vector(dst), vector(src))
+    });
+    let vector = vector_ends
+        .as_ref()
+        .zip(vector_move.clone())
+        .map(|((w, ..), m)| moves(n / w, vec![m]));
     let Some(g) = &copy.guard else {
         return Ok(match vector {
             Some(vector) => Stmt::Vectorised {
@@ -221,6 +230,50 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
     let guarded = looped(n, body, true);
     let mut at_most = g.pred.clone();
     largest_digits(&mut at_most, &digits);
+    // Vector by vector where the tile is not wholly inside: vector `v` is `k`'s index
+    // (its loop's variable) or, for a single vector, 0.
+    let per_vector = match (vector_ends, vector_move) {
+        (Some((w, src, dst)), Some(vector_move)) => {
+            let v = match n / w {
+                1 => None,
+                _ => Some(copy.k),
+            };
+            let lane = |(base, index): &(Box<Expr>, Box<Expr>), l: u64| {
+                let index = match l {
+                    0 => index.clone(),
+                    _ => Box::new(Expr::new(
+                        ExprKind::Binary(BinOp::Add, index.clone(), Box::new(size(l))),
+                        span,
+                    )),
+                };
+                Box::new(Expr::new(
+                    ExprKind::Index(base.clone(), index, Check::Checked(None)),
+                    span,
+                ))
+            };
+            let lane_move = |l| assign(lane(&dst, l), lane(&src, l));
+            let lane_fill = |l| {
+                g.fill
+                    .as_ref()
+                    .map(|f| assign(lane(&dst, l), Box::new(f.clone())))
+            };
+            per_vector(
+                &digits,
+                w,
+                v,
+                &g.pred,
+                &PerVector {
+                    vector_move,
+                    lane_move: &lane_move,
+                    lane_fill: &lane_fill,
+                    loc: copy.loc,
+                },
+            )
+            .map(|body| moves(n / w, body))
+            .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
     Ok(Stmt::Vectorised {
         vector: vector.unwrap_or_else(|| unguarded.clone()),
         scalar: guarded,
@@ -229,9 +282,205 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             pred: g.pred.clone(),
             unguarded,
             at_most,
+            per_vector,
         }),
         loc: copy.loc,
     })
+}
+
+/// The moves of one vector of a guarded copy, for [`per_vector`]: the vector's move, and
+/// each lane's move and fill (none without `else FILL`).
+struct PerVector<'a> {
+    vector_move: Stmt,
+    lane_move: &'a dyn Fn(u64) -> Stmt,
+    lane_fill: &'a dyn Fn(u64) -> Option<Stmt>,
+    loc: crate::ir::Loc,
+}
+
+/// A digit of `k` over the lanes of vector `v` (`k = v * w + l`, `l < w`), where the
+/// lanes are whole runs of the faster digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LaneDigit {
+    /// `(l / p) % d`: the vector holds whole cycles of it (`p * d` divides `w`), from 0
+    /// at the first lane to `d - 1` at the last.
+    Lane { p: u64, d: u64 },
+    /// `(v / q) % d` (no `% d` for the slowest digit): one value over the vector (`w`
+    /// divides `p`, `q = p / w`).
+    Whole { q: u64, d: Option<u64> },
+    /// `c * (v % m) + l / p` (no `% m` for the slowest digit): `p` divides `w` and `w`
+    /// divides `p * d`, so the lanes take `c = w / p` consecutive values of it, within
+    /// one cycle (`m = d / c`).
+    Part { c: u64, m: Option<u64>, p: u64 },
+}
+
+/// How each digit of `k` over `digits` (slowest first, with their sizes) meets the
+/// lanes of a vector of `w` elements: `None` where some digit is none of
+/// [`LaneDigit`]'s (the product `p` of the sizes of the digits faster than it neither
+/// divides `w` nor is a multiple of it, as for sizes `[2][6]` by 4, whose vector of
+/// elements 4..8 has digits (0, 4), (0, 5), (1, 0), (1, 1)). Otherwise every digit is
+/// ordered over the lanes: its value at lane `l` lies between its values at the first
+/// and the last lane, and only grows with `l`.
+fn lane_digits(digits: &[(crate::ir::LocalId, u64)], w: u64) -> Option<Vec<LaneDigit>> {
+    let mut out = Vec::with_capacity(digits.len());
+    let mut p = 1u64;
+    for (i, &(_, d)) in digits.iter().enumerate().rev() {
+        let slowest = i == 0;
+        let whole = p.checked_mul(d)?;
+        out.push(if w.is_multiple_of(whole) {
+            LaneDigit::Lane { p, d }
+        } else if p.is_multiple_of(w) {
+            LaneDigit::Whole {
+                q: p / w,
+                d: (!slowest).then_some(d),
+            }
+        } else if w.is_multiple_of(p) && whole.is_multiple_of(w) {
+            let c = w / p;
+            LaneDigit::Part {
+                c,
+                m: (!slowest).then_some(d / c),
+                p,
+            }
+        } else {
+            return None;
+        });
+        p = whole;
+    }
+    out.reverse();
+    Some(out)
+}
+
+/// The value of a digit at lane `l` of vector `v` (the local `v`, or 0 where there is
+/// one vector).
+fn lane_digit(digit: LaneDigit, v: Option<crate::ir::LocalId>, l: u64, span: CodeSpan) -> Expr {
+    let size = |x: u64| Expr::new(ExprKind::Size(x), span);
+    let binary =
+        |op, a: Expr, b: Expr| Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
+    let Some(v) = v else {
+        // One vector: `v` is 0.
+        return size(match digit {
+            LaneDigit::Lane { p, d } => (l / p) % d,
+            LaneDigit::Whole { .. } => 0,
+            LaneDigit::Part { p, .. } => l / p,
+        });
+    };
+    let v = Expr::new(ExprKind::Local(v), span);
+    match digit {
+        LaneDigit::Lane { p, d } => size((l / p) % d),
+        LaneDigit::Whole { q, d } => {
+            let quotient = match q {
+                1 => v,
+                _ => binary(BinOp::Div, v, size(q)),
+            };
+            match d {
+                Some(d) => binary(BinOp::Rem, quotient, size(d)),
+                None => quotient,
+            }
+        }
+        LaneDigit::Part { c, m, p } => {
+            let cycle = match m {
+                Some(m) => binary(BinOp::Rem, v, size(m)),
+                None => v,
+            };
+            let scaled = match c {
+                1 => cycle,
+                _ => binary(BinOp::Mul, size(c), cycle),
+            };
+            match l / p {
+                0 => scaled,
+                o => binary(BinOp::Add, scaled, size(o)),
+            }
+        }
+    }
+}
+
+/// `e` with each digit local replaced by its value at lane `l` of vector `v`.
+fn at_lane(
+    e: &Expr,
+    digits: &[(crate::ir::LocalId, u64)],
+    lanes: &[LaneDigit],
+    v: Option<crate::ir::LocalId>,
+    l: u64,
+) -> Expr {
+    fn replace(e: &mut Expr, with: &[(crate::ir::LocalId, Expr)]) {
+        if let ExprKind::Local(id) = e.kind {
+            if let Some((_, value)) = with.iter().find(|(d, _)| *d == id) {
+                *e = value.clone();
+                return;
+            }
+        }
+        e.for_each_child_mut(&mut |c| replace(c, with));
+    }
+    let with: Vec<_> = digits
+        .iter()
+        .zip(lanes)
+        .map(|(&(id, _), &digit)| (id, lane_digit(digit, v, l, e.span)))
+        .collect();
+    let mut out = e.clone();
+    replace(&mut out, &with);
+    out
+}
+
+/// The body of a guarded copy's loop over its vectors (`v`, or the one vector where `v`
+/// is `None`), for where the guard fails at the digits' largest values (the tile is not
+/// wholly inside the data), or `None` where the lanes are not ordered digits of `k`
+/// ([`lane_digits`]). With `pred` at lane `l` of vector `v` written `pred(v, l)` and `w`
+/// lanes:
+///
+/// ```text
+/// if pred(v, w - 1) { vector move }                      // more than one vector
+/// else if pred(v, 0) {
+///     move lane 0; for 0 < l < w - 1: if pred(v, l) { move lane l } else { fill lane l }
+///     fill lane w - 1
+/// } else { fill every lane }
+/// ```
+///
+/// Post-condition, where `pred` grows with the digits (each side of its comparisons less
+/// the other has no negative multiple of a digit: `bounds::Facts::grows_with_digits`, as
+/// the prover checks before keeping this): every lane `l` is moved where `pred(v, l)`
+/// holds and filled (or left as it is, without a fill) where it does not, exactly as the
+/// guarded element loop does, and no element is read where `pred` fails. Because each
+/// digit's value at a lane lies between its values at the first and the last lane, and
+/// `pred` holding at some digits implies it at smaller ones: `pred(v, w - 1)` implies it
+/// at every lane, and `pred(v, 0)` failing implies it fails at every lane. With one
+/// vector its last lane is the digits' largest values, where the guard is known to fail
+/// here, so that test is left out.
+fn per_vector(
+    digits: &[(crate::ir::LocalId, u64)],
+    w: u64,
+    v: Option<crate::ir::LocalId>,
+    pred: &Expr,
+    moves: &PerVector,
+) -> Option<Vec<Stmt>> {
+    let lanes = lane_digits(digits, w)?;
+    let at = |l| at_lane(pred, digits, &lanes, v, l);
+    let loc = moves.loc;
+    let fill = |l| (moves.lane_fill)(l).into_iter().collect::<Vec<_>>();
+    let mut partial = vec![(moves.lane_move)(0)];
+    for l in 1..w - 1 {
+        partial.push(Stmt::If {
+            cond: at(l),
+            then: vec![(moves.lane_move)(l)],
+            els: (moves.lane_fill)(l).map(|f| vec![f]),
+            loc,
+        });
+    }
+    partial.extend(fill(w - 1));
+    let outside: Vec<Stmt> = (0..w).flat_map(fill).collect();
+    let inside_or_not = Stmt::If {
+        cond: at(0),
+        then: partial,
+        els: (!outside.is_empty()).then_some(outside),
+        loc,
+    };
+    Some(vec![match v {
+        None => inside_or_not,
+        Some(_) => Stmt::If {
+            cond: at(w - 1),
+            then: vec![moves.vector_move.clone()],
+            els: Some(vec![inside_or_not]),
+            loc,
+        },
+    }])
 }
 
 /// `e` with each digit local replaced by its largest value.
@@ -320,5 +569,60 @@ fn one(mut stmts: Vec<Stmt>, loc: crate::ir::Loc) -> Stmt {
     match stmts.len() {
         1 => stmts.pop().expect("one statement"),
         _ => Stmt::Block { body: stmts, loc },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::LocalId;
+
+    fn sizes(s: &[u64]) -> Vec<(LocalId, u64)> {
+        s.iter()
+            .enumerate()
+            .map(|(i, &d)| (LocalId(i as u32), d))
+            .collect()
+    }
+
+    /// The lanes of a vector of 4 as digits: the A tile's `[2][4]` (the fast digit whole,
+    /// the slow one the vector's index), the C tile's `[2][4][1][4]`, `k` itself (`|e|`
+    /// over 8), and `[2][6]`, whose vector of elements 4..8 wraps its fast digit (none).
+    #[test]
+    fn lane_digits_are_ordered_or_none() {
+        use LaneDigit::*;
+        assert_eq!(
+            lane_digits(&sizes(&[2, 4]), 4),
+            Some(vec![Whole { q: 1, d: None }, Lane { p: 1, d: 4 }])
+        );
+        assert_eq!(
+            lane_digits(&sizes(&[2, 4, 1, 4]), 4),
+            Some(vec![
+                Whole { q: 4, d: None },
+                Whole { q: 1, d: Some(4) },
+                Lane { p: 4, d: 1 },
+                Lane { p: 1, d: 4 },
+            ])
+        );
+        assert_eq!(
+            lane_digits(&sizes(&[8]), 4),
+            Some(vec![Part {
+                c: 4,
+                m: None,
+                p: 1
+            }])
+        );
+        assert_eq!(lane_digits(&sizes(&[3, 2, 6]), 4), None);
+        assert_eq!(
+            lane_digits(&sizes(&[3, 6, 2]), 4),
+            Some(vec![
+                Whole { q: 3, d: None },
+                Part {
+                    c: 2,
+                    m: Some(3),
+                    p: 2
+                },
+                Lane { p: 1, d: 2 },
+            ])
+        );
     }
 }

@@ -381,13 +381,14 @@ impl Rebuild for CopyGuard {
 
 impl Rebuild for Guard {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
-        let (digits, pred, unguarded, at_most) = (
+        let (digits, pred, unguarded, at_most, per_vector) = (
             self.digits.rebuild(ir),
             self.pred.rebuild(ir),
             self.unguarded.rebuild(ir),
             self.at_most.rebuild(ir),
+            self.per_vector.rebuild(ir),
         );
-        quote!(#ir::Guard { digits: #digits, pred: #pred, unguarded: #unguarded, at_most: #at_most })
+        quote!(#ir::Guard { digits: #digits, pred: #pred, unguarded: #unguarded, at_most: #at_most, per_vector: #per_vector })
     }
 }
 

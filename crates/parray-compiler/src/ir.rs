@@ -522,12 +522,14 @@ macro_rules! stmt_parts {
                     pred,
                     unguarded,
                     at_most,
+                    per_vector,
                     ..
                 }) = guard
                 {
                     $f($part::Expr(pred));
                     $f($part::Body(unguarded));
                     $f($part::Expr(at_most));
+                    $f($part::Body(per_vector));
                 }
             }
             Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
@@ -796,15 +798,20 @@ pub struct CopyGuard {
 }
 
 /// A guarded `#copy`'s guard, for the prover's choice of its moves: `pred` over its
-/// digits (each local below its size); `unguarded`, the element moves without it; and
+/// digits (each local below its size); `unguarded`, the element moves without it;
 /// `at_most`, `pred` at the digits' largest values, which implies `pred` at all of them
-/// where `pred` only grows with them (then it chooses the unguarded moves when it holds).
+/// where `pred` only grows with them (then it chooses the unguarded moves when it holds);
+/// and `per_vector`, for a copy with vectors, the moves where `at_most` fails, vector by
+/// vector (`crate::copy::per_vector`; empty where the copy has no vectors or its lanes
+/// are not ordered digits of `k`), which the prover keeps in place of the guarded
+/// element loop where the vectors are aligned.
 #[derive(Debug, Clone)]
 pub struct Guard {
     pub digits: Vec<(LocalId, u64)>,
     pub pred: Expr,
     pub unguarded: Vec<Stmt>,
     pub at_most: Expr,
+    pub per_vector: Vec<Stmt>,
 }
 
 #[derive(Debug, Clone)]

@@ -616,6 +616,67 @@ mod prover {
         found
     }
 
+    /// Two loops of one variable over their own ranges, as a guarded `#copy`'s vector loop
+    /// (`for k in 0..2 { r.load4(k * 4) }`) and its element loop (`for k in 0..8 { r[k] }`)
+    /// share its `k`: each access is proved by its own loop's range, not by the one the
+    /// forward walk saw last (`k` up to 7 would put `k * 4` past the 8 elements).
+    #[test]
+    fn loops_sharing_a_variable_each_prove_by_their_own_range() {
+        let mut b = B::new(&[]);
+        let s = b.local("s", false, None);
+        b.body.stmts.push(Stmt::Create {
+            local: s,
+            type_name: "S".into(),
+            elem: ElemType::Int,
+            mem: parray_layout::MemKind::Smem,
+            len: crate::ir::Len::Fixed(8),
+            soa: false,
+            slot: 0,
+            loc: loc(),
+        });
+        let k = b.local("k", false, Some(Ty::USIZE));
+        let store = |at: Expr, b: &B| Stmt::Expr {
+            expr: e(ExprKind::Assign(
+                None,
+                Box::new(e(ExprKind::Index(
+                    Box::new(b.get("s")),
+                    Box::new(at),
+                    Check::Checked(None),
+                ))),
+                Box::new(int(1)),
+            )),
+            loc: loc(),
+        };
+        let lp = |end: u128, body: Stmt| Stmt::For {
+            var: k,
+            start: int(0),
+            end: int(end),
+            inclusive: false,
+            unroll: None,
+            body: vec![body],
+            loc: loc(),
+        };
+        let by_four = store(
+            bin(
+                BinOp::Add,
+                bin(BinOp::Mul, e(ExprKind::Local(k)), int(4)),
+                int(3),
+            ),
+            &b,
+        );
+        let each = store(e(ExprKind::Local(k)), &b);
+        b.body.stmts.push(lp(2, by_four));
+        b.body.stmts.push(lp(8, each));
+        let proved = b.checked().unwrap();
+        let mut checks = Vec::new();
+        visit_exprs(&proved.body().stmts, &mut |x| {
+            if let ExprKind::Index(_, _, check) = &x.kind {
+                checks.push(check.clone());
+            }
+        });
+        assert_eq!(checks, vec![Check::Proved, Check::Proved]);
+    }
+
     #[test]
     fn an_index_within_the_array_for_every_iteration_is_proved() {
         assert_eq!(access_check(16, 0, 16, |i| i), Check::Proved);

@@ -253,13 +253,22 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
                 Some(g) if facts.always(g) => one(fast(Some(g))),
                 // Where the guard only grows with the digits: the moves without it when
                 // it holds at their largest values (a tile inside the data), else the
-                // guarded ones.
-                Some(g) if facts.grows_with_digits(g) => Stmt::If {
-                    cond: g.at_most.clone(),
-                    then: fast(Some(g)),
-                    els: Some(std::mem::take(scalar)),
-                    loc: *loc,
-                },
+                // guarded ones: vector by vector where the vectors are aligned and their
+                // lanes ordered digits (`copy::per_vector`), else element by element.
+                Some(g) if facts.grows_with_digits(g) => {
+                    let then = fast(Some(g));
+                    let per_vector = std::mem::take(&mut g.per_vector);
+                    let edge = match aligned && !per_vector.is_empty() {
+                        true => per_vector,
+                        false => std::mem::take(scalar),
+                    };
+                    Stmt::If {
+                        cond: g.at_most.clone(),
+                        then,
+                        els: Some(edge),
+                        loc: *loc,
+                    }
+                }
                 Some(_) => one(std::mem::take(scalar)),
             };
         }
@@ -566,20 +575,14 @@ impl<'b> Facts<'b> {
             } => {
                 self.uses_in(start);
                 self.uses_in(end);
-                match (self.interval(start), self.interval(end)) {
-                    (Some((lo, _)), Some((_, hi))) => {
-                        let hi = if *inclusive { hi } else { hi - 1 };
-                        self.ranges.insert(*var, (lo, hi.max(lo)));
+                match self.for_range(start, end, *inclusive) {
+                    Some(Narrowed::Numbers(r)) => {
+                        self.ranges.insert(*var, r);
                     }
-                    (Some((lo, _)), None) => {
-                        if let Some(r) = self
-                            .range(end)
-                            .and_then(|e| Range::until(lo, &e, *inclusive))
-                        {
-                            self.sized.insert(*var, r);
-                        }
+                    Some(Narrowed::Sized(r)) => {
+                        self.sized.insert(*var, r);
                     }
-                    _ => {}
+                    None => {}
                 }
                 self.stmts(body);
             }
@@ -602,6 +605,21 @@ impl<'b> Facts<'b> {
                 crate::ir::Part::Expr(e) => self.uses_in(e),
                 crate::ir::Part::Body(b) => self.stmts(b),
             }),
+        }
+    }
+
+    /// The values of a `for` loop's variable in its body, from its start and end.
+    fn for_range(&self, start: &Expr, end: &Expr, inclusive: bool) -> Option<Narrowed> {
+        match (self.interval(start), self.interval(end)) {
+            (Some((lo, _)), Some((_, hi))) => {
+                let hi = if inclusive { hi } else { hi - 1 };
+                Some(Narrowed::Numbers((lo, hi.max(lo))))
+            }
+            (Some((lo, _)), None) => self
+                .range(end)
+                .and_then(|e| Range::until(lo, &e, inclusive))
+                .map(Narrowed::Sized),
+            _ => None,
         }
     }
 
@@ -1369,9 +1387,19 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
             continue;
         }
         // A stride loop's variable has its range inside the loop (its condition has no
-        // access but in its bound, which does not depend on the variable).
+        // access but in its bound, which does not depend on the variable), and a `for`
+        // loop's its own: two loops may share a variable (a `#copy`'s vector loop and its
+        // element loop, each over its own range), so the range the forward walk left
+        // last is not each loop's.
         let stride = match s {
             Stmt::While { cond, body, .. } => facts.stride_loop(cond, body),
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                ..
+            } => facts.for_range(start, end, *inclusive).map(|r| (*var, r)),
             _ => None,
         };
         facts.narrowed(stride, |facts| {

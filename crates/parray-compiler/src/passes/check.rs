@@ -510,6 +510,7 @@ impl Checker {
                     self.condition(&mut g.pred, body);
                     self.stmts(&mut g.unguarded, body);
                     self.condition(&mut g.at_most, body);
+                    self.stmts(&mut g.per_vector, body);
                     self.diags.truncate(reported);
                 }
             }

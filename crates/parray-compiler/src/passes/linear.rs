@@ -67,15 +67,31 @@ impl Linear {
     /// The largest value of `self` where every fact `l <= u` of `facts` holds, each atom
     /// in its range (`range`): each fact whose terms `self` holds as one positive multiple
     /// of them is taken out at its bound, the rest at its atoms' bounds. `None` where an
-    /// atom left has no range.
+    /// atom left has no range. Of facts of the same terms (`c + e <= 999` and `c + e + 1
+    /// <= 999`, nested guards of one copy's vector and its lane) the tightest is taken.
     pub fn max_under(
         &self,
         facts: &[(Linear, i128)],
         range: impl Fn(&Atom) -> Option<(i128, i128)>,
     ) -> Option<i128> {
+        // Each fact as `terms <= u - konst`, the tightest of those of the same terms.
+        let mut tight: Vec<(Linear, i128)> = Vec::new();
+        for (l, u) in facts {
+            let bound = u - l.konst;
+            match tight.iter_mut().find(|(t, _)| t.terms == l.terms) {
+                Some((_, b)) => *b = (*b).min(bound),
+                None => tight.push((
+                    Linear {
+                        terms: l.terms.clone(),
+                        konst: 0,
+                    },
+                    bound,
+                )),
+            }
+        }
         let mut rest = self.clone();
         let mut bound = 0;
-        for (l, u) in facts {
+        for (l, u) in &tight {
             let Some((a, c)) = l.terms.iter().next() else {
                 continue;
             };
@@ -139,5 +155,46 @@ mod tests {
             skew.max_under(&facts[..1], range),
             Some(1023 * k + 783 + 127)
         );
+    }
+
+    /// Of two guards on the same sum, the tighter bounds the offset, whichever comes
+    /// first: `row < m && col + 8v < k` (a vector's first lane) around `row < m && col +
+    /// 8v + 1 < k` (its second) keeps `row * k + col + 8v + 1` below `m * k`.
+    #[test]
+    fn the_tightest_of_guards_on_one_sum_bounds_the_offset() {
+        let (m, k) = (1000i128, 1000i128);
+        let row = tid("t0").scaled(128).add_scaled(&tid("t1"), 1);
+        let col = tid("t2")
+            .scaled(4)
+            .add_scaled(&Linear::atom(Atom::Local(LocalId(7))), 8);
+        let range = |a: &Atom| match a {
+            Atom::Tid(n) if n == "t0" => Some((0, 7)),
+            Atom::Tid(n) if n == "t1" => Some((0, 127)),
+            Atom::Tid(_) => Some((0, 1)),
+            _ => Some((0, 1)),
+        };
+        let below = |l: &Linear, plus: i128, of: i128| {
+            (
+                l.clone()
+                    .add_scaled(&Linear::constant(plus), 1)
+                    .add_scaled(&Linear::constant(of), -1),
+                -1,
+            )
+        };
+        let offset = row
+            .clone()
+            .scaled(k)
+            .add_scaled(&col, 1)
+            .add_scaled(&Linear::constant(1), 1);
+        let (first, second) = (below(&col, 0, k), below(&col, 1, k));
+        let row_fact = below(&row, 0, m);
+        for facts in [
+            [row_fact.clone(), first.clone(), second.clone()],
+            [row_fact.clone(), second.clone(), first.clone()],
+        ] {
+            assert_eq!(offset.max_under(&facts, range), Some(m * k - 1));
+        }
+        // The first lane's guard alone lets the offset reach `m * k`.
+        assert_eq!(offset.max_under(&[row_fact, first], range), Some(m * k));
     }
 }
