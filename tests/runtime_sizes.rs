@@ -685,15 +685,7 @@ fn a_guarded_copy_of_vectors_moves_each_vector_by_where_it_lies() -> parray::Res
     let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
     parray::copy::copy(&y, ys.view_mut::<HV1002>())?;
     parray::copy::copy(&s, sums.view_mut::<HV128>())?;
-    for i in 0..N {
-        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
-    }
-    for t in 0..N.div_ceil(64) * 8 {
-        let want: f32 = (8 * t..8 * t + 8)
-            .map(|i| if i < N { i as f32 } else { -1.0 })
-            .sum();
-        assert_eq!(sums.at([t]), want, "thread {t}");
-    }
+    assert_doubled_and_summed(&ys, &sums, N);
     let source = source?;
     // Vector by vector past the tile's test: a vector inside moves as a float4, one partly
     // inside lane by lane, one wholly outside is the fill alone.
@@ -711,6 +703,21 @@ fn a_guarded_copy_of_vectors_moves_each_vector_by_where_it_lies() -> parray::Res
     assert!(!source.contains("__parray_fault"), "{source}");
     insta::assert_snapshot!("guarded_vectors_at_1002", source);
     Ok(())
+}
+
+/// What the tail bodies above leave for `n` elements `i` as f32: each doubled in `ys`,
+/// and in `sums` each thread's eight (past the data, the fill -1).
+#[track_caller]
+fn assert_doubled_and_summed(ys: &parray::Array<HV>, sums: &parray::Array<HV>, n: usize) {
+    for i in 0..n {
+        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
+    }
+    for t in 0..n.div_ceil(64) * 8 {
+        let want: f32 = (8 * t..8 * t + 8)
+            .map(|i| if i < n { i as f32 } else { -1.0 })
+            .sum();
+        assert_eq!(sums.at([t]), want, "thread {t}");
+    }
 }
 
 parray! {
@@ -768,15 +775,7 @@ fn vector_by_vector_moves_run_at_a_literal_size() -> parray::Result<()> {
     let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
     parray::copy::copy(&y, ys.view_mut::<HV1002>())?;
     parray::copy::copy(&s, sums.view_mut::<HV128>())?;
-    for i in 0..N {
-        assert_eq!(ys.at([i]), 2.0 * i as f32, "y[{i}]");
-    }
-    for t in 0..N.div_ceil(64) * 8 {
-        let want: f32 = (8 * t..8 * t + 8)
-            .map(|i| if i < N { i as f32 } else { -1.0 })
-            .sum();
-        assert_eq!(sums.at([t]), want, "thread {t}");
-    }
+    assert_doubled_and_summed(&ys, &sums, N);
     Ok(())
 }
 

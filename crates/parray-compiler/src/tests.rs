@@ -80,6 +80,21 @@ impl B {
         LocalId(self.body.locals.len() as u32 - 1)
     }
 
+    /// `let name = S::create();` of a shared array of `len` elements of `elem`.
+    fn shared(&mut self, name: &str, elem: ElemType, len: u64) {
+        let local = self.local(name, false, None);
+        self.body.stmts.push(Stmt::Create {
+            local,
+            type_name: "S".into(),
+            elem,
+            mem: parray_layout::MemKind::Smem,
+            len: crate::ir::Len::Fixed(len),
+            soa: false,
+            slot: 0,
+            loc: loc(),
+        });
+    }
+
     fn get(&self, name: &str) -> Expr {
         let id = self
             .body
@@ -317,17 +332,7 @@ fn a_method_on_an_ambiguous_literal_is_an_error() {
 #[test]
 fn a_created_array_keeps_its_one_name() {
     let mut b = B::new(&[]);
-    let tile = b.local("tile", false, None);
-    b.body.stmts.push(Stmt::Create {
-        local: tile,
-        type_name: "S".into(),
-        elem: ElemType::Float,
-        mem: parray_layout::MemKind::Smem,
-        len: crate::ir::Len::Fixed(16),
-        soa: false,
-        slot: 0,
-        loc: loc(),
-    });
+    b.shared("tile", ElemType::Float, 16);
     let t = b.get("tile");
     b.let_("alias", false, t);
     let errors = b.checked().unwrap_err();
@@ -555,17 +560,7 @@ mod prover {
         guard: Option<(u128, bool)>,
     ) -> Option<Check> {
         let mut b = B::new(&[]);
-        let s = b.local("s", false, None);
-        b.body.stmts.push(Stmt::Create {
-            local: s,
-            type_name: "S".into(),
-            elem: ElemType::Int,
-            mem: parray_layout::MemKind::Smem,
-            len: crate::ir::Len::Fixed(len),
-            soa: false,
-            slot: 0,
-            loc: loc(),
-        });
+        b.shared("s", ElemType::Int, len);
         let i = b.local("i", false, Some(Ty::USIZE));
         let at = index(e(ExprKind::Local(i)));
         let store = e(ExprKind::Assign(
@@ -623,17 +618,7 @@ mod prover {
     #[test]
     fn loops_sharing_a_variable_each_prove_by_their_own_range() {
         let mut b = B::new(&[]);
-        let s = b.local("s", false, None);
-        b.body.stmts.push(Stmt::Create {
-            local: s,
-            type_name: "S".into(),
-            elem: ElemType::Int,
-            mem: parray_layout::MemKind::Smem,
-            len: crate::ir::Len::Fixed(8),
-            soa: false,
-            slot: 0,
-            loc: loc(),
-        });
+        b.shared("s", ElemType::Int, 8);
         let k = b.local("k", false, Some(Ty::USIZE));
         let store = |at: Expr, b: &B| Stmt::Expr {
             expr: e(ExprKind::Assign(
