@@ -692,6 +692,19 @@ pub use parray_macros::func;
 /// ```
 pub use parray_runtime::Num;
 
+/// The bound of a generic function of the body language over the float types (`f32 f64
+/// f16 bf16`): [`Num`]'s operators, `T::from_f32` (a constant of `T`) and the math methods
+/// (`sqrt`, `exp`, `tanh`, ...; a half's is the `f32` method, rounded).
+///
+/// ```
+/// #[parray::func]
+/// fn half_of<T: parray::Float>(x: T) -> T {
+///     T::from_f32(0.5) * x.abs()
+/// }
+/// assert_eq!((half_of(-3.0f32), half_of(1.0f64)), (1.5, 0.5));
+/// ```
+pub use parray_runtime::Float;
+
 /// Makes a `#[repr(C)]` struct of element types an element (SPEC.md 2.3, "Records"): its
 /// arrays are declared as any other's (`dmem Particle [N] P;`), and bodies read and write
 /// its fields (`p[i].vel`), on the CPU and the GPU alike.

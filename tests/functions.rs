@@ -277,3 +277,99 @@ fn a_body_generic_over_its_type_calls_a_generic_function() -> parray::Result<()>
     }
     Ok(())
 }
+
+/// GELU once for every float type: its constants are `T::from_f32` of `f32` literals, its
+/// math `parray::Float`'s; it calls the `parray::Num` function `sq`.
+#[parray::func]
+fn gelu_t<T: parray::Float>(x: T) -> T {
+    let half = T::from_f32(0.5);
+    let inner = T::from_f32(0.797_884_6) * (x + T::from_f32(0.044_715) * sq(x) * x);
+    half * x * (T::from_f32(1.0) + inner.tanh())
+}
+
+/// `gelu_t` written out at a half type: `c` converts a constant, `op` rounds an `f32`
+/// result to the type, `f` widens to `f32` (each operation in `f32`, as bodies compute).
+fn gelu_in<T: Copy>(x: T, c: impl Fn(f32) -> T, op: impl Fn(f32) -> T, f: impl Fn(T) -> f32) -> T {
+    let mul = |a: T, b: T| op(f(a) * f(b));
+    let add = |a: T, b: T| op(f(a) + f(b));
+    let inner = mul(c(0.797_884_6), add(x, mul(mul(c(0.044_715), mul(x, x)), x)));
+    mul(mul(c(0.5), x), add(c(1.0), op(f(inner).tanh())))
+}
+
+#[test]
+fn a_float_generic_function_has_constants_and_math_at_every_float_type() -> parray::Result<()> {
+    let (mut v, mut d, mut n, mut h, mut b) = (
+        DV::create()?,
+        DD::create()?,
+        DI::create()?,
+        DH::create()?,
+        DB::create()?,
+    );
+    detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
+        let t = $tid$;
+        let x = t as f32 / 32.0 - 4.0;
+        v[t] = gelu_t(x);
+        d[t] = gelu_t(x as f64 * 1.5);
+        h[t] = gelu_t(x as f16);
+        b[t] = gelu_t(x as bf16);
+    })?;
+    let (mut hv, mut hd, mut hh, mut hb) =
+        (HV::create()?, HD::create()?, HH::create()?, HB::create()?);
+    detour!(CPU {
+        let t = $tid$;
+        let x = t as f32 / 32.0 - 4.0;
+        hv[$HV[t]$] = gelu_t(x);
+        hd[$HD[t]$] = gelu_t(x as f64 * 1.5);
+        hh[$HH[t]$] = gelu_t(f16::from_f32(x));
+        hb[$HB[t]$] = gelu_t(bf16::from_f32(x));
+    })?;
+    let (gv, gd, gh, gb) = (v.to_vec()?, d.to_vec()?, h.to_vec()?, b.to_vec()?);
+    let (cv, cd, ch, cb) = (hv.to_vec()?, hd.to_vec()?, hh.to_vec()?, hb.to_vec()?);
+    for t in 0..256 {
+        let x = input(t);
+        // f32 and f64 in their own type (the constants `f32`s), the halves in `f32` per
+        // operation: bit for bit, on both back ends.
+        let f = {
+            let inner = 0.797_884_6f32 * (x + 0.044_715f32 * (x * x) * x);
+            0.5f32 * x * (1.0 + inner.tanh())
+        };
+        let g = {
+            let (x, c) = (x as f64 * 1.5, |v: f32| v as f64);
+            let inner = c(0.797_884_6) * (x + c(0.044_715) * (x * x) * x);
+            c(0.5) * x * (c(1.0) + inner.tanh())
+        };
+        let hx = f16::from_f32(x);
+        let hf = gelu_in(hx, f16::from_f32, f16::from_f32, f16::to_f32);
+        let bx = bf16::from_f32(x);
+        let bf = gelu_in(bx, bf16::from_f32, bf16::from_f32, bf16::to_f32);
+        assert_eq!((gv[t], cv[t]), (f, f), "f32 at {t}");
+        assert_eq!((gd[t], cd[t]), (g, g), "f64 at {t}");
+        assert_eq!(
+            (gh[t].to_bits(), ch[t].to_bits()),
+            (hf.to_bits(), hf.to_bits()),
+            "f16 at {t}"
+        );
+        assert_eq!(
+            (gb[t].to_bits(), cb[t].to_bits()),
+            (bf.to_bits(), bf.to_bits()),
+            "bf16 at {t}"
+        );
+        // Not every value is zero or the same: the test sees the constants.
+        assert!(t < 160 || f > 0.5, "f32 at {t}: {f}");
+    }
+    let _ = n;
+    Ok(())
+}
+
+#[test]
+fn a_float_generic_function_folds_its_constants_per_type() {
+    let (v, d, n, h, b) = ((), (), (), (), ());
+    let source = kernel_source!(TYPES(v, d, n, h, b) {
+        let t = $tid$;
+        v[t] = gelu_t(t as f32);
+        d[t] = gelu_t(t as f64);
+        h[t] = gelu_t(t as f16);
+        b[t] = gelu_t(t as bf16);
+    });
+    insta::assert_snapshot!(source);
+}

@@ -1,6 +1,6 @@
 // A generic function is checked as Rust checks it: a literal or another type is not its
 // type parameter; its bound is `parray::Num` alone; its calls give it number types; it
-// does not recurse.
+// does not recurse; `T::from_f32` and the math methods need `parray::Float`.
 use parray::prelude::*;
 
 #[parray::func]
@@ -42,6 +42,27 @@ fn main() -> parray::Result<()> {
     detour!(CT(&mut v) {
         let w = sq(Float2::new(1.0, 2.0));
         v[$V[$tid$]$] = sq(true) as f32 + sq(2.0f32, 3.0f32);
+        v[$V[$tid$]$] = halved(2i32) as f32;
     })?;
     Ok(())
+}
+
+#[parray::func]
+fn scaled<T: parray::Num>(x: T) -> T {
+    T::from_f32(2.0) * x
+}
+
+#[parray::func]
+fn root<T: parray::Num>(x: T) -> T {
+    x.sqrt()
+}
+
+#[parray::func]
+fn shifted<T: parray::Float>(x: T) -> T {
+    x - 1.0
+}
+
+#[parray::func]
+fn halved<T: parray::Float>(x: T) -> T {
+    T::from_f32(0.5) * x
 }

@@ -489,6 +489,10 @@ impl Rebuild for ExprKind {
                 let (x, s) = (r(x), r(s));
                 quote!(#k::Cast(#x, #s))
             }
+            ExprKind::Convert(x, t) => {
+                let (x, t) = (r(x), r(t));
+                quote!(#k::Convert(#x, #t))
+            }
             ExprKind::Index(base, at, check) => {
                 let (base, at, check) = (r(base), r(at), r(check));
                 quote!(#k::Index(#base, #at, #check))
@@ -656,21 +660,23 @@ impl Rebuild for Function {
             name,
             span,
             generics,
+            floats,
             params,
             ret,
             stmts,
             value,
         } = self;
-        let (name, span, generics, params, ret, stmts, value) = (
+        let (name, span, generics, floats, params, ret, stmts, value) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
+            floats.rebuild(ir),
             params.rebuild(ir),
             ret.rebuild(ir),
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, params: #params, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, params: #params, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 

@@ -404,6 +404,9 @@ pub struct Function {
     /// Its type parameters' names, each with its type: [`Ty::Generic`] before the type
     /// check, the number type of the instance after it. Empty for a plain function.
     pub generics: Vec<(String, Ty)>,
+    /// Whether each type parameter is bounded by `parray::Float` (a float type, with the
+    /// math methods and `T::from_f32`) rather than `parray::Num`.
+    pub floats: Vec<bool>,
     /// Its parameters, locals of the body with their declared types.
     pub params: Vec<LocalId>,
     /// The declared return type ([`Ty::Unit`] for none).
@@ -692,7 +695,10 @@ macro_rules! children {
             | ExprKind::GenericSize { .. }
             | ExprKind::RuntimeConst { .. }
             | ExprKind::Cnt(_) => {}
-            ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => $f(x),
+            ExprKind::Unary(_, x)
+            | ExprKind::Cast(x, _)
+            | ExprKind::Convert(x, _)
+            | ExprKind::Field(x, _) => $f(x),
             ExprKind::Offset { args, .. }
             | ExprKind::GenericOffset { args, .. }
             | ExprKind::MakeVector(_, args)
@@ -1082,6 +1088,10 @@ pub enum ExprKind {
     /// `place = value` (`None`) or `place op= value`.
     Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
     Cast(Box<Expr>, Scalar),
+    /// `T::from_f32(x)` in a generic function: `x` (an `f32`) converted to the type
+    /// parameter `T` ([`Ty::Generic`]). The type check makes it a [`ExprKind::Cast`] to the
+    /// instance's type (a literal folded): no later pass sees it.
+    Convert(Box<Expr>, Ty),
     /// An element of an array or a pointer; [`bounds`] decides whether its check is needed.
     Index(Box<Expr>, Box<Expr>, Check),
     /// `p.load2(off)`, `p.load4(off)`: the `lanes` elements from `at` as one vector value

@@ -181,8 +181,8 @@ struct Lowerer<'a, 'm> {
     /// each with the span of the call that entered it.
     lowering: Vec<(String, Span)>,
     /// The type parameters of the generic function being lowered, with their numbers in
-    /// the body ([`Ty::Generic`]).
-    type_params: Vec<(String, Ty)>,
+    /// the body ([`Ty::Generic`]), and whether each is bounded by `parray::Float`.
+    type_params: Vec<(String, Ty, bool)>,
     /// How many type parameters the body's instances have so far.
     generic_slots: u32,
 }
@@ -301,6 +301,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let loops = std::mem::replace(&mut self.loops, 0);
         let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
+        let (generics, floats) = generics.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
         let mut params = Vec::new();
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
@@ -349,6 +350,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             name: name.to_string(),
             span: span.into(),
             generics,
+            floats,
             params,
             ret: ret?,
             stmts,
@@ -356,21 +358,37 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         })
     }
 
-    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]): type
-    /// parameters bounded by `parray::Num` alone, no lifetimes, constants or `where`.
-    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty)>> {
+    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]), and
+    /// whether each is a float (`T: parray::Float`): type parameters bounded by
+    /// `parray::Num` or `parray::Float` alone, no lifetimes, constants or `where`.
+    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty, bool)>> {
         let mut out = Vec::new();
         for p in &generics.params {
             let syn::GenericParam::Type(t) = p else {
                 self.fail(p.span(), "a function of the body language is generic over number types only: `fn f<T: parray::Num>(x: T) -> T`");
                 return None;
             };
-            let num = |b: &syn::TypeParamBound| matches!(b, syn::TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Num" && s.arguments.is_none()));
-            if t.bounds.len() != 1 || !t.bounds.iter().all(num) || t.default.is_some() {
-                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` alone: `{}: parray::Num`", t.ident));
+            let bound = |b: &syn::TypeParamBound| match b {
+                syn::TypeParamBound::Trait(t) => t
+                    .path
+                    .segments
+                    .last()
+                    .filter(|s| s.arguments.is_none())
+                    .map(|s| s.ident.to_string())
+                    .filter(|s| s == "Num" || s == "Float"),
+                _ => None,
+            };
+            let bounds: Vec<Option<String>> = t.bounds.iter().map(bound).collect();
+            let [Some(bound)] = bounds.as_slice() else {
+                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
+                return None;
+            };
+            if t.default.is_some() {
+                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
                 return None;
             }
-            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots)));
+            let float = bound == "Float";
+            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots), float));
             self.generic_slots += 1;
         }
         if let Some(w) = &generics.where_clause {
@@ -383,8 +401,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A written value type: a number, a vector, or a type parameter in scope.
     fn value_type_of(&self, t: &syn::Type) -> Option<Ty> {
         let name = type_name(t)?;
-        match self.type_params.iter().find(|(n, _)| *n == name) {
-            Some((_, ty)) => Some(*ty),
+        match self.type_params.iter().find(|(n, _, _)| *n == name) {
+            Some((_, ty, _)) => Some(*ty),
             None => value_type(&name).or_else(|| {
                 let r = self.records.iter().find(|r| r.name() == name)?;
                 Some(Ty::Record(*r))
@@ -1337,6 +1355,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     delta: self.boxed(args[1]),
                     slot,
                 })
+            }
+            [t, "from_f32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
+                let (_, ty, float) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                if !float {
+                    self.fail(span, format!("`{t}::from_f32` needs `{t}: parray::Float` (f32, f64, f16, bf16), not `parray::Num`"));
+                    return None;
+                }
+                if args.len() != 1 {
+                    self.fail(
+                        span,
+                        format!(
+                            "`{t}::from_f32` takes one argument, an `f32`: `{t}::from_f32(0.5)`"
+                        ),
+                    );
+                    return None;
+                }
+                Some(ExprKind::Convert(self.boxed(args[0]), ty))
             }
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");

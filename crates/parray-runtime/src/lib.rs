@@ -46,7 +46,7 @@ pub use error::{DetourSite, Error, RaceAccess, Result, ThreadId};
 pub use exec::pthd::{detour, ThreadCtx};
 pub use half::{bf16, f16};
 pub use mem::elem::{
-    Double2, Element, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Num, Vector,
+    Double2, Element, Float, Float2, Float4, HasVector2, HasVector4, Int2, Int4, Num, Vector,
 };
 pub use mem::ptr::{Access, AccessMut, Ptr, PtrMut};
 /// `x as f16` and `x as bf16` of an `f64`, rounded once: what the emulation runs.

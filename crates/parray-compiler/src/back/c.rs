@@ -1191,6 +1191,7 @@ impl<'b> Writer<'b> {
                 let p = self.operand(place, UNARY);
                 (format!("{p} {sym} {v}"), 0)
             }
+            ExprKind::Convert(..) => unreachable!("the type check makes a cast of it"),
             ExprKind::Cast(x, s) => match half_conversion(x.ty, *s, self.dialect) {
                 Some(f) => (format!("{f}({})", self.expr(x).0), ATOM),
                 None => (

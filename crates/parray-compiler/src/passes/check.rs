@@ -50,16 +50,20 @@ impl Typed {
 /// body as far as it was typed, for messages that read it).
 pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     // The type parameters of generic instances are the first inference variables.
-    let slots: Vec<String> = {
-        let mut names = Vec::new();
-        for (name, ty) in body.functions.iter().flat_map(|f| &f.generics) {
-            let Ty::Generic(s) = *ty else {
-                unreachable!("a type parameter before the check")
-            };
-            names.resize(names.len().max(s as usize + 1), String::new());
-            names[s as usize] = name.clone();
+    let (slots, floats): (Vec<String>, Vec<bool>) = {
+        let (mut names, mut floats) = (Vec::new(), Vec::new());
+        for f in &body.functions {
+            for (k, (name, ty)) in f.generics.iter().enumerate() {
+                let Ty::Generic(s) = *ty else {
+                    unreachable!("a type parameter before the check")
+                };
+                names.resize(names.len().max(s as usize + 1), String::new());
+                floats.resize(names.len(), false);
+                names[s as usize] = name.clone();
+                floats[s as usize] = f.floats.get(k).copied().unwrap_or(false);
+            }
         }
-        names
+        (names, floats)
     };
     let mut cx = Checker {
         target: body.target,
@@ -86,8 +90,8 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         rigid: Vec::new(),
         slots,
     };
-    for _ in 0..cx.slots.len() {
-        cx.fresh(Kind::Num);
+    for float in floats {
+        cx.fresh(if float { Kind::FloatParam } else { Kind::Num });
     }
     // Each function on its own: its parameters' and its value's types are declared.
     let mut functions = std::mem::take(&mut body.functions);
@@ -143,7 +147,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 let example = match cx.vars[v as usize].kind {
                     Kind::Int => "usize",
                     Kind::Float => "f32",
-                    Kind::Any | Kind::Num => "f32",
+                    Kind::Any | Kind::Num | Kind::FloatParam => "f32",
                 };
                 cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
             }
@@ -187,6 +191,13 @@ enum Kind {
     Any,
     /// A number of any type but `bool`: a type parameter (`T: parray::Num`).
     Num,
+    /// A float of any type: a type parameter bounded by `parray::Float`.
+    FloatParam,
+}
+
+/// Whether a variable of this kind is a type parameter's.
+fn is_param(kind: Kind) -> bool {
+    matches!(kind, Kind::Num | Kind::FloatParam)
 }
 
 /// A declared type as the check sees it: a type parameter is its inference variable.
@@ -321,6 +332,7 @@ impl Checker {
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
             (Kind::Num, Ty::Scalar(s)) => s != Scalar::Bool,
+            (Kind::FloatParam, Ty::Scalar(s)) => s.is_float(),
             _ => false,
         }
     }
@@ -333,28 +345,51 @@ impl Checker {
             (Ty::Infer(x), Ty::Infer(y)) => {
                 // A type parameter stays the root (what joins it is it): a root of kind
                 // `Num` is a type parameter's variable, which names it.
-                let rank = |v: u32, cx: &Self| {
-                    (cx.rigid.contains(&v), cx.vars[v as usize].kind == Kind::Num)
-                };
+                let rank =
+                    |v: u32, cx: &Self| (cx.rigid.contains(&v), is_param(cx.vars[v as usize].kind));
                 let (x, y) = match rank(y, self) > rank(x, self) {
                     true => (y, x),
                     false => (x, y),
                 };
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
-                if self.rigid.contains(&x) && (self.rigid.contains(&y) || ky != Kind::Num) {
+                // A `T: Num` may stand where a `U: Float` is asked only if it is one.
+                let narrower = kx == Kind::Num && ky == Kind::FloatParam;
+                if self.rigid.contains(&x) && (self.rigid.contains(&y) || !is_param(ky) || narrower)
+                {
+                    let t = &self.slots[x as usize];
+                    let help = match ky {
+                        Kind::Float if kx == Kind::FloatParam => format!("write `{t}::from_f32(..)` of it"),
+                        Kind::Float | Kind::Int => format!("bound `{t}` by `parray::Float` and write `{t}::from_f32(..)` of it, or pass the value in as a parameter of type `{t}`"),
+                        _ => format!("pass the value in as a parameter of type `{t}`, or write the function for one type"),
+                    };
                     let other = match ky {
                         Kind::Int => "an integer literal".to_string(),
                         Kind::Float => "a float literal".to_string(),
-                        Kind::Num => format!("`{}`", self.slots[y as usize]),
+                        Kind::Num | Kind::FloatParam => format!("`{}`", self.slots[y as usize]),
                         Kind::Any => "a value of another type".to_string(),
                     };
-                    let t = &self.slots[x as usize];
-                    self.fail(span, format!("mismatched types in {what}: {other} where the type parameter `{t}` is expected (Rust converts nothing to a type parameter): pass the value in as a parameter of type `{t}`, or write the function for one type"));
+                    let other = match narrower && !self.rigid.contains(&y) {
+                        true => format!("the type parameter `{t}` (bounded by `parray::Num`) where a `parray::Float` is expected"),
+                        false => format!("{other} where the type parameter `{t}` is expected"),
+                    };
+                    let help = match narrower && !self.rigid.contains(&y) {
+                        true => format!("bound `{t}` by `parray::Float`"),
+                        false => help,
+                    };
+                    self.fail(span, format!("mismatched types in {what}: {other} (Rust converts nothing to a type parameter): {help}"));
                     return Ty::Host;
                 }
                 let kind = match (kx, ky) {
                     (Kind::Any, k) | (k, Kind::Any) | (Kind::Num, k) | (k, Kind::Num) => k,
+                    (Kind::FloatParam, Kind::Float) | (Kind::Float, Kind::FloatParam) => {
+                        Kind::Float
+                    }
                     (k, l) if k == l => k,
+                    (Kind::FloatParam, _) | (_, Kind::FloatParam) => {
+                        let p = &self.slots[if kx == Kind::FloatParam { x } else { y } as usize];
+                        self.fail(span, format!("mismatched types in {what}: an integer where the type parameter `{p}` is expected, a float type (`parray::Float`: f32, f64, f16, bf16)"));
+                        return Ty::Host;
+                    }
                     _ => {
                         self.fail(span, format!("mismatched types in {what}: an integer and a float (Rust converts no number implicitly: write a cast, such as `as f32`)"));
                         // Reported once: the rest of the expression checks against anything.
@@ -383,6 +418,11 @@ impl Checker {
                         Kind::Num => {
                             let p = &self.slots[x as usize];
                             self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a number type (`parray::Num`: i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16)"));
+                            return Ty::Host;
+                        }
+                        Kind::FloatParam => {
+                            let p = &self.slots[x as usize];
+                            self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a float type (`parray::Float`: f32, f64, f16, bf16)"));
                             return Ty::Host;
                         }
                     };
@@ -662,6 +702,13 @@ impl Checker {
                 }
                 Ty::Scalar(*s)
             }
+            ExprKind::Convert(x, t) => {
+                let tx = self.expr(x, body);
+                let p = shown(*t, &self.slots);
+                let what = format!("the argument of `{p}::from_f32`");
+                self.unify(Ty::Scalar(Scalar::F32), tx, x.span, &what);
+                open(*t)
+            }
             ExprKind::Index(base, ix, _) => {
                 let tb = self.expr(base, body);
                 let ti = self.expr(ix, body);
@@ -710,9 +757,21 @@ impl Checker {
                 let ok = match tr {
                     Ty::Host => true,
                     Ty::Scalar(s) => s.is_float() || (m.on_ints() && s.is_int()),
+                    Ty::Infer(v) => self.vars[v as usize].kind == Kind::FloatParam,
                     _ => false,
                 };
-                if matches!(tr, Ty::Infer(_)) {
+                // `parray::Num` has no methods; `parray::Float` has them all.
+                let param = match tr {
+                    Ty::Infer(v)
+                        if self.rigid.contains(&v) && self.vars[v as usize].kind == Kind::Num =>
+                    {
+                        Some(self.slots[v as usize].clone())
+                    }
+                    _ => None,
+                };
+                if let Some(p) = param {
+                    self.fail(recv.span, format!("`{}` is not a method of the type parameter `{p}` (`parray::Num` has the operators alone): bound it by `parray::Float` for the math methods", m.rust_name()));
+                } else if !ok && matches!(tr, Ty::Infer(_)) {
                     self.fail(recv.span, format!("can't call `{}` on a number of ambiguous type: give it a suffix (`2.0f32`) or a typed `let`", m.rust_name()));
                 } else if !ok {
                     self.fail(
@@ -1032,7 +1091,7 @@ impl Checker {
                 // Reported by `check` (a host value whose type the body does not fix).
                 Kind::Any => Ty::Host,
                 // A type parameter no call fixes: a generic function's own check.
-                Kind::Num => Ty::Scalar(Scalar::F32),
+                Kind::Num | Kind::FloatParam => Ty::Scalar(Scalar::F32),
             },
             t => t,
         }
@@ -1094,6 +1153,10 @@ impl Checker {
             }
         }
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
+        if let ExprKind::Convert(x, _) = &mut e.kind {
+            let x = std::mem::replace(&mut **x, Expr::new(ExprKind::Lit(Lit::Bool(false)), e.span));
+            *e = converted(x, e.ty, e.span);
+        }
         if let ExprKind::ShflDown { value, .. } = &e.kind {
             let moved = match e.ty {
                 Ty::Scalar(s) => {
@@ -1119,6 +1182,32 @@ impl Checker {
             }
         }
     }
+}
+
+/// `T::from_f32(x)` at the instance's type `to`: `x` itself at `f32`, a float literal
+/// folded (its `f32` value, written exactly, which the back ends round to `to` once, as
+/// `from_f32` does), else a cast.
+fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {
+    let Ty::Scalar(s) = to else {
+        // An error was reported: the type check fails.
+        return x;
+    };
+    if x.ty == to {
+        return x;
+    }
+    let folded = match &x.kind {
+        ExprKind::Lit(Lit::Float(digits, _)) => digits.replace('_', "").parse::<f32>().ok(),
+        _ => None,
+    };
+    let mut out = match folded {
+        Some(v) if s.is_float() => Expr::new(
+            ExprKind::Lit(Lit::Float(format!("{:?}", f64::from(v)), Some(s))),
+            span,
+        ),
+        _ => Expr::new(ExprKind::Cast(Box::new(x), s), span),
+    };
+    out.ty = to;
+    out
 }
 
 /// Whether the literal `v` fits in the integer type `s` (in a cuda body `usize` is 32 bits).

@@ -416,6 +416,82 @@ numbers!(
     half::bf16
 );
 
+/// A float type of the body language (`f32 f64 f16 bf16`): the bound of a generic
+/// function that computes with constants and math (`#[parray::func] fn gelu<T:
+/// parray::Float>(x: T) -> T`). Besides [`Num`]'s operators it gives `T::from_f32`, the
+/// conversion of an `f32` (a constant: `T::from_f32(0.5)`), and the math methods of the
+/// body language (SPEC.md, "Functions"); on `f16` and `bf16` a method is the `f32` method,
+/// rounded, as a body computes it. Sealed, as `Num` is.
+pub trait Float: Num {
+    /// `v` as this type: `v` itself, `v as f64`, or `v` rounded to the half (to nearest,
+    /// ties to even).
+    fn from_f32(v: f32) -> Self;
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn exp2(self) -> Self;
+    fn ln(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn abs(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round(self) -> Self;
+    fn trunc(self) -> Self;
+    fn recip(self) -> Self;
+    fn min(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+    fn powf(self, n: Self) -> Self;
+    fn powi(self, n: i32) -> Self;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+/// `Float` of a type with the math as inherent methods, through `$wide` (the type
+/// itself, or `f32` for a half) and back by `$narrow`.
+macro_rules! floats {
+    ($($t:ty: $from:expr, $wide:expr, $narrow:expr;)*) => {$(
+        impl Float for $t {
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self {
+                $from(v)
+            }
+            floats!(@unary $wide, $narrow, sqrt exp exp2 ln log2 log10 sin cos tan tanh abs
+                floor ceil round trunc recip);
+            floats!(@binary $wide, $narrow, min max powf);
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self {
+                $narrow($wide(self).powi(n))
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                $narrow($wide(self).mul_add($wide(a), $wide(b)))
+            }
+        }
+    )*};
+    (@unary $wide:expr, $narrow:expr, $($m:ident)*) => {$(
+        #[inline(always)]
+        fn $m(self) -> Self {
+            $narrow($wide(self).$m())
+        }
+    )*};
+    (@binary $wide:expr, $narrow:expr, $($m:ident)*) => {$(
+        #[inline(always)]
+        fn $m(self, other: Self) -> Self {
+            $narrow($wide(self).$m($wide(other)))
+        }
+    )*};
+}
+
+floats! {
+    f32: |v| v, |x: f32| x, |x: f32| x;
+    f64: f64::from, |x: f64| x, |x: f64| x;
+    half::f16: half::f16::from_f32, half::f16::to_f32, half::f16::from_f32;
+    half::bf16: half::bf16::from_f32, half::bf16::to_f32, half::bf16::from_f32;
+}
+
 /// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
 /// (`Int2`); what `load2`/`store2` move.
 pub trait HasVector2: Element {

@@ -692,6 +692,7 @@ impl<'b> Writer<'b> {
             }
             ExprKind::Assign(op, place, value) => self.assign(*op, place, value, span),
             // `widen` leaves three conversions of halves: to `f32`, from `f32` and `f64`.
+            ExprKind::Convert(..) => unreachable!("the type check makes a cast of it"),
             ExprKind::Cast(x, s) if s.is_half() => {
                 let x_tokens = self.expr(x);
                 if x.ty == Ty::Scalar(Scalar::F32) {
