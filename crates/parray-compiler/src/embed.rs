@@ -43,6 +43,12 @@ macro_rules! by_name {
 
 by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp);
 
+impl Rebuild for crate::ir::Record {
+    fn rebuild(&self, _: &TokenStream) -> TokenStream {
+        crate::back::rust::module::record(*self)
+    }
+}
+
 impl Rebuild for crate::ir::ElemType {
     fn rebuild(&self, _: &TokenStream) -> TokenStream {
         crate::back::rust::module::elem_type(*self)
@@ -531,6 +537,15 @@ impl Rebuild for ExprKind {
             ExprKind::Select(c, a, b) => {
                 let (c, a, b) = (r(c), r(a), r(b));
                 quote!(#k::Select(#c, #a, #b))
+            }
+            ExprKind::MakeRecord {
+                record,
+                path,
+                fields,
+                base,
+            } => {
+                let (record, path, fields, base) = (r(record), r(path), r(fields), r(base));
+                quote!(#k::MakeRecord { record: #record, path: #path, fields: #fields, base: #base })
             }
             ExprKind::Call(f, args) => {
                 let (f, args) = (r(f), r(args));

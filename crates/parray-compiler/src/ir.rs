@@ -730,6 +730,12 @@ macro_rules! children {
                 $f(a);
                 $f(b);
             }
+            ExprKind::MakeRecord { fields, base, .. } => {
+                fields.$iter().for_each(|(_, a)| $f(a));
+                if let Some(b) = base {
+                    $f(b);
+                }
+            }
         }
     };
 }
@@ -1127,6 +1133,17 @@ pub enum ExprKind {
     MakeVector(ElemType, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `Particle { pos: p, mass: 1.0, .. }`: a record value built from its fields' values,
+    /// in the order written (SPEC 3.5, "Records"). A cuda body's gives each field of
+    /// `record` once (the lowering fills those a base `..b` gives as `b.f`; `base` is
+    /// `None`). A pthd body's names any Rust struct by its `path` (`record` `None`, a host
+    /// value rustc checks) and keeps its base.
+    MakeRecord {
+        record: Option<Record>,
+        path: String,
+        fields: Vec<(String, Expr)>,
+        base: Option<Box<Expr>>,
+    },
     /// A call of the body's function of that index ([`Body::functions`]).
     Call(usize, Vec<Expr>),
 }

@@ -502,8 +502,11 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             };
             let mut types = type_checks(&forms.generics, true);
             types.extend(folded);
-            // The functions it calls are used (by the GPU), and are functions where it is.
-            types.extend(calls.iter().map(|f| {
+            // The functions it calls are used (by the GPU), and are functions where it is
+            // (the records it builds are named by the generated Rust).
+            let records = crate::func::records(entries);
+            let built = |f: &Ident| records.iter().any(|r| f == r.name());
+            types.extend(calls.iter().filter(|f| !built(f)).map(|f| {
                 let f = crate::func::as_value(f, &funcs);
                 quote!(let _ = #f;)
             }));

@@ -70,8 +70,8 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     Ok(Outcome::Done(TokenStream::new()))
 }
 
-/// The names statements call as functions (`f(x)`, not `T::new(x)` or an intrinsic), each
-/// once, in order, with the span of their first call.
+/// The names statements call as functions (`f(x)`, not `T::new(x)` or an intrinsic) and
+/// the records they build (`P { .. }`), each once, in order, with the span of its first use.
 pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     struct Calls(Vec<Ident>);
     impl<'a> Visit<'a> for Calls {
@@ -85,6 +85,15 @@ pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
                 }
             }
             syn::visit::visit_expr_call(self, c);
+        }
+        // A record a body builds (`Particle { .. }`) is learnt from its companion too.
+        fn visit_expr_struct(&mut self, s: &'a syn::ExprStruct) {
+            if let Some(id) = s.path.get_ident() {
+                if s.qself.is_none() && !self.0.contains(id) {
+                    self.0.push(id.clone());
+                }
+            }
+            syn::visit::visit_expr_struct(self, s);
         }
         // `$...$` forms and `#copy` are the detour's; their tokens hold no calls.
         fn visit_macro(&mut self, _: &'a syn::Macro) {}

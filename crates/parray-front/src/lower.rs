@@ -1197,6 +1197,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(k) => k,
                 None => return poison(span),
             },
+            syn::Expr::Struct(s) => match self.record_literal(s) {
+                Some(k) => k,
+                None => return poison(span),
+            },
             other => {
                 let what = match other {
                     syn::Expr::Array(_) => "an array literal",
@@ -1209,7 +1213,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     syn::Expr::Match(_) => "`match` (use `if`/`else`)",
                     syn::Expr::Reference(_) => "a reference `&`",
                     syn::Expr::Repeat(_) => "an array repeat expression",
-                    syn::Expr::Struct(_) => "a struct literal",
                     syn::Expr::Try(_) | syn::Expr::TryBlock(_) => "the `?` operator",
                     syn::Expr::Tuple(_) => "a tuple",
                     syn::Expr::Unsafe(_) => "an `unsafe` block",
@@ -1223,6 +1226,100 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         };
         Expr::new(kind, span)
+    }
+
+    /// `Particle { pos: p, mass: 1.0, ..q[i] }`: a record value. A cuda body's names a
+    /// record by its name and gives each of its fields once, or takes the rest from a base
+    /// that is a local or an element (read field by field, as `b.f`); a pthd body's is
+    /// Rust's, for rustc to check.
+    fn record_literal(&mut self, s: &syn::ExprStruct) -> Option<ExprKind> {
+        let path = &s.path;
+        let mut fields: Vec<(String, Expr)> = Vec::new();
+        for f in &s.fields {
+            let syn::Member::Named(name) = &f.member else {
+                self.subset(f.member.span(), "a tuple struct's field");
+                return None;
+            };
+            fields.push((name.to_string(), self.expr(&f.expr)));
+        }
+        if self.target == Target::Pthd {
+            return Some(ExprKind::MakeRecord {
+                record: None,
+                path: quote::quote!(#path).to_string(),
+                fields,
+                base: s.rest.as_ref().map(|b| self.boxed(b)),
+            });
+        }
+        let name = match (&s.qself, path.get_ident()) {
+            (None, Some(id)) => id.to_string(),
+            _ => {
+                self.fail(path.span(), "a cuda body names a record by its name alone (`Particle { .. }`, the struct imported with `use`)");
+                return None;
+            }
+        };
+        let Some(r) = self.records.iter().find(|r| r.name() == name).copied() else {
+            self.fail(path.span(), format!("`{name}` is not a record: a cuda body builds the values of `#[derive(parray::Record)]` structs (`Particle {{ pos: p, mass: 1.0 }}`)"));
+            return None;
+        };
+        let shown = parray_compiler::passes::check::record_shown(r);
+        let mut ok = true;
+        for (k, f) in s.fields.iter().enumerate() {
+            let given = &fields[k].0;
+            if r.field(given).is_none() {
+                self.fail(
+                    f.member.span(),
+                    format!("`{name}` has no field `{given}` (its fields: {shown})"),
+                );
+                ok = false;
+            } else if fields[..k].iter().any(|(n, _)| n == given) {
+                self.fail(
+                    f.member.span(),
+                    format!("the field `{given}` is given twice"),
+                );
+                ok = false;
+            }
+        }
+        let missing: Vec<&str> = r
+            .def()
+            .fields
+            .iter()
+            .map(|f| f.name)
+            .filter(|m| !fields.iter().any(|(n, _)| n == m))
+            .collect();
+        match &s.rest {
+            None if !missing.is_empty() => {
+                let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+                let (s_, them) = match missing.len() {
+                    1 => ("", "it"),
+                    _ => ("s", "them"),
+                };
+                self.fail(path.span(), format!("missing field{s_} {} in this `{name}` (its fields: {shown}): give {them}, or take the rest from a record with `..q[i]`", list.join(", ")));
+                return None;
+            }
+            None => {}
+            Some(b) => {
+                let base = self.expr(b);
+                let simple = match &base.kind {
+                    ExprKind::Local(_) => true,
+                    ExprKind::Index(a, _, _) => matches!(a.kind, ExprKind::Local(_)),
+                    _ => false,
+                };
+                if !simple {
+                    self.fail(b.span(), "the base of a record literal in a cuda body is a local or an element (`..r`, `..q[i]`): bind it to a local first (`let r = ...;`)");
+                    return None;
+                }
+                for m in missing {
+                    let field = ExprKind::Field(Box::new(base.clone()), m.to_string());
+                    fields.push((m.to_string(), Expr::new(field, b.span())));
+                }
+            }
+        }
+        ok.then_some(ExprKind::MakeRecord {
+            record: Some(r),
+            path: name,
+            fields,
+            base: None,
+        })
     }
 
     /// `p.load4(off)`, `p.store4(off, v)` (and the 2-lane ones): a vector access.

@@ -294,6 +294,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
     out.push_str(&elem_declarations(body, dialect));
+    out.push_str(&record_makers(body));
     let soa = soa_records(body);
     for r in &soa {
         out.push_str(&soa_declaration(*r));
@@ -1242,6 +1243,30 @@ impl<'b> Writer<'b> {
                 debug_assert_eq!(args.len(), lanes(*v) as usize);
                 (format!("make_{}({})", v.keyword(), args.join(", ")), ATOM)
             }
+            ExprKind::MakeRecord {
+                record: Some(r),
+                fields,
+                base: None,
+                ..
+            } => {
+                // In the declaration's order, the helper's parameters'.
+                let args: Vec<String> = r
+                    .def()
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let (_, a) = fields
+                            .iter()
+                            .find(|(n, _)| n == f.name)
+                            .expect("checked: each field given");
+                        self.expr(a).0
+                    })
+                    .collect();
+                (format!("{}({})", record_maker(*r), args.join(", ")), ATOM)
+            }
+            ExprKind::MakeRecord { path, .. } => {
+                unreachable!("a cuda body builds records it knows, each field given ({path})")
+            }
             ExprKind::Select(c, a, b) => (
                 format!(
                     "{} ? {} : {}",
@@ -1518,6 +1543,55 @@ fn elem_declarations(body: &Body, dialect: Dialect) -> String {
     elems
         .into_iter()
         .map(|e| elem_declaration(e, dialect))
+        .collect()
+}
+
+/// The function that builds a record from its fields' values (`Particle { .. }` in a body).
+fn record_maker(r: Record) -> String {
+    format!("parray_make_{}", r.name())
+}
+
+/// A [`record_maker`] for each record the body and its functions build, in first-use
+/// order: `Particle parray_make_Particle(float2 pos, float mass)`, taking the fields in
+/// their order (each argument converted as C converts it to the field's type).
+fn record_makers(body: &Body) -> String {
+    let mut built: Vec<Record> = Vec::new();
+    let mut note = |e: &Expr| {
+        if let ExprKind::MakeRecord {
+            record: Some(r), ..
+        } = e.kind
+        {
+            if !built.contains(&r) {
+                built.push(r);
+            }
+        }
+    };
+    crate::ir::visit_exprs(&body.stmts, &mut note);
+    for f in &body.functions {
+        crate::ir::visit_exprs(&f.stmts, &mut note);
+        if let Some(v) = &f.value {
+            crate::ir::visit_expr(v, &mut note);
+        }
+    }
+    built
+        .into_iter()
+        .map(|r| {
+            let fields = &r.def().fields;
+            let params: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{} {}", f.elem.c_name(), f.name))
+                .collect();
+            let sets: String = fields
+                .iter()
+                .map(|f| format!(" parray_r.{0} = {0};", f.name))
+                .collect();
+            format!(
+                "__device__ __forceinline__ {name} {maker}({params}) {{ {name} parray_r;{sets} return parray_r; }}\n",
+                name = r.name(),
+                maker = record_maker(r),
+                params = params.join(", "),
+            )
+        })
         .collect()
 }
 

@@ -18,7 +18,7 @@ use crate::ir::{
     lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
     Diag, Expr, ExprKind, Function, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
 };
-use parray_layout::kinds::{ElemType, MemKind};
+use parray_layout::kinds::{ElemType, MemKind, Record};
 
 /// A body [`check`] typed: every expression and local has a concrete type. Only
 /// `check` makes one.
@@ -900,6 +900,33 @@ impl Checker {
                 let (ta, tb) = (self.expr(a, body), self.expr(b, body));
                 self.unify(ta, tb, b.span, "the branches of this `if`")
             }
+            // The lowering gave each field of a record once; a pthd body's struct is
+            // rustc's to check.
+            ExprKind::MakeRecord {
+                record,
+                fields,
+                base,
+                ..
+            } => {
+                let record = *record;
+                for (name, a) in fields.iter_mut() {
+                    let ta = self.expr(a, body);
+                    let Some(r) = record else {
+                        self.unify(Ty::Host, ta, a.span, "a field");
+                        continue;
+                    };
+                    let Some((_, f)) = r.field(name) else {
+                        continue;
+                    };
+                    let what = format!("the field `{name}` of `{}`", record_shown(r));
+                    self.unify(Ty::of_elem(f.elem), ta, a.span, &what);
+                }
+                if let Some(b) = base {
+                    let tb = self.expr(b, body);
+                    self.unify(Ty::Host, tb, b.span, "the base of a struct literal");
+                }
+                record.map_or(Ty::Host, Ty::Record)
+            }
         };
         e.ty = ty;
         ty
@@ -1254,4 +1281,16 @@ pub fn elem_of(t: Ty) -> Option<ElemType> {
         Ty::Ptr { elem: e, .. } | Ty::Array { elem: e, .. } => Some(e),
         _ => None,
     }
+}
+
+/// A record with its fields' types, as Rust writes the struct:
+/// `Particle { pos: Float2, vel: Float2, mass: f32 }`.
+pub fn record_shown(r: Record) -> String {
+    let fields: Vec<String> = r
+        .def()
+        .fields
+        .iter()
+        .map(|f| format!("{}: {}", f.name, f.elem.rust_type()))
+        .collect();
+    format!("{} {{ {} }}", r.name(), fields.join(", "))
 }

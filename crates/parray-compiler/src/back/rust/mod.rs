@@ -807,6 +807,26 @@ impl<'b> Writer<'b> {
                 let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
                 quote_spanned!(span=> if #c { #a } else { #b })
             }
+            ExprKind::MakeRecord {
+                record,
+                path,
+                fields,
+                base,
+            } => {
+                let ty = match record {
+                    Some(r) => self.elem(ElemType::Record(*r)),
+                    None => path.parse().expect("the path of a struct literal"),
+                };
+                let fields = fields.iter().map(|(name, a)| {
+                    let (f, a) = (Ident::new(name, span), self.expr(a));
+                    quote_spanned!(span=> #f: #a)
+                });
+                let base = base.as_ref().map(|b| {
+                    let b = self.expr(b);
+                    quote_spanned!(span=> ..#b)
+                });
+                quote_spanned!(span=> #ty { #(#fields,)* #base })
+            }
         }
     }
 

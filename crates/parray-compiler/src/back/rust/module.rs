@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use parray_layout::error::TextSpan;
-use parray_layout::kinds::{ElemType, MemKind, Param, ThreadKind};
+use parray_layout::kinds::{ElemType, MemKind, Param, Record, ThreadKind};
 use parray_layout::tree::{Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
 
 /// An expression of type `::parray::layout::Module` equal to `module`.
@@ -138,14 +138,20 @@ pub fn elem_type(e: ElemType) -> TokenStream {
         let v = proc_macro2::Ident::new(&format!("{e:?}"), proc_macro2::Span::call_site());
         return quote!(::parray::layout::ElemType::#v);
     };
+    let r = record(r);
+    quote!(::parray::layout::ElemType::Record(#r))
+}
+
+/// The expression of a record in a program (its description a promoted constant).
+pub fn record(r: Record) -> TokenStream {
     let name = r.name();
     let fields = r.def().fields.iter().map(|f| {
         let (name, elem) = (f.name, elem_type(f.elem));
         quote!(::parray::layout::Field { name: #name, elem: #elem })
     });
     quote! {
-        ::parray::layout::ElemType::Record(::parray::layout::Record::new(
+        ::parray::layout::Record::new(
             &::parray::layout::RecordDef { name: #name, fields: &[#(#fields),*] },
-        ))
+        )
     }
 }
