@@ -298,14 +298,14 @@ fn gelu_in<T: Copy>(x: T, c: impl Fn(f32) -> T, op: impl Fn(f32) -> T, f: impl F
 
 #[test]
 fn a_float_generic_function_has_constants_and_math_at_every_float_type() -> parray::Result<()> {
-    let (mut v, mut d, mut n, mut h, mut b) = (
+    let (mut v, mut d, n, mut h, mut b) = (
         DV::create()?,
         DD::create()?,
         DI::create()?,
         DH::create()?,
         DB::create()?,
     );
-    detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
+    detour!(TYPES(&mut v, &mut d, &n, &mut h, &mut b) {
         let t = $tid$;
         let x = t as f32 / 32.0 - 4.0;
         v[t] = gelu_t(x);

@@ -73,7 +73,7 @@ fn records_are_built_on_every_back_end() -> parray::Result<()> {
         let i = $P[$tid$]$;
         let k = $tid$;
         let x = k as f32 * 0.25 - 16.0;
-        if k % 2 == 0 {
+        if k % 2 != 1 {
             p[i] = Particle {
                 pos: Float2::new(x, 0.5),
                 vel: Float2::new((k % 5) as f32 - 2.0, 0.5),
@@ -93,7 +93,7 @@ fn records_are_built_on_every_back_end() -> parray::Result<()> {
         let i = $Q[$tid$]$;
         let k = $tid$;
         let x = k as f32 * 0.25 - 16.0;
-        if k % 2 == 0 {
+        if k % 2 != 1 {
             p[i] = Particle {
                 pos: Float2::new(x, 0.5),
                 vel: Float2::new((k % 5) as f32 - 2.0, 0.5),
@@ -114,7 +114,7 @@ fn records_are_built_on_every_back_end() -> parray::Result<()> {
         let i = $HOST_P[$tid$]$;
         let k = $tid$;
         let x = k as f32 * 0.25 - 16.0;
-        if k % 2 == 0 {
+        if k % 2 != 1 {
             h[i] = Particle {
                 pos: Float2::new(x, 0.5),
                 vel: Float2::new((k % 5) as f32 - 2.0, 0.5),
