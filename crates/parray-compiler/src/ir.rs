@@ -284,6 +284,17 @@ pub struct Body {
 }
 
 impl Body {
+    /// `f` on every expression of the kernel and of its functions.
+    pub fn visit_every_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        visit_exprs(&self.stmts, f);
+        for function in &self.functions {
+            visit_exprs(&function.stmts, f);
+            if let Some(v) = &function.value {
+                visit_expr(v, f);
+            }
+        }
+    }
+
     pub fn local(&self, id: LocalId) -> &Local {
         &self.locals[id.0 as usize]
     }

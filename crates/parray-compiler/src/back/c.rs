@@ -572,13 +572,7 @@ fn vector_arithmetic(body: &Body) -> Vec<parray_layout::ElemType> {
             found.push(v);
         }
     };
-    crate::ir::visit_exprs(&body.stmts, &mut note);
-    for f in &body.functions {
-        crate::ir::visit_exprs(&f.stmts, &mut note);
-        if let Some(v) = &f.value {
-            crate::ir::visit_expr(v, &mut note);
-        }
-    }
+    body.visit_every_expr(&mut note);
     found
 }
 
@@ -1532,13 +1526,7 @@ fn elem_declarations(body: &Body, dialect: Dialect) -> String {
     for t in body.locals.iter().filter_map(|l| l.ty) {
         note(t);
     }
-    crate::ir::visit_exprs(&body.stmts, &mut |e| note(e.ty));
-    for f in &body.functions {
-        crate::ir::visit_exprs(&f.stmts, &mut |e| note(e.ty));
-        if let Some(v) = &f.value {
-            crate::ir::visit_expr(v, &mut |e| note(e.ty));
-        }
-    }
+    body.visit_every_expr(&mut |e| note(e.ty));
     elems.sort_by_key(|e| (matches!(e, ElemType::Record(_)), *e != ElemType::Half));
     elems
         .into_iter()
@@ -1566,13 +1554,7 @@ fn record_makers(body: &Body) -> String {
             }
         }
     };
-    crate::ir::visit_exprs(&body.stmts, &mut note);
-    for f in &body.functions {
-        crate::ir::visit_exprs(&f.stmts, &mut note);
-        if let Some(v) = &f.value {
-            crate::ir::visit_expr(v, &mut note);
-        }
-    }
+    body.visit_every_expr(&mut note);
     built
         .into_iter()
         .map(|r| {

@@ -175,29 +175,22 @@ pub(crate) unsafe fn load_fields<T: Element, V: Element>(
     offset: usize,
 ) -> V {
     let mut out = std::mem::MaybeUninit::<V>::uninit();
-    let word = const { T::ELEM.word_bytes() as usize };
-    let (to, end) = (out.as_mut_ptr().cast::<u8>(), offset + size_of::<V>());
-    for k in 0..fields.record.def().fields.len() {
-        let (at, size) = fields.at(k, index);
-        let field = fields.record.field_offset(k) as usize;
-        // The part of field `k` that `V` covers, in bytes of the record.
-        let (lo, hi) = (field.max(offset), (field + size).min(end));
-        if lo < hi {
-            // SAFETY: the caller's contract: the field's bytes lie in the storage, aligned
-            // for it (a multiple of `align` plus whole fields); `lo..hi` lies in field `k`
-            // and in `out`, at multiples of the word.
-            unsafe {
-                by_words(
-                    base.add(at + lo - field),
-                    to.add(lo - offset),
-                    hi - lo,
-                    word,
-                    LOADS,
-                )
-            }
+    let to = out.as_mut_ptr().cast::<u8>();
+    for (stored, value, bytes) in field_parts(fields, index, offset, size_of::<V>()) {
+        // SAFETY: the caller's contract: the field's bytes lie in the storage, aligned for
+        // it (a multiple of `align` plus whole fields); the part lies in the field and in
+        // `out`, at multiples of the word.
+        unsafe {
+            by_words(
+                base.add(stored),
+                to.add(value),
+                bytes,
+                T::ELEM.word_bytes() as usize,
+                LOADS,
+            )
         }
     }
-    // SAFETY: a record has no padding, so the fields cover every byte of `offset..end`
+    // SAFETY: a record has no padding, so the fields cover every byte of the `V` at `offset`
     // and wrote every byte of `out`; any bits are a value.
     unsafe { out.assume_init() }
 }
@@ -217,27 +210,38 @@ pub(crate) unsafe fn store_fields<T: Element, V: Element>(
     offset: usize,
     v: V,
 ) {
-    let word = const { T::ELEM.word_bytes() as usize };
-    let (from, end) = ((&raw const v).cast::<u8>(), offset + size_of::<V>());
-    for k in 0..fields.record.def().fields.len() {
-        let (at, size) = fields.at(k, index);
-        let field = fields.record.field_offset(k) as usize;
-        // The part of field `k` that `v` covers, in bytes of the record.
-        let (lo, hi) = (field.max(offset), (field + size).min(end));
-        if lo < hi {
-            // SAFETY: the caller's contract; `lo..hi` lies in field `k` and in `v`, at
-            // multiples of the word.
-            unsafe {
-                by_words(
-                    from.add(lo - offset),
-                    base.add(at + lo - field),
-                    hi - lo,
-                    word,
-                    STORES,
-                )
-            }
+    let from = (&raw const v).cast::<u8>();
+    for (stored, value, bytes) in field_parts(fields, index, offset, size_of::<V>()) {
+        // SAFETY: the caller's contract; the part lies in the field and in `v`, at
+        // multiples of the word.
+        unsafe {
+            by_words(
+                from.add(value),
+                base.add(stored),
+                bytes,
+                T::ELEM.word_bytes() as usize,
+                STORES,
+            )
         }
     }
+}
+
+/// The parts of element `index`'s fields that the `len` bytes from `offset` within the
+/// record cover: for each field they meet, where the part lies in the SoA storage, where
+/// in the value, and its bytes.
+#[inline(always)]
+fn field_parts(
+    fields: FieldArrays,
+    index: usize,
+    offset: usize,
+    len: usize,
+) -> impl Iterator<Item = (usize, usize, usize)> {
+    (0..fields.record.def().fields.len()).filter_map(move |k| {
+        let (at, size) = fields.at(k, index);
+        let field = fields.record.field_offset(k) as usize;
+        let (lo, hi) = (field.max(offset), (field + size).min(offset + len));
+        (lo < hi).then(|| (at + lo - field, lo - offset, hi - lo))
+    })
 }
 
 macro_rules! scalar_elements {
