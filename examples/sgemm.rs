@@ -29,11 +29,11 @@ subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K), `db` of `TB` (K x N) and `dc` of
     /// `TC` (M x N), of any sizes: the tiles at the edges are guarded. K is split over
     /// `dim(TS_0)` blocks a tile of C (split-K, where the tiles alone would leave
-    /// multiprocessors idle), which add their sums into C. A tile of C is 128 rows by
-    /// 64 Q columns, Q = `dim(TW_0)` (4: `WIDE`, cuBLAS's 128x256; 2: `NARROW`, 128x128;
-    /// 1: `SLIM`, 128x64; the narrower ones for shapes that would leave multiprocessors
-    /// idle or waste most of a wide tile); a thread loads R = `dim(TW_1)` rows of a tile
-    /// of B (2, or 1 for `SLIM`, whose 64 columns take 16 threads a row).
+    /// multiprocessors idle), which add their sums into C. A tile of C is 64 P rows by
+    /// 64 Q columns, Q = `dim(TW_0)` and P = `dim(TW_2)` (`T128X256`, cuBLAS's 128x256;
+    /// the smaller ones for shapes that would leave multiprocessors idle or waste most of
+    /// a large tile); a thread loads R = `dim(TW_1)` rows of a tile of B (2, or 1 where
+    /// Q = 1, whose 64 columns take 16 threads a row).
     pub fn sgemm<TA, TB, TC, TS, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
@@ -42,36 +42,39 @@ subprog! {
             const S = dim(TS_0);
             const Q = dim(TW_0);
             const R = dim(TW_1);
-            // A block per 128 x 64Q tile of C (those at the edges reach past it) and part
-            // of K; its 16x16 threads, each index split in two digits for the loads below
-            // (the first in 16/R and R, R the rows of B a thread loads).
-            cuda(float* a, float* b, float* c) [[ceil(M/128)][ceil(N/(64*Q))][S]][[[16/R][R]][[8][2]]] GEMM;
-            // A 128x16 tile of A: a thread loads 8 k of one row, as two runs of 4 that are
-            // 8 apart (so that the transposing stores below hit 32 banks). The k-tiles are
-            // dealt to the S blocks of a tile of C in turn.
-            dmem float [[ceil(M/128)][[[16/R][R]][8]]#TA_0][[ceil(K/(16*S))][S][[2][2][4]]#TA_1] AL;
-            dmem float [#AL_1_2_0][#AL_1_2_2] AT;
+            const P = dim(TW_2);
+            // A block per 64P x 64Q tile of C (those at the edges reach past it) and part
+            // of K; its 16x16 threads, each index split in digits for the loads below (the
+            // first in 16/R and R, R the rows of B a thread loads; the second's 8 in 4P
+            // rows of A and 2/P parts of a row).
+            cuda(float* a, float* b, float* c) [[ceil(M/(64*P))][ceil(N/(64*Q))][S]][[[16/R][R]][[[4*P][2/P]][2]]] GEMM;
+            // A 64P x 16 tile of A: a thread loads 4P k of one row, as P runs of 4 that
+            // are 8 apart (so that the transposing stores below of 128 rows hit 32 banks).
+            // The k-tiles are dealt to the S blocks of a tile of C in turn.
+            dmem float [[ceil(M/(64*P))][[[16/R][R]][4*P]]#TA_0][[ceil(K/(16*S))][S][[2/P][P][2][4]]#TA_1] AL;
+            dmem float [#AL_1_2_1][#AL_1_2_3] AT;
             // A 16 x 64Q tile of B: a thread loads R rows 16/R apart, each 4 consecutive
             // n in each of the Q/R parts of 64R of each row.
             dmem float [[ceil(K/(16*S))][S][[R][16/R]]#TB_0][[ceil(N/(64*Q))][[Q/R][[R][8][2]][4]]#TB_1] BL;
             dmem float [#BL_0_2_0][#BL_1_1_0][#BL_1_1_2] BT;
-            // C by thread: rows [tile][half][thread][4], columns the same in Q parts.
-            dmem float [[ceil(M/128)][[2][16][4]]#TC_0][[ceil(N/(64*Q))][[Q][16][4]]#TC_1] CT;
+            // C by thread: rows [tile][P parts][thread][4], columns the same in Q parts.
+            dmem float [[ceil(M/(64*P))][[P][16][4]]#TC_0][[ceil(N/(64*Q))][[Q][16][4]]#TC_1] CT;
             dmem float [#CT_0_1_0][#CT_0_1_2][#CT_1_1_0][#CT_1_1_2] CF;
             // The coordinates of the tiles' rows and columns in A, B and C, for the guards
             // of the tiles at the edges (which the prover removes where the tiles divide).
-            dmem float [ceil(M/128)][[[16/R][R]][8]] AROW;
-            dmem float [ceil(K/(16*S))][S][[2][2][4]] ACOL;
+            dmem float [ceil(M/(64*P))][[[16/R][R]][4*P]] AROW;
+            dmem float [ceil(K/(16*S))][S][[2/P][P][2][4]] ACOL;
             dmem float [ceil(K/(16*S))][S][[R][16/R]] BROW;
             dmem float [ceil(N/(64*Q))][[Q/R][[R][8][2]][4]] BCOL;
-            dmem float [ceil(M/128)][[2][16][4]] CROW;
+            dmem float [ceil(M/(64*P))][[P][16][4]] CROW;
             dmem float [ceil(N/(64*Q))][[Q][16][4]] CCOL;
-            // Two stages of the A tile, k-major (transposed) and padded to 132 floats a k;
-            // a thread writes its 8 k of one row (AST) and reads 4 + 4 rows of one k (FA).
-            smem float [2][[2][2][4]][132] AS;
-            smem float [#AS_0][#AS_1][[[16/R][R]][8]#AS_2] ASW;
-            smem float [#ASW_1_0][#ASW_1_2] AST;
-            smem float [#AS_0][#AS_1][[2][16][4]#AS_2] ASR;
+            // Two stages of the A tile, k-major (transposed) and padded by 4 floats a k; a
+            // thread writes its 4P k of one row (AST) and reads P runs of 4 rows of one k
+            // (FA).
+            smem float [2][[2/P][P][2][4]][64*P+4] AS;
+            smem float [#AS_0][#AS_1][[[16/R][R]][4*P]#AS_2] ASW;
+            smem float [#ASW_1_1][#ASW_1_3] AST;
+            smem float [#AS_0][#AS_1][[P][16][4]#AS_2] ASR;
             smem float [#ASR_2_0][#ASR_2_2] FA;
             // Two stages of the B tile, written as the thread loaded it, read as FB: Q
             // runs of 4 columns of one k.
@@ -80,13 +83,13 @@ subprog! {
             smem float [#BSW_1_0][#BSW_2_0][#BSW_2_2] BST;
             smem float [#BS_0][#BS_1][[Q][16][4]#BS_2] BSR;
             smem float [#BSR_2_0][#BSR_2_2] FB;
-            rmem float [8] R8;
+            rmem float [4*P] RA;
             rmem float [4*Q] RB;
-            rmem float [8] F8;
+            rmem float [4*P] FP;
             rmem float [4*Q] FQ;
-            rmem float [2][8] FA2;
+            rmem float [2][4*P] FA2;
             rmem float [2][4*Q] FB2;
-            rmem float [2][4][Q][4] ACC;
+            rmem float [P][4][Q][4] ACC;
         }
         // The blocks of a split add into C, which starts at zero.
         if TS::dims()[0] > 1 {
@@ -97,7 +100,7 @@ subprog! {
             #![min_blocks_per_sm(1)]
             let as_ = AS::create();
             let bs = BS::create();
-            let ra = R8::create();
+            let ra = RA::create();
             let rb = RB::create();
             let fa = FA2::create();
             let fb = FB2::create();
@@ -106,9 +109,9 @@ subprog! {
             for x in 0..$size(ACC)$ {
                 acc[x] = 0.0f32;
             }
-            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]][[0][$tid_0_2$][[0][$tid_1_1_1$][0]]]$;
+            let pa = a + $AL[[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0_0$]]][[0][$tid_0_2$][[$tid_1_1_0_1$][0][$tid_1_1_1$][0]]]$;
             let pb = b + $BL[[0][$tid_0_2$][[0][$tid_1_0_0$]]][[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]]$;
-            let aw = $ASW[0][[0][$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
+            let aw = $ASW[0][[$tid_1_1_0_1$][0][$tid_1_1_1$][0]][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0_0$]]$;
             let bw = $BSW[0][[0][$tid_1_0_0$]][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
             let ar = $ASR[0][0][[0][$tid_1_0$][0]]$;
             let br = $BSR[0][0][[0][$tid_1_1$][0]]$;
@@ -117,50 +120,50 @@ subprog! {
             let m = $dim(TA_0)$;
             let n = $dim(TB_1)$;
             let depth = $dim(TA_1)$;
-            let arow = $AROW[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0$]]$;
+            let arow = $AROW[$tid_0_0$][[[$tid_1_0_0$][$tid_1_0_1$]][$tid_1_1_0_0$]]$;
             let bcol = $BCOL[$tid_0_1$][[0][[$tid_1_0_1$][$tid_1_1_0$][$tid_1_1_1$]][0]]$;
-            let acol = $ACOL[0][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
+            let acol = $ACOL[0][$tid_0_2$][[$tid_1_1_0_1$][0][$tid_1_1_1$][0]]$;
             let brow = $BROW[0][$tid_0_2$][[0][$tid_1_0_0$]]$;
-            #copy AT(pa) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+            #copy AT(pa) to RA(ra) if |x, y| arow < m && acol + $ACOL_2_1[x]$ + y < depth else 0.0;
             #copy BT(pb) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
-            #copy R8(ra) to AST(as_ + aw);
+            #copy RA(ra) to AST(as_ + aw);
             #copy RB(rb) to BST(bs + bw);
             // Registers carry the tile after the one being multiplied: it is loaded an
             // iteration before it is stored, so its latency hides behind a whole tile.
             let next = 1 % $size(AL_1_0)$;
             let acol = acol + $ACOL_0[next]$;
             let brow = brow + $BROW_0[next]$;
-            #copy AT(pa + $AL_1_0[next]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+            #copy AT(pa + $AL_1_0[next]$) to RA(ra) if |x, y| arow < m && acol + $ACOL_2_1[x]$ + y < depth else 0.0;
             #copy BT(pb + $BL_0_0[next]$) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
             #sync_1;
             // Fragments are double-buffered in registers: step k multiplies slot k % 2
             // while the fragments of step k + 1 are read into the other.
-            #copy FA(as_ + ar) to F8(fa);
+            #copy FA(as_ + ar) to FP(fa);
             #copy FB(bs + br) to FQ(fb);
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
                 // Stage 1 - cur was last read before the barrier that ended the last tile.
-                #copy R8(ra) to AST(as_ + aw + $ASW_0[1 - cur]$);
+                #copy RA(ra) to AST(as_ + aw + $ASW_0[1 - cur]$);
                 #copy RB(rb) to BST(bs + bw + $BSW_0[1 - cur]$);
                 // The tile after next (wrapping around at the end: loads proved in bounds
                 // whose values go to a stage that is no longer read).
                 let after = (kt + 2) % $size(AL_1_0)$;
-                let acol = $ACOL[after][$tid_0_2$][[0][$tid_1_1_1$][0]]$;
+                let acol = $ACOL[after][$tid_0_2$][[$tid_1_1_0_1$][0][$tid_1_1_1$][0]]$;
                 let brow = $BROW[after][$tid_0_2$][[0][$tid_1_0_0$]]$;
-                #copy AT(pa + $AL_1_0[after]$) to R8(ra) if |x, y| arow < m && acol + $ACOL_2_0[x]$ + y < depth else 0.0;
+                #copy AT(pa + $AL_1_0[after]$) to RA(ra) if |x, y| arow < m && acol + $ACOL_2_1[x]$ + y < depth else 0.0;
                 #copy BT(pb + $BL_0_0[after]$) to RB(rb) if |x, y, z| brow + $BROW_2_0[x]$ < depth && bcol + $BCOL_1_0[y]$ + z < n else 0.0;
                 #[unroll]
                 for k in 0..$dim(AS_1)$ {
                     if k + 1 < $dim(AS_1)$ {
                         let ahead = (k + 1) % $dim(AS_1)$;
-                        #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to F8(fa + $FA2[ahead % 2][0]$);
+                        #copy FA(as_ + ar + $ASR[cur][ahead][0]$) to FP(fa + $FA2[ahead % 2][0]$);
                         #copy FB(bs + br + $BSR[cur][ahead][0]$) to FQ(fb + $FB2[ahead % 2][0]$);
                     }
                     let fx = $FA2[k % 2][0]$;
                     let fy = $FB2[k % 2][0]$;
                     // Rows zig-zag, so that consecutive products share an operand.
                     #[unroll]
-                    for x in 0..8 {
+                    for x in 0..$dim(FA2_1)$ {
                         #[unroll]
                         for z in 0..$dim(FB2_1)$ {
                             let y = if x % 2 == 0 { z } else { $dim(FB2_1)$ - 1 - z };
@@ -169,7 +172,7 @@ subprog! {
                     }
                 }
                 #sync_1;
-                #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to F8(fa);
+                #copy FA(as_ + ar + $ASR[1 - cur][0][0]$) to FP(fa);
                 #copy FB(bs + br + $BSR[1 - cur][0][0]$) to FQ(fb);
             }
             // Only the elements of C in the matrix are stored, or with K split, added.
@@ -202,11 +205,13 @@ subprog! {
 parray! {
     // K in one piece: a block sums its tile of C over all of K.
     pub paged float [1] UNSPLIT;
-    // Tiles of C of 128 x 64Q (the first size Q, the second R: the rows of a B tile a
-    // thread loads): 128 x 256, 128 x 128 and 128 x 64.
-    pub paged float [4][2] WIDE;
-    pub paged float [2][2] NARROW;
-    pub paged float [1][1] SLIM;
+    // Tiles of C of 64P x 64Q, as [Q][R][P] (R: the rows of a B tile a thread loads).
+    pub paged float [4][2][2] T128X256;
+    pub paged float [2][2][2] T128X128;
+    pub paged float [1][1][2] T128X64;
+    pub paged float [4][2][1] T64X256;
+    pub paged float [2][2][1] T64X128;
+    pub paged float [1][1][1] T64X64;
 }
 
 /// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
@@ -222,9 +227,9 @@ macro_rules! square {
             /// for a CDNA GPU.
             pub fn source(hip: bool) -> &'static str {
                 if hip {
-                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS, UNSPLIT, WIDE>)
+                    sgemm!(@source hip(64) <ROWS, ROWS, ROWS, UNSPLIT, T128X256>)
                 } else {
-                    sgemm!(@source <ROWS, ROWS, ROWS, UNSPLIT, WIDE>)
+                    sgemm!(@source <ROWS, ROWS, ROWS, UNSPLIT, T128X256>)
                 }
             }
 
@@ -232,7 +237,7 @@ macro_rules! square {
             pub fn row_major(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<Inputs> {
                 let inputs = Inputs::new::<ROWS, ROWS, ROWS>(($n, $n, $n), repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, ROWS, ROWS, ROWS, ROWS, ROWS, ROWS>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS, UNSPLIT, WIDE>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<ROWS, ROWS, ROWS, UNSPLIT, T128X256>(a, b, c)),
                 )?);
                 Ok(inputs)
             }
@@ -240,10 +245,10 @@ macro_rules! square {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = row_major(repeats, rows)?;
                 rows.push(inputs.run::<H, H, H, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE, STRIPS, STRIPS_STORE>(
-                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS, UNSPLIT, WIDE>(a, b, c)),
+                    "tuned", "strips (Fig 18a)", repeats, |a, b, c| sgemm!(<STRIPS, STRIPS, STRIPS, UNSPLIT, T128X256>(a, b, c)),
                 )?);
                 rows.push(inputs.run::<H, H, H, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE, BLOCKS, BLOCKS_STORE>(
-                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS, UNSPLIT, WIDE>(a, b, c)),
+                    "tuned", "blocks (Fig 18b)", repeats, |a, b, c| sgemm!(<BLOCKS, BLOCKS, BLOCKS, UNSPLIT, T128X256>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -270,7 +275,7 @@ macro_rules! rectangular {
             pub fn run(repeats: usize, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let inputs = Inputs::new::<DA, DB, DC>(($m, $n, $k), repeats, rows)?;
                 rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
-                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC, UNSPLIT, WIDE>(a, b, c)),
+                    "tuned", "row-major", repeats, |a, b, c| sgemm!(<DA, DB, DC, UNSPLIT, T128X256>(a, b, c)),
                 )?);
                 Ok(())
             }
@@ -302,60 +307,93 @@ mod any_shape {
         pub float [#DC_1][#DC_0] DCT;
     }
 
-    /// The product on the tiles `tile` wide (256, 128 or 64), of C or (`transposed`) of
-    /// C^T.
-    fn multiply(
-        (tile, transposed): (usize, bool),
-        a: &Array<DA>,
-        b: &Array<DB>,
-        c: &mut Array<DC>,
-    ) -> parray::Result<()> {
-        match (tile, transposed) {
-            (256, false) => sgemm!(<DA, DB, DC, SPLIT_K, WIDE>(a, b, c)),
-            (128, false) => sgemm!(<DA, DB, DC, SPLIT_K, NARROW>(a, b, c)),
-            (_, false) => sgemm!(<DA, DB, DC, SPLIT_K, SLIM>(a, b, c)),
-            (256, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, WIDE>(b, a, c)),
-            (128, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, NARROW>(b, a, c)),
-            (_, true) => sgemm!(<DBT, DAT, DCT, SPLIT_K, SLIM>(b, a, c)),
-        }
+    /// Calls `$call!` with the operand types and the tile type of `$plan`: `(A, B, C,
+    /// tile)`, of C or (transposed) of C^T = B^T A^T.
+    macro_rules! planned {
+        ($plan:expr, $call:ident) => {
+            match ($plan.tile, $plan.transposed) {
+                ((128, 256), false) => $call!(DA, DB, DC, T128X256),
+                ((128, 128), false) => $call!(DA, DB, DC, T128X128),
+                ((128, _), false) => $call!(DA, DB, DC, T128X64),
+                ((_, 256), false) => $call!(DA, DB, DC, T64X256),
+                ((_, 128), false) => $call!(DA, DB, DC, T64X128),
+                (_, false) => $call!(DA, DB, DC, T64X64),
+                ((128, 256), true) => $call!(DBT, DAT, DCT, T128X256),
+                ((128, 128), true) => $call!(DBT, DAT, DCT, T128X128),
+                ((128, _), true) => $call!(DBT, DAT, DCT, T128X64),
+                ((_, 256), true) => $call!(DBT, DAT, DCT, T64X256),
+                ((_, 128), true) => $call!(DBT, DAT, DCT, T64X128),
+                (_, true) => $call!(DBT, DAT, DCT, T64X64),
+            }
+        };
     }
 
-    /// How the product of this shape is made: the tile width of C (or of C^T), the
-    /// blocks K is split over, and whether C^T = B^T A^T is made; from the command line
-    /// (`--tile`, `--split`, `--transposed`) or the plan. The sizes are bound.
-    fn choose((m, n, k): (usize, usize, usize)) -> parray::Result<(usize, usize, bool)> {
+    /// The product as `plan` makes it.
+    fn multiply(plan: Plan, a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>) -> parray::Result<()> {
+        macro_rules! call {
+            (DA, DB, DC, $t:ident) => {
+                sgemm!(<DA, DB, DC, SPLIT_K, $t>(a, b, c))
+            };
+            (DBT, DAT, DCT, $t:ident) => {
+                sgemm!(<DBT, DAT, DCT, SPLIT_K, $t>(b, a, c))
+            };
+        }
+        planned!(plan, call)
+    }
+
+    /// How the product of this shape is made, from the command line (`--tile`,
+    /// `--split`, `--transposed`) or the plan. The sizes are bound.
+    fn choose((m, n, k): (usize, usize, usize)) -> parray::Result<Plan> {
         SM.bind(m)?;
         SN.bind(n)?;
         SK.bind(k)?;
         let sms = parray::Device::current()?.multiprocessors()?;
-        let (tile, parts, transposed) = match gemm::value("--tile") {
+        let mut plan = match tile_flag() {
             None => plan(m, n, k, sms),
             Some(tile) => {
                 let transposed = std::env::args().any(|a| a == "--transposed");
                 // The product made is C's or C^T's, of N x M tiles.
                 let (rows, cols) = if transposed { (n, m) } else { (m, n) };
-                (tile, split(rows, cols, k, tile, sms), transposed)
+                let parts = split(rows, cols, k, tile_of(tile), sms);
+                Plan {
+                    tile,
+                    parts,
+                    transposed,
+                }
             }
         };
-        let parts = gemm::value("--split").unwrap_or(parts);
-        if ![256, 128, 64].contains(&tile) {
-            eprintln!("sgemm: --tile is 256, 128 or 64 (the width of a tile of C)");
-            std::process::exit(2);
+        plan.parts = gemm::value("--split").unwrap_or(plan.parts);
+        SPLIT.bind(plan.parts)?;
+        Ok(plan)
+    }
+
+    /// `--tile W` (a tile of 128 x W) or `--tile HxW`, if given: one of [`TILES`].
+    fn tile_flag() -> Option<(usize, usize)> {
+        let args: Vec<String> = std::env::args().collect();
+        let at = args.iter().position(|a| a == "--tile")?;
+        let value = args.get(at + 1).map_or("", String::as_str);
+        let tile = match value.split_once('x') {
+            Some((rows, cols)) => rows.parse().ok().zip(cols.parse().ok()),
+            None => value.parse().ok().map(|cols| (128, cols)),
+        };
+        match tile.filter(|t| TILES.iter().any(|s| (s.rows, s.cols) == *t)) {
+            Some(tile) => Some(tile),
+            None => {
+                eprintln!("sgemm: --tile is 256, 128 or 64 (the width of a tile of C 128 high), or HxW for H 128 or 64 and W 256, 128 or 64");
+                std::process::exit(2);
+            }
         }
-        SPLIT.bind(parts)?;
-        Ok((tile, parts, transposed))
     }
 
     /// The kernel made for this shape (`--source --m M --n N --k K`).
     pub fn source(shape: (usize, usize, usize)) -> parray::Result<&'static str> {
-        match choose(shape)? {
-            (256, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, WIDE>),
-            (128, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, NARROW>),
-            (_, _, false) => sgemm!(@source <DA, DB, DC, SPLIT_K, SLIM>),
-            (256, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, WIDE>),
-            (128, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, NARROW>),
-            (_, _, true) => sgemm!(@source <DBT, DAT, DCT, SPLIT_K, SLIM>),
+        macro_rules! call {
+            ($a:ident, $b:ident, $c:ident, $t:ident) => {
+                sgemm!(@source <$a, $b, $c, SPLIT_K, $t>)
+            };
         }
+        let plan = choose(shape)?;
+        planned!(plan, call)
     }
 
     pub fn run(
@@ -363,86 +401,162 @@ mod any_shape {
         repeats: usize,
         rows: &mut Vec<Row>,
     ) -> parray::Result<()> {
-        let (tile, parts, transposed) = choose((m, n, k))?;
+        let plan = choose((m, n, k))?;
         // The first launch makes the kernel for these sizes and compiles it (or finds it
         // in the disk cache); the second finds it made.
         let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
-        let mut launch = || parray::gpu::time_ms(|| multiply((tile, transposed), &a, &b, &mut c));
+        let mut launch = || parray::gpu::time_ms(|| multiply(plan, &a, &b, &mut c));
         let (first, second) = (launch()?, launch()?);
-        let of = if transposed { "C^T" } else { "C" };
-        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} 128x{tile}, K split in {parts}); second {second:.1}");
+        let of = if plan.transposed { "C^T" } else { "C" };
+        let ((h, w), parts) = (plan.tile, plan.parts);
+        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
             "row-major",
             repeats,
-            |a, b, c| multiply((tile, transposed), a, b, c),
+            |a, b, c| multiply(plan, a, b, c),
         )?);
         Ok(())
     }
 }
 
-/// The time of an M x N x K product on tiles of C `tile` wide with K split in `parts`, on
-/// a device of `sms` multiprocessors, in hundredths of a wide block's k-tile (fitted on an
-/// H200). Each block has at least 8 k-tiles of 16; a split block costs 10 more (its added
-/// stores and the memset). A multiprocessor runs one wide block (128 x 256) or two
-/// narrower ones (128 x 128 or 128 x 64), whose k-tile takes the first of their [`COSTS`]
-/// alone on the multiprocessor and the second beside another.
-fn steps(m: usize, n: usize, k: usize, tile: usize, parts: usize, sms: usize) -> usize {
-    let sms = sms.max(1);
-    let blocks = m.div_ceil(128) * n.div_ceil(tile) * parts;
-    let per_block = k.div_ceil(16).div_ceil(parts) + if parts > 1 { 10 } else { 0 };
-    let (alone, shared) = match tile {
-        256 => return blocks.div_ceil(sms) * per_block * 100,
-        128 => COSTS[0],
-        _ => COSTS[1],
-    };
-    let waves = blocks.div_ceil(2 * sms);
-    let last = blocks - (waves - 1) * 2 * sms;
-    let last_step = if last <= sms { alone } else { shared };
-    ((waves - 1) * shared + last_step) * per_block
+/// How a product is made: the tile of C (or of C^T) as (rows, columns), the blocks K is
+/// split over, and whether C^T = B^T A^T is made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Plan {
+    tile: (usize, usize),
+    parts: usize,
+    transposed: bool,
 }
 
-/// The k-tile of a 128 x 128 and of a 128 x 64 block, alone on its multiprocessor and
-/// beside another (1024³ in 64 narrow blocks: 0.57 times 32 wide ones' time; 4096³ on
-/// narrow tiles 1.11 times the wide tiles' time in as many waves; 1024³ in 128 slim
-/// blocks 0.30 a wide k-tile; 8192 x 64 x 8192 with K split in 4, two slim blocks a
-/// multiprocessor, 1.6 times that).
-const COSTS: [(usize, usize); 2] = [(57, 111), (30, 48)];
+/// A tile of C the subprogram makes: its rows and columns, how many of its blocks a
+/// multiprocessor runs at once, and the time of a k-tile of one of them alone on its
+/// multiprocessor and beside the others, in hundredths of a 128 x 256 block's k-tile
+/// (fitted on an H200).
+struct Tile {
+    rows: usize,
+    cols: usize,
+    per_sm: usize,
+    alone: usize,
+    shared: usize,
+}
 
-/// How many blocks share a tile of C `tile` wide, each over part of K: the split with the
-/// fewest [`steps`]. The 128 x 256 tiles alone may leave most of the device idle (32
-/// tiles at 1000³ for 132 multiprocessors) or fill their last wave badly (561 tiles at
-/// 4097³ are 4.25 waves, run as 5).
-fn split(m: usize, n: usize, k: usize, tile: usize, sms: usize) -> usize {
+/// The tiles, largest first (1024³ in 64 blocks of 128 x 128: 0.57 times 32 blocks of
+/// 128 x 256; 4096³ on 128 x 128 tiles 1.11 times the large tiles' time in as many
+/// waves; 1024³ in 128 blocks of 128 x 64 0.30 a large k-tile; 8192 x 64 x 8192 with K
+/// split in 4, two such blocks a multiprocessor, 1.6 times that).
+const TILES: [Tile; 6] = [
+    Tile {
+        rows: 128,
+        cols: 256,
+        per_sm: 1,
+        alone: 100,
+        shared: 100,
+    },
+    Tile {
+        rows: 128,
+        cols: 128,
+        per_sm: 2,
+        alone: 57,
+        shared: 111,
+    },
+    Tile {
+        rows: 128,
+        cols: 64,
+        per_sm: 2,
+        alone: 30,
+        shared: 48,
+    },
+    Tile {
+        rows: 64,
+        cols: 256,
+        per_sm: 2,
+        alone: 57,
+        shared: 111,
+    },
+    Tile {
+        rows: 64,
+        cols: 128,
+        per_sm: 2,
+        alone: 30,
+        shared: 48,
+    },
+    Tile {
+        rows: 64,
+        cols: 64,
+        per_sm: 2,
+        alone: 20,
+        shared: 30,
+    },
+];
+
+/// The entry of [`TILES`] for a tile of C of (rows, columns).
+fn tile_of((rows, cols): (usize, usize)) -> &'static Tile {
+    TILES
+        .iter()
+        .find(|t| (t.rows, t.cols) == (rows, cols))
+        .unwrap_or(&TILES[0])
+}
+
+/// The time of an M x N x K product on `tile` with K split in `parts`, on a device of
+/// `sms` multiprocessors, in hundredths of a large block's k-tile. Each block has at
+/// least 8 k-tiles of 16; a split block costs 10 more (its added stores and the memset).
+fn steps(m: usize, n: usize, k: usize, tile: &Tile, parts: usize, sms: usize) -> usize {
+    let sms = sms.max(1);
+    let blocks = m.div_ceil(tile.rows) * n.div_ceil(tile.cols) * parts;
+    let per_block = k.div_ceil(16).div_ceil(parts) + if parts > 1 { 10 } else { 0 };
+    let at_once = tile.per_sm * sms;
+    let waves = blocks.div_ceil(at_once);
+    let last = blocks - (waves - 1) * at_once;
+    let last_step = if last <= sms { tile.alone } else { tile.shared };
+    ((waves - 1) * tile.shared + last_step) * per_block
+}
+
+/// How many blocks share a tile of C, each over part of K: the split with the fewest
+/// [`steps`]. The large tiles alone may leave most of the device idle (32 tiles at 1000³
+/// for 132 multiprocessors) or fill their last wave badly (561 tiles at 4097³ are 4.25
+/// waves, run as 5).
+fn split(m: usize, n: usize, k: usize, tile: &Tile, sms: usize) -> usize {
     (1..=(k.div_ceil(16) / 8).clamp(1, 8))
         .min_by_key(|&s| steps(m, n, k, tile, s, sms))
         .unwrap_or(1)
 }
 
-/// The tile width, split and orientation with the fewest [`steps`] (wide tiles, and C
-/// rather than C^T, where equal). Tiles 64 wide are for shapes whose 128 x 128 tiles
-/// would not fill the device twice (small or skinny ones; at 4097³ their many partial
-/// tiles cost more than the model sees); C^T = B^T A^T is made where C has fewer rows
-/// than a tile (64 x 8192 x 8192 is then 64 tiles of 128 x 64, not 128 tiles half
-/// outside C).
-fn plan(m: usize, n: usize, k: usize, sms: usize) -> (usize, usize, bool) {
+/// The tile, split and orientation with the fewest [`steps`] (larger tiles, and C
+/// rather than C^T, where equal). Tiles smaller than 128 x 128 are for shapes whose
+/// 128 x 128 tiles would not fill the device twice (small or skinny ones; at 4097³ their
+/// many partial tiles cost more than the model sees); C^T = B^T A^T is made where C has
+/// fewer rows than a tile.
+fn plan(m: usize, n: usize, k: usize, sms: usize) -> Plan {
     [false, true]
         .into_iter()
-        .filter(|&transposed| !transposed || m < 128)
+        .filter(|&transposed| !transposed || m < 64)
         .flat_map(|transposed| {
             let (m, n) = if transposed { (n, m) } else { (m, n) };
-            let slim = m.div_ceil(128) * n.div_ceil(128) < 2 * sms;
-            [256, 128, 64]
-                .into_iter()
-                .filter(move |&tile| tile != 64 || slim)
-                .map(move |tile| {
-                    let parts = split(m, n, k, tile, sms);
-                    (steps(m, n, k, tile, parts, sms), (tile, parts, transposed))
+            let small = m.div_ceil(128) * n.div_ceil(128) < 2 * sms;
+            TILES
+                .iter()
+                .filter(move |t| t.rows * t.cols >= 128 * 128 || small)
+                .map(move |t| {
+                    let parts = split(m, n, k, t, sms);
+                    let plan = Plan {
+                        tile: (t.rows, t.cols),
+                        parts,
+                        transposed,
+                    };
+                    (steps(m, n, k, t, parts, sms), plan)
                 })
         })
         .min_by_key(|&(steps, _)| steps)
-        .map_or((256, 1, false), |(_, plan)| plan)
+        .map_or(
+            Plan {
+                tile: (128, 256),
+                parts: 1,
+                transposed: false,
+            },
+            |(_, plan)| plan,
+        )
 }
 
 square!(n256, 256);

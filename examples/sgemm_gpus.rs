@@ -29,7 +29,7 @@ use common::gemm::relative_error;
 use parray::gpu::{time_ms_on, Backend, Timing};
 use parray::prelude::*;
 use parray::{Array, DataType, Device, ThreadArray};
-use sgemm::{UNSPLIT, WIDE};
+use sgemm::{T128X256, UNSPLIT};
 
 /// The GPUs the product is split over (a compile-time size: the parts' types depend on it).
 const G: usize = 2;
@@ -235,7 +235,7 @@ macro_rules! split {
                     // subprogram with the uploads.
                     c.fill(f32::NAN)?;
                     let time = median_round(repeats, || {
-                        time_ms_on(device, || sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, WIDE>(&a, &b, &mut c)))
+                        time_ms_on(device, || sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, T128X256>(&a, &b, &mut c)))
                     })?;
                     let error = checked(&c, &mut hc)?;
                     rows.push(Row { run: "tuned, 1 GPU".into(), time, error });
@@ -244,7 +244,7 @@ macro_rules! split {
                         time_ms_on(device, || {
                             ha.copy_to(&mut a)?;
                             hb.copy_to(&mut b)?;
-                            sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, WIDE>(&a, &b, &mut c))
+                            sgemm::sgemm!(<WHOLE, WHOLE, WHOLE, UNSPLIT, T128X256>(&a, &b, &mut c))
                         })
                     })?;
                     let error = checked(&c, &mut hc)?;
@@ -268,7 +268,7 @@ macro_rules! split {
                     *lock(t) = Some(p);
                     Ok(())
                 })?;
-                let multiply = |p: &mut Part| sgemm::sgemm!(<ROWS, WHOLE, ROWS, UNSPLIT, WIDE>(&p.a, &p.b, &mut p.c));
+                let multiply = |p: &mut Part| sgemm::sgemm!(<ROWS, WHOLE, ROWS, UNSPLIT, T128X256>(&p.a, &p.b, &mut p.c));
                 // Each GPU's rows of C back into the host's by `#copy`, checked, and C
                 // poisoned again.
                 let checked = || {
