@@ -445,51 +445,32 @@ struct Tile {
 /// The tiles, largest first (1024³ in 64 blocks of 128 x 128: 0.57 times 32 blocks of
 /// 128 x 256; 4096³ on 128 x 128 tiles 1.11 times the large tiles' time in as many
 /// waves; 1024³ in 128 blocks of 128 x 64 0.30 a large k-tile; 8192 x 64 x 8192 with K
-/// split in 4, two such blocks a multiprocessor, 1.6 times that).
+/// split in 4, two such blocks a multiprocessor, 1.6 times that; the 64-high ones from
+/// 64 x 8192 x 8192 in 128 to 512 blocks, K split in 1, 2 or 4).
 const TILES: [Tile; 6] = [
-    Tile {
-        rows: 128,
-        cols: 256,
-        per_sm: 1,
-        alone: 100,
-        shared: 100,
-    },
-    Tile {
-        rows: 128,
-        cols: 128,
-        per_sm: 2,
-        alone: 57,
-        shared: 111,
-    },
-    Tile {
-        rows: 128,
-        cols: 64,
-        per_sm: 2,
-        alone: 30,
-        shared: 48,
-    },
-    Tile {
-        rows: 64,
-        cols: 256,
-        per_sm: 2,
-        alone: 57,
-        shared: 111,
-    },
-    Tile {
-        rows: 64,
-        cols: 128,
-        per_sm: 2,
-        alone: 30,
-        shared: 48,
-    },
-    Tile {
-        rows: 64,
-        cols: 64,
-        per_sm: 2,
-        alone: 20,
-        shared: 30,
-    },
+    Tile::new((128, 256), 1, (100, 100)),
+    Tile::new((128, 128), 2, (57, 111)),
+    Tile::new((128, 64), 2, (30, 48)),
+    Tile::new((64, 256), 2, (65, 131)),
+    Tile::new((64, 128), 2, (37, 68)),
+    Tile::new((64, 64), 2, (23, 42)),
 ];
+
+impl Tile {
+    const fn new(
+        (rows, cols): (usize, usize),
+        per_sm: usize,
+        (alone, shared): (usize, usize),
+    ) -> Tile {
+        Tile {
+            rows,
+            cols,
+            per_sm,
+            alone,
+            shared,
+        }
+    }
+}
 
 /// The entry of [`TILES`] for a tile of C of (rows, columns).
 fn tile_of((rows, cols): (usize, usize)) -> &'static Tile {
