@@ -812,6 +812,7 @@ pub mod __private {
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::generic::ir;
     pub use parray_runtime::mem::elem::{DeviceRepr, ValidAsZeroBits};
+    pub use parray_runtime::mem::ptr::Pointer;
     pub use parray_runtime::shapes::{
         dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
     };

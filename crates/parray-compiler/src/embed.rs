@@ -547,9 +547,9 @@ impl Rebuild for ExprKind {
                 let (record, path, fields, base) = (r(record), r(path), r(fields), r(base));
                 quote!(#k::MakeRecord { record: #record, path: #path, fields: #fields, base: #base })
             }
-            ExprKind::Call(f, args) => {
-                let (f, args) = (r(f), r(args));
-                quote!(#k::Call(#f, #args))
+            ExprKind::Call(f, args, roots) => {
+                let (f, args, roots) = (r(f), r(args), r(roots));
+                quote!(#k::Call(#f, #args, #roots))
             }
         }
     }
@@ -677,21 +677,23 @@ impl Rebuild for Function {
             generics,
             floats,
             params,
+            writable,
             ret,
             stmts,
             value,
         } = self;
-        let (name, span, generics, floats, params, ret, stmts, value) = (
+        let (name, span, generics, floats, params, writable, ret, stmts, value) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
             floats.rebuild(ir),
             params.rebuild(ir),
+            writable.rebuild(ir),
             ret.rebuild(ir),
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, params: #params, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 

@@ -63,6 +63,16 @@ __device__ __forceinline__ T* parray_at(T* p, unsigned long long i, B* base, uns
     )
 }
 
+/// Device helper of a kernel whose functions take pointers: `parray_rest(p, base, n)` is
+/// how many of the `n` elements from `base` lie from `p` on (none past the end), the
+/// extent a function checks its pointer parameter `p` against.
+pub const REST_HELPER: &str = r#"template <typename T, typename B>
+__device__ __forceinline__ unsigned long long parray_rest(T* p, B* base, unsigned long long n) {
+    unsigned long long off = (unsigned long long)(p - base);
+    return off < n ? n - off : 0ull;
+}
+"#;
+
 /// [`check_helpers`]' `parray_at` for the SoA pointer `soa` (a struct of the pointers
 /// `fields`, SPEC 2.3): the offset is the first field's, and the scratch element has
 /// every field in the scratch.

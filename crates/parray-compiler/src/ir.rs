@@ -283,6 +283,21 @@ pub struct Body {
     pub constants: Vec<(LocalId, u64)>,
 }
 
+impl Function {
+    /// Whether its statements assign `local` (`x = ...`, `x += ...`).
+    pub fn assigns(&self, local: LocalId) -> bool {
+        assigns(&self.stmts, local)
+    }
+
+    /// Whether it takes a pointer (and so, in C, the extents of its pointers' arrays and
+    /// the fault record).
+    pub fn has_pointers(&self, body: &Body) -> bool {
+        self.params
+            .iter()
+            .any(|p| matches!(body.local(*p).ty, Some(Ty::Ptr { .. })))
+    }
+}
+
 impl Body {
     /// `f` on every expression of the kernel and of its functions.
     pub fn visit_every_expr(&self, f: &mut dyn FnMut(&Expr)) {
@@ -301,13 +316,7 @@ impl Body {
 
     /// Whether the body assigns `local` anywhere (`x = ...`, `x += ...`).
     pub fn assigns(&self, local: LocalId) -> bool {
-        let mut found = false;
-        visit_exprs(&self.stmts, &mut |e| {
-            if let ExprKind::Assign(_, place, _) = &e.kind {
-                found |= matches!(place.kind, ExprKind::Local(id) if id == local);
-            }
-        });
-        found
+        assigns(&self.stmts, local)
     }
 
     /// The run-time constants the body names ([`ExprKind::RuntimeConst`]), each once, in
@@ -420,6 +429,9 @@ pub struct Function {
     pub floats: Vec<bool>,
     /// Its parameters, locals of the body with their declared types.
     pub params: Vec<LocalId>,
+    /// The pointer parameters it may write through (`parray::PtrMut`); its other pointer
+    /// parameters only read (`parray::Ptr`).
+    pub writable: Vec<LocalId>,
     /// The declared return type ([`Ty::Unit`] for none).
     pub ret: Ty,
     pub stmts: Vec<Stmt>,
@@ -439,6 +451,17 @@ pub enum Root {
 /// Shared memory a CUDA kernel may declare statically; beyond it, arrays live in dynamic
 /// shared memory.
 pub const STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// Whether `stmts` assign `local` anywhere (`x = ...`, `x += ...`).
+fn assigns(stmts: &[Stmt], local: LocalId) -> bool {
+    let mut found = false;
+    visit_exprs(stmts, &mut |e| {
+        if let ExprKind::Assign(_, place, _) = &e.kind {
+            found |= matches!(place.kind, ExprKind::Local(id) if id == local);
+        }
+    });
+    found
+}
 
 /// Applies `f` to `e` and every expression inside it, outermost first.
 pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
@@ -713,7 +736,7 @@ macro_rules! children {
             ExprKind::Offset { args, .. }
             | ExprKind::GenericOffset { args, .. }
             | ExprKind::MakeVector(_, args)
-            | ExprKind::Call(_, args)
+            | ExprKind::Call(_, args, _)
             | ExprKind::HostCall(_, args) => args.$iter().for_each($f),
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(_, a, b)
@@ -1155,8 +1178,10 @@ pub enum ExprKind {
         fields: Vec<(String, Expr)>,
         base: Option<Box<Expr>>,
     },
-    /// A call of the body's function of that index ([`Body::functions`]).
-    Call(usize, Vec<Expr>),
+    /// A call of the body's function of that index ([`Body::functions`]), and the root
+    /// of each pointer argument, found by the prover (`None` before, and for the other
+    /// arguments): the GPU's checks in the function need its extent.
+    Call(usize, Vec<Expr>, Vec<Option<Root>>),
 }
 
 /// The lanes of a warp in the body language: `shfl_down` exchanges values among 32

@@ -9,7 +9,10 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
+use quote::quote_spanned;
+use syn::spanned::Spanned;
 use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
 
 use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
 
@@ -41,10 +44,96 @@ pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
         crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
     );
     let vis = &parsed.vis;
-    let mut out = item.clone();
+    let mut rust = parsed.clone();
+    Accesses.visit_block_mut(&mut rust.block);
+    let mut out = quote::quote!(#rust);
     out.extend(companion(&quote::quote!(#vis), &name, &hidden, &[own]));
     out.extend(drive(Kind::Func, Vec::new(), item, check));
     out
+}
+
+/// The Rust of a function's element accesses through its pointers (`parray::Ptr`,
+/// `parray::PtrMut`), as a pthd body writes them: `a[i]` is `Access::load(&a, i)`, `a[i] =
+/// v` `AccessMut::store(&a, i, v)` (a field of an element, `a[i].f = v`, `store_field`),
+/// `a[i] += v` a load and a store, `a.load4(i)` `Access::load4(&a, i)`; each checked.
+struct Accesses;
+
+impl VisitMut for Accesses {
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        let span = e.span();
+        let (place, op, value) = match e {
+            syn::Expr::Assign(a) => (&mut *a.left, None, &mut *a.right),
+            syn::Expr::Binary(b) if compound(&b.op).is_some() => {
+                (&mut *b.left, compound(&b.op), &mut *b.right)
+            }
+            _ => {
+                syn::visit_mut::visit_expr_mut(self, e);
+                *e = match &*e {
+                    syn::Expr::Index(ix) => {
+                        let (b, i) = (&ix.expr, &ix.index);
+                        syn::parse_quote_spanned!(span=> ::parray::Access::load(&(#b), #i))
+                    }
+                    syn::Expr::MethodCall(m)
+                        if matches!(m.method.to_string().as_str(), "load2" | "load4") =>
+                    {
+                        let (recv, method, args) = (&m.receiver, &m.method, &m.args);
+                        syn::parse_quote_spanned!(span=> ::parray::Access::#method(&(#recv), #args))
+                    }
+                    syn::Expr::MethodCall(m)
+                        if matches!(m.method.to_string().as_str(), "store2" | "store4") =>
+                    {
+                        let (recv, method, args) = (&m.receiver, &m.method, &m.args);
+                        syn::parse_quote_spanned!(span=> ::parray::AccessMut::#method(&(#recv), #args))
+                    }
+                    _ => return,
+                };
+                return;
+            }
+        };
+        self.visit_expr_mut(value);
+        // The element written, and the field of it (`a[i].f`).
+        let (element, field) = match place {
+            syn::Expr::Field(f) => match &mut *f.base {
+                syn::Expr::Index(ix) => (ix, Some(f.member.clone())),
+                _ => {
+                    self.visit_expr_mut(place);
+                    return;
+                }
+            },
+            syn::Expr::Index(ix) => (ix, None),
+            _ => {
+                self.visit_expr_mut(place);
+                return;
+            }
+        };
+        self.visit_expr_mut(&mut element.expr);
+        self.visit_expr_mut(&mut element.index);
+        let (b, i) = (&element.expr, &element.index);
+        let store = match (field, op) {
+            (None, None) => {
+                quote_spanned!(span=> ::parray::AccessMut::store(__parray_p, __parray_i, __parray_v))
+            }
+            (None, Some(op)) => quote_spanned!(span=>
+                ::parray::AccessMut::store(__parray_p, __parray_i, ::parray::Access::load(__parray_p, __parray_i) #op __parray_v)),
+            (Some(f), None) => quote_spanned!(span=>
+                ::parray::AccessMut::store_field(__parray_p, __parray_i, |__parray_e| &mut __parray_e.#f, __parray_v)),
+            (Some(f), Some(op)) => quote_spanned!(span=>
+                ::parray::AccessMut::store_field(__parray_p, __parray_i, |__parray_e| &mut __parray_e.#f,
+                    ::parray::Access::load(__parray_p, __parray_i).#f #op __parray_v)),
+        };
+        // The place, then the value, as Rust evaluates an assignment to an element.
+        *e = syn::parse_quote_spanned!(span=> {
+            let (__parray_p, __parray_i) = (&(#b), #i);
+            let __parray_v = #value;
+            #store
+        });
+    }
+}
+
+/// The operator of a compound assignment (`+` of `+=`).
+fn compound(op: &syn::BinOp) -> Option<syn::BinOp> {
+    let text = quote::quote!(#op).to_string();
+    syn::parse_str(text.strip_suffix('=')?).ok()
 }
 
 /// The check of a function, once the companions of what it calls have been asked: what a
@@ -147,6 +236,19 @@ pub fn records_named(sig: &syn::Signature) -> Vec<Ident> {
         let Some(last) = p.path.segments.last() else {
             continue;
         };
+        // A pointer's element (`parray::Ptr<'_, Particle>`).
+        let pointed = match &last.arguments {
+            syn::PathArguments::AngleBracketed(a)
+                if ["Ptr", "PtrMut"].contains(&&*last.ident.to_string()) =>
+            {
+                a.args.iter().find_map(|g| match g {
+                    syn::GenericArgument::Type(syn::Type::Path(p)) => p.path.segments.last(),
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
+        let last = pointed.unwrap_or(last);
         let id = &last.ident;
         let word = id.to_string();
         let upper = word.starts_with(|c: char| c.is_ascii_uppercase());

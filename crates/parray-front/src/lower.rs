@@ -246,7 +246,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let Some((f, _)) = self.lowering.last().cloned() else {
             return false;
         };
-        self.fail(span, format!("{what} cannot be in a function (`{f}`): a function computes on its parameters (numbers and vectors) and its locals; do this in the detour body and pass the values in"));
+        self.fail(span, format!("{what} cannot be in a function (`{f}`): a function computes on its parameters (numbers, vectors, records and pointers) and its locals; do this in the detour body and pass the values in"));
         true
     }
 
@@ -302,7 +302,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let loops = std::mem::replace(&mut self.loops, 0);
         let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
         let (generics, floats) = generics.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
-        let mut params = Vec::new();
+        let (mut params, mut writable) = (Vec::new(), Vec::new());
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
                 self.fail(
@@ -320,11 +320,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     continue;
                 }
             };
-            let Some(ty) = self.value_type_of(&arg.ty) else {
-                self.fail(arg.ty.span(), "a parameter of a function of the body language is a number, a vector, a record or a type parameter (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16, Float2, Float4, Double2, Int2, Int4, a `#[derive(parray::Record)]` struct, T)");
+            let typed = match self.pointer_type_of(&arg.ty) {
+                Some(pointer) => pointer,
+                None => match self.value_type_of(&arg.ty) {
+                    Some(ty) => Some((ty, false)),
+                    None => {
+                        self.fail(arg.ty.span(), format!("a parameter of a function of the body language is a number, a vector, a record, a type parameter (bool, i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16, Float2, Float4, Double2, Int2, Int4, a `#[derive(parray::Record)]` struct, T) or a pointer ({POINTERS})"));
+                        None
+                    }
+                },
+            };
+            let Some((ty, writes)) = typed else {
+                // Declared untyped, so that its uses report nothing more.
+                self.declare(&ident.to_string(), ident.span(), mutable, None, false);
                 continue;
             };
-            params.push(self.declare(&ident.to_string(), ident.span(), mutable, Some(ty), true));
+            let id = self.declare(&ident.to_string(), ident.span(), mutable, Some(ty), true);
+            params.push(id);
+            if writes {
+                writable.push(id);
+            }
         }
         let ret = match &sig.output {
             syn::ReturnType::Default => Some(Ty::Unit),
@@ -352,6 +367,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             generics,
             floats,
             params,
+            writable,
             ret: ret?,
             stmts,
             value,
@@ -396,6 +412,59 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         Some(out)
+    }
+
+    /// A pointer parameter's type, `parray::Ptr<'_, f32>` (it reads) or
+    /// `parray::PtrMut<'_, f32>` (it also writes), and whether it writes: `None` for a type
+    /// that is no pointer, `Some(None)` after an error at it (a reference or slice, a
+    /// pointer to a type parameter or to something that is no element).
+    fn pointer_type_of(&mut self, t: &syn::Type) -> Option<Option<(Ty, bool)>> {
+        let p = match t {
+            syn::Type::Path(p) if p.qself.is_none() => p,
+            syn::Type::Reference(_) | syn::Type::Slice(_) | syn::Type::Ptr(_) => {
+                self.fail(t.span(), format!("a function of the body language takes an array as a pointer, {POINTERS}, not a reference, a slice or a raw pointer: a pointer knows its array's extent, so that each access is checked (a GPU's, against the array the body passed)"));
+                return Some(None);
+            }
+            _ => return None,
+        };
+        let last = p.path.segments.last()?;
+        let writes = match last.ident.to_string().as_str() {
+            "Ptr" => false,
+            "PtrMut" => true,
+            _ => return None,
+        };
+        let elem = match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) => {
+                let types: Vec<&syn::Type> = a
+                    .args
+                    .iter()
+                    .filter_map(|g| match g {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect();
+                match types.as_slice() {
+                    [t] => Some(*t),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let elem = elem.and_then(|e| match self.value_type_of(e) {
+            Some(Ty::Scalar(s)) => ElemType::ALL
+                .into_iter()
+                .find(|e| Scalar::of_elem(*e) == Some(s)),
+            Some(Ty::Vector(v)) => Some(v),
+            Some(Ty::Record(r)) => Some(ElemType::Record(r)),
+            _ => None,
+        });
+        match elem {
+            Some(elem) => Some(Some((Ty::Ptr { elem, soa: false }, writes))),
+            None => {
+                self.fail(t.span(), format!("a pointer parameter points to elements of one element type (a number, a vector or a record, not a type parameter): {POINTERS}"));
+                Some(None)
+            }
+        }
     }
 
     /// A written value type: a number, a vector, or a type parameter in scope.
@@ -1155,9 +1224,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     }
                 }
             }
-            syn::Expr::Index(_) if self.in_function(span, "indexing an array") => {
-                return poison(span);
-            }
             syn::Expr::Index(ix) => ExprKind::Index(
                 self.boxed(&ix.expr),
                 self.boxed(&ix.index),
@@ -1325,9 +1391,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// `p.load4(off)`, `p.store4(off, v)` (and the 2-lane ones): a vector access.
     fn vector_call(&mut self, m: &syn::ExprMethodCall) -> Option<ExprKind> {
         let name = m.method.to_string();
-        if self.in_function(m.method.span(), &format!("a vector access `.{name}`")) {
-            return None;
-        }
         let (store, lanes) = vector_method(&name).expect("a vector method");
         if m.turbofish.is_some() {
             self.fail(
@@ -1417,7 +1480,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 };
                 let index = self.function_index(name);
                 let args = args.iter().map(|a| self.expr(a)).collect();
-                Some(ExprKind::Call(index?, args))
+                Some(ExprKind::Call(index?, args, Vec::new()))
             }
             [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
                 let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
@@ -1592,6 +1655,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         form.lower(span, &mut |e| self.expr(e))
     }
 }
+
+/// How a function of the body language writes its pointer parameters' types.
+const POINTERS: &str =
+    "`parray::Ptr<'_, f32>` to read, `parray::PtrMut<'_, f32>` to read and write";
 
 /// A binary operator, and whether it is a compound assignment (`+=`).
 fn binop(op: &syn::BinOp) -> (Option<BinOp>, bool) {

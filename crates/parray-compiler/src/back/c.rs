@@ -177,7 +177,9 @@ pub fn checked_arrays(proved: &Proved) -> Option<Vec<String>> {
 
 fn checked(body: &Body) -> Option<Vec<String>> {
     let mut checked = false;
-    crate::ir::visit_exprs(&body.stmts, &mut |e| {
+    // A function's accesses through its pointers are checked (its pointers' extents are
+    // its callers'): they are the body's checked accesses too.
+    body.visit_every_expr(&mut |e| {
         checked |= matches!(
             e.kind,
             ExprKind::Index(_, _, Check::Checked(_))
@@ -188,7 +190,8 @@ fn checked(body: &Body) -> Option<Vec<String>> {
                 }
         );
     });
-    if !checked {
+    // A call passes a pointer's extent and the fault record on.
+    if !checked && !body.functions.iter().any(|f| f.has_pointers(body)) {
         return None;
     }
     let mut names: Vec<String> = body
@@ -303,6 +306,9 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     let mut bases = Vec::new();
     if checked {
         out.push_str(&fault::check_helpers());
+        if body.functions.iter().any(|f| f.has_pointers(body)) {
+            out.push_str(fault::REST_HELPER);
+        }
         for r in &soa {
             let fields: Vec<(&str, &str)> = r
                 .def()
@@ -316,7 +322,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             ));
         }
         let mut vectors = false;
-        crate::ir::visit_exprs(&body.stmts, &mut |e| {
+        body.visit_every_expr(&mut |e| {
             vectors |= matches!(
                 e.kind,
                 ExprKind::Vector {
@@ -344,15 +350,17 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
                 (
                     format!("__parray_base_{n}"),
                     format!("__parray_n_{n}"),
-                    which,
+                    format!("{which}u"),
                 ),
             );
             which += 1;
         }
         created(&body.stmts, &mut |id, _, len| {
             let n = w.names[id.0 as usize].clone();
-            w.roots
-                .insert(Root::Local(id), (n, format!("{len}ull"), which));
+            w.roots.insert(
+                Root::Local(id),
+                (n, format!("{len}ull"), format!("{which}u")),
+            );
             which += 1;
         });
         params.push("unsigned long long* __parray_fault".into());
@@ -381,7 +389,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             let _ = writeln!(out, "__constant__ {} {n}[{extent}];", p.elem.c_name());
         }
     }
-    out.push_str(&functions(body, dialect));
+    out.push_str(&functions(body, dialect, &w.names));
     let _ = writeln!(
         out,
         "extern \"C\" __global__ void {bounds}{name}({}) {{",
@@ -426,18 +434,49 @@ fn c_function_name(name: &str) -> String {
 /// The body's functions as `__device__` functions, callees first; `inline` leaves the
 /// inlining to the compiler, which inlines small ones. Their lines are not the kernel's
 /// file's, so they carry no `#line`.
-fn functions(body: &Body, dialect: Dialect) -> String {
+///
+/// A pointer parameter `a` comes with the elements its caller's array has from it on,
+/// `__parray_n_a`, and that array's number in the fault record, `__parray_which_a`: the
+/// function checks its accesses through `a` against them (a `const` pointer where the
+/// function only reads, `parray::Ptr`); a function with pointers also takes the fault
+/// record.
+fn functions(body: &Body, dialect: Dialect, names: &[String]) -> String {
     let mut w = Writer::new(body, dialect);
-    w.line_directives = false;
+    w.in_function = true;
     for f in &body.functions {
-        let params: Vec<String> = f
-            .params
-            .iter()
-            .map(|p| {
-                let ty = body.local(*p).ty.expect("declared");
-                format!("{} {}", c_type(ty), w.names[p.0 as usize])
-            })
-            .collect();
+        let (mut params, mut moved) = (Vec::new(), Vec::new());
+        for p in &f.params {
+            let ty = body.local(*p).ty.expect("declared");
+            let n = &names[p.0 as usize];
+            let Ty::Ptr { .. } = ty else {
+                params.push(format!("{} {n}", c_type(ty)));
+                continue;
+            };
+            let constant = if f.writable.contains(p) { "" } else { "const " };
+            // A parameter the function moves (`a += k`) is a local copy: its caller's
+            // value stays the base its extent counts from.
+            let base = if f.assigns(*p) {
+                let base = format!("__parray_base_{n}");
+                moved.push(format!("{constant}{} {n} = {base};", c_type(ty)));
+                base
+            } else {
+                n.clone()
+            };
+            params.push(format!("{constant}{} {base}", c_type(ty)));
+            params.push(format!("unsigned long long __parray_n_{n}"));
+            params.push(format!("unsigned __parray_which_{n}"));
+            w.roots.insert(
+                Root::Local(*p),
+                (
+                    base,
+                    format!("__parray_n_{n}"),
+                    format!("__parray_which_{n}"),
+                ),
+            );
+        }
+        if f.has_pointers(body) {
+            params.push("unsigned long long* __parray_fault".into());
+        }
         let ret = match f.ret {
             Ty::Unit => "void".to_string(),
             t => c_type(t),
@@ -448,6 +487,9 @@ fn functions(body: &Body, dialect: Dialect) -> String {
             c_function_name(&f.name),
             params.join(", ")
         ));
+        w.indent = 1;
+        moved.iter().for_each(|line| w.push(line));
+        w.indent = 0;
         w.block(&f.stmts);
         if let Some(v) = &f.value {
             let value = w.expr(v).0;
@@ -698,7 +740,7 @@ struct Writer<'b> {
     names: Vec<String>,
     /// For checked accesses: each root array's base, its number of elements and its
     /// number in the fault record.
-    roots: HashMap<Root, (String, String, usize)>,
+    roots: HashMap<Root, (String, String, String)>,
     /// The user's line of the statement being written (for fault records).
     stmt_line: u32,
     /// The arrays the body accesses by vectors (a shared one is declared 16-byte aligned).
@@ -713,8 +755,10 @@ struct Writer<'b> {
     indent: usize,
     /// The user's line the next kernel line is attributed to (0: not yet known).
     next_line: u32,
-    /// Whether statements carry `#line` directives (a function's lines are not the file's).
-    line_directives: bool,
+    /// Whether a function is written: its statements carry no `#line` directives (its
+    /// lines are not the file's), and its pointer locals are `auto` (`const` where they
+    /// point into what it only reads).
+    in_function: bool,
 }
 
 /// Binding strength of an atom (a name, a literal, a call).
@@ -738,14 +782,14 @@ impl<'b> Writer<'b> {
             uses: RefCell::default(),
             indent: 1,
             next_line: 0,
-            line_directives: true,
+            in_function: false,
         }
     }
 
     /// A line of the kernel for the statement at `loc`, with a `#line` directive unless
     /// the numbering already matches.
     fn line(&mut self, loc: Loc, text: &str) {
-        if self.line_directives && loc.line != self.next_line && loc.line > 0 {
+        if !self.in_function && loc.line != self.next_line && loc.line > 0 {
             let _ = writeln!(self.out, "#line {} \"{}\"", loc.line, self.body.file);
             self.next_line = loc.line;
         }
@@ -757,7 +801,7 @@ impl<'b> Writer<'b> {
         let (array, n, which) = &self.roots[root];
         self.uses.borrow_mut().insert(array.clone());
         format!(
-            "parray_at({}, {ix}, {array}, {n}, {which}u, {}u, __parray_fault)",
+            "parray_at({}, {ix}, {array}, {n}, {which}, {}u, __parray_fault)",
             self.expr(base).0,
             self.stmt_line
         )
@@ -796,7 +840,10 @@ impl<'b> Writer<'b> {
         match s {
             Stmt::Let { local, init, loc } => {
                 let l = self.body.local(*local);
-                let ty = c_type(l.ty.expect("checked"));
+                let ty = match l.ty.expect("checked") {
+                    Ty::Ptr { .. } if self.in_function => "auto".to_string(),
+                    t => c_type(t),
+                };
                 let name = &self.names[local.0 as usize];
                 let text = match init {
                     // Converted to the local's type by the declaration itself.
@@ -1227,10 +1274,25 @@ impl<'b> Writer<'b> {
                 };
                 (text, ATOM)
             }
-            ExprKind::Call(f, args) => {
-                let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
-                let name = c_function_name(&self.body.functions[*f].name);
-                (format!("{name}({})", args.join(", ")), ATOM)
+            ExprKind::Call(f, args, roots) => {
+                let function = &self.body.functions[*f];
+                let mut out = Vec::new();
+                for (k, a) in args.iter().enumerate() {
+                    let arg = self.expr(a).0;
+                    // A pointer, with the elements its array has from it on, and the array.
+                    if let Some(root) = roots.get(k).and_then(Option::as_ref) {
+                        let (array, n, which) = &self.roots[root];
+                        self.uses.borrow_mut().insert(array.clone());
+                        out.push(format!("{arg}, parray_rest({arg}, {array}, {n}), {which}"));
+                    } else {
+                        out.push(arg);
+                    }
+                }
+                if function.has_pointers(self.body) {
+                    out.push("__parray_fault".into());
+                }
+                let name = c_function_name(&function.name);
+                (format!("{name}({})", out.join(", ")), ATOM)
             }
             ExprKind::MakeVector(v, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a).0).collect();
@@ -1344,7 +1406,7 @@ impl<'b> Writer<'b> {
                 let (array, n, which) = &self.roots[root];
                 self.uses.borrow_mut().insert(array.clone());
                 let text = format!(
-                    "parray_vat<{lanes}>({}, {}, {array}, {n}, {which}u, {}u, {}u, __parray_fault)",
+                    "parray_vat<{lanes}>({}, {}, {array}, {n}, {which}, {}u, {}u, __parray_fault)",
                     self.expr(base).0,
                     self.expr(at).0,
                     self.stmt_line,

@@ -39,8 +39,8 @@ use super::sizes::{below, Range};
 use crate::CodeSpan;
 
 use crate::ir::{
-    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Guard, Indexed, Lit, LocalId, Poly,
-    Root, Scalar, Stmt, Target, Ty,
+    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Function, Guard, Indexed, Lit, LocalId,
+    Poly, Root, Scalar, Stmt, Target, Ty,
 };
 
 /// What the body does with one root.
@@ -128,8 +128,117 @@ fn prove_body(body: &mut Body) -> Proof {
     };
     let mut facts = facts;
     mark(&mut body.stmts, &mut facts, &extents, &mut proof);
+    let mut functions = std::mem::take(&mut body.functions);
+    for f in &mut functions {
+        mark_function(f, body, &mut proof.errors);
+    }
+    body.functions = functions;
     body.constants = constants(body, &proof.roots, &mut proof.errors);
     proof
+}
+
+/// What a cuda body may not do with a pointer whose array the analysis cannot name.
+const UNNAMED_ARRAY: &str = "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array";
+
+/// Marks the accesses of the function `f` of `body` checked, each with its root: the
+/// pointer parameter it goes through, followed through the function's pointer locals
+/// (`let p = a + off`, `p += k`). A parameter's extent is its caller's array's, unknown
+/// here (the GPU passes it in, the CPU's handle carries it), so nothing in a function is
+/// proved. Also the roots of the pointers it passes on, for the GPU's extents.
+fn mark_function(f: &mut Function, body: &Body, errors: &mut Vec<Diag>) {
+    fn root_of(e: &Expr, roots: &HashMap<LocalId, Root>) -> Option<Root> {
+        match &e.kind {
+            ExprKind::Local(id) => roots.get(id).cloned(),
+            ExprKind::Binary(BinOp::Add, l, _) => root_of(l, roots),
+            _ => None,
+        }
+    }
+    fn lets(stmts: &[Stmt], out: &mut Vec<(LocalId, Expr)>) {
+        for s in stmts {
+            if let Stmt::Let {
+                local,
+                init: Some(e),
+                ..
+            } = s
+            {
+                out.push((*local, e.clone()));
+            }
+            s.for_each_part(&mut |part| {
+                if let crate::ir::Part::Body(b) = part {
+                    lets(b, out);
+                }
+            });
+        }
+    }
+    let params: HashMap<LocalId, Root> = f
+        .params
+        .iter()
+        .filter(|p| matches!(body.local(**p).ty, Some(Ty::Ptr { .. })))
+        .map(|p| (*p, Root::Local(*p)))
+        .collect();
+    // Each value a pointer local is given: its `let`, its assignments (`p += k` keeps it).
+    let mut given = Vec::new();
+    lets(&f.stmts, &mut given);
+    visit_exprs(&f.stmts, &mut |e| {
+        if let ExprKind::Assign(None, place, value) = &e.kind {
+            if let ExprKind::Local(id) = place.kind {
+                given.push((id, (**value).clone()));
+            }
+        }
+    });
+    // A pointer local has the root of every value it is given, or none: found a link of
+    // a chain (`let q = p + 1`) a round.
+    let mut roots = params.clone();
+    for _ in 0..=given.len() {
+        let mut named: HashMap<LocalId, Option<Root>> = HashMap::new();
+        for (id, value) in &given {
+            if let Some(Ty::Ptr { .. }) = body.local(*id).ty {
+                let root = root_of(value, &roots);
+                let entry = named.entry(*id).or_insert_with(|| root.clone());
+                if *entry != root {
+                    *entry = None;
+                }
+            }
+        }
+        let next: HashMap<LocalId, Root> = params
+            .clone()
+            .into_iter()
+            .chain(named.into_iter().filter_map(|(id, r)| Some((id, r?))))
+            .collect();
+        if next == roots {
+            break;
+        }
+        roots = next;
+    }
+    let mut mark = |e: &mut Expr| match &mut e.kind {
+        ExprKind::Index(base, _, check)
+        | ExprKind::Vector { base, check, .. }
+        | ExprKind::Atomic(_, base, _, check) => {
+            let root = root_of(base, &roots);
+            if root.is_none() {
+                errors.push(Diag::new(base.span, UNNAMED_ARRAY));
+            }
+            *check = Check::Checked(root);
+        }
+        ExprKind::Call(_, args, call_roots) => {
+            *call_roots = args
+                .iter()
+                .map(|a| {
+                    let Ty::Ptr { .. } = a.ty else { return None };
+                    let root = root_of(a, &roots);
+                    if root.is_none() {
+                        errors.push(Diag::new(a.span, UNNAMED_ARRAY));
+                    }
+                    root
+                })
+                .collect();
+        }
+        _ => {}
+    };
+    crate::ir::visit_exprs_mut(&mut f.stmts, &mut mark);
+    if let Some(v) = &mut f.value {
+        crate::ir::visit_expr_mut(v, &mut mark);
+    }
 }
 
 /// The extent each root is known to have: checked by the detour, or created.
@@ -759,6 +868,15 @@ impl<'b> Facts<'b> {
                 _ => {}
             },
             ExprKind::Atomic(_, p, _, _) => self.access(p, None, true, 0),
+            // A pointer passed to a function is written where the function may write it.
+            ExprKind::Call(f, args, _) => {
+                let function = &self.body.functions[*f];
+                for (a, p) in args.iter().zip(&function.params) {
+                    if let Ty::Ptr { .. } = a.ty {
+                        self.access(a, None, function.writable.contains(p), 0);
+                    }
+                }
+            }
             _ => {}
         }
         e.for_each_child(&mut |c| self.uses_in(c));
@@ -1255,6 +1373,19 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 }
             }
         }
+        if let ExprKind::Call(_, args, roots) = &mut e.kind {
+            *roots = args
+                .iter()
+                .map(|a| {
+                    let Ty::Ptr { .. } = a.ty else { return None };
+                    let root = facts.place(a).map(|p| p.root);
+                    if root.is_none() && facts.body.target == Target::Cuda {
+                        proof.errors.push(Diag::new(a.span, UNNAMED_ARRAY));
+                    }
+                    root
+                })
+                .collect();
+        }
         let vector = match e.ty {
             Ty::Vector(v) => v.keyword(),
             _ => "vector",
@@ -1338,7 +1469,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 proof.proved += 1;
             } else {
                 if place.is_none() && facts.body.target == Target::Cuda {
-                    proof.errors.push(Diag::new(base.span, "a GPU cannot check this access: the pointer is assigned from more than one array; use one pointer per array"));
+                    proof.errors.push(Diag::new(base.span, UNNAMED_ARRAY));
                 }
                 *check = Check::Checked(place.map(|p| p.root));
             }

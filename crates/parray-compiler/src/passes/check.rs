@@ -241,7 +241,7 @@ fn one_instance_each(body: &mut Body) {
         }
     }
     let mut renumber = |e: &mut Expr| {
-        if let ExprKind::Call(f, _) = &mut e.kind {
+        if let ExprKind::Call(f, _, _) = &mut e.kind {
             *f = to[*f];
         }
     };
@@ -859,7 +859,7 @@ impl Checker {
                 );
                 tv
             }
-            ExprKind::Call(f, args) => {
+            ExprKind::Call(f, args, _) => {
                 let (params, ret) = {
                     let sig = &self.signatures[*f];
                     (sig.params.clone(), sig.ret)

@@ -522,6 +522,19 @@ fn field_offset<T: Element, F: Element>(field: fn(&mut T) -> &mut F) -> usize {
     offset
 }
 
+/// A handle that an emulated kernel's function of the body language reads through (a
+/// `parray::Ptr` parameter): a read handle or a write one, as the kernel's argument is
+/// (written by the kernel or not). For the code `detour!` generates.
+#[doc(hidden)]
+pub trait Pointer<T: Element>:
+    Access<T> + Copy + Add<usize, Output = Self> + AddAssign<usize>
+{
+}
+
+impl<T: Element> Pointer<T> for Ptr<'_, T> {}
+
+impl<T: Element> Pointer<T> for PtrMut<'_, T> {}
+
 /// Reading elements, through an array or a handle: what a detour body's `x[off]` calls.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be indexed in a detour body",

@@ -100,9 +100,21 @@ pub fn functions_tokens(proved: &Proved, mode: Mode) -> TokenStream {
             let params = f.params.iter().map(|p| {
                 let l = body.local(*p);
                 let id = w.local(*p);
-                let ty =
-                    l.ty.and_then(|t| w.annotation(t))
-                        .expect("checked: a function's parameter is a number or a vector");
+                // A pointer it only reads is the kernel's argument as it is, a read or a
+                // write handle.
+                let ty = match l.ty {
+                    Some(Ty::Ptr { elem, .. }) if f.writable.contains(p) => {
+                        let elem = w.elem(elem);
+                        quote!(::parray::PtrMut<'_, #elem>)
+                    }
+                    Some(Ty::Ptr { elem, .. }) => {
+                        let elem = w.elem(elem);
+                        quote!(impl ::parray::__private::Pointer<#elem>)
+                    }
+                    t => t.and_then(|t| w.annotation(t)).expect(
+                        "checked: a function's parameter is a number, a vector, a record or a pointer",
+                    ),
+                };
                 let mutable = l.mutable.then(|| quote!(mut));
                 quote!(#mutable #id: #ty)
             });
@@ -793,7 +805,7 @@ impl<'b> Writer<'b> {
                 quote_spanned!(span=> ::parray::AccessMut::#f(#p, 0, #(#args),*))
             }
             ExprKind::ShflDown { slot, .. } => self.shuffled(*slot, span),
-            ExprKind::Call(f, args) => {
+            ExprKind::Call(f, args, _) => {
                 let name = function_ident(&self.body.functions[*f]);
                 let args: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
                 quote_spanned!(span=> #name(#(#args),*))
