@@ -12,6 +12,11 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// Why a body may not use a swizzled type's offsets yet: the body compiler has no `^`
+/// term (SPEC 2.5, rule 11).
+pub const SWIZZLED_IN_BODY: &str = "swizzled types are not yet lowered into bodies: \
+     a `$T[...]$` form of a type with `[n ^ P]` is an offset with a XOR (SPEC 2.5, rule 11)";
+
 /// An index variable, numbered within one [`Vars`] table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VarId(pub u32);
@@ -159,6 +164,15 @@ impl LinearForm {
         let mut out = Vec::new();
         walk(self, &mut out);
         out
+    }
+
+    /// Whether the form XORs digits anywhere (a swizzle acts on it, rule 11).
+    pub fn has_xor(&self) -> bool {
+        self.terms.iter().any(|(_, t)| match t {
+            Term::Var(_) => false,
+            Term::Digit { of, .. } => of.has_xor(),
+            Term::Xor { .. } => true,
+        })
     }
 
     /// `self * k`.
