@@ -223,7 +223,7 @@ fn program() -> impl Strategy<Value = String> {
             let split = [1, 2, 4, 8]
                 .iter()
                 .map(|s| s * split)
-                .find(|s| size % s == 0)
+                .find(|s| size.is_multiple_of(*s))
                 .unwrap_or(1);
             Some(format!(
                 "smem bf16 {dims} T\nbf16 [#T_1][#T_0] V\nbf16 [[{}][{split}]#T] W\nbf16 [{}#T] P",
