@@ -1345,3 +1345,45 @@ fn explain_says_how_a_type_is_distributed() {
     // Rank 2's part, row 3, column 5 of its 256: 2 * 262144 + 3 * 256 + 5.
     assert!(r.stdout.contains("525061"), "{}", r.stdout);
 }
+
+/// Hopper's 128-byte swizzle on a bf16 tile (SPEC 2.5, rule 11).
+const SWIZZLED: &str = "smem bf16 [[2][8]][[8 ^ T_0_1][8]] T\nbf16 [#T_1] C\n";
+
+#[test]
+fn swizzles_in_offset_explain_and_draw() {
+    assert_eq!(
+        offset(SWIZZLED, &[], &["T[r][c]", "T[1][8]", "C[c]"]),
+        ["r * 64 + c % 8 + ((c / 8) ^ (r % 8)) * 8", "64", "c"]
+    );
+    let f = TempFile::new(SWIZZLED);
+    let r = run(&["explain", f.path(), "--type", "T"]);
+    ok(&r);
+    assert!(
+        r.stdout
+            .contains("swizzled: its base must be aligned to 1024 bytes"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("swizzled leaf, stride 8, digit ^ T_0_1's"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["explain", f.path(), "--type", "C"]);
+    ok(&r);
+    assert!(!r.stdout.contains("aligned"), "{}", r.stdout);
+    // Row 1 of the drawing: its chunks swapped in pairs.
+    let r = run(&["draw", f.path(), "--type", "T"]);
+    ok(&r);
+    let row1: Vec<u64> = (r.stdout.lines().nth(4).unwrap().split_whitespace())
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert_eq!(
+        row1[..10],
+        [72, 73, 74, 75, 76, 77, 78, 79, 64, 65],
+        "{}",
+        r.stdout
+    );
+}

@@ -248,6 +248,10 @@ impl Rebuild for Term {
                 let (of, div, modulo) = ((**of).rebuild(ir), div.rebuild(ir), modulo.rebuild(ir));
                 quote!(#ir::Term::Digit { of: ::std::sync::Arc::new(#of), div: #div, modulo: #modulo })
             }
+            Term::Xor { a, b } => {
+                let (a, b) = ((**a).rebuild(ir), (**b).rebuild(ir));
+                quote!(#ir::Term::Xor { a: ::std::sync::Arc::new(#a), b: ::std::sync::Arc::new(#b) })
+            }
         }
     }
 }

@@ -110,6 +110,10 @@ pub enum DeclKind {
 pub struct Group {
     pub body: GroupBody,
     pub span: TextSpan,
+    /// `[n ^ PATH]`: the leaf's digit is XORed with the digit of the leaf `PATH` of the
+    /// same type before its stride applies (a swizzle, SPEC 2.5 rule 11). Parsed after
+    /// any group body; only a natural leaf may have it (the resolver says so).
+    pub xor: Option<Ident>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -248,6 +252,7 @@ impl Item {
 
 impl Group {
     fn names_used(&self, out: &mut Vec<(String, usize)>) {
+        // A swizzle's partner is a leaf of the type being declared, not a name it uses.
         match &self.body {
             GroupBody::Size(e) => e.names_used(out),
             GroupBody::Compound(inner) => inner.iter().for_each(|c| c.names_used(out)),

@@ -6,9 +6,10 @@ use crate::ast::*;
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::grid::GridPart;
 use crate::kinds::{ElemType, MemKind, Record, ThreadKind};
+use crate::path::{child_name, DimPath};
 use crate::tree::{
-    DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work, CONSTANT_BYTES,
-    MAX_HEIGHT,
+    DimRef, Distribution, LookupError, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work,
+    CONSTANT_BYTES, MAX_HEIGHT,
 };
 
 /// What building one declaration learns about distribution, and about data it covers
@@ -24,6 +25,8 @@ struct Distributing {
     over: Option<usize>,
     /// The distribution of the types whose dimensions the declaration references.
     inherited: Option<Distribution>,
+    /// The swizzled leaves `[n ^ P]` (rule 11), each with its partner as written.
+    swizzles: Vec<(NodeId, Ident)>,
 }
 
 impl Module {
@@ -172,6 +175,7 @@ impl Module {
                 distribution = Some(self.distribute(&dist.rank_leaves, over, part, dims_span)?);
             }
         }
+        self.couple(t, root, &dist, distribution.is_some())?;
         // Limits found while analysing the new nodes have no token of their own: they
         // belong to the declaration.
         self.finish_nodes(first_new).map_err(|mut e| {
@@ -246,6 +250,13 @@ impl Module {
     }
 
     fn build_group(&mut self, g: &Group, natural: bool, dist: &mut Distributing) -> Result<NodeId> {
+        if let (Some(p), false) = (&g.xor, matches!(g.body, GroupBody::Size(_))) {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                p.span,
+                "only a natural leaf `[n ^ P]` can be swizzled: `^` XORs one leaf's digit with another's",
+            ));
+        }
         match &g.body {
             GroupBody::Size(e) => {
                 if !natural {
@@ -256,7 +267,11 @@ impl Module {
                     ));
                 }
                 let n = self.eval_size(e)?;
-                Ok(self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new()))
+                let leaf = self.push(n, NodeKind::Leaf { stride: 0 }, Vec::new());
+                if let Some(p) = &g.xor {
+                    dist.swizzles.push((leaf, p.clone()));
+                }
+                Ok(leaf)
             }
             GroupBody::Compound(inner) => {
                 let mut children = Vec::with_capacity(inner.len());
@@ -378,11 +393,109 @@ impl Module {
         Ok(())
     }
 
+    /// Rule 11: each swizzled leaf `[n ^ P]` of the declaration `t` (its dimensions built
+    /// as `root`, strides assigned; `distributed` when it is spread over an mpi array)
+    /// becomes a [`NodeKind::Xor`] coupled with the leaf P of
+    /// the same type: both sizes powers of two, P's at most n's, P a plain natural leaf.
+    fn couple(
+        &mut self,
+        t: &TypeDecl,
+        root: NodeId,
+        dist: &Distributing,
+        distributed: bool,
+    ) -> Result<()> {
+        let name = &t.name.name;
+        for (leaf, p) in &dist.swizzles {
+            let fail = |message: String| Err(Error::new(ErrorKind::Structure, p.span, message));
+            if matches!(t.kind, DeclKind::Thread(_)) {
+                return fail("a thread array cannot be swizzled: a swizzle lays out data".into());
+            }
+            if distributed {
+                return fail(format!(
+                    "`{name}` is distributed over an mpi array: a distributed type cannot be swizzled"
+                ));
+            }
+            let path = DimPath::readings(&p.name).find(|r| r.name == name.as_str());
+            let Some(path) = path else {
+                return fail(format!(
+                    "`{}` is not a dimension of `{name}`: a swizzle couples two leaves of the type it is declared in (`{name}_0_1`, say)",
+                    p.name
+                ));
+            };
+            let mut partner = root;
+            let mut walked = name.clone();
+            for &k in &path.children {
+                let children = &self.node(partner).children;
+                let Some(&c) = children.get(k) else {
+                    let e = LookupError::NoChild {
+                        parent: walked,
+                        count: children.len(),
+                        index: k,
+                    };
+                    return fail(e.message(&p.name));
+                };
+                walked = child_name(&walked, k);
+                partner = c;
+            }
+            let (n, m) = (self.size(*leaf), self.size(partner));
+            if partner == *leaf {
+                return fail(format!(
+                    "`{}` is the swizzled leaf itself: a leaf is XORed with another",
+                    p.name
+                ));
+            }
+            if dist.rank_leaves.iter().any(|(r, _)| *r == partner) {
+                return fail(format!(
+                    "`{}` is a dimension over an mpi array, not a leaf of data",
+                    p.name
+                ));
+            }
+            match self.node(partner).kind {
+                NodeKind::Leaf { .. } => {}
+                NodeKind::Xor { .. } => {
+                    return fail(format!(
+                        "`{}` is swizzled itself: a partner is a plain leaf",
+                        p.name
+                    ))
+                }
+                _ => {
+                    return fail(format!(
+                        "`{}` is not a leaf (it has {} sub-dimensions): a swizzle XORs one leaf's digit with another leaf's",
+                        p.name,
+                        self.node(partner).children.len()
+                    ))
+                }
+            }
+            if !n.is_power_of_two() || !m.is_power_of_two() {
+                let (what, size) = if n.is_power_of_two() {
+                    (format!("its partner `{}`", p.name), m)
+                } else {
+                    ("the swizzled leaf".to_string(), n)
+                };
+                return fail(format!(
+                    "{what} has {size} elements: a swizzle couples dimensions whose sizes are powers of two"
+                ));
+            }
+            if m > n {
+                return fail(format!(
+                    "`{}` has {m} elements, more than the swizzled leaf's {n}: the XOR of their digits must stay below {n}",
+                    p.name
+                ));
+            }
+            let NodeKind::Leaf { stride } = self.node(*leaf).kind else {
+                unreachable!("a swizzled group is built as a natural leaf")
+            };
+            self.nodes[leaf.0 as usize].kind = NodeKind::Xor { stride, partner };
+        }
+        Ok(())
+    }
+
     /// Whether `off(i)` is `i` times one stride for every `i`, past the node's end too: a
     /// leaf, and views of one.
     fn continues(&self, id: NodeId) -> bool {
         match self.node(id).kind {
             NodeKind::Leaf { .. } => true,
+            NodeKind::Xor { .. } => false,
             NodeKind::Prefix { target } | NodeKind::Strided { target, .. } => {
                 self.continues(target)
             }
@@ -416,6 +529,13 @@ impl Module {
 
     /// The size of a group of a structure, which may hold only sizes and compounds.
     fn structure_size(&self, g: &Group) -> Result<u64> {
+        if let Some(p) = &g.xor {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                p.span,
+                "a group of a structure `[...]#R` cannot be swizzled: its offsets are R's (swizzle R's leaves)",
+            ));
+        }
         match &g.body {
             GroupBody::Size(e) => self.eval_size(e),
             GroupBody::Compound(inner) => inner.iter().try_fold(1u64, |acc, c| {
@@ -580,7 +700,23 @@ impl Module {
 
     /// Compute heights and largest offsets of the nodes created since `first` (children first).
     fn finish_nodes(&mut self, first: usize) -> Result<()> {
+        self.compute_reach(first);
         for i in first..self.nodes.len() {
+            if let Some((twice, _)) = self.reach[i].iter().find(|(_, k)| *k > 1) {
+                let canon = crate::explain::canonical_names(self);
+                let what = match self.node(*twice).kind {
+                    NodeKind::Xor { .. } => "the swizzled leaf",
+                    _ => "the swizzle partner",
+                };
+                return Err(Error::new(
+                    ErrorKind::Structure,
+                    TextSpan::default(),
+                    format!(
+                        "a dimension reaches {what} `{}` more than once: a view may use a swizzled leaf and its partner once each",
+                        canon.get(twice).map_or("?", String::as_str)
+                    ),
+                ));
+            }
             let node = &self.nodes[i];
             let below = node
                 .children

@@ -65,6 +65,7 @@ enum Op {
     Add,
     Div(Div),
     Rem(Div),
+    Xor,
 }
 
 #[derive(Debug, Clone)]
@@ -155,6 +156,11 @@ fn run(code: &Code, stack: &mut Vec<u64>, vars: &[u64]) -> u64 {
                         let top = stack.last_mut().expect("lowered code is balanced");
                         *top = m.rem(*top);
                     }
+                    Op::Xor => {
+                        let b = stack.pop().expect("lowered code is balanced");
+                        let top = stack.last_mut().expect("lowered code is balanced");
+                        *top ^= b;
+                    }
                 }
             }
             stack.pop().unwrap_or(0)
@@ -179,6 +185,7 @@ fn flat(e: &LinearForm) -> Option<(u64, Vec<FlatTerm>)> {
                 div: Div::new(*div),
                 modulo: modulo.map(Div::new),
             },
+            Term::Xor { .. } => return None,
         };
         terms.push(term);
     }
@@ -203,6 +210,11 @@ fn lower(e: &LinearForm, ops: &mut Vec<Op>) {
                     ops.push(Op::Rem(Div::new(*m)));
                 }
             }
+            Term::Xor { a, b } => {
+                lower(a, ops);
+                lower(b, ops);
+                ops.push(Op::Xor);
+            }
         }
         if *k != 1 {
             ops.push(Op::Mul(*k));
@@ -219,7 +231,7 @@ fn max_depth(ops: &[Op]) -> usize {
     for op in ops {
         match op {
             Op::Const(_) | Op::Var(_) => d += 1,
-            Op::Add => d -= 1,
+            Op::Add | Op::Xor => d -= 1,
             _ => {}
         }
         max = max.max(d);
@@ -286,6 +298,7 @@ float [[2][3]#X_1][[10][3]#X] Y
 float [[3][7]#Y_1][[3]#Y_0] W
 float [[#Y_1][#Y_0]] Z",
         );
+        check("smem bf16 [[8][8]][[8 ^ T_0_1][8]] T\nbf16 [#T_1][#T_0] V");
     }
 
     #[test]

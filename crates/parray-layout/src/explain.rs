@@ -129,6 +129,12 @@ fn explain_one(
             d.over, d.ranks, d.part, d.part, d.part
         )?;
     }
+    if let Some(bytes) = m.swizzle_alignment(dim) {
+        writeln!(
+            out,
+            "swizzled: its base must be aligned to {bytes} bytes for the XOR to act on addresses as on offsets"
+        )?;
+    }
     if let (
         TypeClass::Data {
             mem: Some(mem),
@@ -247,6 +253,10 @@ fn describe(m: &Module, node: NodeId, canon: &HashMap<NodeId, String>) -> String
     let n = m.node(node);
     match n.kind {
         NodeKind::Leaf { stride } => format!("natural leaf, stride {stride}"),
+        NodeKind::Xor { stride, partner } => format!(
+            "swizzled leaf, stride {stride}, digit ^ {}'s",
+            name_of(canon, partner)
+        ),
         NodeKind::Compound => format!("compound of {}", n.children.len()),
         NodeKind::Prefix { target } if n.children.is_empty() => {
             format!("prefix {}#{}", n.size, name_of(canon, target))

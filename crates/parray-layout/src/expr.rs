@@ -2,7 +2,8 @@
 //!
 //! Offsets only ever multiply by constants, so every offset is a *linear form*
 //! `c0 + k1*t1 + k2*t2 + ...` with non-negative constants, whose terms are index variables
-//! or *digits* `(e / d) % m` of smaller forms. The smart constructors below keep that form
+//! or *digits* `(e / d) % m` of smaller forms (and, for a swizzle, the bitwise XOR
+//! `a ^ b` of two digits, SPEC 2.5 rule 11). The smart constructors below keep that form
 //! canonical using the range of every variable (an index is always inside its dimension):
 //! constants fold, equal terms merge, a division or remainder that the ranges make
 //! redundant disappears, and adjacent digits of one value coalesce back into the value
@@ -10,6 +11,11 @@
 
 use std::fmt;
 use std::sync::Arc;
+
+/// Why a body may not use a swizzled type's offsets yet: the body compiler has no `^`
+/// term (SPEC 2.5, rule 11).
+pub const SWIZZLED_IN_BODY: &str = "swizzled types are not yet lowered into bodies: \
+     a `$T[...]$` form of a type with `[n ^ P]` is an offset with a XOR (SPEC 2.5, rule 11)";
 
 /// An index variable, numbered within one [`Vars`] table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,6 +30,11 @@ pub enum Term {
         of: Arc<LinearForm>,
         div: u64,
         modulo: Option<u64>,
+    },
+    /// `a ^ b` (bitwise): a swizzled leaf's digit XOR its partner's (rule 11).
+    Xor {
+        a: Arc<LinearForm>,
+        b: Arc<LinearForm>,
     },
 }
 
@@ -143,12 +154,25 @@ impl LinearForm {
                     Term::Var(v) if !out.contains(v) => out.push(*v),
                     Term::Var(_) => {}
                     Term::Digit { of, .. } => walk(of, out),
+                    Term::Xor { a, b } => {
+                        walk(a, out);
+                        walk(b, out);
+                    }
                 }
             }
         }
         let mut out = Vec::new();
         walk(self, &mut out);
         out
+    }
+
+    /// Whether the form XORs digits anywhere (a swizzle acts on it, rule 11).
+    pub fn has_xor(&self) -> bool {
+        self.terms.iter().any(|(_, t)| match t {
+            Term::Var(_) => false,
+            Term::Digit { of, .. } => of.has_xor(),
+            Term::Xor { .. } => true,
+        })
     }
 
     /// `self * k`.
@@ -261,6 +285,11 @@ impl Term {
                 let q = of.max(vars) / div;
                 modulo.map_or(q, |m| q.min(m - 1))
             }
+            // Every bit of the XOR is at most the highest bit of the larger operand.
+            Term::Xor { a, b } => match a.max(vars).max(b.max(vars)) {
+                0 => 0,
+                m => u64::MAX >> m.leading_zeros(),
+            },
         }
     }
 
@@ -271,6 +300,7 @@ impl Term {
                 let q = of.eval(values) / div;
                 modulo.map_or(q, |m| q % m)
             }
+            Term::Xor { a, b } => a.eval(values) ^ b.eval(values),
         }
     }
 
@@ -278,6 +308,7 @@ impl Term {
         match self {
             Term::Var(_) => 1,
             Term::Digit { of, .. } => 1 + of.weight(),
+            Term::Xor { a, b } => 1 + a.weight() + b.weight(),
         }
     }
 }
@@ -295,6 +326,25 @@ pub fn digit(e: &LinearForm, d: u64, m: Option<u64>, vars: &Vars) -> LinearForm 
     match m {
         Some(m) => remainder(&quotient, m, vars),
         None => quotient,
+    }
+}
+
+/// `a ^ b` (bitwise), simplified: XOR with 0 is the other operand, constants fold.
+pub fn xor(a: &LinearForm, b: &LinearForm) -> LinearForm {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => LinearForm::constant(x ^ y),
+        (Some(0), _) => b.clone(),
+        (_, Some(0)) => a.clone(),
+        _ => LinearForm {
+            terms: vec![(
+                1,
+                Term::Xor {
+                    a: Arc::new(a.clone()),
+                    b: Arc::new(b.clone()),
+                },
+            )],
+            konst: 0,
+        },
     }
 }
 
@@ -463,6 +513,26 @@ impl<F: Fn(VarId) -> String> Render<'_, F> {
                     out.push(')');
                 }
             }
+            // `^` binds looser than `+` and `*` (and, in C, than comparisons): always
+            // parenthesised, and so is each operand that is more than a name or a number.
+            Term::Xor { a, b } => {
+                out.push('(');
+                self.write_operand(a, out);
+                out.push_str(" ^ ");
+                self.write_operand(b, out);
+                out.push(')');
+            }
+        }
+    }
+
+    fn write_operand(&self, e: &LinearForm, out: &mut String) {
+        let simple = e.is_const() || e.as_var().is_some();
+        if !simple {
+            out.push('(');
+        }
+        self.write_expr(e, out);
+        if !simple {
+            out.push(')');
         }
     }
 }

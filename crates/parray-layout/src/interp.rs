@@ -21,6 +21,10 @@
 //!   offsets, a dimension made by a structured reference flattens the indices through its
 //!   structure and applies its own offset function;
 //! - rules 9 and 10: `extent` and `cnt` by enumerating every offset;
+//! - rule 11, swizzles: an offset is the sum over the leaves it reaches of digit times
+//!   stride, gathered as a list of (leaf, digit) for the whole flat index or index
+//!   expression; a swizzled leaf `[n ^ P]` takes its digit XOR the digit P has in that
+//!   list (0 when P is not in it);
 //! - distribution (SPEC.md 2.13): in a natural data type, `#P` (P an `mpi` thread array)
 //!   has `off(i) = off_P(i) * part`, `part` the product of the sizes of the type's natural
 //!   leaves, which are strided among themselves as if it were absent: the rank's parts end
@@ -49,6 +53,8 @@ pub struct DimId(usize);
 enum Def {
     /// Rule 1: `off(i) = i * stride`.
     Leaf { stride: u128 },
+    /// Rule 11: `off(i) = (i ^ p) * stride`, `p` the digit of `partner` in the same offset.
+    Xor { stride: u128, partner: DimId },
     /// Rule 2: sum of the children's offsets of the row-major digits.
     Compound,
     /// Rules 4 and 5: `off(i) = off_target(i)` (`n#R` without children, `S#R` with S's groups).
@@ -118,10 +124,11 @@ impl Interp {
                         return Err(format!("thread array `{name}` has a reference"));
                     }
                     let mut leaves = Vec::new();
+                    let mut xors = Vec::new();
                     let mut top = Vec::new();
                     for g in &t.dims {
                         top.push(
-                            it.group(g, artificial, &mut leaves)
+                            it.group(g, artificial, &mut leaves, &mut xors)
                                 .map_err(|e| format!("in `{name}`: {e}"))?,
                         );
                     }
@@ -146,10 +153,36 @@ impl Interp {
                     // Rule 7: the root is the compound of the top-level groups.
                     let root = it.compound(top)?;
                     it.types.push((name.clone(), root));
+                    // Rule 11: partners are named from the type's own root.
+                    for (leaf, partner) in xors {
+                        it.swizzle(name, leaf, &partner)
+                            .map_err(|e| format!("in `{name}`: {e}"))?;
+                    }
                 }
             }
         }
         Ok(it)
+    }
+
+    /// Makes `leaf` of the type `ty` (declared last) a swizzled leaf coupled with its leaf
+    /// named `partner`.
+    fn swizzle(&mut self, ty: &str, leaf: DimId, partner: &str) -> Result<(), String> {
+        if !DimPath::readings(partner).any(|r| r.name == ty) || self.is_mpi(ty) {
+            return Err(format!("`{partner}` is not a dimension of `{ty}`"));
+        }
+        let p = self.lookup(partner)?;
+        let (n, m) = (self.dims[leaf.0].size, self.dims[p.0].size);
+        let Def::Leaf { stride } = self.dims[leaf.0].def else {
+            return Err("a swizzle in a thread array".into());
+        };
+        if p == leaf || !matches!(self.dims[p.0].def, Def::Leaf { .. }) {
+            return Err(format!("`{partner}` is not another plain leaf"));
+        }
+        if !n.is_power_of_two() || !m.is_power_of_two() || m > n {
+            return Err(format!("sizes {n} ^ {m}"));
+        }
+        self.dims[leaf.0].def = Def::Xor { stride, partner: p };
+        Ok(())
     }
 
     fn is_declared(&self, name: &str) -> bool {
@@ -177,12 +210,19 @@ impl Interp {
     }
 
     /// One group of a declaration; natural leaves are collected left to right in `leaves`.
+    /// `xors`: the swizzled leaves, with their partners as written.
     fn group(
         &mut self,
         g: &Group,
         artificial: bool,
         leaves: &mut Vec<DimId>,
+        xors: &mut Vec<(DimId, String)>,
     ) -> Result<DimId, String> {
+        match (&g.body, &g.xor) {
+            (GroupBody::Size(_), _) => {}
+            (_, Some(_)) => return Err("a swizzled group that is not a leaf".into()),
+            (_, None) => {}
+        }
         match &g.body {
             GroupBody::Size(e) => {
                 if artificial {
@@ -191,12 +231,15 @@ impl Interp {
                 let n = self.size_value(e)?;
                 let leaf = self.push(n, Def::Leaf { stride: 0 }, Vec::new());
                 leaves.push(leaf);
+                if let Some(p) = &g.xor {
+                    xors.push((leaf, p.name.clone()));
+                }
                 Ok(leaf)
             }
             GroupBody::Compound(inner) => {
                 let mut children = Vec::new();
                 for c in inner {
-                    children.push(self.group(c, artificial, leaves)?);
+                    children.push(self.group(c, artificial, leaves, xors)?);
                 }
                 self.compound(children)
             }
@@ -284,6 +327,9 @@ impl Interp {
     fn structure_size(&self, groups: &[Group]) -> Result<u128, String> {
         let mut size: u128 = 1;
         for g in groups {
+            if g.xor.is_some() {
+                return Err("a swizzled group in a structure".into());
+            }
             let s = match &g.body {
                 GroupBody::Size(e) => self.size_value(e)?,
                 GroupBody::Compound(inner) => self.structure_size(inner)?,
@@ -445,11 +491,19 @@ impl Interp {
     }
 
     fn off_unchecked(&self, d: DimId, i: u128) -> u128 {
+        let mut digits = Vec::new();
+        self.digits(d, i, &mut digits);
+        self.sum(&digits)
+    }
+
+    /// The leaves that off_D(i) reaches, each with its digit (a dimension over an mpi
+    /// array with its rank's offset), in the order the rules reach them.
+    fn digits(&self, d: DimId, i: u128, out: &mut Vec<(DimId, u128)>) {
         let dim = &self.dims[d.0];
         // Past its end only through a structure that covers it, whose offsets continue.
         debug_assert!(i < dim.size || !matches!(dim.def, Def::Compound | Def::Ranks { .. }));
         match &dim.def {
-            Def::Leaf { stride } => i * stride,
+            Def::Leaf { .. } | Def::Xor { .. } => out.push((d, i)),
             Def::Compound => {
                 // Row-major digits, the last child fastest.
                 let mut digits = vec![0u128; dim.children.len()];
@@ -459,16 +513,29 @@ impl Interp {
                     digits[k] = rest % s;
                     rest /= s;
                 }
-                dim.children
-                    .iter()
-                    .zip(digits)
-                    .map(|(c, x)| self.off_unchecked(*c, x))
-                    .sum()
+                for (c, x) in dim.children.iter().zip(digits) {
+                    self.digits(*c, x, out);
+                }
             }
-            Def::Prefix { target } => self.off_unchecked(*target, i),
-            Def::Group { parent, w } => self.off_unchecked(*parent, i * w),
-            Def::Ranks { ranks, part } => self.off_unchecked(*ranks, i) * part,
+            Def::Prefix { target } => self.digits(*target, i, out),
+            Def::Group { parent, w } => self.digits(*parent, i * w, out),
+            Def::Ranks { ranks, .. } => out.push((d, self.off_unchecked(*ranks, i))),
         }
+    }
+
+    /// The offset of the leaves and digits `digits` reach: each digit times its stride,
+    /// a swizzled leaf's digit XORed with its partner's there (rule 11).
+    fn sum(&self, digits: &[(DimId, u128)]) -> u128 {
+        let digit_of = |p: DimId| digits.iter().find(|(l, _)| *l == p).map_or(0, |(_, x)| *x);
+        digits
+            .iter()
+            .map(|&(l, x)| match self.dims[l.0].def {
+                Def::Leaf { stride } => x * stride,
+                Def::Xor { stride, partner } => (x ^ digit_of(partner)) * stride,
+                Def::Ranks { part, .. } => x * part,
+                _ => unreachable!("digits are of leaves"),
+            })
+            .sum()
     }
 
     /// An upper bound of D's offsets (exact for dimensions built without prefixes): the
@@ -477,7 +544,7 @@ impl Interp {
     pub fn offset_bound(&self, d: DimId) -> u128 {
         let dim = &self.dims[d.0];
         match &dim.def {
-            Def::Leaf { stride } => (dim.size - 1) * stride,
+            Def::Leaf { stride } | Def::Xor { stride, .. } => (dim.size - 1) * stride,
             Def::Compound => dim.children.iter().map(|c| self.offset_bound(*c)).sum(),
             Def::Prefix { target } => self.offset_bound(*target),
             Def::Group { parent, .. } => self.offset_bound(*parent),
@@ -516,27 +583,37 @@ impl Interp {
             .all(|(i, o)| *o == offs[0] + i as u64)
     }
 
-    /// The offset of an index expression (rule 8), with the variables' values.
+    /// The offset of an index expression (rule 8), with the variables' values: the leaves
+    /// all its indices reach, summed together (a swizzle couples leaves that different
+    /// indices reach).
     pub fn index(&self, ie: &IndexExpr, vars: &HashMap<String, u64>) -> Result<u64, String> {
         let d = self.lookup(&ie.target.name)?;
-        let off = match ie.indices.as_slice() {
-            [one] => self.apply(d, one, vars)?,
-            many => self.apply_list(d, many, vars)?,
+        let mut digits = Vec::new();
+        match ie.indices.as_slice() {
+            [one] => self.apply(d, one, vars, &mut digits)?,
+            many => self.apply_list(d, many, vars, &mut digits)?,
         };
-        u64::try_from(off).map_err(|_| "offset overflows 64 bits".into())
+        u64::try_from(self.sum(&digits)).map_err(|_| "offset overflows 64 bits".into())
     }
 
-    /// One index on a dimension.
-    fn apply(&self, d: DimId, idx: &Index, vars: &HashMap<String, u64>) -> Result<u128, String> {
+    /// One index on a dimension: the leaves it reaches, with their digits, into `out`.
+    fn apply(
+        &self,
+        d: DimId,
+        idx: &Index,
+        vars: &HashMap<String, u64>,
+        out: &mut Vec<(DimId, u128)>,
+    ) -> Result<(), String> {
         match idx {
             Index::Value(v, _) => {
                 let x = self.value(d, v, vars)?;
-                Ok(self.off_unchecked(d, x))
+                self.digits(d, x, out);
+                Ok(())
             }
             Index::Nested(list, _) if list.len() == 1 && self.dims[d.0].children.len() != 1 => {
-                self.apply(d, &list[0], vars)
+                self.apply(d, &list[0], vars, out)
             }
-            Index::Nested(list, _) => self.apply_list(d, list, vars),
+            Index::Nested(list, _) => self.apply_list(d, list, vars, out),
         }
     }
 
@@ -546,7 +623,8 @@ impl Interp {
         d: DimId,
         list: &[Index],
         vars: &HashMap<String, u64>,
-    ) -> Result<u128, String> {
+        out: &mut Vec<(DimId, u128)>,
+    ) -> Result<(), String> {
         let dim = &self.dims[d.0];
         if dim.children.len() != list.len() {
             return Err(format!(
@@ -557,15 +635,15 @@ impl Interp {
         }
         match dim.def {
             Def::Compound => {
-                let mut sum = 0;
                 for (c, idx) in dim.children.iter().zip(list) {
-                    sum += self.apply(*c, idx, vars)?;
+                    self.apply(*c, idx, vars, out)?;
                 }
-                Ok(sum)
+                Ok(())
             }
             _ => {
                 let x = self.flatten_list(d, list, vars)?;
-                Ok(self.off_unchecked(d, x))
+                self.digits(d, x, out);
+                Ok(())
             }
         }
     }

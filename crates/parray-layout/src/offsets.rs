@@ -6,9 +6,9 @@
 
 use crate::ast::{Index, IndexExpr, IndexValue};
 use crate::error::{Error, ErrorKind, Result, TextSpan};
-use crate::expr::{digit, LinearForm, Vars};
+use crate::expr::{digit, xor, LinearForm, Vars};
 use crate::path::child_name;
-use crate::rules::Domain;
+use crate::rules::{Coupling, Domain};
 use crate::tree::{Module, NodeId, NodeKind, Work};
 
 /// Largest offset expression (in IR nodes) the compiler builds before giving up.
@@ -49,6 +49,7 @@ impl Offset {
                             && of.as_var().is_some()
                             && modulo.is_none_or(|m| m.is_multiple_of(v))
                     }
+                    Term::Xor { .. } => false,
                 }
         };
         self.expr.konst.is_multiple_of(v)
@@ -168,12 +169,14 @@ pub fn compile(module: &Module, ie: &IndexExpr) -> Result<Offset> {
 /// variable's range is the tightest of these and of the dimensions it indexes.
 pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offset> {
     let dim = module.resolve(&ie.target)?;
-    let mut c = Compiler::new(module, vars);
+    let mut c = Compiler::new(module, vars, dim.node);
     let index = whole_index(ie);
     // The first pass only gathers every variable's range (the tightest over all its
     // uses); the second simplifies with all of them known.
     c.index(dim.node, &index, &ie.target.name)?;
+    c.coupling = Coupling::over(module, dim.node);
     let expr = c.index(dim.node, &index, &ie.target.name)?;
+    let expr = c.finish(expr);
     Ok(Offset { expr, vars: c.vars })
 }
 
@@ -182,7 +185,7 @@ pub fn compile_with(module: &Module, ie: &IndexExpr, vars: Vars) -> Result<Offse
 /// variable lies below the size of each (variables are not range-checked at run time).
 pub fn indexed_dimensions(module: &Module, ie: &IndexExpr) -> Result<Vec<(String, NodeId)>> {
     let dim = module.resolve(&ie.target)?;
-    let mut c = Compiler::new(module, Vars::new());
+    let mut c = Compiler::new(module, Vars::new(), dim.node);
     c.index(dim.node, &whole_index(ie), &ie.target.name)?;
     Ok(c.indexed)
 }
@@ -237,8 +240,9 @@ pub fn offset_function_by(module: &Module, node: NodeId, var: &str, step: u64) -
     } else {
         LinearForm::var(v).scale(step)
     };
-    let mut c = Compiler::new(module, vars);
+    let mut c = Compiler::new(module, vars, node);
     let expr = c.flat(node, index, TextSpan::default())?;
+    let expr = c.finish(expr);
     Ok(Offset { expr, vars: c.vars })
 }
 
@@ -249,16 +253,31 @@ struct Compiler<'m> {
     work: Work,
     /// Each variable and each dimension it indexes ([`indexed_dimensions`]).
     indexed: Vec<(String, NodeId)>,
+    /// The dimension whose offsets are compiled.
+    top: NodeId,
+    /// The swizzled leaves and partners met by the walks of one pass (rule 11).
+    coupling: Coupling<LinearForm>,
 }
 
 impl<'m> Compiler<'m> {
-    fn new(module: &'m Module, vars: Vars) -> Self {
+    /// A compiler of offsets of the dimension `top`.
+    fn new(module: &'m Module, vars: Vars, top: NodeId) -> Self {
         Compiler {
             module,
             vars,
             work: Work::new(),
             indexed: Vec::new(),
+            top,
+            coupling: Coupling::over(module, top),
         }
+    }
+
+    /// The offset `walked` of a pass's walks, with the swizzled leaves' offsets added.
+    fn finish(&mut self, walked: LinearForm) -> LinearForm {
+        let next = Coupling::over(self.module, self.top);
+        let coupling = std::mem::replace(&mut self.coupling, next);
+        let forms = Forms { vars: &self.vars };
+        walked.add(&coupling.finish(&forms), &self.vars)
     }
 
     /// One index component applied to a node (rule 8).
@@ -392,7 +411,7 @@ impl<'m> Compiler<'m> {
     fn flat(&mut self, node: NodeId, e: LinearForm, span: TextSpan) -> Result<LinearForm> {
         let forms = Forms { vars: &self.vars };
         self.module
-            .offset_in(&forms, node, e, &mut self.work)
+            .offset_in(&forms, node, e, &mut self.coupling, &mut self.work)
             .map_err(|mut err| {
                 err.span = span;
                 err
@@ -428,6 +447,9 @@ impl Domain for Forms<'_> {
     }
     fn digit(&self, v: &LinearForm, weight: u64, size: u64) -> LinearForm {
         digit(v, weight, Some(size), self.vars)
+    }
+    fn xor(&self, a: &LinearForm, b: &LinearForm) -> LinearForm {
+        xor(a, b)
     }
     /// Building a form costs about its size again: charged, so that compositions of large
     /// forms stop long before they take seconds.

@@ -612,6 +612,11 @@ impl<'a> Parser<'a> {
             }
         };
         self.skip();
+        let xor = match self.eat('^') {
+            true => Some(self.ident("the leaf whose digit the group's is XORed with, after `^`")?),
+            false => None,
+        };
+        self.skip();
         if !self.eat(']') {
             let open = self.span(start, start + 1);
             let e = self.error_here(&format!(
@@ -623,6 +628,7 @@ impl<'a> Parser<'a> {
         Ok(Group {
             body,
             span: self.span_from(start),
+            xor,
         })
     }
 

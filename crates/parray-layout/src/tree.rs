@@ -17,6 +17,13 @@ use crate::path::{child_name, DimPath};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
 
+/// Most elements of one dimension whose extent and cnt are found by enumerating its
+/// offsets (SPEC 2.7, 2.11).
+const ENUMERATION_LIMIT: u64 = 1 << 24;
+/// What is enumerated, in the message of [`ENUMERATION_LIMIT`].
+const STRIDED: &str = "strided view";
+const SWIZZLED: &str = "swizzled dimension";
+
 /// Longest chain of nested dimensions and references a type may build on.
 pub const MAX_HEIGHT: u32 = 256;
 
@@ -32,6 +39,9 @@ pub enum NodeKind {
     Prefix { target: NodeId },
     /// A dimension of the structure S in `S#R`: `off(x) = off_target(x * weight)` (rule 5).
     Strided { target: NodeId, weight: u64 },
+    /// A swizzled natural leaf `[n ^ P]` (rule 11): `off(i) = (i ^ p) * stride`, `p` the
+    /// digit of its partner leaf where the same walk reaches the partner, else 0.
+    Xor { stride: u64, partner: NodeId },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +131,9 @@ pub struct Module {
     pub(crate) types: Vec<TypeDef>,
     pub(crate) by_name: HashMap<String, usize>,
     pub(crate) consts: HashMap<String, u64>,
+    /// For each node, the swizzled leaves and partners its offset walk reaches, each with
+    /// how many times (2 meaning "more than once"); empty without swizzles.
+    pub(crate) reach: Vec<Vec<(NodeId, u8)>>,
 }
 
 impl Module {
@@ -134,12 +147,100 @@ impl Module {
             .enumerate()
             .map(|(k, t)| (t.name.clone(), k))
             .collect();
-        Module {
+        let mut m = Module {
             nodes,
             types,
             by_name,
             consts: consts.into_iter().collect(),
+            reach: Vec::new(),
+        };
+        m.compute_reach(0);
+        m
+    }
+
+    /// [`Module::reach`] of the nodes from `first` on (their children and targets come
+    /// before them in the arena).
+    pub(crate) fn compute_reach(&mut self, first: usize) {
+        self.reach.truncate(first);
+        let partners: Vec<NodeId> = self
+            .nodes
+            .iter()
+            .filter_map(|n| match n.kind {
+                NodeKind::Xor { partner, .. } => Some(partner),
+                _ => None,
+            })
+            .collect();
+        for i in first..self.nodes.len() {
+            let node = &self.nodes[i];
+            let mut out: Vec<(NodeId, u8)> = Vec::new();
+            let below: Vec<NodeId> = match node.kind {
+                NodeKind::Xor { .. } => vec![NodeId(i as u32)],
+                NodeKind::Leaf { .. } if partners.contains(&NodeId(i as u32)) => {
+                    vec![NodeId(i as u32)]
+                }
+                NodeKind::Leaf { .. } => Vec::new(),
+                NodeKind::Compound => node.children.clone(),
+                NodeKind::Prefix { target } | NodeKind::Strided { target, .. } => vec![target],
+            };
+            for b in below {
+                let from = match b.0 as usize == i {
+                    true => vec![(b, 1)],
+                    false => self.reach[b.0 as usize].clone(),
+                };
+                for (id, k) in from {
+                    match out.iter_mut().find(|(o, _)| *o == id) {
+                        Some((_, have)) => *have = (*have + k).min(2),
+                        None => out.push((id, k)),
+                    }
+                }
+            }
+            self.reach.push(out);
         }
+    }
+
+    /// The swizzled leaves and partners the walk of `n`'s offsets reaches, with how many
+    /// times (2: more than once).
+    pub(crate) fn reached(&self, n: NodeId) -> &[(NodeId, u8)] {
+        self.reach.get(n.0 as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The swizzles (leaf, partner) whose leaf and partner the walk of `n`'s offsets both
+    /// reach: those that act on `n`'s offsets (rule 11).
+    pub fn couplings(&self, n: NodeId) -> Vec<(NodeId, NodeId)> {
+        let reached = self.reached(n);
+        reached
+            .iter()
+            .filter_map(|(l, _)| match self.node(*l).kind {
+                NodeKind::Xor { partner, .. } if reached.iter().any(|(p, _)| *p == partner) => {
+                    Some((*l, partner))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The alignment in bytes that the base of an array of the dimension `dim` needs for
+    /// its swizzles to act on absolute addresses as on offsets (the hardware's 32/64/128B
+    /// modes XOR address bits): the power of two covering the bytes that the leaf's and
+    /// the partner's digits span (`stride * size * element bytes`), the largest over the
+    /// dimension's couplings; `None` for a dimension without any (or not of data).
+    /// Hopper's 128B mode, `smem bf16 [[R/8][8]][[8 ^ T_0_1][8]] T`: 1024.
+    pub fn swizzle_alignment(&self, dim: DimRef) -> Option<u64> {
+        let TypeClass::Data { elem, .. } = self.types[dim.ty].class else {
+            return None;
+        };
+        let span = |n: NodeId| {
+            let (NodeKind::Leaf { stride } | NodeKind::Xor { stride, .. }) = self.node(n).kind
+            else {
+                unreachable!("a swizzle couples two leaves")
+            };
+            u128::from(stride) * u128::from(self.size(n)) * u128::from(elem.size_bytes())
+        };
+        self.couplings(dim.node)
+            .into_iter()
+            .map(|(l, p)| span(l).max(span(p)).next_power_of_two())
+            .max()
+            .map(|b| u64::try_from(b).unwrap_or(u64::MAX))
     }
 
     /// The arena of dimension nodes ([`NodeId`] indexes it).
@@ -232,9 +333,18 @@ impl Module {
     /// views that do not line up with the target's digits.
     pub(crate) fn max_strided(&self, id: NodeId, n: u64, w: u64, work: &mut Work) -> Result<u64> {
         work.step()?;
+        if !self.couplings(id).is_empty() {
+            // A swizzle permutes digits across children: enumerate (rule 11).
+            let mut max = 0;
+            self.enumerate(id, n, w, work, SWIZZLED, |_, off| {
+                max = max.max(off);
+                true
+            })?;
+            return Ok(max);
+        }
         let node = self.node(id);
         match node.kind {
-            NodeKind::Leaf { stride } => Ok((n - 1) * w * stride),
+            NodeKind::Leaf { stride } | NodeKind::Xor { stride, .. } => Ok((n - 1) * w * stride),
             NodeKind::Prefix { target } => self.max_strided(target, n, w, work),
             NodeKind::Strided { target, weight } => self.max_strided(target, n, w * weight, work),
             NodeKind::Compound => {
@@ -248,7 +358,7 @@ impl Module {
                     return self.max_strided(kids[0], n, w / inner, work);
                 }
                 let mut max = 0;
-                self.strided_all(id, n, w, work, |_, off| {
+                self.enumerate(id, n, w, work, STRIDED, |_, off| {
                     max = max.max(off);
                     true
                 })?;
@@ -298,21 +408,24 @@ impl Module {
     }
 
     /// Whether `f(x, off(x * w))` holds for every `x` in `[0, n)`, stopping at the first
-    /// that does not; for the views whose offsets do not line up with the target's digits.
-    fn strided_all(
+    /// that does not; for the dimensions whose analysis enumerates their offsets (views
+    /// that do not line up with their target's digits, swizzles).
+    fn enumerate(
         &self,
         id: NodeId,
         n: u64,
         w: u64,
         work: &mut Work,
+        what: &str,
         mut f: impl FnMut(u64, u64) -> bool,
     ) -> Result<bool> {
-        const LIMIT: u64 = 1 << 24;
-        if n > LIMIT {
+        if n > ENUMERATION_LIMIT {
             return Err(Error::new(
                 ErrorKind::Limit,
                 TextSpan::default(),
-                format!("a strided view of {n} elements is too large to analyse (limit {LIMIT})"),
+                format!(
+                    "a {what} of {n} elements is too large to analyse (limit {ENUMERATION_LIMIT})"
+                ),
             ));
         }
         for x in 0..n {
@@ -334,9 +447,12 @@ impl Module {
         if n <= 1 {
             return Ok(true);
         }
+        if !self.couplings(id).is_empty() {
+            return self.enumerate(id, n, w, work, SWIZZLED, |x, off| off == x * s);
+        }
         let node = self.node(id);
         match node.kind {
-            NodeKind::Leaf { stride } => Ok(w * stride == s),
+            NodeKind::Leaf { stride } | NodeKind::Xor { stride, .. } => Ok(w * stride == s),
             NodeKind::Prefix { target } => self.is_linear(target, n, w, s, work),
             NodeKind::Strided { target, weight } => self.is_linear(target, n, w * weight, s, work),
             NodeKind::Compound => {
@@ -348,7 +464,7 @@ impl Module {
                 if w.is_multiple_of(inner) {
                     return self.is_linear(kids[0], n, w / inner, s, work);
                 }
-                self.strided_all(id, n, w, work, |x, off| off == x * s)
+                self.enumerate(id, n, w, work, STRIDED, |x, off| off == x * s)
             }
         }
     }

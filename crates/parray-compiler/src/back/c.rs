@@ -1712,7 +1712,7 @@ fn lone_index(e: &Expr) -> Option<&Expr> {
     match &e.kind {
         ExprKind::Offset { off, args, .. } => match off.expr.single_term()? {
             Term::Var(v) => args.get(v.0 as usize),
-            Term::Digit { .. } => None,
+            Term::Digit { .. } | Term::Xor { .. } => None,
         },
         _ => None,
     }

@@ -596,7 +596,8 @@ impl<'b> Facts<'b> {
                         parray_layout::expr::Term::Var(v) => {
                             args.get(v.0 as usize).map_or(0, |a| self.twos_of(a))
                         }
-                        parray_layout::expr::Term::Digit { .. } => 0,
+                        parray_layout::expr::Term::Digit { .. }
+                        | parray_layout::expr::Term::Xor { .. } => 0,
                     };
                     t = t.min(twos_of_constant(u128::from(*c)) + of_term);
                 }
@@ -1064,6 +1065,8 @@ impl<'b> Facts<'b> {
                         parray_layout::expr::Term::Digit { of, div, modulo } => {
                             digit_of(args.get(of.as_var()?.0 as usize)?, *div, *modulo)?
                         }
+                        // Not linear: a swizzle (refused in bodies before it gets here).
+                        parray_layout::expr::Term::Xor { .. } => return None,
                     };
                     sum = sum.add_scaled(&part, *c as i128);
                 }

@@ -36,6 +36,10 @@ fn node(n: &Node) -> TokenStream {
     let (size, max_offset, height) = (n.size, n.max_offset, n.height);
     let kind = match &n.kind {
         NodeKind::Leaf { stride } => quote!(::parray::layout::NodeKind::Leaf { stride: #stride }),
+        NodeKind::Xor { stride, partner } => {
+            let p = id(*partner);
+            quote!(::parray::layout::NodeKind::Xor { stride: #stride, partner: #p })
+        }
         NodeKind::Compound => quote!(::parray::layout::NodeKind::Compound),
         NodeKind::Prefix { target } => {
             let t = id(*target);

@@ -58,5 +58,9 @@ fn term_tokens(t: &Term, var: &dyn Fn(VarId) -> TokenStream) -> TokenStream {
             }
             quote!((#out))
         }
+        Term::Xor { a, b } => {
+            let (a, b) = (expr_tokens(a, var), expr_tokens(b, var));
+            quote!(((#a) ^ (#b)))
+        }
     }
 }
