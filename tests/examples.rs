@@ -215,6 +215,22 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
     let out = run_example("sgemm", &["--m", "60", "--n", "300", "--k", "200"]);
     assert!(out.contains("tiles of C^T 128x64"), "{out}");
     assert_tuned_row_checks(&out, "60x300x200");
+    // Tiles 64 rows high (P = 1: a thread loads 4 k of one row of A and computes 4 rows
+    // of C), split and not.
+    let out = run_example(
+        "sgemm",
+        &["--m", "70", "--n", "300", "--k", "100", "--tile", "64x256"],
+    );
+    assert!(out.contains("tiles of C 64x256"), "{out}");
+    assert_tuned_row_checks(&out, "70x300x100");
+    let out = run_example(
+        "sgemm",
+        &[
+            "--m", "130", "--n", "70", "--k", "100", "--tile", "64x64", "--split", "2",
+        ],
+    );
+    assert!(out.contains("tiles of C 64x64, K split in 2"), "{out}");
+    assert_tuned_row_checks(&out, "130x70x100");
     let (ok, _, stderr) = run_example_status(
         "sgemm",
         &["--m", "9", "--n", "9", "--k", "9", "--tile", "32"],

@@ -353,9 +353,9 @@ pub fn check_product(n: usize, a: &[f32], b: &[f32], c: &[f32], rows: usize) -> 
 /// timed run only when the warm-up took over two seconds): device work by
 /// `parray::gpu::time_ms` (CUDA events on a GPU, the host clock under the emulation, whose
 /// times say they are emulated), CPU work on the host clock. Device work under half a
-/// millisecond is timed in batches of back-to-back runs, a sample their time over their
-/// number, so that the gaps between launches do not count (a 25 µs kernel timed alone
-/// varies by a fifth from run to run).
+/// millisecond is timed in batches of back-to-back runs, after 25 ms of runs that bring
+/// the clocks up, a sample their time over their number, so that the gaps between
+/// launches do not count (a 25 µs kernel timed alone varies by a fifth from run to run).
 pub fn median_time(
     mut repeats: usize,
     device: bool,
@@ -369,7 +369,12 @@ pub fn median_time(
         }
     }
     let batch = if device && repeats > 1 {
-        let once = parray::gpu::time_ms(&mut f)?;
+        // The GPU's clocks rise under load: 25 ms of runs first (as Triton's do_bench).
+        let (mut warmed, mut once) = (0.0, parray::gpu::time_ms(&mut f)?);
+        while !once.emulated && warmed < 25.0 && once.ms < 25.0 {
+            warmed += once.ms;
+            once = parray::gpu::time_ms(&mut f)?;
+        }
         if once.emulated {
             1
         } else {
