@@ -16,9 +16,10 @@
 //! checked against it. Under the emulation: N = 256 (every layout) and 256 x 512 x 128,
 //! checked against an f64 product. `--n N` chooses one square size; `--m M --n N --k K`
 //! any shape (its kernel made for it at the first launch, on tiles of 128x256 or, where
-//! those would leave multiprocessors idle, 128x128 or 128x64, K split where the tiles
-//! still do, and C^T = B^T A^T made where C has fewer rows than a tile; `--tile
-//! 256|128|64`, `--split S` and `--transposed` choose, and `--source` prints the kernel).
+//! those would leave multiprocessors idle, smaller ones down to 64x64, K split where the
+//! tiles still do, and C^T = B^T A^T made where C has fewer rows than a tile; `--tile
+//! 256|128|64` (128 rows) or `--tile HxW`, `--split S` and `--transposed` choose, and
+//! `--source` prints the kernel).
 
 mod common;
 
