@@ -244,6 +244,92 @@ fn a_generic_function_has_one_meaning_at_every_type_on_every_back_end() -> parra
     Ok(())
 }
 
+/// `parray::Num`'s conversions: an `i32` to the type parameter, and its values to `f32` and
+/// `f64`.
+#[parray::func]
+fn scaled_mean<T: parray::Num>(sum: T, n: i32) -> f32 {
+    let scaled = sum * T::from_i32(n);
+    scaled.to_f32() / n as f32 + sum.to_f64() as f32
+}
+
+/// `x + n`, `n` converted to `x`'s type as `n as T` in a body.
+#[parray::func]
+fn plus_int<T: parray::Num>(x: T, n: i32) -> T {
+    x + T::from_i32(n)
+}
+
+/// 2^24 + 2^16 + 1: to `bf16` directly it rounds up to 2^24 + 2^17; through an `f32` it
+/// would round to 2^24 + 2^16 first, then (a tie, to even) down to 2^24.
+const PAST_F32: i32 = 16_842_753;
+
+#[test]
+fn a_generic_function_converts_from_and_to_every_number_type() -> parray::Result<()> {
+    let (mut v, mut d, mut n, mut h, mut b) = (
+        DV::create()?,
+        DD::create()?,
+        DI::create()?,
+        DH::create()?,
+        DB::create()?,
+    );
+    detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
+        let t = $tid$;
+        let k = (t % 9) as i32 + 1;
+        let x = (t % 13) as f32 - 4.0;
+        v[t] = scaled_mean(x, k);
+        d[t] = scaled_mean(x as f64, k) as f64;
+        n[t] = plus_int(k, k) + scaled_mean(x as i32, k) as i32;
+        h[t] = scaled_mean(x as f16, k) as f16;
+        if t == 0 {
+            b[t] = plus_int(0.0 as bf16, PAST_F32);
+        } else {
+            b[t] = plus_int(0.0 as bf16, k * 1000 + 1);
+        }
+    })?;
+    let (gv, gd, gi, gh, gb) = (
+        v.to_vec()?,
+        d.to_vec()?,
+        n.to_vec()?,
+        h.to_vec()?,
+        b.to_vec()?,
+    );
+    // The reference, written with the conversions themselves.
+    for t in 0..256 {
+        let k = (t % 9) as i32 + 1;
+        let x = (t % 13) as f32 - 4.0;
+        let f = (x * k as f32) / k as f32 + x;
+        let g = ((x as f64 * k as f64) as f32) / k as f32 + x;
+        let i = 2 * k + ((x as i32 * k) as f32 / k as f32 + x as i32 as f32) as i32;
+        let hx = f16::from_f32(x);
+        let hp = f16::from_f32(hx.to_f32() * f16::from_f32(k as f32).to_f32());
+        let hm = f16::from_f32(hp.to_f32() / k as f32 + hx.to_f32());
+        assert_eq!(gv[t], f, "f32 at {t}");
+        assert_eq!(gd[t], g as f64, "f64 at {t}");
+        assert_eq!(gi[t], i, "i32 at {t}");
+        assert_eq!(gh[t], hm, "f16 at {t}");
+        // The Rust function, as pthd and host code call it, computes the same.
+        assert_eq!(scaled_mean(x, k), f, "f32 in Rust at {t}");
+        assert_eq!(f16::from_f32(scaled_mean(hx, k)), hm, "f16 in Rust at {t}");
+        let want = if t == 0 {
+            16_908_288.0
+        } else {
+            (k * 1000 + 1) as f32
+        };
+        let want = if t == 0 {
+            want
+        } else {
+            bf16::from_f32(want).to_f32()
+        };
+        assert_eq!(gb[t].to_f32(), want, "bf16 at {t}");
+        let n = if t == 0 { PAST_F32 } else { k * 1000 + 1 };
+        assert_eq!(
+            plus_int(bf16::ZERO, n).to_f32(),
+            want,
+            "bf16 in Rust at {t}"
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn a_generic_function_is_a_device_function_per_type() {
     let (v, d, n, h, b) = ((), (), (), (), ());

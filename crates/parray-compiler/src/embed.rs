@@ -499,9 +499,9 @@ impl Rebuild for ExprKind {
                 let (x, s) = (r(x), r(s));
                 quote!(#k::Cast(#x, #s))
             }
-            ExprKind::Convert(x, t) => {
-                let (x, t) = (r(x), r(t));
-                quote!(#k::Convert(#x, #t))
+            ExprKind::Convert(x, t, from) => {
+                let (x, t, from) = (r(x), r(t), r(from));
+                quote!(#k::Convert(#x, #t, #from))
             }
             ExprKind::Index(base, at, check) => {
                 let (base, at, check) = (r(base), r(at), r(check));

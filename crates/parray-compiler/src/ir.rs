@@ -731,7 +731,7 @@ macro_rules! children {
             | ExprKind::Cnt(_) => {}
             ExprKind::Unary(_, x)
             | ExprKind::Cast(x, _)
-            | ExprKind::Convert(x, _)
+            | ExprKind::Convert(x, ..)
             | ExprKind::Field(x, _) => $f(x),
             ExprKind::Offset { args, .. }
             | ExprKind::GenericOffset { args, .. }
@@ -1128,10 +1128,13 @@ pub enum ExprKind {
     /// `place = value` (`None`) or `place op= value`.
     Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
     Cast(Box<Expr>, Scalar),
-    /// `T::from_f32(x)` in a generic function: `x` (an `f32`) converted to the type
-    /// parameter `T` ([`Ty::Generic`]). The type check makes it a [`ExprKind::Cast`] to the
-    /// instance's type (a literal folded): no later pass sees it.
-    Convert(Box<Expr>, Ty),
+    /// A conversion `parray::Num` and `parray::Float` give a generic function: `x`
+    /// converted to the type `Ty`, `x` of the type `Some(scalar)` (`T::from_f32(x)`,
+    /// `T::from_i32(x)`, to the type parameter `T`, [`Ty::Generic`]) or of any number type
+    /// or type parameter (`None`: `x.to_f32()`, `x.to_f64()`). The type check makes it a
+    /// [`ExprKind::Cast`] to the instance's type (an `f32` literal folded): no later pass
+    /// sees it.
+    Convert(Box<Expr>, Ty, Option<Scalar>),
     /// An element of an array or a pointer; [`bounds`] decides whether its check is needed.
     Index(Box<Expr>, Box<Expr>, Check),
     /// `p.load2(off)`, `p.load4(off)`: the `lanes` elements from `at` as one vector value

@@ -1242,6 +1242,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     None => return poison(span),
                 }
             }
+            syn::Expr::MethodCall(m) if conversion(&m.method).is_some() => {
+                let to = conversion(&m.method).expect("checked");
+                if !m.args.is_empty() || m.turbofish.is_some() {
+                    self.fail(
+                        m.method.span(),
+                        format!("`{}` takes no arguments: `x.{}()`", m.method, m.method),
+                    );
+                    return poison(span);
+                }
+                ExprKind::Convert(self.boxed(&m.receiver), Ty::Scalar(to), None)
+            }
             syn::Expr::MethodCall(m) => match Method::from_rust_name(&m.method.to_string()) {
                 Some(method) if m.turbofish.is_none() => {
                     let recv = self.boxed(&m.receiver);
@@ -1531,7 +1542,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     );
                     return None;
                 }
-                Some(ExprKind::Convert(self.boxed(args[0]), ty))
+                Some(ExprKind::Convert(
+                    self.boxed(args[0]),
+                    ty,
+                    Some(Scalar::F32),
+                ))
+            }
+            [t, "from_i32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
+                let (_, ty, _) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                if args.len() != 1 {
+                    self.fail(
+                        span,
+                        format!("`{t}::from_i32` takes one argument, an `i32`: `{t}::from_i32(n)`"),
+                    );
+                    return None;
+                }
+                Some(ExprKind::Convert(
+                    self.boxed(args[0]),
+                    ty,
+                    Some(Scalar::I32),
+                ))
             }
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");
@@ -1714,6 +1744,16 @@ fn vector_method(name: &str) -> Option<(bool, u8)> {
         "load4" => Some((false, 4)),
         "store2" => Some((true, 2)),
         "store4" => Some((true, 4)),
+        _ => None,
+    }
+}
+
+/// `to_f32`, `to_f64` (`parray::Num`'s conversions, and a half's own): the type they
+/// convert to.
+fn conversion(name: &Ident) -> Option<Scalar> {
+    match name.to_string().as_str() {
+        "to_f32" => Some(Scalar::F32),
+        "to_f64" => Some(Scalar::F64),
         _ => None,
     }
 }

@@ -702,12 +702,28 @@ impl Checker {
                 }
                 Ty::Scalar(*s)
             }
-            ExprKind::Convert(x, t) => {
+            ExprKind::Convert(x, t, Some(from)) => {
                 let tx = self.expr(x, body);
                 let p = shown(*t, &self.slots);
-                let what = format!("the argument of `{p}::from_f32`");
-                self.unify(Ty::Scalar(Scalar::F32), tx, x.span, &what);
+                let what = format!("the argument of `{p}::from_{}`", from.rust_name());
+                self.unify(Ty::Scalar(*from), tx, x.span, &what);
                 open(*t)
+            }
+            ExprKind::Convert(x, t, None) => {
+                let tx = self.expr(x, body);
+                let tx = self.resolve(tx);
+                if !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
+                    && !matches!(tx, Ty::Infer(_) | Ty::Host)
+                {
+                    self.fail(
+                        x.span,
+                        format!(
+                            "`to_{t}` converts a number (or a value of a type parameter), not `{}`",
+                            shown(tx, &self.slots)
+                        ),
+                    );
+                }
+                *t
             }
             ExprKind::Index(base, ix, _) => {
                 let tb = self.expr(base, body);
@@ -1180,7 +1196,7 @@ impl Checker {
             }
         }
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
-        if let ExprKind::Convert(x, _) = &mut e.kind {
+        if let ExprKind::Convert(x, ..) = &mut e.kind {
             let x = std::mem::replace(&mut **x, Expr::new(ExprKind::Lit(Lit::Bool(false)), e.span));
             *e = converted(x, e.ty, e.span);
         }
@@ -1211,7 +1227,7 @@ impl Checker {
     }
 }
 
-/// `T::from_f32(x)` at the instance's type `to`: `x` itself at `f32`, a float literal
+/// A conversion at the instance's type `to`: `x` itself at its own type, a float literal
 /// folded (its `f32` value, written exactly, which the back ends round to `to` once, as
 /// `from_f32` does), else a cast.
 fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {

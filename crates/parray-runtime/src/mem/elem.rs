@@ -397,28 +397,63 @@ pub trait Num:
     + std::ops::RemAssign
     + sealed::Number
 {
+    /// `v` as this type, as a body's `v as T` computes it: Rust's `as` (a float rounded to
+    /// nearest, an integer wrapped), a half rounded once from `v`'s exact value.
+    fn from_i32(v: i32) -> Self;
+    /// This value as an `f32`, as a body's `x as f32` computes it (exact from a half).
+    fn to_f32(self) -> f32;
+    /// This value as an `f64`, as a body's `x as f64` computes it (exact from a half).
+    fn to_f64(self) -> f64;
 }
 
 macro_rules! numbers {
     ($($t:ty),*) => {$(
         impl sealed::Number for $t {}
-        impl Num for $t {}
+        impl Num for $t {
+            #[inline(always)]
+            fn from_i32(v: i32) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
     )*};
 }
 
-numbers!(
-    i8,
-    u8,
-    i32,
-    u32,
-    i64,
-    u64,
-    usize,
-    f32,
-    f64,
-    half::f16,
-    half::bf16
-);
+numbers!(i8, u8, i32, u32, i64, u64, usize, f32, f64);
+
+/// `Num` of a half: to `f32` and `f64` exactly, from an `i32` through its exact `f64`
+/// value, rounded once (as the body's widening pass converts an integer to a half).
+macro_rules! halves {
+    ($($t:ident: $from_f64:path;)*) => {$(
+        impl sealed::Number for half::$t {}
+        impl Num for half::$t {
+            #[inline(always)]
+            fn from_i32(v: i32) -> Self {
+                $from_f64(f64::from(v))
+            }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                half::$t::to_f32(self)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                half::$t::to_f64(self)
+            }
+        }
+    )*};
+}
+
+halves! {
+    f16: parray_compiler::rounding::f16_from_f64;
+    bf16: parray_compiler::rounding::bf16_from_f64;
+}
 
 /// A float type of the body language (`f32 f64 f16 bf16`): the bound of a generic
 /// function that computes with constants and math (`#[parray::func] fn gelu<T:

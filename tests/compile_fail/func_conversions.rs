@@ -1,0 +1,13 @@
+// Conversions of a generic function: `T::from_i32` takes an `i32`, `to_f32` no argument.
+
+#[parray::func]
+fn from_float<T: parray::Num>(x: f32) -> T {
+    T::from_i32(x)
+}
+
+#[parray::func]
+fn to_float<T: parray::Num>(x: T) -> f32 {
+    x.to_f32(2)
+}
+
+fn main() {}
