@@ -123,7 +123,9 @@ fn the_swizzled_writes_are_proved() {
 /// formula's offset in the tile (moved element by element).
 #[test]
 fn a_bf16_tile_copied_through_a_swizzled_tile_comes_back() -> parray::Result<()> {
-    let bits: Vec<u16> = (0..4096u16).map(|k| k.wrapping_mul(7919) & 0x7f7f).collect();
+    let bits: Vec<u16> = (0..4096u16)
+        .map(|k| k.wrapping_mul(7919) & 0x7f7f)
+        .collect();
     let input: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
     let mut src = BMAT::create()?;
     src.copy_from_slice(&input)?;
@@ -192,6 +194,9 @@ fn the_swizzled_copies_kernel() {
         #copy FMAT(src) to FTILE(s);
         #copy FTILE(s) to FMAT(dst);
     });
-    assert!(!source.contains("parray_at") && !source.contains("parray_vat"), "{source}");
+    assert!(
+        !source.contains("parray_at") && !source.contains("parray_vat"),
+        "{source}"
+    );
     insta::assert_snapshot!(source);
 }

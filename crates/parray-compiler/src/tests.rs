@@ -674,8 +674,8 @@ mod prover {
     /// No interval bounds the index below 2048 (`b` reaches 3): only the guard, the XOR
     /// bounded by its operands' ranges ([`crate::passes::linear`]).
     fn swizzled_check(guarded: bool, column: impl Fn(&mut B) -> Stmt) -> Check {
-        let m = parray_layout::Module::parse("#parray {smem int [[2][8]][[8 ^ T_0_1][8]]} T")
-            .unwrap();
+        let m =
+            parray_layout::Module::parse("#parray {smem int [[2][8]][[8 ^ T_0_1][8]]} T").unwrap();
         let ie = parray_layout::parse_index_expr("T[r][c]").unwrap();
         let off = parray_layout::compile(&m, &ie).unwrap();
         assert_eq!(off.to_source(), "r * 64 + c % 8 + ((c / 8) ^ (r % 8)) * 8");
@@ -782,7 +782,10 @@ mod prover {
                 loc: loc(),
             }
         };
-        assert!(matches!(swizzled_check(true, read), Check::Checked(Some(_))));
+        assert!(matches!(
+            swizzled_check(true, read),
+            Check::Checked(Some(_))
+        ));
     }
 
     #[test]
