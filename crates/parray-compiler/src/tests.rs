@@ -662,6 +662,132 @@ mod prover {
         assert_eq!(checks, vec![Check::Proved, Check::Proved]);
     }
 
+    /// The one access of a body over the 128-byte swizzle `T` of 16 rows (`64 * r + 8 *
+    /// ((c / 8) ^ (r % 8)) + c % 8`, SPEC 2.5 rule 11) at four tiles' places in a shared
+    /// array of two tiles (2048 ints):
+    ///
+    /// ```text
+    /// for b in 0..4 { for r in 0..16 { let c = column();
+    ///     if 16 * b + r < 32 { s[1024 * b + $T[r][c]$] = 1; } } }   // `guarded`
+    /// ```
+    ///
+    /// No interval bounds the index below 2048 (`b` reaches 3): only the guard, the XOR
+    /// bounded by its operands' ranges ([`crate::passes::linear`]).
+    fn swizzled_check(guarded: bool, column: impl Fn(&mut B) -> Stmt) -> Check {
+        let m =
+            parray_layout::Module::parse("#parray {smem int [[2][8]][[8 ^ T_0_1][8]]} T").unwrap();
+        let ie = parray_layout::parse_index_expr("T[r][c]").unwrap();
+        let off = parray_layout::compile(&m, &ie).unwrap();
+        assert_eq!(off.to_source(), "r * 64 + c % 8 + ((c / 8) ^ (r % 8)) * 8");
+        let mut b = B::new(&[]);
+        b.shared("s", ElemType::Int, 2048);
+        let (t, r) = (b.local("b", false, None), b.local("r", false, None));
+        let column = column(&mut b);
+        let c = b.get("c");
+        let at = e(ExprKind::Offset {
+            off,
+            args: vec![e(ExprKind::Local(r)), c],
+            of: Indexed::of_type(&m, "T"),
+        });
+        let at = bin(
+            BinOp::Add,
+            bin(BinOp::Mul, int(1024), e(ExprKind::Local(t))),
+            at,
+        );
+        let store = Stmt::Expr {
+            expr: e(ExprKind::Assign(
+                None,
+                Box::new(e(ExprKind::Index(
+                    Box::new(b.get("s")),
+                    Box::new(at),
+                    Check::Checked(None),
+                ))),
+                Box::new(int(1)),
+            )),
+            loc: loc(),
+        };
+        let row = bin(
+            BinOp::Add,
+            bin(BinOp::Mul, int(16), e(ExprKind::Local(t))),
+            e(ExprKind::Local(r)),
+        );
+        let store = match guarded {
+            true => Stmt::If {
+                cond: bin(BinOp::Lt, row, int(32)),
+                then: vec![store],
+                els: None,
+                loc: loc(),
+            },
+            false => store,
+        };
+        let for_ = |var, end, body| Stmt::For {
+            var,
+            start: int(0),
+            end: int(end),
+            inclusive: false,
+            unroll: None,
+            body,
+            loc: loc(),
+        };
+        let inner = for_(r, 16, vec![column, store]);
+        b.body.stmts.push(for_(t, 4, vec![inner]));
+        let proved = b.checked().unwrap();
+        // The store is the body's last access.
+        let mut found = None;
+        visit_exprs(&proved.body().stmts, &mut |x| {
+            if let ExprKind::Index(_, _, check) = &x.kind {
+                found = Some(check.clone());
+            }
+        });
+        found.expect("the store")
+    }
+
+    /// Under the guard the swizzled offset is at most `64 * 31 + 8 * 7 + 7 = 2047` (the
+    /// XOR of two digits below 8 is below 8) and the store is proved; without the guard,
+    /// or where the column leaves its dimension (to 4095) or is a value read from memory,
+    /// it stays checked.
+    #[test]
+    fn a_swizzled_offset_is_proved_where_its_xor_operands_are_bounded() {
+        let column_to = |end: u128| {
+            move |b: &mut B| {
+                // c = (r * 37) % end
+                let init = bin(BinOp::Rem, bin(BinOp::Mul, b.get("r"), int(37)), int(end));
+                let c = b.local("c", false, None);
+                Stmt::Let {
+                    local: c,
+                    init: Some(init),
+                    loc: loc(),
+                }
+            }
+        };
+        assert_eq!(swizzled_check(true, column_to(64)), Check::Proved);
+        assert!(matches!(
+            swizzled_check(false, column_to(64)),
+            Check::Checked(Some(_))
+        ));
+        assert!(matches!(
+            swizzled_check(true, column_to(4096)),
+            Check::Checked(Some(_))
+        ));
+        let read = |b: &mut B| {
+            let first = e(ExprKind::Index(
+                Box::new(b.get("s")),
+                Box::new(int(0)),
+                Check::Checked(None),
+            ));
+            let c = b.local("c", false, None);
+            Stmt::Let {
+                local: c,
+                init: Some(e(ExprKind::Cast(Box::new(first), Scalar::Usize))),
+                loc: loc(),
+            }
+        };
+        assert!(matches!(
+            swizzled_check(true, read),
+            Check::Checked(Some(_))
+        ));
+    }
+
     #[test]
     fn an_index_within_the_array_for_every_iteration_is_proved() {
         assert_eq!(access_check(16, 0, 16, |i| i), Check::Proved);

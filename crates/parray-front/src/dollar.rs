@@ -7,7 +7,7 @@
 
 use parray_compiler::ir::{Expr, ExprKind, FormSizes, Indexed, Poly, RuntimeIndex};
 use parray_layout::ast::{Ident as CoreIdent, Index, IndexExpr, IndexValue};
-use parray_layout::expr::{Vars, SWIZZLED_IN_BODY};
+use parray_layout::expr::Vars;
 use parray_layout::path::child_name;
 use parray_layout::symbolic::Sizes;
 use parray_layout::{compile_with, indexed_dimensions, DimPath, Module, NodeId};
@@ -597,9 +597,6 @@ impl<'m> Forms<'m> {
                 .copied();
             syn::Error::new(at.unwrap_or(span), e.message)
         })?;
-        if off.expr.has_xor() {
-            return Err(syn::Error::new(span, SWIZZLED_IN_BODY));
-        }
         Ok((ie, off, atoms))
     }
 

@@ -12,11 +12,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// Why a body may not use a swizzled type's offsets yet: the body compiler has no `^`
-/// term (SPEC 2.5, rule 11).
-pub const SWIZZLED_IN_BODY: &str = "swizzled types are not yet lowered into bodies: \
-     a `$T[...]$` form of a type with `[n ^ P]` is an offset with a XOR (SPEC 2.5, rule 11)";
-
 /// An index variable, numbered within one [`Vars`] table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VarId(pub u32);
@@ -166,15 +161,6 @@ impl LinearForm {
         out
     }
 
-    /// Whether the form XORs digits anywhere (a swizzle acts on it, rule 11).
-    pub fn has_xor(&self) -> bool {
-        self.terms.iter().any(|(_, t)| match t {
-            Term::Var(_) => false,
-            Term::Digit { of, .. } => of.has_xor(),
-            Term::Xor { .. } => true,
-        })
-    }
-
     /// `self * k`.
     pub fn scale(&self, k: u64) -> LinearForm {
         if k == 0 {
@@ -285,11 +271,7 @@ impl Term {
                 let q = of.max(vars) / div;
                 modulo.map_or(q, |m| q.min(m - 1))
             }
-            // Every bit of the XOR is at most the highest bit of the larger operand.
-            Term::Xor { a, b } => match a.max(vars).max(b.max(vars)) {
-                0 => 0,
-                m => u64::MAX >> m.leading_zeros(),
-            },
+            Term::Xor { a, b } => xor_max(a.max(vars), b.max(vars)),
         }
     }
 
@@ -326,6 +308,17 @@ pub fn digit(e: &LinearForm, d: u64, m: Option<u64>, vars: &Vars) -> LinearForm 
     match m {
         Some(m) => remainder(&quotient, m, vars),
         None => quotient,
+    }
+}
+
+/// The largest value `x ^ y` can take for `x <= a` and `y <= b` (unsigned) is at most
+/// this: no bit of the XOR is above the highest bit of the larger bound, so a swizzle's
+/// XOR of two digits below a power of two `2^k` stays below it (SPEC 2.5, rule 11). The
+/// one statement of that rule, for the offset compiler and the body's bounds prover.
+pub fn xor_max(a: u64, b: u64) -> u64 {
+    match a.max(b) {
+        0 => 0,
+        m => u64::MAX >> m.leading_zeros(),
     }
 }
 

@@ -36,7 +36,10 @@ impl Offset {
     /// `r < v`, i.e. the layout moves in aligned runs of `v` consecutive elements (CuTe's
     /// common vector of a layout, for one width). Decided on the simplified form: `k`
     /// itself is a term (or `k % m` with `v | m`), and every other term and the constant
-    /// move in whole runs of `v`.
+    /// move in whole runs of `v`: a multiple of `v` times a value that is one over each
+    /// run, a digit `(k / d) % m` with `v | d` or a swizzle's XOR of forms of such digits
+    /// (rule 11: the 128-byte mode XORs the 16-byte chunk's index, above a vector of 4
+    /// floats, so each vector stays whole).
     pub fn aligned_runs(&self, v: u64) -> bool {
         use crate::expr::Term;
         // The term that moves with `k % v`: `k`, or `k % m` with `m` a multiple of `v`.
@@ -52,13 +55,23 @@ impl Offset {
                     Term::Xor { .. } => false,
                 }
         };
+        // A term of one value over each run: of `k / d` with `v | d` alone.
+        fn per_run(t: &Term, v: u64) -> bool {
+            match t {
+                Term::Var(_) => false,
+                Term::Digit { of, div, .. } => div.is_multiple_of(v) && of.as_var().is_some(),
+                Term::Xor { a, b } => [a, b]
+                    .iter()
+                    .all(|f| f.terms.iter().all(|(_, t)| per_run(t, v))),
+            }
+        }
         self.expr.konst.is_multiple_of(v)
             && self.expr.terms.iter().filter(|(c, t)| unit(*c, t)).count() == 1
-            && self.expr.terms.iter().all(|(c, t)| {
-                unit(*c, t)
-                    || matches!(t, Term::Digit { of, div, .. }
-                        if c.is_multiple_of(v) && div.is_multiple_of(v) && of.as_var().is_some())
-            })
+            && self
+                .expr
+                .terms
+                .iter()
+                .all(|(c, t)| unit(*c, t) || c.is_multiple_of(v) && per_run(t, v))
     }
 }
 

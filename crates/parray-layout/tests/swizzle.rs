@@ -173,6 +173,28 @@ fn bad_swizzles_are_errors_at_the_partner() {
     );
 }
 
+/// Vectors through a swizzle: the 128-byte mode on floats (chunks of 4) moves in aligned
+/// runs of 4, its XOR above the vector; bf16's (chunks of 8) in runs of 8; a XOR of the
+/// element within its chunk (`[4 ^ T_0_1]`) in none. The property below checks the
+/// runs against the interpreter.
+#[test]
+fn a_swizzle_above_the_vector_keeps_its_runs() {
+    let runs = |src: &str| {
+        let m = Module::parse(src).unwrap();
+        let f = offset_function(&m, m.lookup("T").unwrap().node, "k").unwrap();
+        (1..=8).filter(|v| f.aligned_runs(*v)).max()
+    };
+    assert_eq!(runs("smem float [[8][8]][[8 ^ T_0_1][4]] T"), Some(4));
+    assert_eq!(runs("smem bf16 [[8][8]][[8 ^ T_0_1][8]] T"), Some(8));
+    assert_eq!(runs("smem float [[16][4]][[8][4 ^ T_0_1]] T"), None);
+    let m = Module::parse("smem float [[8][8]][[8 ^ T_0_1][4]] T\nsmem float [64][32] P").unwrap();
+    let by = |name: &str| offset_function(&m, m.lookup(name).unwrap().node, "k").unwrap();
+    assert_eq!(
+        parray_layout::common_vector(&by("P"), &by("T"), 2048, &[4, 2]),
+        Some(4)
+    );
+}
+
 /// A random natural type of power-of-two leaves, one swizzled, and views of it.
 fn program() -> impl Strategy<Value = String> {
     let group = prop_oneof![
@@ -256,6 +278,20 @@ proptest! {
             prop_assert_eq!(m.is_contiguous(node).unwrap(), it.cnt(&path), "cnt of {}", path);
         }
         let t = m.lookup("T").unwrap().node;
+        // Where the symbolic form says a dimension moves in aligned runs of v, the
+        // interpreter's offsets do.
+        for path in it.paths() {
+            let f = offset_function(&m, m.lookup(&path).unwrap().node, "i").unwrap();
+            let want = it.offsets(it.lookup(&path).unwrap());
+            for v in [2u64, 4, 8] {
+                if f.aligned_runs(v) && (want.len() as u64).is_multiple_of(v) {
+                    for (i, w) in want.iter().enumerate() {
+                        let first = want[i - i % v as usize];
+                        prop_assert!(first % v == 0 && *w == first + (i as u64 % v), "{} by {}: [{}] = {}\n{}", path, v, i, w, src);
+                    }
+                }
+            }
+        }
         let kids = m.node(t).children.clone();
         let text = format!("T{}", (0..kids.len()).map(|k| format!("[x{k}]")).collect::<String>());
         let ie = parse_index_expr(&text).unwrap();

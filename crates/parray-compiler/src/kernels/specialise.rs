@@ -215,13 +215,6 @@ fn resolve_form(
                 vars.bind(name, max);
             }
             let off = parray_layout::compile_with(t.module, &ie, vars)?;
-            if off.expr.has_xor() {
-                return Err(parray_layout::Error::new(
-                    parray_layout::ErrorKind::Structure,
-                    parray_layout::TextSpan::default(),
-                    parray_layout::expr::SWIZZLED_IN_BODY,
-                ));
-            }
             // Read through its pointer, as a type parameter's array is: constant memory
             // is for the types a body names.
             let of = Indexed {

@@ -585,24 +585,9 @@ impl<'b> Facts<'b> {
             ExprKind::Lit(Lit::Int(v, _)) => twos_of_constant(*v),
             ExprKind::Size(n) => twos_of_constant(u128::from(*n)),
             ExprKind::Local(id) => self.twos.get(id).copied().unwrap_or(0),
-            ExprKind::Offset { off, args, .. } => {
-                let mut t = if off.expr.konst == 0 {
-                    TWOS
-                } else {
-                    twos_of_constant(u128::from(off.expr.konst))
-                };
-                for (c, term) in &off.expr.terms {
-                    let of_term = match term {
-                        parray_layout::expr::Term::Var(v) => {
-                            args.get(v.0 as usize).map_or(0, |a| self.twos_of(a))
-                        }
-                        parray_layout::expr::Term::Digit { .. }
-                        | parray_layout::expr::Term::Xor { .. } => 0,
-                    };
-                    t = t.min(twos_of_constant(u128::from(*c)) + of_term);
-                }
-                t
-            }
+            ExprKind::Offset { off, args, .. } => form_twos(&off.expr, &|v| {
+                args.get(v.0 as usize).map_or(0, |a| self.twos_of(a))
+            }),
             ExprKind::Cast(x, s) if s.is_int() => self.twos_of(x),
             ExprKind::Binary(op, l, r) => {
                 let (a, b) = (self.twos_of(l), self.twos_of(r));
@@ -965,9 +950,16 @@ impl<'b> Facts<'b> {
         if !self.facts_of(&guard.pred, &mut said) {
             return false;
         }
+        // A XOR does not grow with its operands.
+        if said
+            .iter()
+            .any(|(l, _)| l.terms.keys().any(|a| matches!(a, Atom::Xor(..))))
+        {
+            return false;
+        }
         let of_digits = |a: &Atom| match a {
             Atom::Local(id) | Atom::Digit(id, ..) => guard.digits.iter().any(|(d, _)| d == id),
-            Atom::Tid(_) => false,
+            Atom::Tid(_) | Atom::Xor(..) => false,
         };
         let ks: Vec<LocalId> = said
             .iter()
@@ -1055,23 +1047,11 @@ impl<'b> Facts<'b> {
             },
             _ if !computed(e) => None,
             ExprKind::Cast(x, s) if s.is_int() => self.linear(x),
-            ExprKind::Offset { off, args, .. } => {
-                let mut sum = Linear::constant(off.expr.konst as i128);
-                for (c, term) in &off.expr.terms {
-                    let part = match term {
-                        parray_layout::expr::Term::Var(v) => {
-                            self.linear(args.get(v.0 as usize)?)?
-                        }
-                        parray_layout::expr::Term::Digit { of, div, modulo } => {
-                            digit_of(args.get(of.as_var()?.0 as usize)?, *div, *modulo)?
-                        }
-                        // Not linear: a swizzle (refused in bodies before it gets here).
-                        parray_layout::expr::Term::Xor { .. } => return None,
-                    };
-                    sum = sum.add_scaled(&part, *c as i128);
-                }
-                Some(sum)
-            }
+            ExprKind::Offset { off, args, .. } => form_linear(
+                &off.expr,
+                &|v| self.linear(args.get(v.0 as usize)?),
+                &|v, div, modulo| digit_of(args.get(v.0 as usize)?, div, modulo),
+            ),
             ExprKind::Binary(op, l, r) => match op {
                 BinOp::Add => Some(self.linear(l)?.add_scaled(&self.linear(r)?, 1)),
                 BinOp::Sub => Some(self.linear(l)?.add_scaled(&self.linear(r)?, -1)),
@@ -1107,6 +1087,8 @@ impl<'b> Facts<'b> {
                     _ => (lo, hi),
                 })
             }
+            // `Linear::max_under` bounds it from its operands' ranges.
+            Atom::Xor(..) => None,
         }
     }
 
@@ -1136,8 +1118,8 @@ impl<'b> Facts<'b> {
     /// Whether the sum `at` lies in `[0, end)` where the enclosing guards hold.
     fn within_under_guards(&self, at: &Linear, end: i128) -> bool {
         let range = |a: &Atom| self.atom_range(a);
-        let lowest = at.clone().scaled(-1).max_under(&[], range).map(|m| -m);
-        let highest = at.max_under(&self.guards, range);
+        let lowest = at.clone().scaled(-1).max_under(&[], &range).map(|m| -m);
+        let highest = at.max_under(&self.guards, &range);
         lowest.is_some_and(|lo| lo >= 0) && highest.is_some_and(|hi| hi < end)
     }
 
@@ -1319,6 +1301,52 @@ impl<'b> Facts<'b> {
             Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16 => return None,
         })
     }
+}
+
+/// The low bits known to be zero in an offset's form, `var(v)` giving its variable `v`'s:
+/// a XOR has those its two operands share.
+fn form_twos(
+    form: &parray_layout::expr::LinearForm,
+    var: &dyn Fn(parray_layout::VarId) -> u32,
+) -> u32 {
+    use parray_layout::expr::Term;
+    let mut t = match form.konst {
+        0 => TWOS,
+        k => twos_of_constant(u128::from(k)),
+    };
+    for (c, term) in &form.terms {
+        let of_term = match term {
+            Term::Var(v) => var(*v),
+            Term::Digit { .. } => 0,
+            Term::Xor { a, b } => form_twos(a, var).min(form_twos(b, var)),
+        };
+        t = t.min(twos_of_constant(u128::from(*c)).saturating_add(of_term));
+    }
+    t.min(TWOS)
+}
+
+/// An offset's form as a sum of the body's atoms, `var(v)` giving its variable `v`'s and
+/// `digit(v, div, modulo)` a digit of it; a swizzle's XOR of two forms is an
+/// [`Atom::Xor`] of theirs. `None` where a part is not a sum.
+fn form_linear(
+    form: &parray_layout::expr::LinearForm,
+    var: &dyn Fn(parray_layout::VarId) -> Option<Linear>,
+    digit: &dyn Fn(parray_layout::VarId, u64, Option<u64>) -> Option<Linear>,
+) -> Option<Linear> {
+    use parray_layout::expr::Term;
+    let mut sum = Linear::constant(form.konst as i128);
+    for (c, term) in &form.terms {
+        let part = match term {
+            Term::Var(v) => var(*v)?,
+            Term::Digit { of, div, modulo } => digit(of.as_var()?, *div, *modulo)?,
+            Term::Xor { a, b } => Linear::atom(Atom::Xor(
+                Box::new(form_linear(a, var, digit)?),
+                Box::new(form_linear(b, var, digit)?),
+            )),
+        };
+        sum = sum.add_scaled(&part, *c as i128);
+    }
+    Some(sum)
 }
 
 /// The types of the `$T[...]$` forms in `e`, and of those in the values of the immutable

@@ -23,10 +23,14 @@ pub enum Atom {
     /// `(k / div) % modulo` of a local `k` (`modulo` `None`: no remainder): a digit of a
     /// `#copy`'s element index.
     Digit(LocalId, u64, Option<u64>),
+    /// `a ^ b` (bitwise) of two sums: a swizzled offset's XOR of a leaf's digit with its
+    /// partner's (SPEC 2.5, rule 11). Not a sum of its operands, but where both lie in
+    /// `[0, 2^k)` so does it ([`Linear::max_under`]).
+    Xor(Box<Linear>, Box<Linear>),
 }
 
 /// `konst + sum(coefficient * atom)`, exactly (no arithmetic of it wraps).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Linear {
     pub terms: BTreeMap<Atom, i128>,
     pub konst: i128,
@@ -64,15 +68,24 @@ impl Linear {
         Linear::default().add_scaled(&self, c)
     }
 
+    /// The values of `self` with each atom in its range (`range`): `None` where an atom
+    /// has none.
+    pub fn range(&self, range: &dyn Fn(&Atom) -> Option<(i128, i128)>) -> Option<(i128, i128)> {
+        let lowest = -self.clone().scaled(-1).max_under(&[], range)?;
+        Some((lowest, self.max_under(&[], range)?))
+    }
+
     /// The largest value of `self` where every fact `l <= u` of `facts` holds, each atom
-    /// in its range (`range`): each fact whose terms `self` holds as one positive multiple
-    /// of them is taken out at its bound, the rest at its atoms' bounds. `None` where an
-    /// atom left has no range. Of facts of the same terms (`c + e <= 999` and `c + e + 1
-    /// <= 999`, nested guards of one copy's vector and its lane) the tightest is taken.
+    /// in its range (`range`; an [`Atom::Xor`] in `[0, 2^k)` where both its operands are,
+    /// [`parray_layout::expr::xor_max`]): each fact whose terms `self` holds as one
+    /// positive multiple of them is taken out at its bound, the rest at its atoms' bounds.
+    /// `None` where an atom left has no range. Of facts of the same terms (`c + e <= 999`
+    /// and `c + e + 1 <= 999`, nested guards of one copy's vector and its lane) the
+    /// tightest is taken.
     pub fn max_under(
         &self,
         facts: &[(Linear, i128)],
-        range: impl Fn(&Atom) -> Option<(i128, i128)>,
+        range: &dyn Fn(&Atom) -> Option<(i128, i128)>,
     ) -> Option<i128> {
         // Each fact as `terms <= u - konst`, the tightest of those of the same terms.
         let mut tight: Vec<(Linear, i128)> = Vec::new();
@@ -112,11 +125,25 @@ impl Linear {
         }
         let mut max = bound + rest.konst;
         for (a, c) in &rest.terms {
-            let (lo, hi) = range(a)?;
+            let (lo, hi) = match a {
+                Atom::Xor(x, y) => xor_range(x.range(range)?, y.range(range)?)?,
+                _ => range(a)?,
+            };
             max += if *c > 0 { c * hi } else { c * lo };
         }
         Some(max)
     }
+}
+
+/// The values of `x ^ y` for `x` and `y` in the ranges `a` and `b`: `[0, 2^k)` where both
+/// lie in it (two's complement bits are not the offset compiler's: `None` for a negative
+/// operand).
+fn xor_range(a: (i128, i128), b: (i128, i128)) -> Option<(i128, i128)> {
+    if a.0 < 0 || b.0 < 0 {
+        return None;
+    }
+    let (x, y) = (u64::try_from(a.1).ok()?, u64::try_from(b.1).ok()?);
+    Some((0, i128::from(parray_layout::expr::xor_max(x, y))))
 }
 
 #[cfg(test)]
@@ -147,12 +174,12 @@ mod tests {
             (row.add_scaled(&Linear::constant(m), -1), -1),
             (col.add_scaled(&Linear::constant(k), -1), -1),
         ];
-        assert_eq!(offset.max_under(&facts, range), Some(m * k - 1));
-        assert_eq!(offset.max_under(&[], range), Some(1023 * k + 783));
+        assert_eq!(offset.max_under(&facts, &range), Some(m * k - 1));
+        assert_eq!(offset.max_under(&[], &range), Some(1023 * k + 783));
         // A fact the offset does not hold as a multiple of its terms is not used.
         let skew = offset.add_scaled(&tid("t1"), 1);
         assert_eq!(
-            skew.max_under(&facts[..1], range),
+            skew.max_under(&facts[..1], &range),
             Some(1023 * k + 783 + 127)
         );
     }
@@ -192,9 +219,73 @@ mod tests {
             [row_fact.clone(), first.clone(), second.clone()],
             [row_fact.clone(), second.clone(), first.clone()],
         ] {
-            assert_eq!(offset.max_under(&facts, range), Some(m * k - 1));
+            assert_eq!(offset.max_under(&facts, &range), Some(m * k - 1));
         }
         // The first lane's guard alone lets the offset reach `m * k`.
-        assert_eq!(offset.max_under(&[row_fact, first], range), Some(m * k));
+        assert_eq!(offset.max_under(&[row_fact, first], &range), Some(m * k));
+    }
+
+    /// The 128-byte swizzle's offset `64 * row + 8 * ((c / 8) ^ (row % 8)) + c % 8`: the
+    /// XOR of two digits below 8 is below 8, so under `row < 16` the offset is at most
+    /// `64 * 15 + 8 * 7 + 7 = 1023`, what it would be without the XOR.
+    #[test]
+    fn a_xor_of_operands_below_a_power_of_two_stays_below_it() {
+        let (row, chunk, lane, row_digit) = (
+            Linear::atom(Atom::Local(LocalId(0))),
+            Linear::atom(Atom::Digit(LocalId(1), 8, None)),
+            Linear::atom(Atom::Digit(LocalId(1), 1, Some(8))),
+            Linear::atom(Atom::Digit(LocalId(0), 1, Some(8))),
+        );
+        let xor = Linear::atom(Atom::Xor(Box::new(chunk), Box::new(row_digit)));
+        let offset = row
+            .clone()
+            .scaled(64)
+            .add_scaled(&xor, 8)
+            .add_scaled(&lane, 1);
+        // row up to 31 (two tiles' rows), c up to 63.
+        let range = |a: &Atom| match a {
+            Atom::Local(LocalId(0)) => Some((0, 31)),
+            Atom::Digit(LocalId(1), 8, None) => Some((0, 7)),
+            Atom::Digit(_, 1, Some(8)) => Some((0, 7)),
+            _ => None,
+        };
+        let under_16 = [(row.add_scaled(&Linear::constant(16), -1), -1)];
+        assert_eq!(offset.max_under(&under_16, &range), Some(1023));
+        assert_eq!(offset.range(&range), Some((0, 31 * 64 + 63)));
+        // Operands up to 4 and 2: at most 7, below the power of two above 4 (the most
+        // they reach is 4 ^ 2 = 6: the bound is sound, not exact).
+        let small = |a: &Atom| match a {
+            Atom::Local(LocalId(0)) => Some((0, 4)),
+            _ => Some((0, 2)),
+        };
+        let x = Linear::atom(Atom::Xor(
+            Box::new(Linear::atom(Atom::Local(LocalId(0)))),
+            Box::new(Linear::atom(Atom::Local(LocalId(1)))),
+        ));
+        assert_eq!(x.range(&small), Some((0, 7)));
+    }
+
+    /// A XOR bounds nothing where an operand has no range, or may be negative (its bits
+    /// are then not an offset's digit's).
+    #[test]
+    fn a_xor_with_an_unbounded_operand_has_no_bound() {
+        let x = Linear::atom(Atom::Xor(
+            Box::new(Linear::atom(Atom::Local(LocalId(0)))),
+            Box::new(Linear::atom(Atom::Local(LocalId(1)))),
+        ));
+        let unbounded = |a: &Atom| match a {
+            Atom::Local(LocalId(0)) => Some((0, 7)),
+            _ => None,
+        };
+        assert_eq!(x.max_under(&[], &unbounded), None);
+        let negative = |a: &Atom| match a {
+            Atom::Local(LocalId(0)) => Some((0, 7)),
+            _ => Some((-1, 7)),
+        };
+        assert_eq!(x.max_under(&[], &negative), None);
+        // Nor does a fact about the operand alone: `l1 <= 7` says nothing of the XOR's
+        // other operand.
+        let fact = [(Linear::atom(Atom::Local(LocalId(1))), 7)];
+        assert_eq!(x.scaled(8).max_under(&fact, &unbounded), None);
     }
 }
