@@ -338,11 +338,19 @@ fn main() -> parray::Result<()> {
                 reason: e.to_string(),
             })
     }))?;
-    let detour = per_call(Box::new(|| detour!(EMPTY() {})))?;
+    let device = parray::Device::current()?;
+    let detour = per_call(Box::new(|| {
+        detour!(EMPTY() {})?;
+        device.synchronize()
+    }))?;
+    // A proved kernel's detour returns once it is queued, as a raw launch does.
+    let queued = per_call(Box::new(|| detour!(EMPTY() {})))?;
+    device.synchronize()?;
     println!("raw cudarc launch + sync: {raw:.2} us");
     println!(
         "parray detour (launch + sync): {detour:.2} us  (+{:.2} us)",
         detour - raw
     );
+    println!("parray detour (queued, not waited for): {queued:.2} us");
     Ok(())
 }

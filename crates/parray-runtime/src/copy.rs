@@ -354,8 +354,10 @@ fn peer_copy<T: Element>(
     let stream = to.stream().clone();
     let fail = |e| Error::driver(type_name, "peer copy between GPUs", e);
     enable_peer_access(from.stream().context(), stream.context()).map_err(fail)?;
-    // cudarc's device-to-device copy between two contexts: the destination's stream waits
-    // for an event of the source's, then `cuMemcpyPeerAsync` on it.
+    // The source's kernels may still be running (a detour returns once they are queued)
+    // and the two streams do not order each other (cudarc's events are off: one stream a
+    // device): wait for them, then `cuMemcpyPeerAsync` on the destination's stream.
+    from.stream().synchronize().map_err(fail)?;
     stream.memcpy_dtod(from, to).map_err(fail)?;
     stream.synchronize().map_err(fail)
 }

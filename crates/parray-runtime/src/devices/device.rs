@@ -224,6 +224,20 @@ impl Device {
         self.as_cuda().map(|cuda| &cuda.stream)
     }
 
+    /// Waits for the work queued on this device: a detour whose kernel has every access
+    /// proved returns once it is queued (SPEC.md 4.2), so a host clock around it, or a
+    /// failure while it runs, needs this (or any copy back, which waits too). Immediate on
+    /// the emulated device, whose detours return when they are done.
+    pub fn synchronize(&self) -> Result<()> {
+        match self.as_cuda() {
+            Some(cuda) => cuda
+                .stream
+                .synchronize()
+                .map_err(|e| Error::driver("device", "waiting for the queued work", e)),
+            None => Ok(()),
+        }
+    }
+
     /// The device that `id` names (the one open GPU, or the emulated device).
     pub(crate) fn from_id(id: DeviceId) -> Result<Device> {
         if id.emulated {
@@ -456,6 +470,13 @@ pub fn backend() -> Result<Backend> {
 pub fn checks_sync() -> bool {
     static CHECKS: OnceLock<bool> = OnceLock::new();
     *CHECKS.get_or_init(|| std::env::var_os("PARRAY_CHECK_SYNC").is_some_and(|v| v == "1"))
+}
+
+/// Whether a detour waits for its kernel before returning though the kernel has no fault
+/// record to read (`CUDA_LAUNCH_BLOCKING=1`, read once per process; SPEC.md 4.2).
+pub(crate) fn launch_blocking() -> bool {
+    static BLOCKING: OnceLock<bool> = OnceLock::new();
+    *BLOCKING.get_or_init(|| std::env::var_os("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v == "1"))
 }
 
 /// What NVRTC compiles, under `PARRAY_CHECK_SYNC=1`, for the `source` of a kernel with

@@ -8,5 +8,6 @@ mod limits;
 pub mod timing;
 
 pub use crate::device_id::DeviceId;
+pub(crate) use device::launch_blocking;
 pub use device::{backend, checked_sync_source, checks_sync, cuda_context, Backend, Device};
 pub use timing::{time_ms, time_ms_on, Timing};

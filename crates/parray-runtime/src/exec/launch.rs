@@ -104,14 +104,15 @@ pub(crate) fn built_kernel<K: Eq + std::hash::Hash>(
 /// its pointer arguments' dmem is on (the calling thread's current device when it has
 /// none): on a GPU, launches `launch.kernel` with `args`; on an emulated device, calls
 /// `emulated` once for every (block, thread), in plain loops ([`emulate::run_grid`]).
-/// Returns when the grid is done.
+/// Returns when the grid is done, or, on a GPU, once a kernel without a fault record (all
+/// its accesses proved) is queued on the device's stream.
 ///
 /// The arguments are checked first, the same way on every device: a pointer that is not
 /// dmem is `Error::NotDeviceMemory`, and pointers into two devices' memory are
-/// `Error::DeviceMismatch`, before anything runs. A GPU launch is checked
-/// against the device's limits, synchronised, and any failure (including a fault inside
-/// the kernel) becomes `Error::Launch` naming the kernel and the detour's site; an
-/// emulated one reports a panicking thread as `Error::ThreadPanicked`.
+/// `Error::DeviceMismatch`, before anything runs. A GPU launch is checked against the
+/// device's limits, a kernel with a fault record synchronised, and any failure (including
+/// a fault inside the kernel) becomes `Error::Launch` naming the kernel and the detour's
+/// site; an emulated one reports a panicking thread as `Error::ThreadPanicked`.
 ///
 /// # Safety
 /// As for any CUDA launch: `args` must match the kernel's parameters in number and type,
@@ -335,21 +336,33 @@ pub(crate) unsafe fn run_on_gpu(
     // struct of one address per field, which `structs` holds contiguously, in field order;
     // `values` and `structs` outlive the launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
+    let wait = || {
+        cuda.stream
+            .synchronize()
+            .map_err(|e| fail(format!("the kernel failed while running: {e}")))
+    };
+    // A kernel without a fault record (every access proved, no checked barrier) has no
+    // fault of its own to report: it runs on behind the host, before whatever the
+    // device's one stream gets next, so that launches queue as a library's do. A failure
+    // while it runs is the error of the next operation that waits on the device
+    // (`CUDA_LAUNCH_BLOCKING=1` waits here, as CUDA's own launches then do).
+    let Some(r) = held else {
+        return if crate::devices::launch_blocking() {
+            wait()
+        } else {
+            Ok(())
+        };
+    };
     // A checked kernel's fault record is copied back on the stream right after it: one
     // wait for both.
-    let mut record = held.map(|r| (r, launch.checked.unwrap_or(&[])));
-    if let Some((r, _)) = &mut record {
-        let FaultRecord { device, host } = &mut **r;
+    let (mut r, names) = (r, launch.checked.unwrap_or(&[]));
+    {
+        let FaultRecord { device, host } = &mut *r;
         cuda.stream
             .memcpy_dtoh(&*device, host)
             .map_err(|e| fail(format!("reading the kernel's fault record: {e}")))?;
     }
-    cuda.stream
-        .synchronize()
-        .map_err(|e| fail(format!("the kernel failed while running: {e}")))?;
-    let Some((mut r, names)) = record else {
-        return Ok(());
-    };
+    wait()?;
     match fault::take(cuda, &mut r).map_err(fail)? {
         Some(f) => Err(fault::as_error(&f, &launch.shape, launch.site, names)),
         None => Ok(()),
