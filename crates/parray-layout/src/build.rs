@@ -193,7 +193,7 @@ impl Module {
                 distribution = Some(self.distribute(&dist.rank_leaves, over, part, dims_span)?);
             }
         }
-        self.couple(t, root, &dist, distribution.is_some())?;
+        self.couple(t, root, &dist, distribution.as_ref().map(|d| d.holders))?;
         // Limits found while analysing the new nodes have no token of their own: they
         // belong to the declaration.
         self.finish_nodes(first_new).map_err(|mut e| {
@@ -412,7 +412,7 @@ impl Module {
     }
 
     /// Rule 11: each swizzled leaf `[n ^ P]` of the declaration `t` (its dimensions built
-    /// as `root`, strides assigned; `distributed` when it is spread over ranks or threads)
+    /// as `root`, strides assigned; `distributed`: what holds its parts, if it is spread)
     /// becomes a [`NodeKind::Xor`] coupled with the leaf P of
     /// the same type: both sizes powers of two, P's at most n's, P a plain natural leaf.
     fn couple(
@@ -420,17 +420,21 @@ impl Module {
         t: &TypeDecl,
         root: NodeId,
         dist: &Distributing,
-        distributed: bool,
+        distributed: Option<Holders>,
     ) -> Result<()> {
+        let over = match distributed {
+            Some(Holders::Threads) => "a block's threads",
+            _ => "an mpi array",
+        };
         let name = &t.name.name;
         for (leaf, p) in &dist.swizzles {
             let fail = |message: String| Err(Error::new(ErrorKind::Structure, p.span, message));
             if matches!(t.kind, DeclKind::Thread(_)) {
                 return fail("a thread array cannot be swizzled: a swizzle lays out data".into());
             }
-            if distributed {
+            if distributed.is_some() {
                 return fail(format!(
-                    "`{name}` is distributed (over an mpi array or a block's threads): a distributed type cannot be swizzled"
+                    "`{name}` is distributed over {over}: a distributed type cannot be swizzled"
                 ));
             }
             let path = DimPath::readings(&p.name).find(|r| r.name == name.as_str());
@@ -464,7 +468,7 @@ impl Module {
             }
             if dist.rank_leaves.iter().any(|(r, _)| *r == partner) {
                 return fail(format!(
-                    "`{}` is a dimension over a thread array, not a leaf of data",
+                    "`{}` is a dimension over {over}, not a leaf of data",
                     p.name
                 ));
             }
@@ -674,10 +678,12 @@ impl Module {
     ) -> Result<NodeId> {
         let over = &self.types[r.ty].name;
         let holders = self.holders_of(r.ty);
-        let cuda = matches!(
-            self.types[r.ty].class,
-            TypeClass::Thread(ThreadKind::Cuda(_))
-        );
+        let cuda = !self.is_mpi(r.ty);
+        // The dimension the messages' examples distribute over: the array, or its block.
+        let whole = match cuda {
+            true => format!("{over}_1"),
+            false => over.clone(),
+        };
         if cuda && !self.in_block(r.ty, r.node) {
             return Err(Error::new(
                 ErrorKind::Structure,
@@ -693,8 +699,7 @@ impl Module {
                 ErrorKind::Structure,
                 target.span,
                 format!(
-                    "a dimension distributed over {holders} belongs in a natural type (`[[#{}][n]][m]`); reference that type's dimensions to view it another way",
-                    target.name
+                    "a dimension distributed over {holders} belongs in a natural type (`[[#{whole}][n]][m]`); reference that type's dimensions to view it another way"
                 ),
             ));
         }
@@ -733,8 +738,7 @@ impl Module {
                 ErrorKind::Structure,
                 g.span,
                 format!(
-                    "a dimension over {holders} is `[#{t}]`, `[n#{t}]` or a sub-dimension such as `[#{t}_0]`, not a structured reference",
-                    t = target.name
+                    "a dimension over {holders} is `[#{whole}]`, `[n#{whole}]` or a sub-dimension such as `[#{whole}_0]`, not a structured reference"
                 ),
             )),
         }
