@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use parray_layout::ast::{DeclKind, Item, Program};
-use parray_layout::{MemKind, Module, ThreadKind, TypeClass};
+use parray_layout::{Holders, MemKind, Module, ThreadKind, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
@@ -453,8 +453,12 @@ fn type_items(
                 None => quote!(::core::option::Option::None),
             };
             let create = create_fns(vis, ident, *mem, storage);
-            let distributed = def.distribution.is_some();
-            if runtime && distributed {
+            // Over mpi ranks (a fragment, over a block's threads, is only in bodies).
+            let distributed = def
+                .distribution
+                .as_ref()
+                .is_some_and(|d| d.holders == Holders::Ranks);
+            if runtime && def.distribution.is_some() {
                 return syn::Error::new(ident.span(), format!("`{name}` has sizes given at run time; a distributed type's sizes are numbers for now")).to_compile_error();
             }
             let numbers = match runtime {

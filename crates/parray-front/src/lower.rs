@@ -10,7 +10,7 @@ use parray_compiler::ir::{
     NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
-use parray_layout::{thread_index, ElemType, MemKind, Param, Record, TypeClass};
+use parray_layout::{thread_index, ElemType, Holders, MemKind, Param, Record, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -637,18 +637,38 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         let mem = mem.expect("matched above");
+        // A fragment (SPEC 2.14) is created as this thread's part, in a body of the
+        // thread array whose block holds it.
+        let part = match &module.types()[def.ty].distribution {
+            Some(d) if d.holders == Holders::Threads => {
+                let here = self.forms.threads.as_ref().map(|t| t.name.as_str());
+                if here != Some(d.over.as_str()) {
+                    self.fail(
+                        span,
+                        format!(
+                            "`{ty_name}` is a fragment over the threads of `{}`'s block: a detour of `{}` creates it",
+                            d.over, d.over
+                        ),
+                    );
+                    return None;
+                }
+                Some(d.part)
+            }
+            _ => None,
+        };
         let slot = self.shared_slots;
         if mem == MemKind::Smem {
             self.shared_slots += 1;
         }
         // Sized at run time: its extent at the bound sizes, a type argument of the
         // detour (whose kernel is specialised at them).
-        let len = match self.forms.is_runtime(ty_name) {
-            true => {
+        let len = match (part, self.forms.is_runtime(ty_name)) {
+            (Some(part), _) => Len::Fixed(part),
+            (None, true) => {
                 self.forms.take_runtime(ty_name, span);
                 Len::AtRunTime
             }
-            false => Len::Fixed(module.extent(def.node)),
+            (None, false) => Len::Fixed(module.extent(def.node)),
         };
         let local = self.declare(&ident.to_string(), ident.span(), false, None, false);
         Some(Stmt::Create {

@@ -8,8 +8,8 @@ use crate::grid::GridPart;
 use crate::kinds::{ElemType, MemKind, Record, ThreadKind};
 use crate::path::{child_name, DimPath};
 use crate::tree::{
-    DimRef, Distribution, LookupError, Module, Node, NodeId, NodeKind, TypeClass, TypeDef, Work,
-    CONSTANT_BYTES, MAX_HEIGHT,
+    DimRef, Distribution, Holders, LookupError, Module, Node, NodeId, NodeKind, TypeClass, TypeDef,
+    Work, CONSTANT_BYTES, MAX_HEIGHT,
 };
 
 /// What building one declaration learns about distribution, and about data it covers
@@ -19,9 +19,14 @@ struct Distributing {
     /// The extent of the data that pieces of the type cover past its end (its own or
     /// those of the types it is built on).
     covers: Option<u64>,
-    /// Leaves standing for ranks, with the stride of the mpi array's dimension they mirror.
+    /// Whether the declaration is an `rmem` type, whose dimensions over a cuda array's
+    /// block distribute it over the block's threads (a fragment, SPEC 2.14).
+    rmem: bool,
+    /// Leaves standing for holders (ranks, threads), with the stride of the thread array's
+    /// dimension they mirror.
     rank_leaves: Vec<(NodeId, u64)>,
-    /// The mpi thread array named by a `#P` dimension (its type index).
+    /// The thread array named by a `#P` dimension (its type index): an mpi array, or a
+    /// cuda array for an rmem type.
     over: Option<usize>,
     /// The distribution of the types whose dimensions the declaration references.
     inherited: Option<Distribution>,
@@ -126,10 +131,20 @@ impl Module {
                 }
             }
         };
+        let rmem = matches!(
+            t.kind,
+            DeclKind::Data {
+                mem: Some(MemKind::Rmem),
+                ..
+            }
+        );
         let natural = match t.kind {
             DeclKind::Thread(_) => !t.dims.iter().any(has_reference),
-            DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g)),
+            DeclKind::Data { .. } => !t.dims.iter().any(|g| self.references_data(g, rmem)),
         };
+        if let (DeclKind::Data { .. }, false) = (&t.kind, rmem) {
+            self.check_not_fragment(&t.dims)?;
+        }
         let class = match &t.kind {
             DeclKind::Data { mem, elem, soa } => TypeClass::Data {
                 mem: *mem,
@@ -159,7 +174,10 @@ impl Module {
         }
         let first_new = self.nodes.len();
         let mut top = Vec::with_capacity(t.dims.len());
-        let mut dist = Distributing::default();
+        let mut dist = Distributing {
+            rmem,
+            ..Distributing::default()
+        };
         for g in &t.dims {
             top.push(self.build_group(g, natural, &mut dist)?);
         }
@@ -175,7 +193,7 @@ impl Module {
                 distribution = Some(self.distribute(&dist.rank_leaves, over, part, dims_span)?);
             }
         }
-        self.couple(t, root, &dist, distribution.is_some())?;
+        self.couple(t, root, &dist, distribution.as_ref().map(|d| d.holders))?;
         // Limits found while analysing the new nodes have no token of their own: they
         // belong to the declaration.
         self.finish_nodes(first_new).map_err(|mut e| {
@@ -289,7 +307,7 @@ impl Module {
                 if let Some(c) = self.types[r.ty].covers {
                     covered(dist, c);
                 }
-                if self.is_mpi(r.ty) {
+                if self.distributes(r.ty, dist.rmem) {
                     return self.rank_dimension(g, shape, target, r, natural, dist);
                 }
                 // Only dimensions that reach past one rank's part include the rank.
@@ -304,8 +322,8 @@ impl Module {
                                 ErrorKind::Structure,
                                 target.span,
                                 format!(
-                                    "`{}` is distributed over `{}` and another dimension of this type over `{}`: a type is distributed over one mpi array, one way",
-                                    target.name, d.over, other.over
+                                    "`{}` is distributed over `{}` and another dimension of this type over `{}`: a type is distributed over one {}, one way",
+                                    target.name, d.over, other.over, one_array(&[d.holders, other.holders])
                                 ),
                             ))
                         }
@@ -394,7 +412,7 @@ impl Module {
     }
 
     /// Rule 11: each swizzled leaf `[n ^ P]` of the declaration `t` (its dimensions built
-    /// as `root`, strides assigned; `distributed` when it is spread over an mpi array)
+    /// as `root`, strides assigned; `distributed`: what holds its parts, if it is spread)
     /// becomes a [`NodeKind::Xor`] coupled with the leaf P of
     /// the same type: both sizes powers of two, P's at most n's, P a plain natural leaf.
     fn couple(
@@ -402,17 +420,21 @@ impl Module {
         t: &TypeDecl,
         root: NodeId,
         dist: &Distributing,
-        distributed: bool,
+        distributed: Option<Holders>,
     ) -> Result<()> {
+        let over = match distributed {
+            Some(Holders::Threads) => "a block's threads",
+            _ => "an mpi array",
+        };
         let name = &t.name.name;
         for (leaf, p) in &dist.swizzles {
             let fail = |message: String| Err(Error::new(ErrorKind::Structure, p.span, message));
             if matches!(t.kind, DeclKind::Thread(_)) {
                 return fail("a thread array cannot be swizzled: a swizzle lays out data".into());
             }
-            if distributed {
+            if distributed.is_some() {
                 return fail(format!(
-                    "`{name}` is distributed over an mpi array: a distributed type cannot be swizzled"
+                    "`{name}` is distributed over {over}: a distributed type cannot be swizzled"
                 ));
             }
             let path = DimPath::readings(&p.name).find(|r| r.name == name.as_str());
@@ -446,7 +468,7 @@ impl Module {
             }
             if dist.rank_leaves.iter().any(|(r, _)| *r == partner) {
                 return fail(format!(
-                    "`{}` is a dimension over an mpi array, not a leaf of data",
+                    "`{}` is a dimension over {over}, not a leaf of data",
                     p.name
                 ));
             }
@@ -566,24 +588,85 @@ impl Module {
         stride
     }
 
+    /// Whether a dimension of a data type (an `rmem` one when `rmem`) over the type `ty`
+    /// distributes it: `ty` is an mpi array (SPEC 2.13), or a cuda array and the data type
+    /// is rmem (a fragment over the block's threads, SPEC 2.14).
+    fn distributes(&self, ty: usize, rmem: bool) -> bool {
+        match &self.types[ty].class {
+            TypeClass::Thread(ThreadKind::Mpi) => true,
+            TypeClass::Thread(ThreadKind::Cuda(_)) => rmem,
+            _ => false,
+        }
+    }
+
     fn is_mpi(&self, ty: usize) -> bool {
         self.types[ty].class == TypeClass::Thread(ThreadKind::Mpi)
     }
 
-    /// Whether a group references a data type or a cuda or pthd thread array: a dimension
-    /// over an mpi array does not make a type artificial.
-    fn references_data(&self, g: &Group) -> bool {
+    /// What holds the parts of a type distributed over the thread array `ty`, in words.
+    fn holders_of(&self, ty: usize) -> String {
+        let name = &self.types[ty].name;
+        match self.is_mpi(ty) {
+            true => format!("the mpi array `{name}`"),
+            false => format!("the threads of `{name}`'s block"),
+        }
+    }
+
+    /// Whether a group references a data type or a thread array that does not distribute
+    /// the type (an rmem one when `rmem`): a distributed dimension does not make a type
+    /// artificial.
+    fn references_data(&self, g: &Group, rmem: bool) -> bool {
         match &g.body {
             GroupBody::Size(_) => false,
-            GroupBody::Compound(inner) => inner.iter().any(|c| self.references_data(c)),
+            GroupBody::Compound(inner) => inner.iter().any(|c| self.references_data(c, rmem)),
             GroupBody::Ref { target, .. } => {
-                !matches!(self.lookup(&target.name), Ok(r) if self.is_mpi(r.ty))
+                !matches!(self.lookup(&target.name), Ok(r) if self.distributes(r.ty, rmem))
             }
         }
     }
 
-    /// `[#P]`, `[n#P]` or `[#P_0]` in a data type, P an mpi thread array: leaves of the
-    /// same shape standing for the rank, their strides set by [`Module::distribute`].
+    /// A data type that is not rmem, with natural leaves, may not have a dimension over a
+    /// cuda array: that is a fragment's (SPEC 2.14), which lives in registers. (Without
+    /// natural leaves it is a view of the thread ids, as it always was.)
+    fn check_not_fragment(&self, dims: &[Group]) -> Result<()> {
+        fn walk<'g>(g: &'g Group, leaf: &mut bool, refs: &mut Vec<&'g Ident>) {
+            match &g.body {
+                GroupBody::Size(_) => *leaf = true,
+                GroupBody::Compound(inner) => inner.iter().for_each(|c| walk(c, leaf, refs)),
+                GroupBody::Ref { target, .. } => refs.push(target),
+            }
+        }
+        let (mut leaf, mut refs) = (false, Vec::new());
+        dims.iter().for_each(|g| walk(g, &mut leaf, &mut refs));
+        let cuda = refs.into_iter().find(|id| {
+            matches!(self.lookup(&id.name), Ok(r)
+                if matches!(self.types[r.ty].class, TypeClass::Thread(ThreadKind::Cuda(_))))
+        });
+        match (leaf, cuda) {
+            (true, Some(id)) => Err(Error::new(
+                ErrorKind::Structure,
+                id.span,
+                format!(
+                    "a dimension over the threads of a cuda array's block belongs in an `rmem` type: a fragment, distributed over the threads, is registers (`rmem float [[2][#{}]] F`)",
+                    id.name
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `node` is the block of the cuda array `ty` or one of its sub-dimensions.
+    fn in_block(&self, ty: usize, node: NodeId) -> bool {
+        fn under(m: &Module, at: NodeId, node: NodeId) -> bool {
+            at == node || m.node(at).children.iter().any(|c| under(m, *c, node))
+        }
+        let root = self.node(self.types[ty].root);
+        root.children.get(1).is_some_and(|b| under(self, *b, node))
+    }
+
+    /// `[#P]`, `[n#P]` or `[#P_0]` in a data type, P an mpi thread array (or, in an rmem
+    /// type, `[#G_1_0]`, a dimension of a cuda array's block): leaves of the same shape
+    /// standing for the holder, their strides set by [`Module::distribute`].
     fn rank_dimension(
         &mut self,
         g: &Group,
@@ -594,12 +677,29 @@ impl Module {
         dist: &mut Distributing,
     ) -> Result<NodeId> {
         let over = &self.types[r.ty].name;
+        let holders = self.holders_of(r.ty);
+        let cuda = !self.is_mpi(r.ty);
+        // The dimension the messages' examples distribute over: the array, or its block.
+        let whole = match cuda {
+            true => format!("{over}_1"),
+            false => over.clone(),
+        };
+        if cuda && !self.in_block(r.ty, r.node) {
+            return Err(Error::new(
+                ErrorKind::Structure,
+                target.span,
+                format!(
+                    "`{}` is not a dimension of `{over}`'s block: a fragment is distributed over the threads of one block (`#{over}_1` or its sub-dimensions, `#{over}_1_0`), each block holding its own",
+                    target.name
+                ),
+            ));
+        }
         if !natural {
             return Err(Error::new(
                 ErrorKind::Structure,
                 target.span,
                 format!(
-                    "a dimension distributed over the mpi array `{over}` belongs in a natural type (`[[#{over}][n]][m]`); reference that type's dimensions to view it another way"
+                    "a dimension distributed over {holders} belongs in a natural type (`[[#{whole}][n]][m]`); reference that type's dimensions to view it another way"
                 ),
             ));
         }
@@ -608,8 +708,12 @@ impl Module {
                 ErrorKind::Structure,
                 target.span,
                 format!(
-                    "this type is distributed over `{}` already: a type is distributed over one mpi array",
-                    self.types[other].name
+                    "this type is distributed over `{}` already: a type is distributed over one {}",
+                    self.types[other].name,
+                    match (self.is_mpi(other), self.is_mpi(r.ty)) {
+                        (true, true) => "mpi array",
+                        _ => "thread array",
+                    }
                 ),
             ));
         }
@@ -634,13 +738,13 @@ impl Module {
                 ErrorKind::Structure,
                 g.span,
                 format!(
-                    "a dimension over the mpi array `{over}` is `[#{over}]`, `[n#{over}]` or a sub-dimension such as `[#{over}_0]`, not a structured reference"
+                    "a dimension over {holders} is `[#{whole}]`, `[n#{whole}]` or a sub-dimension such as `[#{whole}_0]`, not a structured reference"
                 ),
             )),
         }
     }
 
-    /// A copy of the mpi array's dimension `node`: leaves where it has leaves.
+    /// A copy of the thread array's dimension `node`: leaves where it has leaves.
     fn mirror_ranks(&mut self, node: NodeId, dist: &mut Distributing) -> NodeId {
         let n = self.node(node).clone();
         match n.kind {
@@ -671,8 +775,9 @@ impl Module {
         }
     }
 
-    /// The rank leaves' strides, once the part (`part` elements, the other leaves'
-    /// product) is known: the rank's stride in the mpi array times the part.
+    /// The holder leaves' strides, once the part (`part` elements, the other leaves'
+    /// product) is known: the holder's stride in the thread array (an mpi array's rank,
+    /// a thread's id in a cuda array's block) times the part.
     fn distribute(
         &mut self,
         rank_leaves: &[(NodeId, u64)],
@@ -690,11 +795,21 @@ impl Module {
             })?;
             self.nodes[leaf.0 as usize].kind = NodeKind::Leaf { stride };
         }
-        let mpi = &self.types[over];
+        let ta = &self.types[over];
+        let (holders, ranks) = match ta.class {
+            TypeClass::Thread(ThreadKind::Mpi) => (Holders::Ranks, self.node(ta.root).size),
+            // The threads of the block, the cuda array's second top-level dimension.
+            _ => (
+                Holders::Threads,
+                self.node(self.node(ta.root).children[1]).size,
+            ),
+        };
         Ok(Distribution {
-            over: mpi.name.clone(),
-            ranks: self.node(mpi.root).size,
+            over: ta.name.clone(),
+            holders,
+            ranks,
             part,
+            leaves: rank_leaves.iter().map(|(leaf, _)| *leaf).collect(),
         })
     }
 
@@ -851,6 +966,14 @@ impl Module {
 /// first group does may cover its target past the end (SPEC 2.4).
 pub(crate) fn counts_pieces(g: &Group) -> bool {
     matches!(&g.body, GroupBody::Size(e) if matches!(e.kind, SizeExprKind::Bin(SizeOp::CeilDiv, ..)))
+}
+
+/// The thread arrays a type may be distributed over, when these hold the parts, in words.
+fn one_array(holders: &[Holders]) -> &'static str {
+    match holders.iter().all(|h| *h == Holders::Ranks) {
+        true => "mpi array",
+        false => "thread array",
+    }
 }
 
 fn has_reference(g: &Group) -> bool {

@@ -7,7 +7,7 @@ use std::fmt;
 use crate::error::Result;
 use crate::eval::Program;
 use crate::offsets::{offset_function, Offset, Rows};
-use crate::tree::{Distribution, Module, NodeKind, TypeClass};
+use crate::tree::{Distribution, Holders, Module, NodeKind, TypeClass};
 
 /// How a copy between two types and memories is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,6 +498,18 @@ pub fn plan(
     (dst_module, dst, dst_at): (&Module, &str, Place),
 ) -> Result<CopyPath> {
     use Place::{Gpu, Host};
+    for (module, name) in [(src_module, src), (dst_module, dst)] {
+        if let Some(d) = distribution(module, name).filter(|d| d.holders == Holders::Threads) {
+            return Err(crate::Error::new(
+                crate::ErrorKind::Structure,
+                crate::TextSpan::default(),
+                format!(
+                    "`{name}` is a fragment, distributed over the threads of `{}`'s block: a copy to or from a fragment (ldmatrix, stmatrix) is not there yet",
+                    d.over
+                ),
+            ));
+        }
+    }
     if distribution(src_module, src).is_some() || distribution(dst_module, dst).is_some() {
         return exchange((src_module, src), (dst_module, dst)).map(CopyPath::Exchange);
     }

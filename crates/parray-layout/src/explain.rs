@@ -23,7 +23,7 @@ use std::fmt::{self, Write};
 use crate::kinds::{ElemType, MemKind, Record, ThreadKind};
 use crate::offsets::offset_function;
 use crate::path::child_name;
-use crate::tree::{DimRef, Module, NodeId, NodeKind, TypeClass};
+use crate::tree::{DimRef, Distribution, Holders, Module, NodeId, NodeKind, TypeClass};
 
 /// Most dimensions listed for one type (references can make trees exponentially large).
 pub const MAX_LINES: usize = 1000;
@@ -122,12 +122,24 @@ fn explain_one(
         m.size(dim.node),
         m.extent(dim.node)
     )?;
-    if let Some(d) = &def.distribution {
-        writeln!(
+    match &def.distribution {
+        Some(d @ Distribution { holders: Holders::Ranks, .. }) => writeln!(
             out,
             "distributed over the mpi array `{}` ({} processes): each rank holds a part of {} elements; the element at offset o is element o % {} of rank o / {}",
             d.over, d.ranks, d.part, d.part, d.part
-        )?;
+        )?,
+        Some(d @ Distribution { holders: Holders::Threads, .. }) => {
+            let digits: Vec<String> = d.leaves.iter().map(|l| name_of(canon, *l)).collect();
+            writeln!(
+                out,
+                "a fragment, distributed over the threads of `{}`'s block ({} threads): each thread holds a part of {p} elements (its registers); the element at offset o is element o % {p} of the thread o / {p} of the block; the thread's digits: {}",
+                d.over,
+                d.ranks,
+                digits.join(", "),
+                p = d.part,
+            )?
+        }
+        None => {}
     }
     if let Some(bytes) = m.swizzle_alignment(dim) {
         writeln!(
@@ -153,9 +165,14 @@ fn explain_one(
 
     let mut rows = Vec::new();
     let mut hidden = 0usize;
+    let thread_digits = match &def.distribution {
+        Some(d) if d.holders == Holders::Threads => d.leaves.as_slice(),
+        _ => &[],
+    };
     let mut walk = Walk {
         m,
         top: dim.node,
+        thread_digits,
         canon,
         rows: &mut rows,
         hidden: &mut hidden,
@@ -194,6 +211,8 @@ struct Walk<'a> {
     m: &'a Module,
     /// The dimension being explained (never shown as `#X`, even if it is reached again).
     top: NodeId,
+    /// The leaves standing for the holding thread, of a fragment (SPEC 2.14).
+    thread_digits: &'a [NodeId],
     canon: &'a HashMap<NodeId, String>,
     rows: &'a mut Vec<Row>,
     hidden: &'a mut usize,
@@ -217,6 +236,9 @@ impl Walk<'_> {
             Err(_) => "?",
         };
         let mut what = describe(m, node, self.canon);
+        if self.thread_digits.contains(&node) {
+            what = what.replace("natural leaf", "thread digit");
+        }
         if let Some(c) = self.canon.get(&node) {
             if *c != path && node != self.top {
                 what = format!("#{c} ({what})");

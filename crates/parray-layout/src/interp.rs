@@ -28,7 +28,10 @@
 //! - distribution (SPEC.md 2.13): in a natural data type, `#P` (P an `mpi` thread array)
 //!   has `off(i) = off_P(i) * part`, `part` the product of the sizes of the type's natural
 //!   leaves, which are strided among themselves as if it were absent: the rank's parts end
-//!   to end.
+//!   to end. A fragment (SPEC.md 2.14) is the same rule with a cuda array's block for P:
+//!   in an `rmem` type, `#G_1` and its sub-dimensions (`#G_1_0`) are the holding thread's
+//!   digits, `off_P` being the cuda array's own offsets (thread ids; a block dimension's
+//!   are its ids within the block).
 //!
 //! It is slow on purpose (no caching, no symbolic work) and refuses nothing that section
 //! 3 allows, except that it does not check CUDA launch limits (a thread array's shape has
@@ -72,6 +75,21 @@ struct Dim {
     children: Vec<DimId>,
 }
 
+/// What is declared: a thread array, or a data type (an `rmem` one or not).
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    thread: bool,
+    rmem: bool,
+}
+
+/// Whether the dimension `name` is `of` or one of its sub-dimensions (`of_0_1`).
+fn within(name: &str, of: &str) -> bool {
+    name == of
+        || name
+            .strip_prefix(of)
+            .is_some_and(|rest| rest.starts_with('_'))
+}
+
 /// The largest size or value the language allows.
 const MAX: u128 = u64::MAX as u128;
 
@@ -83,6 +101,8 @@ pub struct Interp {
     types: Vec<(String, DimId)>,
     /// The declared mpi thread arrays.
     mpi: Vec<String>,
+    /// The declared cuda thread arrays.
+    cuda: Vec<String>,
     consts: HashMap<String, i128>,
 }
 
@@ -119,7 +139,15 @@ impl Interp {
                         return Err(format!("`{name}` declared twice"));
                     }
                     let thread = matches!(t.kind, DeclKind::Thread(_));
-                    let artificial = t.dims.iter().any(|g| it.mentions_reference(g, thread));
+                    let rmem = matches!(
+                        t.kind,
+                        DeclKind::Data {
+                            mem: Some(crate::MemKind::Rmem),
+                            ..
+                        }
+                    );
+                    let kind = Kind { thread, rmem };
+                    let artificial = t.dims.iter().any(|g| it.mentions_reference(g, kind));
                     if artificial && thread {
                         return Err(format!("thread array `{name}` has a reference"));
                     }
@@ -128,7 +156,7 @@ impl Interp {
                     let mut top = Vec::new();
                     for g in &t.dims {
                         top.push(
-                            it.group(g, artificial, &mut leaves, &mut xors)
+                            it.group(g, rmem, artificial, &mut leaves, &mut xors)
                                 .map_err(|e| format!("in `{name}`: {e}"))?,
                         );
                     }
@@ -139,8 +167,10 @@ impl Interp {
                             *p = part;
                         }
                     }
-                    if matches!(t.kind, DeclKind::Thread(crate::ThreadKind::Mpi)) {
-                        it.mpi.push(name.clone());
+                    match &t.kind {
+                        DeclKind::Thread(crate::ThreadKind::Mpi) => it.mpi.push(name.clone()),
+                        DeclKind::Thread(crate::ThreadKind::Cuda(_)) => it.cuda.push(name.clone()),
+                        _ => {}
                     }
                     // Rule 1: stride = product of the sizes of the leaves to the right.
                     for (k, &leaf) in leaves.iter().enumerate() {
@@ -209,11 +239,13 @@ impl Interp {
         Ok(self.push(size, Def::Compound, children))
     }
 
-    /// One group of a declaration; natural leaves are collected left to right in `leaves`.
-    /// `xors`: the swizzled leaves, with their partners as written.
+    /// One group of a declaration (of an `rmem` type when `rmem`); natural leaves are
+    /// collected left to right in `leaves`. `xors`: the swizzled leaves, with their
+    /// partners as written.
     fn group(
         &mut self,
         g: &Group,
+        rmem: bool,
         artificial: bool,
         leaves: &mut Vec<DimId>,
         xors: &mut Vec<(DimId, String)>,
@@ -239,21 +271,23 @@ impl Interp {
             GroupBody::Compound(inner) => {
                 let mut children = Vec::new();
                 for c in inner {
-                    children.push(self.group(c, artificial, leaves, xors)?);
+                    children.push(self.group(c, rmem, artificial, leaves, xors)?);
                 }
                 self.compound(children)
             }
             GroupBody::Ref { shape, target } => {
                 let r = self.lookup(&target.name)?;
                 let rsize = self.dims[r.0].size;
-                if self.is_mpi(&target.name) {
+                if self.distributes(&target.name, rmem) {
                     if artificial {
-                        return Err("a dimension over an mpi array in an artificial type".into());
+                        return Err("a distributed dimension in an artificial type".into());
                     }
                     let size = match shape {
                         RefShape::Whole => rsize,
                         RefShape::Sized(e) => self.size_value(e)?.min(rsize + 1),
-                        RefShape::Structured(_) => return Err("a structured mpi dimension".into()),
+                        RefShape::Structured(_) => {
+                            return Err("a structured distributed dimension".into())
+                        }
                     };
                     if size > rsize {
                         return Err(format!("{size}#{} is larger than {rsize}", target.name));
@@ -290,7 +324,7 @@ impl Interp {
         }
     }
 
-    /// A dimension of `size` over the mpi array's dimension `r`, with its children when it
+    /// A dimension of `size` over the thread array's dimension `r`, with its children when it
     /// is all of `r` (rule 3); the part is filled in once the type's leaves are known.
     fn ranks(&mut self, r: DimId, size: u128, whole: bool) -> DimId {
         let children = if whole {
@@ -309,18 +343,24 @@ impl Interp {
     }
 
     fn is_mpi(&self, name: &str) -> bool {
-        self.mpi.iter().any(|m| {
-            name == m || (name.starts_with(m.as_str()) && name[m.len()..].starts_with('_'))
-        })
+        self.mpi.iter().any(|m| within(name, m))
     }
 
-    /// Whether a group references another type (for a data type, a dimension over an mpi
-    /// array is not a reference).
-    fn mentions_reference(&self, g: &Group, thread: bool) -> bool {
+    /// Whether a dimension named `name` in a data type (an `rmem` one when `rmem`) is
+    /// distributed: a dimension of an mpi array, or of a cuda array's block in an rmem type.
+    fn distributes(&self, name: &str, rmem: bool) -> bool {
+        self.is_mpi(name) || (rmem && self.cuda.iter().any(|g| within(name, &format!("{g}_1"))))
+    }
+
+    /// Whether a group references another type (for a data type, a distributed dimension
+    /// is not a reference).
+    fn mentions_reference(&self, g: &Group, kind: Kind) -> bool {
         match &g.body {
             GroupBody::Size(_) => false,
-            GroupBody::Compound(inner) => inner.iter().any(|c| self.mentions_reference(c, thread)),
-            GroupBody::Ref { target, .. } => thread || !self.is_mpi(&target.name),
+            GroupBody::Compound(inner) => inner.iter().any(|c| self.mentions_reference(c, kind)),
+            GroupBody::Ref { target, .. } => {
+                kind.thread || !self.distributes(&target.name, kind.rmem)
+            }
         }
     }
 

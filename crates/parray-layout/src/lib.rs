@@ -37,4 +37,4 @@ pub use offsets::{
 };
 pub use parser::{as_written, parse_index_expr, parse_program, parse_program_reporting_all};
 pub use path::DimPath;
-pub use tree::{DimRef, Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
+pub use tree::{DimRef, Distribution, Holders, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

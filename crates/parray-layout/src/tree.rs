@@ -73,18 +73,35 @@ pub enum TypeClass {
 pub const CONSTANT_BYTES: u64 = 65536;
 
 /// How a data type's elements are spread over the processes of an `mpi` thread array
-/// (SPEC.md 2.13): a dimension `[#P]` (or `[n#P]`, `[#P_0]`) of a natural type is the
-/// rank that holds the element. Offsets are those of the ranks' parts laid end to end,
-/// rank 0's first: the element at offset `o` is element `o % part` of rank `o / part`'s
-/// part.
+/// (SPEC.md 2.13), or over the threads of a cuda thread array's block (a fragment, SPEC.md
+/// 2.14): a dimension `[#P]` (or `[n#P]`, `[#P_0]`; `[#G_1_1]` of a block) of a natural
+/// type is the rank, or the thread, that holds the element. Offsets are those of the
+/// holders' parts laid end to end, holder 0's first: the element at offset `o` is element
+/// `o % part` of holder `o / part`'s part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Distribution {
-    /// The mpi thread array.
+    /// The thread array: an mpi array, or the cuda array whose block holds a fragment.
     pub over: String,
-    /// Its processes: a job using the type runs this many ranks.
+    /// What holds the parts.
+    pub holders: Holders,
+    /// How many hold parts: the mpi array's processes (a job using the type runs this
+    /// many ranks), or the threads of the cuda array's block.
     pub ranks: u64,
-    /// Elements of storage of one rank's part (the product of the type's other leaves).
+    /// Elements of storage of one holder's part (the product of the type's other leaves).
     pub part: u64,
+    /// The leaves standing for the holder (the distributed natural type's; its views
+    /// share them), left to right.
+    pub leaves: Vec<NodeId>,
+}
+
+/// What holds the parts of a distributed type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holders {
+    /// The processes of an mpi thread array (SPEC.md 2.13): holder `h` is rank `h`.
+    Ranks,
+    /// The threads of a cuda thread array's block (SPEC.md 2.14, an `rmem` fragment):
+    /// holder `h` is the thread whose flat id in the block is `h`.
+    Threads,
 }
 
 impl Distribution {
@@ -103,11 +120,12 @@ pub struct TypeDef {
     pub name: String,
     pub class: TypeClass,
     pub root: NodeId,
-    /// True when no dimension references another type (a dimension distributed over an
-    /// mpi array is not a reference in this sense).
+    /// True when no dimension references another type (a distributed dimension, over an
+    /// mpi array or a block's threads, is not a reference in this sense).
     pub natural: bool,
-    /// For a data type with a dimension over an mpi array, or built on the dimensions of
-    /// one that has: how its elements are spread over the ranks.
+    /// For a data type with a dimension over an mpi array (or, an rmem type, over a cuda
+    /// array's block), or built on the dimensions of one that has: how its elements are
+    /// spread over the ranks (the threads).
     pub distribution: Option<Distribution>,
     /// For a type whose pieces cover a dimension past its end (`[[ceil(M / 128)][128]]#A_0`,
     /// SPEC 2.4), or built on one: the extent of the data they cover, which its forms

@@ -8,7 +8,9 @@ use quote::quote;
 
 use parray_layout::error::TextSpan;
 use parray_layout::kinds::{ElemType, MemKind, Param, Record, ThreadKind};
-use parray_layout::tree::{Distribution, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};
+use parray_layout::tree::{
+    Distribution, Holders, Module, Node, NodeId, NodeKind, TypeClass, TypeDef,
+};
 
 /// An expression of type `::parray::layout::Module` equal to `module`.
 pub fn module_tokens(module: &Module) -> TokenStream {
@@ -92,13 +94,28 @@ fn type_def(t: &TypeDef) -> TokenStream {
     };
     let span = span(t.span);
     let distribution = match &t.distribution {
-        Some(Distribution { over, ranks, part }) => quote! {
-            ::core::option::Option::Some(::parray::layout::Distribution {
-                over: ::std::string::String::from(#over),
-                ranks: #ranks,
-                part: #part,
-            })
-        },
+        Some(Distribution {
+            over,
+            holders,
+            ranks,
+            part,
+            leaves,
+        }) => {
+            let holders = match holders {
+                Holders::Ranks => quote!(::parray::layout::Holders::Ranks),
+                Holders::Threads => quote!(::parray::layout::Holders::Threads),
+            };
+            let leaves = leaves.iter().map(|l| l.0);
+            quote! {
+                ::core::option::Option::Some(::parray::layout::Distribution {
+                    over: ::std::string::String::from(#over),
+                    holders: #holders,
+                    ranks: #ranks,
+                    part: #part,
+                    leaves: ::std::vec![#(::parray::layout::NodeId(#leaves)),*],
+                })
+            }
+        }
         None => quote!(::core::option::Option::None),
     };
     let covers = match t.covers {
