@@ -14,23 +14,74 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 
+use syn::parse::Parser;
+
+use crate::dollar::Forms;
 use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
 
-/// `#[parray::func] fn name(..) -> T { .. }`: the function and its companion at once
-/// (functions that call each other each need the other's), then its check, which first
-/// asks the companions of what it calls.
+/// `#[parray::func] fn name(..) -> T { .. }`: the attribute, which rustc hands a parsed
+/// function (no `$...$` form can be in it: `$` is no Rust expression).
 pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(t) = attr.into_iter().next() {
         return syn::Error::new(t.span(), "`#[parray::func]` takes no arguments")
             .to_compile_error();
     }
-    let parsed: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => return e.to_compile_error(),
+    function(item)
+}
+
+/// `parray::funcs! { fn f(..) -> T { .. } fn g(..) { .. } }`: functions as the attribute
+/// makes them, whose bodies may hold `$...$` forms of the types they name.
+pub fn define_all(input: TokenStream) -> TokenStream {
+    let items = crate::dollar::preprocess(input).and_then(|tokens| {
+        (|input: syn::parse::ParseStream| {
+            let mut items = Vec::new();
+            while !input.is_empty() {
+                items.push(input.parse::<syn::ItemFn>()?);
+            }
+            Ok(items)
+        })
+        .parse2(tokens)
+    });
+    match items {
+        Ok(items) => items.iter().map(|f| function(quote::quote!(#f))).collect(),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// One function, the attribute's or `funcs!`'s (its forms already placeholders): the
+/// types its forms name are asked for first (as `host!` asks), then [`expand`] makes it.
+fn function(item: TokenStream) -> TokenStream {
+    drive(Kind::Func, Vec::new(), item, expand)
+}
+
+/// The function with its forms compiled as `host!` compiles them, and its companion
+/// (carrying the declarations its forms name, then its source) at once (functions that
+/// call each other each need the other's; a companion of a type never needs a function's),
+/// then its check, which first asks the companions of what it calls.
+pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
+    let parsed: syn::ItemFn = syn::parse2(item.clone())?;
+    let mut names = Vec::new();
+    crate::detour::dollar_names(&quote::quote!(#parsed), &mut names);
+    let resolved = match crate::detour::module_for(entries, names.clone(), &[])? {
+        Ok(resolved) => resolved,
+        Err(need) => return Ok(Outcome::Need(need)),
     };
+    // A run-time size is a value the function would have to read when it runs, each call.
+    if let Some(n) = names.iter().find(|n| {
+        let base = crate::resolve::base_name(&n.to_string()).to_string();
+        resolved.runtime.contains(&base)
+    }) {
+        return Err(syn::Error::new(
+            n.span(),
+            format!(
+                "`{}` has sizes given at run time: a function's forms are folded with its types' sizes as constants; compute this form in the body and pass it in as a parameter (a body's forms of run-time types are made when it runs)",
+                crate::resolve::base_name(&n.to_string())
+            ),
+        ));
+    }
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -43,13 +94,26 @@ pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
         name,
         crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
     );
-    let vis = &parsed.vis;
     let mut rust = parsed.clone();
+    let mut forms = Forms::new(&resolved.module, None);
+    let not_built: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.what == Carried::NotBuilt)
+        .map(|e| e.name.as_str())
+        .collect();
+    let translated = crate::host::translate(&mut forms, &not_built, &mut rust.block.stmts);
     Accesses.visit_block_mut(&mut rust.block);
     let mut out = quote::quote!(#rust);
-    out.extend(companion(&quote::quote!(#vis), &name, &hidden, &[own]));
-    out.extend(drive(Kind::Func, Vec::new(), item, check));
-    out
+    // Its own entry last: a companion called by another name renames its last entry.
+    let carried: Vec<Entry> = entries.iter().cloned().chain([own]).collect();
+    let vis = &parsed.vis;
+    out.extend(companion(&quote::quote!(#vis), &name, &hidden, &carried));
+    match translated {
+        // Its forms' errors are the ones to see: the check would find them again.
+        Err(e) => out.extend(e.to_compile_error()),
+        Ok(()) => out.extend(drive(Kind::FuncCheck, entries.to_vec(), item, check)),
+    }
+    Ok(Outcome::Done(out))
 }
 
 /// The Rust of a function's element accesses through its pointers (`parray::Ptr`,
@@ -137,7 +201,8 @@ fn compound(op: &syn::BinOp) -> Option<syn::BinOp> {
 }
 
 /// The check of a function, once the companions of what it calls have been asked: what a
-/// cuda body calling it would lower and type, with its errors where it is written.
+/// cuda body calling it would lower and type, with its errors where it is written. The
+/// entries start with the declarations its forms name.
 pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let item: syn::ItemFn = syn::parse2(input)?;
     let name = item.sig.ident.clone();
@@ -155,7 +220,12 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let mut sources = sources(entries)?;
     sources.retain(|(n, _)| name != n);
     sources.push((name.to_string(), item));
-    crate::lower::check_function(&name, &sources, &records(entries))?;
+    // The types the forms of it and of its callees name: all carried in by now.
+    let module = match crate::detour::module_for(entries, Vec::new(), &[])? {
+        Ok(resolved) => resolved.module,
+        Err(_) => unreachable!("no names asked for"),
+    };
+    crate::lower::check_function(&name, &sources, &records(entries), &module)?;
     Ok(Outcome::Done(TokenStream::new()))
 }
 

@@ -100,14 +100,15 @@ fn typed(body: Body) -> syn::Result<Typed> {
 }
 
 /// Checks the function `name` of `funcs` (and what it calls) as a cuda body would lower
-/// and type it: the errors a `#[parray::func]` reports where it is defined.
+/// and type it, its forms compiled against `module`: the errors a `#[parray::func]` (or
+/// `funcs!`) reports where it is defined.
 pub fn check_function(
     name: &Ident,
     funcs: &[(String, syn::ItemFn)],
     records: &[Record],
+    module: &parray_layout::Module,
 ) -> syn::Result<()> {
-    let module = parray_layout::Module::from_parts(Vec::new(), Vec::new(), Vec::new());
-    let mut forms = Forms::new(&module, None);
+    let mut forms = Forms::new(module, None);
     let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs, records);
     lw.function_index(name);
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
@@ -665,6 +666,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn macro_stmt(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         let span = mac.span();
+        if mac.path.is_ident(DOLLAR) {
+            let expr = self.dollar(mac);
+            return Some(Stmt::Expr {
+                expr,
+                loc: loc(span),
+            });
+        }
         let what = format!("`{}`", macro_name(mac));
         if self.in_function(span, &what) {
             return None;
@@ -692,13 +700,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = macro_name(mac);
         if name == "println" || name == "print" {
             return self.print(mac, name == "println");
-        }
-        if mac.path.is_ident(DOLLAR) {
-            let expr = self.dollar(mac);
-            return Some(Stmt::Expr {
-                expr,
-                loc: loc(span),
-            });
         }
         self.fail(
             span,
@@ -1660,11 +1661,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered.
+    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered. In
+    /// a function (`funcs!`) a form of the types it names is a body's; a thread index is
+    /// the calling body's to pass in.
     fn dollar(&mut self, mac: &syn::Macro) -> Expr {
         let span = mac.span();
-        if self.in_function(span, "a `$...$` form") {
-            return poison(span);
+        if let Some(tid) = thread_index_in(&mac.tokens) {
+            if self.in_function(tid, "`$tid...$`") {
+                return poison(span);
+            }
         }
         let form = match self.forms.form(mac.tokens.clone(), span) {
             Ok(f) => f,
@@ -1683,6 +1688,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         form.lower(span, &mut |e| self.expr(e))
+    }
+}
+
+/// A thread index a form's tokens name, as its head (`tid_0`) or in one of its indices
+/// (`$tid$`, not a variable named `tid`): its span.
+fn thread_index_in(form: &TokenStream) -> Option<Span> {
+    use proc_macro2::TokenTree as T;
+    fn inner(tokens: &TokenStream) -> Option<Span> {
+        let tts: Vec<T> = tokens.clone().into_iter().collect();
+        tts.iter().enumerate().find_map(|(k, t)| match (t, tts.get(k + 2)) {
+            (T::Ident(d), Some(T::Group(g))) if d == DOLLAR => thread_index_in(&g.stream()),
+            (T::Group(g), _) => inner(&g.stream()),
+            _ => None,
+        })
+    }
+    match form.clone().into_iter().next() {
+        Some(T::Ident(head)) if crate::dollar::tid_path(&head.to_string()).is_some() => {
+            Some(head.span())
+        }
+        _ => inner(form),
     }
 }
 
