@@ -49,6 +49,26 @@ parray::funcs! {
     }
 }
 
+/// A function whose types are declared, and imported, in its own module only.
+mod tiles {
+    pub mod decls {
+        parray::parray! {
+            pub dmem float [4][4] SQ;
+            // SQ transposed.
+            pub dmem float [#SQ_1][#SQ_0] SQT;
+        }
+    }
+
+    use decls::SQT;
+
+    parray::funcs! {
+        /// Element `(i, j)` of the transpose of a row-major 4 x 4 matrix.
+        pub fn transposed(m: parray::Ptr<'_, f32>, i: usize, j: usize) -> f32 {
+            m[$SQT[i][j]$]
+        }
+    }
+}
+
 fn storage(k: usize) -> f32 {
     ((k * 29) % 53) as f32 / 4.0 - 5.0
 }
@@ -123,6 +143,31 @@ fn an_access_past_the_array_through_a_functions_form_is_an_error() -> parray::Re
     .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("out of bounds"), "{text}");
+    Ok(())
+}
+
+#[test]
+fn a_function_brings_the_types_its_forms_name_to_the_body_that_calls_it() -> parray::Result<()> {
+    // No `SQT` here: the function's companion carries its declaration to the cuda body.
+    use tiles::transposed;
+    let values: Vec<f32> = (0..64).map(storage).collect();
+    let mut a = A::create()?;
+    a.copy_from_slice(&values)?;
+    let x = X::create()?;
+    let mut y = Y::create()?;
+    detour!(GPU(&a, &x, &mut y) {
+        let t = $tid$;
+        y[t] = transposed(a, t / 4, t % 4);
+        y[t + 8] = transposed(a, t / 4 + 2, t % 4);
+    })?;
+    let want: Vec<f32> = (0..16).map(|k| values[(k % 4) * 4 + k / 4]).collect();
+    assert_eq!(y.to_vec()?, want, "cuda");
+    let mut ha = HA::create()?;
+    ha.copy_from_slice(&values)?;
+    let rust: Vec<f32> = (0..16)
+        .map(|k| transposed(ha.ptr(), k / 4, k % 4))
+        .collect();
+    assert_eq!(rust, want, "rust");
     Ok(())
 }
 
