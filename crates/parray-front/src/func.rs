@@ -17,19 +17,37 @@ use syn::visit_mut::VisitMut;
 use syn::parse::Parser;
 
 use crate::dollar::Forms;
-use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
+use crate::resolve::{base_name, companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
 
-/// `#[parray::func] fn name(..) -> T { .. }`: the attribute, which rustc hands a parsed
-/// function (no `$...$` form can be in it: `$` is no Rust expression).
+/// `#[parray::func] fn name(..) -> T { .. }`: the attribute. rustc parses its function
+/// first, where `$` is no Rust expression: a `$...$` form is rustc's error, then ours
+/// saying where forms go, and the function is made as `funcs!` makes it (so that its
+/// callers report nothing more).
 pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(t) = attr.into_iter().next() {
         return syn::Error::new(t.span(), "`#[parray::func]` takes no arguments")
             .to_compile_error();
     }
-    function(item)
+    match first_dollar(item.clone()) {
+        Some(at) => {
+            let mut out = syn::Error::new(at, "a `$...$` form cannot be in a `#[parray::func]` function (rustc parses it before the attribute runs, and `$` is no Rust expression): write the function in `parray::funcs! { fn ... }`, which takes forms").to_compile_error();
+            out.extend(define_all(item));
+            out
+        }
+        None => function(item),
+    }
+}
+
+/// The span of the first `$` in `tokens`.
+fn first_dollar(tokens: TokenStream) -> Option<Span> {
+    tokens.into_iter().find_map(|t| match t {
+        proc_macro2::TokenTree::Punct(p) if p.as_char() == '$' => Some(p.span()),
+        proc_macro2::TokenTree::Group(g) => first_dollar(g.stream()),
+        _ => None,
+    })
 }
 
 /// `parray::funcs! { fn f(..) -> T { .. } fn g(..) { .. } }`: functions as the attribute
@@ -69,19 +87,15 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
         Ok(resolved) => resolved,
         Err(need) => return Ok(Outcome::Need(need)),
     };
-    // A run-time size is a value the function would have to read when it runs, each call.
-    if let Some(n) = names.iter().find(|n| {
-        let base = crate::resolve::base_name(&n.to_string()).to_string();
-        resolved.runtime.contains(&base)
-    }) {
-        return Err(syn::Error::new(
-            n.span(),
-            format!(
-                "`{}` has sizes given at run time: a function's forms are folded with its types' sizes as constants; compute this form in the body and pass it in as a parameter (a body's forms of run-time types are made when it runs)",
-                crate::resolve::base_name(&n.to_string())
-            ),
-        ));
-    }
+    // A run-time size would be read when the function runs, at each call: refused.
+    let mut errors: Vec<syn::Error> = names
+        .iter()
+        .filter_map(|n| {
+            let name = n.to_string();
+            let ty = base_name(&name);
+            resolved.runtime.iter().any(|r| r == ty).then(|| syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")))
+        })
+        .collect();
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -101,17 +115,19 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
         .filter(|e| e.what == Carried::NotBuilt)
         .map(|e| e.name.as_str())
         .collect();
-    let translated = crate::host::translate(&mut forms, &not_built, &mut rust.block.stmts);
+    if let Err(e) = crate::host::translate(&mut forms, &not_built, &mut rust.block.stmts) {
+        errors.push(e);
+    }
     Accesses.visit_block_mut(&mut rust.block);
     let mut out = quote::quote!(#rust);
     // Its own entry last: a companion called by another name renames its last entry.
     let carried: Vec<Entry> = entries.iter().cloned().chain([own]).collect();
     let vis = &parsed.vis;
     out.extend(companion(&quote::quote!(#vis), &name, &hidden, &carried));
-    match translated {
-        // Its forms' errors are the ones to see: the check would find them again.
-        Err(e) => out.extend(e.to_compile_error()),
-        Ok(()) => out.extend(drive(Kind::FuncCheck, entries.to_vec(), item, check)),
+    // Its forms' errors are the ones to see: the check would find them again.
+    match crate::errors::in_source_order(errors.into_iter().flatten()) {
+        Some(e) => out.extend(e.to_compile_error()),
+        None => out.extend(drive(Kind::FuncCheck, entries.to_vec(), item, check)),
     }
     Ok(Outcome::Done(out))
 }

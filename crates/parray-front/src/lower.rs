@@ -1661,16 +1661,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered. In
-    /// a function (`funcs!`) a form of the types it names is a body's; a thread index is
-    /// the calling body's to pass in.
+    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered (in a
+    /// function of `funcs!` as in a body: its `$tid$`, which has no meaning there, is
+    /// refused where the function is written).
     fn dollar(&mut self, mac: &syn::Macro) -> Expr {
         let span = mac.span();
-        if let Some(tid) = thread_index_in(&mac.tokens) {
-            if self.in_function(tid, "`$tid...$`") {
-                return poison(span);
-            }
-        }
         let form = match self.forms.form(mac.tokens.clone(), span) {
             Ok(f) => f,
             Err(e) => {
@@ -1688,26 +1683,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         form.lower(span, &mut |e| self.expr(e))
-    }
-}
-
-/// A thread index a form's tokens name, as its head (`tid_0`) or in one of its indices
-/// (`$tid$`, not a variable named `tid`): its span.
-fn thread_index_in(form: &TokenStream) -> Option<Span> {
-    use proc_macro2::TokenTree as T;
-    fn inner(tokens: &TokenStream) -> Option<Span> {
-        let tts: Vec<T> = tokens.clone().into_iter().collect();
-        tts.iter().enumerate().find_map(|(k, t)| match (t, tts.get(k + 2)) {
-            (T::Ident(d), Some(T::Group(g))) if d == DOLLAR => thread_index_in(&g.stream()),
-            (T::Group(g), _) => inner(&g.stream()),
-            _ => None,
-        })
-    }
-    match form.clone().into_iter().next() {
-        Some(T::Ident(head)) if crate::dollar::tid_path(&head.to_string()).is_some() => {
-            Some(head.span())
-        }
-        _ => inner(form),
     }
 }
 

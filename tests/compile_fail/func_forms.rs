@@ -1,0 +1,32 @@
+// `$...$` forms in a function of the body language (`parray::funcs!`), each error at its
+// token: a type not in scope, a dimension its type lacks, a thread index (the body's to
+// pass in) and a type of sizes given at run time (folded as constants in a function).
+use parray::prelude::*;
+
+parray! {
+    dmem float [4][8] M;
+    const N;
+    dmem float [N][8] R;
+}
+
+parray::funcs! {
+    fn not_in_scope(a: parray::Ptr<'_, f32>, i: usize) -> f32 {
+        a[$Q[i]$]
+    }
+}
+
+parray::funcs! {
+    fn no_such_dimension(a: parray::Ptr<'_, f32>) -> f32 {
+        a[$dim(M_2)$]
+    }
+
+    fn thread_index(a: parray::Ptr<'_, f32>) -> f32 {
+        a[$M[$tid$][0]$]
+    }
+
+    fn run_time(a: parray::Ptr<'_, f32>, i: usize) -> f32 {
+        a[$R[i][0]$]
+    }
+}
+
+fn main() {}
