@@ -1,12 +1,27 @@
 // `$...$` forms in a function of the body language (`parray::funcs!`), each error at its
 // token: a type not in scope, a dimension its type lacks, a thread index (the body's to
-// pass in) and a type of sizes given at run time (folded as constants in a function).
+// pass in), a type of sizes given at run time (folded as constants in a function), and a
+// cuda body where a type of the same name as the function's is another declaration.
 use parray::prelude::*;
 
 parray! {
     dmem float [4][8] M;
     const N;
     dmem float [N][8] R;
+    dmem float [32] V;
+    cuda(float* v) [1][4] G;
+}
+
+mod other {
+    parray::parray! {
+        pub dmem float [8][4] M;
+    }
+
+    parray::funcs! {
+        pub fn first(a: parray::Ptr<'_, f32>) -> f32 {
+            a[$M[1][0]$]
+        }
+    }
 }
 
 parray::funcs! {
@@ -29,4 +44,10 @@ parray::funcs! {
     }
 }
 
-fn main() {}
+fn main() {
+    use other::first;
+    let mut v = V::create().unwrap();
+    let _ = detour!(G(&mut v) {
+        v[$M[0][$tid$]$] = first(v);
+    });
+}
