@@ -692,6 +692,7 @@ pub use parray_macros::func;
 ///     dmem float [4][8] M;
 ///     dmem float [#M_1][#M_0] T;             // M transposed: T[j][i] is M[i][j]
 ///     dmem float [8] OUT;
+///     paged float [4][8] H;
 ///     cuda(float* m, float* out) [1][8] G;
 /// }
 ///
@@ -707,14 +708,18 @@ pub use parray_macros::func;
 /// }
 ///
 /// fn main() -> parray::Result<()> {
+///     let values: Vec<f32> = (0..32).map(|k| k as f32).collect();
 ///     let mut m = M::create()?;
-///     m.copy_from_slice(&(0..32).map(|k| k as f32).collect::<Vec<_>>())?;
+///     m.copy_from_slice(&values)?;
 ///     let mut out = OUT::create()?;
 ///     detour!(G(&m, &mut out) {
 ///         out[$OUT[$tid$]$] = column_sum(m, $tid$);
 ///     })?;
-///     assert_eq!(out.to_vec()?[1], column_sum(m.ptr(), 1));
-///     assert_eq!(column_sum(m.ptr(), 1), 1.0 + 9.0 + 17.0 + 25.0);
+///     assert_eq!(out.to_vec()?[1], 1.0 + 9.0 + 17.0 + 25.0);
+///     // The same function in plain Rust, on host memory.
+///     let mut h = H::create()?;
+///     h.copy_from_slice(&values)?;
+///     assert_eq!(column_sum(h.ptr(), 1), 1.0 + 9.0 + 17.0 + 25.0);
 ///     Ok(())
 /// }
 /// ```
