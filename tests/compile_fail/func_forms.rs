@@ -1,7 +1,8 @@
 // `$...$` forms in a function of the body language (`parray::funcs!`), each error at its
 // token: a type not in scope, a dimension its type lacks, a thread index (the body's to
 // pass in), a type of sizes given at run time (folded as constants in a function), and a
-// cuda body where a type of the same name as the function's is another declaration.
+// cuda body where a type of the same name as the function's is another declaration. A
+// type whose declaration was not built has its error there only.
 use parray::prelude::*;
 
 parray! {
@@ -9,6 +10,7 @@ parray! {
     const N;
     dmem float [N][8] R;
     dmem float [32] V;
+    dmem float [0] K;
     cuda(float* v) [1][4] G;
 }
 
@@ -37,6 +39,10 @@ parray::funcs! {
 
     fn thread_index(a: parray::Ptr<'_, f32>) -> f32 {
         a[$M[$tid$][0]$]
+    }
+
+    fn not_built(a: parray::Ptr<'_, f32>, i: usize) -> f32 {
+        a[$K[i]$]
     }
 
     fn run_time(a: parray::Ptr<'_, f32>, i: usize) -> f32 {

@@ -1,20 +1,23 @@
-//! `#[parray::func]`: a function of the body language, written once in Rust and called
-//! from cuda bodies (lowered into their IR, a `__device__` function on the GPU) and, as
-//! the plain Rust function it also is, from pthd and mpi bodies and host code.
+//! `#[parray::func]` and `parray::funcs!`: a function of the body language, written once
+//! in Rust and called from cuda bodies (lowered into their IR, a `__device__` function on
+//! the GPU) and, as the plain Rust function it also is, from pthd and mpi bodies and host
+//! code. `funcs!` takes functions whose bodies hold `$...$` forms, which the attribute
+//! cannot (rustc parses its function first); both make each function by one path.
 //!
-//! The attribute checks the function where it is defined (its callees' companions are
-//! asked first, as declarations are) and gives it a companion macro carrying its source,
-//! which a detour that calls it asks for (see `resolve`). A generic one (`fn sq<T:
-//! parray::Num>`) is lowered at each call, an instance the type check types by that call.
+//! The declarations of the types its forms name are asked for first (as `host!` asks):
+//! then the Rust function has its forms compiled as host code's, and a companion macro
+//! carries those declarations and its source to a detour that calls it (see `resolve`).
+//! Last, it is checked where it is defined (its callees' companions asked first). A
+//! generic one (`fn sq<T: parray::Num>`) is lowered at each call, an instance the type
+//! check types by that call.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
 use quote::quote_spanned;
+use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-
-use syn::parse::Parser;
 
 use crate::dollar::Forms;
 use crate::resolve::{base_name, companion, drive, Carried, Entry, Kind, Outcome};
@@ -88,14 +91,14 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
         Err(need) => return Ok(Outcome::Need(need)),
     };
     // A run-time size would be read when the function runs, at each call: refused.
-    let mut errors: Vec<syn::Error> = names
-        .iter()
-        .filter_map(|n| {
-            let name = n.to_string();
-            let ty = base_name(&name);
-            resolved.runtime.iter().any(|r| r == ty).then(|| syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")))
-        })
-        .collect();
+    let mut errors: Vec<syn::Error> = Vec::new();
+    for n in &names {
+        let name = n.to_string();
+        let ty = base_name(&name);
+        if resolved.runtime.iter().any(|r| r == ty) {
+            errors.push(syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")));
+        }
+    }
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -124,9 +127,11 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
     let carried: Vec<Entry> = entries.iter().cloned().chain([own]).collect();
     let vis = &parsed.vis;
     out.extend(companion(&quote::quote!(#vis), &name, &hidden, &carried));
-    // Its forms' errors are the ones to see: the check would find them again.
+    // Its forms' errors are the ones to see: the check would find them again. A name
+    // whose declaration was not built has its error there, and nothing more.
     match crate::errors::in_source_order(errors.into_iter().flatten()) {
         Some(e) => out.extend(e.to_compile_error()),
+        None if !not_built.is_empty() => {}
         None => out.extend(drive(Kind::FuncCheck, entries.to_vec(), item, check)),
     }
     Ok(Outcome::Done(out))
