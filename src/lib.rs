@@ -679,6 +679,52 @@ pub use parray_macros::subprog;
 /// ```
 pub use parray_macros::func;
 
+/// Functions of the body language whose bodies hold `$...$` forms of the types they name
+/// (SPEC.md 3.5, "Functions"): made as `#[parray::func]` makes them (which cannot take a
+/// form: rustc parses an attribute's function first, and `$` is no Rust expression), the
+/// forms folded with the types' sizes as constants, as a body's are.
+///
+/// ```
+/// use parray::prelude::*;
+/// use parray::Ptr;
+///
+/// parray! {
+///     dmem float [4][8] M;
+///     dmem float [#M_1][#M_0] T;             // M transposed: T[j][i] is M[i][j]
+///     dmem float [8] OUT;
+///     paged float [4][8] H;
+///     cuda(float* m, float* out) [1][8] G;
+/// }
+///
+/// parray::funcs! {
+///     /// Column `j` of M's elements, read through the transposed view T.
+///     fn column_sum(m: Ptr<'_, f32>, j: usize) -> f32 {
+///         let mut s = 0.0f32;
+///         for i in 0..$dim(T_1)$ {
+///             s += m[$T[j][i]$];
+///         }
+///         s
+///     }
+/// }
+///
+/// fn main() -> parray::Result<()> {
+///     let values: Vec<f32> = (0..32).map(|k| k as f32).collect();
+///     let mut m = M::create()?;
+///     m.copy_from_slice(&values)?;
+///     let mut out = OUT::create()?;
+///     detour!(G(&m, &mut out) {
+///         out[$OUT[$tid$]$] = column_sum(m, $tid$);
+///     })?;
+///     assert_eq!(out.to_vec()?[1], 1.0 + 9.0 + 17.0 + 25.0);
+///     // The same function in plain Rust, on host memory.
+///     let mut h = H::create()?;
+///     h.copy_from_slice(&values)?;
+///     assert_eq!(column_sum(h.ptr(), 1), 1.0 + 9.0 + 17.0 + 25.0);
+///     Ok(())
+/// }
+/// ```
+pub use parray_macros::funcs;
+
 /// The bound of a generic function of the body language: the number types (`i8 u8 i32
 /// u32 i64 u64 usize f32 f64 f16 bf16`), with the operators the body language has on
 /// each. A cuda body instantiates the function at each call's types.

@@ -109,7 +109,7 @@ fn type_parameters(tts: &[TokenTree]) -> syn::Result<(Vec<Ident>, &[TokenTree])>
 
 /// The declarations needed and not yet carried in, or the module built from those carried
 /// (run-time sizes at their probe, `shapes`).
-fn module_for(
+pub fn module_for(
     entries: &[Entry],
     names: Vec<Ident>,
     generics: &[Ident],

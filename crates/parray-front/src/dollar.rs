@@ -517,7 +517,7 @@ impl<'m> Forms<'m> {
         let Some(t) = &self.threads else {
             return Err(syn::Error::new(
                 span,
-                "`$tid...$` is only meaningful inside a detour, where a thread array runs the code",
+                "`$tid...$` is only meaningful inside a detour, where a thread array runs the code (a function of the body language takes it as a parameter: pass `$tid$` from the body)",
             ));
         };
         let name = if path.is_empty() {

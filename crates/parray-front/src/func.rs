@@ -1,36 +1,104 @@
-//! `#[parray::func]`: a function of the body language, written once in Rust and called
-//! from cuda bodies (lowered into their IR, a `__device__` function on the GPU) and, as
-//! the plain Rust function it also is, from pthd and mpi bodies and host code.
+//! `#[parray::func]` and `parray::funcs!`: a function of the body language, written once
+//! in Rust and called from cuda bodies (lowered into their IR, a `__device__` function on
+//! the GPU) and, as the plain Rust function it also is, from pthd and mpi bodies and host
+//! code. `funcs!` takes functions whose bodies hold `$...$` forms, which the attribute
+//! cannot (rustc parses its function first); both make each function by one path.
 //!
-//! The attribute checks the function where it is defined (its callees' companions are
-//! asked first, as declarations are) and gives it a companion macro carrying its source,
-//! which a detour that calls it asks for (see `resolve`). A generic one (`fn sq<T:
-//! parray::Num>`) is lowered at each call, an instance the type check types by that call.
+//! The declarations of the types its forms name are asked for first (as `host!` asks):
+//! then the Rust function has its forms compiled as host code's, and a companion macro
+//! carries those declarations and its source to a detour that calls it (see `resolve`).
+//! Last, it is checked where it is defined (its callees' companions asked first). A
+//! generic one (`fn sq<T: parray::Num>`) is lowered at each call, an instance the type
+//! check types by that call.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::format_ident;
 use quote::quote_spanned;
+use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 
-use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
+use crate::dollar::Forms;
+use crate::resolve::{base_name, companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
 
-/// `#[parray::func] fn name(..) -> T { .. }`: the function and its companion at once
-/// (functions that call each other each need the other's), then its check, which first
-/// asks the companions of what it calls.
+/// `#[parray::func] fn name(..) -> T { .. }`: the attribute. rustc parses its function
+/// first, where `$` is no Rust expression: a `$...$` form is rustc's error, then ours
+/// saying where forms go, and the function is made as `funcs!` makes it (so that its
+/// callers report nothing more).
 pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(t) = attr.into_iter().next() {
         return syn::Error::new(t.span(), "`#[parray::func]` takes no arguments")
             .to_compile_error();
     }
-    let parsed: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => return e.to_compile_error(),
+    match first_dollar(item.clone()) {
+        Some(at) => {
+            let mut out = syn::Error::new(at, "a `$...$` form cannot be in a `#[parray::func]` function (rustc parses it before the attribute runs, and `$` is no Rust expression): write the function in `parray::funcs! { fn ... }`, which takes forms").to_compile_error();
+            out.extend(define_all(item));
+            out
+        }
+        None => function(item),
+    }
+}
+
+/// The span of the first `$` in `tokens`.
+fn first_dollar(tokens: TokenStream) -> Option<Span> {
+    tokens.into_iter().find_map(|t| match t {
+        proc_macro2::TokenTree::Punct(p) if p.as_char() == '$' => Some(p.span()),
+        proc_macro2::TokenTree::Group(g) => first_dollar(g.stream()),
+        _ => None,
+    })
+}
+
+/// `parray::funcs! { fn f(..) -> T { .. } fn g(..) { .. } }`: functions as the attribute
+/// makes them, whose bodies may hold `$...$` forms of the types they name.
+pub fn define_all(input: TokenStream) -> TokenStream {
+    let items = crate::dollar::preprocess(input).and_then(|tokens| {
+        (|input: syn::parse::ParseStream| {
+            let mut items = Vec::new();
+            while !input.is_empty() {
+                items.push(input.parse::<syn::ItemFn>()?);
+            }
+            Ok(items)
+        })
+        .parse2(tokens)
+    });
+    match items {
+        Ok(items) => items.iter().map(|f| function(quote::quote!(#f))).collect(),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// One function, the attribute's or `funcs!`'s (its forms already placeholders): the
+/// types its forms name are asked for first (as `host!` asks), then [`expand`] makes it.
+fn function(item: TokenStream) -> TokenStream {
+    drive(Kind::Func, Vec::new(), item, expand)
+}
+
+/// The function with its forms compiled as `host!` compiles them, and its companion
+/// (carrying the declarations its forms name, then its source) at once (functions that
+/// call each other each need the other's; a companion of a type never needs a function's),
+/// then its check, which first asks the companions of what it calls.
+pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
+    let parsed: syn::ItemFn = syn::parse2(item.clone())?;
+    let mut names = Vec::new();
+    crate::detour::dollar_names(&quote::quote!(#parsed), &mut names);
+    let resolved = match crate::detour::module_for(entries, names.clone(), &[])? {
+        Ok(resolved) => resolved,
+        Err(need) => return Ok(Outcome::Need(need)),
     };
+    // A run-time size would be read when the function runs, at each call: refused.
+    let mut errors: Vec<syn::Error> = Vec::new();
+    for n in &names {
+        let name = n.to_string();
+        let ty = base_name(&name);
+        if resolved.runtime.iter().any(|r| r == ty) {
+            errors.push(syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")));
+        }
+    }
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -43,13 +111,30 @@ pub fn define(attr: TokenStream, item: TokenStream) -> TokenStream {
         name,
         crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
     );
-    let vis = &parsed.vis;
     let mut rust = parsed.clone();
+    let mut forms = Forms::new(&resolved.module, None);
+    let not_built: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.what == Carried::NotBuilt)
+        .map(|e| e.name.as_str())
+        .collect();
+    if let Err(e) = crate::host::translate(&mut forms, &not_built, &mut rust.block.stmts) {
+        errors.push(e);
+    }
     Accesses.visit_block_mut(&mut rust.block);
     let mut out = quote::quote!(#rust);
-    out.extend(companion(&quote::quote!(#vis), &name, &hidden, &[own]));
-    out.extend(drive(Kind::Func, Vec::new(), item, check));
-    out
+    // Its own entry last: a companion called by another name renames its last entry.
+    let carried: Vec<Entry> = entries.iter().cloned().chain([own]).collect();
+    let vis = &parsed.vis;
+    out.extend(companion(&quote::quote!(#vis), &name, &hidden, &carried));
+    // Its forms' errors are the ones to see: the check would find them again. A name
+    // whose declaration was not built has its error there, and nothing more.
+    match crate::errors::in_source_order(errors.into_iter().flatten()) {
+        Some(e) => out.extend(e.to_compile_error()),
+        None if !not_built.is_empty() => {}
+        None => out.extend(drive(Kind::FuncCheck, entries.to_vec(), item, check)),
+    }
+    Ok(Outcome::Done(out))
 }
 
 /// The Rust of a function's element accesses through its pointers (`parray::Ptr`,
@@ -137,7 +222,8 @@ fn compound(op: &syn::BinOp) -> Option<syn::BinOp> {
 }
 
 /// The check of a function, once the companions of what it calls have been asked: what a
-/// cuda body calling it would lower and type, with its errors where it is written.
+/// cuda body calling it would lower and type, with its errors where it is written. The
+/// entries start with the declarations its forms name.
 pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let item: syn::ItemFn = syn::parse2(input)?;
     let name = item.sig.ident.clone();
@@ -155,7 +241,12 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let mut sources = sources(entries)?;
     sources.retain(|(n, _)| name != n);
     sources.push((name.to_string(), item));
-    crate::lower::check_function(&name, &sources, &records(entries))?;
+    // The types the forms of it and of its callees name: all carried in by now.
+    let module = match crate::detour::module_for(entries, Vec::new(), &[])? {
+        Ok(resolved) => resolved.module,
+        Err(_) => unreachable!("no names asked for"),
+    };
+    crate::lower::check_function(&name, &sources, &records(entries), &module)?;
     Ok(Outcome::Done(TokenStream::new()))
 }
 

@@ -70,6 +70,12 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     func::define(attr, item)
 }
 
+/// `funcs! { fn f(..) -> T { .. } .. }`: functions as `#[parray::func]` makes them, whose
+/// bodies may hold `$...$` forms of the types they name (SPEC.md 3.5, "Functions").
+pub fn funcs(input: TokenStream) -> TokenStream {
+    func::define_all(input)
+}
+
 /// `#[derive(parray::Record)]`: a `#[repr(C)]` struct of element types as an element.
 pub fn derive_record(input: TokenStream) -> TokenStream {
     record::derive(input).unwrap_or_else(|e| e.to_compile_error())
@@ -91,7 +97,8 @@ pub fn resume(input: TokenStream) -> TokenStream {
         Kind::Host => detour::expand_host,
         Kind::Source => detour::expand_source,
         Kind::Subprog => subprog::expand_call,
-        Kind::Func => func::check,
+        Kind::Func => func::expand,
+        Kind::FuncCheck => func::check,
     };
     drive(r.kind, r.entries, r.input, handler)
 }

@@ -100,14 +100,15 @@ fn typed(body: Body) -> syn::Result<Typed> {
 }
 
 /// Checks the function `name` of `funcs` (and what it calls) as a cuda body would lower
-/// and type it: the errors a `#[parray::func]` reports where it is defined.
+/// and type it, its forms compiled against `module`: the errors a `#[parray::func]` (or
+/// `funcs!`) reports where it is defined.
 pub fn check_function(
     name: &Ident,
     funcs: &[(String, syn::ItemFn)],
     records: &[Record],
+    module: &parray_layout::Module,
 ) -> syn::Result<()> {
-    let module = parray_layout::Module::from_parts(Vec::new(), Vec::new(), Vec::new());
-    let mut forms = Forms::new(&module, None);
+    let mut forms = Forms::new(module, None);
     let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs, records);
     lw.function_index(name);
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
@@ -685,6 +686,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn macro_stmt(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         let span = mac.span();
+        if mac.path.is_ident(DOLLAR) {
+            let expr = self.dollar(mac);
+            return Some(Stmt::Expr {
+                expr,
+                loc: loc(span),
+            });
+        }
         let what = format!("`{}`", macro_name(mac));
         if self.in_function(span, &what) {
             return None;
@@ -712,13 +720,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = macro_name(mac);
         if name == "println" || name == "print" {
             return self.print(mac, name == "println");
-        }
-        if mac.path.is_ident(DOLLAR) {
-            let expr = self.dollar(mac);
-            return Some(Stmt::Expr {
-                expr,
-                loc: loc(span),
-            });
         }
         self.fail(
             span,
@@ -1680,12 +1681,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered.
+    /// A `$...$` form: compiled by parray-layout once, its index expressions lowered (in a
+    /// function of `funcs!` as in a body: its `$tid$`, which has no meaning there, is
+    /// refused where the function is written).
     fn dollar(&mut self, mac: &syn::Macro) -> Expr {
         let span = mac.span();
-        if self.in_function(span, "a `$...$` form") {
-            return poison(span);
-        }
         let form = match self.forms.form(mac.tokens.clone(), span) {
             Ok(f) => f,
             Err(e) => {

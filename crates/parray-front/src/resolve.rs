@@ -87,8 +87,11 @@ pub enum Kind {
     Source,
     /// A call of a `subprog!`'s macro.
     Subprog,
-    /// `#[parray::func]`: a function of the body language.
+    /// `#[parray::func]` or `funcs!`: a function of the body language, made once the
+    /// types its forms name are known.
     Func,
+    /// A function's check, once the functions it calls are known.
+    FuncCheck,
 }
 
 impl Kind {
@@ -100,6 +103,7 @@ impl Kind {
             Kind::Source => "kernel_source",
             Kind::Subprog => "subprog",
             Kind::Func => "func",
+            Kind::FuncCheck => "func_check",
         }
     }
 }
@@ -189,6 +193,7 @@ impl Parse for Resumed {
             "kernel_source" => Kind::Source,
             "subprog" => Kind::Subprog,
             "func" => Kind::Func,
+            "func_check" => Kind::FuncCheck,
             _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
         };
         let body;
@@ -241,7 +246,7 @@ pub fn drive(
     }
     .to_compile_error();
     match kind {
-        Kind::Parray | Kind::Func => errors,
+        Kind::Parray | Kind::Func | Kind::FuncCheck => errors,
         // Detours and host blocks are expressions: keep all the errors inside one block.
         _ => quote!({ #errors }),
     }

@@ -52,6 +52,14 @@ pub fn func(attr: TokenStream, item: TokenStream) -> TokenStream {
     parray_front::func(attr.into(), item.into()).into()
 }
 
+/// `funcs! { fn f(..) -> T { .. } }`: functions of the body language as `#[parray::func]`
+/// makes them, whose bodies may hold `$...$` forms of the types they name (`$M[i][j]$`,
+/// `$dim(M_1)$`), folded as a body's (SPEC.md 3.5, "Functions").
+#[proc_macro]
+pub fn funcs(input: TokenStream) -> TokenStream {
+    parray_front::funcs(input.into()).into()
+}
+
 /// `#[derive(parray::Record)]` on a `#[repr(C)]` struct of element types: the struct
 /// becomes an element, its fields read and written in bodies (SPEC.md 2.3, 3.5).
 #[proc_macro_derive(Record)]
