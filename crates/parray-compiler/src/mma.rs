@@ -138,7 +138,7 @@ pub fn check_operand(
     };
     let how = |elem: ElemType| match op {
         Operand::A => format!(
-            "declare A's registers in the ISA's order and view them as rows and columns: `rmem {e} [2][2][#{t1}][#{t0}][2] {ty}_REGS;` `{e} [[#{ty}_REGS_1][#{ty}_REGS_2]][[#{ty}_REGS_0][#{ty}_REGS_3][#{ty}_REGS_4]] {ty};` (register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1 holds A[t1 + 8 v1][2 t0 + v0 + 8 v2])",
+            "declare A's registers in the ISA's order and view them as rows and columns: `rmem {e} [2][2][#{t1}][#{t0}][2] {ty}_REGS;` `{e} [[#{ty}_REGS_1][#{ty}_REGS_2]][[#{ty}_REGS_0][#{ty}_REGS_3][#{ty}_REGS_4]] {ty};` (register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1 holds A[t1 + 8 v1][2 t0 + v0 + 8 v2]); create `{ty}_REGS` and name `{ty}` here",
             e = input(elem)
         ),
         Operand::B => format!(
