@@ -214,3 +214,69 @@ pub fn check_operand(
     }
     Ok(elem)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TYPES: &str = "
+rmem bf16 [[2][#G_1_1]][[2][#G_1_2][2]] FA
+rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS
+bf16 [[#FA_REGS_1][#FA_REGS_2]][[#FA_REGS_0][#FA_REGS_3][#FA_REGS_4]] FA_ISA
+rmem half [2][2][#G_1_1][#G_1_2][2] HA_REGS
+half [[#HA_REGS_1][#HA_REGS_2]][[#HA_REGS_0][#HA_REGS_3][#HA_REGS_4]] HA
+rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB
+rmem bf16 [[2][#G_1_1]][[#G_1_2][2]] FB_ROWS
+rmem float [[2][#G_1_1]][[#G_1_2][2]] FC
+rmem float [[2][#G_1_1]][[2][#G_1_2]] FC_SWAPPED
+rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
+";
+
+    fn module(block: &str) -> Module {
+        Module::parse(&format!("cuda(float* c) [2]{block} G\ncuda(float* c) [1][[8][4]] H\n{TYPES}"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_isa_fragments_pass() {
+        let m = module("[[4][8][4]]");
+        assert_eq!(check_block(&m, "G"), Ok(()));
+        assert_eq!(check_operand(&m, "G", "FA_ISA", Operand::A), Ok(ElemType::Bf16));
+        assert_eq!(check_operand(&m, "G", "HA", Operand::A), Ok(ElemType::Half));
+        assert_eq!(check_operand(&m, "G", "FB", Operand::B), Ok(ElemType::Bf16));
+        assert_eq!(check_operand(&m, "G", "FC", Operand::D), Ok(ElemType::Float));
+    }
+
+    #[test]
+    fn each_mistake_says_which_element_and_how_to_declare_it() {
+        let m = module("[[4][8][4]]");
+        let e = |ty, op| check_operand(&m, "G", ty, op).unwrap_err();
+        let fa = e("FA", Operand::A);
+        assert!(fa.contains("element [0][8] (m = 0, k = 8) is register 2 of thread 0, where the instruction keeps it in register 4 of lane 0"), "{fa}");
+        assert!(fa.contains("`rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS;`"), "{fa}");
+        let rows = e("FB_ROWS", Operand::B);
+        assert!(rows.contains("element [0][1] (k = 0, n = 1) is register 1 of thread 0, where the instruction keeps it in register 0 of lane 4"), "{rows}");
+        assert!(rows.contains("`rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB_ROWS;`"), "{rows}");
+        let swapped = e("FC_SWAPPED", Operand::D);
+        assert!(swapped.contains("element [0][1]"), "{swapped}");
+        let flat = e("FC_FLAT", Operand::D);
+        assert!(flat.contains("D is 16 x 8 (m x n), but `FC_FLAT` is [2][2][8][4]"), "{flat}");
+        assert!(e("FC", Operand::A).contains("the elements of A are `bf16` or `half`, not `float`"));
+        assert!(e("FA_ISA", Operand::D).contains("the elements of D are `float`"));
+        // A fragment of another cuda array's block.
+        let other = check_operand(&m, "H", "FC", Operand::D).unwrap_err();
+        assert!(other.contains("`FC` is not a fragment of `H`'s block"), "{other}");
+    }
+
+    #[test]
+    fn the_block_is_whole_warps_of_its_last_dimensions() {
+        let block = |b: &str| Module::parse(&format!("cuda(float* c) [2]{b} G\n")).unwrap();
+        for ok in ["[[4][8][4]]", "[[3][8][4]]", "[[2][32]]", "[32]"] {
+            assert_eq!(check_block(&block(ok), "G"), Ok(()), "{ok}");
+        }
+        for bad in ["[[8][3]]", "[64]", "[[4][16][4]]", "[[32][2]]"] {
+            let e = check_block(&block(bad), "G").unwrap_err();
+            assert!(e.contains("must be whole warps whose lanes are its last dimensions"), "{bad}: {e}");
+        }
+    }
+}
