@@ -1220,10 +1220,10 @@ pub const MMA_K: usize = 16;
 
 /// Where `mma.sync.aligned.m16n8k16`'s operands keep their elements (the PTX ISA's
 /// fragment tables; cutlass's `mma_traits_sm80.hpp`): `(lane, register)` of A's `[m][k]`,
-/// B's `[k][n]` and C's or D's `[m][n]`, with lane = t0 + 4 t1 and register v = v0 + 2 v1
-/// + 4 v2. A: m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; B: n = t1, k = 2 t0 + v0 + 8 v1; C, D:
-/// m = t1 + 8 v1, n = 2 t0 + v0. One table for the front end's layout check and for the
-/// emulation.
+/// B's `[k][n]` and C's or D's `[m][n]`, with lane = t0 + 4 t1 and register
+/// v = v0 + 2 v1 + 4 v2. A: m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; B: n = t1,
+/// k = 2 t0 + v0 + 8 v1; C, D: m = t1 + 8 v1, n = 2 t0 + v0. One table for the front end's
+/// layout check and for the emulation.
 pub mod mma_isa {
     /// A's `[m][k]` (8 registers a lane).
     pub fn a(m: usize, k: usize) -> (usize, usize) {

@@ -105,7 +105,7 @@ pub fn check_block(module: &Module, threads: &str) -> Result<(), String> {
         .filter(|(_, stride)| *stride < u64::from(WARP))
         .map(|(size, _)| size)
         .product();
-    if size % u64::from(WARP) != 0 || lanes != u64::from(WARP) {
+    if !size.is_multiple_of(u64::from(WARP)) || lanes != u64::from(WARP) {
         return Err(format!(
             "`#mma` is executed by the {WARP} lanes of each warp together: the block of `{threads}` ({size} threads) must be whole warps whose lanes are its last dimensions (`[[W][8][4]]`: W warps of 8 x 4 lanes)"
         ));
@@ -136,7 +136,8 @@ pub fn check_operand(
         TypeClass::Data { elem, .. } => elem,
         TypeClass::Thread(_) => return Err(format!("`{ty}` is a thread array, not a fragment")),
     };
-    let how = |elem: ElemType| match op {
+    let how = |elem: ElemType| {
+        match op {
         Operand::A => format!(
             "declare A's registers in the ISA's order and view them as rows and columns: `rmem {e} [2][2][#{t1}][#{t0}][2] {ty}_REGS;` `{e} [[#{ty}_REGS_1][#{ty}_REGS_2]][[#{ty}_REGS_0][#{ty}_REGS_3][#{ty}_REGS_4]] {ty};` (register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1 holds A[t1 + 8 v1][2 t0 + v0 + 8 v2]); create `{ty}_REGS` and name `{ty}` here",
             e = input(elem)
@@ -148,6 +149,7 @@ pub fn check_operand(
         Operand::D => format!(
             "declare it as m x n: `rmem float [[2][#{t1}]][[#{t0}][2]] {ty};` (register v0 + 2 v1 of lane t0 + 4 t1 holds D[t1 + 8 v1][2 t0 + v0])"
         ),
+    }
     };
     let elem_ok = match op {
         Operand::A | Operand::B => matches!(elem, ElemType::Bf16 | ElemType::Half),
@@ -180,9 +182,7 @@ pub fn check_operand(
         return Err(format!(
             "{} is {rows} x {cols} ({r} x {c}), but `{ty}` is {}: {}",
             op.name(),
-            dims.iter()
-                .map(|d| format!("[{d}]"))
-                .collect::<String>(),
+            dims.iter().map(|d| format!("[{d}]")).collect::<String>(),
             how(elem)
         ));
     }
@@ -233,18 +233,26 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
 ";
 
     fn module(block: &str) -> Module {
-        Module::parse(&format!("cuda(float* c) [2]{block} G\ncuda(float* c) [1][[8][4]] H\n{TYPES}"))
-            .unwrap_or_else(|e| panic!("{e}"))
+        Module::parse(&format!(
+            "cuda(float* c) [2]{block} G\ncuda(float* c) [1][[8][4]] H\n{TYPES}"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
     fn the_isa_fragments_pass() {
         let m = module("[[4][8][4]]");
         assert_eq!(check_block(&m, "G"), Ok(()));
-        assert_eq!(check_operand(&m, "G", "FA_ISA", Operand::A), Ok(ElemType::Bf16));
+        assert_eq!(
+            check_operand(&m, "G", "FA_ISA", Operand::A),
+            Ok(ElemType::Bf16)
+        );
         assert_eq!(check_operand(&m, "G", "HA", Operand::A), Ok(ElemType::Half));
         assert_eq!(check_operand(&m, "G", "FB", Operand::B), Ok(ElemType::Bf16));
-        assert_eq!(check_operand(&m, "G", "FC", Operand::D), Ok(ElemType::Float));
+        assert_eq!(
+            check_operand(&m, "G", "FC", Operand::D),
+            Ok(ElemType::Float)
+        );
     }
 
     #[test]
@@ -253,19 +261,31 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
         let e = |ty, op| check_operand(&m, "G", ty, op).unwrap_err();
         let fa = e("FA", Operand::A);
         assert!(fa.contains("element [0][8] (m = 0, k = 8) is register 2 of thread 0, where the instruction keeps it in register 4 of lane 0"), "{fa}");
-        assert!(fa.contains("`rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS;`"), "{fa}");
+        assert!(
+            fa.contains("`rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS;`"),
+            "{fa}"
+        );
         let rows = e("FB_ROWS", Operand::B);
         assert!(rows.contains("element [0][1] (k = 0, n = 1) is register 1 of thread 0, where the instruction keeps it in register 0 of lane 4"), "{rows}");
-        assert!(rows.contains("`rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB_ROWS;`"), "{rows}");
+        assert!(
+            rows.contains("`rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB_ROWS;`"),
+            "{rows}"
+        );
         let swapped = e("FC_SWAPPED", Operand::D);
         assert!(swapped.contains("element [0][1]"), "{swapped}");
         let flat = e("FC_FLAT", Operand::D);
-        assert!(flat.contains("D is 16 x 8 (m x n), but `FC_FLAT` is [2][2][8][4]"), "{flat}");
+        assert!(
+            flat.contains("D is 16 x 8 (m x n), but `FC_FLAT` is [2][2][8][4]"),
+            "{flat}"
+        );
         assert!(e("FC", Operand::A).contains("the elements of A are `bf16` or `half`, not `float`"));
         assert!(e("FA_ISA", Operand::D).contains("the elements of D are `float`"));
         // A fragment of another cuda array's block.
         let other = check_operand(&m, "H", "FC", Operand::D).unwrap_err();
-        assert!(other.contains("`FC` is not a fragment of `H`'s block"), "{other}");
+        assert!(
+            other.contains("`FC` is not a fragment of `H`'s block"),
+            "{other}"
+        );
     }
 
     #[test]
@@ -276,7 +296,10 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
         }
         for bad in ["[[8][3]]", "[64]", "[[4][16][4]]", "[[32][2]]"] {
             let e = check_block(&block(bad), "G").unwrap_err();
-            assert!(e.contains("must be whole warps whose lanes are its last dimensions"), "{bad}: {e}");
+            assert!(
+                e.contains("must be whole warps whose lanes are its last dimensions"),
+                "{bad}: {e}"
+            );
         }
     }
 }

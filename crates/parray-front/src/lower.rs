@@ -761,7 +761,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         };
         if self.target != Target::Cuda {
-            self.fail(span, "`#mma` is executed by the 32 lanes of a GPU warp: it exists in cuda bodies only");
+            self.fail(
+                span,
+                "`#mma` is executed by the 32 lanes of a GPU warp: it exists in cuda bodies only",
+            );
             return None;
         }
         let threads = self.forms.threads.as_ref()?.name.clone();
@@ -775,8 +778,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut places = Vec::new();
         for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
             let name = ty.to_string();
-            if self.forms.generics.iter().any(|g| g.name == crate::resolve::base_name(&name)) {
-                self.fail(ty.span(), format!("`#mma` names declared fragment types, not the type parameter `{name}`"));
+            if self
+                .forms
+                .generics
+                .iter()
+                .any(|g| g.name == crate::resolve::base_name(&name))
+            {
+                self.fail(
+                    ty.span(),
+                    format!(
+                        "`#mma` names declared fragment types, not the type parameter `{name}`"
+                    ),
+                );
                 return None;
             }
             match check_operand(module, &threads, &name, op) {
@@ -799,7 +812,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let (a_elem, b_elem) = (elems[0].1, elems[1].1);
         if a_elem != b_elem {
-            self.fail(elems[1].0, format!("A and B have one element type: A's is `{}`, B's `{}`", a_elem.c_name(), b_elem.c_name()));
+            self.fail(
+                elems[1].0,
+                format!(
+                    "A and B have one element type: A's is `{}`, B's `{}`",
+                    a_elem.c_name(),
+                    b_elem.c_name()
+                ),
+            );
             return None;
         }
         let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");

@@ -852,7 +852,9 @@ impl<'b> Writer<'b> {
                 })
                 .collect()
         };
-        let word = |x: &str, i: usize| format!("\"r\"(*reinterpret_cast<const unsigned*>(&__parray_{x}{i}))");
+        let word = |x: &str, i: usize| {
+            format!("\"r\"(*reinterpret_cast<const unsigned*>(&__parray_{x}{i}))")
+        };
         self.line(loc, "{");
         self.indent += 1;
         self.push(&format!("const {pair} {};", pairs("a", 4).join(", ")));
@@ -865,7 +867,10 @@ impl<'b> Writer<'b> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        let words: Vec<String> = (0..4).map(|i| word("a", i)).chain((0..2).map(|i| word("b", i))).collect();
+        let words: Vec<String> = (0..4)
+            .map(|i| word("a", i))
+            .chain((0..2).map(|i| word("b", i)))
+            .collect();
         self.push(&format!("    : {});", words.join(", ")));
         self.indent -= 1;
         self.push("}");

@@ -879,25 +879,23 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
                 lane - first
             );
         }
-        let mut am = [[0f64; MMA_K]; MMA_M];
-        let mut bm = [[0f64; MMA_N]; MMA_K];
-        for m in 0..MMA_M {
-            for k in 0..MMA_K {
+        let am: [[f64; MMA_K]; MMA_M] = std::array::from_fn(|m| {
+            std::array::from_fn(|k| {
                 let (l, v) = mma_isa::a(m, k);
-                am[m][k] = a[first + l].load(v).into();
-            }
-        }
-        for k in 0..MMA_K {
-            for n in 0..MMA_N {
+                a[first + l].load(v).into()
+            })
+        });
+        let bm: [[f64; MMA_N]; MMA_K] = std::array::from_fn(|k| {
+            std::array::from_fn(|n| {
                 let (l, v) = mma_isa::b(k, n);
-                bm[k][n] = b[first + l].load(v).into();
-            }
-        }
-        for m in 0..MMA_M {
+                b[first + l].load(v).into()
+            })
+        });
+        for (m, row) in am.iter().enumerate() {
             for n in 0..MMA_N {
                 let (l, v) = mma_isa::c(m, n);
                 let c = f64::from(d[first + l].load(v));
-                let sum = (0..MMA_K).fold(c, |s, k| s + am[m][k] * bm[k][n]);
+                let sum = row.iter().zip(&bm).fold(c, |s, (x, b)| s + x * b[n]);
                 d[first + l].store(v, sum as f32);
             }
         }
