@@ -635,6 +635,16 @@ impl Rebuild for Stmt {
                 let loc = r(loc);
                 quote!(#s::Sync { loc: #loc })
             }
+            Stmt::Mma {
+                input,
+                a,
+                b,
+                d,
+                loc,
+            } => {
+                let (input, a, b, d, loc) = (r(input), r(a), r(b), r(d), r(loc));
+                quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, loc: #loc })
+            }
             Stmt::Break { loc } => {
                 let loc = r(loc);
                 quote!(#s::Break { loc: #loc })

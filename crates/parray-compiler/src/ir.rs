@@ -571,6 +571,11 @@ macro_rules! stmt_parts {
             }
             Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
             Stmt::Print { args, .. } => args.$iter().for_each(|a| $f($part::Expr(a))),
+            Stmt::Mma { d, a, b, .. } => {
+                $f($part::Expr(a));
+                $f($part::Expr(b));
+                $f($part::Expr(d));
+            }
             Stmt::Create { .. }
             | Stmt::Sync { .. }
             | Stmt::Break { .. }
@@ -606,14 +611,15 @@ impl Stmt {
         | Stmt::Break { loc }
         | Stmt::Continue { loc }
         | Stmt::Return { loc }
-        | Stmt::Print { loc, .. }) = self;
+        | Stmt::Print { loc, .. }
+        | Stmt::Mma { loc, .. }) = self;
         *loc
     }
 
     /// Whether this statement, at any depth, is one the threads of a block execute
-    /// together: a `#sync`, or one whose expressions hold a `shfl_down`.
+    /// together: a `#sync`, a `#mma`, or one whose expressions hold a `shfl_down`.
     pub fn is_collective(&self) -> bool {
-        let mut found = matches!(self, Stmt::Sync { .. });
+        let mut found = matches!(self, Stmt::Sync { .. } | Stmt::Mma { .. });
         self.for_each_part(&mut |part| match part {
             Part::Body(b) => found |= b.iter().any(Stmt::is_collective),
             Part::Expr(e) => found |= e.shuffles(),
@@ -703,6 +709,20 @@ pub enum Stmt {
     GenericCopy {
         copy: Box<CopySpec>,
         scalar: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `#mma D(d) += A(a) * B(b)`: the warp-level `mma.sync.aligned.m16n8k16.row.col`,
+    /// `d[m][n] += sum_k a[m][k] * b[k][n]` over the fragments of the warp's 32 lanes (SPEC
+    /// 3.5, "MMA"); `a`, `b` and `d` are the thread's register arrays (locals created by
+    /// `T::create()`) of the A, B and C/D fragments, in the PTX ISA's register order (the
+    /// front end checked the types' layouts). A warp collective: its 32 lanes execute it
+    /// together.
+    Mma {
+        /// The element of A and B: `Bf16` or `F16` (C and D are `F32`).
+        input: Scalar,
+        a: Expr,
+        b: Expr,
+        d: Expr,
         loc: Loc,
     },
     /// `println!`/`print!` with `{}` placeholders.
@@ -1191,6 +1211,38 @@ pub enum ExprKind {
 /// consecutive threads of a block (flat thread ids `32k .. 32k + 32`), on every back end.
 /// A HIP target whose wavefront is 64 lanes wide shuffles within each half.
 pub const WARP: u32 = 32;
+
+/// The operands of `mma.sync.aligned.m16n8k16` ([`Stmt::Mma`]): A is M x K, B is K x N,
+/// C and D are M x N.
+pub const MMA_M: usize = 16;
+pub const MMA_N: usize = 8;
+pub const MMA_K: usize = 16;
+
+/// Where `mma.sync.aligned.m16n8k16`'s operands keep their elements (the PTX ISA's
+/// fragment tables; cutlass's `mma_traits_sm80.hpp`): `(lane, register)` of A's `[m][k]`,
+/// B's `[k][n]` and C's or D's `[m][n]`, with lane = t0 + 4 t1 and register
+/// v = v0 + 2 v1 + 4 v2. A: m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; B: n = t1,
+/// k = 2 t0 + v0 + 8 v1; C, D: m = t1 + 8 v1, n = 2 t0 + v0. One table for the front end's
+/// layout check and for the emulation.
+pub mod mma_isa {
+    /// A's `[m][k]` (8 registers a lane).
+    pub fn a(m: usize, k: usize) -> (usize, usize) {
+        let (t1, v1, t0, v0, v2) = (m % 8, m / 8, k % 8 / 2, k % 2, k / 8);
+        (t0 + 4 * t1, v0 + 2 * v1 + 4 * v2)
+    }
+
+    /// B's `[k][n]` (4 registers a lane).
+    pub fn b(k: usize, n: usize) -> (usize, usize) {
+        let (t1, t0, v0, v1) = (n, k % 8 / 2, k % 2, k / 8);
+        (t0 + 4 * t1, v0 + 2 * v1)
+    }
+
+    /// C's or D's `[m][n]` (4 registers a lane).
+    pub fn c(m: usize, n: usize) -> (usize, usize) {
+        let (t1, v1, t0, v0) = (m % 8, m / 8, n / 2, n % 2);
+        (t0 + 4 * t1, v0 + 2 * v1)
+    }
+}
 
 /// An atomic read-modify-write of the subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,6 +19,7 @@ pub mod embed;
 pub mod fault;
 pub mod ir;
 pub mod kernels;
+pub mod mma;
 mod number_const;
 pub mod passes;
 pub mod rounding;

@@ -15,7 +15,7 @@ use syn::spanned::Spanned;
 use syn::Token;
 
 use crate::decl::entries_program;
-use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR};
+use crate::dollar::{preprocess, tid_path, Forms, Threads, TypeParam, COPY, DOLLAR, MMA};
 use crate::lower::lower;
 use crate::resolve::{base_name, merge, Carried, Entry, Outcome};
 use crate::shapes::Resolved;
@@ -41,6 +41,20 @@ pub fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
                             let after_to =
                                 k > 0 && matches!(&inner[k - 1], TokenTree::Ident(w) if w == "to");
                             if k == 0 || after_to {
+                                out.push(t.clone());
+                            }
+                        }
+                    }
+                    dollar_names(&g.stream(), out);
+                }
+            }
+            // `#mma D(d) += A(a) * B(b)`: the three types, each before its place.
+            TokenTree::Ident(id) if *id == MMA => {
+                if let Some(TokenTree::Group(g)) = tts.get(i + 2) {
+                    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                    for pair in inner.windows(2) {
+                        if let [TokenTree::Ident(t), TokenTree::Group(p)] = pair {
+                            if p.delimiter() == Delimiter::Parenthesis {
                                 out.push(t.clone());
                             }
                         }

@@ -17,6 +17,7 @@ use quote::quote;
 pub const DOLLAR: &str = "__parray_dollar";
 pub const SYNC: &str = "__parray_sync";
 pub const COPY: &str = "__parray_copy";
+pub const MMA: &str = "__parray_mma";
 
 /// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
 /// places (pointers in a body, arrays in host code), and its guard, parsed in one place.
@@ -137,12 +138,16 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                 let inner = preprocess(inner.into_iter().collect())?;
                 out.extend(placeholder(DOLLAR, p.span(), inner));
             }
-            // `#copy S(p) to D(q);`: the tokens up to the `;`, as one placeholder call.
+            // `#copy S(p) to D(q);` and `#mma D(d) += A(a) * B(b);`: the tokens up to the
+            // `;`, as one placeholder call.
             TokenTree::Punct(p)
                 if p.as_char() == '#'
-                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy") =>
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma") =>
             {
-                iter.next();
+                let name = match iter.next() {
+                    Some(TokenTree::Ident(i)) if i == "mma" => MMA,
+                    _ => COPY,
+                };
                 let mut inner = Vec::new();
                 while let Some(t) =
                     iter.next_if(|t| !matches!(t, TokenTree::Punct(s) if s.as_char() == ';'))
@@ -150,7 +155,7 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                     inner.push(t);
                 }
                 let inner = preprocess(inner.into_iter().collect())?;
-                out.extend(placeholder(COPY, p.span(), inner));
+                out.extend(placeholder(name, p.span(), inner));
             }
             TokenTree::Punct(p) if p.as_char() == '#' => match iter.peek() {
                 Some(TokenTree::Ident(i)) if i.to_string().starts_with("sync") => {

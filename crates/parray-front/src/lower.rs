@@ -16,7 +16,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MMA, SYNC};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 /// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
@@ -693,7 +693,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 loc: loc(span),
             });
         }
-        let what = format!("`{}`", macro_name(mac));
+        let what = match mac.path.is_ident(MMA) {
+            true => "`#mma`".to_string(),
+            false => format!("`{}`", macro_name(mac)),
+        };
         if self.in_function(span, &what) {
             return None;
         }
@@ -717,6 +720,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if mac.path.is_ident(COPY) {
             return self.copy(mac);
         }
+        if mac.path.is_ident(MMA) {
+            return self.mma(mac);
+        }
         let name = macro_name(mac);
         if name == "println" || name == "print" {
             return self.print(mac, name == "println");
@@ -726,6 +732,105 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"),
         );
         None
+    }
+
+    /// `#mma D(d) += A(a) * B(b)`: the warp's `mma.sync.aligned.m16n8k16.row.col` over the
+    /// fragments `d`, `a`, `b` (arrays the body created), whose types `D`, `A`, `B` are
+    /// checked here against the instruction's layouts (SPEC 3.5, "MMA").
+    fn mma(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        use proc_macro2::TokenTree as T;
+        let span = mac.span();
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        let punct = |t: &T, c: char| matches!(t, T::Punct(p) if p.as_char() == c);
+        let operand = |ty: &T, place: &T| match (ty, place) {
+            (T::Ident(ty), T::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis => {
+                Some((ty.clone(), g.stream()))
+            }
+            _ => None,
+        };
+        let parsed = match tts.as_slice() {
+            [d, dp, plus, eq, a, ap, star, b, bp]
+                if punct(plus, '+') && punct(eq, '=') && punct(star, '*') =>
+            {
+                operand(d, dp).zip(operand(a, ap)).zip(operand(b, bp))
+            }
+            _ => None,
+        };
+        let Some(((d, a), b)) = parsed else {
+            self.fail(span, "expected `#mma D(d) += A(a) * B(b);`: the warp's mma.sync m16n8k16, d[m][n] += sum over k of a[m][k] * b[k][n], where `a`, `b` and `d` are arrays created by `A::create()`, `B::create()`, `D::create()` of the fragment types A (16 x 16, bf16 or half), B (16 x 8) and D (16 x 8, float)");
+            return None;
+        };
+        if self.target != Target::Cuda {
+            self.fail(
+                span,
+                "`#mma` is executed by the 32 lanes of a GPU warp: it exists in cuda bodies only",
+            );
+            return None;
+        }
+        let threads = self.forms.threads.as_ref()?.name.clone();
+        let module = self.forms.module;
+        if let Err(e) = parray_compiler::mma::check_block(module, &threads) {
+            self.fail(span, e);
+            return None;
+        }
+        use parray_compiler::mma::{check_operand, Operand};
+        let mut elems = Vec::new();
+        let mut places = Vec::new();
+        for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
+            let name = ty.to_string();
+            if self
+                .forms
+                .generics
+                .iter()
+                .any(|g| g.name == crate::resolve::base_name(&name))
+            {
+                self.fail(
+                    ty.span(),
+                    format!(
+                        "`#mma` names declared fragment types, not the type parameter `{name}`"
+                    ),
+                );
+                return None;
+            }
+            match check_operand(module, &threads, &name, op) {
+                Ok(elem) => elems.push((ty.span(), elem)),
+                Err(e) => {
+                    self.fail(ty.span(), e);
+                    return None;
+                }
+            }
+            let place = syn::parse2::<syn::Expr>(place)
+                .map_err(|e| self.errors.push(e))
+                .ok()?;
+            let at = place.span();
+            let e = self.expr(&place);
+            if !matches!(e.kind, ExprKind::Local(_)) {
+                self.fail(at, format!("an operand of `#mma` is the thread's array of the fragment, created in the body (`let x = {name}::create();`)"));
+                return None;
+            }
+            places.push(e);
+        }
+        let (a_elem, b_elem) = (elems[0].1, elems[1].1);
+        if a_elem != b_elem {
+            self.fail(
+                elems[1].0,
+                format!(
+                    "A and B have one element type: A's is `{}`, B's `{}`",
+                    a_elem.c_name(),
+                    b_elem.c_name()
+                ),
+            );
+            return None;
+        }
+        let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");
+        let [a, b, d]: [Expr; 3] = places.try_into().expect("three operands");
+        Some(Stmt::Mma {
+            input,
+            a,
+            b,
+            d,
+            loc: loc(span),
+        })
     }
 
     /// `#copy S(p) to D(q)`: element `k` of `S` at `p` goes to element `k` of `D` at `q`,

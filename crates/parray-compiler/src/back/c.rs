@@ -823,6 +823,59 @@ impl<'b> Writer<'b> {
         self.next_line += 1;
     }
 
+    /// `#mma D(d) += A(a) * B(b)`: `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` in
+    /// inline PTX (sm_80 and later). A's and B's registers go as 32-bit pairs of halves
+    /// (registers 2i and 2i + 1, the ISA's `a_i`/`b_i` halves), built as `__nv_bfloat162`
+    /// (`__half2`) values, so no array is read through a wider type; D is read and
+    /// written in place (`+f`), C being D. HIP has no such instruction: its kernel names a
+    /// function that does not exist, a compile error of hipcc.
+    fn mma(&mut self, input: Scalar, [a, b, d]: [&Expr; 3], loc: Loc) {
+        let (a, b, d) = (self.expr(a).0, self.expr(b).0, self.expr(d).0);
+        if let Dialect::Hip { .. } = self.dialect {
+            self.line(loc, "parray_hip_has_no_mma_sync_m16n8k16();");
+            return;
+        }
+        let (pair, make, ptx) = match input {
+            Scalar::F16 => ("__half2", "__halves2half2", "f16"),
+            _ => ("__nv_bfloat162", "__halves2bfloat162", "bf16"),
+        };
+        let pairs = |x: &str, n: usize| -> Vec<String> {
+            (0..n)
+                .map(|i| {
+                    format!(
+                        "__parray_{x}{i} = {make}({}[{}], {}[{}])",
+                        if x == "a" { &a } else { &b },
+                        2 * i,
+                        if x == "a" { &a } else { &b },
+                        2 * i + 1
+                    )
+                })
+                .collect()
+        };
+        let word = |x: &str, i: usize| {
+            format!("\"r\"(*reinterpret_cast<const unsigned*>(&__parray_{x}{i}))")
+        };
+        self.line(loc, "{");
+        self.indent += 1;
+        self.push(&format!("const {pair} {};", pairs("a", 4).join(", ")));
+        self.push(&format!("const {pair} {};", pairs("b", 2).join(", ")));
+        self.push(&format!("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.{ptx}.{ptx}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\""));
+        self.push(&format!(
+            "    : {}",
+            (0..4)
+                .map(|i| format!("\"+f\"({d}[{i}])"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        let words: Vec<String> = (0..4)
+            .map(|i| word("a", i))
+            .chain((0..2).map(|i| word("b", i)))
+            .collect();
+        self.push(&format!("    : {});", words.join(", ")));
+        self.indent -= 1;
+        self.push("}");
+    }
+
     fn block(&mut self, stmts: &[Stmt]) {
         self.indent += 1;
         self.stmts(stmts);
@@ -1005,6 +1058,13 @@ impl<'b> Writer<'b> {
                 unreachable!("a copy of run-time types reached the C writer unmade")
             }
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
+            Stmt::Mma {
+                input,
+                a,
+                b,
+                d,
+                loc,
+            } => self.mma(*input, [a, b, d], *loc),
             Stmt::Break { loc } => self.line(*loc, "break;"),
             Stmt::Continue { loc } => self.line(*loc, "continue;"),
             Stmt::Return { loc } => self.line(*loc, "return;"),

@@ -16,7 +16,8 @@ use crate::CodeSpan;
 
 use crate::ir::{
     lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
-    Diag, Expr, ExprKind, Function, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty, UnOp,
+    Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty,
+    UnOp, MMA_K, MMA_M, MMA_N, WARP,
 };
 use parray_layout::kinds::{ElemType, MemKind, Record};
 
@@ -559,6 +560,22 @@ impl Checker {
             Stmt::Print { args, .. } => {
                 for a in args {
                     self.expr(a, body);
+                }
+            }
+            Stmt::Mma { input, a, b, d, .. } => {
+                let input = *input;
+                let want = [
+                    (a, input, MMA_M * MMA_K, "A"),
+                    (b, input, MMA_K * MMA_N, "B"),
+                    (d, Scalar::F32, MMA_M * MMA_N, "D"),
+                ];
+                for (e, elem, n, what) in want {
+                    let part = (n / WARP as usize) as u64;
+                    let t = self.expr(e, body);
+                    let ok = matches!(t, Ty::Array { elem: x, mem: MemKind::Rmem, len: Len::Fixed(l), soa: false } if Scalar::of_elem(x) == Some(elem) && l == part);
+                    if !ok {
+                        self.fail(e.span, format!("{what} of `#mma` is a lane's {part} registers of its fragment type (an array that type's `create()` made), not `{t}`"));
+                    }
                 }
             }
             Stmt::Sync { .. }

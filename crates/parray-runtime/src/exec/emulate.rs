@@ -828,6 +828,80 @@ pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usi
     }
 }
 
+/// `#mma D(d) += A(a) * B(b)` (`mma.sync.aligned.m16n8k16.row.col`) of an emulated cuda
+/// body at line `line`, for the block's threads present there (`present`): `a`, `b` and
+/// `d` hold each thread's registers of the A, B and C/D fragments, in the PTX ISA's order
+/// ([`mma_isa`]). Each warp whose lanes are there gathers its lanes' registers into A (16
+/// x 16), B (16 x 8) and C = D (16 x 8) and computes `d[m][n] = c[m][n] + sum_k a[m][k] *
+/// b[k][n]` in `f64`: each product of two halves is exact (at most 22 significant bits),
+/// added in the order c, k = 0, 1, .., 15, and the sum is rounded once to `f32` (exact for
+/// all but sums of terms more than 2^31 apart in magnitude). A tensor core's sum is the
+/// same within the tolerance SPEC 3.5 ("MMA") states.
+///
+/// # Panics
+/// When some but not all lanes of a warp are present, or the block's last warp is short:
+/// the 32 lanes of a warp execute an `mma.sync` together (on a GPU, without all of them it
+/// is undefined).
+#[track_caller]
+pub fn mma_m16n8k16<T, SA, SB, SD>(
+    present: &[bool],
+    a: &[Registers<T, SA>],
+    b: &[Registers<T, SB>],
+    d: &[Registers<f32, SD>],
+    line: u32,
+) where
+    T: Element + Into<f64>,
+    SA: Cells<T>,
+    SB: Cells<T>,
+    SD: Cells<f32>,
+{
+    use parray_compiler::ir::{mma_isa, MMA_K, MMA_M, MMA_N};
+    let warp = parray_compiler::ir::WARP as usize;
+    for first in (0..present.len()).step_by(warp) {
+        let lanes = first..(first + warp).min(present.len());
+        if !present[lanes].contains(&true) {
+            continue;
+        }
+        if let Some(lane) =
+            (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false))
+        {
+            if lane >= present.len() {
+                panic!(
+                    "parray: #mma at line {line} in a block of {} threads, whose last warp has {} \
+                     lanes: the {warp} lanes of a warp execute it together",
+                    present.len(),
+                    present.len() - first
+                );
+            }
+            panic!(
+                "parray: #mma at line {line}: lane {} of this warp (thread {lane} of the block) \
+                 did not reach it: the {warp} lanes of a warp execute an mma.sync together",
+                lane - first
+            );
+        }
+        let am: [[f64; MMA_K]; MMA_M] = std::array::from_fn(|m| {
+            std::array::from_fn(|k| {
+                let (l, v) = mma_isa::a(m, k);
+                a[first + l].load(v).into()
+            })
+        });
+        let bm: [[f64; MMA_N]; MMA_K] = std::array::from_fn(|k| {
+            std::array::from_fn(|n| {
+                let (l, v) = mma_isa::b(k, n);
+                b[first + l].load(v).into()
+            })
+        });
+        for (m, row) in am.iter().enumerate() {
+            for n in 0..MMA_N {
+                let (l, v) = mma_isa::c(m, n);
+                let c = f64::from(d[first + l].load(v));
+                let sum = row.iter().zip(&bm).fold(c, |s, (x, b)| s + x * b[n]);
+                d[first + l].store(v, sum as f32);
+            }
+        }
+    }
+}
+
 /// `R::create()` of an rmem type in a cuda body run on the CPU: one thread's register
 /// array, accessed like an array through `Access`/`AccessMut` (checked). `S` holds its
 /// elements: `[UnsafeCell<T>; N]` where the type's sizes are numbers (its length a

@@ -467,6 +467,15 @@ impl Writer<'_> {
                 let line = loc.line;
                 quote_spanned!(loc.span.proc_macro()=> if !#block.sync(#line, &#outer) { return; })
             }
+            Stmt::Mma { a, b, d, loc, .. } => {
+                // Each operand, a register array used past its stretch, is one per thread.
+                let spilled = |e: &crate::ir::Expr| match e.kind {
+                    ExprKind::Local(id) => spill_ident(id),
+                    _ => unreachable!("checked: an operand of #mma is a local array"),
+                };
+                let (a, b, d, line) = (spilled(a), spilled(b), spilled(d), loc.line);
+                quote_spanned!(loc.span.proc_macro()=> ::parray::__private::mma_m16n8k16(&#outer, &#a, &#b, &#d, #line);)
+            }
             Stmt::Block { body, .. } => {
                 let inner = self.block_stmts(body);
                 quote!({ #inner })
