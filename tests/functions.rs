@@ -136,15 +136,22 @@ fn inputs(t: usize) -> (f32, f32, f32) {
     ((t % 13) as f32 + 1.0, (t % 7) as f32 + 3.0, (t % 5) as f32)
 }
 
-#[test]
-fn a_generic_function_has_one_meaning_at_every_type_on_every_back_end() -> parray::Result<()> {
-    let (mut v, mut d, mut n, mut h, mut b) = (
+/// One array of each element type `TYPES` takes, on the current device.
+type TypedArrays = (Array<DV>, Array<DD>, Array<DI>, Array<DH>, Array<DB>);
+
+fn typed_arrays() -> parray::Result<TypedArrays> {
+    Ok((
         DV::create()?,
         DD::create()?,
         DI::create()?,
         DH::create()?,
         DB::create()?,
-    );
+    ))
+}
+
+#[test]
+fn a_generic_function_has_one_meaning_at_every_type_on_every_back_end() -> parray::Result<()> {
+    let (mut v, mut d, mut n, mut h, mut b) = typed_arrays()?;
     detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
         let t = $tid$;
         let x = (t % 13) as f32 + 1.0;
@@ -264,13 +271,7 @@ const PAST_F32: i32 = 16_842_753;
 
 #[test]
 fn a_generic_function_converts_from_and_to_every_number_type() -> parray::Result<()> {
-    let (mut v, mut d, mut n, mut h, mut b) = (
-        DV::create()?,
-        DD::create()?,
-        DI::create()?,
-        DH::create()?,
-        DB::create()?,
-    );
+    let (mut v, mut d, mut n, mut h, mut b) = typed_arrays()?;
     detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
         let t = $tid$;
         let k = (t % 9) as i32 + 1;
@@ -384,13 +385,7 @@ fn gelu_in<T: Copy>(x: T, c: impl Fn(f32) -> T, op: impl Fn(f32) -> T, f: impl F
 
 #[test]
 fn a_float_generic_function_has_constants_and_math_at_every_float_type() -> parray::Result<()> {
-    let (mut v, mut d, n, mut h, mut b) = (
-        DV::create()?,
-        DD::create()?,
-        DI::create()?,
-        DH::create()?,
-        DB::create()?,
-    );
+    let (mut v, mut d, n, mut h, mut b) = typed_arrays()?;
     detour!(TYPES(&mut v, &mut d, &n, &mut h, &mut b) {
         let t = $tid$;
         let x = t as f32 / 32.0 - 4.0;
