@@ -14,6 +14,8 @@ parray! {
     smem float [8] PARTS;
     cuda(float* x, float* sums) [4][256] BLOCKS;
     cuda(int* out) [2][128] WARPS;
+    dmem float [8] WS;
+    cuda(float* ws) [2][128] STORES;
 }
 
 /// The sum of the 32 lanes' `v`, in lane 0 of each warp.
@@ -39,6 +41,16 @@ fn warp_max(mut m: f32) -> f32 {
 fn warp_mean(v: f32) -> f32 {
     let s = warp_sum(v);
     s / 32.0
+}
+
+/// A collective function of no value, called as a statement: lane 0 of each warp stores
+/// its warp's sum through a pointer.
+#[parray::func]
+fn store_warp_sum(out: parray::PtrMut<'_, f32>, lane: u32, warp: usize, v: f32) {
+    let s = warp_sum(v);
+    if lane == 0 {
+        out[warp] = s;
+    }
 }
 
 fn input(i: usize) -> f32 {
@@ -101,6 +113,21 @@ fn a_block_reduces_through_warp_functions() -> parray::Result<()> {
             got[2 * b]
         );
         assert_eq!(f64::from(got[2 * b + 1]), max, "block {b}: max");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_collective_function_of_no_value_stores_through_its_pointer() -> parray::Result<()> {
+    let mut ws = WS::create()?;
+    detour!(STORES(&mut ws) {
+        let t = $tid$;
+        store_warp_sum(ws + 0, ($tid_1$ % 32) as u32, t / 32, t as f32);
+    })?;
+    let got = ws.to_vec()?;
+    for (w, &g) in got.iter().enumerate() {
+        let want: f64 = (32 * w..32 * (w + 1)).map(|t| t as f64).sum();
+        assert_eq!(f64::from(g), want, "warp {w}");
     }
     Ok(())
 }

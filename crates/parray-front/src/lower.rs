@@ -425,8 +425,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ty
             }
         };
+        // A function of no value may end in a statement without `;` (an `if`, a call).
         let (stmts, value) = match item.block.stmts.split_last() {
-            Some((syn::Stmt::Expr(e, None), rest)) => {
+            Some((syn::Stmt::Expr(e, None), rest)) if sig.output != syn::ReturnType::Default => {
                 let mut stmts = self.stmts(rest);
                 // Its value stands alone: a collective call there is inlined before it.
                 let value = self.with_standing(e, e);
