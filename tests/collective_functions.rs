@@ -16,6 +16,8 @@ parray! {
     cuda(int* out) [2][128] WARPS;
     dmem float [8] WS;
     cuda(float* ws) [2][128] STORES;
+    paged float [4] HOUT;
+    pthd [4] CPU;
 }
 
 /// The sum of the 32 lanes' `v`, in lane 0 of each warp.
@@ -166,14 +168,22 @@ fn a_call_that_only_some_lanes_of_a_warp_reach_is_an_error() {
 #[test]
 fn the_plain_rust_function_refuses_to_run_outside_a_warp() {
     let err = std::panic::catch_unwind(|| warp_mean(1.0)).unwrap_err();
-    let text = err
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(
         text.contains("`warp_sum` shuffles (`shfl_down`), so it runs only in a cuda body"),
         "{text}"
     );
+}
+
+#[test]
+fn a_pthd_body_calling_a_collective_function_returns_its_panic() {
+    let mut out = HOUT::create().unwrap();
+    let err = detour!(CPU {
+        out[$HOUT[$tid$]$] = warp_sum(1.0f32);
+    })
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("so it runs only in a cuda body"), "{text}");
 }
 
 #[test]

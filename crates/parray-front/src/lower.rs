@@ -330,7 +330,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let function = self.instance(name)?;
         if args.len() != function.params.len() {
             let params = function.params.len();
-            self.fail(span, format!("`{name}` takes {params} arguments, {} given", args.len()));
+            self.fail(
+                span,
+                format!("`{name}` takes {params} arguments, {} given", args.len()),
+            );
             return None;
         }
         for (p, a) in function.params.iter().zip(args) {
@@ -1728,7 +1731,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 match self.inline(c, &name)? {
                     Some(value) => Some(value.kind),
                     None => {
-                        self.fail(span, format!("`{f}` returns nothing: call it as a statement, `{f}(..);`"));
+                        self.fail(
+                            span,
+                            format!("`{f}` returns nothing: call it as a statement, `{f}(..);`"),
+                        );
                         None
                     }
                 }
