@@ -2,7 +2,7 @@
 //! on a GPU; 64 rows under the emulation or with `--small`), computed in `f32`:
 //! `y = (x - mean) / sqrt(var + 1e-5) * gamma + beta`, with `gamma` and `beta` per column
 //! in `f32`. A block per row (grid-stride over the rows): the row's sum, then its sum of
-//! squared deviations from the mean, each reduced by shuffles within warps and through
+//! squared deviations from the mean, each reduced by shuffles within warps (`common::warp`) and through
 //! shared memory across them, then each element written back as `bf16`. The same body over
 //! `float` rows (one `macro_rules!` body, only the types differ) moves twice the bytes.
 //! Each is checked against an `f64` layer norm of the same inputs; on a GPU, timed beside
@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::warp::warp_sum;
 use parray::bf16;
 use parray::prelude::*;
 
@@ -43,10 +44,7 @@ macro_rules! layer_norm_rows {
                     s += x[$d $m[row][j] $d] as f32;
                     j += THREADS;
                 }
-                #[unroll]
-                for k in 0..5 {
-                    s += shfl_down(s, 16u32 >> k);
-                }
+                let s = warp_sum(s);
                 if lane == 0 {
                     parts[warp] = s;
                 }
@@ -65,10 +63,7 @@ macro_rules! layer_norm_rows {
                     q += d * d;
                     j += THREADS;
                 }
-                #[unroll]
-                for k in 0..5 {
-                    q += shfl_down(q, 16u32 >> k);
-                }
+                let q = warp_sum(q);
                 if lane == 0 {
                     parts[warp] = q;
                 }

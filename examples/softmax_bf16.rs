@@ -1,7 +1,7 @@
 //! The softmax of each row of a `--rows R --cols C` matrix of `bf16` (8192 x 4096 on a
 //! GPU; 64 rows under the emulation or with `--small`), computed in `f32`: a block per row
 //! (grid-stride over the rows), the row's maximum and its sum of `exp(x - max)` reduced by
-//! shuffles within warps and through shared memory across them, then each element written
+//! shuffles within warps (`common::warp`) and through shared memory across them, then each element written
 //! back as `bf16`. The same body over `float` rows (one `macro_rules!` body, only the
 //! types differ) moves twice the bytes. Each is checked against an `f64` softmax of the
 //! same inputs (within its element's rounding); on a GPU, timed beside the `bf16` kernel
@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::warp::{warp_max, warp_sum};
 use parray::bf16;
 use parray::prelude::*;
 
@@ -74,10 +75,7 @@ macro_rules! softmax_rows {
                     m = m.max(x[$d $m[row][j] $d] as f32);
                     j += THREADS;
                 }
-                #[unroll]
-                for k in 0..5 {
-                    m = m.max(shfl_down(m, 16u32 >> k));
-                }
+                let m = warp_max(m);
                 if lane == 0 {
                     parts[warp] = m;
                 }
@@ -93,10 +91,7 @@ macro_rules! softmax_rows {
                     s += (x[$d $m[row][j] $d] as f32 - max).exp();
                     j += THREADS;
                 }
-                #[unroll]
-                for k in 0..5 {
-                    s += shfl_down(s, 16u32 >> k);
-                }
+                let s = warp_sum(s);
                 if lane == 0 {
                     parts[warp] = s;
                 }

@@ -869,6 +869,15 @@ pub mod __private {
 
     use crate::IndexInteger;
 
+    /// `shfl_down(value, delta)` in the plain Rust of a collective function of the body
+    /// language (SPEC 3.5, "Functions"), called from a pthd or mpi body or host code: a
+    /// shuffle exchanges values among the 32 lanes of a GPU warp, which those do not have.
+    #[cold]
+    #[track_caller]
+    pub fn shfl_down_outside_warp<T>(function: &str, _value: T, _delta: u32) -> T {
+        panic!("parray: `{function}` shuffles (`shfl_down`), so it runs only in a cuda body, whose threads are the lanes of warps: a pthd or mpi body or host code has no warp to shuffle in (compute the reduction without shuffles there)")
+    }
+
     #[inline(always)]
     #[track_caller]
     pub fn ix<I: IndexInteger>(i: I) -> usize {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod gemm;
+pub mod warp;
 
 use std::time::Instant;
 

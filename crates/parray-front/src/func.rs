@@ -121,7 +121,10 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
     if let Err(e) = crate::host::translate(&mut forms, &not_built, &mut rust.block.stmts) {
         errors.push(e);
     }
-    Accesses.visit_block_mut(&mut rust.block);
+    Accesses {
+        function: name.to_string(),
+    }
+    .visit_block_mut(&mut rust.block);
     let mut out = quote::quote!(#rust);
     // Its own entry last: a companion called by another name renames its last entry.
     let carried: Vec<Entry> = entries.iter().cloned().chain([own]).collect();
@@ -141,7 +144,12 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
 /// `parray::PtrMut`), as a pthd body writes them: `a[i]` is `Access::load(&a, i)`, `a[i] =
 /// v` `AccessMut::store(&a, i, v)` (a field of an element, `a[i].f = v`, `store_field`),
 /// `a[i] += v` a load and a store, `a.load4(i)` `Access::load4(&a, i)`; each checked.
-struct Accesses;
+/// A shuffle, `shfl_down(v, d)`, is `__private::shfl_down_outside_warp`: the plain Rust
+/// of a collective function has no warp (SPEC 3.5, "Functions").
+struct Accesses {
+    /// The function's name, for a shuffle's panic.
+    function: String,
+}
 
 impl VisitMut for Accesses {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
@@ -154,6 +162,10 @@ impl VisitMut for Accesses {
             _ => {
                 syn::visit_mut::visit_expr_mut(self, e);
                 *e = match &*e {
+                    syn::Expr::Call(c) if is_shuffle(c) => {
+                        let (args, f) = (&c.args, &self.function);
+                        syn::parse_quote_spanned!(span=> ::parray::__private::shfl_down_outside_warp(#f, #args))
+                    }
                     syn::Expr::Index(ix) => {
                         let (b, i) = (&ix.expr, &ix.index);
                         syn::parse_quote_spanned!(span=> ::parray::Access::load(&(#b), #i))
@@ -386,6 +398,40 @@ pub fn as_value(name: &Ident, funcs: &[(String, syn::ItemFn)]) -> TokenStream {
             quote::quote!(#name::<#(#types),*>)
         }
     }
+}
+
+/// Whether `c` is `shfl_down(..)`, the warp shuffle.
+fn is_shuffle(c: &syn::ExprCall) -> bool {
+    matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("shfl_down"))
+}
+
+/// Whether the function `name` of `funcs` is collective: it shuffles, itself or through a
+/// function it calls (then a cuda body inlines it at each call, SPEC 3.5, "Functions").
+pub fn collective(name: &str, funcs: &[(String, syn::ItemFn)]) -> bool {
+    struct Shuffles(bool);
+    impl<'a> Visit<'a> for Shuffles {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            self.0 |= is_shuffle(c);
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let (mut seen, mut todo) = (Vec::new(), vec![name.to_string()]);
+    while let Some(n) = todo.pop() {
+        if seen.contains(&n) {
+            continue;
+        }
+        let Some((_, item)) = funcs.iter().find(|(f, _)| *f == n) else {
+            continue;
+        };
+        let mut found = Shuffles(false);
+        found.visit_block(&item.block);
+        if found.0 {
+            return true;
+        }
+        todo.extend(called(&item.block.stmts).iter().map(Ident::to_string));
+        seen.push(n);
+    }
+    false
 }
 
 /// The carried functions' sources, by the name they are called by.

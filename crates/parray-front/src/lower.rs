@@ -186,6 +186,12 @@ struct Lowerer<'a, 'm> {
     type_params: Vec<(String, Ty, bool)>,
     /// How many type parameters the body's instances have so far.
     generic_slots: u32,
+    /// The call of a collective function that stands alone in the statement being lowered
+    /// (see [`Lowerer::stand`]), compared by address.
+    standing: Option<*const syn::ExprCall>,
+    /// The statements an inlined collective function puts before the statement being
+    /// lowered: its parameters' `let`s and its body.
+    pending: Vec<Stmt>,
 }
 
 /// The line of a span, for `#line` directives.
@@ -238,6 +244,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             lowering: Vec::new(),
             type_params: Vec::new(),
             generic_slots: 0,
+            standing: None,
+            pending: Vec::new(),
         }
     }
 
@@ -255,6 +263,25 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// callees before it); `None` after an error at `name`.
     fn function_index(&mut self, name: &Ident) -> Option<usize> {
         let key = name.to_string();
+        let (_, item) = self.funcs.iter().find(|(n, _)| *n == key)?;
+        // A generic function is lowered at each call: an instance, typed by that call.
+        let generic = !item.sig.generics.params.is_empty();
+        if let Some(i) = self
+            .functions
+            .iter()
+            .position(|f| f.name == key && !generic)
+        {
+            return Some(i);
+        }
+        let function = self.instance(name)?;
+        self.functions.push(function);
+        Some(self.functions.len() - 1)
+    }
+
+    /// The function `name` lowered anew (fresh locals), as [`Lowerer::function`] lowers
+    /// it; `None` after an error at `name` (recursion reported at the call in the cycle).
+    fn instance(&mut self, name: &Ident) -> Option<Function> {
+        let key = name.to_string();
         if let Some(at) = self.lowering.iter().position(|(f, _)| *f == key) {
             let chain: Vec<&str> = self.lowering[at..]
                 .iter()
@@ -266,21 +293,60 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         let (_, item) = self.funcs.iter().find(|(n, _)| *n == key)?;
-        // A generic function is lowered at each call: an instance, typed by that call.
-        let generic = !item.sig.generics.params.is_empty();
-        if let Some(i) = self
-            .functions
-            .iter()
-            .position(|f| f.name == key && !generic)
-        {
-            return Some(i);
-        }
         let item = item.clone();
         self.lowering.push((key.clone(), name.span()));
         let function = self.function(&key, &item);
         self.lowering.pop();
-        self.functions.push(function?);
-        Some(self.functions.len() - 1)
+        function
+    }
+
+    /// Whether the function being lowered innermost is collective (it shuffles).
+    fn in_collective(&self) -> Option<String> {
+        let (f, _) = self.lowering.last()?;
+        crate::func::collective(f, self.funcs).then(|| f.clone())
+    }
+
+    /// `e` lowered with `alone` (itself or its assigned value) standing alone where a
+    /// shuffle may stand (the value of a `let`, of an assignment or of a function): a call
+    /// of a collective function there is inlined, anywhere else refused.
+    fn with_standing(&mut self, alone: &syn::Expr, e: &syn::Expr) -> Expr {
+        self.standing = match alone {
+            syn::Expr::Call(c) => Some(c as *const syn::ExprCall),
+            _ => None,
+        };
+        let lowered = self.expr(e);
+        self.standing = None;
+        lowered
+    }
+
+    /// A call of the collective function `name` standing alone: each parameter a `let` of
+    /// its argument, then the function's statements, put before the statement being
+    /// lowered ([`Lowerer::pending`]), so that its shuffles are the body's own (one
+    /// semantics: the emulation's lockstep and the GPU's warp run the same statements).
+    /// Its value, if it has one; `None` after an error.
+    fn inline(&mut self, c: &syn::ExprCall, name: &Ident) -> Option<Option<Expr>> {
+        let span = c.span();
+        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+        let function = self.instance(name)?;
+        if args.len() != function.params.len() {
+            let params = function.params.len();
+            self.fail(
+                span,
+                format!("`{name}` takes {params} arguments, {} given", args.len()),
+            );
+            return None;
+        }
+        for (p, a) in function.params.iter().zip(args) {
+            // A local of the body now, bound by its `let`.
+            self.locals[p.0 as usize].param = false;
+            self.pending.push(Stmt::Let {
+                local: *p,
+                init: Some(a),
+                loc: loc(span),
+            });
+        }
+        self.pending.extend(function.stmts);
+        Some(function.value)
     }
 
     /// A function's signature and body, in scopes of its own.
@@ -296,6 +362,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .or(sig.variadic.as_ref().map(|v| v.dots.spans[0]))
         {
             self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern` or variadics");
+            return None;
+        }
+        if let (Some(t), true) = (
+            sig.generics.params.first(),
+            crate::func::collective(name, self.funcs),
+        ) {
+            self.fail(t.span(), format!("`{name}` shuffles (a collective function, inlined at each call) and cannot be generic yet: write it for one type (`fn {name}(v: f32) -> f32`)"));
             return None;
         }
         let generics = self.type_params(&sig.generics)?;
@@ -355,8 +428,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ty
             }
         };
+        // A function of no value may end in a statement without `;` (an `if`, a call).
         let (stmts, value) = match item.block.stmts.split_last() {
-            Some((syn::Stmt::Expr(e, None), rest)) => (self.stmts(rest), Some(self.expr(e))),
+            Some((syn::Stmt::Expr(e, None), rest)) if sig.output != syn::ReturnType::Default => {
+                let mut stmts = self.stmts(rest);
+                // Its value stands alone: a collective call there is inlined before it.
+                let value = self.with_standing(e, e);
+                stmts.append(&mut self.pending);
+                (stmts, Some(value))
+            }
             _ => (self.stmts(&item.block.stmts), None),
         };
         self.scopes = outer;
@@ -538,7 +618,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn stmts(&mut self, stmts: &[syn::Stmt]) -> Vec<Stmt> {
-        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+        let outer = std::mem::take(&mut self.pending);
+        let mut out = Vec::new();
+        for s in stmts {
+            let lowered = self.stmt(s);
+            // An inlined collective function's statements go before the statement.
+            out.append(&mut self.pending);
+            out.extend(lowered);
+        }
+        self.pending = outer;
+        out
     }
 
     fn stmt(&mut self, s: &syn::Stmt) -> Option<Stmt> {
@@ -588,7 +677,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             found
         });
         // The initialiser sees the names before this `let` (Rust's scoping).
-        let init = init.map(|e| self.expr(e));
+        let init = init.map(|e| self.with_standing(e, e));
         let local = self.declare(&ident.to_string(), ident.span(), mutable, ty, false);
         Some(Stmt::Let {
             local,
@@ -1128,12 +1217,34 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.in_loop(span, "continue");
                 Stmt::Continue { loc: loc(span) }
             }
-            syn::Expr::Return(r) if r.expr.is_none() => Stmt::Return { loc: loc(span) },
+            syn::Expr::Return(r) if r.expr.is_none() => {
+                if let Some(f) = self.in_collective() {
+                    self.fail(span, format!("`return` cannot be in a collective function (`{f}` shuffles, and a cuda body inlines it at each call, where `return` would end the body): give it one exit, its last expression"));
+                }
+                Stmt::Return { loc: loc(span) }
+            }
             syn::Expr::Macro(m) => return self.macro_stmt(&m.mac),
-            _ => Stmt::Expr {
-                expr: self.expr(e),
-                loc: loc(span),
-            },
+            // A collective function called as a statement: its statements, and its value's.
+            syn::Expr::Call(c) if self.is_collective(c) => {
+                let name = self.callee(c)?;
+                let value = self.inline(c, &name)??;
+                Stmt::Expr {
+                    expr: value,
+                    loc: loc(span),
+                }
+            }
+            _ => {
+                // The value of an assignment stands alone (`v = f(x);`, `s += f(x);`).
+                let alone = match e {
+                    syn::Expr::Assign(a) => &a.right,
+                    syn::Expr::Binary(b) if binop(&b.op).1 => &b.right,
+                    e => e,
+                };
+                Stmt::Expr {
+                    expr: self.with_standing(alone, e),
+                    loc: loc(span),
+                }
+            }
         })
     }
 
@@ -1606,10 +1717,27 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .collect::<Vec<_>>()
             .as_slice()
         {
-            [f @ ("atomic_add" | "atomic_exch" | "atomic_cas" | "shfl_down")]
+            [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")]
                 if self.in_function(span, &format!("`{f}`")) =>
             {
                 None
+            }
+            [f] if self.is_collective(c) => {
+                if self.standing.take() != Some(c as *const syn::ExprCall) {
+                    self.fail(span, format!("`{f}` shuffles (a collective function: the 32 lanes of a warp run it together), so its call stands alone, as a shuffle's statement does: the value of a `let`, of an assignment or of a function, or a statement (`let v = {f}(x);`, then use `v`)"));
+                    return None;
+                }
+                let name = self.callee(c)?;
+                match self.inline(c, &name)? {
+                    Some(value) => Some(value.kind),
+                    None => {
+                        self.fail(
+                            span,
+                            format!("`{f}` returns nothing: call it as a statement, `{f}(..);`"),
+                        );
+                        None
+                    }
+                }
             }
             [f] if self.target == Target::Cuda && self.funcs.iter().any(|(n, _)| n == f) => {
                 let Some(name) = p.path.get_ident() else {
@@ -1712,6 +1840,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.fail(c.func.span(), "calls to Rust functions cannot run on the GPU: a cuda body may call `atomic_add(ptr, value)`, `atomic_exch(ptr, value)`, `atomic_cas(ptr, compare, value)`, `shfl_down(value, delta)`, `Float2::new(x, y)` (and the other vector types) and the math methods");
                 None
             }
+        }
+    }
+
+    /// Whether `c` calls a collective function of the body language in a cuda body.
+    fn is_collective(&self, c: &syn::ExprCall) -> bool {
+        self.target == Target::Cuda
+            && self
+                .callee(c)
+                .is_some_and(|f| crate::func::collective(&f.to_string(), self.funcs))
+    }
+
+    /// The name `c` calls, a single identifier.
+    fn callee(&self, c: &syn::ExprCall) -> Option<Ident> {
+        match &*c.func {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+            _ => None,
         }
     }
 
