@@ -2,7 +2,7 @@
 //! on a GPU; 64 rows under the emulation or with `--small`), computed in `f32`:
 //! `y = (x - mean) / sqrt(var + 1e-5) * gamma + beta`, with `gamma` and `beta` per column
 //! in `f32`. A block per row (grid-stride over the rows): the row's sum, then its sum of
-//! squared deviations from the mean, each reduced by shuffles within warps (`common::warp`) and through
+//! squared deviations from the mean, each reduced by shuffles within warps (`examples/common/warp.rs`) and through
 //! shared memory across them, then each element written back as `bf16`. The same body over
 //! `float` rows (one `macro_rules!` body, only the types differ) moves twice the bytes.
 //! Each is checked against an `f64` layer norm of the same inputs; on a GPU, timed beside
@@ -10,8 +10,12 @@
 //! the second time from cache, and writes it once).
 
 mod common;
+// Not in `common`, which the examples that include others include twice: the functions'
+// companions would be defined twice in one crate.
+#[path = "common/warp.rs"]
+mod warp;
 
-use common::warp::warp_sum;
+use warp::warp_sum;
 use parray::bf16;
 use parray::prelude::*;
 

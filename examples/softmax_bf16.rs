@@ -1,7 +1,7 @@
 //! The softmax of each row of a `--rows R --cols C` matrix of `bf16` (8192 x 4096 on a
 //! GPU; 64 rows under the emulation or with `--small`), computed in `f32`: a block per row
 //! (grid-stride over the rows), the row's maximum and its sum of `exp(x - max)` reduced by
-//! shuffles within warps (`common::warp`) and through shared memory across them, then each element written
+//! shuffles within warps (`examples/common/warp.rs`) and through shared memory across them, then each element written
 //! back as `bf16`. The same body over `float` rows (one `macro_rules!` body, only the
 //! types differ) moves twice the bytes. Each is checked against an `f64` softmax of the
 //! same inputs (within its element's rounding); on a GPU, timed beside the `bf16` kernel
@@ -9,8 +9,12 @@
 //! softmax reads and writes each element once).
 
 mod common;
+// Not in `common`, which the examples that include others include twice: the functions'
+// companions would be defined twice in one crate.
+#[path = "common/warp.rs"]
+mod warp;
 
-use common::warp::{warp_max, warp_sum};
+use warp::{warp_max, warp_sum};
 use parray::bf16;
 use parray::prelude::*;
 

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 pub mod gemm;
-pub mod warp;
 
 use std::time::Instant;
 

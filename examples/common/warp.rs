@@ -1,6 +1,8 @@
 //! Warp reductions, written once as collective functions of the body language (SPEC 3.5,
 //! "Functions"): a cuda body inlines each at its call, every lane of the warp reaching it.
 
+#![allow(dead_code)] // each example that includes it calls what it needs
+
 /// The sum of the 32 lanes' `v`, in lane 0 of each warp.
 #[parray::func]
 pub fn warp_sum(mut v: f32) -> f32 {
