@@ -3,7 +3,9 @@
 //! literal types and by a kernel's specialisation for types whose sizes come at run time,
 //! so that both make the same statement.
 
-use parray_layout::{ElemType, Module, NodeId, Offset, TypeClass};
+use std::collections::HashMap;
+
+use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, Offset, TypeClass};
 
 use crate::CodeSpan;
 
@@ -86,6 +88,26 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             "`#copy` copies elements unchanged: `{}` holds {} and `{}` holds {}",
             copy.src.ty, s.elem, copy.dst.ty, d.elem
         )));
+    }
+    let threads = copy.threads.as_deref();
+    match (
+        placement(&s, &copy.src.ty, threads).map_err(|message| CopyError {
+            part: CopyPart::Src,
+            message,
+        })?,
+        placement(&d, &copy.dst.ty, threads).map_err(|message| CopyError {
+            part: CopyPart::Dst,
+            message,
+        })?,
+    ) {
+        (None, None) => {}
+        (Some(_), Some(_)) => {
+            return Err(whole(
+                "`#copy` moves a fragment from or to a tile in shared or global memory, not from one fragment to another".to_string(),
+            ))
+        }
+        (Some(regs), None) => return fragment_copy(copy, (&s, &regs), &d, false),
+        (None, Some(regs)) => return fragment_copy(copy, (&d, &regs), &s, true),
     }
     // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
     // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
@@ -286,6 +308,274 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
         }),
         loc: copy.loc,
     })
+}
+
+/// An index of a top-level dimension: `constant` plus each thread digit (`$tid_..$`'s path)
+/// times its weight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Affine {
+    constant: u64,
+    terms: Vec<(String, u64)>,
+}
+
+/// Where the registers of a thread's part of a fragment lie (SPEC 2.14, 3.9): for each
+/// register, its element's index in each top-level dimension, as the thread's digits make it.
+type Registers = Vec<Vec<Affine>>;
+
+/// The block's leaves below `node` (`path` its `$tid_..$` path): (path, size, stride).
+fn block_leaves(module: &Module, node: NodeId, path: String, out: &mut Vec<(String, u64, u64)>) {
+    let n = module.node(node);
+    match n.kind {
+        NodeKind::Leaf { stride } => out.push((path, n.size, stride)),
+        _ => n
+            .children
+            .iter()
+            .enumerate()
+            .for_each(|(k, c)| block_leaves(module, *c, format!("{path}_{k}"), out)),
+    }
+}
+
+/// `None` where `side` is not a fragment; else, for each register of a thread's part, the
+/// index of its element in each top-level dimension, found from the type by inverting its
+/// map from elements to (thread, register): the fragment's thread leaves are digits of
+/// the block, so that a thread's element of register `r` lies at a constant plus a
+/// multiple of each digit, which is checked against every element. Refused: a dimension
+/// of a fragment (not the whole type), a fragment of another cuda array's block (or
+/// outside a cuda body), and one whose elements do not depend on a lane digit (lanes
+/// that would hold the same elements).
+fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Registers>, String> {
+    let module = side.module;
+    let def = module
+        .type_def(&side.type_name)
+        .ok_or_else(|| format!("`{}` is not declared", side.type_name))?;
+    let Some(dist) = def
+        .distribution
+        .as_ref()
+        .filter(|d| d.holders == Holders::Threads)
+    else {
+        return Ok(None);
+    };
+    let over = &dist.over;
+    if threads != Some(over.as_str()) {
+        return Err(format!(
+            "`{name}` is a fragment over the threads of `{over}`'s block: only a cuda body of `{over}` copies it"
+        ));
+    }
+    if side.node != def.root {
+        return Err(format!(
+            "`{name}` is a dimension of the fragment `{}`: `#copy` moves a whole fragment (each thread its own registers)",
+            def.name
+        ));
+    }
+    let part = dist.part;
+    let g = module
+        .type_def(over)
+        .ok_or_else(|| format!("`{over}` is not declared"))?;
+    let mut leaves = Vec::new();
+    block_leaves(
+        module,
+        module.node(g.root).children[1],
+        "1".into(),
+        &mut leaves,
+    );
+    // Each element's (thread, register), and the element of each.
+    let mut at = HashMap::new();
+    for k in 0..side.size {
+        let o = module.offset_at(side.node, k);
+        if at.insert((o / part, o % part), k).is_some() {
+            return Err(format!(
+                "`{name}` keeps two elements in register {} of thread {}",
+                o % part,
+                o / part
+            ));
+        }
+    }
+    let digit = |h: u64, &(_, size, stride): &(String, u64, u64)| (h / stride) % size;
+    let (used, unused): (Vec<_>, Vec<_>) = leaves
+        .iter()
+        .partition(|l| at.keys().any(|&(h, _)| digit(h, l) != 0));
+    if let Some((path, ..)) = unused
+        .iter()
+        .find(|(_, _, stride)| *stride < u64::from(crate::ir::WARP))
+    {
+        return Err(format!(
+            "`{name}` does not reference `{over}_{path}`, a dimension of a warp's lanes: lanes would hold the same elements, and a `#copy` of a fragment moves each lane's own (only the warps may be left out, each warp then holding its copy)"
+        ));
+    }
+    let holders: u64 = used.iter().map(|(_, size, _)| size).product();
+    if holders * part != side.size {
+        return Err(format!(
+            "`{name}` does not fill the {part} registers of each of its {holders} threads"
+        ));
+    }
+    let dims = top_level_sizes(side);
+    let index = |k: u64| -> Vec<u64> {
+        let mut rest = k;
+        let mut out: Vec<u64> = dims
+            .iter()
+            .rev()
+            .map(|&d| {
+                let i = rest % d;
+                rest /= d;
+                i
+            })
+            .collect();
+        out.reverse();
+        out
+    };
+    let not_affine = || {
+        format!("`{name}`'s element of a register is not a constant plus multiples of the thread's digits in each dimension; `#copy` of such a fragment is not implemented")
+    };
+    let mut regs = Vec::with_capacity(part as usize);
+    for r in 0..part {
+        let first = index(*at.get(&(0, r)).ok_or_else(not_affine)?);
+        let mut weights = Vec::new();
+        for (path, _, stride) in &used {
+            let one = index(*at.get(&(*stride, r)).ok_or_else(not_affine)?);
+            let w: Option<Vec<u64>> = one
+                .iter()
+                .zip(&first)
+                .map(|(a, b)| a.checked_sub(*b))
+                .collect();
+            weights.push((path.clone(), w.ok_or_else(not_affine)?));
+        }
+        regs.push(
+            first
+                .iter()
+                .enumerate()
+                .map(|(d, &constant)| Affine {
+                    constant,
+                    terms: weights
+                        .iter()
+                        .filter(|(_, w)| w[d] != 0)
+                        .map(|(path, w)| (path.clone(), w[d]))
+                        .collect(),
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Checked at every element: its index is its register's at its thread's digits.
+    for (&(h, r), &k) in &at {
+        let want = index(k);
+        let got: Vec<u64> = regs[r as usize]
+            .iter()
+            .map(|a| {
+                a.constant
+                    + a.terms
+                        .iter()
+                        .map(|(path, w)| {
+                            let l = used.iter().find(|l| &l.0 == path).expect("a used leaf");
+                            w * digit(h, l)
+                        })
+                        .sum::<u64>()
+            })
+            .collect();
+        if got != want {
+            return Err(not_affine());
+        }
+    }
+    Ok(Some(regs))
+}
+
+/// The copy between a thread's part of a fragment, its registers `regs` ([`placement`]),
+/// and `tile`, a type of the same top-level dimensions (`into`: from the tile into the
+/// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
+/// reverse), `i` and `j` its element's index at the thread's digits, so that each thread
+/// moves its own elements and no other.
+fn fragment_copy(
+    copy: &CopySpec,
+    (frag, regs): (&Side, &Registers),
+    tile: &Side,
+    into: bool,
+) -> Result<Stmt, CopyError> {
+    let (frag_end, tile_end, tile_part) = match into {
+        true => (&copy.dst, &copy.src, CopyPart::Src),
+        false => (&copy.src, &copy.dst, CopyPart::Dst),
+    };
+    let fail = |part, message| CopyError { part, message };
+    if copy.guard.is_some() {
+        return Err(fail(
+            CopyPart::Whole,
+            "a `#copy` to or from a fragment has no guard: each thread moves all its registers"
+                .to_string(),
+        ));
+    }
+    let dims = top_level_sizes(tile);
+    let shape = |d: &[u64]| d.iter().map(|x| format!("[{x}]")).collect::<String>();
+    if dims != top_level_sizes(frag) {
+        return Err(fail(
+            tile_part,
+            format!(
+                "a `#copy` to or from a fragment moves the element of each index of its dimensions: `{}` is {} and `{}` is {}",
+                frag_end.ty,
+                shape(&top_level_sizes(frag)),
+                tile_end.ty,
+                shape(&dims)
+            ),
+        ));
+    }
+    let module = tile.module;
+    let span = copy.span;
+    let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+    let binary =
+        |op, a: Expr, b: Expr| Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
+    let names: Vec<String> = (0..dims.len()).map(|d| format!("__parray_i{d}")).collect();
+    let vars: Vec<&str> = names.iter().map(String::as_str).collect();
+    let off = parray_layout::index_function(module, &tile_end.ty, &vars)
+        .map_err(|e| fail(tile_part, e.to_string()))?;
+    let affine = |a: &Affine| {
+        let mut e: Option<Expr> = (a.constant != 0 || a.terms.is_empty()).then(|| size(a.constant));
+        for (path, w) in &a.terms {
+            let t = Expr::new(ExprKind::Tid(path.clone()), span);
+            let t = match w {
+                1 => t,
+                _ => binary(BinOp::Mul, size(*w), t),
+            };
+            e = Some(match e {
+                None => t,
+                Some(e) => binary(BinOp::Add, e, t),
+            });
+        }
+        e.expect("a constant or a term")
+    };
+    let place = |end: &CopyEnd, index: Expr| {
+        let index = end
+            .offsets
+            .iter()
+            .fold(index, |i, o| binary(BinOp::Add, o.clone(), i));
+        Box::new(Expr::new(
+            ExprKind::Index(
+                Box::new(end.base.clone()),
+                Box::new(index),
+                Check::Checked(None),
+            ),
+            span,
+        ))
+    };
+    let moves = regs
+        .iter()
+        .enumerate()
+        .map(|(r, index)| {
+            let at = Expr::new(
+                ExprKind::Offset {
+                    off: off.clone(),
+                    args: index.iter().map(affine).collect(),
+                    of: Indexed::of_type(module, &tile.type_name),
+                },
+                span,
+            );
+            let (t, f) = (place(tile_end, at), place(frag_end, size(r as u64)));
+            let (to, from) = match into {
+                true => (f, t),
+                false => (t, f),
+            };
+            Stmt::Expr {
+                expr: Expr::new(ExprKind::Assign(None, to, from), span),
+                loc: copy.loc,
+            }
+        })
+        .collect();
+    Ok(one(moves, copy.loc))
 }
 
 /// The moves of one vector of a guarded copy, for [`per_vector`]: the vector's move, and
