@@ -318,9 +318,14 @@ struct Affine {
     terms: Vec<(String, u64)>,
 }
 
-/// Where the registers of a thread's part of a fragment lie (SPEC 2.14, 3.9): for each
-/// register, its element's index in each top-level dimension, as the thread's digits make it.
-type Registers = Vec<Vec<Affine>>;
+/// Where the registers of a thread's part of a fragment lie (SPEC 2.14, 3.9).
+struct Registers {
+    /// For each register, its element's index in each top-level dimension, as the thread's
+    /// digits make it.
+    index: Vec<Vec<Affine>>,
+    /// The element (its logical index) of each (thread, register).
+    elements: HashMap<(u64, u64), u64>,
+}
 
 /// The block's leaves below `node` (`path` its `$tid_..$` path): (path, size, stride).
 fn block_leaves(module: &Module, node: NodeId, path: String, out: &mut Vec<(String, u64, u64)>) {
@@ -474,14 +479,20 @@ fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Re
             return Err(not_affine());
         }
     }
-    Ok(Some(regs))
+    Ok(Some(Registers {
+        index: regs,
+        elements: at,
+    }))
 }
 
 /// The copy between a thread's part of a fragment, its registers `regs` ([`placement`]),
 /// and `tile`, a type of the same top-level dimensions (`into`: from the tile into the
 /// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
 /// reverse), `i` and `j` its element's index at the thread's digits, so that each thread
-/// moves its own elements and no other.
+/// moves its own elements and no other. In a cuda body, where the element type has vectors
+/// of 4 (or 2) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
+/// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
+/// moves, which the prover keeps where the tile's side is aligned.
 fn fragment_copy(
     copy: &CopySpec,
     (frag, regs): (&Side, &Registers),
@@ -538,44 +549,91 @@ fn fragment_copy(
         }
         e.expect("a constant or a term")
     };
+    // `(base, index)` of element `index` of a side, and the element there.
     let place = |end: &CopyEnd, index: Expr| {
         let index = end
             .offsets
             .iter()
             .fold(index, |i, o| binary(BinOp::Add, o.clone(), i));
+        (Box::new(end.base.clone()), Box::new(index))
+    };
+    let element = |(base, at): (Box<Expr>, Box<Expr>)| {
         Box::new(Expr::new(
-            ExprKind::Index(
-                Box::new(end.base.clone()),
-                Box::new(index),
-                Check::Checked(None),
-            ),
+            ExprKind::Index(base, at, Check::Checked(None)),
             span,
         ))
     };
-    let moves = regs
+    let tile_at = |index: &[Affine]| {
+        Expr::new(
+            ExprKind::Offset {
+                off: off.clone(),
+                args: index.iter().map(affine).collect(),
+                of: Indexed::of_type(module, &tile.type_name),
+            },
+            span,
+        )
+    };
+    let assign = |(to, from): (Box<Expr>, Box<Expr>)| Stmt::Expr {
+        expr: Expr::new(ExprKind::Assign(None, to, from), span),
+        loc: copy.loc,
+    };
+    let direction = |t, f| match into {
+        true => (f, t),
+        false => (t, f),
+    };
+    let moves: Vec<Stmt> = regs
+        .index
         .iter()
         .enumerate()
         .map(|(r, index)| {
-            let at = Expr::new(
-                ExprKind::Offset {
-                    off: off.clone(),
-                    args: index.iter().map(affine).collect(),
-                    of: Indexed::of_type(module, &tile.type_name),
-                },
-                span,
+            let (t, f) = (
+                element(place(tile_end, tile_at(index))),
+                element(place(frag_end, size(r as u64))),
             );
-            let (t, f) = (place(tile_end, at), place(frag_end, size(r as u64)));
-            let (to, from) = match into {
-                true => (f, t),
-                false => (t, f),
-            };
-            Stmt::Expr {
-                expr: Expr::new(ExprKind::Assign(None, to, from), span),
-                loc: copy.loc,
-            }
+            assign(direction(t, f))
         })
         .collect();
-    Ok(one(moves, copy.loc))
+    let part = regs.index.len() as u64;
+    let runs = |w: u64| {
+        let off = |k: u64| module.offset_at(tile.node, k);
+        part.is_multiple_of(w)
+            && regs.elements.iter().all(|(&(h, r), &k)| {
+                let first = off(regs.elements[&(h, r - r % w)]);
+                first.is_multiple_of(w) && off(k) == first + r % w
+            })
+    };
+    let width = [4u64, 2]
+        .into_iter()
+        .find(|&w| copy.vectors && vector_of(tile.elem, w as u8).is_some() && runs(w));
+    let Some(w) = width else {
+        return Ok(one(moves, copy.loc));
+    };
+    let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+        Box::new(Expr::new(
+            ExprKind::Vector {
+                base,
+                at,
+                lanes: w as u8,
+                check: Check::Checked(None),
+                method: span,
+            },
+            span,
+        ))
+    };
+    let vectors = (0..part / w)
+        .map(|q| {
+            let r = q * w;
+            let t = vector(place(tile_end, tile_at(&regs.index[r as usize])));
+            let f = vector(place(frag_end, size(r)));
+            assign(direction(t, f))
+        })
+        .collect();
+    Ok(Stmt::Vectorised {
+        vector: vectors,
+        scalar: moves,
+        guard: None,
+        loc: copy.loc,
+    })
 }
 
 /// The moves of one vector of a guarded copy, for [`per_vector`]: the vector's move, and
