@@ -925,6 +925,61 @@ mod tests {
     use super::*;
     use crate::ir::LocalId;
 
+    const FRAGMENTS: &str = "
+cuda(float* c) [1][[4][8][4]] G
+cuda(float* c) [1][[8][4]] H
+rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS
+bf16 [[#FA_REGS_1][#FA_REGS_2]][[#FA_REGS_0][#FA_REGS_3][#FA_REGS_4]] FA
+rmem float [[2][#G_1_1]][[#G_1_2][2]] FC
+rmem float [[2][#G_1_1]][[2][4]] ROWS_ONLY
+rmem float [[2][#H_1_0]][[#H_1_1][2]] FH
+";
+
+    fn placed(name: &str, threads: &str) -> Result<Option<Registers>, String> {
+        let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
+        let s = side(&module, name, CopyPart::Src).map_err(|e| e.message)?;
+        placement(&s, name, Some(threads))
+    }
+
+    /// Each register's element at each thread's digits is the ISA's (A: m = t1 + 8 v1,
+    /// k = 2 t0 + v0 + 8 v2 for register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1), for the
+    /// thread's digits `G_1_1` (t1) and `G_1_2` (t0); the warp is left out.
+    #[test]
+    fn a_fragment_places_each_register_at_the_thread_digits() {
+        let regs = placed("FA", "G").unwrap().expect("a fragment");
+        assert_eq!(regs.index.len(), 8);
+        for (v, index) in regs.index.iter().enumerate() {
+            let (v0, v1, v2) = (v as u64 % 2, v as u64 / 2 % 2, v as u64 / 4);
+            let t1 = |c| Affine {
+                constant: c,
+                terms: vec![("1_1".to_string(), 1)],
+            };
+            let t0 = |c| Affine {
+                constant: c,
+                terms: vec![("1_2".to_string(), 2)],
+            };
+            assert_eq!(index, &vec![t1(8 * v1), t0(v0 + 8 * v2)], "register {v}");
+        }
+        assert!(placed("FA_REGS_0", "G")
+            .is_err_and(|e| e.contains("a dimension of the fragment `FA_REGS`")));
+    }
+
+    /// Refused: a fragment of another cuda array's block (or outside a cuda body), and
+    /// one whose elements do not depend on a lane digit.
+    #[test]
+    fn fragments_of_other_blocks_and_shared_lanes_are_refused() {
+        let other = placed("FH", "G").err().expect("another block");
+        assert!(
+            other.contains("`FH` is a fragment over the threads of `H`'s block"),
+            "{other}"
+        );
+        let shared = placed("ROWS_ONLY", "G").err().expect("t0 left out");
+        assert!(shared.contains("does not reference `G_1_2`"), "{shared}");
+        let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
+        let s = side(&module, "FC", CopyPart::Src).unwrap_or_else(|e| panic!("{}", e.message));
+        assert!(placement(&s, "FC", None).is_err());
+    }
+
     fn sizes(s: &[u64]) -> Vec<(LocalId, u64)> {
         s.iter()
             .enumerate()
