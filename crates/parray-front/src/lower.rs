@@ -931,6 +931,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             };
             // A fragment's copy (SPEC 3.9) names the thread's digits.
+            let fragment = [&copy.src.ty, &copy.dst.ty].into_iter().any(|ty| {
+                module.lookup(ty).is_ok_and(|d| {
+                    module.types()[d.ty]
+                        .distribution
+                        .as_ref()
+                        .is_some_and(|d| d.holders == Holders::Threads)
+                })
+            });
             let mut tids = Vec::new();
             parray_compiler::ir::visit_exprs([&made], &mut |e| {
                 if let ExprKind::Tid(path) = &e.kind {
@@ -946,7 +954,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             if !this.forms.is_runtime(&copy.src.ty) && !this.forms.is_runtime(&copy.dst.ty) {
                 return Some(made);
             }
-            if !tids.is_empty() {
+            if fragment {
                 this.fail(span, "a `#copy` to or from a fragment moves a tile of sizes known when the program is built");
                 return None;
             }
