@@ -1,7 +1,8 @@
 //! `#copy S(a) to D(b)` in a body: element `k` of `a`, an array or pointer of type `S`, goes
 //! to element `k` of `b`, of type `D`. The one lowering of it, used by the front end for
 //! literal types and by a kernel's specialisation for types whose sizes come at run time,
-//! so that both make the same statement.
+//! so that both make the same statement. Either side may be a fragment (SPEC 2.14, 3.9):
+//! then each thread moves its own registers (`placement`, `fragment_copy`).
 
 use std::collections::HashMap;
 
@@ -68,7 +69,8 @@ fn side<'m>(module: &'m Module, name: &str, part: CopyPart) -> Result<Side<'m>, 
 /// `dst`: a loop of element moves (straight-line for a thread's few elements, none for
 /// one), and for a cuda body, where both layouts move in aligned runs of 4 (or 2)
 /// elements, a [`Stmt::Vectorised`] whose vector loop the prover keeps where both sides
-/// are aligned.
+/// are aligned. Between a fragment and a tile, each thread's straight-line moves of its own
+/// registers (`fragment_copy`).
 pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyError> {
     let s = side(src, &copy.src.ty, CopyPart::Src)?;
     let d = side(dst, &copy.dst.ty, CopyPart::Dst)?;
