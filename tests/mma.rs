@@ -1,8 +1,8 @@
 //! `#mma D(d) += A(a) * B(b)` (SPEC.md 3.5, "MMA"): the warp's mma.sync m16n8k16 (bf16 in,
 //! f32 accumulate) over fragments (SPEC 2.14). Each of the 8 warps of a grid of 2 blocks
-//! of 4 warps loads its own A (16 x 16) and B (16 x 8) from global memory into its lanes'
-//! registers through the fragment types (a lane keeps the elements whose `$T[..]$ / part`
-//! is its lane), starts D at C, runs the MMA and stores D through `FC`. The result is
+//! of 4 warps copies its own A (16 x 16), B (16 x 8) and C from global memory into its
+//! lanes' registers (`#copy`, each lane moving the elements its fragment type places in
+//! its registers), runs the MMA and copies D back from `FC`. The result is
 //! compared with an f64 matmul of the same bf16 inputs: |d - ref| <= 2^-16 (|c| + sum |a
 //! b|), the tolerance SPEC 3.5 states for the emulation and a GPU alike (the emulation is
 //! the f64 sum rounded once, within 2^-24 of it). Runs on the GPU where there is one
@@ -25,9 +25,10 @@ parray! {
     bf16 [#FA_REGS_0][#FA_REGS_1][#FA_REGS_4] FA_PART;
     bf16 [#FB_0_0][#FB_0_2] FB_PART;
     float [#FC_0_0][#FC_1_1] FC_PART;
-    dmem bf16 [WARPS][16][16] A;
-    dmem bf16 [WARPS][16][8] B;
-    dmem float [WARPS][16][8] D;
+    // Each warp's tiles: `A_1`, `B_1`, `D_1` have the fragments' dimensions.
+    dmem bf16 [WARPS][[16][16]] A;
+    dmem bf16 [WARPS][[16][8]] B;
+    dmem float [WARPS][[16][8]] D;
 }
 
 /// A deterministic stream of 64-bit words (splitmix64).
@@ -67,43 +68,14 @@ fn each_warp_multiplies_its_tiles_as_the_f64_reference() -> parray::Result<()> {
     d.copy_from_slice(&c)?;
     detour!(G(&a, &b, &mut d) {
         let w = $tid_0$ * $dim(G_1_0)$ + $tid_1_0$;
-        let lane = $tid$ % 32;
         let fa = FA_REGS::create();
         let fb = FB::create();
         let fc = FC::create();
-        for m in 0..16 {
-            for k in 0..16 {
-                let o = $FA[m][k]$;
-                if o / $size(FA_PART)$ == lane {
-                    fa[o % $size(FA_PART)$] = a[$A[w][m][k]$];
-                }
-            }
-        }
-        for k in 0..16 {
-            for n in 0..8 {
-                let o = $FB[k][n]$;
-                if o / $size(FB_PART)$ == lane {
-                    fb[o % $size(FB_PART)$] = b[$B[w][k][n]$];
-                }
-            }
-        }
-        for m in 0..16 {
-            for n in 0..8 {
-                let o = $FC[m][n]$;
-                if o / $size(FC_PART)$ == lane {
-                    fc[o % $size(FC_PART)$] = d[$D[w][m][n]$];
-                }
-            }
-        }
+        #copy A_1(a + $A[w][0]$) to FA(fa);
+        #copy B_1(b + $B[w][0]$) to FB(fb);
+        #copy D_1(d + $D[w][0]$) to FC(fc);
         #mma FC(fc) += FA(fa) * FB(fb);
-        for m in 0..16 {
-            for n in 0..8 {
-                let o = $FC[m][n]$;
-                if o / $size(FC_PART)$ == lane {
-                    d[$D[w][m][n]$] = fc[o % $size(FC_PART)$];
-                }
-            }
-        }
+        #copy FC(fc) to D_1(d + $D[w][0]$);
     })?;
     let got = d.to_vec()?;
     for w in 0..8 {
@@ -177,7 +149,7 @@ fn a_warp_whose_lanes_diverge_is_an_error() -> parray::Result<()> {
     let e = r.expect_err("half a warp at an mma.sync");
     assert!(
         e.to_string().contains(
-            "#mma at line 173: lane 16 of this warp (thread 16 of the block) did not reach it"
+            "#mma at line 145: lane 16 of this warp (thread 16 of the block) did not reach it"
         ),
         "{e}"
     );

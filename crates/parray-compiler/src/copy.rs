@@ -1,9 +1,12 @@
 //! `#copy S(a) to D(b)` in a body: element `k` of `a`, an array or pointer of type `S`, goes
 //! to element `k` of `b`, of type `D`. The one lowering of it, used by the front end for
 //! literal types and by a kernel's specialisation for types whose sizes come at run time,
-//! so that both make the same statement.
+//! so that both make the same statement. Either side may be a fragment (SPEC 2.14, 3.9):
+//! then each thread moves its own registers (`placement`, `fragment_copy`).
 
-use parray_layout::{ElemType, Module, NodeId, Offset, TypeClass};
+use std::collections::HashMap;
+
+use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, Offset, TypeClass};
 
 use crate::CodeSpan;
 
@@ -66,7 +69,8 @@ fn side<'m>(module: &'m Module, name: &str, part: CopyPart) -> Result<Side<'m>, 
 /// `dst`: a loop of element moves (straight-line for a thread's few elements, none for
 /// one), and for a cuda body, where both layouts move in aligned runs of 4 (or 2)
 /// elements, a [`Stmt::Vectorised`] whose vector loop the prover keeps where both sides
-/// are aligned.
+/// are aligned. Between a fragment and a tile, each thread's straight-line moves of its own
+/// registers (`fragment_copy`).
 pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyError> {
     let s = side(src, &copy.src.ty, CopyPart::Src)?;
     let d = side(dst, &copy.dst.ty, CopyPart::Dst)?;
@@ -86,6 +90,26 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             "`#copy` copies elements unchanged: `{}` holds {} and `{}` holds {}",
             copy.src.ty, s.elem, copy.dst.ty, d.elem
         )));
+    }
+    let threads = copy.threads.as_deref();
+    match (
+        placement(&s, &copy.src.ty, threads).map_err(|message| CopyError {
+            part: CopyPart::Src,
+            message,
+        })?,
+        placement(&d, &copy.dst.ty, threads).map_err(|message| CopyError {
+            part: CopyPart::Dst,
+            message,
+        })?,
+    ) {
+        (None, None) => {}
+        (Some(_), Some(_)) => {
+            return Err(whole(
+                "`#copy` moves a fragment from or to a tile in shared or global memory, not from one fragment to another".to_string(),
+            ))
+        }
+        (Some(regs), None) => return fragment_copy(copy, (&s, &regs), &d, false),
+        (None, Some(regs)) => return fragment_copy(copy, (&d, &regs), &s, true),
     }
     // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
     // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
@@ -284,6 +308,332 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             at_most,
             per_vector,
         }),
+        loc: copy.loc,
+    })
+}
+
+/// An index of a top-level dimension: `constant` plus each thread digit (`$tid_..$`'s path)
+/// times its weight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Affine {
+    constant: u64,
+    terms: Vec<(String, u64)>,
+}
+
+/// Where the registers of a thread's part of a fragment lie (SPEC 2.14, 3.9).
+struct Registers {
+    /// For each register, its element's index in each top-level dimension, as the thread's
+    /// digits make it.
+    index: Vec<Vec<Affine>>,
+    /// The element (its logical index) of each (thread, register).
+    elements: HashMap<(u64, u64), u64>,
+}
+
+/// The block's leaves below `node` (`path` its `$tid_..$` path): (path, size, stride).
+fn block_leaves(module: &Module, node: NodeId, path: String, out: &mut Vec<(String, u64, u64)>) {
+    let n = module.node(node);
+    match n.kind {
+        NodeKind::Leaf { stride } => out.push((path, n.size, stride)),
+        _ => n
+            .children
+            .iter()
+            .enumerate()
+            .for_each(|(k, c)| block_leaves(module, *c, format!("{path}_{k}"), out)),
+    }
+}
+
+/// `None` where `side` is not a fragment; else, for each register of a thread's part, the
+/// index of its element in each top-level dimension, found from the type by inverting its
+/// map from elements to (thread, register): the fragment's thread leaves are digits of
+/// the block, so that a thread's element of register `r` lies at a constant plus a
+/// multiple of each digit, which is checked against every element. Refused: a dimension
+/// of a fragment (not the whole type), a fragment of another cuda array's block (or
+/// outside a cuda body), and one whose elements do not depend on a lane digit (lanes
+/// that would hold the same elements).
+fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Registers>, String> {
+    let module = side.module;
+    let def = module
+        .type_def(&side.type_name)
+        .ok_or_else(|| format!("`{}` is not declared", side.type_name))?;
+    let Some(dist) = def
+        .distribution
+        .as_ref()
+        .filter(|d| d.holders == Holders::Threads)
+    else {
+        return Ok(None);
+    };
+    let over = &dist.over;
+    if threads != Some(over.as_str()) {
+        return Err(format!(
+            "`{name}` is a fragment over the threads of `{over}`'s block: only a cuda body of `{over}` copies it"
+        ));
+    }
+    if side.node != def.root {
+        return Err(format!(
+            "`{name}` is a dimension of the fragment `{}`: `#copy` moves a whole fragment (each thread its own registers)",
+            def.name
+        ));
+    }
+    let part = dist.part;
+    let g = module
+        .type_def(over)
+        .ok_or_else(|| format!("`{over}` is not declared"))?;
+    let mut leaves = Vec::new();
+    block_leaves(
+        module,
+        module.node(g.root).children[1],
+        "1".into(),
+        &mut leaves,
+    );
+    // Each element's (thread, register), and the element of each.
+    let mut at = HashMap::new();
+    for k in 0..side.size {
+        let o = module.offset_at(side.node, k);
+        if at.insert((o / part, o % part), k).is_some() {
+            return Err(format!(
+                "`{name}` keeps two elements in register {} of thread {}",
+                o % part,
+                o / part
+            ));
+        }
+    }
+    let digit = |h: u64, &(_, size, stride): &(String, u64, u64)| (h / stride) % size;
+    let (used, unused): (Vec<_>, Vec<_>) = leaves
+        .iter()
+        .partition(|l| at.keys().any(|&(h, _)| digit(h, l) != 0));
+    if let Some((path, ..)) = unused
+        .iter()
+        .find(|(_, _, stride)| *stride < u64::from(crate::ir::WARP))
+    {
+        return Err(format!(
+            "`{name}` does not reference `{over}_{path}`, a dimension of a warp's lanes: lanes would hold the same elements, and a `#copy` of a fragment moves each lane's own (only the warps may be left out, each warp then holding its copy)"
+        ));
+    }
+    let holders: u64 = used.iter().map(|(_, size, _)| size).product();
+    if holders * part != side.size {
+        return Err(format!(
+            "`{name}` does not fill the {part} registers of each of its {holders} threads"
+        ));
+    }
+    let dims = top_level_sizes(side);
+    let index = |k: u64| -> Vec<u64> {
+        let mut rest = k;
+        let mut out: Vec<u64> = dims
+            .iter()
+            .rev()
+            .map(|&d| {
+                let i = rest % d;
+                rest /= d;
+                i
+            })
+            .collect();
+        out.reverse();
+        out
+    };
+    let not_affine = || {
+        format!("`{name}`'s element of a register is not a constant plus multiples of the thread's digits in each dimension; `#copy` of such a fragment is not implemented")
+    };
+    let mut regs = Vec::with_capacity(part as usize);
+    for r in 0..part {
+        let first = index(*at.get(&(0, r)).ok_or_else(not_affine)?);
+        let mut weights = Vec::new();
+        for (path, _, stride) in &used {
+            let one = index(*at.get(&(*stride, r)).ok_or_else(not_affine)?);
+            let w: Option<Vec<u64>> = one
+                .iter()
+                .zip(&first)
+                .map(|(a, b)| a.checked_sub(*b))
+                .collect();
+            weights.push((path.clone(), w.ok_or_else(not_affine)?));
+        }
+        regs.push(
+            first
+                .iter()
+                .enumerate()
+                .map(|(d, &constant)| Affine {
+                    constant,
+                    terms: weights
+                        .iter()
+                        .filter(|(_, w)| w[d] != 0)
+                        .map(|(path, w)| (path.clone(), w[d]))
+                        .collect(),
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Checked at every element: its index is its register's at its thread's digits.
+    for (&(h, r), &k) in &at {
+        let want = index(k);
+        let got: Vec<u64> = regs[r as usize]
+            .iter()
+            .map(|a| {
+                a.constant
+                    + a.terms
+                        .iter()
+                        .map(|(path, w)| {
+                            let l = used.iter().find(|l| &l.0 == path).expect("a used leaf");
+                            w * digit(h, l)
+                        })
+                        .sum::<u64>()
+            })
+            .collect();
+        if got != want {
+            return Err(not_affine());
+        }
+    }
+    Ok(Some(Registers {
+        index: regs,
+        elements: at,
+    }))
+}
+
+/// The copy between a thread's part of a fragment, its registers `regs` ([`placement`]),
+/// and `tile`, a type of the same top-level dimensions (`into`: from the tile into the
+/// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
+/// reverse), `i` and `j` its element's index at the thread's digits, so that each thread
+/// moves its own elements and no other. In a cuda body, where the element type has vectors
+/// of 4 (or 2) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
+/// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
+/// moves, which the prover keeps where the tile's side is aligned.
+fn fragment_copy(
+    copy: &CopySpec,
+    (frag, regs): (&Side, &Registers),
+    tile: &Side,
+    into: bool,
+) -> Result<Stmt, CopyError> {
+    let (frag_end, tile_end, tile_part) = match into {
+        true => (&copy.dst, &copy.src, CopyPart::Src),
+        false => (&copy.src, &copy.dst, CopyPart::Dst),
+    };
+    let fail = |part, message| CopyError { part, message };
+    if copy.guard.is_some() {
+        return Err(fail(
+            CopyPart::Whole,
+            "a `#copy` to or from a fragment has no guard: each thread moves all its registers"
+                .to_string(),
+        ));
+    }
+    let dims = top_level_sizes(tile);
+    let shape = |d: &[u64]| d.iter().map(|x| format!("[{x}]")).collect::<String>();
+    if dims != top_level_sizes(frag) {
+        return Err(fail(
+            tile_part,
+            format!(
+                "a `#copy` to or from a fragment moves the element of each index of its dimensions: `{}` is {} and `{}` is {}",
+                frag_end.ty,
+                shape(&top_level_sizes(frag)),
+                tile_end.ty,
+                shape(&dims)
+            ),
+        ));
+    }
+    let module = tile.module;
+    let span = copy.span;
+    let size = |v: u64| Expr::new(ExprKind::Size(v), span);
+    let binary =
+        |op, a: Expr, b: Expr| Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
+    let names: Vec<String> = (0..dims.len()).map(|d| format!("__parray_i{d}")).collect();
+    let vars: Vec<&str> = names.iter().map(String::as_str).collect();
+    let off = parray_layout::index_function(module, &tile_end.ty, &vars)
+        .map_err(|e| fail(tile_part, e.to_string()))?;
+    let affine = |a: &Affine| {
+        let mut e: Option<Expr> = (a.constant != 0 || a.terms.is_empty()).then(|| size(a.constant));
+        for (path, w) in &a.terms {
+            let t = Expr::new(ExprKind::Tid(path.clone()), span);
+            let t = match w {
+                1 => t,
+                _ => binary(BinOp::Mul, size(*w), t),
+            };
+            e = Some(match e {
+                None => t,
+                Some(e) => binary(BinOp::Add, e, t),
+            });
+        }
+        e.expect("a constant or a term")
+    };
+    // `(base, index)` of element `index` of a side, and the element there.
+    let place = |end: &CopyEnd, index: Expr| {
+        let index = end
+            .offsets
+            .iter()
+            .fold(index, |i, o| binary(BinOp::Add, o.clone(), i));
+        (Box::new(end.base.clone()), Box::new(index))
+    };
+    let element = |(base, at): (Box<Expr>, Box<Expr>)| {
+        Box::new(Expr::new(
+            ExprKind::Index(base, at, Check::Checked(None)),
+            span,
+        ))
+    };
+    let tile_at = |index: &[Affine]| {
+        Expr::new(
+            ExprKind::Offset {
+                off: off.clone(),
+                args: index.iter().map(affine).collect(),
+                of: Indexed::of_type(module, &tile.type_name),
+            },
+            span,
+        )
+    };
+    let assign = |(to, from): (Box<Expr>, Box<Expr>)| Stmt::Expr {
+        expr: Expr::new(ExprKind::Assign(None, to, from), span),
+        loc: copy.loc,
+    };
+    let direction = |t, f| match into {
+        true => (f, t),
+        false => (t, f),
+    };
+    let moves: Vec<Stmt> = regs
+        .index
+        .iter()
+        .enumerate()
+        .map(|(r, index)| {
+            let (t, f) = (
+                element(place(tile_end, tile_at(index))),
+                element(place(frag_end, size(r as u64))),
+            );
+            assign(direction(t, f))
+        })
+        .collect();
+    let part = regs.index.len() as u64;
+    let runs = |w: u64| {
+        let off = |k: u64| module.offset_at(tile.node, k);
+        part.is_multiple_of(w)
+            && regs.elements.iter().all(|(&(h, r), &k)| {
+                let first = off(regs.elements[&(h, r - r % w)]);
+                first.is_multiple_of(w) && off(k) == first + r % w
+            })
+    };
+    let width = [4u64, 2]
+        .into_iter()
+        .find(|&w| copy.vectors && vector_of(tile.elem, w as u8).is_some() && runs(w));
+    let Some(w) = width else {
+        return Ok(one(moves, copy.loc));
+    };
+    let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
+        Box::new(Expr::new(
+            ExprKind::Vector {
+                base,
+                at,
+                lanes: w as u8,
+                check: Check::Checked(None),
+                method: span,
+            },
+            span,
+        ))
+    };
+    let vectors = (0..part / w)
+        .map(|q| {
+            let r = q * w;
+            let t = vector(place(tile_end, tile_at(&regs.index[r as usize])));
+            let f = vector(place(frag_end, size(r)));
+            assign(direction(t, f))
+        })
+        .collect();
+    Ok(Stmt::Vectorised {
+        vector: vectors,
+        scalar: moves,
+        guard: None,
         loc: copy.loc,
     })
 }
@@ -576,6 +926,61 @@ fn one(mut stmts: Vec<Stmt>, loc: crate::ir::Loc) -> Stmt {
 mod tests {
     use super::*;
     use crate::ir::LocalId;
+
+    const FRAGMENTS: &str = "
+cuda(float* c) [1][[4][8][4]] G
+cuda(float* c) [1][[8][4]] H
+rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS
+bf16 [[#FA_REGS_1][#FA_REGS_2]][[#FA_REGS_0][#FA_REGS_3][#FA_REGS_4]] FA
+rmem float [[2][#G_1_1]][[#G_1_2][2]] FC
+rmem float [[2][#G_1_1]][[2][4]] ROWS_ONLY
+rmem float [[2][#H_1_0]][[#H_1_1][2]] FH
+";
+
+    fn placed(name: &str, threads: &str) -> Result<Option<Registers>, String> {
+        let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
+        let s = side(&module, name, CopyPart::Src).map_err(|e| e.message)?;
+        placement(&s, name, Some(threads))
+    }
+
+    /// Each register's element at each thread's digits is the ISA's (A: m = t1 + 8 v1,
+    /// k = 2 t0 + v0 + 8 v2 for register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1), for the
+    /// thread's digits `G_1_1` (t1) and `G_1_2` (t0); the warp is left out.
+    #[test]
+    fn a_fragment_places_each_register_at_the_thread_digits() {
+        let regs = placed("FA", "G").unwrap().expect("a fragment");
+        assert_eq!(regs.index.len(), 8);
+        for (v, index) in regs.index.iter().enumerate() {
+            let (v0, v1, v2) = (v as u64 % 2, v as u64 / 2 % 2, v as u64 / 4);
+            let t1 = |c| Affine {
+                constant: c,
+                terms: vec![("1_1".to_string(), 1)],
+            };
+            let t0 = |c| Affine {
+                constant: c,
+                terms: vec![("1_2".to_string(), 2)],
+            };
+            assert_eq!(index, &vec![t1(8 * v1), t0(v0 + 8 * v2)], "register {v}");
+        }
+        assert!(placed("FA_REGS_0", "G")
+            .is_err_and(|e| e.contains("a dimension of the fragment `FA_REGS`")));
+    }
+
+    /// Refused: a fragment of another cuda array's block (or outside a cuda body), and
+    /// one whose elements do not depend on a lane digit.
+    #[test]
+    fn fragments_of_other_blocks_and_shared_lanes_are_refused() {
+        let other = placed("FH", "G").err().expect("another block");
+        assert!(
+            other.contains("`FH` is a fragment over the threads of `H`'s block"),
+            "{other}"
+        );
+        let shared = placed("ROWS_ONLY", "G").err().expect("t0 left out");
+        assert!(shared.contains("does not reference `G_1_2`"), "{shared}");
+        let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
+        let s = side(&module, "FC", CopyPart::Src).unwrap_or_else(|e| panic!("{}", e.message));
+        assert!(placement(&s, "FC", None).is_err());
+    }
 
     fn sizes(s: &[u64]) -> Vec<(LocalId, u64)> {
         s.iter()

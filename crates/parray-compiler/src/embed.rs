@@ -362,19 +362,21 @@ impl Rebuild for CopySpec {
             k,
             vectors,
             guard,
+            threads,
             span,
             loc,
         } = self;
-        let (src, dst, k, vectors, guard, span, loc) = (
+        let (src, dst, k, vectors, guard, threads, span, loc) = (
             src.rebuild(ir),
             dst.rebuild(ir),
             k.rebuild(ir),
             vectors.rebuild(ir),
             guard.rebuild(ir),
+            threads.rebuild(ir),
             span.rebuild(ir),
             loc.rebuild(ir),
         );
-        quote!(#ir::CopySpec { src: #src, dst: #dst, k: #k, vectors: #vectors, guard: #guard, span: #span, loc: #loc })
+        quote!(#ir::CopySpec { src: #src, dst: #dst, k: #k, vectors: #vectors, guard: #guard, threads: #threads, span: #span, loc: #loc })
     }
 }
 

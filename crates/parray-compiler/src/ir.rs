@@ -839,8 +839,8 @@ pub struct CopyEnd {
 }
 
 /// What a `#copy` is, for [`crate::copy::lower`]: its two sides, the local its loop
-/// counts with, whether it may move vectors (a cuda body), its guard, and where it was
-/// written.
+/// counts with, whether it may move vectors (a cuda body), its guard, the cuda array of
+/// the body, and where it was written.
 #[derive(Debug, Clone)]
 pub struct CopySpec {
     pub src: CopyEnd,
@@ -848,6 +848,9 @@ pub struct CopySpec {
     pub k: LocalId,
     pub vectors: bool,
     pub guard: Option<Box<CopyGuard>>,
+    /// The cuda array whose body makes the copy (`None` elsewhere): a fragment side (SPEC
+    /// 2.14) must be one of its block's.
+    pub threads: Option<String>,
     pub span: CodeSpan,
     pub loc: Loc,
 }

@@ -499,7 +499,7 @@ impl<'m> Forms<'m> {
         }
     }
 
-    fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {
+    pub fn use_tid(&mut self, path: &str, span: Span) -> syn::Result<NodeId> {
         let node = self.tid_node(path, span)?;
         if !self.tids_used.iter().any(|p| p == path) {
             self.tids_used.push(path.to_string());

@@ -996,6 +996,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 k,
                 vectors: this.target == Target::Cuda,
                 guard,
+                threads: match this.target {
+                    Target::Cuda => this.forms.threads.as_ref().map(|t| t.name.clone()),
+                    _ => None,
+                },
                 span: span.into(),
                 loc: loc(span),
             };
@@ -1015,8 +1019,33 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return None;
                 }
             };
+            // A fragment's copy (SPEC 3.9) names the thread's digits.
+            let fragment = [&copy.src.ty, &copy.dst.ty].into_iter().any(|ty| {
+                module.lookup(ty).is_ok_and(|d| {
+                    module.types()[d.ty]
+                        .distribution
+                        .as_ref()
+                        .is_some_and(|d| d.holders == Holders::Threads)
+                })
+            });
+            let mut tids = Vec::new();
+            parray_compiler::ir::visit_exprs([&made], &mut |e| {
+                if let ExprKind::Tid(path) = &e.kind {
+                    tids.push(path.clone());
+                }
+            });
+            for path in &tids {
+                if let Err(e) = this.forms.use_tid(path, span) {
+                    this.errors.push(e);
+                    return None;
+                }
+            }
             if !this.forms.is_runtime(&copy.src.ty) && !this.forms.is_runtime(&copy.dst.ty) {
                 return Some(made);
+            }
+            if fragment {
+                this.fail(span, "a `#copy` to or from a fragment moves a tile of sizes known when the program is built");
+                return None;
             }
             let scalar = this.generic_copy(&copy, [&src_ty, &dst_ty])?;
             Some(Stmt::GenericCopy {
