@@ -15,9 +15,9 @@ mod common;
 #[path = "common/warp.rs"]
 mod warp;
 
-use warp::warp_sum;
 use parray::bf16;
 use parray::prelude::*;
+use warp::warp_sum;
 
 parray! {
     const ROWS;
