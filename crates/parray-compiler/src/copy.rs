@@ -198,21 +198,9 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             at_k(&copy.dst, d_by, &d, n / w),
         )
     });
-    let vector_move = vector_ends.clone().map(|(w, src, dst)| {
-        let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
-            Box::new(Expr::new(
-                ExprKind::Vector {
-                    base,
-                    at,
-                    lanes: w as u8,
-                    check: Check::Checked(None),
-                    method: span,
-                },
-                span,
-            ))
-        };
-        assign(vector(dst), vector(src))
-    });
+    let vector_move = vector_ends
+        .clone()
+        .map(|(w, src, dst)| assign(vector(dst, w, span), vector(src, w, span)));
     let vector = vector_ends
         .as_ref()
         .zip(vector_move.clone())
@@ -610,23 +598,11 @@ fn fragment_copy(
     let Some(w) = width else {
         return Ok(one(moves, copy.loc));
     };
-    let vector = |(base, at): (Box<Expr>, Box<Expr>)| {
-        Box::new(Expr::new(
-            ExprKind::Vector {
-                base,
-                at,
-                lanes: w as u8,
-                check: Check::Checked(None),
-                method: span,
-            },
-            span,
-        ))
-    };
     let vectors = (0..part / w)
         .map(|q| {
             let r = q * w;
-            let t = vector(place(tile_end, tile_at(&regs.index[r as usize])));
-            let f = vector(place(frag_end, size(r)));
+            let t = vector(place(tile_end, tile_at(&regs.index[r as usize])), w, span);
+            let f = vector(place(frag_end, size(r)), w, span);
             assign(direction(t, f))
         })
         .collect();
@@ -794,6 +770,21 @@ fn at_lane(
 /// at every lane, and `pred(v, 0)` failing implies it fails at every lane. With one
 /// vector its last lane is the digits' largest values, where the guard is known to fail
 /// here, so that test is left out.
+/// The vector of `lanes` elements of `base` from `at` (a load, or a place to store), its
+/// check left to the prover.
+fn vector((base, at): (Box<Expr>, Box<Expr>), lanes: u64, span: CodeSpan) -> Box<Expr> {
+    Box::new(Expr::new(
+        ExprKind::Vector {
+            base,
+            at,
+            lanes: lanes as u8,
+            check: Check::Checked(None),
+            method: span,
+        },
+        span,
+    ))
+}
+
 fn per_vector(
     digits: &[(crate::ir::LocalId, u64)],
     w: u64,
