@@ -116,20 +116,11 @@ struct Axis {
 impl Axis {
     /// The axis made of the dimensions `dims`, everything shown.
     fn new(m: &Module, dims: &[NodeId]) -> Axis {
-        fn leaves(m: &Module, n: NodeId, out: &mut Vec<u64>) {
-            let node = m.node(n);
-            if node.children.is_empty() {
-                out.push(node.size);
-            } else {
-                for &c in &node.children {
-                    leaves(m, c, out);
-                }
-            }
-        }
-        let mut all = Vec::new();
-        for &d in dims {
-            leaves(m, d, &mut all);
-        }
+        let all: Vec<u64> = dims
+            .iter()
+            .flat_map(|&d| m.leaves(d))
+            .map(|leaf| m.node(leaf).size)
+            .collect();
         let size = all.iter().product();
         let mut groups: Vec<u64> = Vec::new();
         let mut g = 1;

@@ -60,15 +60,6 @@ impl Operand {
     }
 }
 
-/// The leaves of `node`, a dimension of a natural thread array: (size, stride).
-fn leaves(module: &Module, node: NodeId, out: &mut Vec<(u64, u64)>) {
-    let n = module.node(node);
-    match n.kind {
-        NodeKind::Leaf { stride } => out.push((n.size, stride)),
-        _ => n.children.iter().for_each(|c| leaves(module, *c, out)),
-    }
-}
-
 /// The names of the block's leaves of 8 threads of stride 4 (the ISA's t1, its groupID)
 /// and 4 threads of stride 1 (t0), when it has them: `G_1_1`, `G_1_2` for `[[4][8][4]]`.
 fn lane_digits(module: &Module, threads: &str) -> Option<(String, String)> {
@@ -98,8 +89,15 @@ pub fn check_block(module: &Module, threads: &str) -> Result<(), String> {
         .ok_or_else(|| format!("`{threads}` is not declared"))?;
     let block = module.node(def.root).children[1];
     let size = module.node(block).size;
-    let mut all = Vec::new();
-    leaves(module, block, &mut all);
+    // The block's leaves, natural in a thread array: (size, stride).
+    let all: Vec<(u64, u64)> = module
+        .leaves(block)
+        .into_iter()
+        .filter_map(|l| match module.node(l).kind {
+            NodeKind::Leaf { stride } => Some((module.node(l).size, stride)),
+            _ => None,
+        })
+        .collect();
     let lanes: u64 = all
         .iter()
         .filter(|(_, stride)| *stride < u64::from(WARP))

@@ -282,6 +282,14 @@ impl Module {
         &self.nodes[id.0 as usize]
     }
 
+    /// The leaves under `id`, left to right (`id` itself when it has no children).
+    pub fn leaves(&self, id: NodeId) -> Vec<NodeId> {
+        match self.node(id).children.as_slice() {
+            [] => vec![id],
+            children => children.iter().flat_map(|&c| self.leaves(c)).collect(),
+        }
+    }
+
     pub fn constant(&self, name: &str) -> Option<u64> {
         self.consts.get(name).copied()
     }

@@ -287,7 +287,7 @@ proptest! {
                 if f.aligned_runs(v) && (want.len() as u64).is_multiple_of(v) {
                     for (i, w) in want.iter().enumerate() {
                         let first = want[i - i % v as usize];
-                        prop_assert!(first % v == 0 && *w == first + (i as u64 % v), "{} by {}: [{}] = {}\n{}", path, v, i, w, src);
+                        prop_assert!(first.is_multiple_of(v) && *w == first + (i as u64 % v), "{} by {}: [{}] = {}\n{}", path, v, i, w, src);
                     }
                 }
             }
