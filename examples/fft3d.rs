@@ -1,15 +1,19 @@
 //! The cluster FFT of the PPoPP'12 Parray paper: a 3-D complex single-precision FFT of an
 //! N x N x N array distributed over the ranks of an MPI job by x-slabs. Each rank
 //! transforms its x-planes in two dimensions, a `#copy` to the y-slabs is the global
-//! transpose (an all-to-all the two types imply), and each rank transforms along x. Local
-//! transforms are cuFFT's on GPUs (rank r on device r mod the devices) and rustfft's on
-//! the CPU (the emulation). Rank 0 checks the result against a 3-D FFT computed on its
-//! own (rustfft in f64 up to N = 128, cuFFT's own 3-D plan beyond), and on a GPU each
-//! size is timed beside cuFFT's 3-D plan of the whole array on one GPU.
+//! transpose (an all-to-all the two types imply), and each rank transforms along x. The
+//! transpose is pipelined with the plane transforms: `copy::copy_in_chunks` takes the
+//! slab in chunks of the type `X_CHUNK` (`--chunks C` of them), and each chunk's
+//! messages go while the next chunk's planes are transformed. Local transforms are
+//! cuFFT's on GPUs (rank r on device r mod the devices) and rustfft's on the CPU (the
+//! emulation). Rank 0 checks the result against a 3-D FFT computed on its own (rustfft
+//! in f64 up to N = 128, cuFFT's own 3-D plan beyond), and on a GPU each size is timed
+//! beside cuFFT's 3-D plan of the whole array on one GPU, and beside itself with the
+//! whole slab as one chunk (nothing overlapped).
 //!
 //! ```text
 //! cargo build --release --features parray/mpi --example fft3d
-//! mpirun -n 2 target/release/examples/fft3d --n 512     (one rank: without mpirun)
+//! mpirun -n 2 target/release/examples/fft3d --n 512 --chunks 8  (one rank: without mpirun)
 //! ```
 
 use parray::copy;
@@ -34,10 +38,16 @@ macro_rules! slabs {
                 pub dmem float2 [$n][[#P][$n / $ranks]][$n] Y_SLABS;
                 // All of it on rank 0, for the check.
                 pub dmem float2 [1#P][$n][$n][$n] ON_ZERO;
+                // The chunks of the pipelined transpose: PLANES x-planes of a slab ...
+                const PLANES;
+                pub dmem float2 [PLANES][$n][$n] X_CHUNK;
+                // ... or the whole slab as one chunk (transforms, then the transpose).
+                pub dmem float2 [$n / $ranks][$n][$n] X_PART;
             }
 
             pub fn run(args: &super::Args) -> parray::Result<bool> {
-                super::fft3d::<X_SLABS, Y_SLABS, ON_ZERO>(args)
+                PLANES.bind($n / $ranks / args.chunks.min($n / $ranks))?;
+                super::fft3d::<X_SLABS, Y_SLABS, ON_ZERO, X_CHUNK, X_PART>(args)
             }
         }
     };
@@ -48,12 +58,16 @@ slabs!(n32_on_2, 32, 2);
 slabs!(n32_on_4, 32, 4);
 slabs!(n512_on_1, 512, 1);
 slabs!(n512_on_2, 512, 2);
+slabs!(n512_on_4, 512, 4);
 slabs!(n1024_on_1, 1024, 1);
 slabs!(n1024_on_2, 1024, 2);
+slabs!(n1024_on_4, 1024, 4);
 
-/// The command line: `--n N` (32, 512 or 1024) and `--repeats R`.
+/// The command line: `--n N` (32, 512 or 1024), `--chunks C` (of each slab, a divisor of
+/// N / ranks) and `--repeats R`.
 pub struct Args {
     n: usize,
+    chunks: usize,
     repeats: usize,
 }
 
@@ -69,13 +83,16 @@ fn input(k: u64) -> Float2 {
     Float2::new(next(), next())
 }
 
-/// The 3-D FFT of the array of type `X` (x-slabs), through `Y` (y-slabs); checked on rank
-/// 0 through `Z` (all on rank 0). Returns whether the check passed.
-fn fft3d<X, Y, Z>(args: &Args) -> parray::Result<bool>
+/// The 3-D FFT of the array of type `X` (x-slabs), through `Y` (y-slabs), its transpose
+/// pipelined in chunks of `C` (and, timed beside it, in one chunk `W`, the whole part);
+/// checked on rank 0 through `Z` (all on rank 0). Returns whether the check passed.
+fn fft3d<X, Y, Z, C, W>(args: &Args) -> parray::Result<bool>
 where
     X: DataType<Elem = Float2>,
     Y: DataType<Elem = Float2>,
     Z: DataType<Elem = Float2>,
+    C: DataType<Elem = Float2>,
+    W: DataType<Elem = Float2>,
 {
     let job = parray::mpi::job()?;
     let n = args.n;
@@ -87,45 +104,85 @@ where
         .map(|j| input((job.rank * part * n * n + j) as u64))
         .collect();
     let (mut x, mut y) = (Array::<X>::new()?, Array::<Y>::new()?);
-    // The local transforms: the x-planes in two dimensions, the y-slab along x.
-    let planes = Local::new(&device, &[n, n], 1, n * n, part)?;
+    // The local transforms: a chunk's x-planes (or the whole slab's) in two dimensions,
+    // the y-slab along x.
+    let plane_transforms = |planes: usize| Local::new(&device, &[n, n], 1, n * n, planes);
+    let (chunk, whole) = (
+        plane_transforms(C::size() / (n * n))?,
+        plane_transforms(part)?,
+    );
     let columns = Local::new(&device, &[n], part * n, 1, part * n)?;
+    // One 3-D transform, its transpose in chunks of `K`: the time of the whole, and of
+    // the transpose alone when it is one chunk (then nothing overlaps it).
     let mut transpose_times = Vec::new();
-    let mut step = |x: &mut Array<X>| -> parray::Result<()> {
-        planes.run(x)?;
-        let time = parray::gpu::time_ms_on(&device, || copy::copy(x, &mut y).map(|_| ()))?;
-        transpose_times.push(time);
-        columns.run(&mut y)
+    // On one rank both types are the row-major (x, y, z): the transpose moves nothing,
+    // and the transforms along x run on x seen as Y (`as_type_mut` checks that the storage
+    // holds it). On more, the transpose is pipelined with the plane transforms.
+    let in_place = job.size == 1;
+    let step = |x: &mut Array<X>, y: &mut Array<Y>, pipelined: bool| -> parray::Result<()> {
+        if pipelined && in_place {
+            whole.run(x, 0)?;
+            return columns.run(x.as_type_mut::<Y>()?, 0);
+        }
+        if pipelined {
+            copy::copy_in_chunks::<C, X, Y>(x, y, |x, at| chunk.run(x, at.start))?;
+        } else {
+            copy::copy_in_chunks::<W, X, Y>(x, y, |x, _| whole.run(x, 0))?;
+        }
+        columns.run(y, 0)
     };
     let repeats = if device.is_emulated() {
         1
     } else {
         args.repeats
     };
-    let mut times = Vec::with_capacity(repeats);
+    let (mut times, mut serial_times) = (Vec::new(), Vec::new());
     for _ in 0..repeats + 1 {
         // A fresh input each time (the transforms are in place), uploaded untimed.
         x.copy_from_slice(&values)?;
-        times.push(parray::gpu::time_ms_on(&device, || step(&mut x))?);
+        serial_times.push(parray::gpu::time_ms_on(&device, || {
+            step(&mut x, &mut y, false)
+        })?);
+        x.copy_from_slice(&values)?;
+        whole.run(&mut x, 0)?;
+        let time = parray::gpu::time_ms_on(&device, || copy::copy(&x, &mut y).map(|_| ()))?;
+        transpose_times.push(time);
+        x.copy_from_slice(&values)?;
+        times.push(parray::gpu::time_ms_on(&device, || {
+            step(&mut x, &mut y, true)
+        })?);
     }
-    let time = median(&times[1.min(times.len() - 1)..]);
-    let transpose = median(&transpose_times[1.min(transpose_times.len() - 1)..]);
-    // Everything to rank 0, and the check there.
-    let mut whole = Array::<Z>::new()?;
-    copy::copy(&y, &mut whole)?;
+    let warm = |t: &[Timing]| median(&t[1.min(t.len() - 1)..]);
+    let (time, serial, transpose) = (warm(&times), warm(&serial_times), warm(&transpose_times));
+    // Everything to rank 0, and the check there (of the pipelined run, the last).
+    let mut whole_array = Array::<Z>::new()?;
+    copy::copy(
+        if in_place { x.as_type::<Y>()? } else { &y },
+        &mut whole_array,
+    )?;
     if job.rank != 0 {
         return Ok(true);
     }
-    let got = whole.to_vec()?;
-    let (error, reference, reference_time) = check(&device, n, &got, &mut whole, args.repeats)?;
+    let got = whole_array.to_vec()?;
+    let (error, reference, reference_time) =
+        check(&device, n, &got, &mut whole_array, args.repeats)?;
     let flops = 5.0 * (n as f64).powi(3) * 3.0 * (n as f64).log2();
+    let overlap = if in_place {
+        format!("no transpose (one rank: Y is X); with the transpose {serial}, of it the copy {transpose}")
+    } else {
+        format!(
+            "transpose in {} chunks; in one chunk {serial}, of it the transpose {transpose} ({:.0}%), {:.0}% of that hidden",
+            part * n * n / C::size(),
+            100.0 * transpose.ms / serial.ms,
+            100.0 * (serial.ms - time.ms) / transpose.ms,
+        )
+    };
     println!(
-        "fft3d N={n} ranks={} {}: {time}, {:.1} GFLOP/s{}, transpose {transpose} ({:.0}%); checked against {reference}{}: relative error {error:.2e}",
+        "fft3d N={n} ranks={} {}: {time}, {:.1} GFLOP/s{}, {overlap}; checked against {reference}{}: relative error {error:.2e}",
         job.size,
         if device.is_emulated() { "cpu (emulation)" } else { "gpu" },
         flops / time.ms / 1e6,
         time.note(),
-        100.0 * transpose.ms / time.ms,
         reference_time.map_or(String::new(), |r| format!(" ({r}; ours {:.2}x its time)", time.ms / r.ms)),
     );
     Ok(error <= 1e-4)
@@ -165,9 +222,10 @@ impl Local {
         })
     }
 
-    fn run<T: DataType<Elem = Float2>>(&self, a: &mut Array<T>) -> parray::Result<()> {
+    /// The transforms, on the elements of `a` from offset `at` on.
+    fn run<T: DataType<Elem = Float2>>(&self, a: &mut Array<T>, at: usize) -> parray::Result<()> {
         let (fft, dims, stride, dist, batch) = match self {
-            Local::Gpu(plan) => return plan.run(a, Direction::Forward),
+            Local::Gpu(plan) => return plan.run_at(a, at, Direction::Forward),
             Local::Cpu {
                 fft,
                 dims,
@@ -179,7 +237,7 @@ impl Local {
         let mut v: Vec<Complex<f32>> = a.to_vec()?.iter().map(|c| Complex::new(c.x, c.y)).collect();
         let points: usize = dims.iter().product();
         for b in 0..batch {
-            let at = |i: usize| b * dist + i * stride;
+            let at = |i: usize| at + b * dist + i * stride;
             let mut signal: Vec<Complex<f32>> = (0..points).map(|i| v[at(i)]).collect();
             fft_rows(&mut signal, dims, |line| fft.process(line));
             for (i, c) in signal.into_iter().enumerate() {
@@ -271,6 +329,7 @@ fn main() -> parray::Result<()> {
     };
     let args = Args {
         n: value("--n", 32),
+        chunks: value("--chunks", 8).max(1),
         repeats: value("--repeats", 10),
     };
     let job = parray::mpi::job()?;
@@ -280,10 +339,12 @@ fn main() -> parray::Result<()> {
         (32, 4) => n32_on_4::run(&args)?,
         (512, 1) => n512_on_1::run(&args)?,
         (512, 2) => n512_on_2::run(&args)?,
+        (512, 4) => n512_on_4::run(&args)?,
         (1024, 1) => n1024_on_1::run(&args)?,
         (1024, 2) => n1024_on_2::run(&args)?,
+        (1024, 4) => n1024_on_4::run(&args)?,
         (n, ranks) => {
-            eprintln!("fft3d: no types declared for N = {n} on {ranks} ranks (N 32 on 1, 2 or 4; 512 and 1024 on 1 or 2)");
+            eprintln!("fft3d: no types declared for N = {n} on {ranks} ranks (N 32, 512 or 1024 on 1, 2 or 4)");
             std::process::exit(2);
         }
     };

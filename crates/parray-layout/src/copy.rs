@@ -387,6 +387,40 @@ impl DigitExchange {
         let k = self.dst.k(me, j);
         (k / self.src.below % self.src.ranks) * self.block() + self.in_block(k)
     }
+
+    /// The length of a run: a block is [`DigitExchange::runs`] runs of this many elements,
+    /// each consecutive in the sender's part of the source and in the receiver's part of
+    /// the destination (the digits of `k` below the lower rank digit).
+    pub fn run(&self) -> u64 {
+        self.src.below.min(self.dst.below)
+    }
+
+    /// The runs of one block.
+    pub fn runs(&self) -> u64 {
+        self.block() / self.run()
+    }
+
+    /// Run `i` of the block rank `s` sends rank `d`: the offset of its first element in
+    /// `s`'s part of the source and in `d`'s part of the destination.
+    ///
+    /// @post for `q < run()`: `pack(s, from + q) == d * block() + i * run() + q` and
+    /// `unpack(d, to + q) == s * block() + i * run() + q`, so that moving every run of
+    /// every block from part to part is the copy, without a pack or an unpack.
+    pub fn run_at(&self, (s, d): (u64, u64), i: u64) -> (u64, u64) {
+        let r = self.src.ranks;
+        let (lo, mid) = (
+            self.run(),
+            self.src.below.max(self.dst.below) / (r * self.run()),
+        );
+        // `k` is [top][hi digit][mid][lo digit][run], row-major (see `in_block`).
+        let (hi_digit, lo_digit) = match self.src.below > self.dst.below {
+            true => (s, d),
+            false => (d, s),
+        };
+        let (top, m) = (i / mid, i % mid);
+        let k = (((top * r + hi_digit) * mid + m) * r + lo_digit) * lo;
+        (self.src.at(k).1 as u64, self.dst.at(k).1 as u64)
+    }
 }
 
 /// The collective of a copy between `src` and `dst`, one of them distributed: the element

@@ -348,6 +348,28 @@ fn exchange_moves_every_element(src_decl: &str, dst_decl: &str, ranks: usize) {
         }
         assert_eq!(got, want, "{src_decl} to {dst_decl}, rank {d}");
     }
+    // The same blocks as runs moved from part to part (no send or receive buffer): run
+    // `i` of block (s, d) is at the places pack and unpack give its elements.
+    let run = ex.run();
+    assert_eq!(ex.runs() * run, ex.block(), "{src_decl}: whole runs");
+    for (s, d) in (0..ranks as u64).flat_map(|s| (0..ranks as u64).map(move |d| (s, d))) {
+        for i in 0..ex.runs() {
+            let (from, to) = ex.run_at((s, d), i);
+            for q in 0..run {
+                let place = i * run + q;
+                assert_eq!(
+                    ex.pack(s, from + q),
+                    d * ex.block() + place,
+                    "{src_decl} send"
+                );
+                assert_eq!(
+                    ex.unpack(d, to + q),
+                    s * ex.block() + place,
+                    "{src_decl} recv"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -24,7 +24,8 @@ use parray_layout::ElemType;
 
 use crate::array::Array;
 use crate::devices::device::{enable_peer_access, on_gpu, CudaDevice};
-use crate::distributed::mpi;
+use crate::devices::Device;
+use crate::distributed::{exchange, mpi};
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::launch::{built_kernel, run_on_gpu, BuiltKernels, Launch};
 use crate::mem::buffer::{same_gpu, Buffer};
@@ -204,6 +205,67 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     Ok(path)
 }
 
+/// `#copy S(src) to D(dst)` ([`copy`]) in chunks of `C`, pipelined with the work that
+/// produces the source: for each run of `C::size()` elements of this rank's part of the
+/// source (its whole storage when the type is not distributed), in order,
+/// `produce(src, chunk)` queues the work that makes those elements (a cuFFT plan, a
+/// detour), then the copy of that chunk is queued on the device's side stream, where it
+/// overlaps the producing of the next. When this returns the copy is complete, as
+/// [`copy`]'s is.
+///
+/// The result is always that of producing every chunk, then copying; that is what runs
+/// where chunks cannot overlap: on the host and under the emulation, and on GPUs for paths
+/// other than a copy in logical order on one GPU (`Bulk`, or one rank's part) and an
+/// all-to-all between distributed types whose runs NCCL moves straight from part to part
+/// (SPEC.md 3.12). `produce` must write only its chunk's elements of `src`: the copies of
+/// the chunks before it may still be reading theirs.
+///
+/// # Errors
+/// Those of [`copy`]; `Error::CopyUnsupported` when `C`'s elements do not divide the
+/// source's part; the first error of `produce` (on every rank of a job: the others get
+/// `Error::RankDivergence` naming the rank that failed, rather than waiting for it).
+#[track_caller]
+pub fn copy_in_chunks<C: DataType, S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &mut Array<S>,
+    dst: &mut Array<D>,
+    mut produce: impl FnMut(&mut Array<S>, std::ops::Range<usize>) -> Result<()>,
+) -> Result<CopyPath> {
+    let part = S::distribution().map_or(S::size(), |d| d.part as usize);
+    let chunk = C::size();
+    if chunk == 0 || !part.is_multiple_of(chunk) {
+        return Err(Error::CopyUnsupported {
+            reason: format!(
+                "{} has {chunk} elements, which do not divide {}'s part of {part}: a pipelined `#copy` moves whole chunks",
+                C::NAME,
+                S::NAME
+            ),
+        });
+    }
+    let chunks = (0..part).step_by(chunk).map(|at| at..at + chunk);
+    let site = site(std::panic::Location::caller());
+    let (s, d) = (src.buffer(), dst.buffer());
+    let path = plan::<S, D>(place(s), place(d))?;
+    match path {
+        CopyPath::Exchange(collective) => {
+            mpi::copy_in_chunks(src, dst, (collective, site), chunks, &mut produce)?;
+        }
+        CopyPath::Bulk if s.device_slice().is_some() && d.device_slice().is_some() => {
+            for chunk in chunks {
+                produce(src, chunk.clone())?;
+                exchange::queue_in_place(src, dst, chunk)?;
+            }
+            exchange::finish_runs(same_gpu(src.buffer(), dst.buffer())?)?;
+        }
+        _ => {
+            for chunk in chunks {
+                produce(src, chunk)?;
+            }
+            copy(src, dst)?;
+        }
+    }
+    Ok(path)
+}
+
 impl<S: DataType> Array<S> {
     /// `#copy S(self) to D(dst)`: element `k` of this array goes to element `k` of `dst`,
     /// in logical order, across layouts and memory kinds ([`copy`]).
@@ -268,13 +330,33 @@ fn fields<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> 
 
 /// Row `r < height` of `src.width` bytes from `src.start + r * src.pitch` bytes of the
 /// storage of `s` to `dst.start + r * dst.pitch` of `d`'s: a `memcpy` per row between
-/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream.
+/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream, complete when this
+/// returns.
 fn copy_2d<T: Element>(
+    s: &Buffer<T>,
+    d: &mut Buffer<T>,
+    rows: (Rows, Rows),
+    height: u64,
+) -> Result<()> {
+    if let Some(device) = queue_2d(s, d, rows, height, None)? {
+        on_gpu(Some(&device), s.type_name())?
+            .stream
+            .synchronize()
+            .map_err(|e| Error::driver(s.type_name(), "2-D strided copy", e))?;
+    }
+    Ok(())
+}
+
+/// [`copy_2d`]'s rows, queued on `stream` (the GPU's own stream when `None`) and not
+/// waited for when a side is on a GPU: returns that GPU, whose `stream` the caller must
+/// synchronise before `d` is read or either array is dropped or written.
+pub(crate) fn queue_2d<T: Element>(
     s: &Buffer<T>,
     d: &mut Buffer<T>,
     (src, dst): (Rows, Rows),
     height: u64,
-) -> Result<()> {
+    stream: Option<&cudarc::driver::CudaStream>,
+) -> Result<Option<Device>> {
     let n = height * src.width;
     let (s_end, d_end) = (src.end(n) as usize, dst.end(n) as usize);
     if s_end > s.bytes() || d_end > d.bytes() {
@@ -298,7 +380,7 @@ fn copy_2d<T: Element>(
             let (i, j) = (at(src, r), at(dst, r));
             to[j..j + width].copy_from_slice(&from[i..i + width]);
         }
-        return Ok(());
+        return Ok(None);
     };
     use cudarc::driver::sys::{self, CUmemorytype};
     let mut op = sys::CUDA_MEMCPY2D {
@@ -334,13 +416,16 @@ fn copy_2d<T: Element>(
     }
     let fail = |e| Error::driver(s.type_name(), "2-D strided copy", e);
     cuda.stream.context().bind_to_thread().map_err(fail)?;
-    // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream orders
-    // the copy after the work queued on it) holding every element the rows reach (checked
-    // against the extents above); `d` is borrowed mutably until the stream is synchronised.
-    unsafe { sys::cuMemcpy2DAsync_v2(&op, cuda.stream.cu_stream()) }
+    let on = stream.unwrap_or(&cuda.stream);
+    // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream `on`
+    // orders the copy after the work queued on it, or after the events the caller
+    // recorded there) holding every element the rows reach (checked against the extents
+    // above); the caller synchronises `on` before the arrays are read, written or dropped
+    // (the contract above).
+    unsafe { sys::cuMemcpy2DAsync_v2(&op, on.cu_stream()) }
         .result()
         .map_err(fail)?;
-    cuda.stream.synchronize().map_err(fail)
+    Ok(Some(device))
 }
 
 /// `from` (on one GPU) into `to` (on another), complete when this returns: one

@@ -52,9 +52,25 @@ pub(crate) struct CudaDevice {
     fault: OnceLock<std::result::Result<Mutex<FaultRecord>, String>>,
     /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
     pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
+    /// The second stream, made on first use: the copies of a pipelined `#copy`
+    /// (`copy::copy_in_chunks`) and NCCL's messages run on it, beside the work of
+    /// `stream`, ordered with it by events.
+    side: OnceLock<std::result::Result<Arc<CudaStream>, String>>,
 }
 
 impl CudaDevice {
+    /// The device's second stream ([`CudaDevice::side`]), made on first use.
+    pub(crate) fn side_stream(&self) -> Result<&Arc<CudaStream>> {
+        self.side
+            .get_or_init(|| self.stream.fork().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|reason| Error::Driver {
+                type_name: "#copy",
+                operation: "making a second stream",
+                reason: reason.clone(),
+            })
+    }
+
     /// The device's fault record, held by one launch at a time.
     pub(crate) fn fault_record(&self) -> std::result::Result<MutexGuard<'_, FaultRecord>, String> {
         self.fault
@@ -327,9 +343,11 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
                 format_args!("CUDA device {ordinal} could not be opened"),
                 || CudaContext::new(ordinal),
             )?;
-            // SAFETY: the runtime issues all its work on a device on that device's one
-            // stream, so cudarc's per-buffer events (for ordering across streams) are not
-            // needed; raw kernel arguments bypass them anyway.
+            // SAFETY: the runtime issues its work on a device on that device's stream, so
+            // cudarc's per-buffer events (for ordering across streams) are not needed; the
+            // one exception, the side stream of pipelined copies and NCCL, is ordered with
+            // it by explicit events where it starts and ends (`distributed::exchange`).
+            // Raw kernel arguments bypass cudarc's events anyway.
             unsafe { ctx.disable_event_tracking() };
             let stream = ctx.default_stream();
             Ok(Arc::new(CudaDevice {
@@ -339,6 +357,7 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
                 limits: OnceLock::new(),
                 fault: OnceLock::new(),
                 blas: OnceLock::new(),
+                side: OnceLock::new(),
             }))
         })
         .clone()

@@ -1,26 +1,33 @@
 //! The GPU side of a `#copy` between the parts of two types distributed by one digit each
-//! (SPEC.md 3.12): kernels pack a rank's part into one block per rank, the blocks move
-//! between the ranks' GPUs (`nccl`), and kernels unpack what arrived; or, when every
-//! element stays on its rank, one kernel from part to part.
+//! (SPEC.md 3.12): where the blocks are long runs of elements and NCCL is there, each run
+//! moves straight from the sender's part to the receiver's (NCCL messages, and 2-D device
+//! copies for a rank's own block: no pack, no unpack), in chunks that a pipelined copy
+//! overlaps with the work producing the next; otherwise kernels pack a rank's part into
+//! one block per rank, the blocks move between the ranks' GPUs (`nccl`), and kernels
+//! unpack what arrived; or, when every element stays on its rank, one kernel from part to
+//! part.
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use parray_compiler::back::c::Dialect;
 use parray_compiler::kernels::{self, ExchangeStep, Kernel};
 use parray_layout::copy::{DigitExchange, RankDigit};
 
 use crate::array::Array;
+use crate::copy::queue_2d;
 use crate::devices::device::CudaDevice;
-use crate::distributed::nccl;
+use crate::devices::Device;
+use crate::distributed::nccl::{self, Message};
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::launch::{built_kernel, run_on_gpu, BuiltKernels, Launch};
-use crate::mem::buffer::same_gpu;
+use crate::mem::buffer::{same_gpu, Arrangement, Buffer};
 use crate::mem::elem::Element;
 use crate::mem::kernel_arg::KernelValue;
 use crate::types::DataType;
+use parray_layout::{MemKind, Rows};
 
 /// `#copy` between the GPU parts of two types distributed by one digit each, on rank
 /// `me` (SPEC.md 3.12): with `exchange`, pack into a send buffer on the device, fill the
@@ -79,53 +86,309 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
     let Some(ex) = exchange else {
         return step(ExchangeStep::Local, (from, to), d_part);
     };
+    if moves_runs::<S::Elem>(cuda, ex)? {
+        queue_runs(src, dst, ex, me, 0..s_part as u64)?;
+        let cuda = same_gpu(src.buffer(), dst.buffer())?;
+        return finish_runs(cuda);
+    }
     let n = (ex.block() * ex.src.ranks) as usize;
-    let (mut sending, mut staging) = staging_pair::<S::Elem>(cuda, n)?;
-    let send = sending.device_ptr_mut(&cuda.stream).0;
+    let device = s.device().expect("on a GPU (checked above)");
+    let (mut sending, mut receiving) = (staging::<S::Elem>(device, n)?, staging(device, n)?);
+    let send = sending.device_address_mut(cuda);
     step(ExchangeStep::Pack, (from, send), s_part)?;
-    nccl::move_blocks(cuda, &sending, &mut staging, ex.block() as usize)?;
-    let recv = staging.device_ptr(&cuda.stream).0;
+    nccl::move_blocks(cuda, &sending, &mut receiving, ex.block() as usize)?;
+    let recv = receiving.device_address(cuda);
     let unpacked = step(ExchangeStep::Unpack, (recv, to), d_part);
-    keep_staging_pair(cuda, n, (sending, staging));
+    keep_staging(sending);
+    keep_staging(receiving);
     unpacked
 }
 
-/// The send and receive buffers of `n` elements an exchange on `cuda` uses, kept between
-/// copies (an FFT repeats the same transpose; allocating and zeroing 2 x 512 MiB each time
-/// cost more than moving it): taken from the last exchange of that size, else new.
-fn staging_pair<T: Element>(cuda: &CudaDevice, n: usize) -> Result<(CudaSlice<T>, CudaSlice<T>)> {
-    let key = (cuda.ctx.ordinal(), TypeId::of::<T>(), n);
-    if let Some(kept) = STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&key)
-        .and_then(|b| b.downcast::<(CudaSlice<T>, CudaSlice<T>)>().ok())
-    {
-        return Ok(*kept);
-    }
-    let alloc = |what: &'static str| {
-        cuda.stream
-            .alloc_zeros(n)
-            .map_err(|e| Error::driver("#copy", what, e))
-    };
-    Ok((
-        alloc("allocating a send buffer")?,
-        alloc("allocating a receive buffer")?,
-    ))
+/// Runs shorter than this (in bytes) go through the pack and unpack kernels: a message
+/// costs NCCL microseconds of its own, which many short ones would not repay.
+const DIRECT_RUN_BYTES: u64 = 64 << 10;
+
+/// Whether the exchange `ex` between GPU parts on `cuda` moves its runs straight from part
+/// to part ([`queue_runs`]): runs of at least [`DIRECT_RUN_BYTES`], and NCCL on every
+/// rank. The same answer on every rank (the types decide the first, and the second is
+/// asked of all of them or none).
+pub(crate) fn moves_runs<T: Element>(cuda: &CudaDevice, ex: &DigitExchange) -> Result<bool> {
+    // `PARRAY_EXCHANGE_RUNS=0` keeps the pack and unpack kernels (to compare the two; a
+    // job's ranks must agree, as `mpirun -x` makes them).
+    static WANTED: OnceLock<bool> = OnceLock::new();
+    let wanted =
+        *WANTED.get_or_init(|| std::env::var("PARRAY_EXCHANGE_RUNS").map_or(true, |v| v != "0"));
+    Ok(wanted && ex.run() * size_of::<T>() as u64 >= DIRECT_RUN_BYTES && nccl::has_nccl(cuda)?)
 }
 
-/// Keeps an exchange's buffers for the next exchange of that size on that device (one
-/// pair per size and element: the last one used).
-fn keep_staging_pair<T: Element>(cuda: &CudaDevice, n: usize, pair: (CudaSlice<T>, CudaSlice<T>)) {
+/// Queues on the device's side stream, after the work queued on its stream so far, the
+/// runs of the exchange `ex` whose first element is at an offset in `chunk` of the
+/// sending rank's part of the source, on rank `me`: those of its own block as 2-D device
+/// copies from part to part, and one NCCL message to and one from every other rank, each
+/// straight from (or into) the part where its runs are consecutive there, else gathered
+/// into (or scattered from) a staging array by 2-D device copies (the copy engines, not
+/// kernels). Every rank queues the same chunks in the same order. Not waited for:
+/// [`finish_runs`] orders the device's stream after them.
+pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &Array<S>,
+    dst: &mut Array<D>,
+    ex: &DigitExchange,
+    me: usize,
+    chunk: Range<u64>,
+) -> Result<()> {
+    let (s, d) = (src.buffer(), dst.buffer_mut());
+    let cuda = same_gpu(s, d)?;
+    let device = s.device().expect("on a GPU (checked above)").clone();
+    let side = cuda.side_stream()?;
+    let me = me as u64;
+    // The runs of block (from, to) in this chunk, grouped into rows of one pitch.
+    let rows = |(from, to): (u64, u64)| {
+        let runs: Vec<(u64, u64)> = (0..ex.runs())
+            .map(|i| ex.run_at((from, to), i))
+            .filter(|(at, _)| chunk.contains(at))
+            .collect();
+        rows_of(&runs, ex.run())
+    };
+    let t = size_of::<S::Elem>() as u64;
+    let bytes = |r: Rows| Rows {
+        start: r.start * t,
+        width: r.width * t,
+        pitch: r.pitch * t,
+    };
+    let packed = |start: u64, width: u64| Rows {
+        start,
+        width,
+        pitch: width,
+    };
+    // One message a peer each way: its runs in order, from or into the part where they
+    // are consecutive there (`Some(start)`), else through a staging array.
+    let peers = (0..ex.src.ranks).filter(|p| *p != me);
+    let outgoing: Vec<(u64, Vec<RowGroup>)> = peers.clone().map(|p| (p, rows((me, p)))).collect();
+    let incoming: Vec<(u64, Vec<RowGroup>)> = peers.map(|p| (p, rows((p, me)))).collect();
+    let staged = |ends: &[(u64, Vec<RowGroup>)], side_of: fn(&RowGroup) -> Rows| -> u64 {
+        ends.iter()
+            .filter(|(_, g)| consecutive(g, side_of).is_none())
+            .map(|(_, g)| elements(g))
+            .sum()
+    };
+    let staging_of = |n: u64| {
+        (n > 0)
+            .then(|| staging::<S::Elem>(&device, n as usize))
+            .transpose()
+    };
+    let mut sending = staging_of(staged(&outgoing, |g| g.0))?;
+    let mut receiving = staging_of(staged(&incoming, |g| g.1))?;
+    // After the chunk's producer, and a new staging array's zeroing, on the device stream.
+    side.join(&cuda.stream)
+        .map_err(|e| Error::driver("#copy", "ordering a chunk after the device's work", e))?;
+    for (from, to, height) in rows((me, me)) {
+        queue_2d(s, d, (bytes(from), bytes(to)), height, Some(side))?;
+    }
+    let mut sends = Vec::new();
+    let mut cursor = 0;
+    for (peer, groups) in &outgoing {
+        let len = elements(groups);
+        let message = |at, staged| Message {
+            peer: *peer as usize,
+            at: at as usize,
+            len: len as usize,
+            staged,
+        };
+        match consecutive(groups, |g| g.0) {
+            _ if len == 0 => {}
+            Some(at) => sends.push(message(at, false)),
+            None => {
+                let staging = sending.as_mut().expect("made for the gathered runs");
+                let mut into = cursor;
+                for &(from, _, height) in groups {
+                    let to = packed(into, from.width);
+                    queue_2d(s, staging, (bytes(from), bytes(to)), height, Some(side))?;
+                    into += from.width * height;
+                }
+                sends.push(message(cursor, true));
+                cursor += len;
+            }
+        }
+    }
+    let (mut recvs, mut scatters) = (Vec::new(), Vec::new());
+    let mut cursor = 0;
+    for (peer, groups) in &incoming {
+        let len = elements(groups);
+        let message = |at, staged| Message {
+            peer: *peer as usize,
+            at: at as usize,
+            len: len as usize,
+            staged,
+        };
+        match consecutive(groups, |g| g.1) {
+            _ if len == 0 => {}
+            Some(at) => recvs.push(message(at, false)),
+            None => {
+                recvs.push(message(cursor, true));
+                scatters.push((cursor, groups));
+                cursor += len;
+            }
+        }
+    }
+    nccl::move_runs(
+        cuda,
+        (s, sending.as_ref(), &sends),
+        (&mut *d, receiving.as_mut(), &recvs),
+    )?;
+    for (mut from, groups) in scatters {
+        let staging = receiving.as_ref().expect("made for the scattered runs");
+        for &(_, to, height) in groups {
+            let rows = (bytes(packed(from, to.width)), bytes(to));
+            queue_2d(staging, d, rows, height, Some(side))?;
+            from += to.width * height;
+        }
+    }
+    // Kept (not dropped) until later chunks take them: the side stream still reads them,
+    // and the pool's arrays are only ever used on it, in order.
+    for staging in [sending, receiving].into_iter().flatten() {
+        keep_staging(staging);
+    }
+    Ok(())
+}
+
+/// Rows of runs: on the source side, on the destination side, and how many.
+type RowGroup = (Rows, Rows, u64);
+
+/// The elements of groups of rows.
+fn elements(groups: &[RowGroup]) -> u64 {
+    groups.iter().map(|(r, _, height)| r.width * height).sum()
+}
+
+/// Where the rows of `groups` on one side (`side_of`) start when they are consecutive
+/// there, each row beginning where the one before it ends; `None` otherwise.
+fn consecutive(groups: &[RowGroup], side_of: fn(&RowGroup) -> Rows) -> Option<u64> {
+    let start = groups.first().map_or(0, |g| side_of(g).start);
+    let mut end = start;
+    for g in groups {
+        let (rows, height) = (side_of(g), g.2);
+        if rows.start != end || (height > 1 && rows.pitch != rows.width) {
+            return None;
+        }
+        end += rows.width * height;
+    }
+    Some(start)
+}
+
+/// Queues on the device's side stream, after the work queued on its stream so far, a
+/// device copy of the elements at offsets `chunk` of `src` to the same offsets of `dst`
+/// (a chunk of a copy between two arrays in logical order on one GPU). Not waited for:
+/// [`finish_runs`].
+pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &Array<S>,
+    dst: &mut Array<D>,
+    chunk: Range<usize>,
+) -> Result<()> {
+    let (s, d) = (src.buffer(), dst.buffer_mut());
+    let cuda = same_gpu(s, d)?;
+    let side = cuda.side_stream()?;
+    let fail = |e| Error::driver("#copy", "a chunk's device-to-device copy", e);
+    side.join(&cuda.stream).map_err(fail)?;
+    let (from, to) = (
+        s.device_slice().expect("on a GPU (checked above)"),
+        d.device_slice_mut().expect("on a GPU (checked above)"),
+    );
+    if chunk.end > from.len() || chunk.end > to.len() {
+        return Err(Error::CopyUnsupported {
+            reason: format!(
+                "a chunk reaching element {} of {} ({} elements) and {} ({})",
+                chunk.end,
+                S::NAME,
+                from.len(),
+                D::NAME,
+                to.len()
+            ),
+        });
+    }
+    side.memcpy_dtod(&from.slice(chunk.clone()), &mut to.slice_mut(chunk))
+        .map_err(fail)
+}
+
+/// Orders the device's stream after what [`queue_runs`] queued on its side stream, and
+/// waits for it: the copy is complete when this returns.
+pub(crate) fn finish_runs(cuda: &CudaDevice) -> Result<()> {
+    let side = cuda.side_stream()?;
+    let fail = |e| Error::driver("#copy", "waiting for a pipelined copy", e);
+    cuda.stream.join(side).map_err(fail)?;
+    side.synchronize().map_err(fail)
+}
+
+/// Runs of `len` elements, each a pair of offsets (source, destination), as groups of
+/// rows: the longest prefixes of equal pitches on both sides, each pitch at least `len`
+/// (so that rows do not overlap), in order.
+///
+/// @post the rows of the groups, in order, are the runs, in order.
+fn rows_of(runs: &[(u64, u64)], len: u64) -> Vec<(Rows, Rows, u64)> {
+    let mut groups: Vec<(Rows, Rows, u64)> = Vec::new();
+    for &(from, to) in runs {
+        if let Some((s, d, height)) = groups.last_mut() {
+            let next = |r: &Rows, at: u64| at.checked_sub(r.start);
+            match (next(s, from), next(d, to)) {
+                (Some(ps), Some(pd)) if *height == 1 && ps >= len && pd >= len => {
+                    (s.pitch, d.pitch, *height) = (ps, pd, 2);
+                    continue;
+                }
+                (Some(ps), Some(pd))
+                    if *height > 1 && ps == *height * s.pitch && pd == *height * d.pitch =>
+                {
+                    *height += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let row = |start| Rows {
+            start,
+            width: len,
+            pitch: len,
+        };
+        groups.push((row(from), row(to), 1));
+    }
+    groups
+}
+
+/// A staging array of `n` elements on `device` (a GPU) for an exchange's messages, kept
+/// between copies (an FFT repeats the same transpose; allocating and zeroing 2 x 512 MiB
+/// each time cost more than moving it): one kept from an earlier exchange of that size,
+/// else new.
+fn staging<T: Element>(device: &Device, n: usize) -> Result<Buffer<T>> {
+    let key = (device.ordinal(), TypeId::of::<T>(), n);
+    let kept = STAGING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_mut(&key)
+        .and_then(Vec::pop)
+        .and_then(|b| b.downcast::<Buffer<T>>().ok());
+    match kept {
+        Some(buffer) => Ok(*buffer),
+        None => Buffer::new_on(
+            "#copy staging",
+            MemKind::Dmem,
+            n,
+            Arrangement::Whole,
+            device,
+        ),
+    }
+}
+
+/// Keeps a staging array for the next exchange of its size on its device.
+fn keep_staging<T: Element>(buffer: Buffer<T>) {
+    let ordinal = buffer.device().map_or(0, Device::ordinal);
     STAGING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert((cuda.ctx.ordinal(), TypeId::of::<T>(), n), Box::new(pair));
+        .entry((ordinal, TypeId::of::<T>(), buffer.extent()))
+        .or_default()
+        .push(Box::new(buffer));
 }
 
-type StagingPairs = HashMap<(usize, TypeId, usize), Box<dyn std::any::Any + Send>>;
+type StagingPool = HashMap<(usize, TypeId, usize), Vec<Box<dyn std::any::Any + Send>>>;
 
-static STAGING: std::sync::LazyLock<Mutex<StagingPairs>> =
+static STAGING: std::sync::LazyLock<Mutex<StagingPool>> =
     std::sync::LazyLock::new(Default::default);
 
 /// The kernel of one step of the exchange between `S` and `D` on a rank.

@@ -3,6 +3,6 @@
 //! distributed over them, which `copy` hands here.
 
 mod comm;
-mod exchange;
+pub(crate) mod exchange;
 pub mod mpi;
 mod nccl;

@@ -12,6 +12,7 @@
 //! prints the rank and the message and aborts the job (`MPI_Abort`): the other ranks may be
 //! inside a collective that rank will never join.
 
+use std::ops::Range;
 use std::sync::Mutex;
 
 pub use crate::job::{job, Job};
@@ -21,11 +22,12 @@ use parray_layout::Distribution;
 
 use crate::array::Array;
 use crate::distributed::comm;
-use crate::distributed::exchange::exchange_on_gpu;
+use crate::distributed::exchange::{self, exchange_on_gpu};
 use crate::error::{DetourSite, Error, Result};
 use crate::exec::panics::{self, Caught};
 use crate::exec::pthd::{Team, ThreadCtx};
 use crate::job::job_of;
+use crate::mem::buffer::same_gpu;
 use crate::types::DataType;
 
 /// Where a rank is when the job meets: what [`agree`] compares.
@@ -37,6 +39,8 @@ pub enum Point {
     Copy { line: u32 },
     /// The end of an mpi detour's body.
     End,
+    /// A failure in the work a pipelined `#copy` at a line overlaps with its chunks.
+    Failed { line: u32 },
 }
 
 impl Point {
@@ -45,6 +49,7 @@ impl Point {
             Point::Sync { line } => 1 << 32 | u64::from(line),
             Point::Copy { line } => 2 << 32 | u64::from(line),
             Point::End => 3 << 32,
+            Point::Failed { line } => 4 << 32 | u64::from(line),
         }
     }
 
@@ -53,6 +58,7 @@ impl Point {
         match code >> 32 {
             1 => Point::Sync { line },
             2 => Point::Copy { line },
+            4 => Point::Failed { line },
             _ => Point::End,
         }
     }
@@ -64,6 +70,9 @@ impl std::fmt::Display for Point {
             Point::Sync { line } => write!(f, "the #sync at line {line}"),
             Point::Copy { line } => write!(f, "the #copy at line {line}"),
             Point::End => write!(f, "the end of the detour"),
+            Point::Failed { line } => {
+                write!(f, "a failure producing a chunk of the #copy at line {line}")
+            }
         }
     }
 }
@@ -230,6 +239,70 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
         cursor[s] += 1;
     }
     dst.buffer_mut().copy_prefix_from_slice(&to)
+}
+
+/// The work a pipelined copy overlaps with its chunks: it makes the elements of a chunk
+/// (offsets of this rank's part) of the source.
+pub(crate) type Produce<'a, S> = dyn FnMut(&mut Array<S>, Range<usize>) -> Result<()> + 'a;
+
+/// [`copy`] pipelined with `produce` (`copy::copy_in_chunks`): for each `chunk` of this
+/// rank's part of the source, in order, `produce` queues the work making it, and the copy
+/// of its elements is queued on the device's side stream, where it overlaps the producing
+/// of the next. Chunks overlap where both parts are on GPUs and the copy is an all-to-all
+/// whose runs move straight from part to part (`exchange::moves_runs`) or one rank's copy
+/// in logical order; elsewhere every chunk is produced, then [`copy`] runs. The ranks
+/// agree after each chunk, so that a rank whose `produce` failed leaves none waiting for
+/// its messages.
+pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &mut Array<S>,
+    dst: &mut Array<D>,
+    (collective, site): (Collective, &'static DetourSite),
+    chunks: impl Iterator<Item = Range<usize>>,
+    produce: &mut Produce<'_, S>,
+) -> Result<()> {
+    let what = format!(
+        "#copy {} to {} at {}:{}",
+        S::NAME,
+        D::NAME,
+        site.file,
+        site.line
+    );
+    let job = job()?;
+    placed::<S>(&job)?;
+    placed::<D>(&job)?;
+    let line = site.line;
+    // Each chunk, produced; the ranks agree that all of them were.
+    let mut produced = |src: &mut Array<S>, chunk: Range<usize>| match produce(src, chunk) {
+        Ok(()) => agree(Point::Copy { line }, &what),
+        Err(e) => {
+            let _ = agree(Point::Failed { line }, &what);
+            Err(e)
+        }
+    };
+    agree(Point::Copy { line }, &what)?;
+    let pipelined = match on_gpu_by_digits::<S, D>(src, dst, collective) {
+        Some((s, d, None)) if s.ranks == 1 && d.ranks == 1 => Some(None),
+        Some((_, _, Some(ex))) => {
+            let cuda = same_gpu(src.buffer(), dst.buffer())?;
+            exchange::moves_runs::<S::Elem>(cuda, &ex)?.then_some(Some(ex))
+        }
+        _ => None,
+    };
+    let Some(how) = pipelined else {
+        for chunk in chunks {
+            produced(src, chunk)?;
+        }
+        return copy(src, dst, collective, site);
+    };
+    for chunk in chunks {
+        produced(src, chunk.clone())?;
+        let range = chunk.start as u64..chunk.end as u64;
+        match &how {
+            Some(ex) => exchange::queue_runs(src, dst, ex, job.rank, range)?,
+            _ => exchange::queue_in_place(src, dst, chunk)?,
+        }
+    }
+    exchange::finish_runs(same_gpu(src.buffer(), dst.buffer())?)
 }
 
 /// The digits of a copy between GPU parts that kernels move: both types distributed by

@@ -80,6 +80,18 @@ impl FftPlan {
         a: &mut Array<T>,
         direction: Direction,
     ) -> Result<()> {
+        self.run_at(a, 0, direction)
+    }
+
+    /// The transforms, in place on the elements of `a` from offset `at` on (the plan's
+    /// offsets counted from there: a chunk of a pipelined `#copy`, say), which must hold
+    /// every offset they touch.
+    pub fn run_at<T: DataType<Elem = Float2>>(
+        &self,
+        a: &mut Array<T>,
+        at: usize,
+        direction: Direction,
+    ) -> Result<()> {
         if a.device() != Some(&self.device) {
             return Err(unsupported(format!(
                 "{} is not on the plan's device ({})",
@@ -87,9 +99,9 @@ impl FftPlan {
                 self.device.name()
             )));
         }
-        if a.extent() < self.span {
+        if at.checked_add(self.span).is_none_or(|end| a.extent() < end) {
             return Err(unsupported(format!(
-                "the plan touches {} elements, {} holds {}",
+                "the plan touches {} elements from offset {at}, {} holds {}",
                 self.span,
                 T::NAME,
                 a.extent()
@@ -98,14 +110,16 @@ impl FftPlan {
         let p = a
             .ptr_mut()
             .device_address()
-            .ok_or_else(|| unsupported(format!("{} is not in GPU memory", T::NAME)))?;
+            .ok_or_else(|| unsupported(format!("{} is not in GPU memory", T::NAME)))?
+            + (at * size_of::<Float2>()) as u64;
         let direction = match direction {
             Direction::Forward => FftDirection::Forward,
             Direction::Inverse => FftDirection::Inverse,
         } as std::ffi::c_int;
-        // SAFETY: `p` is the start of a live device array of `float2` (cuFFT's complex)
+        // SAFETY: `p` is element `at` of a live device array of `float2` (cuFFT's complex)
         // on the plan's device, borrowed mutably for the call, holding every offset the
-        // plan touches (checked above); the plan's stream orders the call after its writes.
+        // plan touches from there (checked above); the plan's stream orders the call after
+        // its writes.
         unsafe {
             result::exec_c2c(
                 self.fft.handle(),
