@@ -346,3 +346,62 @@ fn a_host_copy_into_an_array_its_type_views() -> parray::Result<()> {
     assert_eq!(back.to_vec()?, a_values());
     Ok(())
 }
+
+parray! {
+    pub dmem float [8][6] MADE;
+    pub dmem float [2][6] MADE_CHUNK;
+    pub dmem float [5][6] MADE_FIVE_ROWS;
+    pub dmem float [8][6] MADE_COPY;
+    pub dmem float [6][8] MADE_T_STORE;
+    pub float [#MADE_T_STORE_1][#MADE_T_STORE_0] MADE_T;
+    pub cuda(float* m) [1][48] MAKE;
+}
+
+/// A pipelined copy: each chunk made by a kernel (writing only its chunk), then copied; the
+/// result is the copy of all of it, in logical order, whatever the destination's layout
+/// (on a GPU the copy in logical order overlaps the next chunk's kernel on a second
+/// stream; the transposing one and the emulation's make every chunk, then copy).
+#[test]
+fn a_copy_in_chunks_copies_what_each_chunk_made() -> parray::Result<()> {
+    let want: Vec<f32> = (0..48).map(|k| (k * 3 + 1) as f32).collect();
+    let mut made = MADE::create()?;
+    let (mut same, mut t) = (MADE_COPY::create()?, MADE_T_STORE::create()?);
+    let mut chunks = Vec::new();
+    let mut make = |m: &mut Array<MADE>, chunk: std::ops::Range<usize>| {
+        let (lo, hi) = (chunk.start, chunk.end);
+        chunks.push(chunk);
+        detour!(MAKE(m) {
+            let k = $tid$;
+            if k >= lo && k < hi {
+                m[k] = (k * 3 + 1) as f32;
+            }
+        })
+    };
+    parray::copy::copy_in_chunks::<MADE_CHUNK, _, _>(&mut made, &mut same, &mut make)?;
+    assert_eq!(same.to_vec()?, want);
+    made.zero()?;
+    parray::copy::copy_in_chunks::<MADE_CHUNK, _, _>(&mut made, t.view_mut::<MADE_T>(), &mut make)?;
+    assert_eq!(logical_made(t.to_vec()?), want);
+    let each: Vec<_> = (0..48).step_by(12).map(|at| at..at + 12).collect();
+    assert_eq!(chunks, [each.clone(), each].concat());
+    // A chunk must divide the source: refused before anything is made.
+    let refused =
+        parray::copy::copy_in_chunks::<MADE_FIVE_ROWS, _, _>(&mut made, &mut same, |_, _| {
+            panic!("nothing is made")
+        })
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("MADE_FIVE_ROWS has 30 elements, which do not divide MADE's part of 48"),
+        "{refused}"
+    );
+    Ok(())
+}
+
+/// The logical order of MADE_T's storage.
+fn logical_made(storage: Vec<f32>) -> Vec<f32> {
+    (0..48)
+        .map(|k| storage[MADE_T::offset_of(&[k / 6, k % 6])])
+        .collect()
+}

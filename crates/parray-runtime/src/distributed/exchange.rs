@@ -427,3 +427,44 @@ fn launch_exchange(
         .synchronize()
         .map_err(|e| Error::driver("#copy", "an exchange kernel", e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows of the groups, in order, as (source, destination) offsets.
+    fn rows_in(groups: &[RowGroup]) -> Vec<(u64, u64)> {
+        groups
+            .iter()
+            .flat_map(|&(s, d, height)| {
+                (0..height).map(move |r| (s.start + r * s.pitch, d.start + r * d.pitch))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rows_of_groups_runs_of_one_pitch_and_keeps_their_order() {
+        // The slab FFT's sends (pitch 4 runs on the source, consecutive on the
+        // destination), then two runs a pitch apart, and a last one.
+        let runs = [(0, 0), (4, 1), (8, 2), (20, 3), (30, 10), (31, 11)];
+        let groups = rows_of(&runs, 1);
+        assert_eq!(rows_in(&groups), runs);
+        assert_eq!(groups.iter().map(|g| g.2).collect::<Vec<_>>(), [3, 2, 1]);
+        assert_eq!((groups[0].0.pitch, groups[0].1.pitch), (4, 1));
+        // Rows that would overlap (a pitch under the run's length) are groups of their own.
+        let overlapping = rows_of(&[(0, 0), (1, 2)], 2);
+        assert_eq!(overlapping.len(), 2);
+        assert_eq!(rows_in(&overlapping), [(0, 0), (1, 2)]);
+    }
+
+    #[test]
+    fn consecutive_rows_are_one_message_and_others_are_not() {
+        let groups = rows_of(&[(0, 8), (4, 10), (8, 12)], 2);
+        // Destination side: rows 8, 10, 12 of 2 elements follow each other.
+        assert_eq!(consecutive(&groups, |g| g.1), Some(8));
+        // Source side: a pitch of 4 leaves gaps.
+        assert_eq!(consecutive(&groups, |g| g.0), None);
+        assert_eq!(elements(&groups), 6);
+        assert_eq!(consecutive(&[], |g| g.0), Some(0));
+    }
+}
