@@ -184,51 +184,32 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     for (from, to, height) in rows((me, me)) {
         queue_2d(s, d, (bytes(from), bytes(to)), height, Some(side))?;
     }
-    let mut sends = Vec::new();
-    let mut cursor = 0;
+    let (mut sends, mut cursor) = (Vec::new(), 0);
     for (peer, groups) in &outgoing {
-        let len = elements(groups);
-        let message = |at, staged| Message {
-            peer: *peer as usize,
-            at: at as usize,
-            len: len as usize,
-            staged,
+        let Some(m) = message(*peer, groups, |g| g.0, &mut cursor) else {
+            continue;
         };
-        match consecutive(groups, |g| g.0) {
-            _ if len == 0 => {}
-            Some(at) => sends.push(message(at, false)),
-            None => {
-                let staging = sending.as_mut().expect("made for the gathered runs");
-                let mut into = cursor;
-                for &(from, _, height) in groups {
-                    let to = packed(into, from.width);
-                    queue_2d(s, staging, (bytes(from), bytes(to)), height, Some(side))?;
-                    into += from.width * height;
-                }
-                sends.push(message(cursor, true));
-                cursor += len;
+        if m.staged {
+            // Gathered into the staging array, in order, from the message's offset on.
+            let staging = sending.as_mut().expect("made for the gathered runs");
+            let mut into = m.at as u64;
+            for &(from, _, height) in groups {
+                let to = packed(into, from.width);
+                queue_2d(s, staging, (bytes(from), bytes(to)), height, Some(side))?;
+                into += from.width * height;
             }
         }
+        sends.push(m);
     }
-    let (mut recvs, mut scatters) = (Vec::new(), Vec::new());
-    let mut cursor = 0;
+    let (mut recvs, mut scatters, mut cursor) = (Vec::new(), Vec::new(), 0);
     for (peer, groups) in &incoming {
-        let len = elements(groups);
-        let message = |at, staged| Message {
-            peer: *peer as usize,
-            at: at as usize,
-            len: len as usize,
-            staged,
+        let Some(m) = message(*peer, groups, |g| g.1, &mut cursor) else {
+            continue;
         };
-        match consecutive(groups, |g| g.1) {
-            _ if len == 0 => {}
-            Some(at) => recvs.push(message(at, false)),
-            None => {
-                recvs.push(message(cursor, true));
-                scatters.push((cursor, groups));
-                cursor += len;
-            }
+        if m.staged {
+            scatters.push((m.at as u64, groups));
         }
+        recvs.push(m);
     }
     nccl::move_runs(
         cuda,
@@ -249,6 +230,29 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
         keep_staging(staging);
     }
     Ok(())
+}
+
+/// The message of one peer's runs, on one side (`side_of`): straight from or into the
+/// part where its rows are consecutive there, else at `cursor` of the staging array,
+/// which it advances; `None` for no runs.
+fn message(
+    peer: u64,
+    groups: &[RowGroup],
+    side_of: fn(&RowGroup) -> Rows,
+    cursor: &mut u64,
+) -> Option<Message> {
+    let len = elements(groups);
+    let (at, staged) = match consecutive(groups, side_of) {
+        _ if len == 0 => return None,
+        Some(at) => (at, false),
+        None => (std::mem::replace(cursor, *cursor + len), true),
+    };
+    Some(Message {
+        peer: peer as usize,
+        at: at as usize,
+        len: len as usize,
+        staged,
+    })
 }
 
 /// Rows of runs: on the source side, on the destination side, and how many.

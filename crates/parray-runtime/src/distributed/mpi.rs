@@ -178,17 +178,8 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     collective: Collective,
     site: &'static DetourSite,
 ) -> Result<()> {
-    let what = format!(
-        "#copy {} to {} at {}:{}",
-        S::NAME,
-        D::NAME,
-        site.file,
-        site.line
-    );
-    let job = job()?;
+    let (job, what) = meet::<S, D>(site)?;
     let s_dist = placed::<S>(&job)?;
-    placed::<D>(&job)?;
-    agree(Point::Copy { line: site.line }, &what)?;
     let (me, n) = (job.rank, job.size);
     if let Some((s_digit, d_digit, exchange)) = on_gpu_by_digits::<S, D>(src, dst, collective) {
         let digits = (&s_digit, &d_digit);
@@ -241,6 +232,24 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     dst.buffer_mut().copy_prefix_from_slice(&to)
 }
 
+/// The start of a `#copy` between `S` and `D`, one of them distributed, at `site`: the job,
+/// both types checked against it, and the ranks agreeing that they are all at this copy;
+/// with the copy's name, as errors give it.
+fn meet<S: DataType, D: DataType>(site: &DetourSite) -> Result<(Job, String)> {
+    let what = format!(
+        "#copy {} to {} at {}:{}",
+        S::NAME,
+        D::NAME,
+        site.file,
+        site.line
+    );
+    let job = job()?;
+    placed::<S>(&job)?;
+    placed::<D>(&job)?;
+    agree(Point::Copy { line: site.line }, &what)?;
+    Ok((job, what))
+}
+
 /// The work a pipelined copy overlaps with its chunks: it makes the elements of a chunk
 /// (offsets of this rank's part) of the source.
 pub(crate) type Produce<'a, S> = dyn FnMut(&mut Array<S>, Range<usize>) -> Result<()> + 'a;
@@ -260,16 +269,7 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
     chunks: impl Iterator<Item = Range<usize>>,
     produce: &mut Produce<'_, S>,
 ) -> Result<()> {
-    let what = format!(
-        "#copy {} to {} at {}:{}",
-        S::NAME,
-        D::NAME,
-        site.file,
-        site.line
-    );
-    let job = job()?;
-    placed::<S>(&job)?;
-    placed::<D>(&job)?;
+    let (job, what) = meet::<S, D>(site)?;
     let line = site.line;
     // Each chunk, produced; the ranks agree that all of them were.
     let mut produced = |src: &mut Array<S>, chunk: Range<usize>| match produce(src, chunk) {
@@ -279,7 +279,6 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
             Err(e)
         }
     };
-    agree(Point::Copy { line }, &what)?;
     let pipelined = match on_gpu_by_digits::<S, D>(src, dst, collective) {
         Some((s, d, None)) if s.ranks == 1 && d.ranks == 1 => Some(None),
         Some((_, _, Some(ex))) => {
