@@ -692,24 +692,28 @@ impl Rebuild for Function {
             span,
             generics,
             floats,
+            type_args,
             params,
             writable,
             ret,
             stmts,
             value,
         } = self;
-        let (name, span, generics, floats, params, writable, ret, stmts, value) = (
+        let (name, span, generics, floats, type_args) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
             floats.rebuild(ir),
+            type_args.rebuild(ir),
+        );
+        let (params, writable, ret, stmts, value) = (
             params.rebuild(ir),
             writable.rebuild(ir),
             ret.rebuild(ir),
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 

@@ -427,6 +427,11 @@ pub struct Function {
     /// Whether each type parameter is bounded by `parray::Float` (a float type, with the
     /// math methods and `T::from_f32`) rather than `parray::Num`.
     pub floats: Vec<bool>,
+    /// The types its call gives its type parameters by turbofish (`f::<bf16>(n)`), each
+    /// with the span of the type written; `None` for `_` or none written (the arguments
+    /// type it then). A generic function is lowered anew at each call, so they are this
+    /// instance's alone; a type parameter of the caller is its [`Ty::Generic`].
+    pub type_args: Vec<Option<(Ty, CodeSpan)>>,
     /// Its parameters, locals of the body with their declared types.
     pub params: Vec<LocalId>,
     /// The pointer parameters it may write through (`parray::PtrMut`); its other pointer

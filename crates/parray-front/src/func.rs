@@ -268,12 +268,10 @@ pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     struct Calls(Vec<Ident>);
     impl<'a> Visit<'a> for Calls {
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
-            if let syn::Expr::Path(p) = &*c.func {
-                if let Some(id) = p.path.get_ident() {
-                    let is_new = !self.0.contains(id);
-                    if is_new && !INTRINSICS.contains(&id.to_string().as_str()) {
-                        self.0.push(id.clone());
-                    }
+            if let Some(id) = callee(&c.func) {
+                let is_new = !self.0.contains(id);
+                if is_new && !INTRINSICS.contains(&id.to_string().as_str()) {
+                    self.0.push(id.clone());
                 }
             }
             syn::visit::visit_expr_call(self, c);
@@ -293,6 +291,21 @@ pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     let mut calls = Calls(Vec::new());
     stmts.iter().for_each(|s| calls.visit_stmt(s));
     calls.0
+}
+
+/// The name a call's function expression calls, a single name with its type arguments
+/// if any (`f`, `f::<bf16>`): a function of the body language (or an intrinsic).
+pub fn callee(func: &syn::Expr) -> Option<&Ident> {
+    match func {
+        syn::Expr::Path(p)
+            if p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && p.path.segments.len() == 1 =>
+        {
+            Some(&p.path.segments[0].ident)
+        }
+        _ => None,
+    }
 }
 
 /// The functions among `names`, and those the carried functions call, that no entry

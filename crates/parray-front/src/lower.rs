@@ -10,6 +10,7 @@ use parray_compiler::ir::{
     NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
+use parray_compiler::CodeSpan;
 use parray_layout::{thread_index, ElemType, Holders, MemKind, Param, Record, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream};
 use syn::punctuated::Punctuated;
@@ -326,6 +327,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// Its value, if it has one; `None` after an error.
     fn inline(&mut self, c: &syn::ExprCall, name: &Ident) -> Option<Option<Expr>> {
         let span = c.span();
+        // Not generic (its definition says so): a turbofish gives it nothing to take.
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(s) = p.path.segments.first().filter(|s| !s.arguments.is_none()) {
+                let at = s.arguments.span();
+                self.fail(
+                    at,
+                    format!(
+                        "`{name}` is not generic: call it without type arguments, `{name}(..)`"
+                    ),
+                );
+                return None;
+            }
+        }
         let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         let function = self.instance(name)?;
         if args.len() != function.params.len() {
@@ -447,6 +461,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             span: span.into(),
             generics,
             floats,
+            type_args: Vec::new(),
             params,
             writable,
             ret: ret?,
@@ -1769,12 +1784,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
             [f] if self.target == Target::Cuda && self.funcs.iter().any(|(n, _)| n == f) => {
-                let Some(name) = p.path.get_ident() else {
-                    unreachable!("one segment")
-                };
-                let index = self.function_index(name);
+                let segment = &p.path.segments[0];
+                let index = self.function_index(&segment.ident);
                 let args = args.iter().map(|a| self.expr(a)).collect();
-                Some(ExprKind::Call(index?, args, Vec::new()))
+                let index = index?;
+                self.functions[index].type_args = self.type_args(&segment.arguments, index)?;
+                Some(ExprKind::Call(index, args, Vec::new()))
             }
             [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
                 let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
@@ -1872,6 +1887,64 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// The types a call's turbofish gives the type parameters of the function
+    /// `self.functions[index]` (`f::<bf16>(n)`, `g::<T>(x)` in a generic function, `_`
+    /// for one the arguments type), as Rust takes them: all of them or none; `None`
+    /// after an error at them.
+    fn type_args(
+        &mut self,
+        arguments: &syn::PathArguments,
+        index: usize,
+    ) -> Option<Vec<Option<(Ty, CodeSpan)>>> {
+        let function = &self.functions[index];
+        let (name, params) = (function.name.clone(), function.generics.len());
+        let wanted: Vec<String> = function.generics.iter().map(|(n, _)| n.clone()).collect();
+        let given = match arguments {
+            syn::PathArguments::None => return Some(vec![None; params]),
+            syn::PathArguments::AngleBracketed(a) => a,
+            // Not an expression's path (`Fn(A) -> B`): syn parses it, rustc refuses it.
+            syn::PathArguments::Parenthesized(p) => {
+                self.fail(
+                    p.span(),
+                    format!("type arguments are given in a turbofish: `{name}::<f32>(..)`"),
+                );
+                return None;
+            }
+        };
+        if given.args.len() != params {
+            let takes = match params {
+                0 => format!("`{name}` is not generic: call it without type arguments, `{name}(..)`"),
+                _ => format!("`{name}` takes {params} type argument{} (`{}`), {} given: give each, or none and let the arguments type them", if params == 1 { "" } else { "s" }, wanted.join("`, `"), given.args.len()),
+            };
+            // At the first type too many, or at the turbofish when too few are given.
+            let at = given
+                .args
+                .iter()
+                .nth(params)
+                .map_or(given.span(), |a| a.span());
+            self.fail(at, takes);
+            return None;
+        }
+        let mut out = Vec::new();
+        for (arg, param) in given.args.iter().zip(&wanted) {
+            let typed = match arg {
+                syn::GenericArgument::Type(syn::Type::Infer(_)) => Some(None),
+                syn::GenericArgument::Type(t) => {
+                    self.value_type_of(t).map(|ty| Some((ty, t.span().into())))
+                }
+                _ => None,
+            };
+            match typed {
+                Some(t) => out.push(t),
+                None => {
+                    self.fail(arg.span(), format!("the type argument `{param}` of `{name}` is a number type (i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16), a type parameter in scope or `_`: `{name}::<f32>(..)`"));
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// Whether `c` calls a collective function of the body language in a cuda body.
     fn is_collective(&self, c: &syn::ExprCall) -> bool {
         self.target == Target::Cuda
@@ -1880,12 +1953,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .is_some_and(|f| crate::func::collective(&f.to_string(), self.funcs))
     }
 
-    /// The name `c` calls, a single identifier.
+    /// The name `c` calls, a single identifier (with its type arguments, if any).
     fn callee(&self, c: &syn::ExprCall) -> Option<Ident> {
-        match &*c.func {
-            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
-            _ => None,
-        }
+        crate::func::callee(&c.func).cloned()
     }
 
     /// `if c { a } else { b }` as a value.

@@ -80,11 +80,21 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                     .iter()
                     .map(|p| body.local(*p).ty.expect("declared"))
                     .collect();
+                let type_args = f
+                    .generics
+                    .iter()
+                    .zip(&f.type_args)
+                    .filter_map(|((name, param), given)| {
+                        let (ty, span) = given.as_ref()?;
+                        Some((name.clone(), open(*param), open(*ty), *span))
+                    })
+                    .collect();
                 Signature {
                     name: f.name.clone(),
                     shown: declared.iter().map(|t| shown(*t, &slots)).collect(),
                     params: declared.into_iter().map(open).collect(),
                     ret: open(f.ret),
+                    type_args,
                 }
             })
             .collect(),
@@ -274,6 +284,9 @@ struct Signature {
     /// The parameters' types as declared, for messages.
     shown: Vec<String>,
     ret: Ty,
+    /// The types its call gives its type parameters by turbofish: each parameter's name,
+    /// its variable and the type given, at the span of the type written.
+    type_args: Vec<(String, Ty, Ty, CodeSpan)>,
 }
 
 struct Checker {
@@ -896,6 +909,20 @@ impl Checker {
                 let (params, ret) = {
                     let sig = &self.signatures[*f];
                     (sig.params.clone(), sig.ret)
+                };
+                // The turbofish first, so that the arguments are checked against its types;
+                // a type it gives wrongly is the one error of the call (as rustc's is).
+                let before = self.diags.len();
+                for (name, param, given, at) in self.signatures[*f].type_args.clone() {
+                    let what = format!(
+                        "the type argument `{name}` of `{}`",
+                        self.signatures[*f].name
+                    );
+                    self.unify(param, given, at, &what);
+                }
+                let (params, ret) = match self.diags.len() > before {
+                    true => (vec![Ty::Host; params.len()], Ty::Host),
+                    false => (params, ret),
                 };
                 if args.len() != params.len() {
                     let sig = &self.signatures[*f];
