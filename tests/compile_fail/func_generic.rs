@@ -1,6 +1,6 @@
 // A generic function is checked as Rust checks it: a literal or another type is not its
 // type parameter; its bound is `parray::Num` alone; its calls give it number types; it
-// does not recurse; `T::from_f32` and the math methods need `parray::Float`.
+// does not recurse; the math methods need `parray::Float`.
 use parray::prelude::*;
 
 #[parray::func]
@@ -45,11 +45,6 @@ fn main() -> parray::Result<()> {
         v[$V[$tid$]$] = halved(2i32) as f32;
     })?;
     Ok(())
-}
-
-#[parray::func]
-fn scaled<T: parray::Num>(x: T) -> T {
-    T::from_f32(2.0) * x
 }
 
 #[parray::func]

@@ -1825,41 +1825,27 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     slot,
                 })
             }
-            [t, "from_f32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
-                let (_, ty, float) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
-                if !float {
-                    self.fail(span, format!("`{t}::from_f32` needs `{t}: parray::Float` (f32, f64, f16, bf16), not `parray::Num`"));
-                    return None;
-                }
-                if args.len() != 1 {
-                    self.fail(
-                        span,
-                        format!(
-                            "`{t}::from_f32` takes one argument, an `f32`: `{t}::from_f32(0.5)`"
-                        ),
-                    );
-                    return None;
-                }
-                Some(ExprKind::Convert(
-                    self.boxed(args[0]),
-                    ty,
-                    Some(Scalar::F32),
-                ))
-            }
-            [t, "from_i32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
+            // `parray::Num`'s conversions to a type parameter, each Rust's `v as T`.
+            [t, from @ ("from_i32" | "from_f32" | "from_f64")]
+                if self.type_params.iter().any(|(n, _, _)| n == t) =>
+            {
                 let (_, ty, _) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                let source = [Scalar::I32, Scalar::F32, Scalar::F64]
+                    .into_iter()
+                    .find(|s| *from == format!("from_{}", s.rust_name()))
+                    .expect("one of the three");
                 if args.len() != 1 {
+                    let (what, example) = (
+                        source.rust_name(),
+                        if source.is_int() { "n" } else { "0.5" },
+                    );
                     self.fail(
                         span,
-                        format!("`{t}::from_i32` takes one argument, an `i32`: `{t}::from_i32(n)`"),
+                        format!("`{t}::{from}` takes one argument, an `{what}`: `{t}::{from}({example})`"),
                     );
                     return None;
                 }
-                Some(ExprKind::Convert(
-                    self.boxed(args[0]),
-                    ty,
-                    Some(Scalar::I32),
-                ))
+                Some(ExprKind::Convert(self.boxed(args[0]), ty, Some(source)))
             }
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");

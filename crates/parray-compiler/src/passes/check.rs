@@ -372,8 +372,8 @@ impl Checker {
                 {
                     let t = &self.slots[x as usize];
                     let help = match ky {
-                        Kind::Float if kx == Kind::FloatParam => format!("write `{t}::from_f32(..)` of it"),
-                        Kind::Float | Kind::Int => format!("bound `{t}` by `parray::Float` and write `{t}::from_f32(..)` of it, or pass the value in as a parameter of type `{t}`"),
+                        Kind::Float => format!("write `{t}::from_f32(..)` of it"),
+                        Kind::Int => format!("write `{t}::from_i32(..)` of it"),
                         _ => format!("pass the value in as a parameter of type `{t}`, or write the function for one type"),
                     };
                     let other = match ky {
@@ -1271,9 +1271,10 @@ impl Checker {
     }
 }
 
-/// A conversion at the instance's type `to`: `x` itself at its own type, a float literal
-/// folded (its `f32` value, written exactly, which the back ends round to `to` once, as
-/// `from_f32` does), else a cast.
+/// A conversion at the instance's type `to`: `x` itself at its own type, an `f32` literal
+/// converted to a float folded (its value, written exactly, which the back ends round to
+/// `to` once, as `from_f32` does), else a cast (Rust's `as`: to an integer, truncated and
+/// saturated on every back end).
 fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {
     let Ty::Scalar(s) = to else {
         // An error was reported: the type check fails.
@@ -1282,8 +1283,12 @@ fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {
     if x.ty == to {
         return x;
     }
+    // Only an `f32`'s digits parse to its value as an `f32`: an `f64` literal's value
+    // written as digits and rounded again could round twice.
     let folded = match &x.kind {
-        ExprKind::Lit(Lit::Float(digits, _)) => digits.replace('_', "").parse::<f32>().ok(),
+        ExprKind::Lit(Lit::Float(digits, _)) if x.ty == Ty::Scalar(Scalar::F32) => {
+            digits.replace('_', "").parse::<f32>().ok()
+        }
         _ => None,
     };
     let mut out = match folded {
