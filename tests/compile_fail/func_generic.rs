@@ -61,3 +61,35 @@ fn shifted<T: parray::Float>(x: T) -> T {
 fn halved<T: parray::Float>(x: T) -> T {
     T::from_f32(0.5) * x
 }
+
+// `parray::Element` moves values alone: no operators, conversions or number functions;
+// its calls give it elements (not `usize`).
+#[parray::func]
+fn summed<T: parray::Element>(a: T, b: T) -> T {
+    a + b
+}
+
+#[parray::func]
+fn from_element<T: parray::Element>(x: f32) -> T {
+    T::from_f32(x)
+}
+
+#[parray::func]
+fn squared<T: parray::Element>(x: T) -> T {
+    sq(x)
+}
+
+#[parray::func]
+fn kept<T: parray::Element>(x: T) -> T {
+    x
+}
+
+#[allow(dead_code)]
+fn elements() -> parray::Result<()> {
+    let mut v = V::create()?;
+    detour!(CT(&mut v) {
+        let t = $tid$;
+        v[$V[t]$] = kept(t) as f32;
+    })?;
+    Ok(())
+}

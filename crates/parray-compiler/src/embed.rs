@@ -41,7 +41,7 @@ macro_rules! by_name {
     )*};
 }
 
-by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp);
+by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp, Bound);
 
 impl Rebuild for crate::ir::Record {
     fn rebuild(&self, _: &TokenStream) -> TokenStream {
@@ -691,7 +691,7 @@ impl Rebuild for Function {
             name,
             span,
             generics,
-            floats,
+            bounds,
             type_args,
             params,
             writable,
@@ -699,11 +699,11 @@ impl Rebuild for Function {
             stmts,
             value,
         } = self;
-        let (name, span, generics, floats, type_args) = (
+        let (name, span, generics, bounds, type_args) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
-            floats.rebuild(ir),
+            bounds.rebuild(ir),
             type_args.rebuild(ir),
         );
         let (params, writable, ret, stmts, value) = (
@@ -713,7 +713,7 @@ impl Rebuild for Function {
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, bounds: #bounds, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 

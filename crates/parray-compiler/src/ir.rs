@@ -409,6 +409,30 @@ pub fn shared_bytes(elem: ElemType, len: u64, soa: bool) -> u64 {
     }
 }
 
+/// The bound of a generic function's type parameter (`T: parray::Num`): the types it
+/// takes, each kind the one before it and more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Bound {
+    /// `parray::Element`: any element (a number but `bool`, `u64` and `usize`, a vector, a
+    /// record), which the function moves, stores and loads but computes nothing on.
+    Element,
+    /// `parray::Num`: a number but `bool`, with the operators and conversions.
+    Num,
+    /// `parray::Float`: a float, with the math methods too.
+    Float,
+}
+
+impl Bound {
+    /// The trait's name, as written (`parray::Num`).
+    pub fn trait_name(self) -> &'static str {
+        match self {
+            Bound::Element => "parray::Element",
+            Bound::Num => "parray::Num",
+            Bound::Float => "parray::Float",
+        }
+    }
+}
+
 /// A function of the body language (`#[parray::func] fn gelu(x: f32) -> f32 { ... }`),
 /// lowered into the calling body: it computes on its parameters (numbers and vectors) and
 /// its locals, and gives the value of its last expression.
@@ -424,9 +448,8 @@ pub struct Function {
     /// Its type parameters' names, each with its type: [`Ty::Generic`] before the type
     /// check, the number type of the instance after it. Empty for a plain function.
     pub generics: Vec<(String, Ty)>,
-    /// Whether each type parameter is bounded by `parray::Float` (a float type, with the
-    /// math methods and `T::from_f32`) rather than `parray::Num`.
-    pub floats: Vec<bool>,
+    /// Each type parameter's bound, what it may be and what it has.
+    pub bounds: Vec<Bound>,
     /// The types its call gives its type parameters by turbofish (`f::<bf16>(n)`), each
     /// with the span of the type written; `None` for `_` or none written (the arguments
     /// type it then). A generic function is lowered anew at each call, so they are this

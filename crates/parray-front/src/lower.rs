@@ -5,9 +5,9 @@
 
 use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Len, Lit,
-    Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
-    NUMBER_CONSTS,
+    AtomicOp, BinOp, Body, Bound, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function,
+    Len, Lit, Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty,
+    UnOp, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_compiler::CodeSpan;
@@ -183,8 +183,8 @@ struct Lowerer<'a, 'm> {
     /// each with the span of the call that entered it.
     lowering: Vec<(String, Span)>,
     /// The type parameters of the generic function being lowered, with their numbers in
-    /// the body ([`Ty::Generic`]), and whether each is bounded by `parray::Float`.
-    type_params: Vec<(String, Ty, bool)>,
+    /// the body ([`Ty::Generic`]) and their bounds.
+    type_params: Vec<(String, Ty, Bound)>,
     /// How many type parameters the body's instances have so far.
     generic_slots: u32,
     /// The call of a collective function that stands alone in the statement being lowered
@@ -389,7 +389,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let loops = std::mem::replace(&mut self.loops, 0);
         let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
-        let (generics, floats) = generics.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
+        let (generics, bounds) = generics.into_iter().map(|(n, t, b)| ((n, t), b)).unzip();
         let (mut params, mut writable) = (Vec::new(), Vec::new());
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
@@ -460,7 +460,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             name: name.to_string(),
             span: span.into(),
             generics,
-            floats,
+            bounds,
             type_args: Vec::new(),
             params,
             writable,
@@ -470,14 +470,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         })
     }
 
-    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]), and
-    /// whether each is a float (`T: parray::Float`): type parameters bounded by
-    /// `parray::Num` or `parray::Float` alone, no lifetimes, constants or `where`.
-    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty, bool)>> {
+    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]), with
+    /// its bound: type parameters bounded by `parray::Element`, `parray::Num` or
+    /// `parray::Float` alone, no lifetimes, constants or `where`.
+    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty, Bound)>> {
         let mut out = Vec::new();
         for p in &generics.params {
             let syn::GenericParam::Type(t) = p else {
-                self.fail(p.span(), "a function of the body language is generic over number types only: `fn f<T: parray::Num>(x: T) -> T`");
+                self.fail(p.span(), "a function of the body language is generic over element types only: `fn f<T: parray::Num>(x: T) -> T` (or `T: parray::Element`, `T: parray::Float`)");
                 return None;
             };
             let bound = |b: &syn::TypeParamBound| match b {
@@ -486,21 +486,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .segments
                     .last()
                     .filter(|s| s.arguments.is_none())
-                    .map(|s| s.ident.to_string())
-                    .filter(|s| s == "Num" || s == "Float"),
+                    .and_then(|s| match s.ident.to_string().as_str() {
+                        "Element" => Some(Bound::Element),
+                        "Num" => Some(Bound::Num),
+                        "Float" => Some(Bound::Float),
+                        _ => None,
+                    }),
                 _ => None,
             };
-            let bounds: Vec<Option<String>> = t.bounds.iter().map(bound).collect();
-            let [Some(bound)] = bounds.as_slice() else {
-                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
+            let bounds: Vec<Option<Bound>> = t.bounds.iter().map(bound).collect();
+            let (&[Some(bound)], None) = (bounds.as_slice(), &t.default) else {
+                self.fail(t.span(), format!("a type parameter of a function of the body language is bounded by one of `parray::Element` (any element: it moves values), `parray::Num` (a number: the operators too) or `parray::Float` (a float: the math methods too), alone: `{}: parray::Num`", t.ident));
                 return None;
             };
-            if t.default.is_some() {
-                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
-                return None;
-            }
-            let float = bound == "Float";
-            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots), float));
+            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots), bound));
             self.generic_slots += 1;
         }
         if let Some(w) = &generics.where_clause {
@@ -1829,7 +1828,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             [t, from @ ("from_i32" | "from_f32" | "from_f64")]
                 if self.type_params.iter().any(|(n, _, _)| n == t) =>
             {
-                let (_, ty, _) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                let (_, ty, bound) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                if bound == Bound::Element {
+                    self.fail(span, format!("`{t}::{from}` needs `{t}: parray::Num` (a number type), not `parray::Element`"));
+                    return None;
+                }
                 let source = [Scalar::I32, Scalar::F32, Scalar::F64]
                     .into_iter()
                     .find(|s| *from == format!("from_{}", s.rust_name()))
@@ -1923,7 +1926,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match typed {
                 Some(t) => out.push(t),
                 None => {
-                    self.fail(arg.span(), format!("the type argument `{param}` of `{name}` is a number type (i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16), a type parameter in scope or `_`: `{name}::<f32>(..)`"));
+                    self.fail(arg.span(), format!("the type argument `{param}` of `{name}` is a number type (i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16), a vector, a record, a type parameter in scope or `_`: `{name}::<f32>(..)`"));
                     return None;
                 }
             }

@@ -16,8 +16,8 @@ use crate::CodeSpan;
 
 use crate::ir::{
     lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
-    Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty,
-    UnOp, MMA_K, MMA_M, MMA_N, WARP,
+    Bound, Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt,
+    Ty, UnOp, MMA_K, MMA_M, MMA_N, WARP,
 };
 use parray_layout::kinds::{ElemType, MemKind, Record};
 
@@ -51,20 +51,20 @@ impl Typed {
 /// body as far as it was typed, for messages that read it).
 pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     // The type parameters of generic instances are the first inference variables.
-    let (slots, floats): (Vec<String>, Vec<bool>) = {
-        let (mut names, mut floats) = (Vec::new(), Vec::new());
+    let (slots, bounds): (Vec<String>, Vec<Bound>) = {
+        let (mut names, mut bounds) = (Vec::new(), Vec::new());
         for f in &body.functions {
             for (k, (name, ty)) in f.generics.iter().enumerate() {
                 let Ty::Generic(s) = *ty else {
                     unreachable!("a type parameter before the check")
                 };
                 names.resize(names.len().max(s as usize + 1), String::new());
-                floats.resize(names.len(), false);
+                bounds.resize(names.len(), Bound::Num);
                 names[s as usize] = name.clone();
-                floats[s as usize] = f.floats.get(k).copied().unwrap_or(false);
+                bounds[s as usize] = f.bounds.get(k).copied().unwrap_or(Bound::Num);
             }
         }
-        (names, floats)
+        (names, bounds)
     };
     let mut cx = Checker {
         target: body.target,
@@ -101,8 +101,12 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
         rigid: Vec::new(),
         slots,
     };
-    for float in floats {
-        cx.fresh(if float { Kind::FloatParam } else { Kind::Num });
+    for bound in bounds {
+        cx.fresh(match bound {
+            Bound::Element => Kind::Element,
+            Bound::Num => Kind::Num,
+            Bound::Float => Kind::FloatParam,
+        });
     }
     // Each function on its own: its parameters' and its value's types are declared.
     let mut functions = std::mem::take(&mut body.functions);
@@ -158,7 +162,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 let example = match cx.vars[v as usize].kind {
                     Kind::Int => "usize",
                     Kind::Float => "f32",
-                    Kind::Any | Kind::Num | Kind::FloatParam => "f32",
+                    Kind::Any | Kind::Element | Kind::Num | Kind::FloatParam => "f32",
                 };
                 cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
             }
@@ -200,6 +204,9 @@ enum Kind {
     Float,
     /// A number or vector of any type (a host value a cuda body reads).
     Any,
+    /// An element of any type (a number but `bool`, `u64` and `usize`, a vector, a
+    /// record): a type parameter bounded by `parray::Element`.
+    Element,
     /// A number of any type but `bool`: a type parameter (`T: parray::Num`).
     Num,
     /// A float of any type: a type parameter bounded by `parray::Float`.
@@ -208,7 +215,17 @@ enum Kind {
 
 /// Whether a variable of this kind is a type parameter's.
 fn is_param(kind: Kind) -> bool {
-    matches!(kind, Kind::Num | Kind::FloatParam)
+    param_bound(kind).is_some()
+}
+
+/// The bound of a type parameter's variable of this kind.
+fn param_bound(kind: Kind) -> Option<Bound> {
+    match kind {
+        Kind::Element => Some(Bound::Element),
+        Kind::Num => Some(Bound::Num),
+        Kind::FloatParam => Some(Bound::Float),
+        _ => None,
+    }
 }
 
 /// A declared type as the check sees it: a type parameter is its inference variable.
@@ -345,6 +362,10 @@ impl Checker {
             (Kind::Any, t) => matches!(t, Ty::Scalar(_) | Ty::Vector(_)),
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
+            (Kind::Element, Ty::Scalar(s)) => ElemType::ALL
+                .into_iter()
+                .any(|e| Scalar::of_elem(e) == Some(s)),
+            (Kind::Element, Ty::Vector(_) | Ty::Record(_)) => true,
             (Kind::Num, Ty::Scalar(s)) => s != Scalar::Bool,
             (Kind::FloatParam, Ty::Scalar(s)) => s.is_float(),
             _ => false,
@@ -366,35 +387,47 @@ impl Checker {
                     false => (x, y),
                 };
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
-                // A `T: Num` may stand where a `U: Float` is asked only if it is one.
-                let narrower = kx == Kind::Num && ky == Kind::FloatParam;
+                // A `T: Num` may stand where a `U: Float` is asked only if it is one (and a
+                // `T: Element` where a `U: Num` is).
+                let narrower = matches!(
+                    (param_bound(kx), param_bound(ky)),
+                    (Some(bx), Some(by)) if bx < by
+                );
                 if self.rigid.contains(&x) && (self.rigid.contains(&y) || !is_param(ky) || narrower)
                 {
                     let t = &self.slots[x as usize];
                     let help = match ky {
-                        Kind::Float => format!("write `{t}::from_f32(..)` of it"),
-                        Kind::Int => format!("write `{t}::from_i32(..)` of it"),
+                        Kind::Float if kx != Kind::Element => format!("write `{t}::from_f32(..)` of it"),
+                        Kind::Int if kx != Kind::Element => format!("write `{t}::from_i32(..)` of it"),
                         _ => format!("pass the value in as a parameter of type `{t}`, or write the function for one type"),
                     };
                     let other = match ky {
                         Kind::Int => "an integer literal".to_string(),
                         Kind::Float => "a float literal".to_string(),
-                        Kind::Num | Kind::FloatParam => format!("`{}`", self.slots[y as usize]),
+                        Kind::Element | Kind::Num | Kind::FloatParam => {
+                            format!("`{}`", self.slots[y as usize])
+                        }
                         Kind::Any => "a value of another type".to_string(),
                     };
+                    let wider = param_bound(ky).map_or("", |b| b.trait_name());
                     let other = match narrower && !self.rigid.contains(&y) {
-                        true => format!("the type parameter `{t}` (bounded by `parray::Num`) where a `parray::Float` is expected"),
+                        true => format!("the type parameter `{t}` (bounded by `{}`) where a `{wider}` is expected", param_bound(kx).map_or("", |b| b.trait_name())),
                         false => format!("{other} where the type parameter `{t}` is expected"),
                     };
                     let help = match narrower && !self.rigid.contains(&y) {
-                        true => format!("bound `{t}` by `parray::Float`"),
+                        true => format!("bound `{t}` by `{wider}`"),
                         false => help,
                     };
                     self.fail(span, format!("mismatched types in {what}: {other} (Rust converts nothing to a type parameter): {help}"));
                     return Ty::Host;
                 }
                 let kind = match (kx, ky) {
-                    (Kind::Any, k) | (k, Kind::Any) | (Kind::Num, k) | (k, Kind::Num) => k,
+                    (Kind::Any, k)
+                    | (k, Kind::Any)
+                    | (Kind::Element, k)
+                    | (k, Kind::Element)
+                    | (Kind::Num, k)
+                    | (k, Kind::Num) => k,
                     (Kind::FloatParam, Kind::Float) | (Kind::Float, Kind::FloatParam) => {
                         Kind::Float
                     }
@@ -429,6 +462,11 @@ impl Checker {
                         Kind::Int => "an integer",
                         Kind::Float => "a float",
                         Kind::Any => "a host value",
+                        Kind::Element => {
+                            let p = &self.slots[x as usize];
+                            self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, an element type (`parray::Element`: i8, u8, i32, u32, i64, f32, f64, f16, bf16, a vector or a record)"));
+                            return Ty::Host;
+                        }
                         Kind::Num => {
                             let p = &self.slots[x as usize];
                             self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a number type (`parray::Num`: i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16)"));
@@ -458,6 +496,21 @@ impl Checker {
                 Ty::Host
             }
         }
+    }
+
+    /// Whether `t` is a type parameter bounded by `parray::Element` alone, which moves
+    /// values and has no operators, methods, fields or conversions: then `what` on it is
+    /// an error at `span`.
+    fn refuse_element(&mut self, t: Ty, span: CodeSpan, what: &str) -> bool {
+        let Ty::Infer(v) = self.resolve(t) else {
+            return false;
+        };
+        if !self.rigid.contains(&v) || self.vars[v as usize].kind != Kind::Element {
+            return false;
+        }
+        let p = self.slots[v as usize].clone();
+        self.fail(span, format!("{what} is not defined for the type parameter `{p}` (`parray::Element` moves, loads and stores values alone): bound it by `parray::Num` for the operators and conversions, or write the function for one type"));
+        true
     }
 
     fn local_ty(&mut self, id: LocalId, span: CodeSpan, name: &str) -> Ty {
@@ -643,6 +696,8 @@ impl Checker {
                 let t = self.expr(x, body);
                 if *op == UnOp::Not && self.resolve(t) == Ty::BOOL {
                     Ty::BOOL
+                } else if self.refuse_element(t, x.span, "`-` or `!`") {
+                    Ty::Host
                 } else {
                     self.require_number(t, x.span, "an operand of `-` or `!`");
                     t
@@ -724,7 +779,8 @@ impl Checker {
             ExprKind::Cast(x, s) => {
                 let t = self.expr(x, body);
                 let t = self.resolve(t);
-                if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
+                if self.refuse_element(t, x.span, "`as`") {
+                } else if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
                     self.fail(
                         x.span,
                         format!("`{t}` cannot be cast to `{}`", s.rust_name()),
@@ -742,7 +798,9 @@ impl Checker {
             ExprKind::Convert(x, t, None) => {
                 let tx = self.expr(x, body);
                 let tx = self.resolve(tx);
-                if !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
+                let what = format!("`to_{t}`");
+                if self.refuse_element(tx, x.span, &what) {
+                } else if !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
                     && !matches!(tx, Ty::Infer(_) | Ty::Host)
                 {
                     self.fail(
@@ -774,7 +832,9 @@ impl Checker {
             ExprKind::Vector { .. } => unreachable!("typed by `vector` above"),
             ExprKind::Field(base, name) => {
                 let tb = self.expr(base, body);
+                let what = format!("the field `.{name}`");
                 match self.resolve(tb) {
+                    t if self.refuse_element(t, base.span, &what) => Ty::Host,
                     Ty::Vector(v) if lane(name).is_some_and(|l| l < lanes(v)) => {
                         Ty::Scalar(lane_scalar(v))
                     }
@@ -815,7 +875,9 @@ impl Checker {
                     }
                     _ => None,
                 };
-                if let Some(p) = param {
+                let what = format!("`{}`", m.rust_name());
+                if self.refuse_element(tr, recv.span, &what) {
+                } else if let Some(p) = param {
                     self.fail(recv.span, format!("`{}` is not a method of the type parameter `{p}` (`parray::Num` has the operators alone): bound it by `parray::Float` for the math methods", m.rust_name()));
                 } else if !ok && matches!(tr, Ty::Infer(_)) {
                     self.fail(recv.span, format!("can't call `{}` on a number of ambiguous type: give it a suffix (`2.0f32`) or a typed `let`", m.rust_name()));
@@ -906,7 +968,7 @@ impl Checker {
                 tv
             }
             ExprKind::Call(f, args, _) => {
-                let (params, ret) = {
+                let (mut params, ret) = {
                     let sig = &self.signatures[*f];
                     (sig.params.clone(), sig.ret)
                 };
@@ -920,10 +982,9 @@ impl Checker {
                     );
                     self.unify(param, given, at, &what);
                 }
-                let (params, ret) = match self.diags.len() > before {
-                    true => (vec![Ty::Host; params.len()], Ty::Host),
-                    false => (params, ret),
-                };
+                if self.diags.len() > before {
+                    params = vec![Ty::Host; params.len()];
+                }
                 if args.len() != params.len() {
                     let sig = &self.signatures[*f];
                     let message = format!(
@@ -939,7 +1000,11 @@ impl Checker {
                     let ta = self.expr(a, body);
                     self.unify(p, ta, a.span, "this argument");
                 }
-                ret
+                // A call with a wrong argument has no type to report more errors against.
+                match self.diags.len() > before {
+                    true => Ty::Host,
+                    false => ret,
+                }
             }
             ExprKind::MakeVector(v, args) => {
                 let v = *v;
@@ -1081,6 +1146,9 @@ impl Checker {
             return t;
         }
         let t = self.unify(tl, tr, rs, &format!("this `{}`", op.symbol()));
+        if self.refuse_element(t, ls, &format!("`{}`", op.symbol())) {
+            return Ty::Host;
+        }
         if op.is_comparison() {
             return Ty::BOOL;
         }
@@ -1178,7 +1246,7 @@ impl Checker {
                 // Reported by `check` (a host value whose type the body does not fix).
                 Kind::Any => Ty::Host,
                 // A type parameter no call fixes: a generic function's own check.
-                Kind::Num | Kind::FloatParam => Ty::Scalar(Scalar::F32),
+                Kind::Element | Kind::Num | Kind::FloatParam => Ty::Scalar(Scalar::F32),
             },
             t => t,
         }
