@@ -182,6 +182,10 @@ impl Rebuild for Ty {
                 let n = n.rebuild(ir);
                 quote!(#ir::Ty::Generic(#n))
             }
+            Ty::PtrTo(n) => {
+                let n = n.rebuild(ir);
+                quote!(#ir::Ty::PtrTo(#n))
+            }
             Ty::Infer(n) => {
                 let n = n.rebuild(ir);
                 quote!(#ir::Ty::Infer(#n))

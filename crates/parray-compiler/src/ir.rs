@@ -154,6 +154,11 @@ pub enum Ty {
     /// parray::Num>(x: T) -> T`), numbered in the body ([`Function::generics`]): only
     /// before the type check, which gives each the number type its call gives it.
     Generic(u32),
+    /// A pointer to the elements of a type parameter (`a: parray::Ptr<'_, T>`): before
+    /// the type check the parameter's number (as [`Ty::Generic`]), while it runs that
+    /// parameter's inference variable (the same number); the check makes it a
+    /// [`Ty::Ptr`] to the element its instance has.
+    PtrTo(u32),
     /// An inference variable (only while the type check runs).
     Infer(u32),
 }
@@ -188,6 +193,19 @@ impl Ty {
             _ => None,
         }
     }
+
+    /// The element a value of this type is, if it is one (the inverse of
+    /// [`Ty::of_elem`]): a number but `bool`, `u64` and `usize`, a vector, a record.
+    pub fn as_elem(self) -> Option<ElemType> {
+        match self {
+            Ty::Scalar(s) => ElemType::ALL
+                .into_iter()
+                .find(|e| Scalar::of_elem(*e) == Some(s)),
+            Ty::Vector(v) => Some(v),
+            Ty::Record(r) => Some(ElemType::Record(r)),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Ty {
@@ -219,6 +237,7 @@ impl std::fmt::Display for Ty {
             Ty::Unit => f.write_str("()"),
             Ty::Host => f.write_str("a host value"),
             Ty::Generic(_) => f.write_str("{type parameter}"),
+            Ty::PtrTo(_) => f.write_str("a pointer to a type parameter"),
             Ty::Infer(_) => f.write_str("{number}"),
         }
     }

@@ -545,18 +545,25 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             _ => None,
         };
-        let elem = elem.and_then(|e| match self.value_type_of(e) {
-            Some(Ty::Scalar(s)) => ElemType::ALL
-                .into_iter()
-                .find(|e| Scalar::of_elem(*e) == Some(s)),
-            Some(Ty::Vector(v)) => Some(v),
-            Some(Ty::Record(r)) => Some(ElemType::Record(r)),
-            _ => None,
-        });
-        match elem {
+        let pointed = elem.and_then(|e| self.value_type_of(e));
+        // A type parameter's bound says whether it is an element: `Num` takes `usize`.
+        if let Some(Ty::Generic(s)) = pointed {
+            let (name, _, bound) = self
+                .type_params
+                .iter()
+                .find(|(_, t, _)| *t == Ty::Generic(s))
+                .expect("a type parameter in scope")
+                .clone();
+            if bound == Bound::Num {
+                self.fail(t.span(), format!("a pointer to `{name}` needs `{name}: parray::Element` (any element) or `parray::Float`: `parray::Num` takes `u64` and `usize`, which are no elements"));
+                return Some(None);
+            }
+            return Some(Some((Ty::PtrTo(s), writes)));
+        }
+        match pointed.and_then(Ty::as_elem) {
             Some(elem) => Some(Some((Ty::Ptr { elem, soa: false }, writes))),
             None => {
-                self.fail(t.span(), format!("a pointer parameter points to elements of one element type (a number, a vector or a record, not a type parameter): {POINTERS}"));
+                self.fail(t.span(), format!("a pointer parameter points to elements of one element type (a number, a vector, a record or a type parameter bounded by `parray::Element`): {POINTERS}"));
                 Some(None)
             }
         }

@@ -248,6 +248,7 @@ fn slot(t: Ty) -> u32 {
 fn shown(t: Ty, slots: &[String]) -> String {
     match t {
         Ty::Generic(s) => slots[s as usize].clone(),
+        Ty::PtrTo(s) => format!("a pointer to {}", slots[s as usize]),
         t => t.to_string(),
     }
 }
@@ -345,13 +346,22 @@ impl Checker {
         v
     }
 
-    /// The type as far as it is known now.
+    /// The type as far as it is known now (a pointer to a type parameter whose element is
+    /// known is a pointer to that element).
     fn resolve(&mut self, t: Ty) -> Ty {
         match t {
             Ty::Infer(v) => {
                 let r = self.root(v);
                 self.vars[r as usize].bound.unwrap_or(Ty::Infer(r))
             }
+            Ty::PtrTo(v) => match self.resolve(Ty::Infer(v)) {
+                Ty::Infer(r) => Ty::PtrTo(r),
+                known => match known.as_elem() {
+                    Some(elem) => Ty::Ptr { elem, soa: false },
+                    // Not an element: its error was reported where it was bound.
+                    None => Ty::Host,
+                },
+            },
             t => t,
         }
     }
@@ -362,10 +372,7 @@ impl Checker {
             (Kind::Any, t) => matches!(t, Ty::Scalar(_) | Ty::Vector(_)),
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
-            (Kind::Element, Ty::Scalar(s)) => ElemType::ALL
-                .into_iter()
-                .any(|e| Scalar::of_elem(e) == Some(s)),
-            (Kind::Element, Ty::Vector(_) | Ty::Record(_)) => true,
+            (Kind::Element, t) => t.as_elem().is_some(),
             (Kind::Num, Ty::Scalar(s)) => s != Scalar::Bool,
             (Kind::FloatParam, Ty::Scalar(s)) => s.is_float(),
             _ => false,
@@ -488,6 +495,20 @@ impl Checker {
                 }
             }
             (Ty::Host, _) | (_, Ty::Host) => Ty::Host,
+            // Pointers to type parameters: their elements are the same type.
+            (Ty::PtrTo(x), Ty::PtrTo(y)) => {
+                match self.unify(Ty::Infer(x), Ty::Infer(y), span, what) {
+                    Ty::Host => Ty::Host,
+                    _ => self.resolve(Ty::PtrTo(x)),
+                }
+            }
+            (Ty::PtrTo(x), Ty::Ptr { elem, soa: false })
+            | (Ty::Ptr { elem, soa: false }, Ty::PtrTo(x)) => {
+                match self.unify(Ty::Infer(x), Ty::of_elem(elem), span, what) {
+                    Ty::Host => Ty::Host,
+                    _ => Ty::Ptr { elem, soa: false },
+                }
+            }
             _ => {
                 self.fail(
                     span,
@@ -509,7 +530,11 @@ impl Checker {
             return false;
         }
         let p = self.slots[v as usize].clone();
-        self.fail(span, format!("{what} is not defined for the type parameter `{p}` (`parray::Element` moves, loads and stores values alone): bound it by `parray::Num` for the operators and conversions, or write the function for one type"));
+        let help = match what.starts_with("the field") {
+            true => "a field is its record's: write the function for the record",
+            false => "bound it by `parray::Num` for the operators and conversions, or write the function for one type",
+        };
+        self.fail(span, format!("{what} is not defined for the type parameter `{p}` (`parray::Element` moves, loads and stores values alone): {help}"));
         true
     }
 
@@ -819,6 +844,7 @@ impl Checker {
                 self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");
                 match self.resolve(tb) {
                     Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => Ty::of_elem(el),
+                    Ty::PtrTo(v) => Ty::Infer(v),
                     Ty::Host => Ty::Host,
                     t => {
                         self.fail(
@@ -1128,7 +1154,7 @@ impl Checker {
         if op == BinOp::Add {
             // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
             let moved = match self.resolve(tl) {
-                t @ Ty::Ptr { .. } => Some(t),
+                t @ (Ty::Ptr { .. } | Ty::PtrTo(_)) => Some(t),
                 Ty::Array {
                     elem,
                     mem: MemKind::Smem,
@@ -1240,6 +1266,11 @@ impl Checker {
     /// The final type: inference variables take their binding, or their default.
     fn finish_ty(&mut self, t: Ty) -> Ty {
         match self.resolve(t) {
+            // A type parameter no call fixes (a generic function's own check): as below.
+            Ty::PtrTo(v) => match self.finish_ty(Ty::Infer(v)).as_elem() {
+                Some(elem) => Ty::Ptr { elem, soa: false },
+                None => Ty::Host,
+            },
             Ty::Infer(v) => match self.vars[v as usize].kind {
                 Kind::Int => Ty::Scalar(Scalar::I32),
                 Kind::Float => Ty::Scalar(Scalar::F64),

@@ -484,8 +484,9 @@ halves! {
 /// parray::Float>(x: T) -> T`). Besides [`Num`]'s operators and conversions (a constant
 /// is `T::from_f32(0.5)`) it gives the math methods of the body language (SPEC.md,
 /// "Functions"); on `f16` and `bf16` a method is the `f32` method, rounded, as a body
-/// computes it. Sealed, as `Num` is.
-pub trait Float: Num {
+/// computes it. Every float is an [`Element`], so that a function takes a pointer to one
+/// (`parray::Ptr<'_, T>`). Sealed, as `Num` is.
+pub trait Float: Num + Element {
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
     fn exp2(self) -> Self;
