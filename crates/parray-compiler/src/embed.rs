@@ -695,7 +695,6 @@ impl Rebuild for Function {
             name,
             span,
             generics,
-            bounds,
             type_args,
             params,
             writable,
@@ -703,11 +702,10 @@ impl Rebuild for Function {
             stmts,
             value,
         } = self;
-        let (name, span, generics, bounds, type_args) = (
+        let (name, span, generics, type_args) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
-            bounds.rebuild(ir),
             type_args.rebuild(ir),
         );
         let (params, writable, ret, stmts, value) = (
@@ -717,7 +715,7 @@ impl Rebuild for Function {
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, bounds: #bounds, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 
@@ -730,6 +728,7 @@ impl Rebuild for Body {
             params,
             captures,
             functions,
+            type_params,
             locals,
             tids,
             tids_at_launch,
@@ -749,8 +748,12 @@ impl Rebuild for Body {
             r(tids),
             r(stmts),
         );
-        let (tids_at_launch, launch_bounds, constants) =
-            (r(tids_at_launch), r(launch_bounds), r(constants));
+        let (tids_at_launch, launch_bounds, constants, type_params) = (
+            r(tids_at_launch),
+            r(launch_bounds),
+            r(constants),
+            r(type_params),
+        );
         quote!(#ir::Body {
             target: #target,
             array: #array,
@@ -758,6 +761,7 @@ impl Rebuild for Body {
             params: #params,
             captures: #captures,
             functions: #functions,
+            type_params: #type_params,
             locals: #locals,
             tids: #tids,
             tids_at_launch: #tids_at_launch,

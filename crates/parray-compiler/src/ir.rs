@@ -283,6 +283,11 @@ pub struct Body {
     /// The functions the body calls (`#[parray::func]`), each callee before its callers;
     /// [`ExprKind::Call`] names one by its index. Their locals are the body's.
     pub functions: Vec<Function>,
+    /// The type parameters of the generic instances the body has, by their number
+    /// ([`Ty::Generic`]), each with its bound: those of each call of a generic function
+    /// (in [`Body::functions`]) and of each inlined call of a collective one (its
+    /// statements the body's own).
+    pub type_params: Vec<(String, Bound)>,
     pub locals: Vec<Local>,
     /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
     /// expressions of the hardware indices, in first-use order.
@@ -467,8 +472,6 @@ pub struct Function {
     /// Its type parameters' names, each with its type: [`Ty::Generic`] before the type
     /// check, the number type of the instance after it. Empty for a plain function.
     pub generics: Vec<(String, Ty)>,
-    /// Each type parameter's bound, what it may be and what it has.
-    pub bounds: Vec<Bound>,
     /// The types its call gives its type parameters by turbofish (`f::<bf16>(n)`), each
     /// with the span of the type written; `None` for `_` or none written (the arguments
     /// type it then). A generic function is lowered anew at each call, so they are this

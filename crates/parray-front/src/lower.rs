@@ -75,6 +75,7 @@ pub fn lower(
         params,
         captures: lw.captures,
         functions: lw.functions,
+        type_params: lw.instance_params,
         locals: lw.locals,
         tids,
         stmts,
@@ -122,6 +123,7 @@ pub fn check_function(
         params: Vec::new(),
         captures: Vec::new(),
         functions: lw.functions,
+        type_params: lw.instance_params,
         locals: lw.locals,
         tids: Vec::new(),
         stmts: Vec::new(),
@@ -185,8 +187,8 @@ struct Lowerer<'a, 'm> {
     /// The type parameters of the generic function being lowered, with their numbers in
     /// the body ([`Ty::Generic`]) and their bounds.
     type_params: Vec<(String, Ty, Bound)>,
-    /// How many type parameters the body's instances have so far.
-    generic_slots: u32,
+    /// The type parameters of the body's instances so far, by number ([`Body::type_params`]).
+    instance_params: Vec<(String, Bound)>,
     /// The call of a collective function that stands alone in the statement being lowered
     /// (see [`Lowerer::stand`]), compared by address.
     standing: Option<*const syn::ExprCall>,
@@ -244,7 +246,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             functions: Vec::new(),
             lowering: Vec::new(),
             type_params: Vec::new(),
-            generic_slots: 0,
+            instance_params: Vec::new(),
             standing: None,
             pending: Vec::new(),
         }
@@ -327,15 +329,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// Its value, if it has one; `None` after an error.
     fn inline(&mut self, c: &syn::ExprCall, name: &Ident) -> Option<Option<Expr>> {
         let span = c.span();
-        // Not generic (its definition says so): a turbofish gives it nothing to take.
+        // Its statements are the body's, typed by its arguments: no call node to give a
+        // turbofish's types to.
         if let syn::Expr::Path(p) = &*c.func {
             if let Some(s) = p.path.segments.first().filter(|s| !s.arguments.is_none()) {
                 let at = s.arguments.span();
                 self.fail(
                     at,
-                    format!(
-                        "`{name}` is not generic: call it without type arguments, `{name}(..)`"
-                    ),
+                    format!("`{name}` shuffles (a collective function, inlined at each call), so its arguments give its types: call it without type arguments, `{name}(..)`"),
                 );
                 return None;
             }
@@ -378,18 +379,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern` or variadics");
             return None;
         }
-        if let (Some(t), true) = (
-            sig.generics.params.first(),
-            crate::func::collective(name, self.funcs),
-        ) {
-            self.fail(t.span(), format!("`{name}` shuffles (a collective function, inlined at each call) and cannot be generic yet: write it for one type (`fn {name}(v: f32) -> f32`)"));
-            return None;
-        }
         let generics = self.type_params(&sig.generics)?;
         let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let loops = std::mem::replace(&mut self.loops, 0);
         let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
-        let (generics, bounds) = generics.into_iter().map(|(n, t, b)| ((n, t), b)).unzip();
+        let generics = generics.into_iter().map(|(n, t, _)| (n, t)).collect();
         let (mut params, mut writable) = (Vec::new(), Vec::new());
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
@@ -460,7 +454,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             name: name.to_string(),
             span: span.into(),
             generics,
-            bounds,
             type_args: Vec::new(),
             params,
             writable,
@@ -499,8 +492,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.fail(t.span(), format!("a type parameter of a function of the body language is bounded by one of `parray::Element` (any element: it moves values), `parray::Num` (a number: the operators too) or `parray::Float` (a float: the math methods too), alone: `{}: parray::Num`", t.ident));
                 return None;
             };
-            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots), bound));
-            self.generic_slots += 1;
+            let slot = Ty::Generic(self.instance_params.len() as u32);
+            self.instance_params.push((t.ident.to_string(), bound));
+            out.push((t.ident.to_string(), slot, bound));
         }
         if let Some(w) = &generics.where_clause {
             self.fail(w.span(), "a function of the body language bounds its type parameters where it names them (`<T: parray::Num>`), with no `where`");

@@ -51,21 +51,7 @@ impl Typed {
 /// body as far as it was typed, for messages that read it).
 pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     // The type parameters of generic instances are the first inference variables.
-    let (slots, bounds): (Vec<String>, Vec<Bound>) = {
-        let (mut names, mut bounds) = (Vec::new(), Vec::new());
-        for f in &body.functions {
-            for (k, (name, ty)) in f.generics.iter().enumerate() {
-                let Ty::Generic(s) = *ty else {
-                    unreachable!("a type parameter before the check")
-                };
-                names.resize(names.len().max(s as usize + 1), String::new());
-                bounds.resize(names.len(), Bound::Num);
-                names[s as usize] = name.clone();
-                bounds[s as usize] = f.bounds.get(k).copied().unwrap_or(Bound::Num);
-            }
-        }
-        (names, bounds)
-    };
+    let (slots, bounds): (Vec<String>, Vec<Bound>) = body.type_params.iter().cloned().unzip();
     let mut cx = Checker {
         target: body.target,
         body_locals: body.locals.iter().map(|l| l.ty.map(open)).collect(),
