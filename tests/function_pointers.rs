@@ -244,7 +244,7 @@ fn a_pointer_to_a_type_parameter_on_every_back_end() -> parray::Result<()> {
     assert_eq!(rust_p.to_vec()?, want_p, "rust, records");
 
     // Checked as any pointer parameter's access: past the array is an `Err`.
-    let err = detour!(MIXED(&din, &mut dout, &bin, &mut bout, &pin, &mut pout) {
+    let err = detour!(MIXED(&din, &dout, &bin, &bout, &pin, &mut pout) {
         let t = $tid$;
         copy_one(p, pout, 256 + t, t);
     })

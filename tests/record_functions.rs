@@ -130,8 +130,9 @@ fn pushed_if_even(p: Particle, dt: f32) -> Particle {
     pick::<Particle>(p.id % 2 == 0, pushed(p, dt), p)
 }
 
-/// What the generic bodies below compute, written out: every third particle's kinetic
-/// energy, the others' `x` velocity; a step of the even ids.
+/// What the generic bodies below compute, written out: the kinetic energy of the
+/// particles whose id is a multiple of 3 (particle `k` has id `k`), the others' `x`
+/// velocity; a step of the even ids.
 fn picked_reference(dt: f32) -> (Vec<Particle>, Vec<f32>) {
     let all = particles();
     let e = all
@@ -159,7 +160,7 @@ fn a_generic_function_takes_a_record_as_its_type_on_every_back_end() -> parray::
     p.copy_from_slice(&particles())?;
     detour!(STEP(&mut p, &mut e, 0.5f32) {
         let i = $P[$tid$]$;
-        e[$E[$tid$]$] = pick(i % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
+        e[$E[$tid$]$] = pick(p[i].id % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
         p[i] = pushed_if_even(p[i], dt);
     })?;
     assert_eq!(p.to_vec()?, want, "cuda, whole records");
@@ -169,7 +170,7 @@ fn a_generic_function_takes_a_record_as_its_type_on_every_back_end() -> parray::
     q.copy_from_slice(&particles())?;
     detour!(STEP_SOA(&mut q, &mut e, 0.5f32) {
         let i = $Q[$tid$]$;
-        e[$E[$tid$]$] = pick(i % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
+        e[$E[$tid$]$] = pick(p[i].id % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
         p[i] = pick::<Particle>(p[i].id % 2 == 0, pushed(p[i], dt), p[i]);
     })?;
     assert_eq!(q.to_vec()?, want, "cuda, field arrays");
@@ -179,7 +180,7 @@ fn a_generic_function_takes_a_record_as_its_type_on_every_back_end() -> parray::
     h.copy_from_slice(&particles())?;
     detour!(TEAM {
         let i = $HOST_P[$tid$]$;
-        he[$HOST_E[$tid$]$] = pick(i % 3 == 0, kinetic(h[i]), pick(true, h[i].vel, h[i].pos).x);
+        he[$HOST_E[$tid$]$] = pick(h[i].id % 3 == 0, kinetic(h[i]), pick(true, h[i].vel, h[i].pos).x);
         h[i] = pushed_if_even(h[i], 0.5);
     })?;
     assert_eq!(h.to_vec()?, want, "pthd");
@@ -192,7 +193,7 @@ fn a_generic_function_has_an_instance_per_record_in_c() {
     let (p, e, dt) = ((), (), ());
     let source = kernel_source!(STEP(p, e, dt) {
         let i = $P[$tid$]$;
-        e[$E[$tid$]$] = pick(i % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
+        e[$E[$tid$]$] = pick(p[i].id % 3 == 0, kinetic(p[i]), pick(true, p[i].vel, p[i].pos).x);
         p[i] = pushed_if_even(p[i], dt);
     });
     assert!(

@@ -506,9 +506,9 @@ impl Checker {
     }
 
     /// Whether `t` is a type parameter bounded by `parray::Element` alone, which moves
-    /// values and has no operators, methods, fields or conversions: then `what` on it is
-    /// an error at `span`.
-    fn refuse_element(&mut self, t: Ty, span: CodeSpan, what: &str) -> bool {
+    /// values and has no operators, methods, fields or conversions: then `what` on it (a
+    /// `field` of it, or an operation) is an error at `span`.
+    fn refuse_element(&mut self, t: Ty, span: CodeSpan, what: &str, field: bool) -> bool {
         let Ty::Infer(v) = self.resolve(t) else {
             return false;
         };
@@ -516,7 +516,7 @@ impl Checker {
             return false;
         }
         let p = self.slots[v as usize].clone();
-        let help = match what.starts_with("the field") {
+        let help = match field {
             true => "a field is its record's: write the function for the record",
             false => "bound it by `parray::Num` for the operators and conversions, or write the function for one type",
         };
@@ -707,7 +707,7 @@ impl Checker {
                 let t = self.expr(x, body);
                 if *op == UnOp::Not && self.resolve(t) == Ty::BOOL {
                     Ty::BOOL
-                } else if self.refuse_element(t, x.span, "`-` or `!`") {
+                } else if self.refuse_element(t, x.span, "`-` or `!`", false) {
                     Ty::Host
                 } else {
                     self.require_number(t, x.span, "an operand of `-` or `!`");
@@ -790,8 +790,9 @@ impl Checker {
             ExprKind::Cast(x, s) => {
                 let t = self.expr(x, body);
                 let t = self.resolve(t);
-                if self.refuse_element(t, x.span, "`as`") {
-                } else if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
+                if !self.refuse_element(t, x.span, "`as`", false)
+                    && !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host)
+                {
                     self.fail(
                         x.span,
                         format!("`{t}` cannot be cast to `{}`", s.rust_name()),
@@ -810,8 +811,8 @@ impl Checker {
                 let tx = self.expr(x, body);
                 let tx = self.resolve(tx);
                 let what = format!("`to_{t}`");
-                if self.refuse_element(tx, x.span, &what) {
-                } else if !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
+                if !self.refuse_element(tx, x.span, &what, false)
+                    && !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
                     && !matches!(tx, Ty::Infer(_) | Ty::Host)
                 {
                     self.fail(
@@ -846,7 +847,7 @@ impl Checker {
                 let tb = self.expr(base, body);
                 let what = format!("the field `.{name}`");
                 match self.resolve(tb) {
-                    t if self.refuse_element(t, base.span, &what) => Ty::Host,
+                    t if self.refuse_element(t, base.span, &what, true) => Ty::Host,
                     Ty::Vector(v) if lane(name).is_some_and(|l| l < lanes(v)) => {
                         Ty::Scalar(lane_scalar(v))
                     }
@@ -888,7 +889,8 @@ impl Checker {
                     _ => None,
                 };
                 let what = format!("`{}`", m.rust_name());
-                if self.refuse_element(tr, recv.span, &what) {
+                if self.refuse_element(tr, recv.span, &what, false) {
+                    // Reported: an element type parameter has no methods.
                 } else if let Some(p) = param {
                     self.fail(recv.span, format!("`{}` is not a method of the type parameter `{p}` (`parray::Num` has the operators alone): bound it by `parray::Float` for the math methods", m.rust_name()));
                 } else if !ok && matches!(tr, Ty::Infer(_)) {
@@ -1158,7 +1160,7 @@ impl Checker {
             return t;
         }
         let t = self.unify(tl, tr, rs, &format!("this `{}`", op.symbol()));
-        if self.refuse_element(t, ls, &format!("`{}`", op.symbol())) {
+        if self.refuse_element(t, ls, &format!("`{}`", op.symbol()), false) {
             return Ty::Host;
         }
         if op.is_comparison() {
