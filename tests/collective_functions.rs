@@ -199,3 +199,79 @@ fn the_c_of_collective_functions_is_inlined() {
     assert!(!source.contains("parray_fn_warp"), "{source}");
     insta::assert_snapshot!(source);
 }
+
+parray! {
+    dmem int [8] WI;
+    dmem float [8] WF;
+    dmem double [8] WD;
+    cuda(int* wi, float* wf, double* wd) [2][128] TYPED;
+}
+
+/// The sum of the 32 lanes' `v` at any number type a shuffle moves, in lane 0: generic and
+/// collective, inlined at each call with its type.
+#[parray::func]
+fn warp_sum_of<T: parray::Num>(mut v: T) -> T {
+    for k in 0..5 {
+        v += shfl_down(v, 16u32 >> k);
+    }
+    v
+}
+
+/// Generic, and collective through the generic function it calls.
+#[parray::func]
+fn warp_mean_of<T: parray::Float>(v: T) -> T {
+    let s = warp_sum_of(v);
+    s / T::from_i32(32)
+}
+
+#[test]
+fn a_generic_collective_function_reduces_at_each_type() -> parray::Result<()> {
+    let (mut wi, mut wf, mut wd) = (WI::create()?, WF::create()?, WD::create()?);
+    detour!(TYPED(&mut wi, &mut wf, &mut wd) {
+        let t = $tid$;
+        let i = warp_sum_of(t as i32 * 3 - 200);
+        let f = warp_sum_of(input_of(t));
+        let d = warp_mean_of(t as f64 * 0.25);
+        if t % 32 == 0 {
+            wi[t / 32] = i;
+            wf[t / 32] = f;
+            wd[t / 32] = d;
+        }
+    })?;
+    let (gi, gf, gd) = (wi.to_vec()?, wf.to_vec()?, wd.to_vec()?);
+    for w in 0..8 {
+        let lanes = 32 * w..32 * (w + 1);
+        let i: i32 = lanes.clone().map(|t| t as i32 * 3 - 200).sum();
+        // Quarters of small integers: every partial sum is exact in `f32` and `f64`.
+        let f: f64 = lanes.clone().map(|t| f64::from(input_of(t))).sum();
+        let d: f64 = lanes.map(|t| t as f64 * 0.25).sum::<f64>() / 32.0;
+        assert_eq!(gi[w], i, "i32, warp {w}");
+        assert_eq!(f64::from(gf[w]), f, "f32, warp {w}");
+        assert_eq!(gd[w], d, "f64, warp {w}");
+    }
+    // Its plain Rust function has no warp, as a plain collective function's has none.
+    let err = std::panic::catch_unwind(|| warp_mean_of(1.0f32)).unwrap_err();
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("`warp_sum_of` shuffles"), "{text}");
+    Ok(())
+}
+
+/// A quarter-integer input of thread `t`.
+#[parray::func]
+fn input_of(t: usize) -> f32 {
+    (t % 37) as f32 * 0.25 - 4.0
+}
+
+#[test]
+fn the_c_of_a_generic_collective_function_is_inlined_at_its_type() {
+    let (wi, wf, wd) = ((), (), ());
+    let source = kernel_source!(TYPED(wi, wf, wd) {
+        let t = $tid$;
+        let d = warp_mean_of(t as f64 * 0.25);
+        if t % 32 == 0 {
+            wd[t / 32] = d;
+        }
+    });
+    assert!(!source.contains("parray_fn_warp"), "{source}");
+    insta::assert_snapshot!(source);
+}

@@ -4,7 +4,7 @@
 //! Rust reference; an access past the array through a function's pointer is an `Err`.
 
 use parray::prelude::*;
-use parray::{Ptr, PtrMut};
+use parray::{bf16, Ptr, PtrMut};
 
 parray! {
     dmem float [256] DIN;
@@ -136,5 +136,135 @@ fn the_c_of_a_function_with_pointers() {
         let t = $tid$;
         smooth_into(a, out, t, 256);
     });
+    insta::assert_snapshot!(source);
+}
+
+/// Two fields of different types: a record as a generic function's element.
+#[derive(Clone, Copy, Default, Debug, PartialEq, parray::Record)]
+#[repr(C)]
+pub struct Pair {
+    x: f32,
+    n: i32,
+}
+
+parray! {
+    dmem bf16 [256] BIN;
+    dmem bf16 [256] BOUT;
+    dmem Pair [256] PIN;
+    dmem Pair [256] POUT;
+    paged bf16 [256] HBIN;
+    paged bf16 [256] HBOUT;
+    paged Pair [256] HPIN;
+    paged Pair [256] HPOUT;
+    cuda(float* a, float* out, bf16* b, bf16* bout, Pair* p, Pair* pout) [2][128] MIXED;
+}
+
+/// Copies element `i` of `a` to element `j` of `out`: any element, a record too.
+#[parray::func]
+fn copy_one<T: parray::Element>(a: Ptr<'_, T>, out: PtrMut<'_, T>, i: usize, j: usize) {
+    out[j] = a[i];
+}
+
+/// `out[i] = k * a[i]` at any float type, through a moved pointer.
+#[parray::func]
+fn scale_into<T: parray::Float>(a: Ptr<'_, T>, out: PtrMut<'_, T>, i: usize, k: T) {
+    let p = out + i;
+    p[0] = k * a[i];
+}
+
+fn pair(i: usize) -> Pair {
+    Pair {
+        x: input(i),
+        n: i as i32 * 3 - 100,
+    }
+}
+
+/// What the generic functions compute, written out: the floats and the records reversed,
+/// the halves scaled by a half (one rounding of the exact product).
+fn reversed_and_scaled() -> (Vec<f32>, Vec<bf16>, Vec<Pair>) {
+    let half = |i: usize| bf16::from_f32(input(i));
+    (
+        (0..N).map(|i| input(N - 1 - i)).collect(),
+        (0..N)
+            .map(|i| bf16::from_f32(0.5 * half(i).to_f32()))
+            .collect(),
+        (0..N).map(|i| pair(N - 1 - i)).collect(),
+    )
+}
+
+#[test]
+fn a_pointer_to_a_type_parameter_on_every_back_end() -> parray::Result<()> {
+    let (want, want_b, want_p) = reversed_and_scaled();
+    let values: Vec<f32> = (0..N).map(input).collect();
+    let halves: Vec<bf16> = values.iter().map(|v| bf16::from_f32(*v)).collect();
+    let pairs: Vec<Pair> = (0..N).map(pair).collect();
+
+    let (mut din, mut dout) = (DIN::create()?, DOUT::create()?);
+    let (mut bin, mut bout) = (BIN::create()?, BOUT::create()?);
+    let (mut pin, mut pout) = (PIN::create()?, POUT::create()?);
+    din.copy_from_slice(&values)?;
+    bin.copy_from_slice(&halves)?;
+    pin.copy_from_slice(&pairs)?;
+    detour!(MIXED(&din, &mut dout, &bin, &mut bout, &pin, &mut pout) {
+        let t = $tid$;
+        copy_one(a, out, 255 - t, t);
+        scale_into(b, bout, t, 0.5 as bf16);
+        copy_one::<Pair>(p, pout, 255 - t, t);
+    })?;
+    assert_eq!(dout.to_vec()?, want, "cuda, f32");
+    assert_eq!(bout.to_vec()?, want_b, "cuda, bf16");
+    assert_eq!(pout.to_vec()?, want_p, "cuda, records");
+
+    let (mut hin, mut hout) = (HIN::create()?, HOUT::create()?);
+    let (mut hbin, mut hbout) = (HBIN::create()?, HBOUT::create()?);
+    let (mut hpin, mut hpout) = (HPIN::create()?, HPOUT::create()?);
+    hin.copy_from_slice(&values)?;
+    hbin.copy_from_slice(&halves)?;
+    hpin.copy_from_slice(&pairs)?;
+    {
+        let (out, bout, pout) = (hout.ptr_mut(), hbout.ptr_mut(), hpout.ptr_mut());
+        detour!(CPU {
+            let t = $tid$;
+            copy_one(hin + 0, out + 0, 255 - t, t);
+            scale_into(hbin + 0, bout + 0, t, bf16::from_f32(0.5));
+            copy_one::<Pair>(hpin + 0, pout + 0, 255 - t, t);
+        })?;
+    }
+    assert_eq!(hout.to_vec()?, want, "pthd, f32");
+    assert_eq!(hbout.to_vec()?, want_b, "pthd, bf16");
+    assert_eq!(hpout.to_vec()?, want_p, "pthd, records");
+
+    // Plain Rust, on the host.
+    let (mut rust, mut rust_p) = (HOUT::create()?, HPOUT::create()?);
+    for i in 0..N {
+        copy_one(hin.ptr(), rust.ptr_mut(), N - 1 - i, i);
+        copy_one(hpin.ptr(), rust_p.ptr_mut(), N - 1 - i, i);
+    }
+    assert_eq!(rust.to_vec()?, want, "rust, f32");
+    assert_eq!(rust_p.to_vec()?, want_p, "rust, records");
+
+    // Checked as any pointer parameter's access: past the array is an `Err`.
+    let err = detour!(MIXED(&din, &dout, &bin, &bout, &pin, &mut pout) {
+        let t = $tid$;
+        copy_one(p, pout, 256 + t, t);
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("out of bounds"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn the_c_of_a_pointer_to_a_type_parameter() {
+    let (a, out, b, bout, p, pout) = ((), (), (), (), (), ());
+    let source = kernel_source!(MIXED(a, out, b, bout, p, pout) {
+        let t = $tid$;
+        copy_one(a, out, 255 - t, t);
+        scale_into(b, bout, t, 0.5 as bf16);
+        copy_one::<Pair>(p, pout, 255 - t, t);
+    });
+    assert!(
+        source.contains("parray_fn_copy_one_Pair(const Pair* a"),
+        "{source}"
+    );
     insta::assert_snapshot!(source);
 }

@@ -344,11 +344,11 @@ fn a_generic_function_is_a_device_function_per_type() {
 }
 
 /// A body generic over its data type, made when its type is known (its lowered body, with
-/// the generic instances, is carried into the program), calls a generic function too.
+/// the generic instances and any turbofish's types, is carried in), calls generic functions.
 fn square_columns<T: DataType<Elem = f32>>(a: &Array<T>, v: &mut Array<DV>) -> parray::Result<()> {
     detour!(<T> PAIRED(a, v) {
         let t = $tid$;
-        v[$DV[t]$] = sq(a[$T[t % 128][t / 128]$]) + sq(t as i32 % 3) as f32;
+        v[$DV[t]$] = sq(a[$T[t % 128][t / 128]$]) + sq(t as i32 % 3) as f32 + half_of::<f32>(t as i32 % 3);
     })
 }
 
@@ -359,8 +359,8 @@ fn a_body_generic_over_its_type_calls_a_generic_function() -> parray::Result<()>
     let mut v = DV::create()?;
     square_columns(&a, &mut v)?;
     for (t, got) in v.to_vec()?.into_iter().enumerate() {
-        let x = ((t % 128) * 2 + t / 128) as f32 / 4.0;
-        assert_eq!(got, x * x + ((t % 3) * (t % 3)) as f32, "at {t}");
+        let (x, k) = (((t % 128) * 2 + t / 128) as f32 / 4.0, (t % 3) as f32);
+        assert_eq!(got, x * x + k * k + k / 2.0, "at {t}");
     }
     Ok(())
 }
@@ -466,6 +466,107 @@ fn a_float_generic_function_folds_its_constants_per_type() {
         d[t] = gelu_t(t as f64);
         h[t] = gelu_t(t as f16);
         b[t] = gelu_t(t as bf16);
+    });
+    insta::assert_snapshot!(source);
+}
+
+/// `n / 2` at the type `T`: no parameter has `T`, so a call gives it by turbofish
+/// (`half_of::<f32>(k)`), or its value's use does.
+#[parray::func]
+fn half_of<T: parray::Num>(n: i32) -> T {
+    T::from_i32(n) / T::from_i32(2)
+}
+
+/// A generic function giving its own `T` to another by turbofish.
+#[parray::func]
+fn plus_half<T: parray::Num>(x: T, n: i32) -> T {
+    x + half_of::<T>(n)
+}
+
+/// A plain function giving a type by turbofish.
+#[parray::func]
+fn half_f64(n: i32) -> f64 {
+    half_of::<f64>(n)
+}
+
+#[test]
+fn a_turbofish_gives_a_generic_function_its_type() -> parray::Result<()> {
+    let (mut v, mut d, mut n, mut h, mut b) = typed_arrays()?;
+    detour!(TYPES(&mut v, &mut d, &mut n, &mut h, &mut b) {
+        let t = $tid$;
+        let k = t as i32 - 100;
+        // The same call at two types: the integer division truncates, the float's does not.
+        v[t] = half_of::<i32>(k) as f32 + half_of::<f32>(k) * 4.0;
+        d[t] = half_f64(k) + plus_half::<f64>(0.25, k);
+        n[t] = plus_half::<_>(k, k);
+        h[t] = plus_half::<f16>(1.5 as f16, k);
+        let q = half_of::<bf16>(k * 1001);
+        b[t] = q;
+    })?;
+    let (mut hv, mut hd, mut hi) = (HV::create()?, HD::create()?, HI::create()?);
+    let (mut hh, mut hb) = (HH::create()?, HB::create()?);
+    detour!(CPU {
+        let t = $tid$;
+        let k = t as i32 - 100;
+        hv[$HV[t]$] = half_of::<i32>(k) as f32 + half_of::<f32>(k) * 4.0;
+        hd[$HD[t]$] = half_f64(k) + plus_half::<f64>(0.25, k);
+        hi[$HI[t]$] = plus_half::<_>(k, k);
+        hh[$HH[t]$] = plus_half::<f16>(f16::from_f32(1.5), k);
+        hb[$HB[t]$] = half_of::<bf16>(k * 1001);
+    })?;
+    let (gv, gd, gi, gh, gb) = (
+        v.to_vec()?,
+        d.to_vec()?,
+        n.to_vec()?,
+        h.to_vec()?,
+        b.to_vec()?,
+    );
+    let (cv, cd, ci, ch, cb) = (
+        hv.to_vec()?,
+        hd.to_vec()?,
+        hi.to_vec()?,
+        hh.to_vec()?,
+        hb.to_vec()?,
+    );
+    for t in 0..256 {
+        let k = t as i32 - 100;
+        // The reference: Rust's own arithmetic at each type, the halves rounded per
+        // operation from `f32`.
+        let f = (k / 2) as f32 + (k as f32 / 2.0) * 4.0;
+        let g = k as f64 / 2.0 + (0.25 + k as f64 / 2.0);
+        let i = k + k / 2;
+        let hk = |v: f32| f16::from_f32(v);
+        let hf = hk(1.5 + hk(hk(k as f32).to_f32() / 2.0).to_f32());
+        let bk = bf16::from_f32((k * 1001) as f32);
+        let bf = bf16::from_f32(bk.to_f32() / 2.0);
+        for (back, got) in [("cuda", (gv[t], gd[t], gi[t], gh[t], gb[t]))]
+            .into_iter()
+            .chain([("pthd", (cv[t], cd[t], ci[t], ch[t], cb[t]))])
+        {
+            assert_eq!(got.0, f, "f32 at {t}, {back}");
+            assert_eq!(got.1, g, "f64 at {t}, {back}");
+            assert_eq!(got.2, i, "i32 at {t}, {back}");
+            assert_eq!(got.3.to_bits(), hf.to_bits(), "f16 at {t}, {back}");
+            assert_eq!(got.4.to_bits(), bf.to_bits(), "bf16 at {t}, {back}");
+        }
+        // Plain Rust.
+        assert_eq!(half_of::<i32>(k) as f32 + half_of::<f32>(k) * 4.0, f);
+        assert_eq!(half_f64(k) + plus_half::<f64>(0.25, k), g);
+    }
+    // Not all the same: the two types' halves differ at odd `k`.
+    assert_ne!(cv[101], 101.0 / 2.0 * 5.0);
+    Ok(())
+}
+
+#[test]
+fn a_turbofish_makes_an_instance_per_type_given() {
+    let (v, d, n, h, b) = ((), (), (), (), ());
+    let source = kernel_source!(TYPES(v, d, n, h, b) {
+        let t = $tid$;
+        let k = t as i32;
+        v[t] = half_of::<i32>(k) as f32 + half_of::<f32>(k);
+        d[t] = half_f64(k) + plus_half::<f64>(0.5, k);
+        b[t] = half_of::<bf16>(k);
     });
     insta::assert_snapshot!(source);
 }

@@ -13,7 +13,7 @@ fn warp_sum(mut v: f32) -> f32 {
     v
 }
 
-// Inlined at each call: no generic instance, no `return` out of the body.
+// Inlined at each call: no `return` out of the body, no turbofish (its arguments type it).
 #[parray::func]
 fn warp_sum_of<T: parray::Num>(v: T) -> T {
     v + shfl_down(v, 1)
@@ -37,6 +37,7 @@ fn main() -> parray::Result<()> {
         }
         let y = 2.0 * warp_sum(x);
         let z = warp_sum(warp_sum(x));
-        d[$D[$tid$]$] = x + y + z;
+        let u = warp_sum_of::<f32>(x);
+        d[$D[$tid$]$] = x + y + z + u;
     })
 }

@@ -1,4 +1,5 @@
-// Conversions of a generic function: `T::from_i32` takes an `i32`, `to_f32` no argument.
+// Conversions of a generic function: `T::from_i32` takes an `i32`, `T::from_f64` one
+// `f64`, `to_f32` no argument.
 
 #[parray::func]
 fn from_float<T: parray::Num>(x: f32) -> T {
@@ -8,6 +9,11 @@ fn from_float<T: parray::Num>(x: f32) -> T {
 #[parray::func]
 fn to_float<T: parray::Num>(x: T) -> f32 {
     x.to_f32(2)
+}
+
+#[parray::func]
+fn from_nothing<T: parray::Num>() -> T {
+    T::from_f64()
 }
 
 fn main() {}

@@ -1,6 +1,6 @@
 // A generic function is checked as Rust checks it: a literal or another type is not its
 // type parameter; its bound is `parray::Num` alone; its calls give it number types; it
-// does not recurse; `T::from_f32` and the math methods need `parray::Float`.
+// does not recurse; the math methods need `parray::Float`.
 use parray::prelude::*;
 
 #[parray::func]
@@ -48,11 +48,6 @@ fn main() -> parray::Result<()> {
 }
 
 #[parray::func]
-fn scaled<T: parray::Num>(x: T) -> T {
-    T::from_f32(2.0) * x
-}
-
-#[parray::func]
 fn root<T: parray::Num>(x: T) -> T {
     x.sqrt()
 }
@@ -65,4 +60,36 @@ fn shifted<T: parray::Float>(x: T) -> T {
 #[parray::func]
 fn halved<T: parray::Float>(x: T) -> T {
     T::from_f32(0.5) * x
+}
+
+// `parray::Element` moves values alone: no operators, conversions or number functions;
+// its calls give it elements (not `usize`).
+#[parray::func]
+fn summed<T: parray::Element>(a: T, b: T) -> T {
+    a + b
+}
+
+#[parray::func]
+fn from_element<T: parray::Element>(x: f32) -> T {
+    T::from_f32(x)
+}
+
+#[parray::func]
+fn squared<T: parray::Element>(x: T) -> T {
+    sq(x)
+}
+
+#[parray::func]
+fn kept<T: parray::Element>(x: T) -> T {
+    x
+}
+
+#[allow(dead_code)]
+fn elements() -> parray::Result<()> {
+    let mut v = V::create()?;
+    detour!(CT(&mut v) {
+        let t = $tid$;
+        v[$V[t]$] = kept(t) as f32;
+    })?;
+    Ok(())
 }

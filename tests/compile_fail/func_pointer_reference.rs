@@ -15,4 +15,11 @@ fn clear(a: parray::Ptr<'_, f32>, i: usize) {
     a[i] = 0.0;
 }
 
+// A pointer to a type parameter needs an element (`parray::Num` takes `usize`); the
+// elements of one move whole.
+#[parray::func]
+fn first_x<T: parray::Element>(a: parray::Ptr<'_, T>) -> f32 {
+    a[0].x
+}
+
 fn main() {}

@@ -27,4 +27,19 @@ pub struct Generic<T> {
     x: T,
 }
 
+// A record inside a record: not yet.
+#[derive(Clone, Copy, Default, parray::Record)]
+#[repr(C)]
+pub struct Inner {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Clone, Copy, Default, parray::Record)]
+#[repr(C)]
+pub struct Outer {
+    mass: f32,
+    inner: Inner,
+}
+
 fn main() {}

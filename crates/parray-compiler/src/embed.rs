@@ -41,7 +41,7 @@ macro_rules! by_name {
     )*};
 }
 
-by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp);
+by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp, Bound);
 
 impl Rebuild for crate::ir::Record {
     fn rebuild(&self, _: &TokenStream) -> TokenStream {
@@ -181,6 +181,10 @@ impl Rebuild for Ty {
             Ty::Generic(n) => {
                 let n = n.rebuild(ir);
                 quote!(#ir::Ty::Generic(#n))
+            }
+            Ty::PtrTo(n) => {
+                let n = n.rebuild(ir);
+                quote!(#ir::Ty::PtrTo(#n))
             }
             Ty::Infer(n) => {
                 let n = n.rebuild(ir);
@@ -691,25 +695,27 @@ impl Rebuild for Function {
             name,
             span,
             generics,
-            floats,
+            type_args,
             params,
             writable,
             ret,
             stmts,
             value,
         } = self;
-        let (name, span, generics, floats, params, writable, ret, stmts, value) = (
+        let (name, span, generics, type_args) = (
             name.rebuild(ir),
             span.rebuild(ir),
             generics.rebuild(ir),
-            floats.rebuild(ir),
+            type_args.rebuild(ir),
+        );
+        let (params, writable, ret, stmts, value) = (
             params.rebuild(ir),
             writable.rebuild(ir),
             ret.rebuild(ir),
             stmts.rebuild(ir),
             value.rebuild(ir),
         );
-        quote!(#ir::Function { name: #name, span: #span, generics: #generics, floats: #floats, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
+        quote!(#ir::Function { name: #name, span: #span, generics: #generics, type_args: #type_args, params: #params, writable: #writable, ret: #ret, stmts: #stmts, value: #value })
     }
 }
 
@@ -722,6 +728,7 @@ impl Rebuild for Body {
             params,
             captures,
             functions,
+            type_params,
             locals,
             tids,
             tids_at_launch,
@@ -741,8 +748,12 @@ impl Rebuild for Body {
             r(tids),
             r(stmts),
         );
-        let (tids_at_launch, launch_bounds, constants) =
-            (r(tids_at_launch), r(launch_bounds), r(constants));
+        let (tids_at_launch, launch_bounds, constants, type_params) = (
+            r(tids_at_launch),
+            r(launch_bounds),
+            r(constants),
+            r(type_params),
+        );
         quote!(#ir::Body {
             target: #target,
             array: #array,
@@ -750,6 +761,7 @@ impl Rebuild for Body {
             params: #params,
             captures: #captures,
             functions: #functions,
+            type_params: #type_params,
             locals: #locals,
             tids: #tids,
             tids_at_launch: #tids_at_launch,

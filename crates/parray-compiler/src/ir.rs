@@ -154,6 +154,11 @@ pub enum Ty {
     /// parray::Num>(x: T) -> T`), numbered in the body ([`Function::generics`]): only
     /// before the type check, which gives each the number type its call gives it.
     Generic(u32),
+    /// A pointer to the elements of a type parameter (`a: parray::Ptr<'_, T>`): before
+    /// the type check the parameter's number (as [`Ty::Generic`]), while it runs that
+    /// parameter's inference variable (the same number); the check makes it a
+    /// [`Ty::Ptr`] to the element its instance has.
+    PtrTo(u32),
     /// An inference variable (only while the type check runs).
     Infer(u32),
 }
@@ -188,6 +193,19 @@ impl Ty {
             _ => None,
         }
     }
+
+    /// The element a value of this type is, if it is one (the inverse of
+    /// [`Ty::of_elem`]): a number but `bool`, `u64` and `usize`, a vector, a record.
+    pub fn as_elem(self) -> Option<ElemType> {
+        match self {
+            Ty::Scalar(s) => ElemType::ALL
+                .into_iter()
+                .find(|e| Scalar::of_elem(*e) == Some(s)),
+            Ty::Vector(v) => Some(v),
+            Ty::Record(r) => Some(ElemType::Record(r)),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Ty {
@@ -219,6 +237,7 @@ impl std::fmt::Display for Ty {
             Ty::Unit => f.write_str("()"),
             Ty::Host => f.write_str("a host value"),
             Ty::Generic(_) => f.write_str("{type parameter}"),
+            Ty::PtrTo(_) => f.write_str("a pointer to a type parameter"),
             Ty::Infer(_) => f.write_str("{number}"),
         }
     }
@@ -264,6 +283,11 @@ pub struct Body {
     /// The functions the body calls (`#[parray::func]`), each callee before its callers;
     /// [`ExprKind::Call`] names one by its index. Their locals are the body's.
     pub functions: Vec<Function>,
+    /// The type parameters of the generic instances the body has, by their number
+    /// ([`Ty::Generic`]), each with its bound: those of each call of a generic function
+    /// (in [`Body::functions`]) and of each inlined call of a collective one (its
+    /// statements the body's own).
+    pub type_params: Vec<(String, Bound)>,
     pub locals: Vec<Local>,
     /// Thread indices the body uses (`""` for `tid`, `"0_1"` for `tid_0_1`), with their
     /// expressions of the hardware indices, in first-use order.
@@ -409,6 +433,30 @@ pub fn shared_bytes(elem: ElemType, len: u64, soa: bool) -> u64 {
     }
 }
 
+/// The bound of a generic function's type parameter (`T: parray::Num`): the types it
+/// takes, each kind the one before it and more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Bound {
+    /// `parray::Element`: any element (a number but `bool`, `u64` and `usize`, a vector, a
+    /// record), which the function moves, stores and loads but computes nothing on.
+    Element,
+    /// `parray::Num`: a number but `bool`, with the operators and conversions.
+    Num,
+    /// `parray::Float`: a float, with the math methods too.
+    Float,
+}
+
+impl Bound {
+    /// The trait's name, as written (`parray::Num`).
+    pub fn trait_name(self) -> &'static str {
+        match self {
+            Bound::Element => "parray::Element",
+            Bound::Num => "parray::Num",
+            Bound::Float => "parray::Float",
+        }
+    }
+}
+
 /// A function of the body language (`#[parray::func] fn gelu(x: f32) -> f32 { ... }`),
 /// lowered into the calling body: it computes on its parameters (numbers and vectors) and
 /// its locals, and gives the value of its last expression.
@@ -424,9 +472,11 @@ pub struct Function {
     /// Its type parameters' names, each with its type: [`Ty::Generic`] before the type
     /// check, the number type of the instance after it. Empty for a plain function.
     pub generics: Vec<(String, Ty)>,
-    /// Whether each type parameter is bounded by `parray::Float` (a float type, with the
-    /// math methods and `T::from_f32`) rather than `parray::Num`.
-    pub floats: Vec<bool>,
+    /// The types its call gives its type parameters by turbofish (`f::<bf16>(n)`), each
+    /// with the span of the type written; `None` for `_` or none written (the arguments
+    /// type it then). A generic function is lowered anew at each call, so they are this
+    /// instance's alone; a type parameter of the caller is its [`Ty::Generic`].
+    pub type_args: Vec<Option<(Ty, CodeSpan)>>,
     /// Its parameters, locals of the body with their declared types.
     pub params: Vec<LocalId>,
     /// The pointer parameters it may write through (`parray::PtrMut`); its other pointer

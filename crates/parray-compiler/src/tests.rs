@@ -54,6 +54,7 @@ impl B {
                 constants: Vec::new(),
                 captures: Vec::new(),
                 functions: Vec::new(),
+                type_params: Vec::new(),
             },
         };
         for (name, elem, pointer) in params {

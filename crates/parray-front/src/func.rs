@@ -241,7 +241,7 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     let name = item.sig.ident.clone();
     // Itself is not asked for: calling itself is the recursion its lowering reports. The
     // records its signature names are asked for as the functions it calls are.
-    let mut names = called(&item.block.stmts);
+    let mut names = called_in(&item);
     names.extend(records_named(&item.sig));
     let need: Vec<Ident> = missing(&names, entries)
         .into_iter()
@@ -262,16 +262,36 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     Ok(Outcome::Done(TokenStream::new()))
 }
 
-/// The names statements call as functions (`f(x)`, not `T::new(x)` or an intrinsic) and
-/// the records they build (`P { .. }`), each once, in order, with the span of its first use.
+/// The names statements call as functions (`f(x)`, not `T::new(x)` or an intrinsic), the
+/// records they build (`P { .. }`) and the names a call's turbofish gives that may be
+/// records (`pick::<Particle>(..)`), each once, in order, with the span of its first use.
 pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     struct Calls(Vec<Ident>);
     impl<'a> Visit<'a> for Calls {
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
-            if let syn::Expr::Path(p) = &*c.func {
-                if let Some(id) = p.path.get_ident() {
-                    let is_new = !self.0.contains(id);
-                    if is_new && !INTRINSICS.contains(&id.to_string().as_str()) {
+            if let Some(id) = callee(&c.func) {
+                let is_new = !self.0.contains(id);
+                if is_new && !INTRINSICS.contains(&id.to_string().as_str()) {
+                    self.0.push(id.clone());
+                }
+            }
+            // A record a function's turbofish gives (`pick::<Particle>(..)`) is learnt as a
+            // signature's.
+            let turbofish = match &*c.func {
+                syn::Expr::Path(p) if callee(&c.func).is_some() => {
+                    match &p.path.segments[0].arguments {
+                        syn::PathArguments::AngleBracketed(a) => a.args.iter().collect(),
+                        _ => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            };
+            for t in turbofish {
+                if let Some(id) = match t {
+                    syn::GenericArgument::Type(t) => record_named(t),
+                    _ => None,
+                } {
+                    if !self.0.contains(id) {
                         self.0.push(id.clone());
                     }
                 }
@@ -295,13 +315,37 @@ pub fn called(stmts: &[syn::Stmt]) -> Vec<Ident> {
     calls.0
 }
 
+/// What a function's body calls and builds, as [`called`], but its own type parameters
+/// (`g::<T>(x)` names no record).
+fn called_in(item: &syn::ItemFn) -> Vec<Ident> {
+    let generic: Vec<&Ident> = item.sig.generics.type_params().map(|t| &t.ident).collect();
+    let mut names = called(&item.block.stmts);
+    names.retain(|n| !generic.contains(&n));
+    names
+}
+
+/// The name a call's function expression calls, a single name with its type arguments
+/// if any (`f`, `f::<bf16>`): a function of the body language (or an intrinsic).
+pub fn callee(func: &syn::Expr) -> Option<&Ident> {
+    match func {
+        syn::Expr::Path(p)
+            if p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && p.path.segments.len() == 1 =>
+        {
+            Some(&p.path.segments[0].ident)
+        }
+        _ => None,
+    }
+}
+
 /// The functions among `names`, and those the carried functions call, that no entry
 /// carries yet: what to ask the companions for.
 pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
     let mut wanted: Vec<Ident> = names.to_vec();
     for e in entries.iter().filter(|e| e.what == Carried::Func) {
         if let Ok(item) = syn::parse_str::<syn::ItemFn>(&e.text) {
-            let mut names = called(&item.block.stmts);
+            let mut names = called_in(&item);
             names.extend(records_named(&item.sig));
             for callee in names {
                 // Its tokens came from a string: their spans are no better than the call site.
@@ -318,11 +362,10 @@ pub fn missing(names: &[Ident], entries: &[Entry]) -> Vec<Ident> {
         .collect()
 }
 
-/// The names a signature gives its parameters' and result's types that may be records: a
-/// single upper-case name that is neither a vector (`Float2`...) nor a type parameter, each
-/// once, at its first use. A name that is not a record is asked for all the same: its
-/// companion is the record's, whose derive gives it (without one, the error says to import
-/// it, as for a type).
+/// The names a signature gives its parameters' and result's types that may be records,
+/// each once, at its first use (see [`record_named`]), but its type parameters. A name that
+/// is not a record is asked for all the same: its companion is the record's, whose derive
+/// gives it (without one, the error says to import it, as for a type).
 pub fn records_named(sig: &syn::Signature) -> Vec<Ident> {
     let generic: Vec<&Ident> = sig.generics.type_params().map(|t| &t.ident).collect();
     let inputs = sig.inputs.iter().filter_map(|a| match a {
@@ -334,41 +377,41 @@ pub fn records_named(sig: &syn::Signature) -> Vec<Ident> {
         syn::ReturnType::Default => None,
     };
     let mut out: Vec<Ident> = Vec::new();
-    for ty in inputs.chain(output) {
-        let syn::Type::Path(p) = ty else { continue };
-        let Some(last) = p.path.segments.last() else {
-            continue;
-        };
-        // A pointer's element (`parray::Ptr<'_, Particle>`).
-        let pointed = match &last.arguments {
-            syn::PathArguments::AngleBracketed(a)
-                if ["Ptr", "PtrMut"].contains(&&*last.ident.to_string()) =>
-            {
-                a.args.iter().find_map(|g| match g {
-                    syn::GenericArgument::Type(syn::Type::Path(p)) => p.path.segments.last(),
-                    _ => None,
-                })
-            }
-            _ => None,
-        };
-        let last = pointed.unwrap_or(last);
-        let id = &last.ident;
-        let word = id.to_string();
-        let upper = word.starts_with(|c: char| c.is_ascii_uppercase());
-        let vector = parray_layout::ElemType::ALL
-            .iter()
-            .any(|e| e.rust_type() == word);
-        if p.qself.is_none()
-            && last.arguments.is_empty()
-            && upper
-            && !vector
-            && !generic.contains(&id)
-            && !out.contains(id)
-        {
+    for id in inputs.chain(output).flat_map(record_named) {
+        if !generic.contains(&id) && !out.contains(id) {
             out.push(id.clone());
         }
     }
     out
+}
+
+/// The name of a type that may be a record: a single upper-case name that is no vector
+/// (`Float2`...), or a pointer's element (`parray::Ptr<'_, Particle>`). A type parameter
+/// is such a name too: the caller knows which names are its.
+fn record_named(ty: &syn::Type) -> Option<&Ident> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    // A pointer's element (`parray::Ptr<'_, Particle>`).
+    let pointed = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a)
+            if ["Ptr", "PtrMut"].contains(&&*last.ident.to_string()) =>
+        {
+            a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Type(syn::Type::Path(p)) => p.path.segments.last(),
+                _ => None,
+            })
+        }
+        _ => None,
+    };
+    let last = pointed.unwrap_or(last);
+    let word = last.ident.to_string();
+    let upper = word.starts_with(|c: char| c.is_ascii_uppercase());
+    let vector = parray_layout::ElemType::ALL
+        .iter()
+        .any(|e| e.rust_type() == word);
+    (p.qself.is_none() && last.arguments.is_empty() && upper && !vector).then_some(&last.ident)
 }
 
 /// The records the entries carry (their derives' `record P { ... }`).

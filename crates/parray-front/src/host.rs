@@ -95,6 +95,7 @@ impl Host<'_, '_> {
             array: String::new(),
             file: span.file(),
             params: Vec::new(),
+            type_params: Vec::new(),
             locals: vec![ir::Local {
                 name: "__parray_form".to_string(),
                 span: Span::call_site().into(),

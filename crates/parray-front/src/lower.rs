@@ -5,11 +5,12 @@
 
 use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
-    AtomicOp, BinOp, Body, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function, Len, Lit,
-    Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty, UnOp,
-    NUMBER_CONSTS,
+    AtomicOp, BinOp, Body, Bound, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function,
+    Len, Lit, Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty,
+    UnOp, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
+use parray_compiler::CodeSpan;
 use parray_layout::{thread_index, ElemType, Holders, MemKind, Param, Record, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream};
 use syn::punctuated::Punctuated;
@@ -74,6 +75,7 @@ pub fn lower(
         params,
         captures: lw.captures,
         functions: lw.functions,
+        type_params: lw.instance_params,
         locals: lw.locals,
         tids,
         stmts,
@@ -121,6 +123,7 @@ pub fn check_function(
         params: Vec::new(),
         captures: Vec::new(),
         functions: lw.functions,
+        type_params: lw.instance_params,
         locals: lw.locals,
         tids: Vec::new(),
         stmts: Vec::new(),
@@ -182,10 +185,10 @@ struct Lowerer<'a, 'm> {
     /// each with the span of the call that entered it.
     lowering: Vec<(String, Span)>,
     /// The type parameters of the generic function being lowered, with their numbers in
-    /// the body ([`Ty::Generic`]), and whether each is bounded by `parray::Float`.
-    type_params: Vec<(String, Ty, bool)>,
-    /// How many type parameters the body's instances have so far.
-    generic_slots: u32,
+    /// the body ([`Ty::Generic`]) and their bounds.
+    type_params: Vec<(String, Ty, Bound)>,
+    /// The type parameters of the body's instances so far, by number ([`Body::type_params`]).
+    instance_params: Vec<(String, Bound)>,
     /// The call of a collective function that stands alone in the statement being lowered
     /// (see [`Lowerer::stand`]), compared by address.
     standing: Option<*const syn::ExprCall>,
@@ -243,7 +246,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             functions: Vec::new(),
             lowering: Vec::new(),
             type_params: Vec::new(),
-            generic_slots: 0,
+            instance_params: Vec::new(),
             standing: None,
             pending: Vec::new(),
         }
@@ -326,6 +329,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// Its value, if it has one; `None` after an error.
     fn inline(&mut self, c: &syn::ExprCall, name: &Ident) -> Option<Option<Expr>> {
         let span = c.span();
+        // Its statements are the body's, typed by its arguments: no call node to give a
+        // turbofish's types to.
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(s) = p.path.segments.first().filter(|s| !s.arguments.is_none()) {
+                let at = s.arguments.span();
+                self.fail(
+                    at,
+                    format!("`{name}` shuffles (a collective function, inlined at each call), so its arguments give its types: call it without type arguments, `{name}(..)`"),
+                );
+                return None;
+            }
+        }
         let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         let function = self.instance(name)?;
         if args.len() != function.params.len() {
@@ -364,18 +379,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.fail(bad, "a function of the body language is a plain `fn` with typed parameters: no `const`, `async`, `unsafe`, `extern` or variadics");
             return None;
         }
-        if let (Some(t), true) = (
-            sig.generics.params.first(),
-            crate::func::collective(name, self.funcs),
-        ) {
-            self.fail(t.span(), format!("`{name}` shuffles (a collective function, inlined at each call) and cannot be generic yet: write it for one type (`fn {name}(v: f32) -> f32`)"));
-            return None;
-        }
         let generics = self.type_params(&sig.generics)?;
         let outer = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
         let loops = std::mem::replace(&mut self.loops, 0);
         let outer_params = std::mem::replace(&mut self.type_params, generics.clone());
-        let (generics, floats) = generics.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
+        let generics = generics.into_iter().map(|(n, t, _)| (n, t)).collect();
         let (mut params, mut writable) = (Vec::new(), Vec::new());
         for arg in &sig.inputs {
             let syn::FnArg::Typed(arg) = arg else {
@@ -446,7 +454,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             name: name.to_string(),
             span: span.into(),
             generics,
-            floats,
+            type_args: Vec::new(),
             params,
             writable,
             ret: ret?,
@@ -455,14 +463,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         })
     }
 
-    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]), and
-    /// whether each is a float (`T: parray::Float`): type parameters bounded by
-    /// `parray::Num` or `parray::Float` alone, no lifetimes, constants or `where`.
-    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty, bool)>> {
+    /// A generic function's type parameters, each numbered anew ([`Ty::Generic`]), with
+    /// its bound: type parameters bounded by `parray::Element`, `parray::Num` or
+    /// `parray::Float` alone, no lifetimes, constants or `where`.
+    fn type_params(&mut self, generics: &syn::Generics) -> Option<Vec<(String, Ty, Bound)>> {
         let mut out = Vec::new();
         for p in &generics.params {
             let syn::GenericParam::Type(t) = p else {
-                self.fail(p.span(), "a function of the body language is generic over number types only: `fn f<T: parray::Num>(x: T) -> T`");
+                self.fail(p.span(), "a function of the body language is generic over element types only: `fn f<T: parray::Num>(x: T) -> T` (or `T: parray::Element`, `T: parray::Float`)");
                 return None;
             };
             let bound = |b: &syn::TypeParamBound| match b {
@@ -471,22 +479,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .segments
                     .last()
                     .filter(|s| s.arguments.is_none())
-                    .map(|s| s.ident.to_string())
-                    .filter(|s| s == "Num" || s == "Float"),
+                    .and_then(|s| match s.ident.to_string().as_str() {
+                        "Element" => Some(Bound::Element),
+                        "Num" => Some(Bound::Num),
+                        "Float" => Some(Bound::Float),
+                        _ => None,
+                    }),
                 _ => None,
             };
-            let bounds: Vec<Option<String>> = t.bounds.iter().map(bound).collect();
-            let [Some(bound)] = bounds.as_slice() else {
-                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
+            let bounds: Vec<Option<Bound>> = t.bounds.iter().map(bound).collect();
+            let (&[Some(bound)], None) = (bounds.as_slice(), &t.default) else {
+                self.fail(t.span(), format!("a type parameter of a function of the body language is bounded by one of `parray::Element` (any element: it moves values), `parray::Num` (a number: the operators too) or `parray::Float` (a float: the math methods too), alone: `{}: parray::Num`", t.ident));
                 return None;
             };
-            if t.default.is_some() {
-                self.fail(t.span(), format!("a type parameter of a function of the body language is a number type, bounded by `parray::Num` (or `parray::Float`) alone: `{}: parray::Num`", t.ident));
-                return None;
-            }
-            let float = bound == "Float";
-            out.push((t.ident.to_string(), Ty::Generic(self.generic_slots), float));
-            self.generic_slots += 1;
+            let slot = Ty::Generic(self.instance_params.len() as u32);
+            self.instance_params.push((t.ident.to_string(), bound));
+            out.push((t.ident.to_string(), slot, bound));
         }
         if let Some(w) = &generics.where_clause {
             self.fail(w.span(), "a function of the body language bounds its type parameters where it names them (`<T: parray::Num>`), with no `where`");
@@ -531,18 +539,25 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             _ => None,
         };
-        let elem = elem.and_then(|e| match self.value_type_of(e) {
-            Some(Ty::Scalar(s)) => ElemType::ALL
-                .into_iter()
-                .find(|e| Scalar::of_elem(*e) == Some(s)),
-            Some(Ty::Vector(v)) => Some(v),
-            Some(Ty::Record(r)) => Some(ElemType::Record(r)),
-            _ => None,
-        });
-        match elem {
+        let pointed = elem.and_then(|e| self.value_type_of(e));
+        // A type parameter's bound says whether it is an element: `Num` takes `usize`.
+        if let Some(Ty::Generic(s)) = pointed {
+            let (name, _, bound) = self
+                .type_params
+                .iter()
+                .find(|(_, t, _)| *t == Ty::Generic(s))
+                .expect("a type parameter in scope")
+                .clone();
+            if bound == Bound::Num {
+                self.fail(t.span(), format!("a pointer to `{name}` needs `{name}: parray::Element` (any element) or `parray::Float`: `parray::Num` takes `u64` and `usize`, which are no elements"));
+                return Some(None);
+            }
+            return Some(Some((Ty::PtrTo(s), writes)));
+        }
+        match pointed.and_then(Ty::as_elem) {
             Some(elem) => Some(Some((Ty::Ptr { elem, soa: false }, writes))),
             None => {
-                self.fail(t.span(), format!("a pointer parameter points to elements of one element type (a number, a vector or a record, not a type parameter): {POINTERS}"));
+                self.fail(t.span(), format!("a pointer parameter points to elements of one element type (a number, a vector, a record or a type parameter bounded by `parray::Element`): {POINTERS}"));
                 Some(None)
             }
         }
@@ -1769,12 +1784,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
             [f] if self.target == Target::Cuda && self.funcs.iter().any(|(n, _)| n == f) => {
-                let Some(name) = p.path.get_ident() else {
-                    unreachable!("one segment")
-                };
-                let index = self.function_index(name);
+                let segment = &p.path.segments[0];
+                let index = self.function_index(&segment.ident);
                 let args = args.iter().map(|a| self.expr(a)).collect();
-                Some(ExprKind::Call(index?, args, Vec::new()))
+                let index = index?;
+                self.functions[index].type_args = self.type_args(&segment.arguments, index)?;
+                Some(ExprKind::Call(index, args, Vec::new()))
             }
             [f @ ("atomic_add" | "atomic_exch" | "atomic_cas")] => {
                 let op = [AtomicOp::Add, AtomicOp::Exch, AtomicOp::Cas]
@@ -1810,41 +1825,31 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     slot,
                 })
             }
-            [t, "from_f32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
-                let (_, ty, float) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
-                if !float {
-                    self.fail(span, format!("`{t}::from_f32` needs `{t}: parray::Float` (f32, f64, f16, bf16), not `parray::Num`"));
+            // `parray::Num`'s conversions to a type parameter, each Rust's `v as T`.
+            [t, from @ ("from_i32" | "from_f32" | "from_f64")]
+                if self.type_params.iter().any(|(n, _, _)| n == t) =>
+            {
+                let (_, ty, bound) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
+                if bound == Bound::Element {
+                    self.fail(span, format!("`{t}::{from}` needs `{t}: parray::Num` (a number type), not `parray::Element`"));
                     return None;
                 }
+                let source = [Scalar::I32, Scalar::F32, Scalar::F64]
+                    .into_iter()
+                    .find(|s| *from == format!("from_{}", s.rust_name()))
+                    .expect("one of the three");
                 if args.len() != 1 {
+                    let (what, example) = (
+                        source.rust_name(),
+                        if source.is_int() { "n" } else { "0.5" },
+                    );
                     self.fail(
                         span,
-                        format!(
-                            "`{t}::from_f32` takes one argument, an `f32`: `{t}::from_f32(0.5)`"
-                        ),
+                        format!("`{t}::{from}` takes one argument, an `{what}`: `{t}::{from}({example})`"),
                     );
                     return None;
                 }
-                Some(ExprKind::Convert(
-                    self.boxed(args[0]),
-                    ty,
-                    Some(Scalar::F32),
-                ))
-            }
-            [t, "from_i32"] if self.type_params.iter().any(|(n, _, _)| n == t) => {
-                let (_, ty, _) = self.type_params.iter().find(|(n, _, _)| n == t)?.clone();
-                if args.len() != 1 {
-                    self.fail(
-                        span,
-                        format!("`{t}::from_i32` takes one argument, an `i32`: `{t}::from_i32(n)`"),
-                    );
-                    return None;
-                }
-                Some(ExprKind::Convert(
-                    self.boxed(args[0]),
-                    ty,
-                    Some(Scalar::I32),
-                ))
+                Some(ExprKind::Convert(self.boxed(args[0]), ty, Some(source)))
             }
             [v, "new"] if vector_elem(v).is_some() => {
                 let e = vector_elem(v).expect("checked");
@@ -1872,6 +1877,64 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// The types a call's turbofish gives the type parameters of the function
+    /// `self.functions[index]` (`f::<bf16>(n)`, `g::<T>(x)` in a generic function, `_`
+    /// for one the arguments type), as Rust takes them: all of them or none; `None`
+    /// after an error at them.
+    fn type_args(
+        &mut self,
+        arguments: &syn::PathArguments,
+        index: usize,
+    ) -> Option<Vec<Option<(Ty, CodeSpan)>>> {
+        let function = &self.functions[index];
+        let (name, params) = (function.name.clone(), function.generics.len());
+        let wanted: Vec<String> = function.generics.iter().map(|(n, _)| n.clone()).collect();
+        let given = match arguments {
+            syn::PathArguments::None => return Some(vec![None; params]),
+            syn::PathArguments::AngleBracketed(a) => a,
+            // Not an expression's path (`Fn(A) -> B`): syn parses it, rustc refuses it.
+            syn::PathArguments::Parenthesized(p) => {
+                self.fail(
+                    p.span(),
+                    format!("type arguments are given in a turbofish: `{name}::<f32>(..)`"),
+                );
+                return None;
+            }
+        };
+        if given.args.len() != params {
+            let takes = match params {
+                0 => format!("`{name}` is not generic: call it without type arguments, `{name}(..)`"),
+                _ => format!("`{name}` takes {params} type argument{} (`{}`), {} given: give each, or none and let the arguments type them", if params == 1 { "" } else { "s" }, wanted.join("`, `"), given.args.len()),
+            };
+            // At the first type too many, or at the turbofish when too few are given.
+            let at = given
+                .args
+                .iter()
+                .nth(params)
+                .map_or(given.span(), |a| a.span());
+            self.fail(at, takes);
+            return None;
+        }
+        let mut out = Vec::new();
+        for (arg, param) in given.args.iter().zip(&wanted) {
+            let typed = match arg {
+                syn::GenericArgument::Type(syn::Type::Infer(_)) => Some(None),
+                syn::GenericArgument::Type(t) => {
+                    self.value_type_of(t).map(|ty| Some((ty, t.span().into())))
+                }
+                _ => None,
+            };
+            match typed {
+                Some(t) => out.push(t),
+                None => {
+                    self.fail(arg.span(), format!("the type argument `{param}` of `{name}` is a number type (i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16), a vector, a record, a type parameter in scope or `_`: `{name}::<f32>(..)`"));
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// Whether `c` calls a collective function of the body language in a cuda body.
     fn is_collective(&self, c: &syn::ExprCall) -> bool {
         self.target == Target::Cuda
@@ -1880,12 +1943,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .is_some_and(|f| crate::func::collective(&f.to_string(), self.funcs))
     }
 
-    /// The name `c` calls, a single identifier.
+    /// The name `c` calls, a single identifier (with its type arguments, if any).
     fn callee(&self, c: &syn::ExprCall) -> Option<Ident> {
-        match &*c.func {
-            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
-            _ => None,
-        }
+        crate::func::callee(&c.func).cloned()
     }
 
     /// `if c { a } else { b }` as a value.

@@ -48,7 +48,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let mut fields: Vec<(syn::Ident, ElemType)> = Vec::new();
     for f in &named.named {
         let field = f.ident.clone().expect("named");
-        let elem = field_elem(&f.ty)?;
+        let elem = field_elem(&f.ty, name, &field)?;
         fields.push((field, elem));
     }
     if fields.is_empty() {
@@ -115,8 +115,9 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     })
 }
 
-/// The element a field's type is (`f32`, `parray::Float2`, `f16`...), by its last name.
-fn field_elem(ty: &syn::Type) -> syn::Result<ElemType> {
+/// The element a field's type is (`f32`, `parray::Float2`, `f16`...), by its last name;
+/// `record` and `field` name the record and the field, for the error.
+fn field_elem(ty: &syn::Type, record: &syn::Ident, field: &syn::Ident) -> syn::Result<ElemType> {
     let named = match ty {
         syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().and_then(|s| {
             let word = s.ident.to_string();
@@ -129,12 +130,23 @@ fn field_elem(ty: &syn::Type) -> syn::Result<ElemType> {
     };
     named.ok_or_else(|| {
         let all: Vec<&str> = ElemType::ALL.iter().map(|e| e.rust_type()).collect();
-        syn::Error::new_spanned(
-            ty,
-            format!(
+        // A struct's name (upper case, no arguments) is most likely another record.
+        let nested = match ty {
+            syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().filter(|s| {
+                s.arguments.is_empty() && s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase())
+            }),
+            _ => None,
+        };
+        let message = match nested {
+            Some(inner) => format!(
+                "`{}` is not an element type: a record inside a record is not supported yet (SPEC.md 3.7); write its fields in `{record}` itself, one `{field}_<name>` per field of `{}`, or keep the `{}`s in an array of their own",
+                inner.ident, inner.ident, inner.ident
+            ),
+            None => format!(
                 "a record's field is an element type: one of {} (a record inside a record is not supported yet)",
                 all.join(", ")
             ),
-        )
+        };
+        syn::Error::new_spanned(ty, message)
     })
 }

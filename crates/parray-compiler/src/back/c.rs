@@ -1294,6 +1294,14 @@ impl<'b> Writer<'b> {
                 (format!("{p} {sym} {v}"), 0)
             }
             ExprKind::Convert(..) => unreachable!("the type check makes a cast of it"),
+            ExprKind::Cast(x, s) if float_to_int(x.ty, *s, "").is_some() => {
+                let text = float_to_int(x.ty, *s, &self.expr(x).0).expect("checked");
+                let precedence = match s {
+                    Scalar::I8 | Scalar::U8 => UNARY,
+                    _ => ATOM,
+                };
+                (text, precedence)
+            }
             ExprKind::Cast(x, s) => match half_conversion(x.ty, *s, self.dialect) {
                 Some(f) => (format!("{f}({})", self.expr(x).0), ATOM),
                 None => (
@@ -1597,6 +1605,31 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
         // name tells hipcc's reader why the kernel does not compile.
         (Scalar::F64, Scalar::Bf16, true) => "parray_hip_has_no_f64_to_bf16_use_f32",
         _ => return None,
+    })
+}
+
+/// A float's conversion to an integer type, Rust's `as` (truncated toward zero, saturated
+/// at the type's ends, NaN to 0), of the C operand `x`: `None` for another conversion.
+/// C's cast is undefined outside the type's range (which NVVM may fold to anything, and an
+/// 8-bit one is a 16-bit `cvt` wrapped), so it is CUDA's intrinsic of the `cvt.rzi`
+/// instruction, which saturates and takes NaN to 0 (HIP has the same names, its `v_cvt`
+/// the same rule), for 8 bits the 32-bit one clamped.
+fn float_to_int(from: Ty, to: Scalar, x: &str) -> Option<String> {
+    let f = match (from.scalar()?, to) {
+        (Scalar::F32, Scalar::I8 | Scalar::I32) => "__float2int_rz",
+        (Scalar::F32, Scalar::U8 | Scalar::U32 | Scalar::Usize) => "__float2uint_rz",
+        (Scalar::F32, Scalar::I64) => "__float2ll_rz",
+        (Scalar::F32, Scalar::U64) => "__float2ull_rz",
+        (Scalar::F64, Scalar::I8 | Scalar::I32) => "__double2int_rz",
+        (Scalar::F64, Scalar::U8 | Scalar::U32 | Scalar::Usize) => "__double2uint_rz",
+        (Scalar::F64, Scalar::I64) => "__double2ll_rz",
+        (Scalar::F64, Scalar::U64) => "__double2ull_rz",
+        _ => return None,
+    };
+    Some(match to {
+        Scalar::I8 => format!("(signed char)max(-128, min(127, {f}({x})))"),
+        Scalar::U8 => format!("(unsigned char)min(255u, {f}({x}))"),
+        _ => format!("{f}({x})"),
     })
 }
 

@@ -152,6 +152,7 @@ impl Builder {
                 params: Vec::new(),
                 captures: Vec::new(),
                 functions: Vec::new(),
+                type_params: Vec::new(),
                 locals: Vec::new(),
                 tids: Vec::new(),
                 stmts: Vec::new(),

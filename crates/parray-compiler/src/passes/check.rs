@@ -16,8 +16,8 @@ use crate::CodeSpan;
 
 use crate::ir::{
     lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
-    Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt, Ty,
-    UnOp, MMA_K, MMA_M, MMA_N, WARP,
+    Bound, Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt,
+    Ty, UnOp, MMA_K, MMA_M, MMA_N, WARP,
 };
 use parray_layout::kinds::{ElemType, MemKind, Record};
 
@@ -51,21 +51,7 @@ impl Typed {
 /// body as far as it was typed, for messages that read it).
 pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
     // The type parameters of generic instances are the first inference variables.
-    let (slots, floats): (Vec<String>, Vec<bool>) = {
-        let (mut names, mut floats) = (Vec::new(), Vec::new());
-        for f in &body.functions {
-            for (k, (name, ty)) in f.generics.iter().enumerate() {
-                let Ty::Generic(s) = *ty else {
-                    unreachable!("a type parameter before the check")
-                };
-                names.resize(names.len().max(s as usize + 1), String::new());
-                floats.resize(names.len(), false);
-                names[s as usize] = name.clone();
-                floats[s as usize] = f.floats.get(k).copied().unwrap_or(false);
-            }
-        }
-        (names, floats)
-    };
+    let (slots, bounds): (Vec<String>, Vec<Bound>) = body.type_params.iter().cloned().unzip();
     let mut cx = Checker {
         target: body.target,
         body_locals: body.locals.iter().map(|l| l.ty.map(open)).collect(),
@@ -80,19 +66,33 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                     .iter()
                     .map(|p| body.local(*p).ty.expect("declared"))
                     .collect();
+                let type_args = f
+                    .generics
+                    .iter()
+                    .zip(&f.type_args)
+                    .filter_map(|((name, param), given)| {
+                        let (ty, span) = given.as_ref()?;
+                        Some((name.clone(), open(*param), open(*ty), *span))
+                    })
+                    .collect();
                 Signature {
                     name: f.name.clone(),
                     shown: declared.iter().map(|t| shown(*t, &slots)).collect(),
                     params: declared.into_iter().map(open).collect(),
                     ret: open(f.ret),
+                    type_args,
                 }
             })
             .collect(),
         rigid: Vec::new(),
         slots,
     };
-    for float in floats {
-        cx.fresh(if float { Kind::FloatParam } else { Kind::Num });
+    for bound in bounds {
+        cx.fresh(match bound {
+            Bound::Element => Kind::Element,
+            Bound::Num => Kind::Num,
+            Bound::Float => Kind::FloatParam,
+        });
     }
     // Each function on its own: its parameters' and its value's types are declared.
     let mut functions = std::mem::take(&mut body.functions);
@@ -148,7 +148,7 @@ pub fn check(mut body: Body) -> Result<Typed, Box<(Body, Vec<Diag>)>> {
                 let example = match cx.vars[v as usize].kind {
                     Kind::Int => "usize",
                     Kind::Float => "f32",
-                    Kind::Any | Kind::Num | Kind::FloatParam => "f32",
+                    Kind::Any | Kind::Element | Kind::Num | Kind::FloatParam => "f32",
                 };
                 cx.fail(span, format!("the body does not fix the type of the host value `{name}` (a cast or a literal does not): say it where the body first reads it, `let {name}: {example} = {name};` with the type the host's `{name}` has"));
             }
@@ -190,6 +190,9 @@ enum Kind {
     Float,
     /// A number or vector of any type (a host value a cuda body reads).
     Any,
+    /// An element of any type (a number but `bool`, `u64` and `usize`, a vector, a
+    /// record): a type parameter bounded by `parray::Element`.
+    Element,
     /// A number of any type but `bool`: a type parameter (`T: parray::Num`).
     Num,
     /// A float of any type: a type parameter bounded by `parray::Float`.
@@ -198,7 +201,17 @@ enum Kind {
 
 /// Whether a variable of this kind is a type parameter's.
 fn is_param(kind: Kind) -> bool {
-    matches!(kind, Kind::Num | Kind::FloatParam)
+    param_bound(kind).is_some()
+}
+
+/// The bound of a type parameter's variable of this kind.
+fn param_bound(kind: Kind) -> Option<Bound> {
+    match kind {
+        Kind::Element => Some(Bound::Element),
+        Kind::Num => Some(Bound::Num),
+        Kind::FloatParam => Some(Bound::Float),
+        _ => None,
+    }
 }
 
 /// A declared type as the check sees it: a type parameter is its inference variable.
@@ -221,6 +234,7 @@ fn slot(t: Ty) -> u32 {
 fn shown(t: Ty, slots: &[String]) -> String {
     match t {
         Ty::Generic(s) => slots[s as usize].clone(),
+        Ty::PtrTo(s) => format!("a pointer to {}", slots[s as usize]),
         t => t.to_string(),
     }
 }
@@ -274,6 +288,9 @@ struct Signature {
     /// The parameters' types as declared, for messages.
     shown: Vec<String>,
     ret: Ty,
+    /// The types its call gives its type parameters by turbofish: each parameter's name,
+    /// its variable and the type given, at the span of the type written.
+    type_args: Vec<(String, Ty, Ty, CodeSpan)>,
 }
 
 struct Checker {
@@ -315,13 +332,22 @@ impl Checker {
         v
     }
 
-    /// The type as far as it is known now.
+    /// The type as far as it is known now (a pointer to a type parameter whose element is
+    /// known is a pointer to that element).
     fn resolve(&mut self, t: Ty) -> Ty {
         match t {
             Ty::Infer(v) => {
                 let r = self.root(v);
                 self.vars[r as usize].bound.unwrap_or(Ty::Infer(r))
             }
+            Ty::PtrTo(v) => match self.resolve(Ty::Infer(v)) {
+                Ty::Infer(r) => Ty::PtrTo(r),
+                known => match known.as_elem() {
+                    Some(elem) => Ty::Ptr { elem, soa: false },
+                    // Not an element: its error was reported where it was bound.
+                    None => Ty::Host,
+                },
+            },
             t => t,
         }
     }
@@ -332,6 +358,7 @@ impl Checker {
             (Kind::Any, t) => matches!(t, Ty::Scalar(_) | Ty::Vector(_)),
             (Kind::Int, Ty::Scalar(s)) => s.is_int(),
             (Kind::Float, Ty::Scalar(s)) => s.is_float(),
+            (Kind::Element, t) => t.as_elem().is_some(),
             (Kind::Num, Ty::Scalar(s)) => s != Scalar::Bool,
             (Kind::FloatParam, Ty::Scalar(s)) => s.is_float(),
             _ => false,
@@ -353,35 +380,47 @@ impl Checker {
                     false => (x, y),
                 };
                 let (kx, ky) = (self.vars[x as usize].kind, self.vars[y as usize].kind);
-                // A `T: Num` may stand where a `U: Float` is asked only if it is one.
-                let narrower = kx == Kind::Num && ky == Kind::FloatParam;
+                // A `T: Num` may stand where a `U: Float` is asked only if it is one (and a
+                // `T: Element` where a `U: Num` is).
+                let narrower = matches!(
+                    (param_bound(kx), param_bound(ky)),
+                    (Some(bx), Some(by)) if bx < by
+                );
                 if self.rigid.contains(&x) && (self.rigid.contains(&y) || !is_param(ky) || narrower)
                 {
                     let t = &self.slots[x as usize];
                     let help = match ky {
-                        Kind::Float if kx == Kind::FloatParam => format!("write `{t}::from_f32(..)` of it"),
-                        Kind::Float | Kind::Int => format!("bound `{t}` by `parray::Float` and write `{t}::from_f32(..)` of it, or pass the value in as a parameter of type `{t}`"),
+                        Kind::Float if kx != Kind::Element => format!("write `{t}::from_f32(..)` of it"),
+                        Kind::Int if kx != Kind::Element => format!("write `{t}::from_i32(..)` of it"),
                         _ => format!("pass the value in as a parameter of type `{t}`, or write the function for one type"),
                     };
                     let other = match ky {
                         Kind::Int => "an integer literal".to_string(),
                         Kind::Float => "a float literal".to_string(),
-                        Kind::Num | Kind::FloatParam => format!("`{}`", self.slots[y as usize]),
+                        Kind::Element | Kind::Num | Kind::FloatParam => {
+                            format!("`{}`", self.slots[y as usize])
+                        }
                         Kind::Any => "a value of another type".to_string(),
                     };
+                    let wider = param_bound(ky).map_or("", |b| b.trait_name());
                     let other = match narrower && !self.rigid.contains(&y) {
-                        true => format!("the type parameter `{t}` (bounded by `parray::Num`) where a `parray::Float` is expected"),
+                        true => format!("the type parameter `{t}` (bounded by `{}`) where a `{wider}` is expected", param_bound(kx).map_or("", |b| b.trait_name())),
                         false => format!("{other} where the type parameter `{t}` is expected"),
                     };
                     let help = match narrower && !self.rigid.contains(&y) {
-                        true => format!("bound `{t}` by `parray::Float`"),
+                        true => format!("bound `{t}` by `{wider}`"),
                         false => help,
                     };
                     self.fail(span, format!("mismatched types in {what}: {other} (Rust converts nothing to a type parameter): {help}"));
                     return Ty::Host;
                 }
                 let kind = match (kx, ky) {
-                    (Kind::Any, k) | (k, Kind::Any) | (Kind::Num, k) | (k, Kind::Num) => k,
+                    (Kind::Any, k)
+                    | (k, Kind::Any)
+                    | (Kind::Element, k)
+                    | (k, Kind::Element)
+                    | (Kind::Num, k)
+                    | (k, Kind::Num) => k,
                     (Kind::FloatParam, Kind::Float) | (Kind::Float, Kind::FloatParam) => {
                         Kind::Float
                     }
@@ -416,6 +455,11 @@ impl Checker {
                         Kind::Int => "an integer",
                         Kind::Float => "a float",
                         Kind::Any => "a host value",
+                        Kind::Element => {
+                            let p = &self.slots[x as usize];
+                            self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, an element type (`parray::Element`: i8, u8, i32, u32, i64, f32, f64, f16, bf16, a vector or a record)"));
+                            return Ty::Host;
+                        }
                         Kind::Num => {
                             let p = &self.slots[x as usize];
                             self.fail(span, format!("mismatched types in {what}: `{t}` where the type parameter `{p}` is expected, a number type (`parray::Num`: i8, u8, i32, u32, i64, u64, usize, f32, f64, f16, bf16)"));
@@ -437,6 +481,20 @@ impl Checker {
                 }
             }
             (Ty::Host, _) | (_, Ty::Host) => Ty::Host,
+            // Pointers to type parameters: their elements are the same type.
+            (Ty::PtrTo(x), Ty::PtrTo(y)) => {
+                match self.unify(Ty::Infer(x), Ty::Infer(y), span, what) {
+                    Ty::Host => Ty::Host,
+                    _ => self.resolve(Ty::PtrTo(x)),
+                }
+            }
+            (Ty::PtrTo(x), Ty::Ptr { elem, soa: false })
+            | (Ty::Ptr { elem, soa: false }, Ty::PtrTo(x)) => {
+                match self.unify(Ty::Infer(x), Ty::of_elem(elem), span, what) {
+                    Ty::Host => Ty::Host,
+                    _ => Ty::Ptr { elem, soa: false },
+                }
+            }
             _ => {
                 self.fail(
                     span,
@@ -445,6 +503,25 @@ impl Checker {
                 Ty::Host
             }
         }
+    }
+
+    /// Whether `t` is a type parameter bounded by `parray::Element` alone, which moves
+    /// values and has no operators, methods, fields or conversions: then `what` on it (a
+    /// `field` of it, or an operation) is an error at `span`.
+    fn refuse_element(&mut self, t: Ty, span: CodeSpan, what: &str, field: bool) -> bool {
+        let Ty::Infer(v) = self.resolve(t) else {
+            return false;
+        };
+        if !self.rigid.contains(&v) || self.vars[v as usize].kind != Kind::Element {
+            return false;
+        }
+        let p = self.slots[v as usize].clone();
+        let help = match field {
+            true => "a field is its record's: write the function for the record",
+            false => "bound it by `parray::Num` for the operators and conversions, or write the function for one type",
+        };
+        self.fail(span, format!("{what} is not defined for the type parameter `{p}` (`parray::Element` moves, loads and stores values alone): {help}"));
+        true
     }
 
     fn local_ty(&mut self, id: LocalId, span: CodeSpan, name: &str) -> Ty {
@@ -630,6 +707,8 @@ impl Checker {
                 let t = self.expr(x, body);
                 if *op == UnOp::Not && self.resolve(t) == Ty::BOOL {
                     Ty::BOOL
+                } else if self.refuse_element(t, x.span, "`-` or `!`", false) {
+                    Ty::Host
                 } else {
                     self.require_number(t, x.span, "an operand of `-` or `!`");
                     t
@@ -711,7 +790,9 @@ impl Checker {
             ExprKind::Cast(x, s) => {
                 let t = self.expr(x, body);
                 let t = self.resolve(t);
-                if !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host) {
+                if !self.refuse_element(t, x.span, "`as`", false)
+                    && !matches!(t, Ty::Scalar(_) | Ty::Infer(_) | Ty::Host)
+                {
                     self.fail(
                         x.span,
                         format!("`{t}` cannot be cast to `{}`", s.rust_name()),
@@ -729,7 +810,9 @@ impl Checker {
             ExprKind::Convert(x, t, None) => {
                 let tx = self.expr(x, body);
                 let tx = self.resolve(tx);
-                if !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
+                let what = format!("`to_{t}`");
+                if !self.refuse_element(tx, x.span, &what, false)
+                    && !matches!(tx, Ty::Scalar(s) if s != Scalar::Bool)
                     && !matches!(tx, Ty::Infer(_) | Ty::Host)
                 {
                     self.fail(
@@ -748,6 +831,7 @@ impl Checker {
                 self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");
                 match self.resolve(tb) {
                     Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => Ty::of_elem(el),
+                    Ty::PtrTo(v) => Ty::Infer(v),
                     Ty::Host => Ty::Host,
                     t => {
                         self.fail(
@@ -761,7 +845,9 @@ impl Checker {
             ExprKind::Vector { .. } => unreachable!("typed by `vector` above"),
             ExprKind::Field(base, name) => {
                 let tb = self.expr(base, body);
+                let what = format!("the field `.{name}`");
                 match self.resolve(tb) {
+                    t if self.refuse_element(t, base.span, &what, true) => Ty::Host,
                     Ty::Vector(v) if lane(name).is_some_and(|l| l < lanes(v)) => {
                         Ty::Scalar(lane_scalar(v))
                     }
@@ -802,7 +888,10 @@ impl Checker {
                     }
                     _ => None,
                 };
-                if let Some(p) = param {
+                let what = format!("`{}`", m.rust_name());
+                if self.refuse_element(tr, recv.span, &what, false) {
+                    // Reported: an element type parameter has no methods.
+                } else if let Some(p) = param {
                     self.fail(recv.span, format!("`{}` is not a method of the type parameter `{p}` (`parray::Num` has the operators alone): bound it by `parray::Float` for the math methods", m.rust_name()));
                 } else if !ok && matches!(tr, Ty::Infer(_)) {
                     self.fail(recv.span, format!("can't call `{}` on a number of ambiguous type: give it a suffix (`2.0f32`) or a typed `let`", m.rust_name()));
@@ -893,10 +982,23 @@ impl Checker {
                 tv
             }
             ExprKind::Call(f, args, _) => {
-                let (params, ret) = {
+                let (mut params, ret) = {
                     let sig = &self.signatures[*f];
                     (sig.params.clone(), sig.ret)
                 };
+                // The turbofish first, so that the arguments are checked against its types;
+                // a type it gives wrongly is the one error of the call (as rustc's is).
+                let before = self.diags.len();
+                for (name, param, given, at) in self.signatures[*f].type_args.clone() {
+                    let what = format!(
+                        "the type argument `{name}` of `{}`",
+                        self.signatures[*f].name
+                    );
+                    self.unify(param, given, at, &what);
+                }
+                if self.diags.len() > before {
+                    params = vec![Ty::Host; params.len()];
+                }
                 if args.len() != params.len() {
                     let sig = &self.signatures[*f];
                     let message = format!(
@@ -912,7 +1014,11 @@ impl Checker {
                     let ta = self.expr(a, body);
                     self.unify(p, ta, a.span, "this argument");
                 }
-                ret
+                // A call with a wrong argument has no type to report more errors against.
+                match self.diags.len() > before {
+                    true => Ty::Host,
+                    false => ret,
+                }
             }
             ExprKind::MakeVector(v, args) => {
                 let v = *v;
@@ -1036,7 +1142,7 @@ impl Checker {
         if op == BinOp::Add {
             // A pointer moved, or into the block's shared array (`atomic_add(s + k, 1)`).
             let moved = match self.resolve(tl) {
-                t @ Ty::Ptr { .. } => Some(t),
+                t @ (Ty::Ptr { .. } | Ty::PtrTo(_)) => Some(t),
                 Ty::Array {
                     elem,
                     mem: MemKind::Smem,
@@ -1054,6 +1160,9 @@ impl Checker {
             return t;
         }
         let t = self.unify(tl, tr, rs, &format!("this `{}`", op.symbol()));
+        if self.refuse_element(t, ls, &format!("`{}`", op.symbol()), false) {
+            return Ty::Host;
+        }
         if op.is_comparison() {
             return Ty::BOOL;
         }
@@ -1145,13 +1254,18 @@ impl Checker {
     /// The final type: inference variables take their binding, or their default.
     fn finish_ty(&mut self, t: Ty) -> Ty {
         match self.resolve(t) {
+            // A type parameter no call fixes (a generic function's own check): as below.
+            Ty::PtrTo(v) => match self.finish_ty(Ty::Infer(v)).as_elem() {
+                Some(elem) => Ty::Ptr { elem, soa: false },
+                None => Ty::Host,
+            },
             Ty::Infer(v) => match self.vars[v as usize].kind {
                 Kind::Int => Ty::Scalar(Scalar::I32),
                 Kind::Float => Ty::Scalar(Scalar::F64),
                 // Reported by `check` (a host value whose type the body does not fix).
                 Kind::Any => Ty::Host,
                 // A type parameter no call fixes: a generic function's own check.
-                Kind::Num | Kind::FloatParam => Ty::Scalar(Scalar::F32),
+                Kind::Element | Kind::Num | Kind::FloatParam => Ty::Scalar(Scalar::F32),
             },
             t => t,
         }
@@ -1244,9 +1358,10 @@ impl Checker {
     }
 }
 
-/// A conversion at the instance's type `to`: `x` itself at its own type, a float literal
-/// folded (its `f32` value, written exactly, which the back ends round to `to` once, as
-/// `from_f32` does), else a cast.
+/// A conversion at the instance's type `to`: `x` itself at its own type, an `f32` literal
+/// converted to a float folded (its value, written exactly, which the back ends round to
+/// `to` once, as `from_f32` does), else a cast (Rust's `as`: to an integer, truncated and
+/// saturated on every back end).
 fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {
     let Ty::Scalar(s) = to else {
         // An error was reported: the type check fails.
@@ -1255,8 +1370,12 @@ fn converted(x: Expr, to: Ty, span: CodeSpan) -> Expr {
     if x.ty == to {
         return x;
     }
+    // Only an `f32`'s digits parse to its value as an `f32`: an `f64` literal's value
+    // written as digits and rounded again could round twice.
     let folded = match &x.kind {
-        ExprKind::Lit(Lit::Float(digits, _)) => digits.replace('_', "").parse::<f32>().ok(),
+        ExprKind::Lit(Lit::Float(digits, _)) if x.ty == Ty::Scalar(Scalar::F32) => {
+            digits.replace('_', "").parse::<f32>().ok()
+        }
         _ => None,
     };
     let mut out = match folded {

@@ -400,6 +400,14 @@ pub trait Num:
     /// `v` as this type, as a body's `v as T` computes it: Rust's `as` (a float rounded to
     /// nearest, an integer wrapped), a half rounded once from `v`'s exact value.
     fn from_i32(v: i32) -> Self;
+    /// `v` as this type, as a body's `v as T` computes it: Rust's `as`, which is CUDA's
+    /// conversion too (to an integer truncated toward zero and saturated at the type's
+    /// ends, NaN to 0; to a float `v` itself or `v as f64`), a half rounded once (to
+    /// nearest, ties to even).
+    fn from_f32(v: f32) -> Self;
+    /// `v` as this type, as [`Num::from_f32`] converts (a half and an `f32` rounded once
+    /// from `v`'s exact value).
+    fn from_f64(v: f64) -> Self;
     /// This value as an `f32`, as a body's `x as f32` computes it (exact from a half).
     fn to_f32(self) -> f32;
     /// This value as an `f64`, as a body's `x as f64` computes it (exact from a half).
@@ -412,6 +420,14 @@ macro_rules! numbers {
         impl Num for $t {
             #[inline(always)]
             fn from_i32(v: i32) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
                 v as $t
             }
             #[inline(always)]
@@ -439,6 +455,14 @@ macro_rules! halves {
                 $from_f64(f64::from(v))
             }
             #[inline(always)]
+            fn from_f32(v: f32) -> Self {
+                half::$t::from_f32(v)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                $from_f64(v)
+            }
+            #[inline(always)]
             fn to_f32(self) -> f32 {
                 half::$t::to_f32(self)
             }
@@ -457,14 +481,12 @@ halves! {
 
 /// A float type of the body language (`f32 f64 f16 bf16`): the bound of a generic
 /// function that computes with constants and math (`#[parray::func] fn gelu<T:
-/// parray::Float>(x: T) -> T`). Besides [`Num`]'s operators it gives `T::from_f32`, the
-/// conversion of an `f32` (a constant: `T::from_f32(0.5)`), and the math methods of the
-/// body language (SPEC.md, "Functions"); on `f16` and `bf16` a method is the `f32` method,
-/// rounded, as a body computes it. Sealed, as `Num` is.
-pub trait Float: Num {
-    /// `v` as this type: `v` itself, `v as f64`, or `v` rounded to the half (to nearest,
-    /// ties to even).
-    fn from_f32(v: f32) -> Self;
+/// parray::Float>(x: T) -> T`). Besides [`Num`]'s operators and conversions (a constant
+/// is `T::from_f32(0.5)`) it gives the math methods of the body language (SPEC.md,
+/// "Functions"); on `f16` and `bf16` a method is the `f32` method, rounded, as a body
+/// computes it. Every float is an [`Element`], so that a function takes a pointer to one
+/// (`parray::Ptr<'_, T>`). Sealed, as `Num` is.
+pub trait Float: Num + Element {
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
     fn exp2(self) -> Self;
@@ -491,12 +513,8 @@ pub trait Float: Num {
 /// `Float` of a type with the math as inherent methods, through `$wide` (the type
 /// itself, or `f32` for a half) and back by `$narrow`.
 macro_rules! floats {
-    ($($t:ty: $from:expr, $wide:expr, $narrow:expr;)*) => {$(
+    ($($t:ty: $wide:expr, $narrow:expr;)*) => {$(
         impl Float for $t {
-            #[inline(always)]
-            fn from_f32(v: f32) -> Self {
-                $from(v)
-            }
             floats!(@unary $wide, $narrow, sqrt exp exp2 ln log2 log10 sin cos tan tanh abs
                 floor ceil round trunc recip);
             floats!(@binary $wide, $narrow, min max powf);
@@ -525,10 +543,10 @@ macro_rules! floats {
 }
 
 floats! {
-    f32: |v| v, |x: f32| x, |x: f32| x;
-    f64: f64::from, |x: f64| x, |x: f64| x;
-    half::f16: half::f16::from_f32, half::f16::to_f32, half::f16::from_f32;
-    half::bf16: half::bf16::from_f32, half::bf16::to_f32, half::bf16::from_f32;
+    f32: |x: f32| x, |x: f32| x;
+    f64: |x: f64| x, |x: f64| x;
+    half::f16: half::f16::to_f32, half::f16::from_f32;
+    half::bf16: half::bf16::to_f32, half::bf16::from_f32;
 }
 
 /// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
