@@ -178,7 +178,7 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     collective: Collective,
     site: &'static DetourSite,
 ) -> Result<()> {
-    let (job, what) = meet::<S, D>(site)?;
+    let (job, _) = meet::<S, D>(site)?;
     let s_dist = placed::<S>(&job)?;
     let (me, n) = (job.rank, job.size);
     if let Some((s_digit, d_digit, exchange)) = on_gpu_by_digits::<S, D>(src, dst, collective) {
