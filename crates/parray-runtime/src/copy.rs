@@ -250,11 +250,14 @@ pub fn copy_in_chunks<C: DataType, S: DataType, D: DataType<Elem = S::Elem>>(
             mpi::copy_in_chunks(src, dst, (collective, site), chunks, &mut produce)?;
         }
         CopyPath::Bulk if s.device_slice().is_some() && d.device_slice().is_some() => {
-            for chunk in chunks {
-                produce(src, chunk.clone())?;
-                exchange::queue_in_place(src, dst, chunk)?;
-            }
-            exchange::finish_runs(same_gpu(src.buffer(), dst.buffer())?)?;
+            let device = src.device().expect("on a GPU (checked above)").clone();
+            exchange::on_side_stream(&device, || {
+                for chunk in chunks {
+                    produce(src, chunk.clone())?;
+                    exchange::queue_in_place(src, dst, chunk)?;
+                }
+                Ok(())
+            })?;
         }
         _ => {
             for chunk in chunks {

@@ -18,7 +18,7 @@ use parray_layout::copy::{DigitExchange, RankDigit};
 
 use crate::array::Array;
 use crate::copy::queue_2d;
-use crate::devices::device::CudaDevice;
+use crate::devices::device::{on_gpu, CudaDevice};
 use crate::devices::Device;
 use crate::distributed::nccl::{self, Message};
 use crate::error::{DetourSite, Error, Result};
@@ -87,9 +87,8 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
         return step(ExchangeStep::Local, (from, to), d_part);
     };
     if moves_runs::<S::Elem>(cuda, ex)? {
-        queue_runs(src, dst, ex, me, 0..s_part as u64)?;
-        let cuda = same_gpu(src.buffer(), dst.buffer())?;
-        return finish_runs(cuda);
+        let device = src.device().expect("on a GPU (checked above)").clone();
+        return on_side_stream(&device, || queue_runs(src, dst, ex, me, 0..s_part as u64));
     }
     let n = (ex.block() * ex.src.ranks) as usize;
     let device = s.device().expect("on a GPU (checked above)");
@@ -127,8 +126,8 @@ pub(crate) fn moves_runs<T: Element>(cuda: &CudaDevice, ex: &DigitExchange) -> R
 /// copies from part to part, and one NCCL message to and one from every other rank, each
 /// straight from (or into) the part where its runs are consecutive there, else gathered
 /// into (or scattered from) a staging array by 2-D device copies (the copy engines, not
-/// kernels). Every rank queues the same chunks in the same order. Not waited for:
-/// [`finish_runs`] orders the device's stream after them.
+/// kernels). Every rank queues the same chunks in the same order. Not waited for: called
+/// inside [`on_side_stream`], which waits.
 pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
@@ -281,7 +280,7 @@ fn consecutive(groups: &[RowGroup], side_of: fn(&RowGroup) -> Rows) -> Option<u6
 /// Queues on the device's side stream, after the work queued on its stream so far, a
 /// device copy of the elements at offsets `chunk` of `src` to the same offsets of `dst`
 /// (a chunk of a copy between two arrays in logical order on one GPU). Not waited for:
-/// [`finish_runs`].
+/// called inside [`on_side_stream`], which waits.
 pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
@@ -312,13 +311,21 @@ pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
         .map_err(fail)
 }
 
-/// Orders the device's stream after what [`queue_runs`] queued on its side stream, and
-/// waits for it: the copy is complete when this returns.
-pub(crate) fn finish_runs(cuda: &CudaDevice) -> Result<()> {
+/// Runs `queue`, which queues copies on `device`'s side stream ([`queue_runs`],
+/// [`queue_in_place`]), then, whether it failed or not, orders the device's stream after
+/// the side stream and waits for it: nothing queued there outlives the call, so the arrays
+/// those copies read and write may be used or dropped once it returns, after an error too.
+/// Returns `queue`'s error first.
+pub(crate) fn on_side_stream(device: &Device, queue: impl FnOnce() -> Result<()>) -> Result<()> {
+    let queued = queue();
+    let cuda = on_gpu(Some(device), "#copy")?;
     let side = cuda.side_stream()?;
-    let fail = |e| Error::driver("#copy", "waiting for a pipelined copy", e);
-    cuda.stream.join(side).map_err(fail)?;
-    side.synchronize().map_err(fail)
+    let finished = cuda
+        .stream
+        .join(side)
+        .and_then(|()| side.synchronize())
+        .map_err(|e| Error::driver("#copy", "waiting for a pipelined copy", e));
+    queued.and(finished)
 }
 
 /// Runs of `len` elements, each a pair of offsets (source, destination), as groups of

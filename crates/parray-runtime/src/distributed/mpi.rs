@@ -293,15 +293,18 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
         }
         return copy(src, dst, collective, site);
     };
-    for chunk in chunks {
-        produced(src, chunk.clone())?;
-        let range = chunk.start as u64..chunk.end as u64;
-        match &how {
-            Some(ex) => exchange::queue_runs(src, dst, ex, job.rank, range)?,
-            _ => exchange::queue_in_place(src, dst, chunk)?,
+    let device = src.device().expect("on a GPU (the digits say so)").clone();
+    exchange::on_side_stream(&device, || {
+        for chunk in chunks {
+            produced(src, chunk.clone())?;
+            let range = chunk.start as u64..chunk.end as u64;
+            match &how {
+                Some(ex) => exchange::queue_runs(src, dst, ex, job.rank, range)?,
+                None => exchange::queue_in_place(src, dst, chunk)?,
+            }
         }
-    }
-    exchange::finish_runs(same_gpu(src.buffer(), dst.buffer())?)
+        Ok(())
+    })
 }
 
 /// The digits of a copy between GPU parts that kernels move: both types distributed by
