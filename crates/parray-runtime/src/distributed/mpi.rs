@@ -179,7 +179,6 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     site: &'static DetourSite,
 ) -> Result<()> {
     let (job, _) = meet::<S, D>(site)?;
-    let s_dist = placed::<S>(&job)?;
     let (me, n) = (job.rank, job.size);
     if let Some((s_digit, d_digit, exchange)) = on_gpu_by_digits::<S, D>(src, dst, collective) {
         let digits = (&s_digit, &d_digit);
@@ -188,7 +187,7 @@ pub(crate) fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     let (mut s_at, mut d_at) = (Side::of::<S>()?, Side::of::<D>()?);
     let from = src.to_vec()?;
     let mut to = dst.to_vec()?;
-    if s_dist.is_none() {
+    if S::distribution().is_none() {
         // Whole on every rank: each rank takes what it holds of D from its own copy.
         for (k, d_local) in d_at.held_by(me) {
             to[d_local] = from[s_at.at(k).1];
