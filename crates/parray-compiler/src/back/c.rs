@@ -367,15 +367,17 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     }
     out.push_str(&register_helpers(body));
     out.push_str(&arithmetic_helpers(body));
-    let mut locks = false;
-    crate::ir::visit_exprs(&body.stmts, &mut |e| {
-        locks |= matches!(
-            e.kind,
-            ExprKind::Atomic(crate::ir::AtomicOp::Cas | crate::ir::AtomicOp::Exch, ..)
-        );
+    let (mut locks, mut nan_guards) = (false, false);
+    body.visit_every_expr(&mut |e| match &e.kind {
+        ExprKind::Atomic(crate::ir::AtomicOp::Cas | crate::ir::AtomicOp::Exch, ..) => locks = true,
+        ExprKind::Cast(x, s) => nan_guards |= nan_needs_guard(x.ty, *s),
+        _ => {}
     });
     if locks {
         out.push_str(LOCK_HELPERS);
+    }
+    if nan_guards {
+        out.push_str(NAN_TO_ZERO_HELPERS);
     }
     if body.dynamic_shared_bytes() > 0 {
         let _ = writeln!(
@@ -1612,9 +1614,15 @@ fn half_conversion(from: Ty, to: Scalar, dialect: Dialect) -> Option<&'static st
 /// at the type's ends, NaN to 0), of the C operand `x`: `None` for another conversion.
 /// C's cast is undefined outside the type's range (which NVVM may fold to anything, and an
 /// 8-bit one is a 16-bit `cvt` wrapped), so it is CUDA's intrinsic of the `cvt.rzi`
-/// instruction, which saturates and takes NaN to 0 (HIP has the same names, its `v_cvt`
-/// the same rule), for 8 bits the 32-bit one clamped.
+/// instruction, which saturates (HIP has the same names), for 8 bits the 32-bit one
+/// clamped. Only `f32` to a 32-bit integer takes NaN to 0 on an H200: the others give the
+/// type's lowest or `0x80..0`, so their operand goes through [`NAN_TO_ZERO`] first.
 fn float_to_int(from: Ty, to: Scalar, x: &str) -> Option<String> {
+    let x = if nan_needs_guard(from, to) {
+        format!("{NAN_TO_ZERO}({x})")
+    } else {
+        x.to_string()
+    };
     let f = match (from.scalar()?, to) {
         (Scalar::F32, Scalar::I8 | Scalar::I32) => "__float2int_rz",
         (Scalar::F32, Scalar::U8 | Scalar::U32 | Scalar::Usize) => "__float2uint_rz",
@@ -1632,6 +1640,25 @@ fn float_to_int(from: Ty, to: Scalar, x: &str) -> Option<String> {
         _ => format!("{f}({x})"),
     })
 }
+
+/// Whether `cvt.rzi` from `from` to `to` does not take NaN to 0 on its own (measured on an
+/// H200: `f64` to anything and `f32` to 64 bits).
+fn nan_needs_guard(from: Ty, to: Scalar) -> bool {
+    match from.scalar() {
+        Some(Scalar::F64) => to.is_int(),
+        Some(Scalar::F32) => matches!(to, Scalar::I64 | Scalar::U64),
+        _ => false,
+    }
+}
+
+/// The function that takes a NaN to 0 and leaves every other value (one `setp` and one
+/// `selp`), before the conversions [`nan_needs_guard`] names.
+const NAN_TO_ZERO: &str = "parray_nan_to_zero";
+
+/// [`NAN_TO_ZERO`] for both float types.
+const NAN_TO_ZERO_HELPERS: &str = r#"__device__ __forceinline__ float parray_nan_to_zero(float x) { return x != x ? 0.0f : x; }
+__device__ __forceinline__ double parray_nan_to_zero(double x) { return x != x ? 0.0 : x; }
+"#;
 
 /// The records the body reaches through SoA pointers and shared arrays, in first-use order.
 fn soa_records(body: &Body) -> Vec<Record> {
