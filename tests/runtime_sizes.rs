@@ -721,6 +721,64 @@ fn assert_doubled_and_summed(ys: &parray::Array<HV>, sums: &parray::Array<HV>, n
 }
 
 parray! {
+    // The same tiles at a literal 1000 elements, a multiple of the vectors' 4 lanes.
+    dmem float [1000] WX;
+    dmem float [[ceil(1000 / 64)][[8][8]]#WX_0] WXT;
+    dmem float [#WXT_0_1_1] WX8;
+    dmem float [ceil(1000 / 64)][[8][8]] WXC;
+    dmem float [ceil(1000 / 64)][8] WSUM;
+    cuda(float* x, float* y, float* s) [ceil(1000 / 64)][8] WTAIL;
+}
+
+/// Where every vector lies wholly inside the data or wholly past it (1000 elements, each
+/// thread's `c` a multiple of 4), a guarded copy tests each vector once and has no
+/// lane-by-lane code (`copy::whole_vectors`, what C predicates without branching), and the
+/// emulation of that code (literal sizes) moves every element of the data and fills the
+/// rest.
+#[test]
+fn a_guarded_copy_of_whole_vectors_tests_each_vector_once() -> parray::Result<()> {
+    const N: usize = 1000;
+    let mut host = parray::Array::<HV>::new()?;
+    for i in 0..N {
+        host.set([i], i as f32);
+    }
+    let (mut x, mut y, mut s) = (WX::create()?, WX::create()?, WSUM::create()?);
+    parray::copy::copy(host.view::<HV1000>(), &mut x)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(WTAIL(&x, &mut y, &mut s) $body),
+                detour!(WTAIL(&x, &mut y, &mut s) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        let r = T8::create();
+        let at = $WXT[[[$tid_0$][[$tid_1$][0]]]]$;
+        let c = $WXC[$tid_0$][[$tid_1$][0]]$;
+        #copy WX8(x + at) to T8(r) if |e| c + e < $dim(WX_0)$ else -1.0;
+        let mut sum = 0.0f32;
+        for e in 0..8 {
+            sum += r[e];
+            r[e] = 2.0 * r[e];
+        }
+        s[$WSUM[$tid_0$][$tid_1$]$] = sum;
+        #copy T8(r) to WX8(y + at) if |e| c + e < $dim(WX_0)$;
+    });
+    let source = source.to_string();
+    // One test a vector, at its last lane; none at another lane, and no test of the tile.
+    assert_eq!(source.matches("+ 3) < 1000u) {").count(), 2, "{source}");
+    assert_eq!(source.matches("< 1000u").count(), 2, "{source}");
+    assert!(!source.contains("__parray_fault"), "{source}");
+    run?;
+    let (mut ys, mut sums) = (parray::Array::<HV>::new()?, parray::Array::<HV>::new()?);
+    parray::copy::copy(&y, ys.view_mut::<HV1000>())?;
+    parray::copy::copy(&s, sums.view_mut::<HV128>())?;
+    assert_doubled_and_summed(&ys, &sums, N);
+    Ok(())
+}
+
+parray! {
     // The same tiles at a literal 1002 elements: the emulation runs the proved body, its
     // moves vector by vector included (over sizes given at run time it runs the element
     // loop through generic forms).

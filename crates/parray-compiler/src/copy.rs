@@ -244,7 +244,7 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
     largest_digits(&mut at_most, &digits);
     // Vector by vector where the tile is not wholly inside: vector `v` is `k`'s index
     // (its loop's variable) or, for a single vector, 0.
-    let per_vector = match (vector_ends, vector_move) {
+    let (per_vector, whole) = match (vector_ends, vector_move) {
         (Some((w, src, dst)), Some(vector_move)) => {
             let v = match n / w {
                 1 => None,
@@ -269,22 +269,23 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
                     .as_ref()
                     .map(|f| assign(lane(&dst, l), Box::new(f.clone())))
             };
-            per_vector(
-                &digits,
-                w,
-                v,
-                &g.pred,
-                &PerVector {
-                    vector_move,
-                    lane_move: &lane_move,
-                    lane_fill: &lane_fill,
-                    loc: copy.loc,
-                },
-            )
-            .map(|body| moves(n / w, body))
-            .unwrap_or_default()
+            let moves_of = PerVector {
+                vector_move,
+                lane_move: &lane_move,
+                lane_fill: &lane_fill,
+                loc: copy.loc,
+            };
+            let edge = per_vector(&digits, w, v, &g.pred, &moves_of)
+                .map(|body| moves(n / w, body))
+                .unwrap_or_default();
+            let whole = whole_vectors(&digits, w, v, &g.pred, &moves_of).map(|mut whole| {
+                whole.moves = moves(n / w, std::mem::take(&mut whole.moves));
+                whole.vector = v.map(|v| (v, n / w));
+                whole
+            });
+            (edge, whole)
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), None),
     };
     Ok(Stmt::Vectorised {
         vector: vector.unwrap_or_else(|| unguarded.clone()),
@@ -295,6 +296,7 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
             unguarded,
             at_most,
             per_vector,
+            whole,
         }),
         loc: copy.loc,
     })
@@ -822,6 +824,44 @@ fn per_vector(
             loc,
         },
     }])
+}
+
+/// The moves of a guarded copy's vectors where each vector lies wholly inside the data
+/// or wholly outside it: one test a vector and no lane-by-lane code,
+///
+/// ```text
+/// if pred(v, w - 1) { vector move } else { fill every lane }   // no `else` without a fill
+/// ```
+///
+/// so that C predicates the vector moves rather than branching around them (what a tile
+/// at the edge of a matrix whose rows are whole vectors needs, CUTLASS's predicated
+/// tiles); `None` where the lanes are not ordered digits of `k` ([`lane_digits`]).
+/// Post-condition, where `pred(v, 0)` and `pred(v, w - 1)` agree for every `v` (as
+/// `bounds::Facts::lanes_agree` proves of [`WholeVectors::first`] and `last` before the
+/// prover keeps this) and `pred` grows with the digits: exactly the guarded element
+/// loop's moves and fills, since the lanes between lie between those two.
+fn whole_vectors(
+    digits: &[(crate::ir::LocalId, u64)],
+    w: u64,
+    v: Option<crate::ir::LocalId>,
+    pred: &Expr,
+    moves: &PerVector,
+) -> Option<crate::ir::WholeVectors> {
+    let lanes = lane_digits(digits, w)?;
+    let at = |l| at_lane(pred, digits, &lanes, v, l);
+    let fills: Vec<Stmt> = (0..w).flat_map(|l| (moves.lane_fill)(l)).collect();
+    Some(crate::ir::WholeVectors {
+        first: at(0),
+        last: at(w - 1),
+        lanes: w,
+        vector: None,
+        moves: vec![Stmt::If {
+            cond: at(w - 1),
+            then: vec![moves.vector_move.clone()],
+            els: (!fills.is_empty()).then_some(fills),
+            loc: moves.loc,
+        }],
+    })
 }
 
 /// `e` with each digit local replaced by its largest value.

@@ -15,7 +15,7 @@ use quote::quote;
 use crate::ir::{
     Body, Check, CodeSpan, CopyEnd, CopyGuard, CopySpec, ElemType, Expr, ExprKind, Function, Guard,
     HwIndex, Indexed, LinearForm, Lit, Loc, Local, LocalId, NumberConst, Offset, Param, Root,
-    RuntimeIndex, Stmt, Term, ThreadIndex, Ty, VarId, Vars,
+    RuntimeIndex, Stmt, Term, ThreadIndex, Ty, VarId, Vars, WholeVectors,
 };
 
 /// An expression, with `ir` the path of [`crate::ir`] where it is compiled, that builds
@@ -397,14 +397,28 @@ impl Rebuild for CopyGuard {
 
 impl Rebuild for Guard {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
-        let (digits, pred, unguarded, at_most, per_vector) = (
+        let (digits, pred, unguarded, at_most, per_vector, whole) = (
             self.digits.rebuild(ir),
             self.pred.rebuild(ir),
             self.unguarded.rebuild(ir),
             self.at_most.rebuild(ir),
             self.per_vector.rebuild(ir),
+            self.whole.rebuild(ir),
         );
-        quote!(#ir::Guard { digits: #digits, pred: #pred, unguarded: #unguarded, at_most: #at_most, per_vector: #per_vector })
+        quote!(#ir::Guard { digits: #digits, pred: #pred, unguarded: #unguarded, at_most: #at_most, per_vector: #per_vector, whole: #whole })
+    }
+}
+
+impl Rebuild for WholeVectors {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (first, last, lanes, vector, moves) = (
+            self.first.rebuild(ir),
+            self.last.rebuild(ir),
+            self.lanes.rebuild(ir),
+            self.vector.rebuild(ir),
+            self.moves.rebuild(ir),
+        );
+        quote!(#ir::WholeVectors { first: #first, last: #last, lanes: #lanes, vector: #vector, moves: #moves })
     }
 }
 

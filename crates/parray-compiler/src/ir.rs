@@ -610,6 +610,7 @@ macro_rules! stmt_parts {
                     unguarded,
                     at_most,
                     per_vector,
+                    whole,
                     ..
                 }) = guard
                 {
@@ -617,6 +618,14 @@ macro_rules! stmt_parts {
                     $f($part::Body(unguarded));
                     $f($part::Expr(at_most));
                     $f($part::Body(per_vector));
+                    if let Some(WholeVectors {
+                        first, last, moves, ..
+                    }) = whole
+                    {
+                        $f($part::Expr(first));
+                        $f($part::Expr(last));
+                        $f($part::Body(moves));
+                    }
                 }
             }
             Stmt::GenericCopy { scalar, .. } => $f($part::Body(scalar)),
@@ -931,6 +940,22 @@ pub struct Guard {
     pub unguarded: Vec<Stmt>,
     pub at_most: Expr,
     pub per_vector: Vec<Stmt>,
+    /// For a copy with vectors whose lanes are ordered digits: its moves where every
+    /// vector is wholly inside the data or wholly outside (`crate::copy::whole_vectors`).
+    pub whole: Option<WholeVectors>,
+}
+
+/// A guarded copy's moves, one test a vector, kept where the prover shows that the guard
+/// at a vector's first lane (`first`) and at its last (`last`) agree, `lanes` lanes
+/// apart, for every value of the vector loop's variable (`vector`, with the number of
+/// vectors; `None` for one vector).
+#[derive(Debug, Clone)]
+pub struct WholeVectors {
+    pub first: Expr,
+    pub last: Expr,
+    pub lanes: u64,
+    pub vector: Option<(LocalId, u64)>,
+    pub moves: Vec<Stmt>,
 }
 
 #[derive(Debug, Clone)]

@@ -40,7 +40,7 @@ use crate::CodeSpan;
 
 use crate::ir::{
     visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Function, Guard, Indexed, Lit, LocalId,
-    Poly, Root, Scalar, Stmt, Target, Ty,
+    Poly, Root, Scalar, Stmt, Target, Ty, WholeVectors,
 };
 
 /// What the body does with one root.
@@ -360,6 +360,15 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
             *s = match guard {
                 None => one(fast(None)),
                 Some(g) if facts.always(g) => one(fast(Some(g))),
+                // Where every vector lies wholly inside the data or wholly outside: one
+                // test a vector (`copy::whole_vectors`), predicated in C, for every tile.
+                Some(g)
+                    if aligned
+                        && facts.grows_with_digits(g)
+                        && g.whole.as_ref().is_some_and(|w| facts.lanes_agree(w)) =>
+                {
+                    one(g.whole.take().expect("checked").moves)
+                }
                 // Where the guard only grows with the digits: the moves without it when
                 // it holds at their largest values (a tile inside the data), else the
                 // guarded ones: vector by vector where the vectors are aligned and their
@@ -939,6 +948,76 @@ impl<'b> Facts<'b> {
             };
         }
         holds
+    }
+
+    /// Whether a guarded copy's guard at a vector's first lane and at its last agree for
+    /// every vector: each comparison of the two is the same, or is `a < b` (or `b > a`)
+    /// at the first lane and `a + (w - 1) < b` at the last, with `w` (the lanes, a power
+    /// of two) dividing both `a` and `b` (their low zero bits), so that `a < b` implies
+    /// `a + w - 1 < b`.
+    fn lanes_agree(&mut self, whole: &WholeVectors) -> bool {
+        let Some(need) = whole
+            .lanes
+            .is_power_of_two()
+            .then(|| whole.lanes.trailing_zeros())
+        else {
+            return false;
+        };
+        // The vector loop's variable ranges over the vectors while the sums are taken.
+        let outside = whole
+            .vector
+            .map(|(v, count)| (v, self.ranges.insert(v, (0, i128::from(count) - 1))));
+        let agree = self.comparisons_agree(&whole.first, &whole.last, whole.lanes, need);
+        if let Some((v, range)) = outside {
+            match range {
+                Some(r) => self.ranges.insert(v, r),
+                None => self.ranges.remove(&v),
+            };
+        }
+        agree
+    }
+
+    /// [`Facts::lanes_agree`] of one condition at the first lane and at the last.
+    fn comparisons_agree(&self, first: &Expr, last: &Expr, lanes: u64, need: u32) -> bool {
+        fn sides(e: &Expr) -> Option<(&Expr, &Expr)> {
+            match &e.kind {
+                ExprKind::Binary(BinOp::Lt, a, b) | ExprKind::Binary(BinOp::Gt, b, a) => {
+                    Some((a, b))
+                }
+                _ => None,
+            }
+        }
+        match (&first.kind, &last.kind) {
+            (ExprKind::Binary(BinOp::And, a0, b0), ExprKind::Binary(BinOp::And, a1, b1)) => {
+                self.comparisons_agree(a0, a1, lanes, need)
+                    && self.comparisons_agree(b0, b1, lanes, need)
+            }
+            _ => {
+                let (Some((a0, b0)), Some((a1, b1))) = (sides(first), sides(last)) else {
+                    return false;
+                };
+                let (Some(a0l), Some(b0l), Some(a1l), Some(b1l)) = (
+                    self.linear(a0),
+                    self.linear(b0),
+                    self.linear(a1),
+                    self.linear(b1),
+                ) else {
+                    return false;
+                };
+                let step = a1l.add_scaled(&a0l, -1);
+                if !step.terms.is_empty() || b1l.add_scaled(&b0l, -1) != Linear::default() {
+                    return false;
+                }
+                match step.konst {
+                    0 => true,
+                    s => {
+                        s == lanes as i128 - 1
+                            && self.twos_of(a0) >= need
+                            && self.twos_of(b0) >= need
+                    }
+                }
+            }
+        }
     }
 
     /// Whether a guard holds wherever it holds at its digits' largest values: it is

@@ -629,6 +629,12 @@ impl Checker {
                     self.stmts(&mut g.unguarded, body);
                     self.condition(&mut g.at_most, body);
                     self.stmts(&mut g.per_vector, body);
+                    if let Some(w) = &mut g.whole {
+                        // Its loop gives the vector's variable its type first.
+                        self.stmts(&mut w.moves, body);
+                        self.condition(&mut w.first, body);
+                        self.condition(&mut w.last, body);
+                    }
                     self.diags.truncate(reported);
                 }
             }
