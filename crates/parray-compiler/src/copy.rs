@@ -851,8 +851,8 @@ fn whole_vectors(
     let at = |l| at_lane(pred, digits, &lanes, v, l);
     let fills: Vec<Stmt> = (0..w).flat_map(|l| (moves.lane_fill)(l)).collect();
     Some(crate::ir::WholeVectors {
-        first: at(0),
-        last: at(w - 1),
+        first: Box::new(at(0)),
+        last: Box::new(at(w - 1)),
         lanes: w,
         vector: None,
         moves: vec![Stmt::If {

@@ -951,8 +951,8 @@ pub struct Guard {
 /// vectors; `None` for one vector).
 #[derive(Debug, Clone)]
 pub struct WholeVectors {
-    pub first: Expr,
-    pub last: Expr,
+    pub first: Box<Expr>,
+    pub last: Box<Expr>,
     pub lanes: u64,
     pub vector: Option<(LocalId, u64)>,
     pub moves: Vec<Stmt>,
