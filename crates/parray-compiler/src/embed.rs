@@ -651,6 +651,26 @@ impl Rebuild for Stmt {
                 let (input, a, b, d, loc) = (r(input), r(a), r(b), r(d), r(loc));
                 quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, loc: #loc })
             }
+            Stmt::Ldmatrix {
+                matrices,
+                trans,
+                regs,
+                base,
+                at,
+                scalar,
+                loc,
+            } => {
+                let (matrices, trans, regs, base, at, scalar, loc) = (
+                    r(matrices),
+                    r(trans),
+                    r(regs),
+                    r(base),
+                    r(at),
+                    r(scalar),
+                    r(loc),
+                );
+                quote!(#s::Ldmatrix { matrices: #matrices, trans: #trans, regs: #regs, base: #base, at: #at, scalar: #scalar, loc: #loc })
+            }
             Stmt::Break { loc } => {
                 let loc = r(loc);
                 quote!(#s::Break { loc: #loc })

@@ -504,10 +504,26 @@ fn functions(body: &Body, dialect: Dialect, names: &[String]) -> String {
     w.out
 }
 
-/// The arrays each vector access of `body` goes through, and the vector types of those in
-/// registers (the rmem arrays a body creates).
+/// The arrays each vector access of `body` goes through (and the shared arrays an
+/// `ldmatrix` reads rows of 16 bytes from), and the vector types of those in registers
+/// (the rmem arrays a body creates).
 fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) {
+    fn rows(stmts: &[Stmt], arrays: &mut HashSet<LocalId>) {
+        for s in stmts {
+            if let Stmt::Ldmatrix { base, .. } = s {
+                if let ExprKind::Local(id) = base.kind {
+                    arrays.insert(id);
+                }
+            }
+            s.for_each_part(&mut |part| {
+                if let crate::ir::Part::Body(b) = part {
+                    rows(b, arrays);
+                }
+            });
+        }
+    }
     let mut arrays = HashSet::new();
+    rows(&body.stmts, &mut arrays);
     let mut in_registers = Vec::new();
     crate::ir::visit_exprs(&body.stmts, &mut |e| {
         let ExprKind::Vector { base, lanes, .. } = &e.kind else {
@@ -878,6 +894,58 @@ impl<'b> Writer<'b> {
         self.push("}");
     }
 
+    /// A warp's `ldmatrix` ([`Stmt::Ldmatrix`]) in inline PTX (sm_75 and later), as
+    /// CuTe's `SM75_U32x4_LDSM_N` writes it: the lane's row address made a shared-memory
+    /// one (`__cvta_generic_to_shared`), and each of the `matrices` 32-bit registers it
+    /// receives unpacked into two registers of the fragment, the lower half the first,
+    /// so that no array is written through a wider type. The `memory` clobber keeps it
+    /// after the stores to the tile before it.
+    fn ldmatrix(&mut self, matrices: u8, trans: bool, [regs, base, at]: [&Expr; 3], loc: Loc) {
+        let from = match regs.ty {
+            Ty::Array {
+                elem: ElemType::Half,
+                ..
+            } => "__ushort_as_half",
+            _ => "__ushort_as_bfloat16",
+        };
+        let p = precedence(BinOp::Add);
+        let address = format!("{} + {}", self.operand(base, p), self.operand(at, p));
+        let regs = self.expr(regs).0;
+        let words: Vec<String> = (0..matrices).map(|i| format!("__parray_r{i}")).collect();
+        let operands = (0..matrices)
+            .map(|i| format!("%{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let trans = if trans { ".trans" } else { "" };
+        self.line(loc, "{");
+        self.indent += 1;
+        self.push(&format!("unsigned {};", words.join(", ")));
+        self.push(&format!(
+            "asm volatile(\"ldmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 {{{operands}}}, [%{matrices}];\""
+        ));
+        self.push(&format!(
+            "    : {}",
+            words
+                .iter()
+                .map(|w| format!("\"=r\"({w})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        self.push(&format!(
+            "    : \"r\"((unsigned)__cvta_generic_to_shared({address}))"
+        ));
+        self.push("    : \"memory\");");
+        for (i, w) in words.iter().enumerate() {
+            self.push(&format!("{regs}[{}] = {from}((unsigned short){w});", 2 * i));
+            self.push(&format!(
+                "{regs}[{}] = {from}((unsigned short)({w} >> 16));",
+                2 * i + 1
+            ));
+        }
+        self.indent -= 1;
+        self.push("}");
+    }
+
     fn block(&mut self, stmts: &[Stmt]) {
         self.indent += 1;
         self.stmts(stmts);
@@ -1067,6 +1135,19 @@ impl<'b> Writer<'b> {
                 d,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
+            // HIP has no ldmatrix: each thread moves its own registers.
+            Stmt::Ldmatrix { scalar, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
+                self.stmts(scalar)
+            }
+            Stmt::Ldmatrix {
+                matrices,
+                trans,
+                regs,
+                base,
+                at,
+                loc,
+                ..
+            } => self.ldmatrix(*matrices, *trans, [regs, base, at], *loc),
             Stmt::Break { loc } => self.line(*loc, "break;"),
             Stmt::Continue { loc } => self.line(*loc, "continue;"),
             Stmt::Return { loc } => self.line(*loc, "return;"),

@@ -1,0 +1,248 @@
+//! `#copy` from a shared tile into an mma.sync fragment is a warp's `ldmatrix` where the
+//! types allow it (SPEC.md 3.9, "Fragments"): each row of each 8 x 8 matrix 16 contiguous,
+//! 16-byte aligned bytes of the tile, and the fragment's registers ldmatrix's. Four warps
+//! load m16n8k16's bf16 A from a row-major tile (`.x4`) and from the first 16 columns of a
+//! 128-byte swizzled tile (`.x4`), B from a k x n row-major tile (`.x2.trans`) and from an
+//! n x k tile seen as k x n (`.x2`), and A from rows of 40 bytes, which ldmatrix cannot
+//! read (each thread's own moves). Every register is checked against the PTX ISA's
+//! placement written out here (lane = t0 + 4 t1, register v = v0 + 2 v1 + 4 v2; A: m = t1
+//! + 8 v1, k = 2 t0 + v0 + 8 v2; B: k = 2 t0 + v0 + 8 v1, n = t1), each tile's storage
+//! being built on the host by its own formula (the swizzle's is Hopper's 128-byte mode).
+//! Runs on the GPU where there is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
+
+use parray::bf16;
+use parray::prelude::*;
+
+parray! {
+    // 4 warps: G_1_0 the warp, G_1_1 t1 (the ISA's groupID), G_1_2 t0.
+    cuda(bf16* sa, bf16* st, bf16* sb, bf16* sn, bf16* sq, bf16* out) [1][[4][8][4]] G;
+    rmem bf16 [2][2][#G_1_1][#G_1_2][2] FA_REGS;
+    bf16 [[#FA_REGS_1][#FA_REGS_2]][[#FA_REGS_0][#FA_REGS_3][#FA_REGS_4]] FA;
+    rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB;
+    // A row-major: ldmatrix.x4.
+    smem bf16 [16][16] AS;
+    // 16 rows of 64 in the 128-byte swizzle; its first 16 columns as A: ldmatrix.x4.
+    smem bf16 [[2][8]][[8 ^ T_0_1][8]] T;
+    bf16 [#T_0][16#T_1] T_A;
+    // Rows of 20 elements (40 bytes): a row of a matrix is not 16-byte aligned.
+    smem bf16 [16][20] AQ;
+    bf16 [#AQ_0][16#AQ_1] AQ_A;
+    // B as k x n, row-major: each matrix's rows are B's columns, ldmatrix.x2.trans.
+    smem bf16 [16][8] BS;
+    // B stored n x k, seen as k x n: ldmatrix.x2.
+    smem bf16 [8][16] BN;
+    bf16 [#BN_1][#BN_0] BN_B;
+    // The tiles' storage, and each thread's registers of each copy in register order.
+    dmem bf16 [256] SA;
+    dmem bf16 [1024] ST;
+    dmem bf16 [128] SB;
+    dmem bf16 [128] SN;
+    dmem bf16 [320] SQ;
+    dmem bf16 [5][128][8] OUT;
+}
+
+/// A's element [m][k] and B's [k][n]: exact in bf16, distinct within each.
+fn a_value(m: usize, k: usize) -> f32 {
+    (m * 16 + k) as f32
+}
+
+fn b_value(k: usize, n: usize) -> f32 {
+    (k * 8 + n) as f32
+}
+
+/// A storage of `len` elements holding `value(i, j)` at `offset(i, j)` for each element of
+/// a `rows` x `cols` matrix, -1 elsewhere.
+fn storage(
+    len: usize,
+    (rows, cols): (usize, usize),
+    offset: impl Fn(usize, usize) -> usize,
+    value: impl Fn(usize, usize) -> f32,
+) -> Vec<bf16> {
+    let mut s = vec![bf16::from_f32(-1.0); len];
+    for i in 0..rows {
+        for j in 0..cols {
+            s[offset(i, j)] = bf16::from_f32(value(i, j));
+        }
+    }
+    s
+}
+
+/// Hopper's 128-byte mode: element (r, c) of rows of 64.
+fn hopper_128(r: usize, c: usize) -> usize {
+    r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8
+}
+
+#[test]
+fn each_lane_receives_the_elements_the_isa_places_in_its_registers() -> parray::Result<()> {
+    let tiles = [
+        storage(256, (16, 16), |m, k| m * 16 + k, a_value),
+        storage(1024, (16, 16), hopper_128, a_value),
+        storage(128, (16, 8), |k, n| k * 8 + n, b_value),
+        storage(128, (16, 8), |k, n| n * 16 + k, b_value),
+        storage(320, (16, 16), |m, k| m * 20 + k, a_value),
+    ];
+    let mut sa = SA::create()?;
+    let mut st = ST::create()?;
+    let mut sb = SB::create()?;
+    let mut sn = SN::create()?;
+    let mut sq = SQ::create()?;
+    sa.copy_from_slice(&tiles[0])?;
+    st.copy_from_slice(&tiles[1])?;
+    sb.copy_from_slice(&tiles[2])?;
+    sn.copy_from_slice(&tiles[3])?;
+    sq.copy_from_slice(&tiles[4])?;
+    let mut out = OUT::create()?;
+    detour!(G(&sa, &st, &sb, &sn, &sq, &mut out) {
+        let a = AS::create();
+        let t = T::create();
+        let q = AQ::create();
+        let b = BS::create();
+        let n = BN::create();
+        for i in 0..2 {
+            a[$tid_1$ * 2 + i] = sa[$tid_1$ * 2 + i];
+        }
+        for i in 0..8 {
+            t[$tid_1$ * 8 + i] = st[$tid_1$ * 8 + i];
+        }
+        for i in 0..3 {
+            if $tid_1$ + 128 * i < 320 {
+                q[$tid_1$ + 128 * i] = sq[$tid_1$ + 128 * i];
+            }
+        }
+        b[$tid_1$] = sb[$tid_1$];
+        n[$tid_1$] = sn[$tid_1$];
+        #sync;
+        let fa = FA_REGS::create();
+        #copy AS(a) to FA(fa);
+        let ft = FA_REGS::create();
+        #copy T_A(t) to FA(ft);
+        let fq = FA_REGS::create();
+        #copy AQ_A(q) to FA(fq);
+        let fb = FB::create();
+        #copy BS(b) to FB(fb);
+        let fn_ = FB::create();
+        #copy BN_B(n) to FB(fn_);
+        for v in 0..8 {
+            out[$OUT[0][$tid_1$][v]$] = fa[v];
+            out[$OUT[1][$tid_1$][v]$] = ft[v];
+            out[$OUT[2][$tid_1$][v]$] = fq[v];
+        }
+        for v in 0..4 {
+            out[$OUT[3][$tid_1$][v]$] = fb[v];
+            out[$OUT[4][$tid_1$][v]$] = fn_[v];
+        }
+    })?;
+    let got = out.to_vec()?;
+    let reg = |copy: usize, thread: usize, v: usize| got[(copy * 128 + thread) * 8 + v].to_f32();
+    for thread in 0..128 {
+        let lane = thread % 32;
+        let (t0, t1) = (lane % 4, lane / 4);
+        for v in 0..8 {
+            let (v0, v1, v2) = (v % 2, v / 2 % 2, v / 4);
+            let (m, k) = (t1 + 8 * v1, 2 * t0 + v0 + 8 * v2);
+            for (copy, tile) in [(0, "AS"), (1, "T_A"), (2, "AQ_A")] {
+                assert_eq!(
+                    reg(copy, thread, v),
+                    a_value(m, k),
+                    "{tile}: thread {thread}, register {v}: A[{m}][{k}]"
+                );
+            }
+        }
+        for v in 0..4 {
+            let (v0, v1) = (v % 2, v / 2);
+            let (k, n) = (2 * t0 + v0 + 8 * v1, t1);
+            for (copy, tile) in [(3, "BS"), (4, "BN_B")] {
+                assert_eq!(
+                    reg(copy, thread, v),
+                    b_value(k, n),
+                    "{tile}: thread {thread}, register {v}: B[{k}][{n}]"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The C of the five copies: four `ldmatrix` (`.x4`, `.x4` on the swizzle, `.x2.trans`,
+/// `.x2`) whose row addresses are sums of the thread's digits and their bits (`&`, `>>`,
+/// the swizzle's `^`), no division or remainder; the tiles they read declared 16-byte
+/// aligned; and A from rows of 40 bytes as each thread's eight moves.
+#[test]
+fn the_copies_are_ldmatrix_where_the_types_allow() {
+    let (sa, st, sb, sn, sq, out) = ((), (), (), (), (), ());
+    let c = kernel_source!(G(sa, st, sb, sn, sq, out) {
+        let a = AS::create();
+        let t = T::create();
+        let q = AQ::create();
+        let b = BS::create();
+        let n = BN::create();
+        #sync;
+        let fa = FA_REGS::create();
+        #copy AS(a) to FA(fa);
+        let ft = FA_REGS::create();
+        #copy T_A(t) to FA(ft);
+        let fq = FA_REGS::create();
+        #copy AQ_A(q) to FA(fq);
+        let fb = FB::create();
+        #copy BS(b) to FB(fb);
+        let fn_ = FB::create();
+        #copy BN_B(n) to FB(fn_);
+        out[$tid_1$] = fa[0] + ft[0] + fq[0] + fb[0] + fn_[0];
+    });
+    let addresses: Vec<&str> = c
+        .lines()
+        .filter(|l| l.contains("__cvta_generic_to_shared"))
+        .collect();
+    assert_eq!(addresses.len(), 4, "{c}");
+    for a in &addresses {
+        assert!(!a.contains('/') && !a.contains('%'), "{a}");
+    }
+    for op in [
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+    ] {
+        assert!(c.contains(op), "{op}:\n{c}");
+    }
+    insta::assert_snapshot!("ldmatrix_copies", c);
+}
+
+/// Whether cuda detours run on the CPU emulation (where a warp whose lanes diverge at an
+/// `ldmatrix` is found; on a GPU it is undefined behaviour).
+fn emulated() -> bool {
+    parray::gpu::backend().is_ok_and(|b| b == parray::gpu::Backend::Emulate)
+}
+
+/// An ldmatrix is a warp's: half a warp at it is an error on the emulation, as at `#mma`.
+#[test]
+fn a_warp_whose_lanes_diverge_at_an_ldmatrix_is_an_error() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
+    let (sa, st, sb, sn, sq) = (
+        SA::create()?,
+        ST::create()?,
+        SB::create()?,
+        SN::create()?,
+        SQ::create()?,
+    );
+    let mut out = OUT::create()?;
+    let r = detour!(G(&sa, &st, &sb, &sn, &sq, &mut out) {
+        let a = AS::create();
+        a[$tid_1$] = sa[$tid_1$];
+        #sync;
+        let fa = FA_REGS::create();
+        if $tid_1$ % 32 < 16 {
+            #copy AS(a) to FA(fa);
+        }
+        out[$OUT[0][$tid_1$][0]$] = fa[0];
+    });
+    let e = r.expect_err("half a warp at an ldmatrix");
+    assert!(
+        e.to_string().contains(
+            "#copy at line 236: lane 16 of this warp (thread 16 of the block) did not reach it: the 32 lanes of a warp execute an ldmatrix together"
+        ),
+        "{e}"
+    );
+    Ok(())
+}
