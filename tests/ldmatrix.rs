@@ -32,6 +32,14 @@ parray! {
     // B stored n x k, seen as k x n: ldmatrix.x2.
     smem bf16 [8][16] BN;
     bf16 [#BN_1][#BN_0] BN_B;
+    // A 16-bit accumulator of H's block, m x n (m = t1 + 8 v1, n = 2 t0 + v0), stored by
+    // stmatrix.x2 to a row-major tile, and by stmatrix.x2.trans to an n x m one seen as m x n.
+    smem bf16 [16][8] CS;
+    smem bf16 [8][16] CN;
+    bf16 [#CN_1][#CN_0] CN_C;
+    cuda(bf16* cout) [1][[4][8][4]] H;
+    rmem bf16 [[2][#H_1_1]][[#H_1_2][2]] HC;
+    dmem bf16 [2][128] COUT;
     // The tiles' storage, and each thread's registers of each copy in register order.
     dmem bf16 [256] SA;
     dmem bf16 [1024] ST;
@@ -227,6 +235,8 @@ fn a_warp_whose_lanes_diverge_at_an_ldmatrix_is_an_error() -> parray::Result<()>
         SQ::create()?,
     );
     let mut out = OUT::create()?;
+    // The line of the `#copy` below.
+    let line = line!() + 7;
     let r = detour!(G(&sa, &st, &sb, &sn, &sq, &mut out) {
         let a = AS::create();
         a[$tid_1$] = sa[$tid_1$];
@@ -237,12 +247,67 @@ fn a_warp_whose_lanes_diverge_at_an_ldmatrix_is_an_error() -> parray::Result<()>
         }
         out[$OUT[0][$tid_1$][0]$] = fa[0];
     });
-    let e = r.expect_err("half a warp at an ldmatrix");
-    assert!(
-        e.to_string().contains(
-            "#copy at line 236: lane 16 of this warp (thread 16 of the block) did not reach it: the 32 lanes of a warp execute an ldmatrix together"
-        ),
-        "{e}"
-    );
+    let e = r.expect_err("half a warp at an ldmatrix").to_string();
+    let at = format!("#copy at line {line}: lane 16 of this warp (thread 16 of the block) did not reach it: the 32 lanes of a warp execute an ldmatrix together");
+    assert!(e.contains(&at), "{e}");
     Ok(())
+}
+
+/// A 16-bit accumulator to shared tiles by `stmatrix` (sm_90): warp 0 stores its lanes'
+/// registers (a branch may leave whole warps out), element (m, n) from register v0 + 2 v1
+/// of lane t0 + 4 t1 (m = t1 + 8 v1, n = 2 t0 + v0), to a row-major tile and to an n x m
+/// one; each tile's storage is then copied out as it lies.
+#[test]
+fn stmatrix_stores_each_lanes_registers_where_the_isa_places_them() -> parray::Result<()> {
+    let mut cout = COUT::create()?;
+    detour!(H(&mut cout) {
+        let cs = CS::create();
+        let cn = CN::create();
+        let fc = HC::create();
+        for v in 0..4 {
+            fc[v] = (($tid_1$ % 32) * 4 + v) as f32 as bf16;
+        }
+        if $tid_1_0$ == 0 {
+            #copy HC(fc) to CS(cs);
+            #copy HC(fc) to CN_C(cn);
+        }
+        #sync;
+        cout[$COUT[0][$tid_1$]$] = cs[$tid_1$];
+        cout[$COUT[1][$tid_1$]$] = cn[$tid_1$];
+    })?;
+    let got = cout.to_vec()?;
+    for lane in 0..32 {
+        let (t0, t1) = (lane % 4, lane / 4);
+        for v in 0..4 {
+            let (v0, v1) = (v % 2, v / 2);
+            let (m, n) = (t1 + 8 * v1, 2 * t0 + v0);
+            let want = (lane * 4 + v) as f32;
+            assert_eq!(got[m * 8 + n].to_f32(), want, "CS[{m}][{n}]");
+            assert_eq!(got[128 + n * 16 + m].to_f32(), want, "CN[{n}][{m}]");
+        }
+    }
+    Ok(())
+}
+
+/// The C of the two stores: `stmatrix.x2` and `stmatrix.x2.trans`, each lane's two
+/// 32-bit registers packed from its four bf16 registers.
+#[test]
+fn the_accumulator_stores_are_stmatrix() {
+    let cout = ();
+    let c = kernel_source!(H(cout) {
+        let cs = CS::create();
+        let cn = CN::create();
+        let fc = HC::create();
+        #copy HC(fc) to CS(cs);
+        #copy HC(fc) to CN_C(cn);
+        #sync;
+        cout[$tid_1$] = cs[$tid_1$] + cn[$tid_1$];
+    });
+    for op in [
+        "stmatrix.sync.aligned.m8n8.x2.shared.b16",
+        "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+    ] {
+        assert!(c.contains(op), "{op}:\n{c}");
+    }
+    insta::assert_snapshot!("stmatrix_copies", c);
 }

@@ -2,8 +2,9 @@
 //! to element `k` of `b`, of type `D`. The one lowering of it, used by the front end for
 //! literal types and by a kernel's specialisation for types whose sizes come at run time,
 //! so that both make the same statement. Either side may be a fragment (SPEC 2.14, 3.9):
-//! then each thread moves its own registers (`placement`, `fragment_copy`), or, from a
-//! shared tile where the types allow it, the warp loads them by `ldmatrix` (`ldmatrix`).
+//! then each thread moves its own registers (`placement`, `fragment_copy`), or, between
+//! a shared tile and 16-bit registers where the types allow it, the warp moves them by
+//! `ldmatrix` or `stmatrix` (`matrices`).
 
 use std::collections::HashMap;
 
@@ -496,9 +497,10 @@ struct LanePart {
     masked: bool,
 }
 
-/// How a warp's `ldmatrix` loads a fragment from a tile ([`ldmatrix`]).
+/// How a warp's `ldmatrix` loads a fragment from a tile, or its `stmatrix` stores it
+/// there ([`matrices`]).
 #[derive(Debug)]
-struct Ldmatrix {
+struct Matrices {
     /// The 8 x 8 matrices, each one 32-bit register (two elements) of every lane: 1, 2
     /// or 4.
     matrices: u64,
@@ -511,15 +513,16 @@ struct Ldmatrix {
 }
 
 /// Whether the types let a warp's `ldmatrix.sync.aligned.m8n8` make the copy of the tile
-/// into the registers `regs` of a fragment of `over`'s block (SPEC 3.9, "Fragments"),
+/// into the registers `regs` of a fragment of `over`'s block (SPEC 3.9, "Fragments"), and
+/// its `stmatrix.sync.aligned.m8n8` the copy back (the two distribute a matrix alike),
 /// `off` being the tile's offset of an index in each of its top-level dimensions
-/// (`index_function`), and how. It does where:
+/// (`index_function`), and how. They do where:
 ///
 /// - the elements are 16-bit (`bf16`, `half`), 2, 4 or 8 a thread (1, 2 or 4 matrices);
 /// - the block is whole warps whose lanes are its last dimensions
 ///   ([`crate::mma::check_block`]) and the fragment is over the 32 lanes of a warp (each
 ///   warp its own);
-/// - the distribution is ldmatrix's: for each matrix `j` (registers `2 j`, `2 j + 1` of
+/// - the distribution is the instructions': for each matrix `j` (registers `2 j`, `2 j + 1` of
 ///   every lane), its element of row `p`, column `c` is in register `2 j + c % 2` of lane
 ///   `4 p + c / 2` (`.trans`: register `2 j + p % 2` of lane `4 c + p / 2`), and the tile
 ///   keeps each row's 8 elements at consecutive offsets from a multiple of 8 (16 bytes;
@@ -529,10 +532,11 @@ struct Ldmatrix {
 ///
 /// Post-condition: where `Some`, in a warp whose lane `l` gives the address of element
 /// `row(l)` of the tile's array (starting at a multiple of 16 bytes), each register of
-/// each lane receives from `ldmatrix.x{matrices}{.trans}` the element `regs` places there,
-/// the one [`fragment_copy`]'s per-thread move moves: checked at every lane, register and
-/// row, and the row's form against the tile's offsets at every lane.
-fn ldmatrix(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<Ldmatrix> {
+/// each lane receives from `ldmatrix.x{matrices}{.trans}` the element `regs` places there
+/// (and `stmatrix` stores each there), the one [`fragment_copy`]'s per-thread move moves:
+/// checked at every lane, register and row, and the row's form against the tile's
+/// offsets at every lane.
+fn matrices(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<Matrices> {
     let module = tile.module;
     let warp = u64::from(crate::ir::WARP);
     let part = regs.index.len() as u64;
@@ -652,7 +656,7 @@ fn ldmatrix(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<L
         let values: Vec<u64> = parts.iter().map(|p| value(p, l)).collect();
         row.eval(&values) == at(start(l))
     });
-    exact.then_some(Ldmatrix {
+    exact.then_some(Matrices {
         matrices,
         trans,
         row: Offset { expr: row, vars },
@@ -667,10 +671,11 @@ fn ldmatrix(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<L
 /// moves its own elements and no other. In a cuda body, where the element type has vectors
 /// of 4 (or 2) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
 /// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
-/// moves, which the prover keeps where the tile's side is aligned. From a tile into the
-/// registers of 16-bit elements, where [`ldmatrix`] says the types allow, the warp's
-/// `ldmatrix` ([`Stmt::Ldmatrix`], the moves its per-thread form), which the prover keeps
-/// where the tile is a shared array and its rows are aligned.
+/// moves, which the prover keeps where the tile's side is aligned. Between a tile and the
+/// registers of 16-bit elements, where [`matrices`] says the types allow, the warp's
+/// `ldmatrix` (into the registers) or `stmatrix` ([`Stmt::Matrices`], the moves its
+/// per-thread form), which the prover keeps where the tile is a shared array and its rows
+/// are aligned.
 fn fragment_copy(
     copy: &CopySpec,
     (frag, regs): (&Side, &Registers),
@@ -784,9 +789,9 @@ fn fragment_copy(
         .into_iter()
         .find(|&w| copy.vectors && vector_of(tile.elem, w as u8).is_some() && runs(w));
     let Some(w) = width else {
-        // From a tile into the registers, by `ldmatrix` where the types allow.
-        let by_rows = match (into, frag_end.offsets.is_empty(), copy.threads.as_deref()) {
-            (true, true, Some(over)) => ldmatrix(regs, tile, &off, over),
+        // By `ldmatrix` (`stmatrix`) where the types allow.
+        let by_rows = match (frag_end.offsets.is_empty(), copy.threads.as_deref()) {
+            (true, Some(over)) => matrices(regs, tile, &off, over),
             _ => None,
         };
         let Some(l) = by_rows else {
@@ -812,7 +817,8 @@ fn fragment_copy(
             span,
         );
         let (base, at) = place(tile_end, row);
-        return Ok(Stmt::Ldmatrix {
+        return Ok(Stmt::Matrices {
+            store: !into,
             matrices: l.matrices as u8,
             trans: l.trans,
             regs: frag_end.base.clone(),
@@ -1162,6 +1168,9 @@ smem bf16 [16][8] BS
 smem bf16 [8][16] BNK
 bf16 [#BNK_1][#BNK_0] BT
 smem float [16][8] CS
+rmem bf16 [[2][#G_1_1]][[#G_1_2][2]] FC16
+smem bf16 [8][16] CNM
+bf16 [#CNM_1][#CNM_0] CT
 ";
 
     fn placed(name: &str, threads: &str) -> Result<Option<Registers>, String> {
@@ -1209,16 +1218,16 @@ smem float [16][8] CS
         assert!(placement(&s, "FC", None).is_err());
     }
 
-    /// [`ldmatrix`] of the fragment `frag` of `G`'s block from the tile `tile`, and the
+    /// [`matrices`] of the fragment `frag` of `G`'s block from the tile `tile`, and the
     /// offset its row form gives each lane.
-    fn by_rows(frag: &str, tile: &str) -> Option<(Ldmatrix, Vec<u64>)> {
+    fn by_rows(frag: &str, tile: &str) -> Option<(Matrices, Vec<u64>)> {
         let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
         let f = side(&module, frag, CopyPart::Dst).unwrap_or_else(|e| panic!("{}", e.message));
         let regs = placement(&f, frag, Some("G")).unwrap().expect("a fragment");
         let t = side(&module, tile, CopyPart::Src).unwrap_or_else(|e| panic!("{}", e.message));
         let off = parray_layout::index_function(&module, tile, &["__parray_i0", "__parray_i1"])
             .unwrap_or_else(|e| panic!("{e}"));
-        let l = ldmatrix(&regs, &t, &off, "G")?;
+        let l = matrices(&regs, &t, &off, "G")?;
         let rows = (0..8 * l.matrices)
             .map(|lane| {
                 let values: Vec<u64> = l.parts.iter().map(|p| (lane / p.stride) % p.size).collect();
@@ -1267,6 +1276,20 @@ smem float [16][8] CS
         assert_eq!(rows, (0..16).map(|l| l * 8).collect::<Vec<_>>());
         let (b, rows) = by_rows("FB", "BT").expect("n x k B");
         assert_eq!((b.matrices, b.trans), (2, false));
+        let want: Vec<u64> = (0..16).map(|l| (l % 8) * 16 + (l / 8) * 8).collect();
+        assert_eq!(rows, want);
+    }
+
+    /// A 16-bit accumulator (m = t1 + 8 v1, n = 2 t0 + v0) is two matrices of rows of
+    /// m, each lane `l` giving row `m = l` of a row-major m x n tile, and `.trans` to an n
+    /// x m tile seen as m x n (lane `l` gives row `n = l % 8` from `m = 8 (l / 8)`).
+    #[test]
+    fn a_16_bit_accumulator_is_two_matrices() {
+        let (c, rows) = by_rows("FC16", "BS").expect("row-major C");
+        assert_eq!((c.matrices, c.trans), (2, false));
+        assert_eq!(rows, (0..16).map(|l| l * 8).collect::<Vec<_>>());
+        let (c, rows) = by_rows("FC16", "CT").expect("n x m C");
+        assert_eq!((c.matrices, c.trans), (2, true));
         let want: Vec<u64> = (0..16).map(|l| (l % 8) * 16 + (l / 8) * 8).collect();
         assert_eq!(rows, want);
     }

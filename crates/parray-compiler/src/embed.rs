@@ -651,7 +651,8 @@ impl Rebuild for Stmt {
                 let (input, a, b, d, loc) = (r(input), r(a), r(b), r(d), r(loc));
                 quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, loc: #loc })
             }
-            Stmt::Ldmatrix {
+            Stmt::Matrices {
+                store,
                 matrices,
                 trans,
                 regs,
@@ -660,7 +661,8 @@ impl Rebuild for Stmt {
                 scalar,
                 loc,
             } => {
-                let (matrices, trans, regs, base, at, scalar, loc) = (
+                let (store, matrices, trans, regs, base, at, scalar, loc) = (
+                    r(store),
                     r(matrices),
                     r(trans),
                     r(regs),
@@ -669,7 +671,7 @@ impl Rebuild for Stmt {
                     r(scalar),
                     r(loc),
                 );
-                quote!(#s::Ldmatrix { matrices: #matrices, trans: #trans, regs: #regs, base: #base, at: #at, scalar: #scalar, loc: #loc })
+                quote!(#s::Matrices { store: #store, matrices: #matrices, trans: #trans, regs: #regs, base: #base, at: #at, scalar: #scalar, loc: #loc })
             }
             Stmt::Break { loc } => {
                 let loc = r(loc);

@@ -570,11 +570,11 @@ impl<'b> Facts<'b> {
         out
     }
 
-    /// Whether an `ldmatrix` of rows `base + at` whose per-thread moves are `scalar` (marked)
-    /// is kept ([`Stmt::Ldmatrix`]): `base` is a shared array the body created (named:
+    /// Whether an `ldmatrix` (`stmatrix`) of rows `base + at` whose per-thread moves are
+    /// `scalar` (marked) is kept ([`Stmt::Matrices`]): `base` is a shared array the body created (named:
     /// the C declares it 16-byte aligned), every lane's row starts at a multiple of 8
     /// elements (16 bytes) of it, and every move is proved in bounds (the warp's rows hold
-    /// the moves' elements, `copy::ldmatrix`).
+    /// the moves' elements, `copy::matrices`).
     fn by_rows(&self, base: &Expr, at: &Expr, scalar: &[Stmt]) -> bool {
         let shared = match base.kind {
             ExprKind::Local(id) => matches!(
@@ -1598,7 +1598,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 crate::ir::PartMut::Body(b) => mark(b, facts, extents, proof),
             })
         });
-        if let Stmt::Ldmatrix {
+        if let Stmt::Matrices {
             base,
             at,
             scalar,

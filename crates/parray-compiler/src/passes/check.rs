@@ -636,7 +636,7 @@ impl Checker {
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar, body),
             // Its moves report the copy's mistakes; the rows' address reaches the same
             // arrays, at an offset of the lane's digits.
-            Stmt::Ldmatrix {
+            Stmt::Matrices {
                 regs,
                 base,
                 at,

@@ -830,7 +830,7 @@ pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usi
 
 /// The first thread of each warp of a block with threads present (`present`) at a warp
 /// collective of an emulated cuda body, the form `form` at `line` (`#mma`, or a `#copy`
-/// that is an `ldmatrix`), the hardware's `instruction`.
+/// that is an `ldmatrix` or `stmatrix`), the hardware's `instruction`.
 ///
 /// # Panics
 /// When some but not all lanes of a warp are present, or the block's last warp is short:

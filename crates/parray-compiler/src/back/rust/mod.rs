@@ -458,7 +458,7 @@ impl<'b> Writer<'b> {
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             // Element by element, each side's offsets evaluated at the bound sizes.
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar),
-            Stmt::Mma { .. } | Stmt::Ldmatrix { .. } => {
+            Stmt::Mma { .. } | Stmt::Matrices { .. } => {
                 unreachable!("a warp collective is written by `blocks`")
             }
             Stmt::Sync { loc } => {
