@@ -311,3 +311,19 @@ fn the_accumulator_stores_are_stmatrix() {
     }
     insta::assert_snapshot!("stmatrix_copies", c);
 }
+
+/// HIP has neither instruction: each thread moves its own registers, both ways.
+#[test]
+fn hip_moves_each_threads_own_registers() {
+    let cout = ();
+    let c = kernel_source!(hip(64): H(cout) {
+        let cs = CS::create();
+        let fc = HC::create();
+        #sync;
+        #copy CS(cs) to HC(fc);
+        #copy HC(fc) to CS(cs);
+        cout[$tid_1$] = fc[0];
+    });
+    assert!(!c.contains("ldmatrix.sync") && !c.contains("stmatrix.sync"), "{c}");
+    assert!(c.contains("fc[3u] = cs[") && c.contains("] = fc[3u];"), "{c}");
+}
