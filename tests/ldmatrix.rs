@@ -40,6 +40,15 @@ parray! {
     cuda(bf16* cout) [1][[4][8][4]] H;
     rmem bf16 [[2][#H_1_1]][[#H_1_2][2]] HC;
     dmem bf16 [2][128] COUT;
+    // One warp's m16n8k16 over k = 64 in four steps through shared tiles AS and BS.
+    cuda(bf16* ga, bf16* gb, float* gd) [1][[1][8][4]] K;
+    rmem bf16 [2][2][#K_1_1][#K_1_2][2] KA_REGS;
+    bf16 [[#KA_REGS_1][#KA_REGS_2]][[#KA_REGS_0][#KA_REGS_3][#KA_REGS_4]] KA;
+    rmem bf16 [[2][#K_1_2][2]][#K_1_1] KB;
+    rmem float [[2][#K_1_1]][[#K_1_2][2]] KC;
+    dmem bf16 [16][64] GA;
+    dmem bf16 [64][8] GB;
+    dmem float [16][8] GD;
     // The tiles' storage, and each thread's registers of each copy in register order.
     dmem bf16 [256] SA;
     dmem bf16 [1024] ST;
@@ -324,6 +333,104 @@ fn hip_moves_each_threads_own_registers() {
         #copy HC(fc) to CS(cs);
         cout[$tid_1$] = fc[0];
     });
-    assert!(!c.contains("ldmatrix.sync") && !c.contains("stmatrix.sync"), "{c}");
-    assert!(c.contains("fc[3u] = cs[") && c.contains("] = fc[3u];"), "{c}");
+    assert!(
+        !c.contains("ldmatrix.sync") && !c.contains("stmatrix.sync"),
+        "{c}"
+    );
+    assert!(
+        c.contains("fc[3u] = cs[") && c.contains("] = fc[3u];"),
+        "{c}"
+    );
+}
+
+/// The loop of a tensor-core kernel: each step stages a 16 x 16 slice of A and a 16 x 8
+/// slice of B in shared memory, loads them by `ldmatrix.x4` and `ldmatrix.x2.trans`, and
+/// accumulates their product with `#mma`; small integers, so that every sum is exact and
+/// the result is the integer product on the emulation and a GPU alike.
+#[test]
+fn a_loop_of_ldmatrix_and_mma_multiplies() -> parray::Result<()> {
+    let a_at = |m: usize, k: usize| ((m * 7 + k * 3) % 5) as f32 - 2.0;
+    let b_at = |k: usize, n: usize| ((k * 5 + n) % 7) as f32 - 3.0;
+    let ha: Vec<bf16> = (0..16 * 64)
+        .map(|i| bf16::from_f32(a_at(i / 64, i % 64)))
+        .collect();
+    let hb: Vec<bf16> = (0..64 * 8)
+        .map(|i| bf16::from_f32(b_at(i / 8, i % 8)))
+        .collect();
+    let mut ga = GA::create()?;
+    let mut gb = GB::create()?;
+    let mut gd = GD::create()?;
+    ga.copy_from_slice(&ha)?;
+    gb.copy_from_slice(&hb)?;
+    detour!(K(&ga, &gb, &mut gd) {
+        let sa = AS::create();
+        let sb = BS::create();
+        let fa = KA_REGS::create();
+        let fb = KB::create();
+        let fc = KC::create();
+        for v in 0..4 {
+            fc[v] = 0.0;
+        }
+        for kt in 0..4 {
+            #sync;
+            for i in 0..8 {
+                let e = $tid_1$ * 8 + i;
+                sa[e] = ga[$GA[e / 16][kt * 16 + e % 16]$];
+            }
+            for i in 0..4 {
+                let e = $tid_1$ * 4 + i;
+                sb[e] = gb[$GB[kt * 16 + e / 8][e % 8]$];
+            }
+            #sync;
+            #copy AS(sa) to KA(fa);
+            #copy BS(sb) to KB(fb);
+            #mma KC(fc) += KA(fa) * KB(fb);
+        }
+        #copy KC(fc) to GD(gd);
+    })?;
+    let got = gd.to_vec()?;
+    for m in 0..16 {
+        for n in 0..8 {
+            let want: f32 = (0..64).map(|k| a_at(m, k) * b_at(k, n)).sum();
+            assert_eq!(got[m * 8 + n], want, "D[{m}][{n}]");
+        }
+    }
+    Ok(())
+}
+
+/// The loop's copies are `ldmatrix` (the tiles are the body's shared arrays, the rows
+/// aligned, the moves proved).
+#[test]
+fn the_loops_copies_are_ldmatrix() {
+    let (ga, gb, gd) = ((), (), ());
+    let c = kernel_source!(K(ga, gb, gd) {
+        let sa = AS::create();
+        let sb = BS::create();
+        let fa = KA_REGS::create();
+        let fb = KB::create();
+        let fc = KC::create();
+        for kt in 0..4 {
+            #sync;
+            for i in 0..8 {
+                let e = $tid_1$ * 8 + i;
+                sa[e] = ga[$GA[e / 16][kt * 16 + e % 16]$];
+            }
+            for i in 0..4 {
+                let e = $tid_1$ * 4 + i;
+                sb[e] = gb[$GB[kt * 16 + e / 8][e % 8]$];
+            }
+            #sync;
+            #copy AS(sa) to KA(fa);
+            #copy BS(sb) to KB(fb);
+            #mma KC(fc) += KA(fa) * KB(fb);
+        }
+        #copy KC(fc) to GD(gd);
+    });
+    for op in [
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16",
+    ] {
+        assert!(c.contains(op), "{op}:\n{c}");
+    }
 }
