@@ -1,15 +1,17 @@
-//! `#copy` from a shared tile into an mma.sync fragment is a warp's `ldmatrix` where the
-//! types allow it (SPEC.md 3.9, "Fragments"): each row of each 8 x 8 matrix 16 contiguous,
-//! 16-byte aligned bytes of the tile, and the fragment's registers ldmatrix's. Four warps
-//! load m16n8k16's bf16 A from a row-major tile (`.x4`) and from the first 16 columns of a
-//! 128-byte swizzled tile (`.x4`), B from a k x n row-major tile (`.x2.trans`) and from an
-//! n x k tile seen as k x n (`.x2`), and A from rows of 40 bytes, which ldmatrix cannot
-//! read (each thread's own moves). Every register is checked against the PTX ISA's
-//! placement written out here (lane = t0 + 4 t1, register v = v0 + 2 v1 + 4 v2; A: m = t1
-//! + 8 v1, k = 2 t0 + v0 + 8 v2; B: k = 2 t0 + v0 + 8 v1, n = t1), each tile's storage
-//! being built on the host by its own formula (the swizzle's is Hopper's 128-byte mode).
-//! Runs on the GPU where there is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
-
+//! `#copy` between a shared tile and an mma.sync fragment of 16-bit elements is a warp's
+//! `ldmatrix` (`stmatrix` the other way) where the types allow it (SPEC.md 3.9,
+//! "Fragments"): each row of each 8 x 8 matrix 16 contiguous, 16-byte aligned bytes of the
+//! tile, and the fragment's registers the instruction's. Four warps load m16n8k16's bf16 A
+//! from a row-major tile (`.x4`) and from the first 16 columns of a 128-byte swizzled tile
+//! (`.x4`), B from a k x n row-major tile (`.x2.trans`) and from an n x k tile seen as k x
+//! n (`.x2`), and A from rows of 40 bytes, which ldmatrix cannot read (each thread's own
+//! moves); a warp stores a bf16 accumulator by `stmatrix.x2` and `.x2.trans`; one warp runs
+//! a loop of staged tiles, ldmatrix and `#mma`. Every register is checked against the PTX
+//! ISA's placement written out here (lane = t0 + 4 t1, register v = v0 + 2 v1 + 4 v2; A:
+//! m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; B: k = 2 t0 + v0 + 8 v1, n = t1; C: m = t1 + 8
+//! v1, n = 2 t0 + v0), each tile's storage being built on the host by its own formula
+//! (the swizzle's is Hopper's 128-byte mode). Runs on the GPU where there is one
+//! (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
 use parray::bf16;
 use parray::prelude::*;
 
