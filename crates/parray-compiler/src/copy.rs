@@ -487,7 +487,7 @@ fn digits(dims: &[u64], k: u64) -> Vec<u64> {
 /// block's lane digits are cut at lane 8 (the rows of a matrix below), at lane 16 (each
 /// bit of the matrix's number its own part: matrices 1 and 2 of A are 8 rows and 8
 /// columns on) and at the last lane whose address is used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 struct LanePart {
     path: String,
     /// The part's value at lane `l` is `(l / stride) % size`.
@@ -522,11 +522,11 @@ struct Matrices {
 /// - the block is whole warps whose lanes are its last dimensions
 ///   ([`crate::mma::check_block`]) and the fragment is over the 32 lanes of a warp (each
 ///   warp its own);
-/// - the distribution is the instructions': for each matrix `j` (registers `2 j`, `2 j + 1` of
-///   every lane), its element of row `p`, column `c` is in register `2 j + c % 2` of lane
-///   `4 p + c / 2` (`.trans`: register `2 j + p % 2` of lane `4 c + p / 2`), and the tile
-///   keeps each row's 8 elements at consecutive offsets from a multiple of 8 (16 bytes;
-///   a swizzle's XOR of 16-byte chunks keeps rows whole);
+/// - the distribution is the instructions': for each matrix `j` (registers `2 j` and
+///   `2 j + 1` of every lane), its element of row `p`, column `c` is in register
+///   `2 j + c % 2` of lane `4 p + c / 2` (`.trans`: register `2 j + p % 2` of lane
+///   `4 c + p / 2`), and the tile keeps each row's 8 elements at consecutive offsets from
+///   a multiple of 8 (16 bytes; a swizzle's XOR of 16-byte chunks keeps rows whole);
 /// - the tile's index of each lane's row start is a constant plus multiples of the
 ///   lane's digits ([`LanePart`]).
 ///

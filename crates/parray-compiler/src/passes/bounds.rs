@@ -571,10 +571,10 @@ impl<'b> Facts<'b> {
     }
 
     /// Whether an `ldmatrix` (`stmatrix`) of rows `base + at` whose per-thread moves are
-    /// `scalar` (marked) is kept ([`Stmt::Matrices`]): `base` is a shared array the body created (named:
-    /// the C declares it 16-byte aligned), every lane's row starts at a multiple of 8
-    /// elements (16 bytes) of it, and every move is proved in bounds (the warp's rows hold
-    /// the moves' elements, `copy::matrices`).
+    /// `scalar` (marked) is kept ([`Stmt::Matrices`]): `base` is a shared array the body
+    /// created (named: the C declares it 16-byte aligned), every lane's row starts at a
+    /// multiple of 8 elements (16 bytes) of it, and every move is proved in bounds (the
+    /// warp's rows hold the moves' elements, `copy::matrices`).
     fn by_rows(&self, base: &Expr, at: &Expr, scalar: &[Stmt]) -> bool {
         let shared = match base.kind {
             ExprKind::Local(id) => matches!(
