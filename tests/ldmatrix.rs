@@ -51,6 +51,10 @@ parray! {
     dmem bf16 [16][64] GA;
     dmem bf16 [64][8] GB;
     dmem float [16][8] GD;
+    // A size given when the program runs: a body that names it is made into its kernel
+    // then, its IR carried into the program (`embed`) with the copy's ldmatrix.
+    const R;
+    float [R] RT;
     // The tiles' storage, and each thread's registers of each copy in register order.
     dmem bf16 [256] SA;
     dmem bf16 [1024] ST;
@@ -435,4 +439,43 @@ fn the_loops_copies_are_ldmatrix() {
     ] {
         assert!(c.contains(op), "{op}:\n{c}");
     }
+}
+
+/// A body that also names a size given at run time is made into its kernel when it runs,
+/// from its IR carried into the program: the ldmatrix copy survives the trip (on a GPU),
+/// and its registers are A's as before.
+#[test]
+fn an_ldmatrix_copy_in_a_kernel_made_at_run_time() -> parray::Result<()> {
+    R.bind(8)?;
+    let tile = storage(256, (16, 16), |m, k| m * 16 + k, a_value);
+    let mut sa = SA::create()?;
+    sa.copy_from_slice(&tile)?;
+    let (st, sb, sn, sq) = (ST::create()?, SB::create()?, SN::create()?, SQ::create()?);
+    let mut out = OUT::create()?;
+    detour!(G(&sa, &st, &sb, &sn, &sq, &mut out) {
+        let a = AS::create();
+        for i in 0..2 {
+            a[$tid_1$ * 2 + i] = sa[$tid_1$ * 2 + i];
+        }
+        #sync;
+        let fa = FA_REGS::create();
+        #copy AS(a) to FA(fa);
+        for v in 0..$dim(RT_0)$ {
+            out[$OUT[0][$tid_1$][v]$] = fa[v];
+        }
+    })?;
+    let got = out.to_vec()?;
+    for thread in 0..128 {
+        let (t0, t1) = (thread % 32 % 4, thread % 32 / 4);
+        for v in 0..8 {
+            let (v0, v1, v2) = (v % 2, v / 2 % 2, v / 4);
+            let (m, k) = (t1 + 8 * v1, 2 * t0 + v0 + 8 * v2);
+            assert_eq!(
+                got[thread * 8 + v].to_f32(),
+                a_value(m, k),
+                "thread {thread}, register {v}"
+            );
+        }
+    }
+    Ok(())
 }
