@@ -40,7 +40,7 @@ parray! {
     smem bf16 [8][16] CN;
     bf16 [#CN_1][#CN_0] CN_C;
     cuda(bf16* cout) [1][[4][8][4]] H;
-    rmem bf16 [[2][#H_1_1]][[#H_1_2][2]] HC;
+    rmem bf16 [[2][#H_1_1]][[#H_1_2][2]] HF;
     dmem bf16 [2][128] COUT;
     // One warp's m16n8k16 over k = 64 in four steps through shared tiles AS and BS.
     cuda(bf16* ga, bf16* gb, float* gd) [1][[1][8][4]] K;
@@ -51,6 +51,12 @@ parray! {
     dmem bf16 [16][64] GA;
     dmem bf16 [64][8] GB;
     dmem float [16][8] GD;
+    // The same with `half` elements.
+    rmem half [2][2][#G_1_1][#G_1_2][2] HA_REGS;
+    half [[#HA_REGS_1][#HA_REGS_2]][[#HA_REGS_0][#HA_REGS_3][#HA_REGS_4]] HA;
+    rmem half [[2][#G_1_1]][[#G_1_2][2]] HC;
+    smem half [16][16] HS;
+    smem half [16][8] HCS;
     // A size given when the program runs: a body that names it is made into its kernel
     // then, its IR carried into the program (`embed`) with the copy's ldmatrix.
     const R;
@@ -278,13 +284,13 @@ fn stmatrix_stores_each_lanes_registers_where_the_isa_places_them() -> parray::R
     detour!(H(&mut cout) {
         let cs = CS::create();
         let cn = CN::create();
-        let fc = HC::create();
+        let fc = HF::create();
         for v in 0..4 {
             fc[v] = (($tid_1$ % 32) * 4 + v) as f32 as bf16;
         }
         if $tid_1_0$ == 0 {
-            #copy HC(fc) to CS(cs);
-            #copy HC(fc) to CN_C(cn);
+            #copy HF(fc) to CS(cs);
+            #copy HF(fc) to CN_C(cn);
         }
         #sync;
         cout[$COUT[0][$tid_1$]$] = cs[$tid_1$];
@@ -312,9 +318,9 @@ fn the_accumulator_stores_are_stmatrix() {
     let c = kernel_source!(H(cout) {
         let cs = CS::create();
         let cn = CN::create();
-        let fc = HC::create();
-        #copy HC(fc) to CS(cs);
-        #copy HC(fc) to CN_C(cn);
+        let fc = HF::create();
+        #copy HF(fc) to CS(cs);
+        #copy HF(fc) to CN_C(cn);
         #sync;
         cout[$tid_1$] = cs[$tid_1$] + cn[$tid_1$];
     });
@@ -333,10 +339,10 @@ fn hip_moves_each_threads_own_registers() {
     let cout = ();
     let c = kernel_source!(hip(64): H(cout) {
         let cs = CS::create();
-        let fc = HC::create();
+        let fc = HF::create();
         #sync;
-        #copy CS(cs) to HC(fc);
-        #copy HC(fc) to CS(cs);
+        #copy CS(cs) to HF(fc);
+        #copy HF(fc) to CS(cs);
         cout[$tid_1$] = fc[0];
     });
     assert!(
@@ -478,4 +484,33 @@ fn an_ldmatrix_copy_in_a_kernel_made_at_run_time() -> parray::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `half` registers are unpacked from (packed into) the instructions' 32-bit registers by
+/// `__ushort_as_half` (`__half_as_ushort`).
+#[test]
+fn half_fragments_move_by_the_same_instructions() {
+    let (sa, st, sb, sn, sq, out) = ((), (), (), (), (), ());
+    let c = kernel_source!(G(sa, st, sb, sn, sq, out) {
+        let h = HS::create();
+        let hc = HCS::create();
+        #sync;
+        let ha = HA_REGS::create();
+        #copy HS(h) to HA(ha);
+        let hf = HC::create();
+        for v in 0..4 {
+            hf[v] = ha[v];
+        }
+        #copy HC(hf) to HCS(hc);
+        #sync;
+        out[$tid_1$] = (hc[$tid_1$] as f32) as bf16;
+    });
+    for want in [
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ha[7] = __ushort_as_half((unsigned short)(__parray_r3 >> 16));",
+        "stmatrix.sync.aligned.m8n8.x2.shared.b16",
+        "(unsigned)__half_as_ushort(hf[2]) | (unsigned)__half_as_ushort(hf[3]) << 16",
+    ] {
+        assert!(c.contains(want), "{want}:\n{c}");
+    }
 }

@@ -1171,6 +1171,8 @@ smem float [16][8] CS
 rmem bf16 [[2][#G_1_1]][[#G_1_2][2]] FC16
 smem bf16 [8][16] CNM
 bf16 [#CNM_1][#CNM_0] CT
+rmem half [#G_1_1][[#G_1_2][2]] F8
+smem half [8][8] S8
 ";
 
     fn placed(name: &str, threads: &str) -> Result<Option<Registers>, String> {
@@ -1292,6 +1294,21 @@ bf16 [#CNM_1][#CNM_0] CT
         assert_eq!((c.matrices, c.trans), (2, true));
         let want: Vec<u64> = (0..16).map(|l| (l % 8) * 16 + (l / 8) * 8).collect();
         assert_eq!(rows, want);
+    }
+
+    /// One matrix of `half`s, a register pair a lane (`.x1`): lane `l` gives row `l % 8`,
+    /// its digit `t1` cut at lane 8 (the lanes past it give the first 8 rows again).
+    #[test]
+    fn one_matrix_is_x1() {
+        let (h, rows) = by_rows("F8", "S8").expect("8 x 8 halves");
+        assert_eq!((h.matrices, h.trans), (1, false));
+        assert_eq!(rows, (0..8).map(|l| l * 8).collect::<Vec<_>>());
+        let parts: Vec<(u64, u64, bool)> = h
+            .parts
+            .iter()
+            .map(|p| (p.stride, p.size, p.masked))
+            .collect();
+        assert_eq!(parts, [(4, 2, true), (1, 4, false)]);
     }
 
     /// Not where a row is not 16 aligned bytes (rows of 40 bytes), nor for 32-bit elements.
