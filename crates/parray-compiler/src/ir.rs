@@ -798,10 +798,10 @@ pub enum Stmt {
     /// `copy::matrices` finds that the types allow it: each lane gives the address of one
     /// row of 8 16-bit elements, `base + at` (`at` a form of the lane's digits), and
     /// receives (gives) `matrices` 32-bit registers, element pairs, of `regs` (registers
-    /// `2 i` and `2 i + 1` in the i-th); `.trans` where `trans`. `scalar` is the same copy as the
-    /// thread's own moves, each register from (to) the element the fragment's type places
-    /// there, which the emulation and HIP run (the same elements move either way) and
-    /// which `bounds::prove` keeps instead unless `base` is a shared array the body
+    /// `2 i` and `2 i + 1` in the i-th); `.trans` where `trans`. `scalar` is the same copy
+    /// as the thread's own moves, each register from (to) the element the fragment's type
+    /// places there, which the emulation and HIP run (the same elements move either way)
+    /// and which `bounds::prove` keeps instead unless `base` is a shared array the body
     /// created, every lane's row is proved to start at a multiple of 8 elements and every
     /// move of `scalar` is proved in bounds. A warp collective: its 32 lanes execute it
     /// together.

@@ -264,8 +264,9 @@ impl LinearForm {
 
     /// The form with each variable `v` replaced by `with[v]`, a form of the variables
     /// `vars`, simplified by the smart constructors as it is rebuilt: `(x % 8)` of `x =
-    /// a + 8 b` with `a < 8` is `a`. For every assignment of values to `vars`, the result
-    /// evaluates to what `self` evaluates to at the values `with` takes there.
+    /// a + 8 b` with `a < 8` is `a`. For every assignment of values to `vars` at which each
+    /// of `with` lies within the range of the variable it replaces (the ranges `self` was
+    /// simplified with), the result evaluates to what `self` evaluates to at those values.
     pub fn substitute(&self, with: &[LinearForm], vars: &Vars) -> LinearForm {
         self.terms
             .iter()

@@ -504,9 +504,9 @@ fn functions(body: &Body, dialect: Dialect, names: &[String]) -> String {
     w.out
 }
 
-/// The arrays each vector access of `body` goes through (and the shared arrays an
-/// `ldmatrix` or `stmatrix` moves rows of 16 bytes of), and the vector types of those in registers
-/// (the rmem arrays a body creates).
+/// The arrays each vector access of `body` goes through (and the shared arrays whose rows
+/// of 16 bytes an `ldmatrix` or `stmatrix` moves), and the vector types of those in
+/// registers (the rmem arrays a body creates).
 fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) {
     fn rows(stmts: &[Stmt], arrays: &mut HashSet<LocalId>) {
         for s in stmts {
