@@ -1221,7 +1221,12 @@ smem half [8][8] S8
     }
 
     /// [`matrices`] of the fragment `frag` of `G`'s block from the tile `tile`, and the
-    /// offset its row form gives each lane.
+    /// offset its row form gives each lane; where it is `Some`, checked against the
+    /// instruction as the PTX ISA describes it, on the tile's offsets: lane `l` gives the
+    /// address of row `l % 8` of matrix `l / 8`, and lane `t` receives in registers `2 i`
+    /// and `2 i + 1` the elements `2 (t % 4)` and `2 (t % 4) + 1` of row `t / 4` of
+    /// matrix `i` (`.trans`: element `t / 4` of rows `2 (t % 4)` and `2 (t % 4) + 1`),
+    /// which must be the elements the fragment's type places there.
     fn by_rows(frag: &str, tile: &str) -> Option<(Matrices, Vec<u64>)> {
         let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
         let f = side(&module, frag, CopyPart::Dst).unwrap_or_else(|e| panic!("{}", e.message));
@@ -1230,12 +1235,24 @@ smem half [8][8] S8
         let off = parray_layout::index_function(&module, tile, &["__parray_i0", "__parray_i1"])
             .unwrap_or_else(|e| panic!("{e}"));
         let l = matrices(&regs, &t, &off, "G")?;
-        let rows = (0..8 * l.matrices)
+        let rows: Vec<u64> = (0..8 * l.matrices)
             .map(|lane| {
                 let values: Vec<u64> = l.parts.iter().map(|p| (lane / p.stride) % p.size).collect();
                 l.row.expr.eval(&values)
             })
             .collect();
+        for (&(lane, reg), &k) in &regs.elements {
+            let (i, e) = (reg / 2, reg % 2);
+            let isa = match l.trans {
+                false => rows[(8 * i + lane / 4) as usize] + 2 * (lane % 4) + e,
+                true => rows[(8 * i + 2 * (lane % 4) + e) as usize] + lane / 4,
+            };
+            assert_eq!(
+                isa,
+                module.offset_at(t.node, k),
+                "{frag} from {tile}: register {reg} of lane {lane}"
+            );
+        }
         Some((l, rows))
     }
 
