@@ -514,3 +514,38 @@ fn half_fragments_move_by_the_same_instructions() {
         assert!(c.contains(want), "{want}:\n{c}");
     }
 }
+
+/// Where the types allow it but the prover does not keep it, the copy is each thread's
+/// moves: from global memory (a parameter), and from a shared array at a displacement of
+/// 4 elements (8 bytes: no row is 16-byte aligned); at 8 it is the instruction.
+#[test]
+fn the_prover_keeps_ldmatrix_for_aligned_rows_of_a_shared_array_only() {
+    let (sa, st, sb, sn, sq, out) = ((), (), (), (), (), ());
+    let global = kernel_source!(G(sa, st, sb, sn, sq, out) {
+        let fa = FA_REGS::create();
+        #copy AS(sa) to FA(fa);
+        out[$tid_1$] = fa[0];
+    });
+    assert!(!global.contains("ldmatrix.sync"), "{global}");
+    assert!(global.contains("fa[7u] = "), "{global}");
+    let misaligned = kernel_source!(G(sa, st, sb, sn, sq, out) {
+        let t = T::create();
+        #sync;
+        let fa = FA_REGS::create();
+        #copy AS(t + 4) to FA(fa);
+        out[$tid_1$] = fa[0];
+    });
+    assert!(!misaligned.contains("ldmatrix.sync"), "{misaligned}");
+    assert!(misaligned.contains("fa[7u] = t["), "{misaligned}");
+    let aligned = kernel_source!(G(sa, st, sb, sn, sq, out) {
+        let t = T::create();
+        #sync;
+        let fa = FA_REGS::create();
+        #copy AS(t + 8) to FA(fa);
+        out[$tid_1$] = fa[0];
+    });
+    assert!(
+        aligned.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+        "{aligned}"
+    );
+}
