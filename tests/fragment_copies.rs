@@ -1,12 +1,13 @@
 //! `#copy` between a tile and a fragment (SPEC.md 3.9, 2.14): each thread moves exactly
 //! its own elements, straight-line, register `r` from (or to) the element the fragment's
-//! type places there for the thread's digits. Four warps copy a 16 x 16 bf16 tile of
-//! shared memory into mma.sync m16n8k16's A fragment and store their registers, and each
-//! copies a C fragment to its own 16 x 8 f32 tile of global memory; both are checked
-//! against the PTX ISA's placement written out here (lane = t0 + 4 t1, register v = v0 +
-//! 2 v1 + 4 v2; A: m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; C: m = t1 + 8 v1, n = 2 t0 + v0),
-//! not through the type machinery. Runs on the GPU where there is one, else on the CPU
-//! emulation.
+//! type places there for the thread's digits (in the C, A's copy from shared memory is the
+//! warp's `ldmatrix`, which moves the same elements: `tests/ldmatrix.rs`). Four warps copy
+//! a 16 x 16 bf16 tile of shared memory into mma.sync m16n8k16's A fragment and store
+//! their registers, and each copies a C fragment to its own 16 x 8 f32 tile of global
+//! memory; both are checked against the PTX ISA's placement written out here (lane = t0 +
+//! 4 t1, register v = v0 + 2 v1 + 4 v2; A: m = t1 + 8 v1, k = 2 t0 + v0 + 8 v2; C:
+//! m = t1 + 8 v1, n = 2 t0 + v0), not through the type machinery. Runs on the GPU where
+//! there is one, else on the CPU emulation.
 
 use parray::bf16;
 use parray::prelude::*;
@@ -88,8 +89,10 @@ fn each_lane_copies_its_own_elements_where_the_isa_places_them() -> parray::Resu
     Ok(())
 }
 
+/// A's copy from the shared tile is one `ldmatrix.x4` per warp; the accumulator's to
+/// global memory two `float2` stores per thread.
 #[test]
-fn a_fragment_copy_is_straight_line_moves() {
+fn the_fragment_copies_c() {
     let (a, regs, c) = ((), (), ());
     insta::assert_snapshot!(
         "fragment_copies",

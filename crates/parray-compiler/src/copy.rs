@@ -2,7 +2,9 @@
 //! to element `k` of `b`, of type `D`. The one lowering of it, used by the front end for
 //! literal types and by a kernel's specialisation for types whose sizes come at run time,
 //! so that both make the same statement. Either side may be a fragment (SPEC 2.14, 3.9):
-//! then each thread moves its own registers (`placement`, `fragment_copy`).
+//! then each thread moves its own registers (`placement`, `fragment_copy`), or, between
+//! a shared tile and 16-bit registers where the types allow it, the warp moves them by
+//! `ldmatrix` or `stmatrix` (`matrices`).
 
 use std::collections::HashMap;
 
@@ -406,20 +408,7 @@ fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Re
         ));
     }
     let dims = top_level_sizes(side);
-    let index = |k: u64| -> Vec<u64> {
-        let mut rest = k;
-        let mut out: Vec<u64> = dims
-            .iter()
-            .rev()
-            .map(|&d| {
-                let i = rest % d;
-                rest /= d;
-                i
-            })
-            .collect();
-        out.reverse();
-        out
-    };
+    let index = |k: u64| digits(&dims, k);
     let not_affine = || {
         format!("`{name}`'s element of a register is not a constant plus multiples of the thread's digits in each dimension; `#copy` of such a fragment is not implemented")
     };
@@ -477,6 +466,206 @@ fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Re
     }))
 }
 
+/// The index of element `k` (logical order) in each of the top-level dimensions `dims`,
+/// row-major (the last the fastest).
+fn digits(dims: &[u64], k: u64) -> Vec<u64> {
+    let mut rest = k;
+    let mut out: Vec<u64> = dims
+        .iter()
+        .rev()
+        .map(|&d| {
+            let i = rest % d;
+            rest /= d;
+            i
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
+/// A digit of a warp's lanes that the row address of an `ldmatrix` is a form of: the
+/// bits of the thread digit `path` from `shift` on, `size` values (`(tid >> shift) &
+/// (size - 1)`, no mask where `!masked`: none of the digit's bits lie above them). The
+/// block's lane digits are cut at lane 8 (the rows of a matrix below), at lane 16 (each
+/// bit of the matrix's number its own part: matrices 1 and 2 of A are 8 rows and 8
+/// columns on) and at the last lane whose address is used.
+#[derive(Debug)]
+struct LanePart {
+    path: String,
+    /// The part's value at lane `l` is `(l / stride) % size`.
+    stride: u64,
+    size: u64,
+    shift: u32,
+    masked: bool,
+}
+
+/// How a warp's `ldmatrix` loads a fragment from a tile, or its `stmatrix` stores it
+/// there ([`matrices`]).
+#[derive(Debug)]
+struct Matrices {
+    /// The 8 x 8 matrices, each one 32-bit register (two elements) of every lane: 1, 2
+    /// or 4.
+    matrices: u64,
+    /// `.trans`: a matrix's rows in the tile are its columns in the registers.
+    trans: bool,
+    /// The tile's offset of the first element of the row lane `l` gives (row `l % 8` of
+    /// matrix `l / 8 % matrices`), a form of `parts` (`row.vars` numbers them alike).
+    row: Offset,
+    parts: Vec<LanePart>,
+}
+
+/// Whether the types let a warp's `ldmatrix.sync.aligned.m8n8` make the copy of the tile
+/// into the registers `regs` of a fragment of `over`'s block (SPEC 3.9, "Fragments"), and
+/// its `stmatrix.sync.aligned.m8n8` the copy back (the two distribute a matrix alike),
+/// `off` being the tile's offset of an index in each of its top-level dimensions
+/// (`index_function`), and how. They do where:
+///
+/// - the elements are 16-bit (`bf16`, `half`), 2, 4 or 8 a thread (1, 2 or 4 matrices);
+/// - the block is whole warps whose lanes are its last dimensions
+///   ([`crate::mma::check_block`]) and the fragment is over the 32 lanes of a warp (each
+///   warp its own);
+/// - the distribution is the instructions': for each matrix `j` (registers `2 j` and
+///   `2 j + 1` of every lane), its element of row `p`, column `c` is in register
+///   `2 j + c % 2` of lane `4 p + c / 2` (`.trans`: register `2 j + p % 2` of lane
+///   `4 c + p / 2`), and the tile keeps each row's 8 elements at consecutive offsets from
+///   a multiple of 8 (16 bytes; a swizzle's XOR of 16-byte chunks keeps rows whole);
+/// - the tile's index of each lane's row start is a constant plus multiples of the
+///   lane's digits ([`LanePart`]).
+///
+/// Post-condition: where `Some`, in a warp whose lane `l` gives the address of element
+/// `row(l)` of the tile's array (starting at a multiple of 16 bytes), each register of
+/// each lane receives from `ldmatrix.x{matrices}{.trans}` the element `regs` places there
+/// (and `stmatrix` stores each there), the one [`fragment_copy`]'s per-thread move moves:
+/// checked at every lane, register and row, and the row's form against the tile's
+/// offsets at every lane.
+fn matrices(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<Matrices> {
+    let module = tile.module;
+    let warp = u64::from(crate::ir::WARP);
+    let part = regs.index.len() as u64;
+    let matrices = part / 2;
+    if !matches!(tile.elem, ElemType::Bf16 | ElemType::Half)
+        || !part.is_multiple_of(2)
+        || ![1, 2, 4].contains(&matrices)
+        || crate::mma::check_block(module, over).is_err()
+        || regs.elements.len() as u64 != warp * part
+        || regs.elements.keys().any(|&(lane, _)| lane >= warp)
+    {
+        return None;
+    }
+    let at = |k: u64| module.offset_at(tile.node, k);
+    let element = |lane: u64, reg: u64| regs.elements.get(&(lane, reg)).copied();
+    // The lane and register of element `c` of row `p` of matrix `j`.
+    let holder = |trans: bool, j: u64, p: u64, c: u64| match trans {
+        false => (4 * p + c / 2, 2 * j + c % 2),
+        true => (4 * c + p / 2, 2 * j + p % 2),
+    };
+    let trans = [false, true].into_iter().find(|&trans| {
+        (0..matrices).all(|j| {
+            (0..8).all(|p| {
+                let offset = |c| {
+                    let (lane, reg) = holder(trans, j, p, c);
+                    element(lane, reg).map(at)
+                };
+                offset(0).is_some_and(|start| {
+                    start % 8 == 0 && (1..8).all(|c| offset(c) == Some(start + c))
+                })
+            })
+        })
+    })?;
+    // The lanes whose addresses are used, and the element each one's row starts at.
+    let rows = 8 * matrices;
+    let start = |l: u64| {
+        let (lane, reg) = holder(trans, l / 8, l % 8, 0);
+        element(lane, reg).expect("checked: every element is held")
+    };
+    let g = module.type_def(over)?;
+    let mut leaves = Vec::new();
+    block_leaves(
+        module,
+        module.node(g.root).children[1],
+        "1".into(),
+        &mut leaves,
+    );
+    let mut parts = Vec::new();
+    for (path, size, stride) in leaves.into_iter().filter(|l| l.2 < warp) {
+        let top = (stride * size).min(rows);
+        let mut cuts = vec![stride];
+        cuts.extend([8, 16].into_iter().filter(|&c| stride < c && c < top));
+        cuts.push(top);
+        for w in cuts.windows(2).filter(|w| w[0] < w[1]) {
+            parts.push(LanePart {
+                path: path.clone(),
+                stride: w[0],
+                size: w[1] / w[0],
+                shift: (w[0] / stride).trailing_zeros(),
+                masked: w[1] < stride * size,
+            });
+        }
+    }
+    let value = |p: &LanePart, l: u64| (l / p.stride) % p.size;
+    // The index of each lane's row start: a constant plus a weight of each part.
+    let dims = top_level_sizes(tile);
+    let index = |l: u64| digits(&dims, start(l));
+    let constant = index(0);
+    let weights: Vec<Vec<u64>> = parts
+        .iter()
+        .map(|p| {
+            index(p.stride)
+                .iter()
+                .zip(&constant)
+                .map(|(a, b)| a.checked_sub(*b))
+                .collect()
+        })
+        .collect::<Option<_>>()?;
+    let affine = (0..rows).all(|l| {
+        let got: Vec<u64> = (0..dims.len())
+            .map(|d| {
+                constant[d]
+                    + parts
+                        .iter()
+                        .zip(&weights)
+                        .map(|(p, w)| w[d] * value(p, l))
+                        .sum::<u64>()
+            })
+            .collect();
+        got == index(l)
+    });
+    if !affine {
+        return None;
+    }
+    // The tile's offset at that index, a form of the parts.
+    let mut vars = parray_layout::Vars::new();
+    let ids: Vec<_> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| vars.bind(&format!("__parray_lane{i}"), p.size - 1))
+        .collect();
+    let mut with = vec![parray_layout::LinearForm::constant(0); off.vars.len()];
+    for (d, c) in constant.iter().enumerate() {
+        // An index the offset does not depend on has no variable.
+        let Some(id) = off.vars.id(&format!("__parray_i{d}")) else {
+            continue;
+        };
+        with[id.0 as usize] = ids
+            .iter()
+            .zip(&weights)
+            .fold(parray_layout::LinearForm::constant(*c), |form, (id, w)| {
+                form.add(&parray_layout::LinearForm::var(*id).scale(w[d]), &vars)
+            });
+    }
+    let row = off.expr.substitute(&with, &vars);
+    let exact = (0..rows).all(|l| {
+        let values: Vec<u64> = parts.iter().map(|p| value(p, l)).collect();
+        row.eval(&values) == at(start(l))
+    });
+    exact.then_some(Matrices {
+        matrices,
+        trans,
+        row: Offset { expr: row, vars },
+        parts,
+    })
+}
+
 /// The copy between a thread's part of a fragment, its registers `regs` ([`placement`]),
 /// and `tile`, a type of the same top-level dimensions (`into`: from the tile into the
 /// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
@@ -484,7 +673,11 @@ fn placement(side: &Side, name: &str, threads: Option<&str>) -> Result<Option<Re
 /// moves its own elements and no other. In a cuda body, where the element type has vectors
 /// of 4 (or 2) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
 /// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
-/// moves, which the prover keeps where the tile's side is aligned.
+/// moves, which the prover keeps where the tile's side is aligned. Between a tile and the
+/// registers of 16-bit elements, where [`matrices`] says the types allow, the warp's
+/// `ldmatrix` (into the registers) or `stmatrix` ([`Stmt::Matrices`], the moves its
+/// per-thread form), which the prover keeps where the tile is a shared array and its rows
+/// are aligned.
 fn fragment_copy(
     copy: &CopySpec,
     (frag, regs): (&Side, &Registers),
@@ -598,7 +791,44 @@ fn fragment_copy(
         .into_iter()
         .find(|&w| copy.vectors && vector_of(tile.elem, w as u8).is_some() && runs(w));
     let Some(w) = width else {
-        return Ok(one(moves, copy.loc));
+        // By `ldmatrix` (`stmatrix`) where the types allow.
+        let by_rows = match (frag_end.offsets.is_empty(), copy.threads.as_deref()) {
+            (true, Some(over)) => matrices(regs, tile, &off, over),
+            _ => None,
+        };
+        let Some(l) = by_rows else {
+            return Ok(one(moves, copy.loc));
+        };
+        let lane = |p: &LanePart| {
+            let tid = Expr::new(ExprKind::Tid(p.path.clone()), span);
+            let shifted = match p.shift {
+                0 => tid,
+                s => binary(BinOp::Shr, tid, size(u64::from(s))),
+            };
+            match p.masked {
+                true => binary(BinOp::BitAnd, shifted, size(p.size - 1)),
+                false => shifted,
+            }
+        };
+        let row = Expr::new(
+            ExprKind::Offset {
+                off: l.row,
+                args: l.parts.iter().map(lane).collect(),
+                of: Indexed::of_type(module, &tile.type_name),
+            },
+            span,
+        );
+        let (base, at) = place(tile_end, row);
+        return Ok(Stmt::Matrices {
+            store: !into,
+            matrices: l.matrices as u8,
+            trans: l.trans,
+            regs: frag_end.base.clone(),
+            base: *base,
+            at: *at,
+            scalar: moves,
+            loc: copy.loc,
+        });
     };
     let vectors = (0..part / w)
         .map(|q| {
@@ -966,6 +1196,23 @@ bf16 [[#FA_REGS_1][#FA_REGS_2]][[#FA_REGS_0][#FA_REGS_3][#FA_REGS_4]] FA
 rmem float [[2][#G_1_1]][[#G_1_2][2]] FC
 rmem float [[2][#G_1_1]][[2][4]] ROWS_ONLY
 rmem float [[2][#H_1_0]][[#H_1_1][2]] FH
+rmem bf16 [[2][#G_1_2][2]][#G_1_1] FB
+smem bf16 [16][16] AS
+smem bf16 [16][24] AP
+bf16 [#AP_0][16#AP_1] AP_TILE
+smem bf16 [16][20] AQ
+bf16 [#AQ_0][16#AQ_1] AQ_TILE
+smem bf16 [[2][8]][[8 ^ T_0_1][8]] T
+bf16 [#T_0][16#T_1] T_TILE
+smem bf16 [16][8] BS
+smem bf16 [8][16] BNK
+bf16 [#BNK_1][#BNK_0] BT
+smem float [16][8] CS
+rmem bf16 [[2][#G_1_1]][[#G_1_2][2]] FC16
+smem bf16 [8][16] CNM
+bf16 [#CNM_1][#CNM_0] CT
+rmem half [#G_1_1][[#G_1_2][2]] F8
+smem half [8][8] S8
 ";
 
     fn placed(name: &str, threads: &str) -> Result<Option<Registers>, String> {
@@ -1011,6 +1258,121 @@ rmem float [[2][#H_1_0]][[#H_1_1][2]] FH
         let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
         let s = side(&module, "FC", CopyPart::Src).unwrap_or_else(|e| panic!("{}", e.message));
         assert!(placement(&s, "FC", None).is_err());
+    }
+
+    /// [`matrices`] of the fragment `frag` of `G`'s block from the tile `tile`, and the
+    /// offset its row form gives each lane; where it is `Some`, checked against the
+    /// instruction as the PTX ISA describes it, on the tile's offsets: lane `l` gives the
+    /// address of row `l % 8` of matrix `l / 8`, and lane `t` receives in registers `2 i`
+    /// and `2 i + 1` the elements `2 (t % 4)` and `2 (t % 4) + 1` of row `t / 4` of
+    /// matrix `i` (`.trans`: element `t / 4` of rows `2 (t % 4)` and `2 (t % 4) + 1`),
+    /// which must be the elements the fragment's type places there.
+    fn by_rows(frag: &str, tile: &str) -> Option<(Matrices, Vec<u64>)> {
+        let module = Module::parse(FRAGMENTS).unwrap_or_else(|e| panic!("{e}"));
+        let f = side(&module, frag, CopyPart::Dst).unwrap_or_else(|e| panic!("{}", e.message));
+        let regs = placement(&f, frag, Some("G")).unwrap().expect("a fragment");
+        let t = side(&module, tile, CopyPart::Src).unwrap_or_else(|e| panic!("{}", e.message));
+        let off = parray_layout::index_function(&module, tile, &["__parray_i0", "__parray_i1"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let l = matrices(&regs, &t, &off, "G")?;
+        let rows: Vec<u64> = (0..8 * l.matrices)
+            .map(|lane| {
+                let values: Vec<u64> = l.parts.iter().map(|p| (lane / p.stride) % p.size).collect();
+                l.row.expr.eval(&values)
+            })
+            .collect();
+        for (&(lane, reg), &k) in &regs.elements {
+            let (i, e) = (reg / 2, reg % 2);
+            let isa = match l.trans {
+                false => rows[(8 * i + lane / 4) as usize] + 2 * (lane % 4) + e,
+                true => rows[(8 * i + 2 * (lane % 4) + e) as usize] + lane / 4,
+            };
+            assert_eq!(
+                isa,
+                module.offset_at(t.node, k),
+                "{frag} from {tile}: register {reg} of lane {lane}"
+            );
+        }
+        Some((l, rows))
+    }
+
+    /// A's four matrices from a row-major tile (lane `l` gives row `l % 16` at column `8 (l
+    /// / 16)`), from rows padded to 48 bytes, and from the 128-byte swizzle, whose rows'
+    /// form has no division left; B's two, `.trans` from a k x n tile (lane `l` gives row
+    /// `k = l`) and plain from an n x k one seen as k x n.
+    #[test]
+    fn ldmatrix_applies_where_each_row_is_16_aligned_bytes_in_its_order() {
+        let (a, rows) = by_rows("FA", "AS").expect("row-major A");
+        assert_eq!((a.matrices, a.trans), (4, false));
+        let want: Vec<u64> = (0..32).map(|l| (l % 16) * 16 + (l / 16) * 8).collect();
+        assert_eq!(rows, want);
+        let paths: Vec<(&str, u64, u64, u32, bool)> = a
+            .parts
+            .iter()
+            .map(|p| (p.path.as_str(), p.stride, p.size, p.shift, p.masked))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("1_1", 4, 2, 0, true),
+                ("1_1", 8, 2, 1, true),
+                ("1_1", 16, 2, 2, false),
+                ("1_2", 1, 4, 0, false)
+            ]
+        );
+        let (_, rows) = by_rows("FA", "AP_TILE").expect("padded rows");
+        let want: Vec<u64> = (0..32).map(|l| (l % 16) * 24 + (l / 16) * 8).collect();
+        assert_eq!(rows, want);
+        let (t, rows) = by_rows("FA", "T_TILE").expect("swizzled A");
+        let want: Vec<u64> = (0..32)
+            .map(|l| (l % 16) * 64 + ((l / 16) ^ (l % 8)) * 8)
+            .collect();
+        assert_eq!(rows, want);
+        let text = t.row.expr.to_source(&t.row.vars);
+        assert!(!text.contains('/') && !text.contains('%'), "{text}");
+        let (b, rows) = by_rows("FB", "BS").expect("k x n B");
+        assert_eq!((b.matrices, b.trans), (2, true));
+        assert_eq!(rows, (0..16).map(|l| l * 8).collect::<Vec<_>>());
+        let (b, rows) = by_rows("FB", "BT").expect("n x k B");
+        assert_eq!((b.matrices, b.trans), (2, false));
+        let want: Vec<u64> = (0..16).map(|l| (l % 8) * 16 + (l / 8) * 8).collect();
+        assert_eq!(rows, want);
+    }
+
+    /// A 16-bit accumulator (m = t1 + 8 v1, n = 2 t0 + v0) is two matrices of rows of
+    /// m, each lane `l` giving row `m = l` of a row-major m x n tile, and `.trans` to an n
+    /// x m tile seen as m x n (lane `l` gives row `n = l % 8` from `m = 8 (l / 8)`).
+    #[test]
+    fn a_16_bit_accumulator_is_two_matrices() {
+        let (c, rows) = by_rows("FC16", "BS").expect("row-major C");
+        assert_eq!((c.matrices, c.trans), (2, false));
+        assert_eq!(rows, (0..16).map(|l| l * 8).collect::<Vec<_>>());
+        let (c, rows) = by_rows("FC16", "CT").expect("n x m C");
+        assert_eq!((c.matrices, c.trans), (2, true));
+        let want: Vec<u64> = (0..16).map(|l| (l % 8) * 16 + (l / 8) * 8).collect();
+        assert_eq!(rows, want);
+    }
+
+    /// One matrix of `half`s, a register pair a lane (`.x1`): lane `l` gives row `l % 8`,
+    /// its digit `t1` cut at lane 8 (the lanes past it give the first 8 rows again).
+    #[test]
+    fn one_matrix_is_x1() {
+        let (h, rows) = by_rows("F8", "S8").expect("8 x 8 halves");
+        assert_eq!((h.matrices, h.trans), (1, false));
+        assert_eq!(rows, (0..8).map(|l| l * 8).collect::<Vec<_>>());
+        let parts: Vec<(u64, u64, bool)> = h
+            .parts
+            .iter()
+            .map(|p| (p.stride, p.size, p.masked))
+            .collect();
+        assert_eq!(parts, [(4, 2, true), (1, 4, false)]);
+    }
+
+    /// Not where a row is not 16 aligned bytes (rows of 40 bytes), nor for 32-bit elements.
+    #[test]
+    fn ldmatrix_does_not_apply_elsewhere() {
+        assert!(by_rows("FA", "AQ_TILE").is_none());
+        assert!(by_rows("FC", "CS").is_none());
     }
 
     fn sizes(s: &[u64]) -> Vec<(LocalId, u64)> {

@@ -665,6 +665,28 @@ impl Rebuild for Stmt {
                 let (input, a, b, d, loc) = (r(input), r(a), r(b), r(d), r(loc));
                 quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, loc: #loc })
             }
+            Stmt::Matrices {
+                store,
+                matrices,
+                trans,
+                regs,
+                base,
+                at,
+                scalar,
+                loc,
+            } => {
+                let (store, matrices, trans, regs, base, at, scalar, loc) = (
+                    r(store),
+                    r(matrices),
+                    r(trans),
+                    r(regs),
+                    r(base),
+                    r(at),
+                    r(scalar),
+                    r(loc),
+                );
+                quote!(#s::Matrices { store: #store, matrices: #matrices, trans: #trans, regs: #regs, base: #base, at: #at, scalar: #scalar, loc: #loc })
+            }
             Stmt::Break { loc } => {
                 let loc = r(loc);
                 quote!(#s::Break { loc: #loc })

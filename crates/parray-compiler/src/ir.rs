@@ -635,6 +635,18 @@ macro_rules! stmt_parts {
                 $f($part::Expr(b));
                 $f($part::Expr(d));
             }
+            Stmt::Matrices {
+                regs,
+                base,
+                at,
+                scalar,
+                ..
+            } => {
+                $f($part::Expr(base));
+                $f($part::Expr(at));
+                $f($part::Expr(regs));
+                $f($part::Body(scalar));
+            }
             Stmt::Create { .. }
             | Stmt::Sync { .. }
             | Stmt::Break { .. }
@@ -671,14 +683,19 @@ impl Stmt {
         | Stmt::Continue { loc }
         | Stmt::Return { loc }
         | Stmt::Print { loc, .. }
-        | Stmt::Mma { loc, .. }) = self;
+        | Stmt::Mma { loc, .. }
+        | Stmt::Matrices { loc, .. }) = self;
         *loc
     }
 
     /// Whether this statement, at any depth, is one the threads of a block execute
-    /// together: a `#sync`, a `#mma`, or one whose expressions hold a `shfl_down`.
+    /// together: a `#sync`, a `#mma`, an `ldmatrix` or `stmatrix`, or one whose
+    /// expressions hold a `shfl_down`.
     pub fn is_collective(&self) -> bool {
-        let mut found = matches!(self, Stmt::Sync { .. } | Stmt::Mma { .. });
+        let mut found = matches!(
+            self,
+            Stmt::Sync { .. } | Stmt::Mma { .. } | Stmt::Matrices { .. }
+        );
         self.for_each_part(&mut |part| match part {
             Part::Body(b) => found |= b.iter().any(Stmt::is_collective),
             Part::Expr(e) => found |= e.shuffles(),
@@ -782,6 +799,30 @@ pub enum Stmt {
         a: Expr,
         b: Expr,
         d: Expr,
+        loc: Loc,
+    },
+    /// A `#copy` between a tile and a fragment that a warp's
+    /// `ldmatrix.sync.aligned.m8n8` makes (into the fragment), or its
+    /// `stmatrix.sync.aligned.m8n8` (`store`: from it), SPEC 3.9, "Fragments", where
+    /// `copy::matrices` finds that the types allow it: each lane gives the address of one
+    /// row of 8 16-bit elements, `base + at` (`at` a form of the lane's digits), and
+    /// receives (gives) `matrices` 32-bit registers, element pairs, of `regs` (registers
+    /// `2 i` and `2 i + 1` in the i-th); `.trans` where `trans`. `scalar` is the same copy
+    /// as the thread's own moves, each register from (to) the element the fragment's type
+    /// places there, which the emulation and HIP run (the same elements move either way)
+    /// and which `bounds::prove` keeps instead unless `base` is a shared array the body
+    /// created, every lane's row is proved to start at a multiple of 8 elements and every
+    /// move of `scalar` is proved in bounds. A warp collective: its 32 lanes execute it
+    /// together.
+    Matrices {
+        store: bool,
+        /// The 8 x 8 matrices: 1, 2 or 4 (`.x1`, `.x2`, `.x4`).
+        matrices: u8,
+        trans: bool,
+        regs: Expr,
+        base: Expr,
+        at: Expr,
+        scalar: Vec<Stmt>,
         loc: Loc,
     },
     /// `println!`/`print!` with `{}` placeholders.

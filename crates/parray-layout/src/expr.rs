@@ -261,6 +261,26 @@ impl LinearForm {
             _ => None,
         }
     }
+
+    /// The form with each variable `v` replaced by `with[v]`, a form of the variables
+    /// `vars`, simplified by the smart constructors as it is rebuilt: `(x % 8)` of `x =
+    /// a + 8 b` with `a < 8` is `a`. For every assignment of values to `vars` at which each
+    /// of `with` lies within the range of the variable it replaces (the ranges `self` was
+    /// simplified with), the result evaluates to what `self` evaluates to at those values.
+    pub fn substitute(&self, with: &[LinearForm], vars: &Vars) -> LinearForm {
+        self.terms
+            .iter()
+            .fold(LinearForm::constant(self.konst), |acc, (k, t)| {
+                let t = match t {
+                    Term::Var(v) => with[v.0 as usize].clone(),
+                    Term::Digit { of, div, modulo } => {
+                        digit(&of.substitute(with, vars), *div, *modulo, vars)
+                    }
+                    Term::Xor { a, b } => xor(&a.substitute(with, vars), &b.substitute(with, vars)),
+                };
+                acc.add(&t.scale(*k), vars)
+            })
+    }
 }
 
 impl Term {
@@ -546,5 +566,44 @@ impl LinearForm {
             var: |v| vars.name(v).to_string(),
         }
         .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 128-byte swizzle's offset of `[r][c]` on rows of 64 (`r * 64 + c % 8 + ((c / 8)
+    /// ^ (r % 8)) * 8`) at an ldmatrix lane's row start (`r = t0 + 4 p + 8 q`, `c = 8 q`
+    /// with `t0 < 4`, `p, q < 2`) loses every division and remainder, and agrees with the
+    /// form it came from at every value.
+    #[test]
+    fn substitution_simplifies_digits_away() {
+        let mut old = Vars::new();
+        let (r, c) = (old.bind("r", 15), old.bind("c", 15));
+        let (r, c) = (LinearForm::var(r), LinearForm::var(c));
+        let swizzled = r.scale(64).add(&digit(&c, 1, Some(8), &old), &old).add(
+            &xor(&digit(&c, 8, None, &old), &digit(&r, 1, Some(8), &old)).scale(8),
+            &old,
+        );
+        let mut new = Vars::new();
+        let (t0, p, q) = (new.bind("t0", 3), new.bind("p", 1), new.bind("q", 1));
+        let v = LinearForm::var;
+        let row = v(t0).add(&v(p).scale(4), &new).add(&v(q).scale(8), &new);
+        let col = v(q).scale(8);
+        let got = swizzled.substitute(&[row.clone(), col.clone()], &new);
+        fn digits(e: &LinearForm) -> bool {
+            e.terms.iter().any(|(_, t)| match t {
+                Term::Var(_) => false,
+                Term::Digit { .. } => true,
+                Term::Xor { a, b } => digits(a) || digits(b),
+            })
+        }
+        assert!(!digits(&got), "{}", got.to_source(&new));
+        for values in (0..4).flat_map(|a| (0..2).flat_map(move |b| (0..2).map(move |c| [a, b, c])))
+        {
+            let at = [row.eval(&values), col.eval(&values)];
+            assert_eq!(got.eval(&values), swizzled.eval(&at), "{values:?}");
+        }
     }
 }

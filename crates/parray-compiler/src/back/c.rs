@@ -504,10 +504,26 @@ fn functions(body: &Body, dialect: Dialect, names: &[String]) -> String {
     w.out
 }
 
-/// The arrays each vector access of `body` goes through, and the vector types of those in
+/// The arrays each vector access of `body` goes through (and the shared arrays whose rows
+/// of 16 bytes an `ldmatrix` or `stmatrix` moves), and the vector types of those in
 /// registers (the rmem arrays a body creates).
 fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) {
+    fn rows(stmts: &[Stmt], arrays: &mut HashSet<LocalId>) {
+        for s in stmts {
+            if let Stmt::Matrices { base, .. } = s {
+                if let ExprKind::Local(id) = base.kind {
+                    arrays.insert(id);
+                }
+            }
+            s.for_each_part(&mut |part| {
+                if let crate::ir::Part::Body(b) = part {
+                    rows(b, arrays);
+                }
+            });
+        }
+    }
     let mut arrays = HashSet::new();
+    rows(&body.stmts, &mut arrays);
     let mut in_registers = Vec::new();
     crate::ir::visit_exprs(&body.stmts, &mut |e| {
         let ExprKind::Vector { base, lanes, .. } = &e.kind else {
@@ -816,6 +832,13 @@ impl<'b> Writer<'b> {
         name
     }
 
+    /// A preprocessor line, not indented.
+    fn directive(&mut self, text: &str) {
+        self.out.push_str(text);
+        self.out.push('\n');
+        self.next_line += 1;
+    }
+
     fn push(&mut self, text: &str) {
         for _ in 0..self.indent {
             self.out.push_str("    ");
@@ -874,6 +897,105 @@ impl<'b> Writer<'b> {
             .chain((0..2).map(|i| word("b", i)))
             .collect();
         self.push(&format!("    : {});", words.join(", ")));
+        self.indent -= 1;
+        self.push("}");
+    }
+
+    /// A warp's `ldmatrix` (sm_75 and later) or, `store`, `stmatrix` (sm_90)
+    /// ([`Stmt::Matrices`]) in inline PTX, as CuTe's `SM75_U32x4_LDSM_N` and
+    /// `SM90_U32x4_STSM_N` write them: the lane's row address made a shared-memory one
+    /// (`__cvta_generic_to_shared`), and each of the `matrices` 32-bit registers two
+    /// registers of the fragment, the lower half the first, unpacked from it (packed into
+    /// it), so that no array is read or written through a wider type. The `memory`
+    /// clobber keeps it in order with the other accesses to the tile. A GPU before sm_90
+    /// (the kernel is built for the device's) has no `stmatrix`: there the thread's own
+    /// moves, `scalar`.
+    fn matrices(
+        &mut self,
+        (store, matrices, trans): (bool, u8, bool),
+        [regs, base, at]: [&Expr; 3],
+        scalar: &[Stmt],
+        loc: Loc,
+    ) {
+        let (from, to) = match regs.ty {
+            Ty::Array {
+                elem: ElemType::Half,
+                ..
+            } => ("__ushort_as_half", "__half_as_ushort"),
+            _ => ("__ushort_as_bfloat16", "__bfloat16_as_ushort"),
+        };
+        let p = precedence(BinOp::Add);
+        let address = format!("{} + {}", self.operand(base, p), self.operand(at, p));
+        let regs = self.expr(regs).0;
+        let words: Vec<String> = (0..matrices).map(|i| format!("__parray_r{i}")).collect();
+        let trans = if trans { ".trans" } else { "" };
+        let shared = format!("\"r\"((unsigned)__cvta_generic_to_shared({address}))");
+        if store {
+            self.directive("#if __CUDA_ARCH__ >= 900");
+        }
+        self.line(loc, "{");
+        self.indent += 1;
+        if store {
+            let packed: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    format!(
+                        "{w} = (unsigned){to}({regs}[{}]) | (unsigned){to}({regs}[{}]) << 16",
+                        2 * i,
+                        2 * i + 1
+                    )
+                })
+                .collect();
+            let operands = (1..=matrices)
+                .map(|i| format!("%{i}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.push(&format!("const unsigned {};", packed.join(", ")));
+            self.push(&format!(
+                "asm volatile(\"stmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 [%0], {{{operands}}};\""
+            ));
+            self.push("    :");
+            let words: Vec<String> = words.iter().map(|w| format!("\"r\"({w})")).collect();
+            self.push(&format!("    : {shared}, {}", words.join(", ")));
+            self.push("    : \"memory\");");
+            self.indent -= 1;
+            self.push("}");
+            self.directive("#else");
+            self.line(loc, "{");
+            self.block(scalar);
+            self.push("}");
+            self.directive("#endif");
+            // The preprocessor reads the `#line`s of one branch only: the next statement
+            // says its line again.
+            self.next_line = 0;
+            return;
+        }
+        let operands = (0..matrices)
+            .map(|i| format!("%{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.push(&format!("unsigned {};", words.join(", ")));
+        self.push(&format!(
+            "asm volatile(\"ldmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 {{{operands}}}, [%{matrices}];\""
+        ));
+        self.push(&format!(
+            "    : {}",
+            words
+                .iter()
+                .map(|w| format!("\"=r\"({w})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        self.push(&format!("    : {shared}"));
+        self.push("    : \"memory\");");
+        for (i, w) in words.iter().enumerate() {
+            self.push(&format!("{regs}[{}] = {from}((unsigned short){w});", 2 * i));
+            self.push(&format!(
+                "{regs}[{}] = {from}((unsigned short)({w} >> 16));",
+                2 * i + 1
+            ));
+        }
         self.indent -= 1;
         self.push("}");
     }
@@ -1067,6 +1189,20 @@ impl<'b> Writer<'b> {
                 d,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
+            // HIP has no ldmatrix nor stmatrix: each thread moves its own registers.
+            Stmt::Matrices { scalar, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
+                self.stmts(scalar)
+            }
+            Stmt::Matrices {
+                store,
+                matrices,
+                trans,
+                regs,
+                base,
+                at,
+                scalar,
+                loc,
+            } => self.matrices((*store, *matrices, *trans), [regs, base, at], scalar, *loc),
             Stmt::Break { loc } => self.line(*loc, "break;"),
             Stmt::Continue { loc } => self.line(*loc, "continue;"),
             Stmt::Return { loc } => self.line(*loc, "return;"),

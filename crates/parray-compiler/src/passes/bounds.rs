@@ -579,6 +579,31 @@ impl<'b> Facts<'b> {
         out
     }
 
+    /// Whether an `ldmatrix` (`stmatrix`) of rows `base + at` whose per-thread moves are
+    /// `scalar` (marked) is kept ([`Stmt::Matrices`]): `base` is a shared array the body
+    /// created (named: the C declares it 16-byte aligned), every lane's row starts at a
+    /// multiple of 8 elements (16 bytes) of it, and every move is proved in bounds (the
+    /// warp's rows hold the moves' elements, `copy::matrices`).
+    fn by_rows(&self, base: &Expr, at: &Expr, scalar: &[Stmt]) -> bool {
+        let shared = match base.kind {
+            ExprKind::Local(id) => matches!(
+                self.body.local(id).ty,
+                Some(Ty::Array {
+                    mem: parray_layout::MemKind::Smem,
+                    ..
+                })
+            ),
+            _ => false,
+        };
+        let mut proved = true;
+        visit_exprs(scalar, &mut |e| {
+            if let ExprKind::Index(_, _, check) = &e.kind {
+                proved &= matches!(check, Check::Proved);
+            }
+        });
+        shared && proved && self.aligned(base, at, 8)
+    }
+
     /// Whether the vector access `base.load{lanes}(at)` (or its store) is known to start at
     /// a multiple of `lanes` from its root's start.
     fn aligned(&self, base: &Expr, at: &Expr, lanes: u8) -> bool {
@@ -1652,5 +1677,20 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 crate::ir::PartMut::Body(b) => mark(b, facts, extents, proof),
             })
         });
+        if let Stmt::Matrices {
+            base,
+            at,
+            scalar,
+            loc,
+            ..
+        } = s
+        {
+            if !facts.by_rows(base, at, scalar) {
+                *s = Stmt::Block {
+                    body: std::mem::take(scalar),
+                    loc: *loc,
+                };
+            }
+        }
     }
 }

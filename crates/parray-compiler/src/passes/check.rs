@@ -640,6 +640,23 @@ impl Checker {
             }
             // Its element loop holds every expression of the copy.
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar, body),
+            // Its moves report the copy's mistakes; the rows' address reaches the same
+            // arrays, at an offset of the lane's digits.
+            Stmt::Matrices {
+                regs,
+                base,
+                at,
+                scalar,
+                ..
+            } => {
+                self.stmts(scalar, body);
+                let reported = self.diags.len();
+                self.expr(regs, body);
+                self.expr(base, body);
+                let t = self.expr(at, body);
+                self.unify(Ty::USIZE, t, at.span, "this offset");
+                self.diags.truncate(reported);
+            }
             Stmt::Print { args, .. } => {
                 for a in args {
                     self.expr(a, body);

@@ -828,6 +828,46 @@ pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usi
     }
 }
 
+/// The first thread of each warp of a block with threads present (`present`) at a warp
+/// collective of an emulated cuda body, the form `form` at `line` (`#mma`, or a `#copy`
+/// that is an `ldmatrix` or `stmatrix`), the hardware's `instruction`.
+///
+/// # Panics
+/// When some but not all lanes of a warp are present, or the block's last warp is short:
+/// the 32 lanes of a warp execute the instruction together (on a GPU, without all of them
+/// it is undefined).
+#[track_caller]
+pub fn whole_warps(present: &[bool], form: &str, instruction: &str, line: u32) -> Vec<usize> {
+    let warp = parray_compiler::ir::WARP as usize;
+    let mut firsts = Vec::new();
+    for first in (0..present.len()).step_by(warp) {
+        let lanes = first..(first + warp).min(present.len());
+        if !present[lanes].contains(&true) {
+            continue;
+        }
+        if let Some(lane) =
+            (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false))
+        {
+            if lane >= present.len() {
+                panic!(
+                    "parray: {form} at line {line} in a block of {} threads, whose last warp has \
+                     {} lanes: the {warp} lanes of a warp execute it together",
+                    present.len(),
+                    present.len() - first
+                );
+            }
+            panic!(
+                "parray: {form} at line {line}: lane {} of this warp (thread {lane} of the \
+                 block) did not reach it: the {warp} lanes of a warp execute {instruction} \
+                 together",
+                lane - first
+            );
+        }
+        firsts.push(first);
+    }
+    firsts
+}
+
 /// `#mma D(d) += A(a) * B(b)` (`mma.sync.aligned.m16n8k16.row.col`) of an emulated cuda
 /// body at line `line`, for the block's threads present there (`present`): `a`, `b` and
 /// `d` hold each thread's registers of the A, B and C/D fragments, in the PTX ISA's order
@@ -856,29 +896,7 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
     SD: Cells<f32>,
 {
     use parray_compiler::ir::{mma_isa, MMA_K, MMA_M, MMA_N};
-    let warp = parray_compiler::ir::WARP as usize;
-    for first in (0..present.len()).step_by(warp) {
-        let lanes = first..(first + warp).min(present.len());
-        if !present[lanes].contains(&true) {
-            continue;
-        }
-        if let Some(lane) =
-            (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false))
-        {
-            if lane >= present.len() {
-                panic!(
-                    "parray: #mma at line {line} in a block of {} threads, whose last warp has {} \
-                     lanes: the {warp} lanes of a warp execute it together",
-                    present.len(),
-                    present.len() - first
-                );
-            }
-            panic!(
-                "parray: #mma at line {line}: lane {} of this warp (thread {lane} of the block) \
-                 did not reach it: the {warp} lanes of a warp execute an mma.sync together",
-                lane - first
-            );
-        }
+    for first in whole_warps(present, "#mma", "an mma.sync", line) {
         let am: [[f64; MMA_K]; MMA_M] = std::array::from_fn(|m| {
             std::array::from_fn(|k| {
                 let (l, v) = mma_isa::a(m, k);

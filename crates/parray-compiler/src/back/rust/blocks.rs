@@ -476,6 +476,23 @@ impl Writer<'_> {
                 let (a, b, d, line) = (spilled(a), spilled(b), spilled(d), loc.line);
                 quote_spanned!(loc.span.proc_macro()=> ::parray::__private::mma_m16n8k16(&#outer, &#a, &#b, &#d, #line);)
             }
+            // Every lane of a warp there, then each thread's own moves: the elements
+            // the warp's ldmatrix (stmatrix) moves into (from) its registers.
+            Stmt::Matrices {
+                store, scalar, loc, ..
+            } => {
+                let instruction = match store {
+                    true => "an stmatrix",
+                    false => "an ldmatrix",
+                };
+                let line = loc.line;
+                let moves: TokenStream = scalar.iter().map(|s| self.stmt(s)).collect();
+                let moves = self.per_thread(&outer, TokenStream::new(), moves);
+                quote_spanned!(loc.span.proc_macro()=> {
+                    ::parray::__private::whole_warps(&#outer, "#copy", #instruction, #line);
+                    #moves
+                })
+            }
             Stmt::Block { body, .. } => {
                 let inner = self.block_stmts(body);
                 quote!({ #inner })

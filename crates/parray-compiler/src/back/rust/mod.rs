@@ -458,7 +458,9 @@ impl<'b> Writer<'b> {
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             // Element by element, each side's offsets evaluated at the bound sizes.
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar),
-            Stmt::Mma { .. } => unreachable!("a warp collective is written by `blocks`"),
+            Stmt::Mma { .. } | Stmt::Matrices { .. } => {
+                unreachable!("a warp collective is written by `blocks`")
+            }
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
