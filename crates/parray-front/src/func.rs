@@ -20,7 +20,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 
 use crate::dollar::Forms;
-use crate::resolve::{base_name, companion, drive, Carried, Entry, Kind, Outcome};
+use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
@@ -86,19 +86,11 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
     let parsed: syn::ItemFn = syn::parse2(item.clone())?;
     let mut names = Vec::new();
     crate::detour::dollar_names(&quote::quote!(#parsed), &mut names);
-    let resolved = match crate::detour::module_for(entries, names.clone(), &[])? {
+    let resolved = match crate::detour::module_for(entries, names, &[])? {
         Ok(resolved) => resolved,
         Err(need) => return Ok(Outcome::Need(need)),
     };
-    // A run-time size would be read when the function runs, at each call: refused.
     let mut errors: Vec<syn::Error> = Vec::new();
-    for n in &names {
-        let name = n.to_string();
-        let ty = base_name(&name);
-        if resolved.runtime.iter().any(|r| r == ty) {
-            errors.push(syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")));
-        }
-    }
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -112,7 +104,9 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
         crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
     );
     let mut rust = parsed.clone();
+    // A run-time type's forms are computed from its bound sizes, as `host!` computes them.
     let mut forms = Forms::new(&resolved.module, None);
+    forms.runtime = resolved.runtime.clone();
     let not_built: Vec<&str> = entries
         .iter()
         .filter(|e| e.what == Carried::NotBuilt)
@@ -254,11 +248,11 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     sources.retain(|(n, _)| name != n);
     sources.push((name.to_string(), item));
     // The types the forms of it and of its callees name: all carried in by now.
-    let module = match crate::detour::module_for(entries, Vec::new(), &[])? {
-        Ok(resolved) => resolved.module,
+    let resolved = match crate::detour::module_for(entries, Vec::new(), &[])? {
+        Ok(resolved) => resolved,
         Err(_) => unreachable!("no names asked for"),
     };
-    crate::lower::check_function(&name, &sources, &records(entries), &module)?;
+    crate::lower::check_function(&name, &sources, &records(entries), &resolved)?;
     Ok(Outcome::Done(TokenStream::new()))
 }
 
