@@ -182,21 +182,27 @@ impl VisitMut for Accesses {
             }
         };
         self.visit_expr_mut(value);
-        // The element written, and the field of it (`a[i].f`).
-        let (element, field) = match place {
-            syn::Expr::Field(f) => match &mut *f.base {
-                syn::Expr::Index(ix) => (ix, Some(f.member.clone())),
-                _ => {
-                    self.visit_expr_mut(place);
-                    return;
-                }
-            },
-            syn::Expr::Index(ix) => (ix, None),
-            _ => {
-                self.visit_expr_mut(place);
-                return;
-            }
+        // The element written, and the field of it (`a[i].f`, or `a[i].pos.x` through a
+        // record inside it).
+        let mut members: Vec<syn::Member> = Vec::new();
+        let mut under = &*place;
+        while let syn::Expr::Field(f) = under {
+            members.push(f.member.clone());
+            under = &f.base;
+        }
+        members.reverse();
+        if !matches!(under, syn::Expr::Index(_)) {
+            self.visit_expr_mut(place);
+            return;
+        }
+        let mut element = &mut *place;
+        while let syn::Expr::Field(f) = element {
+            element = &mut f.base;
+        }
+        let syn::Expr::Index(element) = element else {
+            unreachable!("an element, found above")
         };
+        let field = (!members.is_empty()).then(|| quote::quote!(#(#members).*));
         self.visit_expr_mut(&mut element.expr);
         self.visit_expr_mut(&mut element.index);
         let (b, i) = (&element.expr, &element.index);
@@ -410,10 +416,8 @@ fn record_named(ty: &syn::Type) -> Option<&Ident> {
 
 /// The records the entries carry (their derives' `record P { ... }`).
 pub fn records(entries: &[Entry]) -> Vec<parray_layout::Record> {
-    entries
-        .iter()
-        .filter(|e| e.what == Carried::Declaration)
-        .filter_map(|e| parray_layout::parse_program(&e.text).ok())
+    crate::decl::parsed_entries(entries)
+        .filter_map(|(_, p)| p.ok())
         .flat_map(|p| p.items)
         .filter_map(|item| match item {
             parray_layout::ast::Item::Record(r) => Some(r.record),

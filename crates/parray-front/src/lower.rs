@@ -1737,9 +1737,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("a vector load cannot be assigned to: write `p.store{lanes}(off, v)`"),
                 );
             }
-            // A field of an element is a record's (the type check refuses a vector's).
-            ExprKind::Field(base, _)
-                if matches!(base.kind, ExprKind::Local(_) | ExprKind::Index(..)) => {}
+            // A field of an element is a record's (the type check refuses a vector's), a
+            // field of a record inside it too (`p[i].pos.x`).
+            ExprKind::Field(..) if field_of_place(&place) => {}
             ExprKind::Capture(name) => {
                 self.fail(place.span.proc_macro(), format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
             }
@@ -2055,6 +2055,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             lowered.span = call.into();
         }
         lowered
+    }
+}
+
+/// Whether `e` is a field of a local or an element, through fields (`q.vel.x`,
+/// `p[i].pos.x`): a place an assignment may write.
+fn field_of_place(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Field(base, _) => field_of_place(base),
+        ExprKind::Local(_) | ExprKind::Index(..) => true,
+        _ => false,
     }
 }
 
