@@ -1,7 +1,8 @@
 // `$...$` forms in a function of the body language (`parray::funcs!`), each error at its
 // token: a type not in scope, a dimension its type lacks, a thread index (the body's to
-// pass in), a type of sizes given at run time (folded as constants in a function), and a
-// cuda body where a type of the same name as the function's is another declaration. A
+// pass in), a cuda body where a type of the same name as the function's is another
+// declaration, and a cuda body calling a function whose forms name a type of sizes given
+// at run time that is not in scope where the body is (the body names it, at the call). A
 // type whose declaration was not built has its error there only.
 use parray::prelude::*;
 
@@ -50,10 +51,24 @@ parray::funcs! {
     }
 }
 
+// Imports the function, not its run-time type `R`.
+mod elsewhere {
+    use super::{run_time, G, V};
+    use parray::prelude::*;
+
+    pub fn call() {
+        let mut v = V::create().unwrap();
+        let _ = detour!(G(&mut v) {
+            v[$tid$] = run_time(v, $tid$);
+        });
+    }
+}
+
 fn main() {
     use other::first;
     let mut v = V::create().unwrap();
     let _ = detour!(G(&mut v) {
         v[$M[0][$tid$]$] = first(v);
     });
+    elsewhere::call();
 }

@@ -27,7 +27,9 @@ pub struct Generic<T> {
     x: T,
 }
 
-// A record inside a record: not yet.
+// A record inside a record is one (its companion carries its fields), named by its name:
+// not by a path, not a struct that is no record. Its arrays keep whole records: `soa` of
+// it is refused.
 #[derive(Clone, Copy, Default, parray::Record)]
 #[repr(C)]
 pub struct Inner {
@@ -40,6 +42,29 @@ pub struct Inner {
 pub struct Outer {
     mass: f32,
     inner: Inner,
+}
+
+#[derive(Clone, Copy, Default, parray::Record)]
+#[repr(C)]
+pub struct ByPath {
+    inner: self::Inner,
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub struct Plain {
+    x: f32,
+}
+
+#[derive(Clone, Copy, Default, parray::Record)]
+#[repr(C)]
+pub struct HoldsPlain {
+    plain: Plain,
+}
+
+parray! {
+    dmem Outer [16] WHOLE;
+    dmem soa Outer [16] FIELDS;
 }
 
 fn main() {}

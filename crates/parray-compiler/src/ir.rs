@@ -1037,6 +1037,25 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         children!(&mut self.kind, f, iter_mut)
     }
+
+    /// The element and the fields of a field of a record element, through the records
+    /// inside it (`p[i]` and `["pos", "x"]` of `p[i].pos.x`, `pos` a record): what a GPU
+    /// reads or writes alone. Each base on the way is a record, or of a type rustc knows
+    /// (`Ty::Host`: a pthd body's captured array); a lane of a vector field is no such
+    /// field (`p[i].vel.x` is the field `vel`, then its lane).
+    pub fn element_field(&self) -> Option<(&Expr, Vec<&str>)> {
+        let mut path = Vec::new();
+        let mut e = self;
+        while let ExprKind::Field(base, name) = &e.kind {
+            if !matches!(base.ty, Ty::Record(_) | Ty::Host) {
+                return None;
+            }
+            path.push(name.as_str());
+            e = base;
+        }
+        path.reverse();
+        (!path.is_empty() && matches!(e.kind, ExprKind::Index(..))).then_some((e, path))
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -69,8 +69,8 @@ fn split_visibility(input: TokenStream) -> Block {
 /// Parse the carried declarations of other blocks into one program prefix.
 pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
     let mut items = Vec::new();
-    for e in entries.iter().filter(|e| e.what == Carried::Declaration) {
-        let p = parray_layout::parse_program(&e.text).map_err(|err| {
+    for (e, p) in parsed_entries(entries) {
+        let p = p.map_err(|err| {
             syn::Error::new(
                 Span::call_site(),
                 format!("carried declaration `{}`: {err}", e.name),
@@ -79,6 +79,27 @@ pub fn entries_program(entries: &[Entry]) -> syn::Result<Program> {
         items.extend(p.items);
     }
     Ok(Program { items })
+}
+
+/// Each carried declaration of `entries`, parsed after the records carried before it
+/// (a record inside a record is carried before it: `record::expand`).
+pub fn parsed_entries(
+    entries: &[Entry],
+) -> impl Iterator<Item = (&Entry, parray_layout::Result<Program>)> {
+    let mut records: Vec<parray_layout::Record> = Vec::new();
+    entries
+        .iter()
+        .filter(|e| e.what == Carried::Declaration)
+        .map(move |e| {
+            let p = parray_layout::parse_program_after(&e.text, &records);
+            if let Ok(p) = &p {
+                records.extend(p.items.iter().filter_map(|item| match item {
+                    Item::Record(r) => Some(r.record),
+                    _ => None,
+                }));
+            }
+            (e, p)
+        })
 }
 
 /// The text of each item of `program` within `text`.

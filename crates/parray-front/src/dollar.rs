@@ -219,6 +219,10 @@ pub struct Forms<'m> {
     /// What holds of `module`'s sizes at every binding of its run-time sizes (empty where
     /// the code is compiled for no proofs of a body).
     pub sizes: Sizes,
+    /// Where the code names the run-time types its forms name, if not at the forms: in a
+    /// function a cuda body calls, the call (its tokens come through its companion, and
+    /// the body names the types where it is, so they must be in scope there).
+    pub named_at: Option<Span>,
     fresh: usize,
 }
 
@@ -269,6 +273,7 @@ impl<'m> Forms<'m> {
             runtime: Vec::new(),
             literal: Vec::new(),
             sizes: Sizes::default(),
+            named_at: None,
             fresh: 0,
         }
     }
@@ -317,7 +322,7 @@ impl<'m> Forms<'m> {
     /// form on (its forms are computed when the program runs, `shapes`).
     pub fn take_runtime(&mut self, name: &str, span: Span) {
         if self.runtime.iter().any(|r| r == name) && self.generic(name).is_none() {
-            let mut param = TypeParam::new(Ident::new(name, span));
+            let mut param = TypeParam::new(Ident::new(name, self.named_at.unwrap_or(span)));
             param.runtime = true;
             self.generics.push(param);
         }

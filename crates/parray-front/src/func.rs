@@ -20,7 +20,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 
 use crate::dollar::Forms;
-use crate::resolve::{base_name, companion, drive, Carried, Entry, Kind, Outcome};
+use crate::resolve::{companion, drive, Carried, Entry, Kind, Outcome};
 
 /// The intrinsics a cuda body calls by a single name: not functions.
 const INTRINSICS: [&str; 4] = ["atomic_add", "atomic_exch", "atomic_cas", "shfl_down"];
@@ -86,19 +86,11 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
     let parsed: syn::ItemFn = syn::parse2(item.clone())?;
     let mut names = Vec::new();
     crate::detour::dollar_names(&quote::quote!(#parsed), &mut names);
-    let resolved = match crate::detour::module_for(entries, names.clone(), &[])? {
+    let resolved = match crate::detour::module_for(entries, names, &[])? {
         Ok(resolved) => resolved,
         Err(need) => return Ok(Outcome::Need(need)),
     };
-    // A run-time size would be read when the function runs, at each call: refused.
     let mut errors: Vec<syn::Error> = Vec::new();
-    for n in &names {
-        let name = n.to_string();
-        let ty = base_name(&name);
-        if resolved.runtime.iter().any(|r| r == ty) {
-            errors.push(syn::Error::new(n.span(), format!("`{ty}` has sizes given at run time, and a function's forms are folded with its types' sizes as constants: compute this form in the detour body (`$...$` of a run-time type is made when the body runs) and pass it in as a parameter")));
-        }
-    }
     let name = parsed.sig.ident.clone();
     let own = Entry {
         name: name.to_string(),
@@ -112,7 +104,9 @@ pub fn expand(entries: &[Entry], item: TokenStream) -> syn::Result<Outcome> {
         crate::resolve::fingerprint(&[(&own.name, &own.text)], &name)
     );
     let mut rust = parsed.clone();
+    // A run-time type's forms are computed from its bound sizes, as `host!` computes them.
     let mut forms = Forms::new(&resolved.module, None);
+    forms.runtime = resolved.runtime.clone();
     let not_built: Vec<&str> = entries
         .iter()
         .filter(|e| e.what == Carried::NotBuilt)
@@ -188,21 +182,27 @@ impl VisitMut for Accesses {
             }
         };
         self.visit_expr_mut(value);
-        // The element written, and the field of it (`a[i].f`).
-        let (element, field) = match place {
-            syn::Expr::Field(f) => match &mut *f.base {
-                syn::Expr::Index(ix) => (ix, Some(f.member.clone())),
-                _ => {
-                    self.visit_expr_mut(place);
-                    return;
-                }
-            },
-            syn::Expr::Index(ix) => (ix, None),
-            _ => {
-                self.visit_expr_mut(place);
-                return;
-            }
+        // The element written, and the field of it (`a[i].f`, or `a[i].pos.x` through a
+        // record inside it).
+        let mut members: Vec<syn::Member> = Vec::new();
+        let mut under = &*place;
+        while let syn::Expr::Field(f) = under {
+            members.push(f.member.clone());
+            under = &f.base;
+        }
+        members.reverse();
+        if !matches!(under, syn::Expr::Index(_)) {
+            self.visit_expr_mut(place);
+            return;
+        }
+        let mut element = &mut *place;
+        while let syn::Expr::Field(f) = element {
+            element = &mut f.base;
+        }
+        let syn::Expr::Index(element) = element else {
+            unreachable!("an element, found above")
         };
+        let field = (!members.is_empty()).then(|| quote::quote!(#(#members).*));
         self.visit_expr_mut(&mut element.expr);
         self.visit_expr_mut(&mut element.index);
         let (b, i) = (&element.expr, &element.index);
@@ -254,11 +254,11 @@ pub fn check(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
     sources.retain(|(n, _)| name != n);
     sources.push((name.to_string(), item));
     // The types the forms of it and of its callees name: all carried in by now.
-    let module = match crate::detour::module_for(entries, Vec::new(), &[])? {
-        Ok(resolved) => resolved.module,
+    let resolved = match crate::detour::module_for(entries, Vec::new(), &[])? {
+        Ok(resolved) => resolved,
         Err(_) => unreachable!("no names asked for"),
     };
-    crate::lower::check_function(&name, &sources, &records(entries), &module)?;
+    crate::lower::check_function(&name, &sources, &records(entries), &resolved)?;
     Ok(Outcome::Done(TokenStream::new()))
 }
 
@@ -416,10 +416,8 @@ fn record_named(ty: &syn::Type) -> Option<&Ident> {
 
 /// The records the entries carry (their derives' `record P { ... }`).
 pub fn records(entries: &[Entry]) -> Vec<parray_layout::Record> {
-    entries
-        .iter()
-        .filter(|e| e.what == Carried::Declaration)
-        .filter_map(|e| parray_layout::parse_program(&e.text).ok())
+    crate::decl::parsed_entries(entries)
+        .filter_map(|(_, p)| p.ok())
         .flat_map(|p| p.items)
         .filter_map(|item| match item {
             parray_layout::ast::Item::Record(r) => Some(r.record),

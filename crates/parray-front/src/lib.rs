@@ -78,7 +78,7 @@ pub fn funcs(input: TokenStream) -> TokenStream {
 
 /// `#[derive(parray::Record)]`: a `#[repr(C)]` struct of element types as an element.
 pub fn derive_record(input: TokenStream) -> TokenStream {
-    record::derive(input).unwrap_or_else(|e| e.to_compile_error())
+    record::derive(input)
 }
 
 /// Continuation of the entry points above once a companion macro has added its
@@ -99,6 +99,7 @@ pub fn resume(input: TokenStream) -> TokenStream {
         Kind::Subprog => subprog::expand_call,
         Kind::Func => func::expand,
         Kind::FuncCheck => func::check,
+        Kind::Record => record::expand,
     };
     drive(r.kind, r.entries, r.input, handler)
 }

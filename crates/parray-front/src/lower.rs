@@ -102,15 +102,18 @@ fn typed(body: Body) -> syn::Result<Typed> {
 }
 
 /// Checks the function `name` of `funcs` (and what it calls) as a cuda body would lower
-/// and type it, its forms compiled against `module`: the errors a `#[parray::func]` (or
+/// and type it, its forms compiled against `resolved`: the errors a `#[parray::func]` (or
 /// `funcs!`) reports where it is defined.
 pub fn check_function(
     name: &Ident,
     funcs: &[(String, syn::ItemFn)],
     records: &[Record],
-    module: &parray_layout::Module,
+    resolved: &crate::shapes::Resolved,
 ) -> syn::Result<()> {
-    let mut forms = Forms::new(module, None);
+    // A run-time type's forms wait for its sizes, as in a body (its numbers here are a
+    // probe's).
+    let mut forms = Forms::new(&resolved.module, None);
+    forms.runtime = resolved.runtime.clone();
     let mut lw = Lowerer::new(&mut forms, Target::Cuda, funcs, records);
     lw.function_index(name);
     if let Some(errors) = crate::errors::in_source_order(lw.errors) {
@@ -1734,9 +1737,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("a vector load cannot be assigned to: write `p.store{lanes}(off, v)`"),
                 );
             }
-            // A field of an element is a record's (the type check refuses a vector's).
-            ExprKind::Field(base, _)
-                if matches!(base.kind, ExprKind::Local(_) | ExprKind::Index(..)) => {}
+            // A field of an element is a record's (the type check refuses a vector's), a
+            // field of a record inside it too (`p[i].pos.x`).
+            ExprKind::Field(..) if field_of_place(&place) => {}
             ExprKind::Capture(name) => {
                 self.fail(place.span.proc_macro(), format!("a pthd body cannot assign to the host variable `{name}` (every thread runs the body): write through an array, `out[$tid$] = ...`, or use `atomic_add`"));
             }
@@ -2024,7 +2027,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// refused where the function is written).
     fn dollar(&mut self, mac: &syn::Macro) -> Expr {
         let span = mac.span();
-        let form = match self.forms.form(mac.tokens.clone(), span) {
+        // In a function, a run-time type is named where the body calls it (outermost).
+        let call = self.lowering.first().map(|(_, at)| *at);
+        self.forms.named_at = call;
+        let form = self.forms.form(mac.tokens.clone(), span);
+        self.forms.named_at = None;
+        let form = match form {
             Ok(f) => f,
             Err(e) => {
                 self.errors.push(e);
@@ -2040,7 +2048,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return poison(span);
             }
         }
-        form.lower(span, &mut |e| self.expr(e))
+        let mut lowered = form.lower(span, &mut |e| self.expr(e));
+        if let (Some(call), ExprKind::GenericOffset { .. } | ExprKind::GenericSize { .. }) =
+            (call, &lowered.kind)
+        {
+            lowered.span = call.into();
+        }
+        lowered
+    }
+}
+
+/// Whether `e` is a field of a local or an element, through fields (`q.vel.x`,
+/// `p[i].pos.x`): a place an assignment may write.
+fn field_of_place(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Field(base, _) => field_of_place(base),
+        ExprKind::Local(_) | ExprKind::Index(..) => true,
+        _ => false,
     }
 }
 

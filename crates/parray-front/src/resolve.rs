@@ -38,8 +38,9 @@ pub enum Carried {
 }
 
 impl Entry {
-    /// The same declaration under another name (`None` when the name is the same).
-    fn renamed(&self, name: &str) -> Option<Entry> {
+    /// The same declaration under another name (`None` when the name is the same);
+    /// `before`, the entries carried before it (the records a record's fields may be).
+    fn renamed(&self, name: &str, before: &[Entry]) -> Option<Entry> {
         if name == self.name {
             return None;
         }
@@ -50,7 +51,8 @@ impl Entry {
                 ..self.clone()
             });
         }
-        let program = parray_layout::parse_program(&self.text).ok()?;
+        let records = crate::func::records(before);
+        let program = parray_layout::parse_program_after(&self.text, &records).ok()?;
         let span = program.items.first()?.name().span;
         let mut text = self.text.clone();
         text.replace_range(span.start..span.end, name);
@@ -92,6 +94,8 @@ pub enum Kind {
     Func,
     /// A function's check, once the functions it calls are known.
     FuncCheck,
+    /// `#[derive(parray::Record)]`, once the records its fields name are known.
+    Record,
 }
 
 impl Kind {
@@ -104,6 +108,7 @@ impl Kind {
             Kind::Subprog => "subprog",
             Kind::Func => "func",
             Kind::FuncCheck => "func_check",
+            Kind::Record => "record",
         }
     }
 }
@@ -179,8 +184,8 @@ impl Parse for Resumed {
                     ));
                 }
             }
-            if let Some(own) = entries[at..].last() {
-                if let Some(e) = own.renamed(&alias.to_string()) {
+            if let Some((own, before)) = entries.split_last().filter(|_| entries.len() > at) {
+                if let Some(e) = own.renamed(&alias.to_string(), before) {
                     entries.push(e);
                 }
             }
@@ -194,6 +199,7 @@ impl Parse for Resumed {
             "subprog" => Kind::Subprog,
             "func" => Kind::Func,
             "func_check" => Kind::FuncCheck,
+            "record" => Kind::Record,
             _ => return Err(syn::Error::new(kind.span(), "unknown parray macro kind")),
         };
         let body;
@@ -246,7 +252,7 @@ pub fn drive(
     }
     .to_compile_error();
     match kind {
-        Kind::Parray | Kind::Func | Kind::FuncCheck => errors,
+        Kind::Parray | Kind::Func | Kind::FuncCheck | Kind::Record => errors,
         // Detours and host blocks are expressions: keep all the errors inside one block.
         _ => quote!({ #errors }),
     }

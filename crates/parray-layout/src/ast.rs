@@ -235,7 +235,15 @@ impl Item {
                 out.extend(t.records.iter().map(|r| (r.name.clone(), r.span.start)));
                 t.dims.iter().for_each(|g| g.names_used(&mut out));
             }
-            Item::Record(_) => {}
+            // The records inside it (declared before it).
+            Item::Record(r) => {
+                out.extend(r.record.def().fields.iter().filter_map(|f| match f.elem {
+                    crate::kinds::ElemType::Record(inner) => {
+                        Some((inner.name().to_string(), r.name.span.start))
+                    }
+                    _ => None,
+                }))
+            }
         }
         out
     }

@@ -223,6 +223,24 @@ impl Module {
                 ));
             }
         }
+        let soa_records = match &class {
+            TypeClass::Data {
+                soa: true,
+                elem: ElemType::Record(r),
+                ..
+            } => vec![*r],
+            TypeClass::Thread(ThreadKind::Cuda(params)) => params
+                .iter()
+                .filter_map(|p| match p.elem {
+                    ElemType::Record(r) if p.soa => Some(r),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(why) = soa_records.into_iter().find_map(nested_soa) {
+            return Err(Error::new(ErrorKind::Structure, t.span, why));
+        }
         if let (TypeClass::Data { soa: true, .. }, Some(d)) = (&class, &distribution) {
             return Err(Error::new(
                 ErrorKind::Structure,
@@ -992,4 +1010,20 @@ fn reference_span(g: &Group) -> TextSpan {
             .map_or(g.span, reference_span),
         _ => g.span,
     }
+}
+
+/// Why the records of `r` cannot be kept one array per field (`soa`), if they cannot: a
+/// field that is itself a record (SPEC.md 2.3).
+fn nested_soa(r: Record) -> Option<String> {
+    let field = r
+        .def()
+        .fields
+        .iter()
+        .find(|f| matches!(f.elem, ElemType::Record(_)))?;
+    Some(format!(
+        "`soa` keeps `{0}` one array per field, and its field `{1}` is a record (`{2}`): an SoA array of a record inside a record is not implemented; keep whole records (drop `soa`), or write the fields of `{2}` in `{0}` itself",
+        r.name(),
+        field.name,
+        field.elem
+    ))
 }

@@ -35,6 +35,8 @@ pub use offsets::{
     common_vector, compile, compile_with, index_function, indexed_dimensions, offset_function,
     offset_function_by, Offset, Rows,
 };
-pub use parser::{as_written, parse_index_expr, parse_program, parse_program_reporting_all};
+pub use parser::{
+    as_written, parse_index_expr, parse_program, parse_program_after, parse_program_reporting_all,
+};
 pub use path::DimPath;
 pub use tree::{DimRef, Distribution, Holders, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

@@ -30,7 +30,22 @@ pub fn parse_program(src: &str) -> Result<Program> {
 /// [`parse_program`], going on after a declaration that does not parse (at the `;` that
 /// ends it) so that every bad declaration is reported, in source order.
 pub fn parse_program_reporting_all(src: &str) -> std::result::Result<Program, Vec<Error>> {
+    parse_reporting_all(src, &[])
+}
+
+/// [`parse_program`] of a program that follows the declarations of `records` (a record's
+/// field may be one of them, as it may be a record declared before it in `src`): one
+/// carried declaration after those carried before it.
+pub fn parse_program_after(src: &str, records: &[crate::kinds::Record]) -> Result<Program> {
+    parse_reporting_all(src, records).map_err(|mut errors| errors.swap_remove(0))
+}
+
+fn parse_reporting_all(
+    src: &str,
+    records: &[crate::kinds::Record],
+) -> std::result::Result<Program, Vec<Error>> {
     let mut p = Parser::new(src);
+    p.declared_records = records.to_vec();
     let (mut items, mut errors) = (Vec::new(), Vec::new());
     loop {
         p.skip();
@@ -142,6 +157,9 @@ struct Parser<'a> {
     pos: usize,
     /// Record names the declaration being read uses as element types.
     records: Vec<Ident>,
+    /// The records read so far, which a later record's field may be (a record inside a
+    /// record: its declaration comes first, as a companion carries it).
+    declared_records: Vec<crate::kinds::Record>,
 }
 
 impl<'a> Parser<'a> {
@@ -150,6 +168,7 @@ impl<'a> Parser<'a> {
             src,
             pos: 0,
             records: Vec::new(),
+            declared_records: Vec::new(),
         }
     }
 
@@ -355,10 +374,16 @@ impl<'a> Parser<'a> {
             let Some((ty, span)) = self.word() else {
                 return Err(self.error_here("expected a field's element type or `}`"));
             };
-            let elem = ElemType::from_keyword(ty).ok_or_else(|| {
-                let msg = format!("a record's field is one of {} (not `{ty}`)", elem_list());
-                Error::new(ErrorKind::Syntax, span, msg)
-            })?;
+            let inner = self.declared_records.iter().find(|r| r.name() == ty);
+            let elem = ElemType::from_keyword(ty)
+                .or(inner.map(|r| ElemType::Record(*r)))
+                .ok_or_else(|| {
+                    let msg = format!(
+                        "a record's field is one of {} or a record declared before it (not `{ty}`)",
+                        elem_list()
+                    );
+                    Error::new(ErrorKind::Syntax, span, msg)
+                })?;
             let field = self.ident("a field name")?;
             if fields.iter().any(|(f, _)| *f == field.name) {
                 let msg = format!("duplicate field `{}`", field.name);
@@ -372,6 +397,7 @@ impl<'a> Parser<'a> {
             return Err(Error::new(ErrorKind::Syntax, name.span, msg));
         }
         let record = crate::kinds::Record::intern(&name.name, fields);
+        self.declared_records.push(record);
         Ok(Item::Record(RecordDecl { name, record }))
     }
 

@@ -84,6 +84,46 @@ fn bad_records_are_errors() {
     }
 }
 
+/// A record's field may be a record declared before it (its companion carries it first):
+/// laid out as C lays out the nested structs, used by the types of the outer record, and
+/// refused where a record array is kept one array per field.
+#[test]
+fn a_record_inside_a_record() {
+    let text = "record V { float x; float y; }\n record B { double w; V pos; float m; int id; }\n dmem B [4] A;";
+    let elem = elem_of(text, "A");
+    let ElemType::Record(b) = elem else {
+        panic!("{elem:?}")
+    };
+    assert_eq!((elem.size_bytes(), elem.align_bytes()), (24, 8));
+    assert_eq!(
+        (b.field_offset(1), b.field_offset(2), b.gap_after()),
+        (8, 16, None)
+    );
+    assert!(
+        matches!(b.def().fields[1].elem, ElemType::Record(v) if v.name() == "V" && v.size_bytes() == 8)
+    );
+    assert_eq!(
+        b.declaration(),
+        "record B { double w; V pos; float m; int id; }"
+    );
+    let program = parse_program(text).expect("parses");
+    assert_eq!(program.closure("A"), vec!["A", "B", "V"]);
+    // Declared after, or not at all: no record it knows.
+    let e = parse_program("record B { V pos; }\n record V { float x; }").expect_err("V after B");
+    assert!(
+        e.message
+            .contains("or a record declared before it (not `V`)"),
+        "{e}"
+    );
+    let soa = format!("{text}\n dmem soa B [4] S;");
+    let e = Module::build(&parse_program(&soa).expect("parses"), &[]).expect_err("soa");
+    assert!(
+        e.message
+            .contains("an SoA array of a record inside a record is not implemented"),
+        "{e}"
+    );
+}
+
 /// The particle of `examples/particles.rs`: 24 bytes, four fields.
 const PARTICLE: &str = "record Particle { float2 pos; float2 vel; float mass; float charge; }\n";
 

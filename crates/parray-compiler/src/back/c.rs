@@ -1819,9 +1819,22 @@ fn soa_records(body: &Body) -> Vec<Record> {
 }
 
 /// What declares the element types a kernel uses: the headers of the halves, then a
-/// `struct` for each record (C++'s layout of it is the Rust struct's: the derive checks
-/// that C would pad nothing, and the fields are CUDA's types of the same alignment).
+/// `struct` for each record, a record inside a record before it (C++'s layout of it is
+/// the Rust struct's: the derive checks that C would pad nothing, and the fields are
+/// CUDA's types of the same alignment).
 fn elem_declarations(body: &Body, dialect: Dialect) -> String {
+    /// `elem` after what its fields need, each once.
+    fn with_fields(elem: ElemType, elems: &mut Vec<ElemType>) {
+        if elems.contains(&elem) {
+            return;
+        }
+        if let ElemType::Record(r) = elem {
+            for f in r.def().fields {
+                with_fields(f.elem, elems);
+            }
+        }
+        elems.push(elem);
+    }
     let mut elems = Vec::new();
     let mut note = |t: Ty| {
         let elem = match t {
@@ -1831,15 +1844,7 @@ fn elem_declarations(body: &Body, dialect: Dialect) -> String {
             Ty::Ptr { elem: e, .. } | Ty::Array { elem: e, .. } => e,
             _ => return,
         };
-        let fields = match elem {
-            ElemType::Record(r) => r.def().fields.iter().map(|f| f.elem).collect(),
-            _ => Vec::new(),
-        };
-        for e in fields.into_iter().chain([elem]) {
-            if !elems.contains(&e) {
-                elems.push(e);
-            }
-        }
+        with_fields(elem, &mut elems);
     };
     for t in body.locals.iter().filter_map(|l| l.ty) {
         note(t);

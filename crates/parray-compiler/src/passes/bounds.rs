@@ -876,10 +876,12 @@ impl<'b> Facts<'b> {
             } => self.access(base, Some(at), false, *lanes),
             ExprKind::Assign(_, place, _) => match &place.kind {
                 ExprKind::Index(base, at, _) => self.access(base, Some(at), true, 0),
-                // A field of a record element (`p[i].vel = v`).
-                ExprKind::Field(element, _) => {
-                    if let ExprKind::Index(base, at, _) = &element.kind {
-                        self.access(base, Some(at), true, 0)
+                // A field of a record element (`p[i].vel = v`, `p[i].pos.x = v`).
+                ExprKind::Field(..) => {
+                    if let Some((element, _)) = place.element_field() {
+                        if let ExprKind::Index(base, at, _) = &element.kind {
+                            self.access(base, Some(at), true, 0)
+                        }
                     }
                 }
                 ExprKind::Vector {

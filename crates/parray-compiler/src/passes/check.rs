@@ -751,8 +751,17 @@ impl Checker {
                 let tv = self.expr(value, body);
                 if let ExprKind::Field(element, _) = &place.kind {
                     let of = self.resolve(element.ty);
-                    if matches!(element.kind, ExprKind::Index(..)) && matches!(of, Ty::Vector(_)) {
-                        self.fail(place.span, format!("a vector element is assigned whole: `a[i] = {of}::new(...)` (or through a local: `let mut v = a[i]; v.x = ...; a[i] = v;`)"));
+                    // The element under the fields of records inside it, if it is one.
+                    let mut root = &**element;
+                    while let ExprKind::Field(base, _) = &root.kind {
+                        root = base;
+                    }
+                    let (what, place_text) = match &element.kind {
+                        ExprKind::Field(..) => ("a vector field of an element", "p[i].f"),
+                        _ => ("a vector element", "a[i]"),
+                    };
+                    if matches!(root.kind, ExprKind::Index(..)) && matches!(of, Ty::Vector(_)) {
+                        self.fail(place.span, format!("{what} is assigned whole: `{place_text} = {of}::new(...)` (or through a local: `let mut v = {place_text}; v.x = ...; {place_text} = v;`)"));
                     }
                 }
                 let stored = match (tp, &place.kind) {

@@ -116,7 +116,8 @@ fn stored_value(stmt: &mut Stmt) -> Option<&mut Expr> {
     }
 }
 
-/// The element whose field `stmt` writes (`p[i]` of `p[i].pos = x`), if it is such a store.
+/// The element whose field `stmt` writes (`p[i]` of `p[i].pos = x`, or of `p[i].pos.x = y`
+/// through a record inside it), if it is such a store.
 fn field_store(stmt: &Stmt) -> Option<&Expr> {
     let Stmt::Expr { expr, .. } = stmt else {
         return None;
@@ -124,10 +125,8 @@ fn field_store(stmt: &Stmt) -> Option<&Expr> {
     let ExprKind::Assign(None, place, value) = &expr.kind else {
         return None;
     };
-    let ExprKind::Field(element, _) = &place.kind else {
-        return None;
-    };
-    (matches!(element.kind, ExprKind::Index(..)) && reads_no_memory(value)).then_some(element)
+    let (element, _) = place.element_field()?;
+    reads_no_memory(value).then_some(element)
 }
 
 /// Whether `stmt` is a `let` whose value reads no memory and changes nothing.

@@ -137,6 +137,12 @@ pub fn functions_tokens(proved: &Proved, mode: Mode) -> TokenStream {
         .collect()
 }
 
+/// The fields `pos.x` of a path `["pos", "x"]`, for `|e| &mut e.pos.x`.
+fn field_path(path: &[&str], span: Span) -> TokenStream {
+    let fields = path.iter().map(|f| Ident::new(f, span));
+    quote_spanned!(span=> #(#fields).*)
+}
+
 /// The Rust name of a body's function (not the user's, which a pthd body calls).
 fn function_ident(f: &crate::ir::Function) -> Ident {
     Ident::new(&format!("__parray_fn_{}", f.name), Span::call_site())
@@ -767,18 +773,19 @@ impl<'b> Writer<'b> {
                     }
                 }
             }
-            // An element's field alone (`Access::load_field`), which is all a GPU reads.
-            ExprKind::Field(element, name)
-                if matches!(
-                    (&element.kind, &element.ty),
-                    (ExprKind::Index(..), Ty::Record(_))
-                ) =>
+            // An element's field alone (`Access::load_field`), which is all a GPU reads (a
+            // field of a record inside it too: `|e| &mut e.pos.x`), of a record the body
+            // knows.
+            ExprKind::Field(..)
+                if e.element_field()
+                    .is_some_and(|(element, _)| matches!(element.ty, Ty::Record(_))) =>
             {
+                let (element, path) = e.element_field().expect("matched above");
                 let ExprKind::Index(base, ix, check) = &element.kind else {
-                    unreachable!("matched above")
+                    unreachable!("an element")
                 };
                 let (b, i) = (self.access(base), self.host_index(ix));
-                let f = Ident::new(name, span);
+                let f = field_path(&path, span);
                 match check {
                     Check::Checked(_) => {
                         quote_spanned!(span=> ::parray::Access::load_field(#b, #i, |e| &mut e.#f))
@@ -846,17 +853,18 @@ impl<'b> Writer<'b> {
     }
 
     /// `x = v`, `x op= v`; an element through `AccessMut::store`.
-    /// `p[i].f = v` (or `op=`): the field alone is written (`AccessMut::store_field`).
+    /// `p[i].f = v` (or `op=`; `p[i].pos.x = v` through a record inside it): the field
+    /// alone is written (`AccessMut::store_field`).
     fn assign_field(
         &self,
         op: Option<BinOp>,
         (base, ix, check): (&Expr, &Expr, &Check),
-        name: &str,
+        path: &[&str],
         value: &Expr,
         span: Span,
     ) -> TokenStream {
         let (b, i) = (self.access(base), self.host_index(ix));
-        let field = Ident::new(name, span);
+        let field = field_path(path, span);
         let proved = matches!(check, Check::Proved);
         let v = match op {
             Some(op) => {
@@ -923,9 +931,9 @@ impl<'b> Writer<'b> {
                 }
             };
         }
-        if let ExprKind::Field(element, name) = &place.kind {
+        if let Some((element, path)) = place.element_field() {
             if let ExprKind::Index(base, ix, check) = &element.kind {
-                return self.assign_field(op, (base, ix, check), name, value, span);
+                return self.assign_field(op, (base, ix, check), &path, value, span);
             }
         }
         if let ExprKind::Index(base, ix, check) = &place.kind {
