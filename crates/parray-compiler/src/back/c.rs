@@ -947,10 +947,7 @@ impl<'b> Writer<'b> {
                     )
                 })
                 .collect();
-            let operands = (1..=matrices)
-                .map(|i| format!("%{i}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let operands = asm_operands(1..=matrices);
             self.push(&format!("const unsigned {};", packed.join(", ")));
             self.push(&format!(
                 "asm volatile(\"stmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 [%0], {{{operands}}};\""
@@ -971,10 +968,7 @@ impl<'b> Writer<'b> {
             self.next_line = 0;
             return;
         }
-        let operands = (0..matrices)
-            .map(|i| format!("%{i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let operands = asm_operands(0..matrices);
         self.push(&format!("unsigned {};", words.join(", ")));
         self.push(&format!(
             "asm volatile(\"ldmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 {{{operands}}}, [%{matrices}];\""
@@ -1795,6 +1789,14 @@ const NAN_TO_ZERO: &str = "parray_nan_to_zero";
 const NAN_TO_ZERO_HELPERS: &str = r#"__device__ __forceinline__ float parray_nan_to_zero(float x) { return x != x ? 0.0f : x; }
 __device__ __forceinline__ double parray_nan_to_zero(double x) { return x != x ? 0.0 : x; }
 "#;
+
+/// Inline PTX's operand references `%i, %j, ...` for the operand numbers `numbers`.
+fn asm_operands(numbers: impl Iterator<Item = u8>) -> String {
+    numbers
+        .map(|i| format!("%{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The records the body reaches through SoA pointers and shared arrays, in first-use order.
 fn soa_records(body: &Body) -> Vec<Record> {

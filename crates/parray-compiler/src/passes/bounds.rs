@@ -360,31 +360,30 @@ fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
             *s = match guard {
                 None => one(fast(None)),
                 Some(g) if facts.always(g) => one(fast(Some(g))),
-                // Where every vector lies wholly inside the data or wholly outside: one
-                // test a vector (`copy::whole_vectors`), predicated in C, for every tile.
-                Some(g)
-                    if aligned
-                        && facts.grows_with_digits(g)
-                        && g.whole.as_ref().is_some_and(|w| facts.lanes_agree(w)) =>
-                {
-                    one(g.whole.take().expect("checked").moves)
-                }
                 // Where the guard only grows with the digits: the moves without it when
                 // it holds at their largest values (a tile inside the data), else the
                 // guarded ones: vector by vector where the vectors are aligned and their
                 // lanes ordered digits (`copy::per_vector`), else element by element.
+                // Where, besides, every vector lies wholly inside the data or wholly
+                // outside: one test a vector (`copy::whole_vectors`), predicated in C, for
+                // every tile.
                 Some(g) if facts.grows_with_digits(g) => {
-                    let then = fast(Some(g));
-                    let per_vector = std::mem::take(&mut g.per_vector);
-                    let edge = match aligned && !per_vector.is_empty() {
-                        true => per_vector,
-                        false => std::mem::take(scalar),
-                    };
-                    Stmt::If {
-                        cond: g.at_most.clone(),
-                        then,
-                        els: Some(edge),
-                        loc: *loc,
+                    let whole = g.whole.take().filter(|w| aligned && facts.lanes_agree(w));
+                    if let Some(whole) = whole {
+                        one(whole.moves)
+                    } else {
+                        let then = fast(Some(g));
+                        let per_vector = std::mem::take(&mut g.per_vector);
+                        let edge = match aligned && !per_vector.is_empty() {
+                            true => per_vector,
+                            false => std::mem::take(scalar),
+                        };
+                        Stmt::If {
+                            cond: g.at_most.clone(),
+                            then,
+                            els: Some(edge),
+                            loc: *loc,
+                        }
                     }
                 }
                 Some(_) => one(std::mem::take(scalar)),
