@@ -1040,3 +1040,63 @@ fn quadratic_over_a_run_time_size_computes_every_element() -> parray::Result<()>
     }
     Ok(())
 }
+
+parray! {
+    // Rows of 999 floats (not a multiple of 4: no float4 reaches a row's elements), a
+    // thread's tile one row by 4 columns, as the SGEMM's tile of B where a thread loads
+    // one row (examples/sgemm.rs at N = 999): its element k is `(k / 4) * 999 + k % 4`,
+    // which the offset compiler folds to `k`, while the guard's digits stay `k / 4` and
+    // `k % 4`.
+    dmem float [6][999] RX;
+    dmem float [[6][1]#RX_0][[ceil(999 / 4)][4]#RX_1] RXT;
+    dmem float [#RXT_0_1][#RXT_1_1] RX14;
+    cuda(float* x, float* y) [6][ceil(999 / 4)] RTAIL;
+    rmem float [1][4] T14;
+    paged float [6][999] HRX;
+}
+
+/// A guarded copy of lanes whose guard names a digit the offset has folded (`k % 4` for
+/// `k` below 4) is proved in bounds: the kernel has no checked access. Emulated, every
+/// element of each row moves and none past it is touched.
+#[test]
+fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray::Result<()> {
+    let (rows, cols) = (6, 999);
+    let mut host = parray::Array::<HRX>::new()?;
+    for i in 0..rows {
+        for j in 0..cols {
+            host.set([i, j], (i * 1000 + j) as f32);
+        }
+    }
+    let (mut x, mut y) = (RX::create()?, RX::create()?);
+    parray::copy::copy(&host, &mut x)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(RTAIL(&x, &mut y) $body),
+                detour!(RTAIL(&x, &mut y) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        let r = T14::create();
+        let row = $tid_0$;
+        let col = $tid_1$ * 4;
+        let at = $RXT[[$tid_0$][0]][[$tid_1$][0]]$;
+        #copy RX14(x + at) to T14(r) if |i, j| row + i < $dim(RX_0)$ && col + j < $dim(RX_1)$ else 0.0;
+        for e in 0..4 {
+            r[e] = 2.0 * r[e];
+        }
+        #copy T14(r) to RX14(y + at) if |i, j| row + i < $dim(RX_0)$ && col + j < $dim(RX_1)$;
+    });
+    let source = source.to_string();
+    assert!(!source.contains("__parray_fault"), "{source}");
+    run?;
+    let mut out = parray::Array::<HRX>::new()?;
+    parray::copy::copy(&y, &mut out)?;
+    for i in 0..rows {
+        for j in 0..cols {
+            assert_eq!(out.at([i, j]), 2.0 * (i * 1000 + j) as f32, "y[{i}][{j}]");
+        }
+    }
+    Ok(())
+}

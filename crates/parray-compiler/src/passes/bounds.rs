@@ -1134,7 +1134,7 @@ impl<'b> Facts<'b> {
                 .then_some(Atom::Local(id))
         };
         let digit_of = |e: &Expr, div: u64, modulo: Option<u64>| match e.kind {
-            ExprKind::Local(k) => local_atom(k).map(|_| Linear::atom(Atom::Digit(k, div, modulo))),
+            ExprKind::Local(k) => local_atom(k).map(|_| self.digit(k, div, modulo)),
             _ => None,
         };
         let number = |e: &Expr| match e.kind {
@@ -1173,6 +1173,29 @@ impl<'b> Facts<'b> {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// `(k / div) % modulo` as a sum, in the simplest form `k`'s range allows: 0 where `k`
+    /// stays below `div`, no remainder where `k / div` stays below `modulo`, and `k`
+    /// itself where `div` is 1 as well. The offset compiler folds such digits in an
+    /// offset (`(k / 4) * 999 + k % 4` is `k` for `k` below 4) while a guard names them
+    /// as its closure's digits: one form for both lets the guard bound the offset.
+    fn digit(&self, k: LocalId, div: u64, modulo: Option<u64>) -> Linear {
+        let below = |end: Option<i128>| {
+            self.ranges
+                .get(&k)
+                .zip(end)
+                .is_some_and(|(&(lo, hi), end)| lo >= 0 && hi < end)
+        };
+        let div_i = i128::from(div);
+        if below(Some(div_i)) {
+            return Linear::constant(0);
+        }
+        let modulo = modulo.filter(|&m| !below(div_i.checked_mul(i128::from(m))));
+        match (div, modulo) {
+            (1, None) => Linear::atom(Atom::Local(k)),
+            _ => Linear::atom(Atom::Digit(k, div, modulo)),
         }
     }
 
