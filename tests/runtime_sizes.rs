@@ -1056,8 +1056,9 @@ parray! {
 }
 
 /// A guarded copy of lanes whose guard names a digit the offset has folded (`k % 4` for
-/// `k` below 4) is proved in bounds: the kernel has no checked access. Emulated, every
-/// element of each row moves and none past it is touched.
+/// `k` below 4) is proved in bounds: the kernel has no checked access, and (no vector
+/// reaching a row's elements) each element's move is tested alone, with no test of the
+/// whole tile. Emulated, every element of each row moves and none past it is touched.
 #[test]
 fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray::Result<()> {
     let (rows, cols) = (6, 999);
@@ -1090,6 +1091,8 @@ fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray:
     });
     let source = source.to_string();
     assert!(!source.contains("__parray_fault"), "{source}");
+    // On the GPU each element's move is tested alone: one test a copy, none of the tile.
+    assert_eq!(source.matches("< 999u").count(), 2, "{source}");
     run?;
     let mut out = parray::Array::<HRX>::new()?;
     parray::copy::copy(&y, &mut out)?;
