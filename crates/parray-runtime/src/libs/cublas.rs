@@ -1,7 +1,9 @@
-//! cuBLAS, the vendor library the SGEMM examples and `bench` check against and measure
-//! beside: `C = A * B` on row-major dmem arrays, in fp32 with cuBLAS's default math (no
-//! TF32), on the arrays' device and stream.
+//! cuBLAS, the vendor library the GEMM examples and `bench` check against and measure
+//! beside: `C = A * B` on row-major dmem arrays of `f32`, `bf16` or `f16` elements,
+//! accumulated in f32 (TF32 tensor cores only where asked), on the arrays' device and
+//! stream.
 
+use std::ffi::c_void;
 use std::sync::Mutex;
 
 use cudarc::cublas::{result, sys, CudaBlas};
@@ -11,17 +13,59 @@ use crate::devices::Device;
 use crate::error::{Error, Result};
 use crate::types::DataType;
 
-/// `c = a * b` for row-major `a` (m x k), `b` (k x n) and `c` (m x n), by cuBLAS's SGEMM.
-///
-/// Each type must have two top-level dimensions and be contiguous in row-major order (the
-/// layouts cuBLAS can take), and all three arrays must be on one GPU: anything else is
-/// [`Error::Unsupported`]. Under the emulation there is no cuBLAS: an error too (check
-/// against a CPU product there).
+/// An element type cuBLAS's GEMM takes, as its `cudaDataType`.
+pub trait GemmElem: Copy {
+    const DATA_TYPE: sys::cudaDataType;
+}
+
+impl GemmElem for f32 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_32F;
+}
+
+impl GemmElem for half::bf16 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16BF;
+}
+
+impl GemmElem for half::f16 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16F;
+}
+
+/// How cuBLAS may compute an f32 product (bf16 and f16 inputs are multiplied exactly and
+/// accumulated in f32 either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Math {
+    /// f32 arithmetic: no tensor cores for f32 inputs.
+    F32,
+    /// f32 inputs rounded to TF32 on the tensor cores, accumulated in f32.
+    Tf32,
+}
+
+/// `c = a * b` for row-major `a` (m x k), `b` (k x n) and `c` (m x n) of `f32`, by
+/// cuBLAS's SGEMM (no TF32): [`gemm`] with [`Math::F32`].
 pub fn sgemm<A, B, C>(a: &Array<A>, b: &Array<B>, c: &mut Array<C>) -> Result<()>
 where
     A: DataType<Elem = f32>,
     B: DataType<Elem = f32>,
     C: DataType<Elem = f32>,
+{
+    gemm(a, b, c, Math::F32)
+}
+
+/// `c = a * b` for row-major `a` (m x k), `b` (k x n) and `c` (m x n) by cuBLAS's
+/// `cublasGemmEx`: `a` and `b` of one element type (`f32`, `bf16` or `f16`), `c` of any
+/// of them, accumulated in f32 (`math` says whether f32 inputs may use TF32).
+///
+/// Each type must have two top-level dimensions and be contiguous in row-major order (the
+/// layouts cuBLAS can take), and all three arrays must be on one GPU: anything else is
+/// [`Error::Unsupported`]. Under the emulation there is no cuBLAS: an error too (check
+/// against a CPU product there).
+pub fn gemm<A, B, C>(a: &Array<A>, b: &Array<B>, c: &mut Array<C>, math: Math) -> Result<()>
+where
+    A: DataType,
+    A::Elem: GemmElem,
+    B: DataType<Elem = A::Elem>,
+    C: DataType,
+    C::Elem: GemmElem,
 {
     let shape = |name: &'static str, dims: &[usize], module: &parray_layout::Module| {
         let root = module
@@ -72,31 +116,44 @@ where
         .map_err(|e| driver(e.clone()))?;
     let blas = blas.lock().unwrap_or_else(|e| e.into_inner());
     let (alpha, beta) = (1.0f32, 0.0f32);
+    let compute = match math {
+        Math::Tf32 if A::Elem::DATA_TYPE == sys::cudaDataType::CUDA_R_32F => {
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
+        }
+        _ => sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+    };
     cuda.ctx
         .bind_to_thread()
         .map_err(|e| driver(e.to_string()))?;
     // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS multiplies B (n x k, ld n)
     // by A (k x m, ld k) into C (n x m, ld n), with no transposition.
     // SAFETY: the three addresses are the starts of live device arrays of the sizes the
-    // shapes state (checked above against the types, whose extents the arrays hold), on
-    // the device whose stream the handle uses; `c` is borrowed mutably for the call and the
-    // inputs immutably, and the stream orders the call after their writes.
+    // shapes state (checked above against the types, whose extents the arrays hold), of
+    // the element types named beside them (`GemmElem`), on the device whose stream the
+    // handle uses; `c` is borrowed mutably for the call and the inputs immutably, and the
+    // stream orders the call after their writes. `alpha` and `beta` are f32, as the f32
+    // compute types take them, and live across the call.
     unsafe {
-        result::sgemm(
+        result::gemm_ex(
             *blas.handle(),
             sys::cublasOperation_t::CUBLAS_OP_N,
             sys::cublasOperation_t::CUBLAS_OP_N,
             ni,
             mi,
             ki,
-            &alpha,
-            pb as *const f32,
+            (&alpha as *const f32).cast::<c_void>(),
+            pb as *const c_void,
+            B::Elem::DATA_TYPE,
             ni,
-            pa as *const f32,
+            pa as *const c_void,
+            A::Elem::DATA_TYPE,
             ki,
-            &beta,
-            pc as *mut f32,
+            (&beta as *const f32).cast::<c_void>(),
+            pc as *mut c_void,
+            C::Elem::DATA_TYPE,
             ni,
+            compute,
+            sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
         )
     }
     .map_err(|e| driver(e.to_string()))
@@ -124,7 +181,7 @@ fn one_gpu(devices: &[Option<&Device>]) -> Result<Device> {
 
 fn unsupported(reason: String) -> Error {
     Error::Unsupported {
-        what: "cuBLAS SGEMM",
+        what: "cuBLAS GEMM",
         reason,
     }
 }
@@ -132,7 +189,7 @@ fn unsupported(reason: String) -> Error {
 fn driver(reason: String) -> Error {
     Error::Driver {
         type_name: "cuBLAS",
-        operation: "SGEMM",
+        operation: "GEMM",
         reason,
     }
 }
