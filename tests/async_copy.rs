@@ -1,0 +1,358 @@
+//! `#copy async` and `#wait` (SPEC.md 3.9, "Asynchronous copies"): a tile's next stage
+//! loads from global into shared memory while the current one is computed. A tiled
+//! matrix-vector product with two stages (`#wait 1` and `#sync`), each thread computing
+//! with a piece of the tile another thread copied, against a CPU reference: at literal
+//! sizes (float4 moves, `cp.async.cg` of 16 bytes) and at a size given when the program
+//! runs that no tile divides (a guarded copy whose tail is filled with zeros, element by
+//! element, `cp.async.ca` of 4 bytes). Each mistake the emulation refers is provoked and
+//! its message checked: an element in flight read or written, a source written before the
+//! wait, another thread's element read after the wait without a `#sync`, a body that ends
+//! with a copy in flight. Runs on the GPU where there is one (`PARRAY_BACKEND=cuda`), else
+//! on the CPU emulation (the mistakes only on the emulation, which watches them in debug
+//! builds).
+
+use parray::prelude::*;
+
+parray! {
+    // y = A x, A 64 x 512 in tiles of 16 rows by 64 columns, each row of a tile four
+    // pieces of 16 floats, one a thread.
+    dmem float [64][[8][4][16]] A;
+    dmem float [[8][4][16]] X;
+    dmem float [64][4] Y;
+    cuda(float* a, float* x, float* y) [4][64] MV;
+    // Two stages of a block's tile.
+    smem float [2][16][[4][16]] AS;
+    paged float [64][512] HA;
+    paged float [512] HX;
+    paged float [64][4] HY;
+}
+
+fn a_value(i: usize, k: usize) -> f32 {
+    ((i * 7 + k * 3) % 11) as f32 - 5.0
+}
+
+fn x_value(k: usize) -> f32 {
+    (k % 5) as f32 - 2.0
+}
+
+/// Whether the emulation runs the detours (the mistakes are caught there only).
+fn emulated() -> bool {
+    std::env::var("PARRAY_BACKEND").map_or(true, |b| b != "cuda")
+}
+
+/// Row `i` of `y = A x` over `k` columns, in `f64`: the values are small integers, so the
+/// kernel's `f32` sums are exact.
+fn reference(i: usize, k: usize) -> f32 {
+    (0..k)
+        .map(|c| f64::from(a_value(i, c)) * f64::from(x_value(c)))
+        .sum::<f64>() as f32
+}
+
+#[test]
+fn a_double_buffered_matrix_vector_product() -> parray::Result<()> {
+    let (mut ha, mut hx) = (HA::create()?, HX::create()?);
+    for i in 0..64 {
+        for k in 0..512 {
+            ha.set([i, k], a_value(i, k));
+        }
+    }
+    for k in 0..512 {
+        hx.set([k], x_value(k));
+    }
+    let (mut a, mut x, mut y) = (A::create()?, X::create()?, Y::create()?);
+    parray::copy::copy(&ha, &mut a)?;
+    parray::copy::copy(&hx, &mut x)?;
+    detour!(MV(&a, &x, &mut y) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        #copy async A_1_2(a + $A[row][[0][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$);
+        // The piece of this row that the next thread copies.
+        let p = (q + 1) % 4;
+        let mut acc = 0.0f32;
+        for j in 0..8 {
+            if j + 1 < 8 {
+                #copy async A_1_2(a + $A[row][[j + 1][q][0]]$) to AS_2_1(s + $AS[(j + 1) % 2][r][[q][0]]$);
+                #wait 1;
+            } else {
+                #wait 0;
+            }
+            #sync;
+            for c in 0..16 {
+                acc += s[$AS[j % 2][r][[p][c]]$] * x[$X_0[j][p][c]$];
+            }
+            // Every thread is done with this stage before it is copied into again.
+            #sync;
+        }
+        y[$Y[row][p]$] = acc;
+    })?;
+    let mut hy = HY::create()?;
+    parray::copy::copy(&y, &mut hy)?;
+    for i in 0..64 {
+        let got: f32 = (0..4).map(|p| hy.at([i, p])).sum();
+        assert_eq!(got, reference(i, 512), "row {i}");
+    }
+    Ok(())
+}
+
+parray! {
+    // The same over K columns given when the program runs (999: no tile divides it), in
+    // tiles of 64 that cover them, the last reaching past the data.
+    const K;
+    dmem float [64][K] AK;
+    float [#AK_0][[ceil(K / 64)][4][16]#AK_1] AKT;
+    dmem float [K] XK;
+    cuda(float* a, float* x, float* y) [4][64] MVK;
+    paged float [64][K] HAK;
+    paged float [K] HXK;
+}
+
+const ODD: usize = 999;
+
+#[test]
+fn a_guarded_double_buffered_product_at_a_size_no_tile_divides() -> parray::Result<()> {
+    K.bind(ODD)?;
+    let (mut ha, mut hx) = (HAK::create()?, HXK::create()?);
+    for i in 0..64 {
+        for k in 0..ODD {
+            ha.set([i, k], a_value(i, k));
+        }
+    }
+    for k in 0..ODD {
+        hx.set([k], x_value(k));
+    }
+    let (mut a, mut x, mut y) = (AK::create()?, XK::create()?, Y::create()?);
+    parray::copy::copy(&ha, &mut a)?;
+    parray::copy::copy(&hx, &mut x)?;
+    detour!(MVK(&a, &x, &mut y) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        let tiles = $dim(AKT_1_0)$;
+        let n = $dim(AK_1)$;
+        #copy async AKT_1_2(a + $AKT[row][[0][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$) if |c| 16 * q + c < n else 0.0;
+        let p = (q + 1) % 4;
+        let mut acc = 0.0f32;
+        for j in 0..tiles {
+            if j + 1 < tiles {
+                #copy async AKT_1_2(a + $AKT[row][[j + 1][q][0]]$) to AS_2_1(s + $AS[(j + 1) % 2][r][[q][0]]$) if |c| 64 * (j + 1) + 16 * q + c < n else 0.0;
+                #wait 1;
+            } else {
+                #wait 0;
+            }
+            #sync;
+            for c in 0..16 {
+                let col = 64 * j + 16 * p + c;
+                if col < n {
+                    acc += s[$AS[j % 2][r][[p][c]]$] * x[col];
+                }
+            }
+            #sync;
+        }
+        y[$Y[row][p]$] = acc;
+    })?;
+    let mut hy = HY::create()?;
+    parray::copy::copy(&y, &mut hy)?;
+    for i in 0..64 {
+        let got: f32 = (0..4).map(|p| hy.at([i, p])).sum();
+        assert_eq!(got, reference(i, ODD), "row {i}");
+    }
+    // Rows of 999 floats start at odd offsets: the last tile's pieces move element by
+    // element, 4 bytes each, where they lie in the data, and are zeros past it.
+    let tail = kernel_source!(MVK(&a, &x, &mut y) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        let n = $dim(AK_1)$;
+        let last = $dim(AKT_1_0)$ - 1;
+        #copy async AKT_1_2(a + $AKT[row][[last][q][0]]$) to AS_2_1(s + $AS[1][r][[q][0]]$) if |c| 64 * last + 16 * q + c < n else 0.0;
+        #wait 0;
+        #sync;
+        y[$Y[row][q]$] = s[$AS[1][r][[(q + 1) % 4][0]]$];
+    })?;
+    assert!(
+        tail.contains("cp.async.ca.shared.global [%0], [%1], 4;"),
+        "{tail}"
+    );
+    insta::assert_snapshot!("guarded_async_copy_at_999", tail);
+    Ok(())
+}
+
+/// The CUDA C: each piece is four `cp.async.cg` of 16 bytes into the shared tile, the
+/// copy one group (`commit_group`), `#wait N` a `wait_group N`; HIP's copy moves at once.
+#[test]
+fn the_c_of_an_asynchronous_copy() {
+    let (a, x, y) = ((), (), ());
+    let cuda = kernel_source!(MV(a, x, y) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        #copy async A_1_2(a + $A[row][[0][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$);
+        #wait 0;
+        #sync;
+        y[$Y[row][q]$] = s[$AS[0][r][[(q + 1) % 4][0]]$];
+    });
+    assert!(
+        cuda.contains("cp.async.cg.shared.global [%0], [%1], 16;"),
+        "{cuda}"
+    );
+    assert!(cuda.contains("__cvta_generic_to_shared"), "{cuda}");
+    assert!(cuda.contains("cp.async.commit_group;"), "{cuda}");
+    assert!(
+        cuda.contains("cp.async.wait_group %0;\" :: \"n\"(0)"),
+        "{cuda}"
+    );
+    assert!(!cuda.contains("__parray_fault"), "{cuda}");
+    insta::assert_snapshot!("async_copy_cuda", cuda);
+    let hip = kernel_source!(hip(64): MV(a, x, y) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        #copy async A_1_2(a + $A[row][[0][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$);
+        #wait 0;
+        #sync;
+        y[$Y[row][q]$] = s[$AS[0][r][[(q + 1) % 4][0]]$];
+    });
+    assert!(!hip.contains("cp.async"), "{hip}");
+    insta::assert_snapshot!("async_copy_hip", hip);
+}
+
+parray! {
+    dmem float [4][16] B;
+    cuda(float* b, float* out) [1][4] W;
+    smem float [4][16] BS;
+    dmem float [4] OUT;
+}
+
+/// Runs `detour` (a launch of `W` over fresh `b` and `out`) and gives its error's text.
+fn refused(
+    detour: impl FnOnce(&mut parray::Array<B>, &mut parray::Array<OUT>) -> parray::Result<()>,
+) -> String {
+    let (mut b, mut out) = (B::create().unwrap(), OUT::create().unwrap());
+    detour(&mut b, &mut out).unwrap_err().to_string()
+}
+
+#[test]
+fn an_element_in_flight_is_not_read() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            out[t] = s[$BS[t][3]$];
+            #wait 0;
+        })
+    });
+    assert!(err.contains("read element 3 of BS"), "{err}");
+    assert!(err.contains("this thread's `#copy async` at"), "{err}");
+    assert!(err.contains("add `#wait 0;`"), "{err}");
+}
+
+#[test]
+fn an_element_in_flight_is_not_written() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            s[$BS[t][15]$] = 1.0;
+            #wait 0;
+            out[t] = s[$BS[t][15]$];
+        })
+    });
+    assert!(err.contains("wrote element 15 of BS"), "{err}");
+}
+
+#[test]
+fn a_source_in_flight_is_not_written() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            b[$B[t][2]$] = 7.0;
+            #wait 0;
+            out[t] = s[$BS[t][2]$];
+        })
+    });
+    assert!(
+        err.contains("wrote element ") && err.contains("of b, which thread"),
+        "{err}"
+    );
+    assert!(err.contains("before writing its source"), "{err}");
+}
+
+#[test]
+fn another_threads_element_needs_a_sync_after_the_wait() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            #wait 0;
+            out[t] = s[$BS[(t + 1) % 4][0]$];
+            #sync;
+        })
+    });
+    assert!(err.contains("a race on shared memory"), "{err}");
+    // With the barrier the same reads are the copied values.
+    let (mut b, mut out) = (B::create().unwrap(), OUT::create().unwrap());
+    let mut hb = parray::Array::<HB>::new().unwrap();
+    for i in 0..64 {
+        hb.set([i], i as f32);
+    }
+    parray::copy::copy(&hb, &mut b).unwrap();
+    detour!(W(&b, &mut out) {
+        let s = BS::create();
+        let t = $tid_1$;
+        #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+        #wait 0;
+        #sync;
+        out[t] = s[$BS[(t + 1) % 4][0]$];
+    })
+    .unwrap();
+    let mut ho = parray::Array::<HO>::new().unwrap();
+    parray::copy::copy(&out, &mut ho).unwrap();
+    for t in 0..4 {
+        assert_eq!(ho.at([t]), (16 * ((t + 1) % 4)) as f32, "thread {t}");
+    }
+}
+
+parray! {
+    paged float [64] HB;
+    paged float [4] HO;
+}
+
+#[test]
+fn a_body_does_not_end_with_a_copy_in_flight() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            out[t] = 1.0;
+        })
+    });
+    assert!(err.contains("still in flight where its body ends"), "{err}");
+    assert!(err.contains("add `#wait 0;`"), "{err}");
+}
