@@ -356,3 +356,34 @@ fn a_body_does_not_end_with_a_copy_in_flight() {
     assert!(err.contains("still in flight where its body ends"), "{err}");
     assert!(err.contains("add `#wait 0;`"), "{err}");
 }
+
+parray! {
+    pthd [4] TEAM;
+    paged float [4][16] PA;
+    paged float [4][16] PB;
+}
+
+/// A pthd body's `#copy async` is its copy, complete at once (its threads are CPU
+/// threads), and `#wait` has nothing to wait for.
+#[test]
+fn a_pthd_body_copies_at_once() -> parray::Result<()> {
+    let mut pa = PA::create()?;
+    for i in 0..4 {
+        for k in 0..16 {
+            pa.set([i, k], (i * 16 + k) as f32);
+        }
+    }
+    let mut pb = PB::create()?;
+    let (a, b) = (&pa, pb.ptr_mut());
+    detour!(TEAM {
+        let t = $tid$;
+        #copy async PA_1(a + $PA[t][0]$) to PB_1(b + $PB[t][0]$);
+        #wait 0;
+    })?;
+    for i in 0..4 {
+        for k in 0..16 {
+            assert_eq!(pb.at([i, k]), (i * 16 + k) as f32, "[{i}][{k}]");
+        }
+    }
+    Ok(())
+}

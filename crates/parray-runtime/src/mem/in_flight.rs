@@ -208,3 +208,102 @@ impl InFlight {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    /// A store of `value` to element `element` of an array `S` (its word), into `landed`.
+    fn store(element: usize, value: u32, landed: &Rc<RefCell<Vec<(usize, u32)>>>) -> Held {
+        let landed = landed.clone();
+        Held {
+            array: "S",
+            watch: 1,
+            element,
+            words: (element, 1),
+            at: Location::caller(),
+            land: Box::new(move |_| landed.borrow_mut().push((element, value))),
+        }
+    }
+
+    /// Issues one copy of thread `thread` storing `values` from element `first`.
+    fn copy(
+        f: &InFlight,
+        thread: usize,
+        first: usize,
+        values: &[u32],
+        landed: &Rc<RefCell<Vec<(usize, u32)>>>,
+    ) {
+        f.begin();
+        for (k, v) in values.iter().enumerate() {
+            f.hold(thread, thread as u64, store(first + k, *v, landed));
+        }
+        f.commit(thread);
+    }
+
+    #[test]
+    fn a_wait_lands_all_but_the_newest_groups_of_its_thread_in_order() {
+        let f = InFlight::default();
+        let landed = Rc::new(RefCell::new(Vec::new()));
+        copy(&f, 0, 0, &[10, 11], &landed);
+        copy(&f, 1, 4, &[40], &landed);
+        copy(&f, 0, 2, &[12, 13], &landed);
+        // `#wait 1` of thread 0: its first group lands, its second stays in flight.
+        f.wait(0, 1, Location::caller());
+        assert_eq!(*landed.borrow(), [(0, 10), (1, 11)]);
+        assert!(f.check_shared(1, ((2, 1), 1), false, 0).is_some());
+        assert!(f.check_shared(1, ((1, 1), 1), false, 0).is_none());
+        // Another thread's wait lands only its own.
+        f.wait(1, 0, Location::caller());
+        assert_eq!(landed.borrow().last(), Some(&(4, 40)));
+        f.wait(0, 0, Location::caller());
+        assert_eq!(landed.borrow().len(), 5);
+        assert!(f.left().is_none());
+    }
+
+    #[test]
+    fn an_access_in_flight_names_the_element_the_copy_and_the_fix() {
+        let f = InFlight::default();
+        let landed = Rc::new(RefCell::new(Vec::new()));
+        copy(&f, 2, 8, &[1, 2, 3, 4], &landed);
+        let own = f.check_shared(1, ((10, 1), 1), true, 2).expect("held");
+        assert!(
+            own.contains("thread 2 of the block wrote element 10 of S"),
+            "{own}"
+        );
+        assert!(own.contains("this thread's `#copy async`"), "{own}");
+        let other = f.check_shared(1, ((9, 2), 1), false, 5).expect("held");
+        assert!(other.contains("thread 2's `#copy async`"), "{other}");
+        assert!(other.contains("then `#sync`"), "{other}");
+        // Another array, or elements the copy does not hold, are free.
+        assert!(f.check_shared(2, ((8, 1), 1), false, 5).is_none());
+        assert!(f.check_shared(1, ((12, 4), 1), false, 5).is_none());
+        let (tid, _, array, element) = f.left().expect("in flight");
+        assert_eq!((tid, array, element), (2, "S", 8));
+        assert!(landed.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_source_in_flight_is_not_written() {
+        let f = InFlight::default();
+        let landed = Rc::new(RefCell::new(Vec::new()));
+        let source = |first| Source {
+            array: "a",
+            addr: 64,
+            words: (first, 4),
+            per_element: 1,
+        };
+        f.begin();
+        assert!(f.check_global(source(4), false, 0).is_none());
+        f.hold(0, 0, store(0, 7, &landed));
+        f.commit(0);
+        let refused = f
+            .check_global(source(6), true, 3)
+            .expect("a source in flight");
+        assert!(refused.contains("wrote element 6 of a"), "{refused}");
+        assert!(f.check_global(source(8), true, 3).is_none());
+        f.wait(0, 0, Location::caller());
+        assert!(f.check_global(source(6), true, 3).is_none());
+    }
+}
