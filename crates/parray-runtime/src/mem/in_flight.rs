@@ -170,7 +170,7 @@ impl InFlight {
             false => "add `#wait 0;` in the copying thread and then `#sync` before this access",
         };
         Some(format!(
-            "parray: thread {thread} of the block {what} element {} of {}, which {whose} `#copy async` at {}:{} has in flight (it lands at that thread's `#wait`): {fix}",
+            "thread {thread} of the block {what} element {} of {}, which {whose} `#copy async` at {}:{} has in flight (it lands at that thread's `#wait`): {fix}",
             words.0.max(m.held.words.0) / per_element.max(1),
             m.held.array,
             m.held.at.file(),
@@ -199,7 +199,7 @@ impl InFlight {
                 .any(|s| s.addr == source.addr && overlap(source.words, s.words))
         })?;
         Some(format!(
-            "parray: thread {thread} of the block wrote element {} of {}, which thread {}'s `#copy async` at {}:{} reads and has in flight: add `#wait 0;` in the copying thread (and `#sync`, for another thread) before writing its source",
+            "thread {thread} of the block wrote element {} of {}, which thread {}'s `#copy async` at {}:{} reads and has in flight: add `#wait 0;` in the copying thread (and `#sync`, for another thread) before writing its source",
             source.words.0 / source.per_element.max(1),
             source.array,
             m.thread,
