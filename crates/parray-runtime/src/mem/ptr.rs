@@ -48,7 +48,7 @@ use crate::mem::elem::{
     load_field_relaxed, load_fields, load_relaxed, store_field_relaxed, store_fields,
     store_relaxed, Element, FieldArrays, HasVector2, HasVector4, Vector,
 };
-use crate::mem::in_flight::{Held, Source};
+use crate::mem::in_flight::Held;
 use crate::mem::watch::{self, Clock, Watch};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
@@ -265,7 +265,7 @@ impl<T: Element> Raw<T> {
             }
             Some(Watched::Global) => {
                 let per_element = const { watch::words_of::<T>() };
-                let source = Source {
+                let source = crate::mem::in_flight::Source {
                     array: self.type_name,
                     addr: self.base.addr(),
                     words: (first, count),
