@@ -220,6 +220,17 @@ fn the_c_of_an_asynchronous_copy() {
     });
     assert!(!hip.contains("cp.async"), "{hip}");
     insta::assert_snapshot!("async_copy_hip", hip);
+    // A shared side not proved in bounds is a checked move, made at once: a failed
+    // check's scratch element is in global memory, where cp.async cannot write.
+    let checked = kernel_source!(MV(a, x, y) {
+        let s = AS::create();
+        let at = x[0] as usize;
+        #copy async A_1_2(a + $A[$tid_1$][0]$) to AS_2_1(s + at);
+        #wait 0;
+    });
+    assert!(checked.contains("parray_at(s, "), "{checked}");
+    assert!(!checked.contains("shared.global"), "{checked}");
+    assert!(checked.contains("cp.async.commit_group;"), "{checked}");
 }
 
 parray! {

@@ -1413,9 +1413,12 @@ impl<'b> Writer<'b> {
                 };
                 (format!("{lt} {} {rt}", op.symbol()), p)
             }
+            // A shared side not proved in bounds is checked, its scratch element in global
+            // memory, where `cp.async` cannot write: that move is made at once.
             ExprKind::Assign(None, place, value)
                 if self.copying_async
-                    && matches!(value.kind, ExprKind::Index(..) | ExprKind::Vector { .. }) =>
+                    && matches!(value.kind, ExprKind::Index(..) | ExprKind::Vector { .. })
+                    && !self.checked(place) =>
             {
                 self.cp_async(place, value)
             }
@@ -1639,6 +1642,19 @@ impl<'b> Writer<'b> {
                 format!("parray_set({address}, {})", self.expr(value).0),
                 ATOM,
             ),
+        }
+    }
+
+    /// Whether the access `e` is written through `parray_at` or `parray_vat` (not proved in
+    /// bounds).
+    fn checked(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Index(_, _, Check::Checked(Some(root)))
+            | ExprKind::Vector {
+                check: Check::Checked(Some(root)),
+                ..
+            } => self.roots.contains_key(root),
+            _ => false,
         }
     }
 
