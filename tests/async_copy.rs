@@ -398,3 +398,69 @@ fn a_pthd_body_copies_at_once() -> parray::Result<()> {
     }
     Ok(())
 }
+
+parray! {
+    // 1000 columns: rows start at multiples of 4, so the last tile moves whole float4s
+    // or fills them (1000 = 62 x 16 + 8: a piece is half in the data).
+    const K4;
+    dmem float [64][K4] A4;
+    float [#A4_0][[ceil(K4 / 64)][4][16]#A4_1] A4T;
+    dmem float [64][[4][16]] OUT4;
+    paged float [64][K4] HA4;
+    paged float [64][64] HOUT4;
+}
+
+/// At 1000 columns a piece of the last tile is a vector wholly in the data, moved by one
+/// 16-byte `cp.async`, or wholly past it, filled: each thread's piece of the last tile
+/// lands as the data and zeros, which another thread reads after the `#sync`.
+#[test]
+fn a_guarded_copy_of_whole_vectors() -> parray::Result<()> {
+    K4.bind(1000)?;
+    let mut ha = HA4::create()?;
+    for i in 0..64 {
+        for k in 0..1000 {
+            ha.set([i, k], a_value(i, k));
+        }
+    }
+    let (mut a, x, mut out) = (A4::create()?, X::create()?, OUT4::create()?);
+    parray::copy::copy(&ha, &mut a)?;
+    detour!(MVK(&a, &x, &mut out) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        let last = $dim(A4T_1_0)$ - 1;
+        #copy async A4T_1_2(a + $A4T[row][[last][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$) if |c| 64 * last + 16 * q + c < $dim(A4_1)$ else 0.0;
+        #wait 0;
+        #sync;
+        let p = (q + 1) % 4;
+        for c in 0..16 {
+            y[$OUT4[row][[p][c]]$] = s[$AS[0][r][[p][c]]$];
+        }
+    })?;
+    let mut got = HOUT4::create()?;
+    parray::copy::copy(&out, &mut got)?;
+    for i in 0..64 {
+        for c in 0..64 {
+            let k = 960 + c;
+            let want = if k < 1000 { a_value(i, k) } else { 0.0 };
+            assert_eq!(got.at([i, c]), want, "[{i}][{k}]");
+        }
+    }
+    let source = kernel_source!(MVK(&a, &x, &mut out) {
+        let s = AS::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        let last = $dim(A4T_1_0)$ - 1;
+        #copy async A4T_1_2(a + $A4T[row][[last][q][0]]$) to AS_2_1(s + $AS[0][r][[q][0]]$) if |c| 64 * last + 16 * q + c < $dim(A4_1)$ else 0.0;
+        #wait 0;
+    })?;
+    assert!(
+        source.contains("cp.async.cg.shared.global [%0], [%1], 16;"),
+        "{source}"
+    );
+    assert!(!source.contains("__parray_fault"), "{source}");
+    insta::assert_snapshot!("guarded_async_copy_at_1000", source);
+    Ok(())
+}
