@@ -1122,8 +1122,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.fail(ty.span(), format!("`#copy async` copies from global memory into shared memory (`cp.async`): its {side} `{name}` must be a type of {what}; copy without `async` between other memories"));
                 return None;
             }
-            if matches!(elem, ElemType::Record(_)) || !matches!(elem.size_bytes(), 4 | 8 | 16) {
-                self.fail(ty.span(), format!("`#copy async` moves elements of 4, 8 or 16 bytes (`cp.async`'s sizes), and `{name}`'s `{}` is {} bytes: copy without `async`, or declare the types with elements of those sizes", elem.keyword(), elem.size_bytes()));
+            let refused = match elem {
+                ElemType::Record(_) => Some(format!("`{name}`'s elements are records")),
+                _ if !matches!(elem.size_bytes(), 4 | 8 | 16) => Some(format!(
+                    "`{name}`'s `{}` is {} bytes",
+                    elem.keyword(),
+                    elem.size_bytes()
+                )),
+                _ => None,
+            };
+            if let Some(why) = refused {
+                self.fail(ty.span(), format!("`#copy async` moves numbers or vectors of 4, 8 or 16 bytes (`cp.async`'s sizes), and {why}: copy without `async`, or declare the types with elements of those sizes"));
                 return None;
             }
         }

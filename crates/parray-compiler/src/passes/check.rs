@@ -613,10 +613,10 @@ impl Checker {
                 self.stmts(b, body);
             }
             Stmt::Block { body: b, .. } => self.stmts(b, body),
-            Stmt::Async { body: b, loc } => {
+            Stmt::Async { body: b, .. } => {
                 self.stmts(b, body);
                 if body.target == crate::ir::Target::Cuda {
-                    self.async_bases(b, loc.span);
+                    self.async_bases(b);
                 }
             }
             Stmt::Vectorised {
@@ -695,8 +695,8 @@ impl Checker {
     /// A cuda body's `#copy async` (SPEC 3.9) moves from global memory, through a pointer,
     /// into a shared array the body created: `cp.async`'s two sides. Its moves are its
     /// assignments whose value is a load (the others are its fills).
-    fn async_bases(&mut self, stmts: &[Stmt], span: CodeSpan) {
-        // Each move's destination and source array (`None`: not a local's).
+    fn async_bases(&mut self, stmts: &[Stmt]) {
+        // Each move's destination and source array (`None`: not a local's), and where.
         let mut moves = Vec::new();
         crate::ir::visit_exprs(stmts, &mut |e| {
             let ExprKind::Assign(None, place, value) = &e.kind else {
@@ -704,8 +704,8 @@ impl Checker {
             };
             let base = |e: &Expr| match &e.kind {
                 ExprKind::Index(b, ..) | ExprKind::Vector { base: b, .. } => match b.kind {
-                    ExprKind::Local(id) => Some(Some(id)),
-                    _ => Some(None),
+                    ExprKind::Local(id) => Some((Some(id), b.span)),
+                    _ => Some((None, b.span)),
                 },
                 _ => None,
             };
@@ -718,7 +718,7 @@ impl Checker {
             t.map(|t| self.resolve(t))
         };
         let mut wrong = None;
-        for (dst, src) in moves {
+        for ((dst, at), src) in moves {
             if !matches!(
                 ty(dst),
                 Some(Ty::Array {
@@ -726,14 +726,20 @@ impl Checker {
                     ..
                 })
             ) {
-                wrong = Some("its destination must be a shared array the body created (`let s = S::create();` of an smem type)");
+                wrong = Some((at, "its destination must be a shared array the body created (`let s = S::create();` of an smem type)"));
             }
-            if src.is_some_and(|src| !matches!(ty(src), Some(Ty::Ptr { .. }))) {
-                wrong = Some("its source must be global memory, a pointer the kernel is given");
+            if let Some((src, at)) = src {
+                if !matches!(ty(src), Some(Ty::Ptr { .. })) {
+                    wrong = Some((
+                        at,
+                        "its source must be global memory, a pointer the kernel is given",
+                    ));
+                }
             }
         }
-        if let Some(why) = wrong {
-            self.fail(span, format!("`#copy async` copies from global memory into shared memory (`cp.async`): {why}; copy without `async` otherwise"));
+        // One error a copy: its moves all have the same two sides.
+        if let Some((at, why)) = wrong {
+            self.fail(at, format!("`#copy async` copies from global memory into shared memory (`cp.async`): {why}; copy without `async` otherwise"));
         }
     }
 
