@@ -464,3 +464,86 @@ fn a_guarded_copy_of_whole_vectors() -> parray::Result<()> {
     insta::assert_snapshot!("guarded_async_copy_at_1000", source);
     Ok(())
 }
+
+parray! {
+    // Three stages: two tiles in flight while one is computed.
+    smem float [3][16][[4][16]] AS3;
+}
+
+/// The product with three stages: tiles `j + 1` and `j + 2` load while tile `j` is
+/// computed, `#wait 2` leaving the thread's two newest copies in flight (`#wait 1` and
+/// `#wait 0` at the last two tiles, which have fewer after them).
+#[test]
+fn a_triple_buffered_matrix_vector_product() -> parray::Result<()> {
+    let (mut ha, mut hx) = (HA::create()?, HX::create()?);
+    for i in 0..64 {
+        for k in 0..512 {
+            ha.set([i, k], a_value(i, k));
+        }
+    }
+    for k in 0..512 {
+        hx.set([k], x_value(k));
+    }
+    let (mut a, mut x, mut y) = (A::create()?, X::create()?, Y::create()?);
+    parray::copy::copy(&ha, &mut a)?;
+    parray::copy::copy(&hx, &mut x)?;
+    detour!(MV(&a, &x, &mut y) {
+        let s = AS3::create();
+        let r = $tid_1$ / 4;
+        let q = $tid_1$ % 4;
+        let row = $tid_0$ * 16 + r;
+        #copy async A_1_2(a + $A[row][[0][q][0]]$) to AS3_2_1(s + $AS3[0][r][[q][0]]$);
+        #copy async A_1_2(a + $A[row][[1][q][0]]$) to AS3_2_1(s + $AS3[1][r][[q][0]]$);
+        let p = (q + 1) % 4;
+        let mut acc = 0.0f32;
+        for j in 0..8 {
+            if j + 2 < 8 {
+                #copy async A_1_2(a + $A[row][[j + 2][q][0]]$) to AS3_2_1(s + $AS3[(j + 2) % 3][r][[q][0]]$);
+                #wait 2;
+            } else if j + 1 < 8 {
+                #wait 1;
+            } else {
+                #wait 0;
+            }
+            #sync;
+            for c in 0..16 {
+                acc += s[$AS3[j % 3][r][[p][c]]$] * x[$X_0[j][p][c]$];
+            }
+            #sync;
+        }
+        y[$Y[row][p]$] = acc;
+    })?;
+    let mut hy = HY::create()?;
+    parray::copy::copy(&y, &mut hy)?;
+    for i in 0..64 {
+        let got: f32 = (0..4).map(|p| hy.at([i, p])).sum();
+        assert_eq!(got, reference(i, 512), "row {i}");
+    }
+    Ok(())
+}
+
+/// A copy into a stage that other threads may still be reading is a race from the copy
+/// on (a GPU's copy may write any time between the copy and the wait): the stage is
+/// refilled only after a `#sync` that follows the reads.
+#[test]
+fn a_stage_is_refilled_after_a_sync() {
+    if !emulated() {
+        return;
+    }
+    let err = refused(|b, out| {
+        detour!(W(b, out) {
+            let s = BS::create();
+            let t = $tid_1$;
+            #copy async B_1(b + $B[t][0]$) to BS_1(s + $BS[t][0]$);
+            #wait 0;
+            #sync;
+            out[t] = s[$BS[(t + 1) % 4][0]$];
+            #copy async B_1(b + $B[(t + 1) % 4][0]$) to BS_1(s + $BS[t][0]$);
+            #wait 0;
+        })
+    });
+    assert!(
+        err.contains("a race on shared memory") && err.contains("read element 16 of BS"),
+        "{err}"
+    );
+}

@@ -3,8 +3,9 @@
 //!
 //! While a thread issues a `#copy async` ([`InFlight::begin`] .. [`InFlight::commit`]), each
 //! of its stores to the block's shared memory is held here ([`Held`]), not made: it lands
-//! when the thread's `#wait` retires the copy's group ([`InFlight::wait`]), as the thread's
-//! write at the wait (the race detector sees it there). In debug builds, any access to a
+//! when the thread's `#wait` retires the copy's group ([`InFlight::wait`]); the race
+//! detector sees it as the thread's write at the copy and at the wait (a GPU's copy writes
+//! any time between the two). In debug builds, any access to a
 //! held element before then, by any thread of the block, and any write of global memory
 //! the copy read, by the block's threads, stop the launch with a message saying what to
 //! wait for (`check_shared`, `check_global`): on a GPU such a read gets the old value or

@@ -311,6 +311,9 @@ impl<T: Element> Raw<T> {
         }
         let per_element = const { watch::words_of::<T>() };
         let words = ((self.offset + off) * per_element, lanes * per_element);
+        // A GPU's copy may write the element any time from here to the wait: the race
+        // detector sees the write at both.
+        self.note_words(words.0, words.1, true);
         let raw = *self;
         let land = move |at| {
             raw.note_words_at(words.0, words.1, true, at);
