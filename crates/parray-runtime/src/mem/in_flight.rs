@@ -12,6 +12,7 @@
 //! the new, and such a write may or may not reach the copy.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::panic::Location;
 
 /// One store of a `#copy async`, held until its group is retired.
@@ -60,12 +61,21 @@ pub struct InFlight {
     moves: RefCell<Vec<Move>>,
     /// `moves.len()`, read on every access of a watched array.
     count: Cell<usize>,
+    /// For each word of a shared array (its watch's address, the word) that stores in
+    /// flight hold, how many: what an access looks up (a pipeline keeps hundreds of
+    /// stores in flight while every access of its tiles is checked).
+    words: RefCell<HashMap<(usize, usize), u32>>,
 }
 
 impl std::fmt::Debug for InFlight {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "InFlight({} stores)", self.count.get())
     }
+}
+
+/// The words of the shared arrays that `held` holds.
+fn held_words(held: &Held) -> impl Iterator<Item = (usize, usize)> + '_ {
+    (held.words.0..held.words.0 + held.words.1).map(|w| (held.watch, w))
 }
 
 /// Whether the words `(first, count)` and `b` share one.
@@ -90,6 +100,10 @@ impl InFlight {
     pub fn hold(&self, thread: usize, tid: u64, held: Held) {
         let group = self.committed.borrow().get(thread).copied().unwrap_or(0);
         let sources = std::mem::take(&mut *self.read.borrow_mut());
+        let mut words = self.words.borrow_mut();
+        for w in held_words(&held) {
+            *words.entry(w).or_insert(0) += 1;
+        }
         let mut moves = self.moves.borrow_mut();
         moves.push(Move {
             thread,
@@ -123,6 +137,15 @@ impl InFlight {
                 .extract_if(.., |m| m.thread == thread && m.group < retired)
                 .collect();
             self.count.set(moves.len());
+            let mut words = self.words.borrow_mut();
+            for w in landing.iter().flat_map(|m| held_words(&m.held)) {
+                if let Some(n) = words.get_mut(&w) {
+                    *n -= 1;
+                    if *n == 0 {
+                        words.remove(&w);
+                    }
+                }
+            }
             landing
         };
         // Outside the borrow: a landing notes its write, which looks at the moves.
@@ -136,6 +159,7 @@ impl InFlight {
     pub fn left(&self) -> Option<(u64, &'static Location<'static>, &'static str, usize)> {
         let moves = std::mem::take(&mut *self.moves.borrow_mut());
         self.count.set(0);
+        self.words.borrow_mut().clear();
         self.issuing.set(false);
         self.read.borrow_mut().clear();
         self.committed.borrow_mut().clear();
@@ -155,6 +179,11 @@ impl InFlight {
         thread: usize,
     ) -> Option<String> {
         if self.count.get() == 0 {
+            return None;
+        }
+        let (first, count) = words;
+        let held = self.words.borrow();
+        if !(first..first + count).any(|w| held.contains_key(&(watch, w))) {
             return None;
         }
         let moves = self.moves.borrow();
