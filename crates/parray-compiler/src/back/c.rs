@@ -1180,8 +1180,8 @@ impl<'b> Writer<'b> {
                 unreachable!("a copy of run-time types reached the C writer unmade")
             }
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
-            // HIP has no asynchronous copy into shared memory that every GPU it targets
-            // runs: its copy moves at once, and nothing is left to wait for.
+            // HIP's C++ has no asynchronous copy into shared memory for every GPU it
+            // targets: its copy moves at once, and nothing is left to wait for.
             Stmt::Async { body, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
                 self.stmts(body)
             }
