@@ -99,8 +99,9 @@ pub use parray_macros::parray;
 /// captures what it uses), a CUDA grid for `cuda(...)` (the arguments bind to the
 /// declared parameters; the CPU emulation runs it where there is no GPU). Returns
 /// `parray::Result<()>` when every thread is done (SPEC.md 3.5, chapter 4). A body is a
-/// subset of Rust with the paper's forms: `$...$`, `#sync`, `#copy S(p) to D(q);`, and
-/// `atomic_add(p + off, v)` (CUDA's `atomicAdd`, on every back end; a form of the body,
+/// subset of Rust with the paper's forms: `$...$`, `#sync`, `#copy S(p) to D(q);` (in a
+/// cuda body also `#copy async ...;` from global into shared memory and `#wait N;`,
+/// SPEC.md 3.9), and `atomic_add(p + off, v)` (CUDA's `atomicAdd`, on every back end; a form of the body,
 /// nothing to import).
 ///
 /// ```

@@ -655,6 +655,14 @@ impl Rebuild for Stmt {
                 let loc = r(loc);
                 quote!(#s::Sync { loc: #loc })
             }
+            Stmt::Async { body, loc } => {
+                let (body, loc) = (r(body), r(loc));
+                quote!(#s::Async { body: #body, loc: #loc })
+            }
+            Stmt::Wait { groups, loc } => {
+                let (groups, loc) = (r(groups), r(loc));
+                quote!(#s::Wait { groups: #groups, loc: #loc })
+            }
             Stmt::Mma {
                 input,
                 a,

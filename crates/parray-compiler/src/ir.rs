@@ -596,7 +596,7 @@ macro_rules! stmt_parts {
                 $f($part::Expr(end));
                 $f($part::Body(body));
             }
-            Stmt::Block { body, .. } => $f($part::Body(body)),
+            Stmt::Block { body, .. } | Stmt::Async { body, .. } => $f($part::Body(body)),
             Stmt::Vectorised {
                 vector,
                 scalar,
@@ -649,6 +649,7 @@ macro_rules! stmt_parts {
             }
             Stmt::Create { .. }
             | Stmt::Sync { .. }
+            | Stmt::Wait { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
@@ -679,6 +680,8 @@ impl Stmt {
         | Stmt::Vectorised { loc, .. }
         | Stmt::GenericCopy { loc, .. }
         | Stmt::Sync { loc }
+        | Stmt::Async { loc, .. }
+        | Stmt::Wait { loc, .. }
         | Stmt::Break { loc }
         | Stmt::Continue { loc }
         | Stmt::Return { loc }
@@ -755,6 +758,21 @@ pub enum Stmt {
     },
     /// `#sync`: the block's (cuda) or the array's (pthd) barrier.
     Sync {
+        loc: Loc,
+    },
+    /// `#copy async` (SPEC 3.9, "Asynchronous copies"): `body` is the copy's moves (from
+    /// global memory into a shared array the body created) and fills, which the thread
+    /// starts and commits as one group of its copies in flight: a CUDA back end writes
+    /// each move as a `cp.async`, the emulation lands them at the thread's `#wait`, HIP
+    /// and pthd bodies move them at once.
+    Async {
+        body: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `#wait N`: the thread waits until at most `groups` of its `#copy async` groups are
+    /// in flight (`cp.async.wait_group`).
+    Wait {
+        groups: u32,
         loc: Loc,
     },
     Break {

@@ -40,7 +40,11 @@ pub fn dollar_names(tokens: &TokenStream, out: &mut Vec<Ident>) {
                         if let TokenTree::Ident(t) = t {
                             let after_to =
                                 k > 0 && matches!(&inner[k - 1], TokenTree::Ident(w) if w == "to");
-                            if k == 0 || after_to {
+                            // The source's type is first, after `async` in `#copy async`.
+                            let first = k == 0 && t != "async"
+                                || k == 1
+                                    && matches!(&inner[0], TokenTree::Ident(a) if a == "async");
+                            if first || after_to {
                                 out.push(t.clone());
                             }
                         }

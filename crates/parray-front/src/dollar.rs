@@ -18,10 +18,13 @@ pub const DOLLAR: &str = "__parray_dollar";
 pub const SYNC: &str = "__parray_sync";
 pub const COPY: &str = "__parray_copy";
 pub const MMA: &str = "__parray_mma";
+pub const WAIT: &str = "__parray_wait";
 
 /// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
 /// places (pointers in a body, arrays in host code), and its guard, parsed in one place.
 pub struct CopyForm {
+    /// `#copy async ...` (SPEC 3.9, "Asynchronous copies"): the `async` token.
+    pub asynchronous: Option<Ident>,
     pub src_ty: Ident,
     pub src: TokenStream,
     pub dst_ty: Ident,
@@ -84,7 +87,14 @@ impl CopyForm {
     /// The parts of `#copy`'s placeholder `mac`; an error at it when they are not there.
     pub fn parse(mac: &syn::Macro) -> syn::Result<CopyForm> {
         use proc_macro2::TokenTree as T;
-        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        let mut tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        let asynchronous = match tts.first() {
+            Some(T::Ident(a)) if a == "async" => Some(a.clone()),
+            _ => None,
+        };
+        if asynchronous.is_some() {
+            tts.remove(0);
+        }
         let (copy, guard) = tts.split_at(tts.len().min(5));
         match copy {
             [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
@@ -97,6 +107,7 @@ impl CopyForm {
                     _ => Some(syn::parse2(guard.iter().cloned().collect())?),
                 };
                 Ok(CopyForm {
+                    asynchronous,
                     src_ty: s.clone(),
                     src: p.stream(),
                     dst_ty: d.clone(),
@@ -106,7 +117,7 @@ impl CopyForm {
             }
             _ => Err(syn::Error::new(
                 syn::spanned::Spanned::span(mac),
-                "expected `#copy S(a) to D(b);` (or `#copy S(a) to D(b) if |i, j| CONDITION else FILL;`): element k of `a`, an array or pointer of type S, goes to element k of `b` (of type D)",
+                "expected `#copy S(a) to D(b);` (or `#copy S(a) to D(b) if |i, j| CONDITION else FILL;`, or `#copy async ...` in a cuda body): element k of `a`, an array or pointer of type S, goes to element k of `b` (of type D)",
             )),
         }
     }
@@ -138,14 +149,15 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                 let inner = preprocess(inner.into_iter().collect())?;
                 out.extend(placeholder(DOLLAR, p.span(), inner));
             }
-            // `#copy S(p) to D(q);` and `#mma D(d) += A(a) * B(b);`: the tokens up to the
-            // `;`, as one placeholder call.
+            // `#copy S(p) to D(q);`, `#mma D(d) += A(a) * B(b);` and `#wait N;`: the tokens
+            // up to the `;`, as one placeholder call.
             TokenTree::Punct(p)
                 if p.as_char() == '#'
-                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma") =>
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma" || i == "wait") =>
             {
                 let name = match iter.next() {
                     Some(TokenTree::Ident(i)) if i == "mma" => MMA,
+                    Some(TokenTree::Ident(i)) if i == "wait" => WAIT,
                     _ => COPY,
                 };
                 let mut inner = Vec::new();

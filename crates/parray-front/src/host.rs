@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Stmt};
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, SYNC, WAIT};
 
 /// Replaces every form in `stmts`; all errors are reported together. A form that names
 /// one of `not_built` (a name whose declaration was not built, and reported) becomes a
@@ -49,6 +49,13 @@ impl Host<'_, '_> {
             self.errors.push(syn::Error::new(
                 span,
                 "`#sync` is a barrier among the threads of a detour; it has no meaning in host code",
+            ));
+            return Some(syn::parse_quote!(()));
+        }
+        if mac.path.is_ident(WAIT) {
+            self.errors.push(syn::Error::new(
+                span,
+                "`#wait` waits for a cuda thread's `#copy async`s; in host code every `#copy` is complete when it returns",
             ));
             return Some(syn::parse_quote!(()));
         }
@@ -149,6 +156,13 @@ impl Host<'_, '_> {
                 return syn::parse_quote!(());
             }
         };
+        if let Some(a) = &form.asynchronous {
+            self.errors.push(syn::Error::new(
+                a.span(),
+                "`#copy async` starts a copy into shared memory in a cuda body; on the host, `#copy` is complete when it returns: remove `async`",
+            ));
+            return syn::parse_quote!(());
+        }
         if let Some(g) = &form.guard {
             self.errors.push(syn::Error::new(
                 g.span,

@@ -17,7 +17,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MMA, SYNC};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MMA, SYNC, WAIT};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 /// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
@@ -827,6 +827,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if mac.path.is_ident(COPY) {
             return self.copy(mac);
         }
+        if mac.path.is_ident(WAIT) {
+            let Ok(groups) = syn::parse2::<syn::LitInt>(mac.tokens.clone())
+                .and_then(|n| n.base10_parse::<u32>())
+            else {
+                self.fail(span, "expected `#wait N;` (N a number): the thread waits until at most N of its `#copy async`s are in flight (`#wait 0;`: until all have landed)");
+                return None;
+            };
+            return Some(Stmt::Wait {
+                groups,
+                loc: loc(span),
+            });
+        }
         if mac.path.is_ident(MMA) {
             return self.mma(mac);
         }
@@ -947,6 +959,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn copy(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         let span = mac.span();
         let CopyForm {
+            asynchronous,
             src_ty,
             src,
             dst_ty,
@@ -971,6 +984,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return None;
             }
         }
+        if asynchronous.is_some() && self.target == Target::Cuda {
+            self.async_sides(&src_ty, &dst_ty)?;
+        }
         let (src, dst) = (
             syn::parse2::<syn::Expr>(src)
                 .map_err(|e| self.errors.push(e))
@@ -989,7 +1005,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             offsets,
         };
         let (src, dst) = (end(&src_ty, src), end(&dst_ty, dst));
-        self.scoped(|this| {
+        let made = self.scoped(|this| {
             // `|k|` names the copy's own index; `|i, j|` its digits.
             let (k, guard) = match guard {
                 None => (this.declare("__parray_k", span, false, None, false), None),
@@ -1071,7 +1087,56 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 scalar,
                 loc: loc(span),
             })
+        })?;
+        Some(match asynchronous {
+            Some(_) => Stmt::Async {
+                body: vec![made],
+                loc: loc(span),
+            },
+            None => made,
         })
+    }
+
+    /// The sides of a cuda body's `#copy async` (SPEC 3.9, "Asynchronous copies"): from
+    /// global memory into shared memory, elements of 4, 8 or 16 bytes (the sizes a
+    /// `cp.async` moves); an error at the side's type otherwise.
+    fn async_sides(&mut self, src: &Ident, dst: &Ident) -> Option<()> {
+        let module = self.forms.module;
+        for (ty, want) in [(src, MemKind::Dmem), (dst, MemKind::Smem)] {
+            let name = ty.to_string();
+            let Ok(d) = module.lookup(&name) else {
+                // Not a type of this module: the copy's own check says so.
+                continue;
+            };
+            let TypeClass::Data { mem, elem, .. } = module.types()[d.ty].class else {
+                continue;
+            };
+            if mem.is_some_and(|m| m != want) {
+                let (side, what) = match want {
+                    MemKind::Dmem => ("source", "global memory (dmem)"),
+                    _ => (
+                        "destination",
+                        "shared memory (smem, an array the body created)",
+                    ),
+                };
+                self.fail(ty.span(), format!("`#copy async` copies from global memory into shared memory (`cp.async`): its {side} `{name}` must be a type of {what}; copy without `async` between other memories"));
+                return None;
+            }
+            let refused = match elem {
+                ElemType::Record(_) => Some(format!("`{name}`'s elements are records")),
+                _ if !matches!(elem.size_bytes(), 4 | 8 | 16) => Some(format!(
+                    "`{name}`'s `{}` is {} bytes",
+                    elem.keyword(),
+                    elem.size_bytes()
+                )),
+                _ => None,
+            };
+            if let Some(why) = refused {
+                self.fail(ty.span(), format!("`#copy async` moves numbers or vectors of 4, 8 or 16 bytes (`cp.async`'s sizes), and {why}: copy without `async`, or declare the types with elements of those sizes"));
+                return None;
+            }
+        }
+        Some(())
     }
 
     /// The element loop of a `#copy` whose types are resolved when the program runs

@@ -777,6 +777,9 @@ struct Writer<'b> {
     /// lines are not the file's), and its pointer locals are `auto` (`const` where they
     /// point into what it only reads).
     in_function: bool,
+    /// Whether the statements written are a `#copy async`'s ([`Stmt::Async`]): its moves
+    /// are `cp.async`s.
+    copying_async: bool,
 }
 
 /// Binding strength of an atom (a name, a literal, a call).
@@ -801,6 +804,7 @@ impl<'b> Writer<'b> {
             indent: 1,
             next_line: 0,
             in_function: false,
+            copying_async: false,
         }
     }
 
@@ -1176,6 +1180,27 @@ impl<'b> Writer<'b> {
                 unreachable!("a copy of run-time types reached the C writer unmade")
             }
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
+            // HIP's C++ has no asynchronous copy into shared memory for every GPU it
+            // targets: its copy moves at once, and nothing is left to wait for.
+            Stmt::Async { body, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
+                self.stmts(body)
+            }
+            Stmt::Wait { .. } if matches!(self.dialect, Dialect::Hip { .. }) => {}
+            Stmt::Async { body, loc } => {
+                self.copying_async = true;
+                self.stmts(body);
+                self.copying_async = false;
+                self.line(
+                    *loc,
+                    "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");",
+                );
+            }
+            Stmt::Wait { groups, loc } => self.line(
+                *loc,
+                &format!(
+                    "asm volatile(\"cp.async.wait_group %0;\" :: \"n\"({groups}) : \"memory\");"
+                ),
+            ),
             Stmt::Mma {
                 input,
                 a,
@@ -1388,6 +1413,15 @@ impl<'b> Writer<'b> {
                 };
                 (format!("{lt} {} {rt}", op.symbol()), p)
             }
+            // A shared side not proved in bounds is checked, its scratch element in global
+            // memory, where `cp.async` cannot write: that move is made at once.
+            ExprKind::Assign(None, place, value)
+                if self.copying_async
+                    && matches!(value.kind, ExprKind::Index(..) | ExprKind::Vector { .. })
+                    && !self.checked(place) =>
+            {
+                self.cp_async(place, value)
+            }
             ExprKind::Assign(_, place, value) if matches!(place.kind, ExprKind::Vector { .. }) => {
                 self.vector(place, Some(value))
             }
@@ -1579,14 +1613,7 @@ impl<'b> Writer<'b> {
     }
 
     fn vector(&self, e: &Expr, store: Option<&Expr>) -> (String, u8) {
-        let ExprKind::Vector {
-            base,
-            at,
-            lanes,
-            check,
-            ..
-        } = &e.kind
-        else {
+        let ExprKind::Vector { base, .. } = &e.kind else {
             unreachable!("a vector access")
         };
         let Ty::Vector(v) = e.ty else {
@@ -1600,8 +1627,74 @@ impl<'b> Writer<'b> {
                 ..
             }
         );
-        // The first element's address, and its binding strength.
-        let (address, strength) = match check {
+        let (address, strength) = self.vector_address(e);
+        // The operand of a pointer cast.
+        let cast = if strength < UNARY {
+            format!("({address})")
+        } else {
+            address.clone()
+        };
+        match (store, registers) {
+            (None, false) => (format!("*(const {t}*){cast}"), UNARY),
+            (None, true) => (format!("parray_get_{t}({address})"), ATOM),
+            (Some(value), false) => (format!("*({t}*){cast} = {}", self.operand(value, 1)), 0),
+            (Some(value), true) => (
+                format!("parray_set({address}, {})", self.expr(value).0),
+                ATOM,
+            ),
+        }
+    }
+
+    /// Whether the access `e` is written through `parray_at` or `parray_vat` (not proved in
+    /// bounds).
+    fn checked(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Index(_, _, Check::Checked(Some(root)))
+            | ExprKind::Vector {
+                check: Check::Checked(Some(root)),
+                ..
+            } => self.roots.contains_key(root),
+            _ => false,
+        }
+    }
+
+    /// A move of a `#copy async` ([`Stmt::Async`]), `place = value` from global memory into
+    /// a shared array, as one `cp.async` of the element's or the vector's 4, 8 or 16 bytes
+    /// (`.cg`, past L1, for 16, the only size it takes): the shared address made a
+    /// shared-memory one, the global one given as it is (a generic address of global
+    /// memory is its global address), as CUTLASS's `SM80_CP_ASYNC_CACHEALWAYS` writes it.
+    fn cp_async(&self, place: &Expr, value: &Expr) -> (String, u8) {
+        let address = |e: &Expr| match e.kind {
+            ExprKind::Vector { .. } => self.vector_address(e).0,
+            _ => format!("&{}", self.expr(e).0),
+        };
+        let bytes = place.ty.as_elem().map_or(0, ElemType::size_bytes);
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        let text = format!(
+            "asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\" :: \"r\"((unsigned)__cvta_generic_to_shared({})), \"l\"({}) : \"memory\")",
+            address(place),
+            address(value)
+        );
+        (text, ATOM)
+    }
+
+    /// The address of the first element of the vector access `e`, and its binding
+    /// strength: through `parray_vat` where it is checked.
+    fn vector_address(&self, e: &Expr) -> (String, u8) {
+        let ExprKind::Vector {
+            base,
+            at,
+            lanes,
+            check,
+            ..
+        } = &e.kind
+        else {
+            unreachable!("a vector access")
+        };
+        let Ty::Vector(v) = e.ty else {
+            unreachable!("checked: a vector access has a vector type")
+        };
+        match check {
             Check::Checked(Some(root)) if self.roots.contains_key(root) => {
                 let (array, n, which) = &self.roots[root];
                 self.uses.borrow_mut().insert(array.clone());
@@ -1620,21 +1713,6 @@ impl<'b> Writer<'b> {
                 let text = format!("{} + {}", self.operand(base, p), self.operand(at, p));
                 (text, p)
             }
-        };
-        // The operand of a pointer cast.
-        let cast = if strength < UNARY {
-            format!("({address})")
-        } else {
-            address.clone()
-        };
-        match (store, registers) {
-            (None, false) => (format!("*(const {t}*){cast}"), UNARY),
-            (None, true) => (format!("parray_get_{t}({address})"), ATOM),
-            (Some(value), false) => (format!("*({t}*){cast} = {}", self.operand(value, 1)), 0),
-            (Some(value), true) => (
-                format!("parray_set({address}, {})", self.expr(value).0),
-                ATOM,
-            ),
         }
     }
 

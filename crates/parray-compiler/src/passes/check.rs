@@ -613,6 +613,12 @@ impl Checker {
                 self.stmts(b, body);
             }
             Stmt::Block { body: b, .. } => self.stmts(b, body),
+            Stmt::Async { body: b, .. } => {
+                self.stmts(b, body);
+                if body.target == crate::ir::Target::Cuda {
+                    self.async_bases(b);
+                }
+            }
             Stmt::Vectorised {
                 vector,
                 scalar,
@@ -679,9 +685,61 @@ impl Checker {
                 }
             }
             Stmt::Sync { .. }
+            | Stmt::Wait { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
+        }
+    }
+
+    /// A cuda body's `#copy async` (SPEC 3.9) moves from global memory, through a pointer,
+    /// into a shared array the body created: `cp.async`'s two sides. Its moves are its
+    /// assignments whose value is a load (the others are its fills).
+    fn async_bases(&mut self, stmts: &[Stmt]) {
+        // Each move's destination and source array (`None`: not a local's), and where.
+        let mut moves = Vec::new();
+        crate::ir::visit_exprs(stmts, &mut |e| {
+            let ExprKind::Assign(None, place, value) = &e.kind else {
+                return;
+            };
+            let base = |e: &Expr| match &e.kind {
+                ExprKind::Index(b, ..) | ExprKind::Vector { base: b, .. } => match b.kind {
+                    ExprKind::Local(id) => Some((Some(id), b.span)),
+                    _ => Some((None, b.span)),
+                },
+                _ => None,
+            };
+            if let Some(dst) = base(place) {
+                moves.push((dst, base(value)));
+            }
+        });
+        let mut ty = |id: Option<LocalId>| {
+            let t = id.and_then(|id| self.body_locals[id.0 as usize]);
+            t.map(|t| self.resolve(t))
+        };
+        let mut wrong = None;
+        for ((dst, at), src) in moves {
+            if !matches!(
+                ty(dst),
+                Some(Ty::Array {
+                    mem: MemKind::Smem,
+                    ..
+                })
+            ) {
+                wrong = Some((at, "its destination must be a shared array the body created (`let s = S::create();` of an smem type)"));
+            }
+            if let Some((src, at)) = src {
+                if !matches!(ty(src), Some(Ty::Ptr { .. })) {
+                    wrong = Some((
+                        at,
+                        "its source must be global memory, a pointer the kernel is given",
+                    ));
+                }
+            }
+        }
+        // One error a copy: its moves all have the same two sides.
+        if let Some((at, why)) = wrong {
+            self.fail(at, format!("`#copy async` copies from global memory into shared memory (`cp.async`): {why}; copy without `async` otherwise"));
         }
     }
 

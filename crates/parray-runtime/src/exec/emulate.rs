@@ -252,6 +252,30 @@ impl ThreadCtx<'_> {
         self.block.shared_ptr(slot, len, name, soa)
     }
 
+    /// `#copy async` (SPEC 3.9): the thread's stores to shared memory until
+    /// [`ThreadCtx::copy_async_commit`] are held, each landing at the `#wait` that retires
+    /// this copy.
+    #[inline]
+    pub fn copy_async_begin(&self) {
+        self.block.clock.copies.begin();
+    }
+
+    /// The end of a `#copy async`: its stores are one group of the thread's copies.
+    #[inline]
+    pub fn copy_async_commit(&self) {
+        self.block.clock.copies.commit(self.thread_id);
+    }
+
+    /// `#wait groups`: the stores of all but the thread's last `groups` copies land, as
+    /// its writes here.
+    #[track_caller]
+    pub fn wait_async(&self, groups: u32) {
+        self.block
+            .clock
+            .copies
+            .wait(self.thread_id, groups, std::panic::Location::caller());
+    }
+
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
     #[inline]
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
@@ -414,7 +438,7 @@ impl<F: Fn(&ThreadCtx)> Strategy for Loops<'_, F> {
             current.set(t);
             (self.0)(&ctx);
         }
-        run.raced(ctx.block)
+        run.finished(ctx.block)
     }
 }
 
@@ -556,7 +580,7 @@ impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
         (self.0)(&threads);
         match threads.diverged.take() {
             Some((line, w, l)) => Err(run.diverged(block_id, line, w, l, None)),
-            None => run.raced(threads.first.block),
+            None => run.finished(threads.first.block),
         }
     }
 }
@@ -706,6 +730,23 @@ impl Run {
     /// Thread `thread_id` of block `block_id`, as errors name it.
     fn thread(&self, block_id: usize, thread_id: usize) -> ThreadId {
         ThreadId::cuda(&self.grid, block_id as u64, thread_id as u64)
+    }
+
+    /// The block's threads have all ended: a `#copy async` still in flight (SPEC 3.9: a
+    /// body waits for its copies), else the first race the block ran into.
+    fn finished(&self, block: &Block) -> Result<(), EmulateError> {
+        let Some((tid, at, array, element)) = block.clock.copies.left() else {
+            return self.raced(block);
+        };
+        let threads = self.grid.block_threads();
+        Err(EmulateError::Panicked {
+            kernel: self.kernel,
+            thread: ThreadId::cuda(&self.grid, tid / threads, tid % threads),
+            at: Some(format!("{}:{}", at.file(), at.line())),
+            message: format!(
+                "its `#copy async` of element {element} of {array} is still in flight where its body ends: add `#wait 0;` before the end"
+            ),
+        })
     }
 
     /// The first race the block ran into, if any (debug builds watch shared and global

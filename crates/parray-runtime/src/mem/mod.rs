@@ -5,6 +5,7 @@
 pub mod atomics;
 pub(crate) mod buffer;
 pub mod elem;
+pub(crate) mod in_flight;
 pub mod kernel_arg;
 pub mod ptr;
 pub(crate) mod watch;

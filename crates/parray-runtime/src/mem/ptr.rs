@@ -37,6 +37,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, AddAssign};
+use std::panic::Location;
 use std::ptr::NonNull;
 
 use parray_layout::{ElemType, MemKind};
@@ -47,6 +48,7 @@ use crate::mem::elem::{
     load_field_relaxed, load_fields, load_relaxed, store_field_relaxed, store_fields,
     store_relaxed, Element, FieldArrays, HasVector2, HasVector4, Vector,
 };
+use crate::mem::in_flight::Held;
 use crate::mem::watch::{self, Clock, Watch};
 
 /// What both handles hold: where element 0 of the array is, which element they designate,
@@ -229,28 +231,104 @@ impl<T: Element> Raw<T> {
     #[inline(always)]
     #[track_caller]
     fn note_words(&self, first: usize, count: usize, write: bool) {
+        self.note_words_at(first, count, write, Location::caller());
+    }
+
+    /// [`Raw::note_words`] of an access at `at`. An access that a `#copy async` in flight
+    /// forbids (SPEC 3.9: its destination's elements, a write of its source) panics,
+    /// saying what to wait for.
+    #[inline(always)]
+    #[track_caller]
+    fn note_words_at(
+        &self,
+        first: usize,
+        count: usize,
+        write: bool,
+        at: &'static Location<'static>,
+    ) {
         #[cfg(debug_assertions)]
         match self.watch {
             Some(Watched::Shared(watch, clock)) => {
                 // SAFETY: both outlive the handle and stay on this OS thread (`watched`).
                 let (watch, clock) = unsafe { (watch.as_ref(), clock.as_ref()) };
-                watch.note(clock, first, count, write, std::panic::Location::caller());
+                let words = ((first, count), const { watch::words_of::<T>() });
+                let held = clock.copies.check_shared(
+                    std::ptr::from_ref(watch).addr(),
+                    words,
+                    write,
+                    clock.thread(),
+                );
+                if let Some(message) = held {
+                    panic!("{message}");
+                }
+                watch.note(clock, first, count, write, at);
             }
-            Some(Watched::Global) if write => watch::note_global_write(
-                self.type_name,
-                (
-                    self.base.addr(),
-                    self.extent * const { watch::words_of::<T>() },
-                    const { watch::words_of::<T>() },
-                ),
-                first,
-                count,
-                std::panic::Location::caller(),
-            ),
-            _ => {}
+            Some(Watched::Global) => {
+                let per_element = const { watch::words_of::<T>() };
+                let source = crate::mem::in_flight::Source {
+                    array: self.type_name,
+                    addr: self.base.addr(),
+                    words: (first, count),
+                    per_element,
+                };
+                let mut refused = None;
+                watch::with_lane(|clock| {
+                    refused = clock.copies.check_global(source, write, clock.thread());
+                });
+                if let Some(message) = refused {
+                    panic!("{message}");
+                }
+                if write {
+                    watch::note_global_write(
+                        self.type_name,
+                        (self.base.addr(), self.extent * per_element, per_element),
+                        first,
+                        count,
+                        at,
+                    )
+                }
+            }
+            None => {}
         }
         #[cfg(not(debug_assertions))]
-        let _ = (first, count, write);
+        let _ = (first, count, write, at);
+    }
+
+    /// Where this is a shared array of an emulated block and its thread is issuing a
+    /// `#copy async` (SPEC 3.9): holds `store`, of the `lanes` elements `off` past this
+    /// handle, until the thread's `#wait` retires the copy, and says so (the caller then
+    /// stores nothing).
+    #[inline(always)]
+    #[track_caller]
+    fn held(&self, off: usize, lanes: usize, store: impl FnOnce() + 'static) -> bool {
+        let Some(Watched::Shared(watch, clock)) = self.watch else {
+            return false;
+        };
+        // SAFETY: the clock outlives the handle and stays on this OS thread (`watched`).
+        let clock = unsafe { clock.as_ref() };
+        if !clock.copies.issuing() {
+            return false;
+        }
+        let per_element = const { watch::words_of::<T>() };
+        let words = ((self.offset + off) * per_element, lanes * per_element);
+        // A GPU's copy may write the element any time from here to the wait: the race
+        // detector sees the write at both.
+        self.note_words(words.0, words.1, true);
+        let raw = *self;
+        let land = move |at| {
+            raw.note_words_at(words.0, words.1, true, at);
+            store();
+        };
+        let held = Held {
+            array: self.type_name,
+            watch: watch.as_ptr().addr(),
+            element: self.offset + off,
+            words,
+            at: Location::caller(),
+            land: Box::new(land),
+        };
+        clock.copies.hold(clock.thread(), clock.tid(), held);
+        true
     }
 
     pub(crate) fn base_ptr(&self) -> *mut T {
@@ -1044,6 +1122,14 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[track_caller]
     fn store(&self, off: usize, v: T) {
         let index = self.raw.index(off);
+        let raw = self.raw;
+        // SAFETY: as below; a held store is made while the block's storage lives.
+        if self
+            .raw
+            .held(off, 1, move || unsafe { raw.write(index, 0, v) })
+        {
+            return;
+        }
         self.raw.note(off, 1, true);
         // SAFETY: as in `load`; the whole element from its offset 0.
         unsafe { self.raw.write(index, 0, v) }
@@ -1054,6 +1140,14 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     unsafe fn store_unchecked(&self, off: usize, v: T) {
         // SAFETY: as in `load_unchecked`.
         let index = unsafe { self.raw.index_unchecked(off) };
+        let raw = self.raw;
+        // SAFETY: as below; a held store is made while the block's storage lives.
+        if self
+            .raw
+            .held(off, 1, move || unsafe { raw.write(index, 0, v) })
+        {
+            return;
+        }
         self.raw.note(off, 1, true);
         // SAFETY: as above.
         unsafe { self.raw.write(index, 0, v) }
@@ -1140,6 +1234,15 @@ impl<T: Element> AccessMut<T> for PtrMut<'_, T> {
     #[track_caller]
     fn store_vector<V: Vector<Lane = T>>(&self, off: usize, v: V) {
         let p = self.raw.at_vector::<V>(off);
+        let store = move || {
+            for i in 0..V::LANES {
+                // SAFETY: as below; a held store is made while the block's storage lives.
+                unsafe { store_relaxed(p.add(i), v.lane(i)) }
+            }
+        };
+        if self.raw.held(off, V::LANES, store) {
+            return;
+        }
         self.raw.note(off, V::LANES, true);
         for i in 0..V::LANES {
             // SAFETY: as in `load_vector`.

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use parray_layout::MemKind;
 
 use crate::mem::elem::Element;
+use crate::mem::in_flight::InFlight;
 
 /// The words of an element of `T` the watch marks: the words its accesses move.
 pub(crate) const fn words_of<T: Element>() -> usize {
@@ -78,6 +79,8 @@ pub struct Clock {
     race: Cell<Option<Race>>,
     /// `None` where global memory is not watched (release builds, a launch too large).
     global: RefCell<Option<LaneWrites>>,
+    /// The block's `#copy async`s in flight (all builds: they land at the `#wait`).
+    pub(crate) copies: InFlight,
 }
 
 impl Clock {
@@ -87,6 +90,8 @@ impl Clock {
         self.epoch.set(self.epoch.get() + 1);
         self.block_tid.set(block_tid);
         self.race.take();
+        // What a failed block left in flight.
+        let _ = self.copies.left();
         if let Some(g) = self.global.borrow_mut().as_mut() {
             g.fenced.fill(0);
             if let Some(log) = &mut g.unsealed {
@@ -123,8 +128,13 @@ impl Clock {
         self.race.set(seen.or(Some(race)));
     }
 
+    /// The block's id of the thread running.
+    pub(crate) fn thread(&self) -> usize {
+        self.thread.get() as usize
+    }
+
     /// The grid id of the thread running.
-    fn tid(&self) -> u64 {
+    pub(crate) fn tid(&self) -> u64 {
         self.block_tid.get() + u64::from(self.thread.get())
     }
 
@@ -168,7 +178,7 @@ impl Drop for Entered<'_> {
 
 /// `f` of the clock of the lane this OS thread runs, if it runs one.
 #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds note nothing
-fn with_lane(f: impl FnOnce(&Clock)) {
+pub(crate) fn with_lane(f: impl FnOnce(&Clock)) {
     if let Some(clock) = LANE.get() {
         // SAFETY: `LANE` holds a clock only while the `Entered` guard that put it there
         // lives, which borrows it (so it outlives the guard); the guard restores the

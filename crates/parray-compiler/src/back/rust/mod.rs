@@ -467,6 +467,24 @@ impl<'b> Writer<'b> {
             Stmt::Mma { .. } | Stmt::Matrices { .. } => {
                 unreachable!("a warp collective is written by `blocks`")
             }
+            // A pthd thread's copy moves at once: there is nothing to wait for.
+            Stmt::Async { body, loc } if self.mode == Mode::Pthd => {
+                let b = self.stmts(body);
+                quote_spanned!(loc.span.proc_macro()=> { #b })
+            }
+            Stmt::Wait { .. } if self.mode == Mode::Pthd => TokenStream::new(),
+            // The emulation holds the copy's stores until the thread's `#wait`.
+            Stmt::Async { body, loc } => {
+                let b = self.stmts(body);
+                quote_spanned!(loc.span.proc_macro()=> {
+                    #ctx.copy_async_begin();
+                    #b
+                    #ctx.copy_async_commit();
+                })
+            }
+            Stmt::Wait { groups, loc } => {
+                quote_spanned!(loc.span.proc_macro()=> #ctx.wait_async(#groups);)
+            }
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
