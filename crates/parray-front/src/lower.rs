@@ -7,7 +7,7 @@ use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
     AtomicOp, BinOp, Body, Bound, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function,
     Len, Lit, Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty,
-    UnOp, NUMBER_CONSTS,
+    UnOp, Wgmma, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_compiler::CodeSpan;
@@ -842,8 +842,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// `#mma D(d) += A(a) * B(b)`: the warp's `mma.sync.aligned.m16n8k16.row.col` over the
-    /// fragments `d`, `a`, `b` (arrays the body created), whose types `D`, `A`, `B` are
-    /// checked here against the instruction's layouts (SPEC 3.5, "MMA").
+    /// fragments `d`, `a`, `b` (arrays the body created), or, where A and B are tiles in
+    /// shared memory (`a`, `b` pointers into them), the warpgroup's wgmma m64nNk16; the
+    /// types `D`, `A`, `B` are checked here against the instruction's layouts and matrix
+    /// descriptors (SPEC 3.5, "MMA").
     fn mma(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         use proc_macro2::TokenTree as T;
         let span = mac.span();
@@ -876,15 +878,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let threads = self.forms.threads.as_ref()?.name.clone();
         let module = self.forms.module;
-        if let Err(e) = parray_compiler::mma::check_block(module, &threads) {
-            self.fail(span, e);
-            return None;
-        }
-        use parray_compiler::mma::{check_operand, Operand};
-        let mut elems = Vec::new();
-        let mut places = Vec::new();
-        for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
-            let name = ty.to_string();
+        use parray_compiler::mma::{self as mma, Instruction, Operand};
+        for ty in [&d, &a, &b] {
+            let name = ty.0.to_string();
             if self
                 .forms
                 .generics
@@ -892,14 +888,44 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .any(|g| g.name == crate::resolve::base_name(&name))
             {
                 self.fail(
-                    ty.span(),
+                    ty.0.span(),
                     format!(
                         "`#mma` names declared fragment types, not the type parameter `{name}`"
                     ),
                 );
                 return None;
             }
-            match check_operand(module, &threads, &name, op) {
+        }
+        // Register fragments make an mma.sync, shared tiles a wgmma (N from D's type).
+        let instr = match mma::is_fragment(module, &a.0.to_string()) {
+            true => Instruction::MmaSync,
+            false => match mma::wgmma_of(module, &d.0.to_string()) {
+                Ok(i) => i,
+                Err(e) => {
+                    self.fail(d.0.span(), e);
+                    return None;
+                }
+            },
+        };
+        if let Err(e) = mma::check_block(module, &threads, instr) {
+            self.fail(span, e);
+            return None;
+        }
+        let mut elems = Vec::new();
+        let mut places = Vec::new();
+        let mut tiles = Vec::new();
+        for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
+            let name = ty.to_string();
+            let checked = match (instr, op) {
+                (Instruction::Wgmma { .. }, Operand::A | Operand::B) => {
+                    mma::descriptor(module, &name, op, instr).map(|(desc, elem, offsets)| {
+                        tiles.push((desc, offsets));
+                        elem
+                    })
+                }
+                _ => mma::check_operand(module, &threads, &name, op, instr),
+            };
+            match checked {
                 Ok(elem) => elems.push((ty.span(), elem)),
                 Err(e) => {
                     self.fail(ty.span(), e);
@@ -911,7 +937,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .ok()?;
             let at = place.span();
             let e = self.expr(&place);
-            if !matches!(e.kind, ExprKind::Local(_)) {
+            // A wgmma's tiles are pointers into shared arrays (the type check says so).
+            let tile = matches!(instr, Instruction::Wgmma { .. }) && op != Operand::D;
+            if !tile && !matches!(e.kind, ExprKind::Local(_)) {
                 self.fail(at, format!("an operand of `#mma` is the thread's array of the fragment, created in the body (`let x = {name}::create();`)"));
                 return None;
             }
@@ -931,11 +959,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");
         let [a, b, d]: [Expr; 3] = places.try_into().expect("three operands");
+        let wgmma = match (instr, <[_; 2]>::try_from(tiles)) {
+            (Instruction::Wgmma { n }, Ok([(da, ao), (db, bo)])) => Some(Box::new(Wgmma {
+                n: n as u32,
+                a: da,
+                b: db,
+                a_offsets: ao,
+                b_offsets: bo,
+            })),
+            _ => None,
+        };
         Some(Stmt::Mma {
             input,
             a,
             b,
             d,
+            wgmma,
             loc: loc(span),
         })
     }

@@ -15,7 +15,7 @@ use crate::fault;
 use crate::ir::Root;
 use crate::ir::{
     lanes, precedence, BinOp, Body, Check, Expr, ExprKind, Lit, Loc, LocalId, Method, Scalar, Stmt,
-    Ty, UnOp, WARP,
+    Ty, UnOp, Wgmma, WARP,
 };
 use crate::passes::bounds::Proved;
 use crate::passes::check::elem_of;
@@ -296,6 +296,9 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     if let Dialect::Hip { .. } = dialect {
         out.push_str("#include <hip/hip_runtime.h>\n");
     }
+    if has_wgmma(body) {
+        out.push_str(SM90A);
+    }
     out.push_str(&elem_declarations(body, dialect));
     out.push_str(&record_makers(body));
     let soa = soa_records(body);
@@ -382,7 +385,8 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     if body.dynamic_shared_bytes() > 0 {
         let _ = writeln!(
             out,
-            "extern __shared__ __align__(16) unsigned char {DYNAMIC_SHARED}[];"
+            "extern __shared__ __align__({}) unsigned char {DYNAMIC_SHARED}[];",
+            body.shared_alignment()
         );
     }
     for (p, id) in &body.params {
@@ -763,6 +767,8 @@ struct Writer<'b> {
     stmt_line: u32,
     /// The arrays the body accesses by vectors (a shared one is declared 16-byte aligned).
     vector_arrays: HashSet<LocalId>,
+    /// [`Body::shared_alignment`].
+    shared_align: u64,
     /// Where each shared array starts in dynamic shared memory, when the kernel uses it
     /// ([`Body::dynamic_shared_bytes`]).
     dynamic_shared: HashMap<LocalId, u64>,
@@ -792,6 +798,7 @@ impl<'b> Writer<'b> {
             roots: HashMap::new(),
             stmt_line: 0,
             vector_arrays: vector_uses(body).0,
+            shared_align: body.shared_alignment(),
             dynamic_shared: match body.dynamic_shared_bytes() {
                 0 => HashMap::new(),
                 _ => body.shared_layout().0.into_iter().collect(),
@@ -897,6 +904,59 @@ impl<'b> Writer<'b> {
             .chain((0..2).map(|i| word("b", i)))
             .collect();
         self.push(&format!("    : {});", words.join(", ")));
+        self.indent -= 1;
+        self.push("}");
+    }
+
+    /// `#mma D(d) += A(a) * B(b)` of shared tiles: the warpgroup's
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` in inline PTX (sm_90a, as
+    /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it), made synchronous. The ordinary
+    /// stores that filled the tiles are made visible to the tensor core's (async) proxy,
+    /// and the accumulator's registers to it (`wgmma.fence`); each descriptor is the
+    /// type's constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2
+    /// floats are read and written in place (`+f`, scale-d 1 by a predicate, scales 1);
+    /// the transpose bits are the descriptors' majors; commit and wait for the group
+    /// before the next statement. HIP has no such instruction: its kernel names a
+    /// function that does not exist, a compile error of hipcc.
+    fn wgmma(&mut self, input: Scalar, [a, b, d]: [&Expr; 3], w: &Wgmma, loc: Loc) {
+        let (a, b, d) = (self.expr(a).0, self.expr(b).0, self.expr(d).0);
+        if let Dialect::Hip { .. } = self.dialect {
+            self.line(loc, "parray_hip_has_no_wgmma_m64nNk16();");
+            return;
+        }
+        let ptx = match input {
+            Scalar::F16 => "f16",
+            _ => "bf16",
+        };
+        let (n, regs) = (w.n, (w.n / 2) as u8);
+        self.line(loc, "{");
+        self.indent += 1;
+        for (name, tile, desc) in [("a", &a, &w.a), ("b", &b, &w.b)] {
+            self.push(&format!(
+                "const unsigned long long __parray_desc_{name} = {:#x}ull | (unsigned long long)(((unsigned)__cvta_generic_to_shared({tile}) & 0x3FFFF) >> 4);",
+                desc.bits()
+            ));
+        }
+        self.push("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+        self.push("asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+        let accumulators = asm_operands(0..regs);
+        let (ta, tb) = (u8::from(w.a.mn_major), u8::from(w.b.mn_major));
+        self.push(&format!(
+            "asm volatile(\"{{ .reg .pred p; setp.ne.b32 p, %{}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{accumulators}}}, %{regs}, %{}, p, 1, 1, {ta}, {tb}; }}\"",
+            regs + 2,
+            regs + 1
+        ));
+        self.push(&format!(
+            "    : {}",
+            (0..regs)
+                .map(|i| format!("\"+f\"({d}[{i}])"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        self.push("    : \"l\"(__parray_desc_a), \"l\"(__parray_desc_b), \"r\"(1)");
+        self.push("    : \"memory\");");
+        self.push("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
+        self.push("asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
         self.indent -= 1;
         self.push("}");
     }
@@ -1080,11 +1140,13 @@ impl<'b> Writer<'b> {
                 // A shared array read or written as float4s must be aligned for them (a
                 // register array is accessed lane by lane).
                 let qualifier = match mem {
-                    MemKind::Smem if self.vector_arrays.contains(local) => {
-                        "__shared__ __align__(16) "
+                    MemKind::Smem
+                        if self.shared_align > 16 || self.vector_arrays.contains(local) =>
+                    {
+                        format!("__shared__ __align__({}) ", self.shared_align)
                     }
-                    MemKind::Smem => "__shared__ ",
-                    _ => "",
+                    MemKind::Smem => "__shared__ ".to_string(),
+                    _ => String::new(),
                 };
                 let len = fixed_len(*len);
                 self.line(
@@ -1181,6 +1243,15 @@ impl<'b> Writer<'b> {
                 a,
                 b,
                 d,
+                wgmma: Some(w),
+                loc,
+            } => self.wgmma(*input, [a, b, d], w, *loc),
+            Stmt::Mma {
+                input,
+                a,
+                b,
+                d,
+                wgmma: None,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
             // HIP has no ldmatrix nor stmatrix: each thread moves its own registers.
@@ -1791,6 +1862,19 @@ __device__ __forceinline__ double parray_nan_to_zero(double x) { return x != x ?
 "#;
 
 /// Inline PTX's operand references `%i, %j, ...` for the operand numbers `numbers`.
+/// The line that opens a kernel with a wgmma: the runtime compiles such a kernel for
+/// `sm_90a` (plain sm_90 has no wgmma), and only on an sm_90 GPU.
+pub const SM90A: &str = "// parray: wgmma, built for sm_90a\n";
+
+/// Whether the body has a wgmma ([`SM90A`]).
+fn has_wgmma(body: &Body) -> bool {
+    let mut found = false;
+    crate::ir::visit_stmts(&body.stmts, &mut |s| {
+        found |= matches!(s, Stmt::Mma { wgmma: Some(_), .. });
+    });
+    found
+}
+
 fn asm_operands(numbers: impl Iterator<Item = u8>) -> String {
     numbers
         .map(|i| format!("%{i}"))

@@ -1,6 +1,7 @@
 //! NVRTC compilation of generated kernels, cached per device in memory and on disk.
 //!
-//! Options: only `--gpu-architecture=sm_XY` of the device, so the PTX is JIT-free on it.
+//! Options: only `--gpu-architecture=sm_XY` of the device, so the PTX is JIT-free on it
+//! (`sm_90a` for a kernel with a wgmma, which opens with [`SM90A`]).
 //! No `--use_fast_math` (it would change results against the CPU emulation) and no
 //! `-default-device` (generated sources mark their own `__device__` helpers).
 
@@ -11,6 +12,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
+
+use parray_compiler::back::c::SM90A;
 
 use crate::error::{Error, Result};
 
@@ -84,7 +87,21 @@ impl Kernels {
     /// source to stderr on its first use on a device.
     pub(crate) fn compile(&self, kernel: &str, source: &str) -> Result<Kernel> {
         let target = self.target()?;
-        let key = fnv1a(&[kernel, source, &target.arch, &target.nvrtc]);
+        // A wgmma needs the architecture-specific target: sm_90a, which only sm_90 runs.
+        let arch = match source.contains(SM90A) {
+            false => target.arch.clone(),
+            true if target.arch == "sm_90" => "sm_90a".to_string(),
+            true => {
+                return Err(Error::Unsupported {
+                    what: "wgmma",
+                    reason: format!(
+                        "the kernel `{kernel}` has a wgmma (`#mma` of shared tiles), which only an sm_90 GPU (Hopper) runs, built for sm_90a; this GPU is {}",
+                        target.arch
+                    ),
+                })
+            }
+        };
+        let key = fnv1a(&[kernel, source, &arch, &target.nvrtc]);
         // Held while compiling: two threads asking for one kernel compile it once.
         let mut loaded = self.by_key.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = loaded.get(&key) {
@@ -100,7 +117,7 @@ impl Kernels {
         let function = match cached {
             Some(f) => f,
             None => {
-                let mut options = vec![format!("--gpu-architecture={}", target.arch)];
+                let mut options = vec![format!("--gpu-architecture={arch}")];
                 if source.contains("#include <cuda_") {
                     options.extend(
                         toolkit_include_dirs()
