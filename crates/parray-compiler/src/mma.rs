@@ -294,16 +294,14 @@ fn dims(module: &Module, root: NodeId) -> Vec<u64> {
         .collect()
 }
 
-/// The wgmma whose accumulator is the declared type `ty`, 64 x N with N a multiple of 8
-/// from 8 to 256 (its layout is checked by [`check_operand`]).
+/// The wgmma whose accumulator is the declared type `ty`: N is its columns, a multiple of 8
+/// from 8 to 256 (the rest of its shape and its layout are checked by [`check_operand`]).
 pub fn wgmma_of(module: &Module, ty: &str) -> Result<Instruction, String> {
     let def = module
         .type_def(ty)
         .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
     match dims(module, def.root)[..] {
-        [m, n] if m == WGMMA_M as u64 && n % 8 == 0 && (8..=256).contains(&n) => {
-            Ok(Instruction::Wgmma { n: n as usize })
-        }
+        [_, n] if n % 8 == 0 && (8..=256).contains(&n) => Ok(Instruction::Wgmma { n: n as usize }),
         _ => Err(format!(
             "D of a wgmma (A and B shared tiles) is 64 x N (m x n), N a multiple of 8 from 8 to 256, but `{ty}` is {}",
             dims(module, def.root).iter().map(|d| format!("[{d}]")).collect::<String>()
