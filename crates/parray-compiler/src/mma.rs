@@ -301,7 +301,7 @@ pub fn wgmma_of(module: &Module, ty: &str) -> Result<Instruction, String> {
         .type_def(ty)
         .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
     match dims(module, def.root)[..] {
-        [_, n] if n % 8 == 0 && (8..=256).contains(&n) => Ok(Instruction::Wgmma { n: n as usize }),
+        [_, n] if n.is_multiple_of(8) && (8..=256).contains(&n) => Ok(Instruction::Wgmma { n: n as usize }),
         _ => Err(format!(
             "D of a wgmma (A and B shared tiles) is 64 x N (m x n), N a multiple of 8 from 8 to 256, but `{ty}` is {}",
             dims(module, def.root).iter().map(|d| format!("[{d}]")).collect::<String>()
@@ -531,7 +531,7 @@ pub fn descriptor(
             .flat_map(|mn| (0..MMA_K as u64).map(move |k| (mn, k)))
             .find(|&(mn, k)| at(mn, k) != Some(d.address(mn, k)))
     };
-    let fits = |v: u64| v % 16 == 0 && v < 1 << 18;
+    let fits = |v: u64| v.is_multiple_of(16) && v < 1 << 18;
     let found = [false, true]
         .into_iter()
         .flat_map(|mn_major| Swizzle::ALL.map(|s| Descriptor::candidate(s, mn_major, &at)))

@@ -976,7 +976,7 @@ pub fn wgmma_m64nk16<T, SD>(
         let [a, b] = [0, 1].map(|i| {
             let p = tiles[i][first].expect("each present thread evaluated its pointers");
             let start = p.offset() * size_of::<T>();
-            if start % align[i] != 0 {
+            if !start.is_multiple_of(align[i]) {
                 panic!(
                     "parray: #mma at line {line}: {} starts {start} bytes into its shared array `{}`, \
                      not a multiple of {} bytes: a wgmma's swizzle acts on absolute address bits, \
