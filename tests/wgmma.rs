@@ -372,6 +372,24 @@ fn the_wgmma_is_inline_ptx_with_constant_descriptors() {
     );
 }
 
+#[test]
+fn hip_has_no_wgmma() {
+    let (a, b, d) = ((), (), ());
+    let hip = kernel_source!(hip(64): G(a, b, d) {
+        let sa = T128::create();
+        let sb = BT8::create();
+        let acc = ACC8_REGS::create();
+        #mma ACC8(acc) += A128(sa) * B8(sb);
+        d[$tid_1$] = acc[0];
+    });
+    // hipcc refuses the kernel at the call of a function that does not exist.
+    assert!(hip.contains("parray_hip_has_no_wgmma_m64nNk16();"), "{hip}");
+    assert!(
+        !hip.contains("wgmma.mma_async") && !hip.contains("sm_90a"),
+        "{hip}"
+    );
+}
+
 /// Whether cuda detours run on the CPU emulation (where a warpgroup with a thread missing,
 /// or a swizzled tile out of its pattern's phase, is found; on a GPU they are undefined).
 fn emulated() -> bool {
