@@ -56,6 +56,19 @@ parray! {
     bf16 [[#KA_0][#KA_2]][[2#KA_1][#KA_3]] KA_STEP;
     smem bf16 [8][8][8][8] KB;
     bf16 [[2#KB_1][#KB_3]][[#KB_0][#KB_2]] KB_STEP;
+    // MN-major tiles (the transpose bits): A stored k x m and B k x n (row-major B), m and n
+    // contiguous in 128-byte rows, the chunk ^ k % 8; B of N = 128 in two such atoms
+    // along n (the descriptor's LBO apart); A stored k x m unswizzled, 8 m a chunk, the k
+    // rows of one chunk contiguous (m / 8, k / 8, k % 8, m % 8).
+    smem bf16 [[2][8]][[8 ^ AT_0_1][8]] AT;
+    bf16 [#AT_1][#AT_0] ATV;
+    smem bf16 [[2][8]][[8 ^ BK_0_1][8]] BK;
+    smem bf16 [2][[2][8]][[8 ^ BK2_1_1][8]] BK2;
+    bf16 [#BK2_1][[#BK2_0][#BK2_2]] BK2V;
+    rmem float [16][2][#G_1_0][#G_1_1][#G_1_2][2] ACC128_REGS;
+    float [[#ACC128_REGS_2][#ACC128_REGS_1][#ACC128_REGS_3]][[#ACC128_REGS_0][#ACC128_REGS_4][#ACC128_REGS_5]] ACC128;
+    smem bf16 [8][2][8][8] ATN;
+    bf16 [[#ATN_0][#ATN_3]][[#ATN_1][#ATN_2]] ATNV;
     // Each tile's storage, and the registers of the threads (thread-major).
     dmem bf16 [16384] GA;
     dmem bf16 [16384] GB;
@@ -351,6 +364,69 @@ fn a_k_loop_steps_through_a_64_by_64_tile() -> parray::Result<()> {
     )
 }
 
+/// Element (mn, k) of an MN-major tile in the 128-byte mode: atoms of 64 mn (`atom`
+/// elements apart) of 16 rows of k, the chunk ^ k % 8.
+fn mn_swizzled(atom: usize, mn: usize, k: usize) -> usize {
+    let (a, m) = (mn / 64, mn % 64);
+    a * atom + k * 64 + ((m / 8) ^ (k % 8)) * 8 + m % 8
+}
+
+#[test]
+fn mn_major_tiles_are_the_f64_product() -> parray::Result<()> {
+    let a_at = |m, k| mn_swizzled(1024, m, k);
+    check(
+        (16, 64),
+        a_at,
+        |n, k| mn_swizzled(1024, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = AT::create();
+                let sb = BK::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += ATV(sa) * BK(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    let a_at = |m: usize, k: usize| ((m / 8 * 2 + k / 8) * 8 + k % 8) * 8 + m % 8;
+    check(
+        (16, 128),
+        a_at,
+        |n, k| mn_swizzled(1024, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = ATN::create();
+                let sb = BK2::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..16 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC128_REGS::create();
+                for v in 0..64 {
+                    acc[v] = d[$tid_1$ * 64 + v];
+                }
+                #sync;
+                #mma ACC128(acc) += ATNV(sa) * BK2V(sb);
+                for v in 0..64 {
+                    d[$tid_1$ * 64 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
 #[test]
 fn the_wgmma_is_inline_ptx_with_constant_descriptors() {
     let (a, b, d) = ((), (), ());
@@ -363,8 +439,12 @@ fn the_wgmma_is_inline_ptx_with_constant_descriptors() {
             for v in 0..32 {
                 acc[v] = 0.0;
             }
+            let ta = AT::create();
+            let tb = BK::create();
             #sync;
             #mma ACC64(acc) += A128(sa) * B128(sb);
+            // MN-major: the transpose bits.
+            #mma ACC64(acc) += ATV(ta) * BK(tb);
             for v in 0..32 {
                 d[$tid_1$ * 32 + v] = acc[v];
             }
