@@ -334,6 +334,42 @@ fn n8_and_n256_are_the_f64_product() -> parray::Result<()> {
     )
 }
 
+/// 50 KiB of shared arrays: more than a kernel may declare, so they live in the dynamic
+/// shared memory, each aligned to the 1024 bytes the 128B tiles need (SPEC 2.5).
+#[test]
+fn tiles_in_dynamic_shared_memory_are_aligned() -> parray::Result<()> {
+    check(
+        (16, 256),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let pad = A32::create();
+                let more = KA::create();
+                pad[$tid_1$] = a[0];
+                more[$tid_1$] = a[0];
+                let sa = T128::create();
+                let sb = BT256::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..128 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC256_REGS::create();
+                for v in 0..128 {
+                    acc[v] = d[$tid_1$ * 128 + v];
+                }
+                #sync;
+                #mma ACC256(acc) += A128(sa) * B256(sb);
+                for v in 0..128 {
+                    d[$tid_1$ * 128 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
 #[test]
 fn a_k_loop_steps_through_a_64_by_64_tile() -> parray::Result<()> {
     check(
