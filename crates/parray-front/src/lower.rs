@@ -866,7 +866,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             _ => None,
         };
         let Some(((d, a), b)) = parsed else {
-            self.fail(span, "expected `#mma D(d) += A(a) * B(b);`: the warp's mma.sync m16n8k16, d[m][n] += sum over k of a[m][k] * b[k][n], where `a`, `b` and `d` are arrays created by `A::create()`, `B::create()`, `D::create()` of the fragment types A (16 x 16, bf16 or half), B (16 x 8) and D (16 x 8, float)");
+            self.fail(span, "expected `#mma D(d) += A(a) * B(b);`: the warp's mma.sync m16n8k16, d[m][n] += sum over k of a[m][k] * b[k][n], where `a`, `b` and `d` are arrays created by `A::create()`, `B::create()`, `D::create()` of the fragment types A (16 x 16, bf16 or half), B (16 x 8) and D (16 x 8, float); or, A and B shared tiles (`a`, `b` pointers into shared arrays), the warpgroup's wgmma m64nNk16 into D (64 x N, float)");
             return None;
         };
         if self.target != Target::Cuda {
