@@ -463,8 +463,8 @@ impl Descriptor {
 /// The matrix descriptor of the shared tile `ty` as the wgmma operand `op` (A 64 x 16, B 16
 /// x n; `bf16` or `half`): the first of the canonical layouts (K-major first, swizzles from
 /// none to 128B) whose addresses are the type's byte offsets for every element; the type's
-/// element type; and its offsets in elements, row-major. Otherwise the error names the first element the layout the type's
-/// own swizzle suggests cannot place, and a type that works.
+/// element type; and its offsets in elements, row-major. Otherwise the error names the
+/// first element the layout of the type's own swizzle cannot place, and a type that works.
 pub fn descriptor(
     module: &Module,
     ty: &str,
