@@ -768,6 +768,8 @@ struct Writer<'b> {
     vector_arrays: HashSet<LocalId>,
     /// [`Body::shared_alignment`].
     shared_align: u64,
+    /// Whether the body has a wgmma ([`has_wgmma`]).
+    wgmma: bool,
     /// Where each shared array starts in dynamic shared memory, when the kernel uses it
     /// ([`Body::dynamic_shared_bytes`]).
     dynamic_shared: HashMap<LocalId, u64>,
@@ -798,6 +800,7 @@ impl<'b> Writer<'b> {
             stmt_line: 0,
             vector_arrays: vector_uses(body).0,
             shared_align: body.shared_alignment(),
+            wgmma: has_wgmma(body),
             dynamic_shared: match body.dynamic_shared_bytes() {
                 0 => HashMap::new(),
                 _ => body.shared_layout().0.into_iter().collect(),
@@ -910,7 +913,8 @@ impl<'b> Writer<'b> {
     /// `#mma D(d) += A(a) * B(b)` of shared tiles: the warpgroup's
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` in inline PTX (sm_90a, as
     /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it), made synchronous. The ordinary
-    /// stores that filled the tiles are made visible to the tensor core's (async) proxy,
+    /// stores that filled the tiles are made visible to the tensor core's (async) proxy
+    /// (here for the warpgroup's own, at each `#sync` of the kernel for every thread's),
     /// and the accumulator's registers to it (`wgmma.fence`); each descriptor is the
     /// type's constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2
     /// floats are read and written in place (`+f`, scale-d 1 by a predicate, scales 1);
@@ -1235,6 +1239,15 @@ impl<'b> Writer<'b> {
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             Stmt::GenericCopy { .. } => {
                 unreachable!("a copy of run-time types reached the C writer unmade")
+            }
+            // Each thread's stores before the barrier are made visible to the tensor core's
+            // proxy there, so a wgmma of any warpgroup after it reads them.
+            Stmt::Sync { loc } if self.wgmma => {
+                self.line(
+                    *loc,
+                    "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");",
+                );
+                self.push("__syncthreads();");
             }
             Stmt::Sync { loc } => self.line(*loc, "__syncthreads();"),
             Stmt::Mma {
