@@ -11,9 +11,9 @@
 //! tile in four 16-wide steps. Runs on the GPU where there is one (`PARRAY_BACKEND=cuda`;
 //! a wgmma needs an sm_90 GPU), else on the CPU emulation.
 
-use parray::bf16;
 use parray::prelude::*;
 use parray::Array;
+use parray::{bf16, f16};
 
 parray! {
     // One warpgroup a block: G_1_0 the warp in it (t2), G_1_1 t1, G_1_2 t0.
@@ -69,6 +69,16 @@ parray! {
     float [[#ACC128_REGS_2][#ACC128_REGS_1][#ACC128_REGS_3]][[#ACC128_REGS_0][#ACC128_REGS_4][#ACC128_REGS_5]] ACC128;
     smem bf16 [8][2][8][8] ATN;
     bf16 [[#ATN_0][#ATN_3]][[#ATN_1][#ATN_2]] ATNV;
+    // The 128B tiles of `half`, over a block of `half` pointers.
+    cuda(half* a, half* b, float* d) [1][[4][8][4]] H;
+    rmem float [8][2][#H_1_0][#H_1_1][#H_1_2][2] HACC_REGS;
+    float [[#HACC_REGS_2][#HACC_REGS_1][#HACC_REGS_3]][[#HACC_REGS_0][#HACC_REGS_4][#HACC_REGS_5]] HACC;
+    smem half [[8][8]][[8 ^ HT_0_1][8]] HT;
+    half [#HT_0][[2#HT_1_0][#HT_1_1]] HA;
+    smem half [[8][8]][[8 ^ HBT_0_1][8]] HBT;
+    half [[2#HBT_1_0][#HBT_1_1]][#HBT_0] HB;
+    dmem half [16384] HGA;
+    dmem half [16384] HGB;
     // Each tile's storage, and the registers of the threads (thread-major).
     dmem bf16 [16384] GA;
     dmem bf16 [16384] GB;
@@ -115,18 +125,50 @@ fn cores(kc: usize, mn: usize, k: usize) -> usize {
     ((mn / 8 * kc + k / 8) * 8 + mn % 8) * 8 + k % 8
 }
 
+/// A 16-bit element of the tiles, `bf16` or `half`.
+trait Half: Copy {
+    /// `x` (every value [`values`] makes is exact in both).
+    fn of(x: bf16) -> Self;
+    fn value(self) -> f64;
+}
+
+impl Half for bf16 {
+    fn of(x: bf16) -> Self {
+        x
+    }
+
+    fn value(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+impl Half for f16 {
+    fn of(x: bf16) -> Self {
+        f16::from_f64(x.to_f64())
+    }
+
+    fn value(self) -> f64 {
+        self.to_f64()
+    }
+}
+
 /// A wgmma run: D = C + A B for A 64 x `k` and B `k` x `n`, A's element (m, k) stored at
 /// `a_at(m, k)` and B's (k, n) at `b_at(n, k)` (n x k, K-major); `run` launches the detour
-/// on the storages and the registers (thread t's register v at t * n / 2 + v). Checks
-/// every element against the f64 product.
-fn check(
+/// on the storages and the registers (thread t's register v at t * n / 2 + v) and returns
+/// the registers. Checks every element against the f64 product.
+fn check_with<E: Half>(
     (k, n): (usize, usize),
     a_at: impl Fn(usize, usize) -> usize,
     b_at: impl Fn(usize, usize) -> usize,
-    run: impl FnOnce(&Array<GA>, &Array<GB>, &mut Array<GD>) -> parray::Result<()>,
+    run: impl FnOnce(&[E], &[E], &[f32]) -> parray::Result<Vec<f32>>,
 ) -> parray::Result<()> {
-    let (ha, hb, hc) = (values(1, 64 * k), values(2, k * n), values(3, 64 * n));
-    let zero = bf16::from_f32(0.0);
+    let of = |v: Vec<bf16>| v.into_iter().map(E::of).collect::<Vec<E>>();
+    let (ha, hb, hc) = (
+        of(values(1, 64 * k)),
+        of(values(2, k * n)),
+        values(3, 64 * n),
+    );
+    let zero = E::of(bf16::from_f32(0.0));
     let (mut sa, mut sb) = (vec![zero; 16384], vec![zero; 16384]);
     for m in 0..64 {
         for kk in 0..k {
@@ -151,19 +193,14 @@ fn check(
             c[t * regs + v] = hc[m * n + col].to_f32();
         }
     }
-    let (mut a, mut b, mut d) = (GA::create()?, GB::create()?, GD::create()?);
-    a.copy_from_slice(&sa)?;
-    b.copy_from_slice(&sb)?;
-    d.copy_from_slice(&c)?;
-    run(&a, &b, &mut d)?;
-    let got = d.to_vec()?;
+    let got = run(&sa, &sb, &c)?;
     for t in 0..128 {
         for v in 0..regs {
             let (m, col) = place(t, v);
             let c0 = f64::from(hc[m * n + col].to_f32());
             let (mut exact, mut scale) = (c0, c0.abs());
             for kk in 0..k {
-                let p = ha[m * k + kk].to_f64() * hb[kk * n + col].to_f64();
+                let p = ha[m * k + kk].value() * hb[kk * n + col].value();
                 exact += p;
                 scale += p.abs();
             }
@@ -176,6 +213,23 @@ fn check(
         }
     }
     Ok(())
+}
+
+/// [`check_with`] on the bf16 arrays `GA`, `GB` and `GD`.
+fn check(
+    shape: (usize, usize),
+    a_at: impl Fn(usize, usize) -> usize,
+    b_at: impl Fn(usize, usize) -> usize,
+    run: impl FnOnce(&Array<GA>, &Array<GB>, &mut Array<GD>) -> parray::Result<()>,
+) -> parray::Result<()> {
+    check_with(shape, a_at, b_at, |sa: &[bf16], sb, c| {
+        let (mut a, mut b, mut d) = (GA::create()?, GB::create()?, GD::create()?);
+        a.copy_from_slice(sa)?;
+        b.copy_from_slice(sb)?;
+        d.copy_from_slice(c)?;
+        run(&a, &b, &mut d)?;
+        d.to_vec()
+    })
 }
 
 #[test]
@@ -400,6 +454,35 @@ fn a_k_loop_steps_through_a_64_by_64_tile() -> parray::Result<()> {
     )
 }
 
+#[test]
+fn half_tiles_are_the_f64_product() -> parray::Result<()> {
+    let at = |mn, k| swizzled(64, mn, k);
+    check_with((16, 64), at, at, |sa: &[f16], sb, c| {
+        let (mut a, mut b, mut d) = (HGA::create()?, HGB::create()?, GD::create()?);
+        a.copy_from_slice(sa)?;
+        b.copy_from_slice(sb)?;
+        d.copy_from_slice(c)?;
+        detour!(H(&a, &b, &mut d) {
+            let sa = HT::create();
+            let sb = HBT::create();
+            for i in 0..32 {
+                sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+            }
+            let acc = HACC_REGS::create();
+            for v in 0..32 {
+                acc[v] = d[$tid_1$ * 32 + v];
+            }
+            #sync;
+            #mma HACC(acc) += HA(sa) * HB(sb);
+            for v in 0..32 {
+                d[$tid_1$ * 32 + v] = acc[v];
+            }
+        })?;
+        d.to_vec()
+    })
+}
+
 /// Element (mn, k) of an MN-major tile in the 128-byte mode: atoms of 64 mn (`atom`
 /// elements apart) of 16 rows of k, the chunk ^ k % 8.
 fn mn_swizzled(atom: usize, mn: usize, k: usize) -> usize {
@@ -561,4 +644,20 @@ fn a_swizzled_tile_moved_within_its_pattern_is_an_error() -> parray::Result<()> 
         "{e}"
     );
     Ok(())
+}
+
+#[test]
+fn half_tiles_are_f16_operands() {
+    let (a, b, d) = ((), (), ());
+    let c = kernel_source!(H(a, b, d) {
+        let sa = HT::create();
+        let sb = HBT::create();
+        let acc = HACC_REGS::create();
+        #mma HACC(acc) += HA(sa) * HB(sb);
+        d[$tid_1$] = acc[0];
+    });
+    assert!(
+        c.contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1,"),
+        "{c}"
+    );
 }
