@@ -79,6 +79,10 @@ parray! {
     half [[2#HBT_1_0][#HBT_1_1]][#HBT_0] HB;
     dmem half [16384] HGA;
     dmem half [16384] HGB;
+    // A size given when the program runs: a body that names it is made into its kernel
+    // then, its IR (and the wgmma's descriptors) carried into the program.
+    const R;
+    float [R] RT;
     // Each tile's storage, and the registers of the threads (thread-major).
     dmem bf16 [16384] GA;
     dmem bf16 [16384] GB;
@@ -660,4 +664,35 @@ fn half_tiles_are_f16_operands() {
         c.contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1,"),
         "{c}"
     );
+}
+
+/// A body that also names a size given at run time is made into its kernel when it runs,
+/// from its IR carried into the program: the wgmma and its descriptors survive the trip.
+#[test]
+fn a_wgmma_in_a_kernel_made_at_run_time() -> parray::Result<()> {
+    R.bind(32)?;
+    check(
+        (16, 64),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT128::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..$dim(RT_0)$ {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += A128(sa) * B128(sb);
+                for v in 0..$dim(RT_0)$ {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )
 }
