@@ -309,13 +309,17 @@ pub fn wgmma_of(module: &Module, ty: &str) -> Result<Instruction, String> {
     }
 }
 
-/// Whether the declared type `ty` is a fragment, distributed over a block's threads (SPEC
-/// 2.14): A of mma.sync is one, A of a wgmma a tile in shared memory.
-pub fn is_fragment(module: &Module, ty: &str) -> bool {
-    module
-        .type_def(ty)
-        .and_then(|d| d.distribution.as_ref())
-        .is_some_and(|d| d.holders == Holders::Threads)
+/// Whether `ty` is a declared data type that is not a fragment (distributed over a
+/// block's threads, SPEC 2.14): A of a wgmma is such a tile (in shared memory), A of
+/// mma.sync a fragment.
+pub fn is_tile(module: &Module, ty: &str) -> bool {
+    module.type_def(ty).is_some_and(|d| {
+        matches!(d.class, TypeClass::Data { .. })
+            && !d
+                .distribution
+                .as_ref()
+                .is_some_and(|d| d.holders == Holders::Threads)
+    })
 }
 
 /// The swizzle of a wgmma matrix descriptor (bits 62-63): CuTe's `Swizzle<B,4,3>` on the
@@ -850,6 +854,9 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
     #[test]
     fn the_wgmma_accumulator_is_checked_element_by_element() {
         let m = tiles();
+        // A shared tile makes a wgmma; a fragment, or no type, mma.sync.
+        assert!(is_tile(&m, "A128") && is_tile(&m, "T128"));
+        assert!(!is_tile(&m, "ACC") && !is_tile(&m, "ACC_REGS") && !is_tile(&m, "NONE"));
         assert_eq!(wgmma_of(&m, "ACC"), Ok(N64));
         assert_eq!(check_block(&m, "G", N64), Ok(()));
         assert_eq!(

@@ -897,9 +897,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         // Register fragments make an mma.sync, shared tiles a wgmma (N from D's type).
-        let instr = match mma::is_fragment(module, &a.0.to_string()) {
-            true => Instruction::MmaSync,
-            false => match mma::wgmma_of(module, &d.0.to_string()) {
+        let instr = match mma::is_tile(module, &a.0.to_string()) {
+            false => Instruction::MmaSync,
+            true => match mma::wgmma_of(module, &d.0.to_string()) {
                 Ok(i) => i,
                 Err(e) => {
                     self.fail(d.0.span(), e);
