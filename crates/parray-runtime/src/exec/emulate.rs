@@ -957,7 +957,6 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
 /// bytes from its shared array's start (the hardware's swizzle XORs absolute address
 /// bits, so another start reads other elements); when a read is out of the tile's array.
 #[track_caller]
-#[allow(clippy::too_many_arguments)]
 pub fn wgmma_m64nk16<T, SD>(
     present: &[bool],
     tiles: [&[Option<PtrMut<'_, T>>]; 2],
@@ -979,8 +978,9 @@ pub fn wgmma_m64nk16<T, SD>(
             if !start.is_multiple_of(align[i]) {
                 panic!(
                     "parray: #mma at line {line}: {} starts {start} bytes into its shared array `{}`, \
-                     not a multiple of {} bytes: a wgmma's swizzle acts on absolute address bits, \
-                     so the tile must start where its type's pattern does",
+                     not a multiple of {} bytes: a wgmma's descriptor addresses 16-byte units and \
+                     its swizzle acts on absolute address bits, so the tile must start where its \
+                     type's pattern does",
                     ["A", "B"][i],
                     p.type_name(),
                     align[i]
