@@ -768,7 +768,7 @@ struct Writer<'b> {
     vector_arrays: HashSet<LocalId>,
     /// [`Body::shared_alignment`].
     shared_align: u64,
-    /// Whether the body has a wgmma ([`has_wgmma`]).
+    /// Whether the body has a wgmma ([`has_wgmma`]) and the kernel is CUDA C's.
     wgmma: bool,
     /// Where each shared array starts in dynamic shared memory, when the kernel uses it
     /// ([`Body::dynamic_shared_bytes`]).
@@ -800,7 +800,7 @@ impl<'b> Writer<'b> {
             stmt_line: 0,
             vector_arrays: vector_uses(body).0,
             shared_align: body.shared_alignment(),
-            wgmma: has_wgmma(body),
+            wgmma: !matches!(dialect, Dialect::Hip { .. }) && has_wgmma(body),
             dynamic_shared: match body.dynamic_shared_bytes() {
                 0 => HashMap::new(),
                 _ => body.shared_layout().0.into_iter().collect(),
