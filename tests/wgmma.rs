@@ -700,3 +700,56 @@ fn a_wgmma_in_a_kernel_made_at_run_time() -> parray::Result<()> {
         },
     )
 }
+
+/// `#mma async` issues a wgmma and `#mma wait D(d);` completes them: the k-loop's four
+/// wgmmas are in flight together, waited for once.
+#[test]
+fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
+    check(
+        (64, 64),
+        |m, k| cores(8, m, k),
+        |n, k| cores(8, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = KA::create();
+                let sb = KB::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                for s in 0..4 {
+                    #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
+                }
+                #mma wait ACC64(acc);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    let (a, b, d) = ((), (), ());
+    let c = kernel_source!(G(a, b, d) {
+        let sa = KA::create();
+        let sb = KB::create();
+        let acc = ACC64_REGS::create();
+        for s in 0..4 {
+            #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
+        }
+        #mma wait ACC64(acc);
+        d[$tid_1$] = acc[0];
+    });
+    assert_eq!(c.matches("wgmma.commit_group").count(), 1, "{c}");
+    assert_eq!(
+        c.matches("wgmma.wait_group.sync.aligned 0").count(),
+        1,
+        "{c}"
+    );
+    let wait = &c[c.find("wgmma.wait_group").unwrap()..];
+    assert!(wait.contains("\"+f\"(acc[31])"), "{c}");
+    Ok(())
+}

@@ -264,7 +264,8 @@ impl Rebuild for crate::ir::Wgmma {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         let (n, a, b) = (self.n.rebuild(ir), self.a.rebuild(ir), self.b.rebuild(ir));
         let (ao, bo) = (self.a_offsets.rebuild(ir), self.b_offsets.rebuild(ir));
-        quote!(#ir::Wgmma { n: #n, a: #a, b: #b, a_offsets: #ao, b_offsets: #bo })
+        let wait = self.wait.rebuild(ir);
+        quote!(#ir::Wgmma { n: #n, a: #a, b: #b, a_offsets: #ao, b_offsets: #bo, wait: #wait })
     }
 }
 
@@ -681,6 +682,10 @@ impl Rebuild for Stmt {
             } => {
                 let (input, a, b, d, wgmma, loc) = (r(input), r(a), r(b), r(d), r(wgmma), r(loc));
                 quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, wgmma: #wgmma, loc: #loc })
+            }
+            Stmt::MmaWait { d, regs, loc } => {
+                let (d, regs, loc) = (r(d), r(regs), r(loc));
+                quote!(#s::MmaWait { d: #d, regs: #regs, loc: #loc })
             }
             Stmt::Matrices {
                 store,

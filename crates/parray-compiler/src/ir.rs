@@ -653,6 +653,7 @@ macro_rules! stmt_parts {
                 $f($part::Expr(b));
                 $f($part::Expr(d));
             }
+            Stmt::MmaWait { d, .. } => $f($part::Expr(d)),
             Stmt::Matrices {
                 regs,
                 base,
@@ -702,6 +703,7 @@ impl Stmt {
         | Stmt::Return { loc }
         | Stmt::Print { loc, .. }
         | Stmt::Mma { loc, .. }
+        | Stmt::MmaWait { loc, .. }
         | Stmt::Matrices { loc, .. }) = self;
         *loc
     }
@@ -823,6 +825,14 @@ pub enum Stmt {
         b: Expr,
         d: Expr,
         wgmma: Option<Box<Wgmma>>,
+        loc: Loc,
+    },
+    /// `#mma wait D(d);`: the warpgroup waits for its asynchronous wgmmas
+    /// (`wgmma.wait_group 0`), after which `d`, their accumulator of `regs` registers, holds
+    /// their result.
+    MmaWait {
+        d: Expr,
+        regs: u32,
         loc: Loc,
     },
     /// A `#copy` between a tile and a fragment that a warp's
@@ -1433,6 +1443,9 @@ pub struct Wgmma {
     pub b: Descriptor,
     pub a_offsets: Vec<u32>,
     pub b_offsets: Vec<u32>,
+    /// `false` for `#mma async`: the instruction is issued and committed, and completes
+    /// at the next [`Stmt::MmaWait`] (the front end checks that only issues come between).
+    pub wait: bool,
 }
 
 /// An atomic read-modify-write of the subset.

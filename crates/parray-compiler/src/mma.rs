@@ -9,7 +9,7 @@
 
 use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, TypeClass};
 
-use crate::ir::{mma_isa, wgmma_isa, MMA_K, MMA_M, MMA_N, WARP, WGMMA_M};
+use crate::ir::{mma_isa, wgmma_isa, Loc, Part, Stmt, MMA_K, MMA_M, MMA_N, WARP, WGMMA_M};
 
 /// The threads of a warpgroup, which execute a wgmma together.
 pub const WARPGROUP: u32 = 128;
@@ -320,6 +320,60 @@ pub fn is_tile(module: &Module, ty: &str) -> bool {
                 .as_ref()
                 .is_some_and(|d| d.holders == Holders::Threads)
     })
+}
+
+/// Whether `s` only issues asynchronous wgmmas: an `#mma async`, or a `for` loop or a
+/// block of such statements.
+fn issues(s: &Stmt) -> bool {
+    match s {
+        Stmt::Mma { wgmma: Some(w), .. } => !w.wait,
+        Stmt::For { body, .. } | Stmt::Block { body, .. } => only_issues(body),
+        _ => false,
+    }
+}
+
+fn only_issues(stmts: &[Stmt]) -> bool {
+    !stmts.is_empty() && stmts.iter().all(issues)
+}
+
+/// Checks the asynchronous wgmmas of a block's statements: after an `#mma async` (or a
+/// loop of them) only more of them may run until `#mma wait D(d);` in the same block, so
+/// that nothing reads the accumulator or changes a tile while the tensor core works (the
+/// emulation, which completes each where it is issued, then computes what a GPU does). A
+/// block of issues alone is a loop's body, checked where the loop is. The error is at the
+/// statement and says what to write.
+pub fn check_waits(stmts: &[Stmt]) -> Result<(), (Loc, String)> {
+    if only_issues(stmts) {
+        return Ok(());
+    }
+    let mut pending: Option<Loc> = None;
+    for s in stmts {
+        if issues(s) {
+            pending = Some(s.loc());
+            continue;
+        }
+        if let Stmt::MmaWait { .. } = s {
+            pending = None;
+            continue;
+        }
+        // A branch's or a `while`'s body of issues alone would leave them unwaited.
+        let mut nested = false;
+        s.for_each_part(&mut |part| {
+            if let Part::Body(b) = part {
+                nested |= only_issues(b);
+            }
+        });
+        if nested {
+            return Err((s.loc(), "an `#mma async` is issued here in a branch or a loop of other statements: issue asynchronous wgmmas in straight-line code or in loops of them alone, and wait for them with `#mma wait D(d);` in the same block".to_string()));
+        }
+        if let Some(at) = pending {
+            return Err((s.loc(), format!("the asynchronous `#mma` at line {} is in flight here: only `#mma async` statements (or loops of them) may come before its `#mma wait D(d);`, so that nothing reads its accumulator or changes its tiles meanwhile", at.line)));
+        }
+    }
+    match pending {
+        Some(at) => Err((at, "this asynchronous `#mma` is not waited for in its block: write `#mma wait D(d);` after it, before its accumulator is read".to_string())),
+        None => Ok(()),
+    }
 }
 
 /// The swizzle of a wgmma matrix descriptor (bits 62-63): CuTe's `Swizzle<B,4,3>` on the

@@ -644,6 +644,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             out.append(&mut self.pending);
             out.extend(lowered);
         }
+        if let Err((at, e)) = parray_compiler::mma::check_waits(&out) {
+            self.fail(at.span.proc_macro(), e);
+        }
         self.pending = outer;
         out
     }
@@ -857,7 +860,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             _ => None,
         };
-        let parsed = match tts.as_slice() {
+        // `#mma async ...`: a wgmma that completes at `#mma wait D(d);`.
+        let word = |t: Option<&T>, w: &str| matches!(t, Some(T::Ident(i)) if i == w);
+        let (asynchronous, wait) = (word(tts.first(), "async"), word(tts.first(), "wait"));
+        let form = &tts[usize::from(asynchronous || wait)..];
+        if wait {
+            return match form {
+                [d, dp] => match operand(d, dp) {
+                    Some(d) => self.mma_wait(d, span),
+                    None => {
+                        self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                        None
+                    }
+                },
+                _ => {
+                    self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                    None
+                }
+            };
+        }
+        let parsed = match form {
             [d, dp, plus, eq, a, ap, star, b, bp]
                 if punct(plus, '+') && punct(eq, '=') && punct(star, '*') =>
             {
@@ -909,6 +931,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         if let Err(e) = mma::check_block(module, &threads, instr) {
             self.fail(span, e);
+            return None;
+        }
+        if asynchronous && instr == Instruction::MmaSync {
+            self.fail(span, "`#mma async` is a wgmma's (A and B tiles in shared memory): an mma.sync completes where it is");
             return None;
         }
         let mut elems = Vec::new();
@@ -966,6 +992,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 b: db,
                 a_offsets: ao,
                 b_offsets: bo,
+                wait: !asynchronous,
             })),
             _ => None,
         };
@@ -975,6 +1002,49 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             b,
             d,
             wgmma,
+            loc: loc(span),
+        })
+    }
+
+    /// `#mma wait D(d);`: the warpgroup's wait for its asynchronous wgmmas into `d`, whose
+    /// type `D` is checked as their accumulator (SPEC 3.5, "MMA").
+    fn mma_wait(&mut self, (ty, place): (Ident, TokenStream), span: Span) -> Option<Stmt> {
+        use parray_compiler::mma::{self as mma, Operand};
+        if self.target != Target::Cuda {
+            self.fail(
+                span,
+                "`#mma wait` waits for a GPU warpgroup's wgmmas: it exists in cuda bodies only",
+            );
+            return None;
+        }
+        let threads = self.forms.threads.as_ref()?.name.clone();
+        let module = self.forms.module;
+        let name = ty.to_string();
+        let checked = mma::wgmma_of(module, &name).and_then(|instr| {
+            mma::check_block(module, &threads, instr)?;
+            mma::check_operand(module, &threads, &name, Operand::D, instr)?;
+            Ok(instr)
+        });
+        let n = match checked {
+            Ok(mma::Instruction::Wgmma { n }) => n,
+            Ok(mma::Instruction::MmaSync) => unreachable!("wgmma_of makes a wgmma"),
+            Err(e) => {
+                self.fail(ty.span(), e);
+                return None;
+            }
+        };
+        let place = syn::parse2::<syn::Expr>(place)
+            .map_err(|e| self.errors.push(e))
+            .ok()?;
+        let at = place.span();
+        let d = self.expr(&place);
+        if !matches!(d.kind, ExprKind::Local(_)) {
+            self.fail(at, format!("`#mma wait` names the thread's array of the accumulator, created in the body (`let x = {name}::create();`)"));
+            return None;
+        }
+        Some(Stmt::MmaWait {
+            d,
+            regs: (n / 2) as u32,
             loc: loc(span),
         })
     }

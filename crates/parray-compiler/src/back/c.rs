@@ -919,7 +919,7 @@ impl<'b> Writer<'b> {
     /// type's constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2
     /// floats are read and written in place (`+f`, scale-d 1 by a predicate, scales 1);
     /// the transpose bits are the descriptors' majors; commit and wait for the group
-    /// before the next statement. HIP has no such instruction: its kernel names a
+    /// before the next statement (`#mma async`: at its `#mma wait`, [`Stmt::MmaWait`]). HIP has no such instruction: its kernel names a
     /// function that does not exist, a compile error of hipcc.
     fn wgmma(&mut self, input: Scalar, [a, b, d]: [&Expr; 3], w: &Wgmma, loc: Loc) {
         let (a, b, d) = (self.expr(a).0, self.expr(b).0, self.expr(d).0);
@@ -959,7 +959,9 @@ impl<'b> Writer<'b> {
         self.push("    : \"l\"(__parray_desc_a), \"l\"(__parray_desc_b), \"r\"(1)");
         self.push("    : \"memory\");");
         self.push("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-        self.push("asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
+        if w.wait {
+            self.push("asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
+        }
         self.indent -= 1;
         self.push("}");
     }
@@ -1266,6 +1268,18 @@ impl<'b> Writer<'b> {
                 wgmma: None,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
+            // The accumulator's registers are operands, so that no read of them moves above.
+            Stmt::MmaWait { d, regs, loc } => {
+                if let Dialect::Hip { .. } = self.dialect {
+                    return;
+                }
+                let d = self.expr(d).0;
+                self.line(*loc, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\"");
+                let regs: Vec<String> = (0..*regs).map(|i| format!("\"+f\"({d}[{i}])")).collect();
+                self.push(&format!("    : {}", regs.join(", ")));
+                self.push("    :");
+                self.push("    : \"memory\");");
+            }
             // HIP has no ldmatrix nor stmatrix: each thread moves its own registers.
             Stmt::Matrices { scalar, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
                 self.stmts(scalar)

@@ -692,6 +692,13 @@ impl Checker {
                     self.fail(d.span, format!("D of a wgmma is a thread's {part} registers of its accumulator type (an array that type's `create()` made), not `{t}`"));
                 }
             }
+            Stmt::MmaWait { d, regs, .. } => {
+                let t = self.expr(d, body);
+                let ok = matches!(t, Ty::Array { elem: x, mem: MemKind::Rmem, len: Len::Fixed(l), soa: false } if Scalar::of_elem(x) == Some(Scalar::F32) && l == u64::from(*regs));
+                if !ok {
+                    self.fail(d.span, format!("`#mma wait` names the accumulator of its asynchronous wgmmas, a thread's {regs} registers, not `{t}`"));
+                }
+            }
             Stmt::Mma { input, a, b, d, .. } => {
                 let input = *input;
                 let want = [

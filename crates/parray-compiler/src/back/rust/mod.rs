@@ -467,6 +467,9 @@ impl<'b> Writer<'b> {
             Stmt::Mma { .. } | Stmt::Matrices { .. } => {
                 unreachable!("a warp collective is written by `blocks`")
             }
+            // The emulation completes an `#mma async` where it is issued; the front end
+            // checked that nothing but issues comes before the wait.
+            Stmt::MmaWait { .. } => TokenStream::new(),
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
