@@ -8,8 +8,9 @@
 //! D[t1 + 8 v1 + 16 t2][2 t0 + v0 + 8 v2]), run the MMA and store the registers back; the
 //! result is compared with an f64 matmul of the same inputs, |d - ref| <= 2^-16 (|c| +
 //! sum |a b|), the tolerance SPEC 3.5 states. N = 8, 64, 128 and 256; MN-major tiles (the
-//! transpose bits); `half` tiles; a k-loop over a 64 x 64 tile in four 16-wide steps;
-//! tiles in the dynamic shared memory; a kernel made at run time. On the CPU these check
+//! transpose bits); `half` tiles; a k-loop over a 64 x 64 tile in four 16-wide steps,
+//! synchronous and `#mma async` with one `#mma wait`; tiles in the dynamic shared memory;
+//! a kernel made at run time. On the CPU these check
 //! the types and the accumulator's table (the emulation reads the tiles through the
 //! types); on a GPU the descriptors against the hardware. Runs on the GPU where there is
 //! one (`PARRAY_BACKEND=cuda`; a wgmma needs an sm_90 GPU), else on the CPU emulation.
