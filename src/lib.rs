@@ -974,6 +974,8 @@ pub mod __private {
         aligned_for, arranged, indexed_as, indexed_on_host, Arranged, CopyEnd, Handles, IndexedAs,
         VectorStart, Writable,
     };
-    pub use parray_runtime::exec::emulate::{mma_m16n8k16, shfl_down, whole_warps, Registers};
+    pub use parray_runtime::exec::emulate::{
+        mma_m16n8k16, shfl_down, wgmma_m64nk16, whole_warps, Registers,
+    };
     pub use parray_runtime::exec::launch::host_index;
 }

@@ -546,7 +546,7 @@ fn matrices(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<M
     if !matches!(tile.elem, ElemType::Bf16 | ElemType::Half)
         || !part.is_multiple_of(2)
         || ![1, 2, 4].contains(&matrices)
-        || crate::mma::check_block(module, over).is_err()
+        || crate::mma::check_block(module, over, crate::mma::Instruction::MmaSync).is_err()
         || regs.elements.len() as u64 != warp * part
         || regs.elements.keys().any(|&(lane, _)| lane >= warp)
     {

@@ -260,6 +260,23 @@ impl Rebuild for Term {
     }
 }
 
+impl Rebuild for crate::ir::Wgmma {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (n, a, b) = (self.n.rebuild(ir), self.a.rebuild(ir), self.b.rebuild(ir));
+        let (ao, bo) = (self.a_offsets.rebuild(ir), self.b_offsets.rebuild(ir));
+        let wait = self.wait.rebuild(ir);
+        quote!(#ir::Wgmma { n: #n, a: #a, b: #b, a_offsets: #ao, b_offsets: #bo, wait: #wait })
+    }
+}
+
+impl Rebuild for crate::mma::Descriptor {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let swizzle = Ident::new(&format!("{:?}", self.swizzle), Span::call_site());
+        let (mn_major, lbo, sbo) = (self.mn_major, self.lbo, self.sbo);
+        quote!(#ir::Descriptor { swizzle: #ir::Swizzle::#swizzle, mn_major: #mn_major, lbo: #lbo, sbo: #sbo })
+    }
+}
+
 impl Rebuild for LinearForm {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         let (terms, konst) = (self.terms.rebuild(ir), self.konst.rebuild(ir));
@@ -668,10 +685,15 @@ impl Rebuild for Stmt {
                 a,
                 b,
                 d,
+                wgmma,
                 loc,
             } => {
-                let (input, a, b, d, loc) = (r(input), r(a), r(b), r(d), r(loc));
-                quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, loc: #loc })
+                let (input, a, b, d, wgmma, loc) = (r(input), r(a), r(b), r(d), r(wgmma), r(loc));
+                quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, wgmma: #wgmma, loc: #loc })
+            }
+            Stmt::MmaWait { d, regs, loc } => {
+                let (d, regs, loc) = (r(d), r(regs), r(loc));
+                quote!(#s::MmaWait { d: #d, regs: #regs, loc: #loc })
             }
             Stmt::Matrices {
                 store,

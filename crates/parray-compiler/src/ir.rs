@@ -16,6 +16,7 @@ pub use parray_layout::kinds::{ElemType, MemKind, Param, Record};
 pub use parray_layout::offsets::Offset;
 pub use parray_layout::symbolic::Poly;
 
+pub use crate::mma::{Descriptor, Swizzle};
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
 pub use crate::CodeSpan;
 
@@ -369,6 +370,7 @@ impl Body {
     /// known once the body is specialised at the bound sizes, which makes its `len` a
     /// number.
     pub fn shared_layout(&self) -> (Vec<(LocalId, u64)>, u64) {
+        let align = self.shared_alignment();
         let mut at = Vec::new();
         let mut total = 0u64;
         visit_stmts(&self.stmts, &mut |s| {
@@ -381,12 +383,28 @@ impl Body {
                 ..
             } = s
             {
-                let start = total.next_multiple_of(16);
+                let start = total.next_multiple_of(align);
                 at.push((*local, start));
                 total = start + shared_bytes(*elem, *len, *soa);
             }
         });
         (at, total)
+    }
+
+    /// The alignment in bytes of the body's shared arrays: 16 (every vector), or the
+    /// largest a wgmma operand's descriptor needs (2^(7+B) for a B-swizzled tile: the
+    /// hardware XORs absolute address bits), since an operand may be any array plus an
+    /// offset.
+    pub fn shared_alignment(&self) -> u64 {
+        let mut align = 16;
+        visit_stmts(&self.stmts, &mut |s| {
+            if let Stmt::Mma { wgmma: Some(w), .. } = s {
+                align = align
+                    .max(w.a.swizzle.alignment())
+                    .max(w.b.swizzle.alignment());
+            }
+        });
+        align
     }
 
     /// Bytes of dynamic shared memory a kernel of this body is launched with: none when its
@@ -635,6 +653,7 @@ macro_rules! stmt_parts {
                 $f($part::Expr(b));
                 $f($part::Expr(d));
             }
+            Stmt::MmaWait { d, .. } => $f($part::Expr(d)),
             Stmt::Matrices {
                 regs,
                 base,
@@ -687,6 +706,7 @@ impl Stmt {
         | Stmt::Return { loc }
         | Stmt::Print { loc, .. }
         | Stmt::Mma { loc, .. }
+        | Stmt::MmaWait { loc, .. }
         | Stmt::Matrices { loc, .. }) = self;
         *loc
     }
@@ -811,12 +831,26 @@ pub enum Stmt {
     /// `T::create()`) of the A, B and C/D fragments, in the PTX ISA's register order (the
     /// front end checked the types' layouts). A warp collective: its 32 lanes execute it
     /// together.
+    ///
+    /// With `wgmma`, A and B are tiles in shared memory (`a`, `b` pointers into arrays the
+    /// body created) and the statement is the warpgroup's
+    /// `wgmma.mma_async.sync.aligned.m64nNk16`, completed before the next statement: its
+    /// 128 threads execute it together.
     Mma {
         /// The element of A and B: `Bf16` or `F16` (C and D are `F32`).
         input: Scalar,
         a: Expr,
         b: Expr,
         d: Expr,
+        wgmma: Option<Box<Wgmma>>,
+        loc: Loc,
+    },
+    /// `#mma wait D(d);`: the warpgroup waits for its asynchronous wgmmas
+    /// (`wgmma.wait_group 0`), after which `d`, their accumulator of `regs` registers, holds
+    /// their result.
+    MmaWait {
+        d: Expr,
+        regs: u32,
         loc: Loc,
     },
     /// A `#copy` between a tile and a fragment that a warp's
@@ -1398,6 +1432,38 @@ pub mod mma_isa {
         let (t1, v1, t0, v0) = (m % 8, m / 8, n / 2, n % 2);
         (t0 + 4 * t1, v0 + 2 * v1)
     }
+}
+
+/// The rows of a wgmma's A and D (`m64nNk16`).
+pub const WGMMA_M: usize = 64;
+
+/// Where a wgmma m64nNk16's f32 accumulator keeps its elements over the 128 threads of a
+/// warpgroup (the PTX ISA's "Matrix fragments for wgmma .m64nNk16"; cutlass's
+/// `mma_traits_sm90_gmma.hpp`): `(thread, register)` of D's `[m][n]` with thread = t0 + 4
+/// t1 + 32 t2 and register v = v0 + 2 v1 + 4 v2: m = t1 + 8 v1 + 16 t2, n = 2 t0 + v0 + 8 v2.
+/// One table for the front end's layout check and for the emulation.
+pub mod wgmma_isa {
+    /// D's `[m][n]` (N / 2 registers a thread).
+    pub fn d(m: usize, n: usize) -> (usize, usize) {
+        let (t1, v1, t2, t0, v0, v2) = (m % 8, m / 8 % 2, m / 16, n % 8 / 2, n % 2, n / 8);
+        (t0 + 4 * t1 + 32 * t2, v0 + 2 * v1 + 4 * v2)
+    }
+}
+
+/// The shared-memory operands of a wgmma ([`Stmt::Mma`]): N, and for A and B the matrix
+/// descriptor the front end derived and verified from the type, and the type's offsets
+/// (in elements) of each element, A's `[m][k]` and B's `[k][n]` row-major, by which the
+/// emulation reads the tiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wgmma {
+    pub n: u32,
+    pub a: Descriptor,
+    pub b: Descriptor,
+    pub a_offsets: Vec<u32>,
+    pub b_offsets: Vec<u32>,
+    /// `false` for `#mma async`: the instruction is issued and committed, and completes
+    /// at the next [`Stmt::MmaWait`] (the front end checks that only issues come between).
+    pub wait: bool,
 }
 
 /// An atomic read-modify-write of the subset.

@@ -1,12 +1,82 @@
-//! The checks of `#mma D(d) += A(a) * B(b)` (SPEC 3.5, "MMA") on the declared types: the
-//! block is whole warps, and each named type is a fragment (SPEC 2.14) of the detour's
-//! cuda array whose holder and register of every element are the ones
-//! `mma.sync.aligned.m16n8k16` needs ([`crate::ir::mma_isa`]), computed from the type by
-//! the layout crate's offsets.
+//! The checks of `#mma D(d) += A(a) * B(b)` (SPEC 3.5, "MMA") on the declared types, which
+//! decide the instruction: register fragments (SPEC 2.14) of the detour's cuda array make
+//! a warp's `mma.sync.aligned.m16n8k16`, shared-memory tiles make a warpgroup's
+//! `wgmma.mma_async m64nNk16`. The block is whole warps (warpgroups); each fragment's
+//! holder and register of every element are the ones the instruction needs
+//! ([`crate::ir::mma_isa`], [`crate::ir::wgmma_isa`]), and each tile's offsets are those of
+//! a wgmma matrix descriptor ([`Descriptor`]), both computed from the type by the layout
+//! crate's offsets.
 
 use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, TypeClass};
 
-use crate::ir::{mma_isa, MMA_K, MMA_M, MMA_N, WARP};
+use crate::ir::{mma_isa, wgmma_isa, Loc, Part, Stmt, MMA_K, MMA_M, MMA_N, WARP, WGMMA_M};
+
+/// The threads of a warpgroup, which execute a wgmma together.
+pub const WARPGROUP: u32 = 128;
+
+/// The tensor-core instruction of an `#mma`: the operands' types decide it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instruction {
+    /// `mma.sync.aligned.m16n8k16` over a warp's register fragments.
+    MmaSync,
+    /// `wgmma.mma_async.sync.aligned.m64n{n}k16` over a warpgroup: A and B are tiles in
+    /// shared memory read through matrix descriptors, D a fragment of `n / 2` registers.
+    Wgmma { n: usize },
+}
+
+impl Instruction {
+    /// The threads that execute it together.
+    pub fn threads(self) -> u32 {
+        match self {
+            Instruction::MmaSync => WARP,
+            Instruction::Wgmma { .. } => WARPGROUP,
+        }
+    }
+
+    /// What the ISA calls one of its threads.
+    fn holder(self) -> &'static str {
+        match self {
+            Instruction::MmaSync => "lane",
+            Instruction::Wgmma { .. } => "thread",
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            Instruction::MmaSync => "mma.sync m16n8k16".to_string(),
+            Instruction::Wgmma { n } => format!("wgmma m64n{n}k16"),
+        }
+    }
+
+    /// Rows and columns of `op`: A is M x K, B is K x N, D is M x N.
+    fn shape(self, op: Operand) -> (usize, usize) {
+        let (m, n) = match self {
+            Instruction::MmaSync => (MMA_M, MMA_N),
+            Instruction::Wgmma { n } => (WGMMA_M, n),
+        };
+        match op {
+            Operand::A => (m, MMA_K),
+            Operand::B => (MMA_K, n),
+            Operand::D => (m, n),
+        }
+    }
+
+    /// The registers of one thread of a fragment `op`.
+    fn part(self, op: Operand) -> u64 {
+        let (r, c) = self.shape(op);
+        (r * c) as u64 / u64::from(self.threads())
+    }
+
+    /// `(thread, register)` of element `[r][c]` of the fragment `op`.
+    fn isa(self, op: Operand, r: usize, c: usize) -> (usize, usize) {
+        match (self, op) {
+            (Instruction::MmaSync, Operand::A) => mma_isa::a(r, c),
+            (Instruction::MmaSync, Operand::B) => mma_isa::b(r, c),
+            (Instruction::MmaSync, Operand::D) => mma_isa::c(r, c),
+            (Instruction::Wgmma { .. }, _) => wgmma_isa::d(r, c),
+        }
+    }
+}
 
 /// An operand of the instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,15 +96,6 @@ impl Operand {
         }
     }
 
-    /// Rows and columns: A is M x K, B is K x N, D is M x N.
-    fn shape(self) -> (usize, usize) {
-        match self {
-            Operand::A => (MMA_M, MMA_K),
-            Operand::B => (MMA_K, MMA_N),
-            Operand::D => (MMA_M, MMA_N),
-        }
-    }
-
     /// What the rows and the columns index.
     fn axes(self) -> (&'static str, &'static str) {
         match self {
@@ -43,26 +104,12 @@ impl Operand {
             Operand::D => ("m", "n"),
         }
     }
-
-    /// The registers of one lane.
-    fn part(self) -> u64 {
-        let (r, c) = self.shape();
-        (r * c) as u64 / u64::from(WARP)
-    }
-
-    /// `(lane, register)` of element `[r][c]`.
-    fn isa(self, r: usize, c: usize) -> (usize, usize) {
-        match self {
-            Operand::A => mma_isa::a(r, c),
-            Operand::B => mma_isa::b(r, c),
-            Operand::D => mma_isa::c(r, c),
-        }
-    }
 }
 
-/// The names of the block's leaves of 8 threads of stride 4 (the ISA's t1, its groupID)
-/// and 4 threads of stride 1 (t0), when it has them: `G_1_1`, `G_1_2` for `[[4][8][4]]`.
-fn lane_digits(module: &Module, threads: &str) -> Option<(String, String)> {
+/// The names of the block's leaves of 4 threads of stride 32 (the warp in a warpgroup,
+/// t2), 8 threads of stride 4 (the ISA's t1, its groupID) and 4 threads of stride 1 (t0),
+/// each when it has it: `G_1_0`, `G_1_1`, `G_1_2` for `[[4][8][4]]`.
+fn lane_digits(module: &Module, threads: &str) -> [Option<String>; 3] {
     fn find(module: &Module, node: NodeId, path: String, want: (u64, u64)) -> Option<String> {
         let n = module.node(node);
         match n.kind {
@@ -74,21 +121,23 @@ fn lane_digits(module: &Module, threads: &str) -> Option<(String, String)> {
                 .find_map(|(k, c)| find(module, *c, format!("{path}_{k}"), want)),
         }
     }
-    let block = module.node(module.type_def(threads)?.root).children[1];
-    let t1 = find(module, block, format!("{threads}_1"), (8, 4))?;
-    let t0 = find(module, block, format!("{threads}_1"), (4, 1))?;
-    Some((t1, t0))
+    let Some(def) = module.type_def(threads) else {
+        return [None, None, None];
+    };
+    let block = module.node(def.root).children[1];
+    [(4, 32), (8, 4), (4, 1)].map(|want| find(module, block, format!("{threads}_1"), want))
 }
 
-/// Checks that the block of the cuda array `threads` is whole warps whose lanes are its
-/// lowest dimensions (every dimension below 32 threads a whole dimension of one warp), as
-/// a warp collective needs.
-pub fn check_block(module: &Module, threads: &str) -> Result<(), String> {
+/// Checks that the block of the cuda array `threads` is whole warps (warpgroups, for
+/// wgmma) whose threads are its lowest dimensions (every dimension below the group's
+/// threads a whole dimension of one group), as the instruction's collective needs.
+pub fn check_block(module: &Module, threads: &str, instr: Instruction) -> Result<(), String> {
     let def = module
         .type_def(threads)
         .ok_or_else(|| format!("`{threads}` is not declared"))?;
     let block = module.node(def.root).children[1];
     let size = module.node(block).size;
+    let group = u64::from(instr.threads());
     // The block's leaves, natural in a thread array: (size, stride).
     let all: Vec<(u64, u64)> = module
         .leaves(block)
@@ -100,32 +149,48 @@ pub fn check_block(module: &Module, threads: &str) -> Result<(), String> {
         .collect();
     let lanes: u64 = all
         .iter()
-        .filter(|(_, stride)| *stride < u64::from(WARP))
+        .filter(|(_, stride)| *stride < group)
         .map(|(size, _)| size)
         .product();
-    if !size.is_multiple_of(u64::from(WARP)) || lanes != u64::from(WARP) {
-        return Err(format!(
-            "`#mma` is executed by the {WARP} lanes of each warp together: the block of `{threads}` ({size} threads) must be whole warps whose lanes are its last dimensions (`[[W][8][4]]`: W warps of 8 x 4 lanes)"
-        ));
+    if !size.is_multiple_of(group) || lanes != group {
+        return Err(match instr {
+            Instruction::MmaSync => format!(
+                "`#mma` is executed by the {WARP} lanes of each warp together: the block of `{threads}` ({size} threads) must be whole warps whose lanes are its last dimensions (`[[W][8][4]]`: W warps of 8 x 4 lanes)"
+            ),
+            Instruction::Wgmma { .. } => format!(
+                "`#mma` of shared-memory tiles is a wgmma, executed by the {WARPGROUP} threads of each warpgroup together: the block of `{threads}` ({size} threads) must be whole warpgroups whose threads are its last dimensions (`[[4][8][4]]`: a warpgroup of 4 warps of 8 x 4 lanes, t2, t1 and t0; a grid of blocks for more)"
+            ),
+        });
     }
     Ok(())
 }
 
-/// Checks that the declared type `ty` is the fragment `op` of `mma.sync.aligned.m16n8k16`
-/// over the block of the cuda array `threads`, element by element, and returns its
-/// element type; the error says what is wrong and how to declare it.
+/// Checks that the declared type `ty` is the fragment `op` of `instr` over the block of the
+/// cuda array `threads`, element by element, and returns its element type; the error says
+/// what is wrong and how to declare it.
 pub fn check_operand(
     module: &Module,
     threads: &str,
     ty: &str,
     op: Operand,
+    instr: Instruction,
 ) -> Result<ElemType, String> {
     let def = module
         .type_def(ty)
         .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
-    let (rows, cols) = op.shape();
-    let (t1, t0) = lane_digits(module, threads)
-        .unwrap_or_else(|| (format!("{threads}_1_1"), format!("{threads}_1_2")));
+    let (rows, cols) = instr.shape(op);
+    let [t2, t1, t0] = lane_digits(module, threads);
+    let t2 = t2.unwrap_or_else(|| format!("{threads}_1_0"));
+    let (t1, t0) = match instr {
+        Instruction::MmaSync => (
+            t1.unwrap_or_else(|| format!("{threads}_1_1")),
+            t0.unwrap_or_else(|| format!("{threads}_1_2")),
+        ),
+        Instruction::Wgmma { .. } => (
+            t1.unwrap_or_else(|| format!("{threads}_1_1")),
+            t0.unwrap_or_else(|| format!("{threads}_1_2")),
+        ),
+    };
     let input = |elem: ElemType| match elem {
         ElemType::Half => "half",
         _ => "bf16",
@@ -135,17 +200,21 @@ pub fn check_operand(
         TypeClass::Thread(_) => return Err(format!("`{ty}` is a thread array, not a fragment")),
     };
     let how = |elem: ElemType| {
-        match op {
-        Operand::A => format!(
+        match (instr, op) {
+        (Instruction::MmaSync, Operand::A) => format!(
             "declare A's registers in the ISA's order and view them as rows and columns: `rmem {e} [2][2][#{t1}][#{t0}][2] {ty}_REGS;` `{e} [[#{ty}_REGS_1][#{ty}_REGS_2]][[#{ty}_REGS_0][#{ty}_REGS_3][#{ty}_REGS_4]] {ty};` (register v0 + 2 v1 + 4 v2 of lane t0 + 4 t1 holds A[t1 + 8 v1][2 t0 + v0 + 8 v2]); create `{ty}_REGS` and name `{ty}` here",
             e = input(elem)
         ),
-        Operand::B => format!(
+        (Instruction::MmaSync, Operand::B) => format!(
             "declare B as k x n: `rmem {e} [[2][#{t0}][2]][#{t1}] {ty};` (register v0 + 2 v1 of lane t0 + 4 t1 holds B[2 t0 + v0 + 8 v1][t1])",
             e = input(elem)
         ),
-        Operand::D => format!(
+        (Instruction::MmaSync, Operand::D) => format!(
             "declare it as m x n: `rmem float [[2][#{t1}]][[#{t0}][2]] {ty};` (register v0 + 2 v1 of lane t0 + 4 t1 holds D[t1 + 8 v1][2 t0 + v0])"
+        ),
+        (Instruction::Wgmma { n }, _) => format!(
+            "declare its registers in the ISA's order and view them as m x n: `rmem float [{}][2][#{t2}][#{t1}][#{t0}][2] {ty}_REGS;` `float [[#{ty}_REGS_2][#{ty}_REGS_1][#{ty}_REGS_3]][[#{ty}_REGS_0][#{ty}_REGS_4][#{ty}_REGS_5]] {ty};` (register v0 + 2 v1 + 4 v2 of thread t0 + 4 t1 + 32 t2 of a warpgroup holds D[t1 + 8 v1 + 16 t2][2 t0 + v0 + 8 v2]); create `{ty}_REGS` and name `{ty}` here",
+            n / 8
         ),
     }
     };
@@ -173,8 +242,7 @@ pub fn check_operand(
             ))
         }
     };
-    let root = module.node(def.root);
-    let dims: Vec<u64> = root.children.iter().map(|c| module.node(*c).size).collect();
+    let dims = dims(module, def.root);
     if dims != [rows as u64, cols as u64] {
         let (r, c) = op.axes();
         return Err(format!(
@@ -184,10 +252,11 @@ pub fn check_operand(
             how(elem)
         ));
     }
-    if dist.part != op.part() {
+    let part = instr.part(op);
+    if dist.part != part {
         return Err(format!(
-            "a lane keeps {} registers of {}, but `{ty}` gives each thread {}: {}",
-            op.part(),
+            "a {} keeps {part} registers of {}, but `{ty}` gives each thread {}: {}",
+            instr.holder(),
             op.name(),
             dist.part,
             how(elem)
@@ -197,20 +266,366 @@ pub fn check_operand(
         for c in 0..cols {
             let o = module.offset_at(def.root, (r * cols + c) as u64);
             let got = (o / dist.part, o % dist.part);
-            let (lane, reg) = op.isa(r, c);
+            let (lane, reg) = instr.isa(op, r, c);
             if got != (lane as u64, reg as u64) {
                 let (x, y) = op.axes();
                 return Err(format!(
-                    "`{ty}` is not mma.sync m16n8k16's {}: its element [{r}][{c}] ({x} = {r}, {y} = {c}) is register {} of thread {}, where the instruction keeps it in register {reg} of lane {lane}; {}",
+                    "`{ty}` is not {}'s {}: its element [{r}][{c}] ({x} = {r}, {y} = {c}) is register {} of thread {}, where the instruction keeps it in register {reg} of {} {lane}; {}",
+                    instr.name(),
                     op.name(),
                     got.1,
                     got.0,
+                    instr.holder(),
                     how(elem)
                 ));
             }
         }
     }
     Ok(elem)
+}
+
+/// The sizes of the top-level dimensions of the type rooted at `root`.
+fn dims(module: &Module, root: NodeId) -> Vec<u64> {
+    module
+        .node(root)
+        .children
+        .iter()
+        .map(|c| module.node(*c).size)
+        .collect()
+}
+
+/// The wgmma whose accumulator is the declared type `ty`: N is its columns, a multiple of 8
+/// from 8 to 256 (the rest of its shape and its layout are checked by [`check_operand`]).
+pub fn wgmma_of(module: &Module, ty: &str) -> Result<Instruction, String> {
+    let def = module
+        .type_def(ty)
+        .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
+    match dims(module, def.root)[..] {
+        [_, n] if n.is_multiple_of(8) && (8..=256).contains(&n) => Ok(Instruction::Wgmma { n: n as usize }),
+        _ => Err(format!(
+            "D of a wgmma (A and B shared tiles) is 64 x N (m x n), N a multiple of 8 from 8 to 256, but `{ty}` is {}",
+            dims(module, def.root).iter().map(|d| format!("[{d}]")).collect::<String>()
+        )),
+    }
+}
+
+/// Whether `ty` is a declared data type that is not a fragment (distributed over a
+/// block's threads, SPEC 2.14): A of a wgmma is such a tile (in shared memory), A of
+/// mma.sync a fragment.
+pub fn is_tile(module: &Module, ty: &str) -> bool {
+    module.type_def(ty).is_some_and(|d| {
+        matches!(d.class, TypeClass::Data { .. })
+            && !d
+                .distribution
+                .as_ref()
+                .is_some_and(|d| d.holders == Holders::Threads)
+    })
+}
+
+/// Whether `s` only issues asynchronous wgmmas: an `#mma async`, or a `for` loop or a
+/// block of such statements.
+fn issues(s: &Stmt) -> bool {
+    match s {
+        Stmt::Mma { wgmma: Some(w), .. } => !w.wait,
+        Stmt::For { body, .. } | Stmt::Block { body, .. } => only_issues(body),
+        _ => false,
+    }
+}
+
+fn only_issues(stmts: &[Stmt]) -> bool {
+    !stmts.is_empty() && stmts.iter().all(issues)
+}
+
+/// Checks the asynchronous wgmmas of a block's statements: after an `#mma async` (or a
+/// loop of them) only more of them may run until `#mma wait D(d);` in the same block, so
+/// that nothing reads the accumulator or changes a tile while the tensor core works (the
+/// emulation, which completes each where it is issued, then computes what a GPU does). A
+/// block of issues alone is a loop's body, checked where the loop is. The error is at the
+/// statement and says what to write.
+pub fn check_waits(stmts: &[Stmt]) -> Result<(), (Loc, String)> {
+    if only_issues(stmts) {
+        return Ok(());
+    }
+    let mut pending: Option<Loc> = None;
+    for s in stmts {
+        if issues(s) {
+            pending = Some(s.loc());
+            continue;
+        }
+        if let Stmt::MmaWait { .. } = s {
+            pending = None;
+            continue;
+        }
+        // A branch's or a `while`'s body of issues alone would leave them unwaited.
+        let mut nested = false;
+        s.for_each_part(&mut |part| {
+            if let Part::Body(b) = part {
+                nested |= only_issues(b);
+            }
+        });
+        if nested {
+            return Err((s.loc(), "an `#mma async` is issued here in a branch or a loop of other statements: issue asynchronous wgmmas in straight-line code or in loops of them alone, and wait for them with `#mma wait D(d);` in the same block".to_string()));
+        }
+        if let Some(at) = pending {
+            return Err((s.loc(), format!("the asynchronous `#mma` at line {} is in flight here: only `#mma async` statements (or loops of them) may come before its `#mma wait D(d);`, so that nothing reads its accumulator or changes its tiles meanwhile", at.line)));
+        }
+    }
+    match pending {
+        Some(at) => Err((at, "this asynchronous `#mma` is not waited for in its block: write `#mma wait D(d);` after it, before its accumulator is read".to_string())),
+        None => Ok(()),
+    }
+}
+
+/// The swizzle of a wgmma matrix descriptor (bits 62-63): CuTe's `Swizzle<B,4,3>` on the
+/// absolute shared-memory address, the 16-byte chunk (bits 4..4+B) XOR bits 7..7+B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    const ALL: [Swizzle; 4] = [Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128];
+
+    /// B of `Swizzle<B,4,3>`.
+    fn b(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B128 => 3,
+        }
+    }
+
+    /// The descriptor's field: 0 none, 1 128B, 2 64B, 3 32B.
+    pub fn bits(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B32 => 3,
+        }
+    }
+
+    /// The bytes of a row of the swizzle atom (8 rows): 16 for none (a core matrix's row).
+    fn row_bytes(self) -> u64 {
+        16 << self.b()
+    }
+
+    /// The alignment the start address needs for the XOR on absolute address bits to be
+    /// the one on offsets: the atom's 8 rows, 2^(7+B) bytes (16 without a swizzle).
+    pub fn alignment(self) -> u64 {
+        match self {
+            Swizzle::None => 16,
+            s => 128 << s.b(),
+        }
+    }
+
+    /// The address the hardware reads for the linear address `a`.
+    fn apply(self, a: u64) -> u64 {
+        let mask = (1u64 << self.b()) - 1;
+        a ^ (((a >> 7) & mask) << 4)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Swizzle::None => "unswizzled",
+            Swizzle::B32 => "32B-swizzled",
+            Swizzle::B64 => "64B-swizzled",
+            Swizzle::B128 => "128B-swizzled",
+        }
+    }
+}
+
+/// A wgmma matrix descriptor of a 16-bit operand without its start address: the canonical
+/// layout (CuTe's `make_gmma_desc`, `mma_sm90_desc.hpp`; the PTX ISA's "Shared memory
+/// matrix layout"), K-major or (`mn_major`, the instruction's transpose bit) MN-major,
+/// with the leading and stride byte offsets. Element `(mn, k)` (A's `[m][k]`, B's
+/// `[k][n]`) is at [`Descriptor::address`] bytes past a start aligned to
+/// [`Swizzle::alignment`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Descriptor {
+    pub swizzle: Swizzle,
+    pub mn_major: bool,
+    /// The leading dimension byte offset (a multiple of 16, below 2^18).
+    pub lbo: u64,
+    /// The stride dimension byte offset (a multiple of 16, below 2^18).
+    pub sbo: u64,
+}
+
+impl Descriptor {
+    /// The byte address, from the start, of element `(mn, k)` (k < 16) of 16-bit elements.
+    /// K-major: core matrices of 8 rows (mn) of 16 bytes (8 k) without a swizzle, the
+    /// second 8 k at LBO; rows of the atom's width (k within the row) with one; groups of
+    /// 8 rows at SBO. MN-major: 8 mn a 16-byte chunk, 8 k rows of chunks, without a
+    /// swizzle mn's groups of 8 at SBO and k's at LBO; with one a row is 2^B chunks of mn,
+    /// the next 8 x 2^B mn at LBO, the next 8 k at SBO.
+    pub fn address(&self, mn: u64, k: u64) -> u64 {
+        let row = self.swizzle.row_bytes();
+        let linear = match (self.mn_major, self.swizzle) {
+            (false, Swizzle::None) => {
+                (mn % 8) * 16 + (mn / 8) * self.sbo + (k / 8) * self.lbo + (k % 8) * 2
+            }
+            (false, _) => (mn % 8) * row + (mn / 8) * self.sbo + k * 2,
+            (true, Swizzle::None) => {
+                (mn % 8) * 2 + (mn / 8) * self.sbo + (k % 8) * 16 + (k / 8) * self.lbo
+            }
+            (true, s) => {
+                let chunks = 1 << s.b();
+                (mn % 8) * 2
+                    + ((mn / 8) % chunks) * 16
+                    + (mn / (8 * chunks)) * self.lbo
+                    + (k % 8) * row
+                    + (k / 8) * self.sbo
+            }
+        };
+        self.swizzle.apply(linear)
+    }
+
+    /// The descriptor's bits but the start address (bits 0-13) and the base offset (49-51,
+    /// 0: the start is aligned): LBO >> 4 in 16-29, SBO >> 4 in 32-45, the swizzle in
+    /// 62-63.
+    pub fn bits(&self) -> u64 {
+        ((self.lbo >> 4) & 0x3fff) << 16
+            | ((self.sbo >> 4) & 0x3fff) << 32
+            | self.swizzle.bits() << 62
+    }
+
+    /// The candidate of `swizzle` and `major` for the byte offsets `at` gives (`None` past
+    /// the operand): LBO and SBO read where the canonical layout puts them, 0 where the
+    /// operand is too small to use one.
+    fn candidate(
+        swizzle: Swizzle,
+        mn_major: bool,
+        at: &dyn Fn(u64, u64) -> Option<u64>,
+    ) -> Descriptor {
+        let chunks = 1 << swizzle.b();
+        let (lbo, sbo) = match (mn_major, swizzle) {
+            (false, Swizzle::None) => (at(0, 8), at(8, 0)),
+            // LBO is unused: K (32 bytes) is within a row; CUTLASS writes 1 (16 bytes).
+            (false, _) => (Some(16), at(8, 0)),
+            (true, Swizzle::None) => (at(0, 8), at(8, 0)),
+            (true, _) => (at(8 * chunks, 0), at(0, 8)),
+        };
+        Descriptor {
+            swizzle,
+            mn_major,
+            lbo: lbo.unwrap_or(0),
+            sbo: sbo.unwrap_or(0),
+        }
+    }
+}
+
+/// The matrix descriptor of the shared tile `ty` as the wgmma operand `op` (A 64 x 16, B 16
+/// x n; `bf16` or `half`): the first of the canonical layouts (K-major first, swizzles from
+/// none to 128B) whose addresses are the type's byte offsets for every element; the type's
+/// element type; and its offsets in elements, row-major. Otherwise the error names the
+/// first element the layout of the type's own swizzle cannot place, and a type that works.
+pub fn descriptor(
+    module: &Module,
+    ty: &str,
+    op: Operand,
+    instr: Instruction,
+) -> Result<(Descriptor, ElemType, Vec<u32>), String> {
+    let def = module
+        .type_def(ty)
+        .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
+    let (rows, cols) = instr.shape(op);
+    let n = cols;
+    let elem = match def.class {
+        TypeClass::Data {
+            elem: e @ (ElemType::Bf16 | ElemType::Half),
+            ..
+        } => e,
+        TypeClass::Data { elem, .. } => {
+            return Err(format!(
+                "the elements of {} are `bf16` or `half`, not `{}`",
+                op.name(),
+                elem.c_name()
+            ))
+        }
+        TypeClass::Thread(_) => return Err(format!("`{ty}` is a thread array, not a tile")),
+    };
+    let e = match elem {
+        ElemType::Half => "half",
+        _ => "bf16",
+    };
+    let how = match op {
+        Operand::A => format!(
+            "a K-major 128B-swizzled 64 x 64 tile, `smem {e} [[8][8]][[8 ^ T_0_1][8]] T;`, and A its first 16 columns, `{e} [#T_0][[2#T_1_0][#T_1_1]] {ty};`"
+        ),
+        _ => format!(
+            "a K-major 128B-swizzled tile of n x 64, `smem {e} [[{}][8]][[8 ^ T_0_1][8]] T;`, and B its first 16 k as k x n, `{e} [[2#T_1_0][#T_1_1]][#T_0] {ty};`",
+            n.div_ceil(8)
+        ),
+    };
+    let dims = dims(module, def.root);
+    if dims != [rows as u64, cols as u64] {
+        let (r, c) = op.axes();
+        return Err(format!(
+            "{} is {rows} x {cols} ({r} x {c}), but `{ty}` is {}: declare it so, e.g. {how}",
+            op.name(),
+            dims.iter().map(|d| format!("[{d}]")).collect::<String>(),
+        ));
+    }
+    let bytes = elem.size_bytes();
+    // (mn, k) of element [r][c]: A is m x k, B is k x n.
+    let index = |mn: u64, k: u64| match op {
+        Operand::A => mn * cols as u64 + k,
+        _ => k * cols as u64 + mn,
+    };
+    let mns = match op {
+        Operand::A => rows,
+        _ => cols,
+    } as u64;
+    let at = |mn: u64, k: u64| {
+        (mn < mns && k < MMA_K as u64).then(|| module.offset_at(def.root, index(mn, k)) * bytes)
+    };
+    // The first element a descriptor places elsewhere than the type.
+    let misplaced = |d: &Descriptor| {
+        (0..mns)
+            .flat_map(|mn| (0..MMA_K as u64).map(move |k| (mn, k)))
+            .find(|&(mn, k)| at(mn, k) != Some(d.address(mn, k)))
+    };
+    let fits = |v: u64| v.is_multiple_of(16) && v < 1 << 18;
+    let found = [false, true]
+        .into_iter()
+        .flat_map(|mn_major| Swizzle::ALL.map(|s| Descriptor::candidate(s, mn_major, &at)))
+        .find(|d| fits(d.lbo) && fits(d.sbo) && misplaced(d).is_none());
+    if let Some(d) = found {
+        let offsets = (0..(rows * cols) as u64)
+            .map(|i| module.offset_at(def.root, i) as u32)
+            .collect();
+        return Ok((d, elem, offsets));
+    }
+    // The layout the type's swizzle asks for, K-major, explains the mismatch.
+    let swizzle = match module
+        .lookup(ty)
+        .ok()
+        .and_then(|d| module.swizzle_alignment(d))
+    {
+        Some(256) => Swizzle::B32,
+        Some(512) => Swizzle::B64,
+        Some(1024) => Swizzle::B128,
+        _ => Swizzle::None,
+    };
+    let d = Descriptor::candidate(swizzle, false, &at);
+    let (mn, k) = misplaced(&d).unwrap_or((0, 0));
+    let (r, c) = match op {
+        Operand::A => (mn, k),
+        _ => (k, mn),
+    };
+    let (x, y) = op.axes();
+    let got = at(mn, k).unwrap_or(0);
+    Err(format!(
+        "`{ty}` is not a tile a wgmma matrix descriptor can describe: no canonical layout (K- or MN-major, unswizzled or 32/64/128B-swizzled) places every element where the type does; as the K-major {} layout (LBO {}, SBO {} bytes), its element [{r}][{c}] ({x} = {r}, {y} = {c}) is at byte {got}, where the descriptor reads byte {}; declare {how}",
+        d.swizzle.name(),
+        d.lbo,
+        d.sbo,
+        d.address(mn, k)
+    ))
 }
 
 #[cfg(test)]
@@ -240,15 +655,21 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
     #[test]
     fn the_isa_fragments_pass() {
         let m = module("[[4][8][4]]");
-        assert_eq!(check_block(&m, "G"), Ok(()));
+        assert_eq!(check_block(&m, "G", Instruction::MmaSync), Ok(()));
         assert_eq!(
-            check_operand(&m, "G", "FA_ISA", Operand::A),
+            check_operand(&m, "G", "FA_ISA", Operand::A, Instruction::MmaSync),
             Ok(ElemType::Bf16)
         );
-        assert_eq!(check_operand(&m, "G", "HA", Operand::A), Ok(ElemType::Half));
-        assert_eq!(check_operand(&m, "G", "FB", Operand::B), Ok(ElemType::Bf16));
         assert_eq!(
-            check_operand(&m, "G", "FC", Operand::D),
+            check_operand(&m, "G", "HA", Operand::A, Instruction::MmaSync),
+            Ok(ElemType::Half)
+        );
+        assert_eq!(
+            check_operand(&m, "G", "FB", Operand::B, Instruction::MmaSync),
+            Ok(ElemType::Bf16)
+        );
+        assert_eq!(
+            check_operand(&m, "G", "FC", Operand::D, Instruction::MmaSync),
             Ok(ElemType::Float)
         );
     }
@@ -256,7 +677,7 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
     #[test]
     fn each_mistake_says_which_element_and_how_to_declare_it() {
         let m = module("[[4][8][4]]");
-        let e = |ty, op| check_operand(&m, "G", ty, op).unwrap_err();
+        let e = |ty, op| check_operand(&m, "G", ty, op, Instruction::MmaSync).unwrap_err();
         let fa = e("FA", Operand::A);
         assert!(fa.contains("element [0][8] (m = 0, k = 8) is register 2 of thread 0, where the instruction keeps it in register 4 of lane 0"), "{fa}");
         assert!(
@@ -279,7 +700,7 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
         assert!(e("FC", Operand::A).contains("the elements of A are `bf16` or `half`, not `float`"));
         assert!(e("FA_ISA", Operand::D).contains("the elements of D are `float`"));
         // A fragment of another cuda array's block.
-        let other = check_operand(&m, "H", "FC", Operand::D).unwrap_err();
+        let other = check_operand(&m, "H", "FC", Operand::D, Instruction::MmaSync).unwrap_err();
         assert!(
             other.contains("`FC` is not a fragment of `H`'s block"),
             "{other}"
@@ -290,12 +711,229 @@ rmem float [2][2][#G_1_1][#G_1_2] FC_FLAT
     fn the_block_is_whole_warps_of_its_last_dimensions() {
         let block = |b: &str| Module::parse(&format!("cuda(float* c) [2]{b} G\n")).unwrap();
         for ok in ["[[4][8][4]]", "[[3][8][4]]", "[[2][32]]", "[32]"] {
-            assert_eq!(check_block(&block(ok), "G"), Ok(()), "{ok}");
+            assert_eq!(
+                check_block(&block(ok), "G", Instruction::MmaSync),
+                Ok(()),
+                "{ok}"
+            );
         }
         for bad in ["[[8][3]]", "[64]", "[[4][16][4]]", "[[32][2]]"] {
-            let e = check_block(&block(bad), "G").unwrap_err();
+            let e = check_block(&block(bad), "G", Instruction::MmaSync).unwrap_err();
             assert!(
                 e.contains("must be whole warps whose lanes are its last dimensions"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    /// Tiles of every swizzle mode and both majors, as the canonical layouts lay them out.
+    const TILES: &str = "
+smem bf16 [[8][8]][[8 ^ T128_0_1][8]] T128
+bf16 [#T128_0][[2#T128_1_0][#T128_1_1]] A128
+smem bf16 [[8][4][2]][[4 ^ T64_0_1][8]] T64
+bf16 [#T64_0][[2#T64_1_0][#T64_1_1]] A64
+smem bf16 [[8][2][4]][[2 ^ A32_0_1][8]] A32
+smem bf16 [8][2][8][8] TN
+bf16 [[#TN_0][#TN_2]][[#TN_1][#TN_3]] AN
+smem bf16 [2][8][8][8] TM
+bf16 [[#TM_1][#TM_3]][[#TM_0][#TM_2]] AM
+smem bf16 [64][16] ROWS
+smem bf16 [[8][8]][[8 ^ BT_0_1][8]] BT
+bf16 [[2#BT_1_0][#BT_1_1]][#BT_0] B128
+rmem float [8][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS
+float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC
+rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
+";
+
+    fn tiles() -> Module {
+        Module::parse(&format!("cuda(float* c) [2][[4][8][4]] G\n{TILES}"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const N64: Instruction = Instruction::Wgmma { n: 64 };
+
+    #[test]
+    fn the_descriptor_model_is_the_ptx_isa_s_address_function() {
+        // K-major 128B: 8 rows of 128 bytes, chunk ^ row (SPEC 2.5's table, in bytes).
+        let d = Descriptor {
+            swizzle: Swizzle::B128,
+            mn_major: false,
+            lbo: 16,
+            sbo: 1024,
+        };
+        assert_eq!(
+            [
+                d.address(0, 0),
+                d.address(1, 0),
+                d.address(2, 8),
+                d.address(7, 15)
+            ],
+            [0, 144, 304, 1006]
+        );
+        assert_eq!(d.address(9, 0), 1024 + 144);
+        assert_eq!(d.bits(), 0x4000_0040_0001_0000);
+        // 64B: rows of 64 bytes, the chunk ^ bits 7-8 (two rows a step).
+        let d = Descriptor {
+            swizzle: Swizzle::B64,
+            mn_major: false,
+            lbo: 16,
+            sbo: 512,
+        };
+        assert_eq!(
+            [
+                d.address(1, 0),
+                d.address(2, 0),
+                d.address(3, 9),
+                d.address(8, 0)
+            ],
+            [64, 144, 194, 512]
+        );
+        assert_eq!(d.bits() >> 62, 2);
+        // 32B: rows of 32 bytes, the chunk ^ bit 7 (four rows a step).
+        let d = Descriptor {
+            swizzle: Swizzle::B32,
+            mn_major: false,
+            lbo: 16,
+            sbo: 256,
+        };
+        assert_eq!(
+            [d.address(3, 8), d.address(4, 0), d.address(4, 8)],
+            [112, 144, 128]
+        );
+        assert_eq!(d.bits() >> 62, 3);
+        // Unswizzled K-major: core matrices of 8 rows of 16 bytes, k's second half at LBO.
+        let d = Descriptor {
+            swizzle: Swizzle::None,
+            mn_major: false,
+            lbo: 128,
+            sbo: 256,
+        };
+        assert_eq!(
+            [
+                d.address(1, 0),
+                d.address(0, 8),
+                d.address(8, 1),
+                d.address(9, 9)
+            ],
+            [16, 128, 258, 256 + 16 + 128 + 2]
+        );
+        // Unswizzled MN-major: 8 m in a chunk, k's rows of chunks, m's groups at SBO.
+        let d = Descriptor {
+            swizzle: Swizzle::None,
+            mn_major: true,
+            lbo: 1024,
+            sbo: 128,
+        };
+        assert_eq!(
+            [
+                d.address(1, 0),
+                d.address(0, 1),
+                d.address(8, 0),
+                d.address(0, 8)
+            ],
+            [2, 16, 128, 1024]
+        );
+        // MN-major 128B: 64 mn a row of 128 bytes, k rows, the next 64 mn at LBO.
+        let d = Descriptor {
+            swizzle: Swizzle::B128,
+            mn_major: true,
+            lbo: 2048,
+            sbo: 1024,
+        };
+        assert_eq!(
+            [
+                d.address(8, 0),
+                d.address(0, 1),
+                d.address(8, 1),
+                d.address(64, 0),
+                d.address(0, 8)
+            ],
+            [16, 144, 128, 2048, 1024]
+        );
+    }
+
+    #[test]
+    fn each_canonical_tile_gets_its_descriptor() {
+        let m = tiles();
+        let desc = |ty, op| descriptor(&m, ty, op, N64).map(|(d, _, _)| d);
+        let k = |swizzle, lbo, sbo| {
+            Ok(Descriptor {
+                swizzle,
+                mn_major: false,
+                lbo,
+                sbo,
+            })
+        };
+        assert_eq!(desc("A128", Operand::A), k(Swizzle::B128, 16, 1024));
+        assert_eq!(desc("A64", Operand::A), k(Swizzle::B64, 16, 512));
+        assert_eq!(desc("A32", Operand::A), k(Swizzle::B32, 16, 256));
+        assert_eq!(desc("AN", Operand::A), k(Swizzle::None, 128, 256));
+        assert_eq!(desc("B128", Operand::B), k(Swizzle::B128, 16, 1024));
+        let mn = Descriptor {
+            swizzle: Swizzle::None,
+            mn_major: true,
+            lbo: 1024,
+            sbo: 128,
+        };
+        assert_eq!(desc("AM", Operand::A), Ok(mn));
+        let (_, elem, offsets) = descriptor(&m, "A128", Operand::A, N64).unwrap();
+        assert_eq!(
+            (elem, offsets.len(), offsets[16], offsets[16 + 8]),
+            (ElemType::Bf16, 1024, 72, 64)
+        );
+    }
+
+    #[test]
+    fn a_tile_no_descriptor_describes_names_its_first_misplaced_element() {
+        let m = tiles();
+        let e = descriptor(&m, "ROWS", Operand::A, N64).unwrap_err();
+        assert!(
+            e.contains("`ROWS` is not a tile a wgmma matrix descriptor can describe"),
+            "{e}"
+        );
+        assert!(e.contains("as the K-major unswizzled layout (LBO 16, SBO 256 bytes), its element [1][0] (m = 1, k = 0) is at byte 32, where the descriptor reads byte 16"), "{e}");
+        assert!(e.contains("`smem bf16 [[8][8]][[8 ^ T_0_1][8]] T;`"), "{e}");
+        let e = descriptor(&m, "T128", Operand::A, N64).unwrap_err();
+        assert!(
+            e.contains("A is 64 x 16 (m x k), but `T128` is [64][64]"),
+            "{e}"
+        );
+        let e = descriptor(&m, "ACC", Operand::B, N64).unwrap_err();
+        assert!(
+            e.contains("the elements of B are `bf16` or `half`, not `float`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_wgmma_accumulator_is_checked_element_by_element() {
+        let m = tiles();
+        // A shared tile makes a wgmma; a fragment, or no type, mma.sync.
+        assert!(is_tile(&m, "A128") && is_tile(&m, "T128"));
+        assert!(!is_tile(&m, "ACC") && !is_tile(&m, "ACC_REGS") && !is_tile(&m, "NONE"));
+        assert_eq!(wgmma_of(&m, "ACC"), Ok(N64));
+        assert_eq!(check_block(&m, "G", N64), Ok(()));
+        assert_eq!(
+            check_operand(&m, "G", "ACC", Operand::D, N64),
+            Ok(ElemType::Float)
+        );
+        let e = check_operand(&m, "G", "ACC_ROWS", Operand::D, N64).unwrap_err();
+        assert!(e.contains("is not wgmma m64n64k16's D: its element"), "{e}");
+        assert!(
+            e.contains("`rmem float [8][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_ROWS_REGS;`"),
+            "{e}"
+        );
+        assert!(wgmma_of(&m, "TN")
+            .unwrap_err()
+            .contains("D of a wgmma (A and B shared tiles) is 64 x N"));
+        let block = |b: &str| Module::parse(&format!("cuda(float* c) [2]{b} G\n")).unwrap();
+        for ok in ["[[4][8][4]]", "[[3][128]]", "[[4][32][4]]"] {
+            assert_eq!(check_block(&block(ok), "G", N64), Ok(()), "{ok}");
+        }
+        for bad in ["[[2][8][4]]", "[[8][8][4]]", "[[64][4]]"] {
+            let e = check_block(&block(bad), "G", N64).unwrap_err();
+            assert!(
+                e.contains("must be whole warpgroups whose threads are its last dimensions"),
                 "{bad}: {e}"
             );
         }

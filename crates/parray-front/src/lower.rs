@@ -7,7 +7,7 @@ use parray_compiler::copy::CopyPart;
 use parray_compiler::ir::{
     AtomicOp, BinOp, Body, Bound, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Function,
     Len, Lit, Loc, Local, LocalId, Method, NumberConst, RuntimeIndex, Scalar, Stmt, Target, Ty,
-    UnOp, NUMBER_CONSTS,
+    UnOp, Wgmma, NUMBER_CONSTS,
 };
 use parray_compiler::passes::check::Typed;
 use parray_compiler::CodeSpan;
@@ -644,6 +644,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             out.append(&mut self.pending);
             out.extend(lowered);
         }
+        if let Err((at, e)) = parray_compiler::mma::check_waits(&out) {
+            self.fail(at.span.proc_macro(), e);
+        }
         self.pending = outer;
         out
     }
@@ -854,8 +857,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// `#mma D(d) += A(a) * B(b)`: the warp's `mma.sync.aligned.m16n8k16.row.col` over the
-    /// fragments `d`, `a`, `b` (arrays the body created), whose types `D`, `A`, `B` are
-    /// checked here against the instruction's layouts (SPEC 3.5, "MMA").
+    /// fragments `d`, `a`, `b` (arrays the body created), or, where A and B are tiles in
+    /// shared memory (`a`, `b` pointers into them), the warpgroup's wgmma m64nNk16; the
+    /// types `D`, `A`, `B` are checked here against the instruction's layouts and matrix
+    /// descriptors (SPEC 3.5, "MMA").
     fn mma(&mut self, mac: &syn::Macro) -> Option<Stmt> {
         use proc_macro2::TokenTree as T;
         let span = mac.span();
@@ -867,7 +872,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             _ => None,
         };
-        let parsed = match tts.as_slice() {
+        // `#mma async ...`: a wgmma that completes at `#mma wait D(d);`.
+        let word = |t: Option<&T>, w: &str| matches!(t, Some(T::Ident(i)) if i == w);
+        let (asynchronous, wait) = (word(tts.first(), "async"), word(tts.first(), "wait"));
+        let form = &tts[usize::from(asynchronous || wait)..];
+        if wait {
+            return match form {
+                [d, dp] => match operand(d, dp) {
+                    Some(d) => self.mma_wait(d, span),
+                    None => {
+                        self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                        None
+                    }
+                },
+                _ => {
+                    self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                    None
+                }
+            };
+        }
+        let parsed = match form {
             [d, dp, plus, eq, a, ap, star, b, bp]
                 if punct(plus, '+') && punct(eq, '=') && punct(star, '*') =>
             {
@@ -876,7 +900,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             _ => None,
         };
         let Some(((d, a), b)) = parsed else {
-            self.fail(span, "expected `#mma D(d) += A(a) * B(b);`: the warp's mma.sync m16n8k16, d[m][n] += sum over k of a[m][k] * b[k][n], where `a`, `b` and `d` are arrays created by `A::create()`, `B::create()`, `D::create()` of the fragment types A (16 x 16, bf16 or half), B (16 x 8) and D (16 x 8, float)");
+            self.fail(span, "expected `#mma D(d) += A(a) * B(b);`: the warp's mma.sync m16n8k16, d[m][n] += sum over k of a[m][k] * b[k][n], where `a`, `b` and `d` are arrays created by `A::create()`, `B::create()`, `D::create()` of the fragment types A (16 x 16, bf16 or half), B (16 x 8) and D (16 x 8, float); or, A and B shared tiles (`a`, `b` pointers into shared arrays), the warpgroup's wgmma m64nNk16 into D (64 x N, float)");
             return None;
         };
         if self.target != Target::Cuda {
@@ -888,15 +912,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let threads = self.forms.threads.as_ref()?.name.clone();
         let module = self.forms.module;
-        if let Err(e) = parray_compiler::mma::check_block(module, &threads) {
-            self.fail(span, e);
-            return None;
-        }
-        use parray_compiler::mma::{check_operand, Operand};
-        let mut elems = Vec::new();
-        let mut places = Vec::new();
-        for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
-            let name = ty.to_string();
+        use parray_compiler::mma::{self as mma, Instruction, Operand};
+        for ty in [&d, &a, &b] {
+            let name = ty.0.to_string();
             if self
                 .forms
                 .generics
@@ -904,14 +922,48 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .any(|g| g.name == crate::resolve::base_name(&name))
             {
                 self.fail(
-                    ty.span(),
+                    ty.0.span(),
                     format!(
                         "`#mma` names declared fragment types, not the type parameter `{name}`"
                     ),
                 );
                 return None;
             }
-            match check_operand(module, &threads, &name, op) {
+        }
+        // Register fragments make an mma.sync, shared tiles a wgmma (N from D's type).
+        let instr = match mma::is_tile(module, &a.0.to_string()) {
+            false => Instruction::MmaSync,
+            true => match mma::wgmma_of(module, &d.0.to_string()) {
+                Ok(i) => i,
+                Err(e) => {
+                    self.fail(d.0.span(), e);
+                    return None;
+                }
+            },
+        };
+        if let Err(e) = mma::check_block(module, &threads, instr) {
+            self.fail(span, e);
+            return None;
+        }
+        if asynchronous && instr == Instruction::MmaSync {
+            self.fail(span, "`#mma async` is a wgmma's (A and B tiles in shared memory): an mma.sync completes where it is");
+            return None;
+        }
+        let mut elems = Vec::new();
+        let mut places = Vec::new();
+        let mut tiles = Vec::new();
+        for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
+            let name = ty.to_string();
+            let checked = match (instr, op) {
+                (Instruction::Wgmma { .. }, Operand::A | Operand::B) => {
+                    mma::descriptor(module, &name, op, instr).map(|(desc, elem, offsets)| {
+                        tiles.push((desc, offsets));
+                        elem
+                    })
+                }
+                _ => mma::check_operand(module, &threads, &name, op, instr),
+            };
+            match checked {
                 Ok(elem) => elems.push((ty.span(), elem)),
                 Err(e) => {
                     self.fail(ty.span(), e);
@@ -923,7 +975,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .ok()?;
             let at = place.span();
             let e = self.expr(&place);
-            if !matches!(e.kind, ExprKind::Local(_)) {
+            // A wgmma's tiles are pointers into shared arrays (the type check says so).
+            let tile = matches!(instr, Instruction::Wgmma { .. }) && op != Operand::D;
+            if !tile && !matches!(e.kind, ExprKind::Local(_)) {
                 self.fail(at, format!("an operand of `#mma` is the thread's array of the fragment, created in the body (`let x = {name}::create();`)"));
                 return None;
             }
@@ -943,11 +997,66 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");
         let [a, b, d]: [Expr; 3] = places.try_into().expect("three operands");
+        let wgmma = match (instr, <[_; 2]>::try_from(tiles)) {
+            (Instruction::Wgmma { n }, Ok([(da, ao), (db, bo)])) => Some(Box::new(Wgmma {
+                n: n as u32,
+                a: da,
+                b: db,
+                a_offsets: ao,
+                b_offsets: bo,
+                wait: !asynchronous,
+            })),
+            _ => None,
+        };
         Some(Stmt::Mma {
             input,
             a,
             b,
             d,
+            wgmma,
+            loc: loc(span),
+        })
+    }
+
+    /// `#mma wait D(d);`: the warpgroup's wait for its asynchronous wgmmas into `d`, whose
+    /// type `D` is checked as their accumulator (SPEC 3.5, "MMA").
+    fn mma_wait(&mut self, (ty, place): (Ident, TokenStream), span: Span) -> Option<Stmt> {
+        use parray_compiler::mma::{self as mma, Operand};
+        if self.target != Target::Cuda {
+            self.fail(
+                span,
+                "`#mma wait` waits for a GPU warpgroup's wgmmas: it exists in cuda bodies only",
+            );
+            return None;
+        }
+        let threads = self.forms.threads.as_ref()?.name.clone();
+        let module = self.forms.module;
+        let name = ty.to_string();
+        let checked = mma::wgmma_of(module, &name).and_then(|instr| {
+            mma::check_block(module, &threads, instr)?;
+            mma::check_operand(module, &threads, &name, Operand::D, instr)?;
+            Ok(instr)
+        });
+        let n = match checked {
+            Ok(mma::Instruction::Wgmma { n }) => n,
+            Ok(mma::Instruction::MmaSync) => unreachable!("wgmma_of makes a wgmma"),
+            Err(e) => {
+                self.fail(ty.span(), e);
+                return None;
+            }
+        };
+        let place = syn::parse2::<syn::Expr>(place)
+            .map_err(|e| self.errors.push(e))
+            .ok()?;
+        let at = place.span();
+        let d = self.expr(&place);
+        if !matches!(d.kind, ExprKind::Local(_)) {
+            self.fail(at, format!("`#mma wait` names the thread's array of the accumulator, created in the body (`let x = {name}::create();`)"));
+            return None;
+        }
+        Some(Stmt::MmaWait {
+            d,
+            regs: (n / 2) as u32,
             loc: loc(span),
         })
     }

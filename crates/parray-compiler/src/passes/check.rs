@@ -668,6 +668,43 @@ impl Checker {
                     self.expr(a, body);
                 }
             }
+            Stmt::Mma {
+                input,
+                a,
+                b,
+                d,
+                wgmma: Some(w),
+                ..
+            } => {
+                // The tile's array, under the offsets added to it (`s + $T[0][16]$`).
+                fn root(e: &Expr) -> &Expr {
+                    match &e.kind {
+                        ExprKind::Binary(BinOp::Add, l, _) => root(l),
+                        _ => e,
+                    }
+                }
+                for (e, what) in [(a, "A"), (b, "B")] {
+                    let t = self.expr(e, body);
+                    let shared = matches!(root(e).ty, Ty::Array { elem: x, mem: MemKind::Smem, soa: false, .. } if Scalar::of_elem(x) == Some(*input));
+                    let ok = shared && matches!(t, Ty::Array { .. } | Ty::Ptr { .. });
+                    if !ok {
+                        self.fail(e.span, format!("{what} of a wgmma is a tile in shared memory: a shared array the body created (`let s = T::create();`), or one plus an offset, of `{}`, not `{t}`", input.rust_name()));
+                    }
+                }
+                let part = u64::from(w.n) / 2;
+                let t = self.expr(d, body);
+                let ok = matches!(t, Ty::Array { elem: x, mem: MemKind::Rmem, len: Len::Fixed(l), soa: false } if Scalar::of_elem(x) == Some(Scalar::F32) && l == part);
+                if !ok {
+                    self.fail(d.span, format!("D of a wgmma is a thread's {part} registers of its accumulator type (an array that type's `create()` made), not `{t}`"));
+                }
+            }
+            Stmt::MmaWait { d, regs, .. } => {
+                let t = self.expr(d, body);
+                let ok = matches!(t, Ty::Array { elem: x, mem: MemKind::Rmem, len: Len::Fixed(l), soa: false } if Scalar::of_elem(x) == Some(Scalar::F32) && l == u64::from(*regs));
+                if !ok {
+                    self.fail(d.span, format!("`#mma wait` names the accumulator of its asynchronous wgmmas, a thread's {regs} registers, not `{t}`"));
+                }
+            }
             Stmt::Mma { input, a, b, d, .. } => {
                 let input = *input;
                 let want = [

@@ -879,27 +879,48 @@ pub fn shfl_down<T: Copy>(present: &[bool], values: &[T], deltas: &[u32], t: usi
 /// it is undefined).
 #[track_caller]
 pub fn whole_warps(present: &[bool], form: &str, instruction: &str, line: u32) -> Vec<usize> {
-    let warp = parray_compiler::ir::WARP as usize;
+    whole_groups(
+        present,
+        parray_compiler::ir::WARP as usize,
+        form,
+        instruction,
+        line,
+    )
+}
+
+/// [`whole_warps`] for groups of `size` threads (32, a warp; 128, a warpgroup).
+#[track_caller]
+fn whole_groups(
+    present: &[bool],
+    size: usize,
+    form: &str,
+    instruction: &str,
+    line: u32,
+) -> Vec<usize> {
+    let (group, member) = match size {
+        32 => ("warp", "lane"),
+        _ => ("warpgroup", "thread"),
+    };
     let mut firsts = Vec::new();
-    for first in (0..present.len()).step_by(warp) {
-        let lanes = first..(first + warp).min(present.len());
+    for first in (0..present.len()).step_by(size) {
+        let lanes = first..(first + size).min(present.len());
         if !present[lanes].contains(&true) {
             continue;
         }
         if let Some(lane) =
-            (first..first + warp).find(|&l| !present.get(l).copied().unwrap_or(false))
+            (first..first + size).find(|&l| !present.get(l).copied().unwrap_or(false))
         {
             if lane >= present.len() {
                 panic!(
-                    "parray: {form} at line {line} in a block of {} threads, whose last warp has \
-                     {} lanes: the {warp} lanes of a warp execute it together",
+                    "parray: {form} at line {line} in a block of {} threads, whose last {group} has \
+                     {} {member}s: the {size} {member}s of a {group} execute it together",
                     present.len(),
                     present.len() - first
                 );
             }
             panic!(
-                "parray: {form} at line {line}: lane {} of this warp (thread {lane} of the \
-                 block) did not reach it: the {warp} lanes of a warp execute {instruction} \
+                "parray: {form} at line {line}: {member} {} of this {group} (thread {lane} of the \
+                 block) did not reach it: the {size} {member}s of a {group} execute {instruction} \
                  together",
                 lane - first
             );
@@ -956,6 +977,64 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
                 let c = f64::from(d[first + l].load(v));
                 let sum = row.iter().zip(&bm).fold(c, |s, (x, b)| s + x * b[n]);
                 d[first + l].store(v, sum as f32);
+            }
+        }
+    }
+}
+
+/// `#mma D(d) += A(a) * B(b)` of shared tiles, a wgmma m64nNk16 (N = `n`), of an emulated
+/// cuda body at line `line`, for the block's threads present there (`present`): each
+/// thread's pointers to A and B (`tiles`, the statement evaluated by each thread) and its
+/// `n / 2` registers of D in the ISA's order ([`wgmma_isa`]). Each warpgroup reads A (64 x
+/// 16) and B (16 x n) through their types (`offsets`, in elements from each pointer,
+/// row-major; the build verified that the hardware's matrix descriptors read the same
+/// elements from a start aligned to `align` bytes) from its first thread's pointers,
+/// and computes D as [`mma_m16n8k16`] does: products exact, summed in `f64` in the order
+/// c, k = 0, .., 15, rounded once to `f32`.
+///
+/// # Panics
+/// When some but not all threads of a warpgroup are present, or the block's last one is
+/// short (the 128 threads execute a wgmma together); when a tile's start is not `align`
+/// bytes from its shared array's start (the hardware's swizzle XORs absolute address
+/// bits, so another start reads other elements); when a read is out of the tile's array.
+#[track_caller]
+pub fn wgmma_m64nk16<T, SD>(
+    present: &[bool],
+    tiles: [&[Option<PtrMut<'_, T>>]; 2],
+    offsets: [&[u32]; 2],
+    align: [usize; 2],
+    d: &[Registers<f32, SD>],
+    n: usize,
+    line: u32,
+) where
+    T: Element + Into<f64>,
+    SD: Cells<f32>,
+{
+    use parray_compiler::ir::{wgmma_isa, MMA_K, WGMMA_M};
+    let group = parray_compiler::mma::WARPGROUP as usize;
+    for first in whole_groups(present, group, "#mma", "a wgmma", line) {
+        let [a, b] = [0, 1].map(|i| {
+            let p = tiles[i][first].expect("each present thread evaluated its pointers");
+            let start = p.offset() * size_of::<T>();
+            if !start.is_multiple_of(align[i]) {
+                panic!(
+                    "parray: #mma at line {line}: {} starts {start} bytes into its shared array `{}`, \
+                     not a multiple of {} bytes: a wgmma's descriptor addresses 16-byte units and \
+                     its swizzle acts on absolute address bits, so the tile must start where its \
+                     type's pattern does",
+                    ["A", "B"][i],
+                    p.type_name(),
+                    align[i]
+                );
+            }
+            offsets[i].iter().map(|&o| p.load(o as usize).into()).collect::<Vec<f64>>()
+        });
+        for m in 0..WGMMA_M {
+            for col in 0..n {
+                let (t, v) = wgmma_isa::d(m, col);
+                let c = f64::from(d[first + t].load(v));
+                let sum = (0..MMA_K).fold(c, |s, k| s + a[m * MMA_K + k] * b[k * n + col]);
+                d[first + t].store(v, sum as f32);
             }
         }
     }

@@ -467,6 +467,36 @@ impl Writer<'_> {
                 let line = loc.line;
                 quote_spanned!(loc.span.proc_macro()=> if !#block.sync(#line, &#outer) { return; })
             }
+            // Each thread's tile pointers, then the warpgroup's product.
+            Stmt::Mma {
+                a: tile_a,
+                b: tile_b,
+                d,
+                wgmma: Some(w),
+                loc,
+                ..
+            } => {
+                let ExprKind::Local(d) = d.kind else {
+                    unreachable!("checked: D of #mma is a local array")
+                };
+                let (d, line, cols) = (spill_ident(d), loc.line, w.n as usize);
+                let (pa, pb) = (b.fresh("a"), b.fresh("b"));
+                let (ea, eb) = (self.expr(tile_a), self.expr(tile_b));
+                let pointers = self.per_thread(
+                    &outer,
+                    TokenStream::new(),
+                    quote!(#pa[#t] = ::core::option::Option::Some(#ea); #pb[#t] = ::core::option::Option::Some(#eb);),
+                );
+                let (ao, bo) = (&w.a_offsets, &w.b_offsets);
+                let align = [w.a.swizzle.alignment(), w.b.swizzle.alignment()].map(|x| x as usize);
+                let [align_a, align_b] = align;
+                quote_spanned!(loc.span.proc_macro()=> {
+                    let mut #pa = ::std::vec![::core::option::Option::None; #n];
+                    let mut #pb = ::std::vec![::core::option::Option::None; #n];
+                    #pointers
+                    ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, #line);
+                })
+            }
             Stmt::Mma { a, b, d, loc, .. } => {
                 // Each operand, a register array used past its stretch, is one per thread.
                 let spilled = |e: &crate::ir::Expr| match e.kind {

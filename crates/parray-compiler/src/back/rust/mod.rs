@@ -485,6 +485,9 @@ impl<'b> Writer<'b> {
             Stmt::Wait { groups, loc } => {
                 quote_spanned!(loc.span.proc_macro()=> #ctx.wait_async(#groups);)
             }
+            // The emulation completes an `#mma async` where it is issued; the front end
+            // checked that nothing but issues comes before the wait.
+            Stmt::MmaWait { .. } => TokenStream::new(),
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;

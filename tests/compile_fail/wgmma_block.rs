@@ -1,0 +1,26 @@
+// A wgmma is executed by the 128 threads of each warpgroup together: a block of two warps
+// cannot run one. The error is at the form and says which blocks can.
+use parray::prelude::*;
+
+parray! {
+    cuda(float* d) [1][[2][8][4]] G;
+    smem bf16 [[8][8]][[8 ^ T_0_1][8]] T;
+    bf16 [#T_0][[2#T_1_0][#T_1_1]] A;
+    smem bf16 [[1][8]][[8 ^ BT_0_1][8]] BT;
+    bf16 [[2#BT_1_0][#BT_1_1]][#BT_0] B;
+    rmem float [1][2][2][#G_1_1][#G_1_2][2] ACC_REGS;
+    float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
+    dmem float [64] D;
+}
+
+fn main() -> parray::Result<()> {
+    let mut d = D::create()?;
+    detour!(G(&mut d) {
+        let t = T::create();
+        let bt = BT::create();
+        let acc = ACC_REGS::create();
+        #mma ACC(acc) += A(t) * B(bt);
+        d[$tid$] = acc[0];
+    })?;
+    Ok(())
+}

@@ -1,0 +1,756 @@
+//! `#mma D(d) += A(a) * B(b)` of shared-memory tiles (SPEC.md 3.5, "MMA"): a warpgroup's
+//! wgmma m64nNk16 (bf16 in, f32 accumulate), A (64 x 16) and B (16 x N) read by the tensor
+//! core through matrix descriptors derived from their types, D a fragment over the 128
+//! threads. Each test builds the tiles' storage on the host by its own formula (the
+//! canonical K-major layouts: unswizzled core matrices, and the 32, 64 and 128-byte
+//! swizzles), the threads copy it into shared memory word for word, load C into their
+//! registers in the ISA's order (thread t0 + 4 t1 + 32 t2, register v0 + 2 v1 + 4 v2 holds
+//! D[t1 + 8 v1 + 16 t2][2 t0 + v0 + 8 v2]), run the MMA and store the registers back; the
+//! result is compared with an f64 matmul of the same inputs, |d - ref| <= 2^-16 (|c| +
+//! sum |a b|), the tolerance SPEC 3.5 states. N = 8, 64, 128 and 256; MN-major tiles (the
+//! transpose bits); `half` tiles; a k-loop over a 64 x 64 tile in four 16-wide steps,
+//! synchronous and `#mma async` with one `#mma wait`; tiles in the dynamic shared memory;
+//! a kernel made at run time. On the CPU these check
+//! the types and the accumulator's table (the emulation reads the tiles through the
+//! types); on a GPU the descriptors against the hardware. Runs on the GPU where there is
+//! one (`PARRAY_BACKEND=cuda`; a wgmma needs an sm_90 GPU), else on the CPU emulation.
+
+use parray::prelude::*;
+use parray::Array;
+use parray::{bf16, f16};
+
+parray! {
+    // One warpgroup a block: G_1_0 the warp in it (t2), G_1_1 t1, G_1_2 t0.
+    cuda(bf16* a, bf16* b, float* d) [1][[4][8][4]] G;
+    // The accumulators of N = 8, 64, 256: registers (v2, v1, t2, t1, t0, v0) as m x n.
+    rmem float [1][2][#G_1_0][#G_1_1][#G_1_2][2] ACC8_REGS;
+    float [[#ACC8_REGS_2][#ACC8_REGS_1][#ACC8_REGS_3]][[#ACC8_REGS_0][#ACC8_REGS_4][#ACC8_REGS_5]] ACC8;
+    rmem float [8][2][#G_1_0][#G_1_1][#G_1_2][2] ACC64_REGS;
+    float [[#ACC64_REGS_2][#ACC64_REGS_1][#ACC64_REGS_3]][[#ACC64_REGS_0][#ACC64_REGS_4][#ACC64_REGS_5]] ACC64;
+    rmem float [32][2][#G_1_0][#G_1_1][#G_1_2][2] ACC256_REGS;
+    float [[#ACC256_REGS_2][#ACC256_REGS_1][#ACC256_REGS_3]][[#ACC256_REGS_0][#ACC256_REGS_4][#ACC256_REGS_5]] ACC256;
+    // A, K-major. 128B: rows of 64, the 16-byte chunk ^ row % 8; A the first 16 columns.
+    smem bf16 [[8][8]][[8 ^ T128_0_1][8]] T128;
+    bf16 [#T128_0][[2#T128_1_0][#T128_1_1]] A128;
+    // 64B: rows of 32, the chunk ^ (row / 2) % 4.
+    smem bf16 [[8][4][2]][[4 ^ T64_0_1][8]] T64;
+    bf16 [#T64_0][[2#T64_1_0][#T64_1_1]] A64;
+    // 32B: rows of 16, the chunk ^ (row / 4) % 2.
+    smem bf16 [[8][2][4]][[2 ^ A32_0_1][8]] A32;
+    // Unswizzled: 8 x 8 core matrices of 128 contiguous bytes (m / 8, k / 8, m % 8, k % 8).
+    smem bf16 [8][2][8][8] TN;
+    bf16 [[#TN_0][#TN_2]][[#TN_1][#TN_3]] AN;
+    // B stored n x k, K-major as A, seen as k x n.
+    smem bf16 [[8][8]][[8 ^ BT128_0_1][8]] BT128;
+    bf16 [[2#BT128_1_0][#BT128_1_1]][#BT128_0] B128;
+    smem bf16 [[8][4][2]][[4 ^ BT64_0_1][8]] BT64;
+    bf16 [[2#BT64_1_0][#BT64_1_1]][#BT64_0] B64;
+    smem bf16 [[8][2][4]][[2 ^ BT32_0_1][8]] BT32;
+    bf16 [#BT32_1][#BT32_0] B32;
+    smem bf16 [8][2][8][8] BTN;
+    bf16 [[#BTN_1][#BTN_3]][[#BTN_0][#BTN_2]] BN;
+    // N = 8 and 256 in the 128B mode.
+    smem bf16 [[1][8]][[8 ^ BT8_0_1][8]] BT8;
+    bf16 [[2#BT8_1_0][#BT8_1_1]][#BT8_0] B8;
+    smem bf16 [[32][8]][[8 ^ BT256_0_1][8]] BT256;
+    bf16 [[2#BT256_1_0][#BT256_1_1]][#BT256_0] B256;
+    // The k-loop: 64 x 64 A and 64 x 64 (n x k) B of core matrices (mn / 8, k / 8, mn % 8,
+    // k % 8); each step's operand the 16 k from 16 s, at 16 s / 8 core matrices in.
+    smem bf16 [8][8][8][8] KA;
+    bf16 [[#KA_0][#KA_2]][[2#KA_1][#KA_3]] KA_STEP;
+    smem bf16 [8][8][8][8] KB;
+    bf16 [[2#KB_1][#KB_3]][[#KB_0][#KB_2]] KB_STEP;
+    // MN-major tiles (the transpose bits): A stored k x m and B k x n (row-major B), m and n
+    // contiguous in 128-byte rows, the chunk ^ k % 8; B of N = 128 in two such atoms
+    // along n (the descriptor's LBO apart); A stored k x m unswizzled, 8 m a chunk, the k
+    // rows of one chunk contiguous (m / 8, k / 8, k % 8, m % 8).
+    smem bf16 [[2][8]][[8 ^ AT_0_1][8]] AT;
+    bf16 [#AT_1][#AT_0] ATV;
+    smem bf16 [[2][8]][[8 ^ BK_0_1][8]] BK;
+    smem bf16 [2][[2][8]][[8 ^ BK2_1_1][8]] BK2;
+    bf16 [#BK2_1][[#BK2_0][#BK2_2]] BK2V;
+    rmem float [16][2][#G_1_0][#G_1_1][#G_1_2][2] ACC128_REGS;
+    float [[#ACC128_REGS_2][#ACC128_REGS_1][#ACC128_REGS_3]][[#ACC128_REGS_0][#ACC128_REGS_4][#ACC128_REGS_5]] ACC128;
+    smem bf16 [8][2][8][8] ATN;
+    bf16 [[#ATN_0][#ATN_3]][[#ATN_1][#ATN_2]] ATNV;
+    // The 128B tiles of `half`, over a block of `half` pointers.
+    cuda(half* a, half* b, float* d) [1][[4][8][4]] H;
+    rmem float [8][2][#H_1_0][#H_1_1][#H_1_2][2] HACC_REGS;
+    float [[#HACC_REGS_2][#HACC_REGS_1][#HACC_REGS_3]][[#HACC_REGS_0][#HACC_REGS_4][#HACC_REGS_5]] HACC;
+    smem half [[8][8]][[8 ^ HT_0_1][8]] HT;
+    half [#HT_0][[2#HT_1_0][#HT_1_1]] HA;
+    smem half [[8][8]][[8 ^ HBT_0_1][8]] HBT;
+    half [[2#HBT_1_0][#HBT_1_1]][#HBT_0] HB;
+    dmem half [16384] HGA;
+    dmem half [16384] HGB;
+    // A size given when the program runs: a body that names it is made into its kernel
+    // then, its IR (and the wgmma's descriptors) carried into the program.
+    const R;
+    float [R] RT;
+    // Each tile's storage, and the registers of the threads (thread-major).
+    dmem bf16 [16384] GA;
+    dmem bf16 [16384] GB;
+    dmem float [16384] GD;
+}
+
+/// A deterministic stream of 64-bit words (splitmix64).
+fn words(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// `n` bf16 values in (-2, 2), of every exponent down to 2^-8 (so the products' sums are
+/// not exact in f32).
+fn values(seed: u64, n: usize) -> Vec<bf16> {
+    let mut next = words(seed);
+    (0..n)
+        .map(|_| {
+            let w = next();
+            let mag = (w % 1024) as f64 / 512.0 * 2f64.powi(-(((w >> 10) % 9) as i32));
+            bf16::from_f64(if w >> 20 & 1 == 1 { -mag } else { mag })
+        })
+        .collect()
+}
+
+/// Element (mn, k) of a K-major tile of rows of `row` elements (`row` / 8 chunks of 8)
+/// in the swizzle of `row` * 2 bytes (16: none): the chunk ^ (mn / (128 / (2 row))) %
+/// (row / 8), as CuTe's `Swizzle<B,4,3>` on the address.
+fn swizzled(row: usize, mn: usize, k: usize) -> usize {
+    let chunks = row / 8;
+    let phase = (mn * row * 2 / 128) % chunks;
+    mn * row + ((k / 8) ^ phase) * 8 + k % 8
+}
+
+/// Element (mn, k) of core matrices (mn / 8, k / 8, mn % 8, k % 8) with `kc` core
+/// matrices along k.
+fn cores(kc: usize, mn: usize, k: usize) -> usize {
+    ((mn / 8 * kc + k / 8) * 8 + mn % 8) * 8 + k % 8
+}
+
+/// A 16-bit element of the tiles, `bf16` or `half`.
+trait Half: Copy {
+    /// `x` (every value [`values`] makes is exact in both).
+    fn of(x: bf16) -> Self;
+    fn value(self) -> f64;
+}
+
+impl Half for bf16 {
+    fn of(x: bf16) -> Self {
+        x
+    }
+
+    fn value(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+impl Half for f16 {
+    fn of(x: bf16) -> Self {
+        f16::from_f64(x.to_f64())
+    }
+
+    fn value(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+/// A wgmma run: D = C + A B for A 64 x `k` and B `k` x `n`, A's element (m, k) stored at
+/// `a_at(m, k)` and B's (k, n) at `b_at(n, k)` (n x k, K-major); `run` launches the detour
+/// on the storages and the registers (thread t's register v at t * n / 2 + v) and returns
+/// the registers. Checks every element against the f64 product.
+fn check_with<E: Half>(
+    (k, n): (usize, usize),
+    a_at: impl Fn(usize, usize) -> usize,
+    b_at: impl Fn(usize, usize) -> usize,
+    run: impl FnOnce(&[E], &[E], &[f32]) -> parray::Result<Vec<f32>>,
+) -> parray::Result<()> {
+    let of = |v: Vec<bf16>| v.into_iter().map(E::of).collect::<Vec<E>>();
+    let (ha, hb, hc) = (
+        of(values(1, 64 * k)),
+        of(values(2, k * n)),
+        values(3, 64 * n),
+    );
+    let zero = E::of(bf16::from_f32(0.0));
+    let (mut sa, mut sb) = (vec![zero; 16384], vec![zero; 16384]);
+    for m in 0..64 {
+        for kk in 0..k {
+            sa[a_at(m, kk)] = ha[m * k + kk];
+        }
+    }
+    for col in 0..n {
+        for kk in 0..k {
+            sb[b_at(col, kk)] = hb[kk * n + col];
+        }
+    }
+    // Thread t0 + 4 t1 + 32 t2's register v0 + 2 v1 + 4 v2: D[t1 + 8 v1 + 16 t2][2 t0 + v0 + 8 v2].
+    let place = |t: usize, v: usize| {
+        let (t0, t1, t2, v0, v1, v2) = (t % 4, t / 4 % 8, t / 32, v % 2, v / 2 % 2, v / 4);
+        (t1 + 8 * v1 + 16 * t2, 2 * t0 + v0 + 8 * v2)
+    };
+    let regs = n / 2;
+    let mut c = vec![0f32; 16384];
+    for t in 0..128 {
+        for v in 0..regs {
+            let (m, col) = place(t, v);
+            c[t * regs + v] = hc[m * n + col].to_f32();
+        }
+    }
+    let got = run(&sa, &sb, &c)?;
+    for t in 0..128 {
+        for v in 0..regs {
+            let (m, col) = place(t, v);
+            let c0 = f64::from(hc[m * n + col].to_f32());
+            let (mut exact, mut scale) = (c0, c0.abs());
+            for kk in 0..k {
+                let p = ha[m * k + kk].value() * hb[kk * n + col].value();
+                exact += p;
+                scale += p.abs();
+            }
+            let err = (f64::from(got[t * regs + v]) - exact).abs();
+            assert!(
+                err <= scale * 2f64.powi(-16),
+                "N = {n}: D[{m}][{col}] (thread {t}, register {v}) = {} against {exact} (error {err:e})",
+                got[t * regs + v]
+            );
+        }
+    }
+    Ok(())
+}
+
+/// [`check_with`] on the bf16 arrays `GA`, `GB` and `GD`.
+fn check(
+    shape: (usize, usize),
+    a_at: impl Fn(usize, usize) -> usize,
+    b_at: impl Fn(usize, usize) -> usize,
+    run: impl FnOnce(&Array<GA>, &Array<GB>, &mut Array<GD>) -> parray::Result<()>,
+) -> parray::Result<()> {
+    check_with(shape, a_at, b_at, |sa: &[bf16], sb, c| {
+        let (mut a, mut b, mut d) = (GA::create()?, GB::create()?, GD::create()?);
+        a.copy_from_slice(sa)?;
+        b.copy_from_slice(sb)?;
+        d.copy_from_slice(c)?;
+        run(&a, &b, &mut d)?;
+        d.to_vec()
+    })
+}
+
+#[test]
+fn n64_in_each_swizzle_mode_is_the_f64_product() -> parray::Result<()> {
+    check(
+        (16, 64),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT128::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += A128(sa) * B128(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    check(
+        (16, 64),
+        |m, k| swizzled(32, m, k),
+        |n, k| swizzled(32, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T64::create();
+                let sb = BT64::create();
+                for i in 0..16 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += A64(sa) * B64(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    check(
+        (16, 64),
+        |m, k| swizzled(16, m, k),
+        |n, k| swizzled(16, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = A32::create();
+                let sb = BT32::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += A32(sa) * B32(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    check(
+        (16, 64),
+        |m, k| cores(2, m, k),
+        |n, k| cores(2, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = TN::create();
+                let sb = BTN::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += AN(sa) * BN(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+#[test]
+fn n8_and_n256_are_the_f64_product() -> parray::Result<()> {
+    check(
+        (16, 8),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT8::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..4 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC8_REGS::create();
+                for v in 0..4 {
+                    acc[v] = d[$tid_1$ * 4 + v];
+                }
+                #sync;
+                #mma ACC8(acc) += A128(sa) * B8(sb);
+                for v in 0..4 {
+                    d[$tid_1$ * 4 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    check(
+        (16, 256),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT256::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..128 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC256_REGS::create();
+                for v in 0..128 {
+                    acc[v] = d[$tid_1$ * 128 + v];
+                }
+                #sync;
+                #mma ACC256(acc) += A128(sa) * B256(sb);
+                for v in 0..128 {
+                    d[$tid_1$ * 128 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+/// 50 KiB of shared arrays: more than a kernel may declare, so they live in the dynamic
+/// shared memory, each aligned to the 1024 bytes the 128B tiles need (SPEC 2.5).
+#[test]
+fn tiles_in_dynamic_shared_memory_are_aligned() -> parray::Result<()> {
+    check(
+        (16, 256),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let pad = A32::create();
+                let more = KA::create();
+                pad[$tid_1$] = a[0];
+                more[$tid_1$] = a[0];
+                let sa = T128::create();
+                let sb = BT256::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..128 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC256_REGS::create();
+                for v in 0..128 {
+                    acc[v] = d[$tid_1$ * 128 + v];
+                }
+                #sync;
+                #mma ACC256(acc) += A128(sa) * B256(sb);
+                for v in 0..128 {
+                    d[$tid_1$ * 128 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+#[test]
+fn a_k_loop_steps_through_a_64_by_64_tile() -> parray::Result<()> {
+    check(
+        (64, 64),
+        |m, k| cores(8, m, k),
+        |n, k| cores(8, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = KA::create();
+                let sb = KB::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                for s in 0..4 {
+                    #mma ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
+                }
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+#[test]
+fn half_tiles_are_the_f64_product() -> parray::Result<()> {
+    let at = |mn, k| swizzled(64, mn, k);
+    check_with((16, 64), at, at, |sa: &[f16], sb, c| {
+        let (mut a, mut b, mut d) = (HGA::create()?, HGB::create()?, GD::create()?);
+        a.copy_from_slice(sa)?;
+        b.copy_from_slice(sb)?;
+        d.copy_from_slice(c)?;
+        detour!(H(&a, &b, &mut d) {
+            let sa = HT::create();
+            let sb = HBT::create();
+            for i in 0..32 {
+                sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+            }
+            let acc = HACC_REGS::create();
+            for v in 0..32 {
+                acc[v] = d[$tid_1$ * 32 + v];
+            }
+            #sync;
+            #mma HACC(acc) += HA(sa) * HB(sb);
+            for v in 0..32 {
+                d[$tid_1$ * 32 + v] = acc[v];
+            }
+        })?;
+        d.to_vec()
+    })
+}
+
+/// Element (mn, k) of an MN-major tile in the 128-byte mode: atoms of 64 mn (`atom`
+/// elements apart) of 16 rows of k, the chunk ^ k % 8.
+fn mn_swizzled(atom: usize, mn: usize, k: usize) -> usize {
+    let (a, m) = (mn / 64, mn % 64);
+    a * atom + k * 64 + ((m / 8) ^ (k % 8)) * 8 + m % 8
+}
+
+#[test]
+fn mn_major_tiles_are_the_f64_product() -> parray::Result<()> {
+    let a_at = |m, k| mn_swizzled(1024, m, k);
+    check(
+        (16, 64),
+        a_at,
+        |n, k| mn_swizzled(1024, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = AT::create();
+                let sb = BK::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += ATV(sa) * BK(sb);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    let a_at = |m: usize, k: usize| ((m / 8 * 2 + k / 8) * 8 + k % 8) * 8 + m % 8;
+    check(
+        (16, 128),
+        a_at,
+        |n, k| mn_swizzled(1024, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = ATN::create();
+                let sb = BK2::create();
+                for i in 0..8 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                }
+                for i in 0..16 {
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC128_REGS::create();
+                for v in 0..64 {
+                    acc[v] = d[$tid_1$ * 64 + v];
+                }
+                #sync;
+                #mma ACC128(acc) += ATNV(sa) * BK2V(sb);
+                for v in 0..64 {
+                    d[$tid_1$ * 64 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+#[test]
+fn the_wgmma_is_inline_ptx_with_constant_descriptors() {
+    let (a, b, d) = ((), (), ());
+    insta::assert_snapshot!(
+        "wgmma_m64n64k16_bf16_128b",
+        kernel_source!(G(a, b, d) {
+            let sa = T128::create();
+            let sb = BT128::create();
+            let acc = ACC64_REGS::create();
+            for v in 0..32 {
+                acc[v] = 0.0;
+            }
+            let ta = AT::create();
+            let tb = BK::create();
+            #sync;
+            #mma ACC64(acc) += A128(sa) * B128(sb);
+            // MN-major: the transpose bits.
+            #mma ACC64(acc) += ATV(ta) * BK(tb);
+            for v in 0..32 {
+                d[$tid_1$ * 32 + v] = acc[v];
+            }
+        })
+    );
+}
+
+#[test]
+fn hip_has_no_wgmma() {
+    let (a, b, d) = ((), (), ());
+    let hip = kernel_source!(hip(64): G(a, b, d) {
+        let sa = T128::create();
+        let sb = BT8::create();
+        let acc = ACC8_REGS::create();
+        #sync;
+        #mma ACC8(acc) += A128(sa) * B8(sb);
+        d[$tid_1$] = acc[0];
+    });
+    // hipcc refuses the kernel at the call of a function that does not exist.
+    assert!(hip.contains("parray_hip_has_no_wgmma_m64nNk16();"), "{hip}");
+    assert!(
+        !hip.contains("wgmma.mma_async") && !hip.contains("sm_90a") && !hip.contains("fence.proxy"),
+        "{hip}"
+    );
+}
+
+/// Whether cuda detours run on the CPU emulation (where a warpgroup with a thread missing,
+/// or a swizzled tile out of its pattern's phase, is found; on a GPU they are undefined).
+fn emulated() -> bool {
+    parray::gpu::backend().is_ok_and(|b| b == parray::gpu::Backend::Emulate)
+}
+
+#[test]
+fn a_warpgroup_with_a_thread_missing_is_an_error() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
+    let (a, b) = (GA::create()?, GB::create()?);
+    let mut d = GD::create()?;
+    let r = detour!(G(&a, &b, &mut d) {
+        let sa = T128::create();
+        let sb = BT8::create();
+        let acc = ACC8_REGS::create();
+        if $tid_1$ < 64 {
+            #mma ACC8(acc) += A128(sa) * B8(sb);
+        }
+        d[$tid_1$] = acc[0];
+    });
+    let e = r.expect_err("half a warpgroup at a wgmma");
+    assert!(
+        e.to_string()
+            .contains("thread 64 of this warpgroup (thread 64 of the block) did not reach it"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_swizzled_tile_moved_within_its_pattern_is_an_error() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
+    let (a, b) = (GA::create()?, GB::create()?);
+    let mut d = GD::create()?;
+    // The k-step of a 128B-swizzled tile is not a pointer move: the hardware's XOR on the
+    // absolute address reads T128[m][16 + k], not the view's elements 16 further on.
+    let r = detour!(G(&a, &b, &mut d) {
+        let sa = T128::create();
+        let sb = BT8::create();
+        let acc = ACC8_REGS::create();
+        #mma ACC8(acc) += A128(sa + 16) * B8(sb);
+        d[$tid_1$] = acc[0];
+    });
+    let e = r.expect_err("a 128B tile 32 bytes in");
+    assert!(
+        e.to_string().contains(
+            "A starts 32 bytes into its shared array `T128`, not a multiple of 1024 bytes"
+        ),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn half_tiles_are_f16_operands() {
+    let (a, b, d) = ((), (), ());
+    let c = kernel_source!(H(a, b, d) {
+        let sa = HT::create();
+        let sb = HBT::create();
+        let acc = HACC_REGS::create();
+        #mma HACC(acc) += HA(sa) * HB(sb);
+        d[$tid_1$] = acc[0];
+    });
+    assert!(
+        c.contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1,"),
+        "{c}"
+    );
+}
+
+/// A body that also names a size given at run time is made into its kernel when it runs,
+/// from its IR carried into the program: the wgmma and its descriptors survive the trip.
+#[test]
+fn a_wgmma_in_a_kernel_made_at_run_time() -> parray::Result<()> {
+    R.bind(32)?;
+    check(
+        (16, 64),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT128::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..$dim(RT_0)$ {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                #mma ACC64(acc) += A128(sa) * B128(sb);
+                for v in 0..$dim(RT_0)$ {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )
+}
+
+/// `#mma async` issues a wgmma and `#mma wait D(d);` completes them: the k-loop's four
+/// wgmmas are in flight together, waited for once.
+#[test]
+fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
+    check(
+        (64, 64),
+        |m, k| cores(8, m, k),
+        |n, k| cores(8, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = KA::create();
+                let sb = KB::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                for s in 0..4 {
+                    #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
+                }
+                #mma wait ACC64(acc);
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    let (a, b, d) = ((), (), ());
+    let c = kernel_source!(G(a, b, d) {
+        let sa = KA::create();
+        let sb = KB::create();
+        let acc = ACC64_REGS::create();
+        for s in 0..4 {
+            #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
+        }
+        #mma wait ACC64(acc);
+        d[$tid_1$] = acc[0];
+    });
+    assert_eq!(c.matches("wgmma.commit_group").count(), 1, "{c}");
+    assert_eq!(
+        c.matches("wgmma.wait_group.sync.aligned 0").count(),
+        1,
+        "{c}"
+    );
+    let wait = &c[c.find("wgmma.wait_group").unwrap()..];
+    assert!(wait.contains("\"+f\"(acc[31])"), "{c}");
+    Ok(())
+}
