@@ -752,5 +752,10 @@ fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
     );
     let wait = &c[c.find("wgmma.wait_group").unwrap()..];
     assert!(wait.contains("\"+f\"(acc[31])"), "{c}");
+    // Unswizzled tiles start at 16 bytes, more than a bf16 array's own alignment.
+    assert!(
+        c.contains("__shared__ __align__(16) __nv_bfloat16 sa[4096];"),
+        "{c}"
+    );
     Ok(())
 }

@@ -1147,10 +1147,13 @@ impl<'b> Writer<'b> {
                     return;
                 }
                 // A shared array read or written as float4s must be aligned for them (a
-                // register array is accessed lane by lane).
+                // register array is accessed lane by lane), and a wgmma's tiles to 16 bytes
+                // at least (unswizzled core matrices; a bf16 array alone is aligned to 2).
                 let qualifier = match mem {
                     MemKind::Smem
-                        if self.shared_align > 16 || self.vector_arrays.contains(local) =>
+                        if self.shared_align > 16
+                            || self.wgmma
+                            || self.vector_arrays.contains(local) =>
                     {
                         format!("__shared__ __align__({}) ", self.shared_align)
                     }

@@ -1,0 +1,369 @@
+//! A bf16 tensor-core GEMM written in Parray's types: `C = A B` for a row-major M x K `A`
+//! and K x N `B` of `bf16` and an M x N `C` of `f32`, accumulated in `f32` by the
+//! warpgroup's wgmma (SPEC.md 3.5, "MMA"). A block is one warpgroup (128 threads) and
+//! computes a 64 x 128 tile of C, its accumulator 64 floats a thread (the m64n128k16
+//! fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of 8 x 8 core
+//! matrices (the unswizzled K-major layout, whose k-steps are pointer moves: a
+//! 128B-swizzled tile's are not, 3.5 "Alignment and the k-step"); each tile is four
+//! m64n128k16 steps issued together (`#mma async`) and waited for once, one barrier a tile.
+//! B is row-major in global memory and K-major in shared memory: its `#copy` transposes
+//! (bf16 copies are element moves in this tree either way, so the transpose costs nothing
+//! more; the MN-major form of B lets 16-byte vectors move it once `#copy` has them).
+//!
+//! On a GPU: 4096³ and 8192³, beside cuBLAS (`cublasGemmEx`, bf16 in, f32 accumulate and
+//! out) in the same run, checked against it and against an f64 product at sampled
+//! elements. Under the emulation: 128 x 256 x 128, every element checked against the f64
+//! product. `--m M --n N --k K` chooses one shape (M a multiple of 64, N of 128, K of 64;
+//! its kernel made at the first launch), `--source` prints the kernel.
+
+mod common;
+
+use common::gemm::{self, relative_error};
+use common::{cell, median_time, random_values};
+use parray::bf16;
+use parray::gpu::Timing;
+use parray::prelude::*;
+use parray::{Array, DataType};
+
+/// The tile of C a block computes (rows x columns), the k-tile, and the shared stages.
+const TILE: (usize, usize) = (64, 128);
+const K_TILE: usize = 64;
+const STAGES: usize = 2;
+
+subprog! {
+    /// `dc = da * db` for `da` of the type `TA` (M x K bf16), `db` of `TB` (K x N bf16) and
+    /// `dc` of `TC` (M x N f32), M a multiple of 64, N of 128, K of 64.
+    pub fn gemm_bf16<TA, TB, TC>(da, db, dc) -> parray::Result<()> {
+        parray! {
+            const M = dim(TA_0);
+            const K = dim(TA_1);
+            const N = dim(TB_1);
+            // A block per 64 x 128 tile of C; its threads one warpgroup (t2 the warp, t1,
+            // t0: the ISA's digits, which the accumulator's type names).
+            cuda(bf16* a, bf16* b, float* c) [[M/64][N/128]][[4][8][4]] G;
+            // The accumulator m64n128k16: registers (v2, v1, t2, t1, t0, v0) seen as m x n.
+            rmem float [16][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS;
+            float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
+            // Two stages of A's 64 x 64 tile and B's 64 x 128 (stored n x k), each of core
+            // matrices of 8 x 8 (mn / 8, k / 8, mn % 8, k % 8): 128 contiguous bytes.
+            smem bf16 [2][8][8][8][8] AS;
+            smem bf16 [2][16][8][8][8] BS;
+            // A wgmma's operands: 16 k of a stage, the k-step s at `$AS[st][0][2 * s][0][0]$`.
+            bf16 [[#AS_1][#AS_3]][[2#AS_2][#AS_4]] A_STEP;
+            bf16 [[2#BS_2][#BS_4]][[#BS_1][#BS_3]] B_STEP;
+            // A by tiles: rows [tile][half][4 core rows][8], columns [k-tile][8][8]. A
+            // thread copies one k of a tile's half, 32 rows (consecutive threads
+            // consecutive k), into the same places of a stage.
+            dmem bf16 [[M/64][2][4][8]#TA_0][[K/64][8][8]#TA_1] AL;
+            bf16 [#AL_0_2][#AL_0_3] A_PART;
+            bf16 [4#AS_1][#AS_3] AS_PART;
+            // B by tiles: rows [k-tile][8][8], columns [tile][16][8]. A thread copies one
+            // column n of a k-tile (consecutive threads consecutive n), 64 k, into its
+            // core-matrix row: the copy transposes.
+            dmem bf16 [[K/64][8][8]#TB_0][[N/128][16][8]#TB_1] BL;
+            bf16 [#BL_0_1][#BL_0_2] B_PART;
+            bf16 [#BS_2][#BS_4] BS_PART;
+            // C by tiles, and one tile: the accumulator is stored through its type.
+            dmem float [[M/64][64]#TC_0][[N/128][128]#TC_1] CL;
+            float [#CL_0_1][#CL_1_1] C_TILE;
+        }
+        detour!(G(da, db, dc) {
+            let sa = AS::create();
+            let sb = BS::create();
+            let acc = ACC_REGS::create();
+            #[unroll]
+            for v in 0..64 {
+                acc[v] = 0.0f32;
+            }
+            // This thread's part of each tile: of A the half h, k = 8 k8 + kr; of B the
+            // column n = 8 n8 + nr.
+            let t = $tid_1$;
+            let h = t / 64;
+            let k8 = t / 8 % 8;
+            let kr = t % 8;
+            let n8 = t / 8;
+            let nr = t % 8;
+            let pa = a + $AL[[$tid_0_0$][h][0][0]][[0][k8][kr]]$;
+            let pb = b + $BL[[0][0][0]][[$tid_0_1$][n8][nr]]$;
+            let aw = $AS[0][4 * h][k8][0][kr]$;
+            let bw = $BS[0][n8][0][nr][0]$;
+            for kt in 0..$dim(AL_1_0)$ {
+                let st = kt % 2;
+                // Stage st was last read by the wgmmas of tile kt - 2, which every thread
+                // waited for before the barrier of tile kt - 1.
+                #copy A_PART(pa + $AL_1_0[kt]$) to AS_PART(sa + aw + $AS_0[st]$);
+                #copy B_PART(pb + $BL_0_0[kt]$) to BS_PART(sb + bw + $BS_0[st]$);
+                #sync;
+                // The four k16 steps are in flight together, waited for once.
+                #[unroll]
+                for s in 0..4 {
+                    #mma async ACC(acc) += A_STEP(sa + $AS[st][0][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][2 * s][0][0]$);
+                }
+                #mma wait ACC(acc);
+            }
+            #copy ACC(acc) to C_TILE(c + $CL[[$tid_0_0$][0]][[$tid_0_1$][0]]$);
+        })
+    }
+}
+
+/// One measured product.
+struct Row {
+    kernel: &'static str,
+    shape: (usize, usize, usize),
+    time: Timing,
+    /// The check against the reference: its description and whether it passed (`None`
+    /// for the reference itself).
+    check: Option<(String, bool)>,
+}
+
+impl Row {
+    fn tflops(&self) -> f64 {
+        let (m, n, k) = self.shape;
+        2.0 * m as f64 * n as f64 * k as f64 / self.time.seconds() / 1e12
+    }
+}
+
+/// Random bf16 M x K and K x N matrices (row-major; values in [-1, 1) rounded to bf16).
+fn inputs((m, n, k): (usize, usize, usize)) -> (Vec<bf16>, Vec<bf16>) {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let round = |v: Vec<f32>| v.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
+    (
+        round(random_values(m * k, seed)),
+        round(random_values(k * n, seed + 1)),
+    )
+}
+
+/// Element (i, j) of the exact product, and sum_k |a b| (the scale of its error).
+fn exact(a: &[bf16], b: &[bf16], (n, k): (usize, usize), (i, j): (usize, usize)) -> (f64, f64) {
+    (0..k).fold((0.0, 0.0), |(sum, scale), p| {
+        let x = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+        (sum + x, scale + x.abs())
+    })
+}
+
+/// The worst ratio of |c - exact| to its bound over the elements `at`: each of the K/16
+/// wgmmas errs by at most 2^-16 (|C| + sum |a b|) (SPEC 3.5), |C| at most the sum so far,
+/// so the whole by 2^-16 (K/16) sum_k |a b|. At most 1 is a pass.
+fn worst_error(
+    got: &[f32],
+    a: &[bf16],
+    b: &[bf16],
+    (n, k): (usize, usize),
+    at: impl Iterator<Item = (usize, usize)>,
+) -> f64 {
+    let steps = (k / 16) as f64;
+    at.map(|(i, j)| {
+        let (want, scale) = exact(a, b, (n, k), (i, j));
+        let err = (f64::from(got[i * n + j]) - want).abs();
+        let bound = 2f64.powi(-16) * steps * scale;
+        if err.is_nan() {
+            f64::INFINITY
+        } else {
+            err / bound.max(f64::MIN_POSITIVE)
+        }
+    })
+    .fold(0.0, f64::max)
+}
+
+/// Runs the product of one shape on the types `DA`, `DB`, `DC` (row-major, dmem) with
+/// `multiply`, beside cuBLAS on a GPU; its rows.
+fn run<DA, DB, DC>(
+    shape: (usize, usize, usize),
+    repeats: usize,
+    mut multiply: impl FnMut(&Array<DA>, &Array<DB>, &mut Array<DC>) -> parray::Result<()>,
+) -> parray::Result<Vec<Row>>
+where
+    DA: DataType<Elem = bf16>,
+    DB: DataType<Elem = bf16>,
+    DC: DataType<Elem = f32>,
+{
+    let (m, n, k) = shape;
+    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
+    let (ha, hb) = inputs(shape);
+    let (mut a, mut b, mut c) = (
+        Array::<DA>::new()?,
+        Array::<DB>::new()?,
+        Array::<DC>::new()?,
+    );
+    a.copy_from_slice(&ha)?;
+    b.copy_from_slice(&hb)?;
+    c.fill(f32::NAN)?;
+    // The first launch makes (or finds) the kernel: not timed.
+    let first = parray::gpu::time_ms(|| multiply(&a, &b, &mut c))?;
+    println!("{m}x{n}x{k}: first launch {first} (making the kernel)");
+    let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
+    let ours = c.to_vec()?;
+    let mut rows = Vec::new();
+    let check = if gpu {
+        // cuBLAS in the same process, timed the same way; ours checked against it (the
+        // relative Frobenius error) and against the f64 product at 4096 sampled elements.
+        let mut cc = Array::<DC>::new()?;
+        let math = parray::gpu::cublas::Math::F32;
+        let cublas_time = median_time(repeats, true, || {
+            parray::gpu::cublas::gemm(&a, &b, &mut cc, math)
+        })?;
+        let theirs: Vec<f64> = cc.to_vec()?.into_iter().map(f64::from).collect();
+        rows.push(Row {
+            kernel: "cuBLAS",
+            shape,
+            time: cublas_time,
+            check: None,
+        });
+        let frobenius = relative_error(&ours, &theirs);
+        let sample = (0..4096).map(|s: usize| ((s * 7919) % m, (s * 104_729 + s / 64) % n));
+        let worst = worst_error(&ours, &ha, &hb, (n, k), sample);
+        let ok = frobenius <= 1e-4 && worst <= 1.0;
+        (
+            format!("{frobenius:.1e} vs cuBLAS; sampled error {worst:.1e} of the bound"),
+            ok,
+        )
+    } else {
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let worst = worst_error(&ours, &ha, &hb, (n, k), all);
+        (
+            format!("error {worst:.1e} of the bound vs f64 CPU"),
+            worst <= 1.0,
+        )
+    };
+    rows.push(Row {
+        kernel: "parray",
+        shape,
+        time,
+        check: Some(check),
+    });
+    Ok(rows)
+}
+
+/// The product of one fixed shape, as a module of its types.
+macro_rules! fixed {
+    ($module:ident, $m:literal, $n:literal, $k:literal) => {
+        #[allow(dead_code)] // each shape declares what any may use
+        mod $module {
+            use super::*;
+
+            parray! {
+                pub dmem bf16 [$m][$k] DA;
+                pub dmem bf16 [$k][$n] DB;
+                pub dmem float [$m][$n] DC;
+            }
+
+            pub fn run(repeats: usize) -> parray::Result<Vec<Row>> {
+                super::run(($m, $n, $k), repeats, |a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>| {
+                    gemm_bf16!(<DA, DB, DC>(a, b, c))
+                })
+            }
+
+            pub fn source() -> &'static str {
+                gemm_bf16!(@source <DA, DB, DC>)
+            }
+        }
+    };
+}
+
+fixed!(s128x256x128, 128, 256, 128);
+fixed!(s4096, 4096, 4096, 4096);
+fixed!(s8192, 8192, 8192, 8192);
+
+/// `--m M --n N --k K`, if given, checked against the tiles: `Err` says why not.
+fn shape() -> Result<Option<(usize, usize, usize)>, String> {
+    let Some((m, n, k)) = gemm::shape() else {
+        return Ok(None);
+    };
+    let (rows, cols) = TILE;
+    if m == 0 || n == 0 || k == 0 || m % rows != 0 || n % cols != 0 || k % K_TILE != 0 {
+        return Err(format!(
+            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {rows}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet)"
+        ));
+    }
+    Ok(Some((m, n, k)))
+}
+
+/// A shape without a kernel made for it: sizes given at run time wait for a language
+/// change (the accumulator's type names the block's thread digits, and a type that names
+/// a thread type with a run-time grid counts as run-time-sized, which fragments refuse).
+fn unmade((m, n, k): (usize, usize, usize)) -> ! {
+    eprintln!(
+        "gemm_bf16: {m}x{n}x{k}: this version has kernels for 128x256x128, 4096³ and 8192³ only"
+    );
+    std::process::exit(2);
+}
+
+fn report(rows: &[Row]) -> bool {
+    println!(
+        "{:<8} {:>16} {:>21} {:>20} {:>10}  check",
+        "kernel", "M x N x K", "time (ms)", "TFLOP/s", "of cuBLAS"
+    );
+    for row in rows {
+        let cublas = rows
+            .iter()
+            .find(|r| r.check.is_none() && r.shape == row.shape)
+            .map(Row::tflops);
+        let share = cublas.map_or("-".to_string(), |c| {
+            format!("{:.1}%", 100.0 * row.tflops() / c)
+        });
+        let check = match &row.check {
+            None => "reference".to_string(),
+            Some((what, ok)) => format!("{} ({what})", if *ok { "ok" } else { "FAILED" }),
+        };
+        let (m, n, k) = row.shape;
+        println!(
+            "{:<8} {:>16} {:>21} {:>20} {:>10}  {check}",
+            row.kernel,
+            format!("{m}x{n}x{k}"),
+            cell(row.time.ms, 3, row.time),
+            cell(row.tflops(), 2, row.time),
+            share
+        );
+    }
+    rows.iter().all(|r| r.check.as_ref().is_none_or(|c| c.1))
+}
+
+fn main() -> parray::Result<()> {
+    let shape = match shape() {
+        Ok(shape) => shape,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if std::env::args().any(|a| a == "--source") {
+        match shape.unwrap_or((4096, 4096, 4096)) {
+            (128, 256, 128) => print!("{}", s128x256x128::source()),
+            (4096, 4096, 4096) => print!("{}", s4096::source()),
+            (8192, 8192, 8192) => print!("{}", s8192::source()),
+            other => unmade(other),
+        }
+        return Ok(());
+    }
+    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
+    println!("backend: {:?}", parray::gpu::backend()?);
+    let (rows, cols) = TILE;
+    println!(
+        "tiles: C {rows}x{cols} a block of one warpgroup (128 threads), k-tiles of {K_TILE}, {STAGES} shared stages of {} KiB, wgmma m64n{cols}k16 (bf16 in, f32 accumulate)",
+        (rows + cols) * K_TILE * 2 / 1024
+    );
+    let repeats = gemm::repeats()?;
+    let mut table = Vec::new();
+    match shape {
+        Some((128, 256, 128)) => table.extend(s128x256x128::run(repeats)?),
+        Some((4096, 4096, 4096)) => table.extend(s4096::run(repeats)?),
+        Some((8192, 8192, 8192)) => table.extend(s8192::run(repeats)?),
+        Some(other) => unmade(other),
+        None if gpu => {
+            table.extend(s4096::run(repeats)?);
+            table.extend(s8192::run(repeats)?);
+        }
+        None => {
+            println!("shapes: 128x256x128 under the emulation (a GPU runs 4096³ and 8192³; `--m M --n N --k K` chooses one)");
+            table.extend(s128x256x128::run(repeats)?);
+        }
+    }
+    let ok = report(&table);
+    println!("check: {}", if ok { "ok" } else { "FAILED" });
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
