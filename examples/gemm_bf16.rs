@@ -32,15 +32,18 @@ const STAGES: usize = 2;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K bf16), `db` of `TB` (K x N bf16) and
-    /// `dc` of `TC` (M x N f32), M a multiple of 64, N of 128, K of 64.
-    pub fn gemm_bf16<TA, TB, TC>(da, db, dc) -> parray::Result<()> {
+    /// `dc` of `TC` (M x N f32), M a multiple of 64, N of 128, K of 64, on `dim(TG_0)`
+    /// blocks, each making the tiles of C its number, plus the blocks', and so on.
+    pub fn gemm_bf16<TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            // A block per 64 x 128 tile of C; its threads one warpgroup (t2 the warp, t1,
-            // t0: the ISA's digits, which the accumulator's type names).
-            cuda(bf16* a, bf16* b, float* c) [[M/64][N/128]][[4][8][4]] G;
+            // Blocks of one warpgroup (t2 the warp, t1, t0: the ISA's digits, which the
+            // accumulator's type names). Their number is fixed when the program is built,
+            // whatever the sizes: a type naming a grid of run-time size is run-time sized,
+            // and a fragment's sizes are numbers.
+            cuda(bf16* a, bf16* b, float* c) [dim(TG_0)][[4][8][4]] G;
             // The accumulator m64n128k16: registers (v2, v1, t2, t1, t0, v0) seen as m x n.
             rmem float [16][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
@@ -63,18 +66,16 @@ subprog! {
             dmem bf16 [[K/64][8][8]#TB_0][[N/128][16][8]#TB_1] BL;
             bf16 [#BL_0_1][#BL_0_2] B_PART;
             bf16 [#BS_2][#BS_4] BS_PART;
-            // C by tiles, and one tile: the accumulator is stored through its type.
-            dmem float [[M/64][64]#TC_0][[N/128][128]#TC_1] CL;
-            float [#CL_0_1][#CL_1_1] C_TILE;
+            // C by tiles in the accumulator's digits, rows [tile][t2][v1][t1] and columns
+            // [tile][v2][t0][v0]; a thread's part (v2, v1, v0) is its registers in order.
+            dmem float [[M/64][4][2][8]#TC_0][[N/128][16][4][2]#TC_1] CQ;
+            float [#CQ_1_1][#CQ_0_2][#CQ_1_3] C_PART;
+            rmem float [16][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
             let sa = AS::create();
             let sb = BS::create();
             let acc = ACC_REGS::create();
-            #[unroll]
-            for v in 0..64 {
-                acc[v] = 0.0f32;
-            }
             // This thread's part of each tile: of A the half h, k = 8 k8 + kr; of B the
             // column n = 8 n8 + nr.
             let t = $tid_1$;
@@ -83,25 +84,47 @@ subprog! {
             let kr = t % 8;
             let n8 = t / 8;
             let nr = t % 8;
-            let pa = a + $AL[[$tid_0_0$][h][0][0]][[0][k8][kr]]$;
-            let pb = b + $BL[[0][0][0]][[$tid_0_1$][n8][nr]]$;
             let aw = $AS[0][4 * h][k8][0][kr]$;
             let bw = $BS[0][n8][0][nr][0]$;
-            for kt in 0..$dim(AL_1_0)$ {
-                let st = kt % 2;
-                // Stage st was last read by the wgmmas of tile kt - 2, which every thread
-                // waited for before the barrier of tile kt - 1.
-                #copy A_PART(pa + $AL_1_0[kt]$) to AS_PART(sa + aw + $AS_0[st]$);
-                #copy B_PART(pb + $BL_0_0[kt]$) to BS_PART(sb + bw + $BS_0[st]$);
-                #sync;
-                // The four k16 steps are in flight together, waited for once.
+            let cols = $dim(BL_1_0)$;
+            let tiles = $dim(AL_0_0)$ * cols;
+            let blocks = $dim(TG_0)$;
+            for round in 0..(tiles + blocks - 1) / blocks {
+                // A block past the last tile runs no k-tiles and stores nothing (an
+                // asynchronous `#mma` may not be under an `if`, but a loop may be empty);
+                // the remainder keeps its tile in C for the prover.
+                let tile = (round * blocks + $tid_0$) % tiles;
+                let stored = round * blocks + $tid_0$ < tiles;
+                let first = if stored { 0 } else { $dim(AL_1_0)$ };
+                let bm = tile / cols;
+                let bn = tile % cols;
                 #[unroll]
-                for s in 0..4 {
-                    #mma async ACC(acc) += A_STEP(sa + $AS[st][0][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][2 * s][0][0]$);
+                for v in 0..64 {
+                    acc[v] = 0.0f32;
                 }
-                #mma wait ACC(acc);
+                let pa = a + $AL[[bm][h][0][0]][[0][k8][kr]]$;
+                let pb = b + $BL[[0][0][0]][[bn][n8][nr]]$;
+                for kt in first..$dim(AL_1_0)$ {
+                    let st = kt % 2;
+                    // Stage st was last read by the wgmmas of k-tile kt - 2 (or of the
+                    // last tile), which every thread waited for before a barrier since.
+                    #copy A_PART(pa + $AL_1_0[kt]$) to AS_PART(sa + aw + $AS_0[st]$);
+                    #copy B_PART(pb + $BL_0_0[kt]$) to BS_PART(sb + bw + $BS_0[st]$);
+                    #sync;
+                    // The four k16 steps are in flight together, waited for once.
+                    #[unroll]
+                    for s in 0..4 {
+                        #mma async ACC(acc) += A_STEP(sa + $AS[st][0][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][2 * s][0][0]$);
+                    }
+                    #mma wait ACC(acc);
+                }
+                if stored {
+                    let pc = c + $CQ[[bm][$tid_1_0$][0][$tid_1_1$]][[bn][0][$tid_1_2$][0]]$;
+                    #copy ACC_PART(acc) to C_PART(pc);
+                }
+                // The next tile's first copies refill the stages the last wgmmas read.
+                #sync;
             }
-            #copy ACC(acc) to C_TILE(c + $CL[[$tid_0_0$][0]][[$tid_0_1$][0]]$);
         })
     }
 }
@@ -236,7 +259,8 @@ where
     Ok(rows)
 }
 
-/// The product of one fixed shape, as a module of its types.
+/// The product of one shape fixed when the program is built, as a module of its types:
+/// a block a tile of C.
 macro_rules! fixed {
     ($module:ident, $m:literal, $n:literal, $k:literal) => {
         #[allow(dead_code)] // each shape declares what any may use
@@ -247,16 +271,17 @@ macro_rules! fixed {
                 pub dmem bf16 [$m][$k] DA;
                 pub dmem bf16 [$k][$n] DB;
                 pub dmem float [$m][$n] DC;
+                pub paged float [($m / 64) * ($n / 128)] GRID;
             }
 
             pub fn run(repeats: usize) -> parray::Result<Vec<Row>> {
                 super::run(($m, $n, $k), repeats, |a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>| {
-                    gemm_bf16!(<DA, DB, DC>(a, b, c))
+                    gemm_bf16!(<DA, DB, DC, GRID>(a, b, c))
                 })
             }
 
             pub fn source() -> &'static str {
-                gemm_bf16!(@source <DA, DB, DC>)
+                gemm_bf16!(@source <DA, DB, DC, GRID>)
             }
         }
     };
@@ -265,6 +290,44 @@ macro_rules! fixed {
 fixed!(s128x256x128, 128, 256, 128);
 fixed!(s4096, 4096, 4096, 4096);
 fixed!(s8192, 8192, 8192, 8192);
+
+/// A shape given on the command line: its sizes bound when the program runs, its kernel
+/// made at the first launch, on a fixed grid of blocks that step through the tiles.
+mod any_shape {
+    use super::*;
+
+    parray! {
+        const SM;
+        const SN;
+        const SK;
+        pub dmem bf16 [SM][SK] DA;
+        pub dmem bf16 [SK][SN] DB;
+        pub dmem float [SM][SN] DC;
+        // Four blocks (48 KiB of shared stages each) on each of an H200's 132
+        // multiprocessors.
+        pub paged float [528] GRID;
+    }
+
+    fn bind((m, n, k): (usize, usize, usize)) -> parray::Result<()> {
+        SM.bind(m)?;
+        SN.bind(n)?;
+        SK.bind(k)
+    }
+
+    pub fn run(shape: (usize, usize, usize), repeats: usize) -> parray::Result<Vec<Row>> {
+        bind(shape)?;
+        super::run(
+            shape,
+            repeats,
+            |a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>| gemm_bf16!(<DA, DB, DC, GRID>(a, b, c)),
+        )
+    }
+
+    pub fn source(shape: (usize, usize, usize)) -> parray::Result<&'static str> {
+        bind(shape)?;
+        gemm_bf16!(@source <DA, DB, DC, GRID>)
+    }
+}
 
 /// `--m M --n N --k K`, if given, checked against the tiles: `Err` says why not.
 fn shape() -> Result<Option<(usize, usize, usize)>, String> {
@@ -278,16 +341,6 @@ fn shape() -> Result<Option<(usize, usize, usize)>, String> {
         ));
     }
     Ok(Some((m, n, k)))
-}
-
-/// A shape without a kernel made for it: sizes given at run time wait for a language
-/// change (the accumulator's type names the block's thread digits, and a type that names
-/// a thread type with a run-time grid counts as run-time-sized, which fragments refuse).
-fn unmade((m, n, k): (usize, usize, usize)) -> ! {
-    eprintln!(
-        "gemm_bf16: {m}x{n}x{k}: this version has kernels for 128x256x128, 4096³ and 8192³ only"
-    );
-    std::process::exit(2);
 }
 
 fn report(rows: &[Row]) -> bool {
@@ -329,11 +382,9 @@ fn main() -> parray::Result<()> {
         }
     };
     if std::env::args().any(|a| a == "--source") {
-        match shape.unwrap_or((4096, 4096, 4096)) {
-            (128, 256, 128) => print!("{}", s128x256x128::source()),
-            (4096, 4096, 4096) => print!("{}", s4096::source()),
-            (8192, 8192, 8192) => print!("{}", s8192::source()),
-            other => unmade(other),
+        match shape {
+            Some(shape) => print!("{}", any_shape::source(shape)?),
+            None => print!("{}", s4096::source()),
         }
         return Ok(());
     }
@@ -347,10 +398,7 @@ fn main() -> parray::Result<()> {
     let repeats = gemm::repeats()?;
     let mut table = Vec::new();
     match shape {
-        Some((128, 256, 128)) => table.extend(s128x256x128::run(repeats)?),
-        Some((4096, 4096, 4096)) => table.extend(s4096::run(repeats)?),
-        Some((8192, 8192, 8192)) => table.extend(s8192::run(repeats)?),
-        Some(other) => unmade(other),
+        Some(shape) => table.extend(any_shape::run(shape, repeats)?),
         None if gpu => {
             table.extend(s4096::run(repeats)?);
             table.extend(s8192::run(repeats)?);
