@@ -39,6 +39,8 @@ subprog! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
+            // The tiles of C each block makes, at most.
+            const ROUNDS = ceil((M / 64) * (N / 128) / dim(TG_0));
             // Blocks of one warpgroup (t2 the warp, t1, t0: the ISA's digits, which the
             // accumulator's type names). Their number is fixed when the program is built,
             // whatever the sizes: a type naming a grid of run-time size is run-time sized,
@@ -89,7 +91,7 @@ subprog! {
             let cols = $dim(BL_1_0)$;
             let tiles = $dim(AL_0_0)$ * cols;
             let blocks = $dim(TG_0)$;
-            for round in 0..(tiles + blocks - 1) / blocks {
+            for round in 0..ROUNDS {
                 // A block past the last tile runs no k-tiles and stores nothing (an
                 // asynchronous `#mma` may not be under an `if`, but a loop may be empty);
                 // the remainder keeps its tile in C for the prover.
