@@ -1,20 +1,21 @@
 //! A bf16 tensor-core GEMM written in Parray's types: `C = A B` for a row-major M x K `A`
 //! and K x N `B` of `bf16` and an M x N `C` of `f32`, accumulated in `f32` by the
 //! warpgroup's wgmma (SPEC.md 3.5, "MMA"). A block is one warpgroup (128 threads) and
-//! computes a 64 x 128 tile of C, its accumulator 64 floats a thread (the m64n128k16
-//! fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of 8 x 8 core
+//! computes a 64 x 128 or 64 x 256 tile of C, its accumulator 64 or 128 floats a thread
+//! (the m64nNk16 fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of 8 x 8 core
 //! matrices (the unswizzled K-major layout, whose k-steps are pointer moves: a
 //! 128B-swizzled tile's are not, 3.5 "Alignment and the k-step"); each tile is four
-//! m64n128k16 steps issued together (`#mma async`) and waited for once, one barrier a tile.
+//! m64nNk16 steps issued together (`#mma async`) and waited for once, one barrier a tile.
 //! B is row-major in global memory and K-major in shared memory: its `#copy` transposes
 //! (bf16 copies are element moves in this tree either way, so the transpose costs nothing
 //! more; the MN-major form of B lets 16-byte vectors move it once `#copy` has them).
 //!
-//! On a GPU: 4096³ and 8192³, beside cuBLAS (`cublasGemmEx`, bf16 in, f32 accumulate and
-//! out) in the same run, checked against it and against an f64 product at sampled
-//! elements. Under the emulation: 128 x 256 x 128, every element checked against the f64
-//! product. `--m M --n N --k K` chooses one shape (M a multiple of 64, N of 128, K of 64;
-//! its kernel made at the first launch), `--source` prints the kernel.
+//! On a GPU: 4096³ and 8192³ on both tiles, beside cuBLAS (`cublasGemmEx`, bf16 in, f32
+//! accumulate and out) in the same run, checked against it and against an f64 product at
+//! sampled elements. Under the emulation: 128 x 256 x 128, every element checked against
+//! the f64 product. `--m M --n N --k K` chooses one shape (M a multiple of 64, N of the
+//! tile's width, K of 64; its kernels made at the first launch), `--tile 128|256` one tile,
+//! `--source` prints the kernel (of 64 x 128 tiles unless `--tile 256`).
 
 mod common;
 
@@ -25,34 +26,39 @@ use parray::gpu::Timing;
 use parray::prelude::*;
 use parray::{Array, DataType};
 
-/// The tile of C a block computes (rows x columns), the k-tile, and the shared stages.
-const TILE: (usize, usize) = (64, 128);
+/// The widths of the tiles of C a block computes (64 rows), the k-tile, and the shared
+/// stages.
+const WIDTHS: [usize; 2] = [128, 256];
 const K_TILE: usize = 64;
+const TILES_ARE: &str = "the tiles of C are 64 x 128 or 64 x 256 (--tile 128 or 256)";
 const STAGES: usize = 2;
 
 subprog! {
     /// `dc = da * db` for `da` of the type `TA` (M x K bf16), `db` of `TB` (K x N bf16) and
-    /// `dc` of `TC` (M x N f32), M a multiple of 64, N of 128, K of 64, on `dim(TG_0)`
-    /// blocks, each making the tiles of C its number, plus the blocks', and so on.
-    pub fn gemm_bf16<TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
+    /// `dc` of `TC` (M x N f32), on tiles of C of 64 x 128 Q, Q = `dim(TQ_0)` (1 or 2), M a
+    /// multiple of 64, N of 128 Q, K of 64, on `dim(TG_0)` blocks, each making the tiles of
+    /// C its number, plus the blocks', and so on.
+    pub fn gemm_bf16<TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
+            const Q = dim(TQ_0);
             // The tiles of C each block makes, at most.
-            const ROUNDS = ceil((M / 64) * (N / 128) / dim(TG_0));
+            const ROUNDS = ceil((M / 64) * (N / (128 * Q)) / dim(TG_0));
             // Blocks of one warpgroup (t2 the warp, t1, t0: the ISA's digits, which the
             // accumulator's type names). Their number is fixed when the program is built,
             // whatever the sizes: a type naming a grid of run-time size is run-time sized,
             // and a fragment's sizes are numbers.
             cuda(bf16* a, bf16* b, float* c) [dim(TG_0)][[4][8][4]] G;
-            // The accumulator m64n128k16: registers (v2, v1, t2, t1, t0, v0) seen as m x n.
-            rmem float [16][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS;
+            // The accumulator m64nNk16, N = 128 Q: registers (v2, v1, t2, t1, t0, v0) seen
+            // as m x n.
+            rmem float [16*Q][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
-            // Two stages of A's 64 x 64 tile and B's 64 x 128 (stored n x k), each of core
+            // Two stages of A's 64 x 64 tile and B's 64 x 128 Q (stored n x k), each of core
             // matrices of 8 x 8 (mn / 8, k / 8, mn % 8, k % 8): 128 contiguous bytes.
             smem bf16 [2][8][8][8][8] AS;
-            smem bf16 [2][16][8][8][8] BS;
+            smem bf16 [2][[Q][16]][8][8][8] BS;
             // A wgmma's operands: 16 k of a stage, the k-step s at `$AS[st][0][2 * s][0][0]$`.
             bf16 [[#AS_1][#AS_3]][[2#AS_2][#AS_4]] A_STEP;
             bf16 [[2#BS_2][#BS_4]][[#BS_1][#BS_3]] B_STEP;
@@ -62,17 +68,17 @@ subprog! {
             dmem bf16 [[M/64][2][4][8]#TA_0][[K/64][8][8]#TA_1] AL;
             bf16 [#AL_0_2][#AL_0_3] A_PART;
             bf16 [4#AS_1][#AS_3] AS_PART;
-            // B by tiles: rows [k-tile][8][8], columns [tile][16][8]. A thread copies one
-            // column n of a k-tile (consecutive threads consecutive n), 64 k, into its
-            // core-matrix row: the copy transposes.
-            dmem bf16 [[K/64][8][8]#TB_0][[N/128][16][8]#TB_1] BL;
-            bf16 [#BL_0_1][#BL_0_2] B_PART;
-            bf16 [#BS_2][#BS_4] BS_PART;
+            // B by tiles: rows [k-tile][8][8], columns [tile][Q][16][8]. A thread copies Q
+            // columns n of a k-tile, 128 apart (consecutive threads consecutive n), 64 k
+            // each, into their core-matrix rows: the copy transposes.
+            dmem bf16 [[K/64][8][8]#TB_0][[N/(128*Q)][Q][16][8]#TB_1] BL;
+            bf16 [#BL_1_1][#BL_0_1][#BL_0_2] B_PART;
+            bf16 [#BS_1_0][#BS_2][#BS_4] BS_PART;
             // C by tiles in the accumulator's digits, rows [tile][t2][v1][t1] and columns
             // [tile][v2][t0][v0]; a thread's part (v2, v1, v0) is its registers in order.
-            dmem float [[M/64][4][2][8]#TC_0][[N/128][16][4][2]#TC_1] CQ;
+            dmem float [[M/64][4][2][8]#TC_0][[N/(128*Q)][16*Q][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_2][#CQ_1_3] C_PART;
-            rmem float [16][2][2] ACC_PART;
+            rmem float [16*Q][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
             let sa = AS::create();
@@ -87,7 +93,7 @@ subprog! {
             let n8 = t / 8;
             let nr = t % 8;
             let aw = $AS[0][4 * h][k8][0][kr]$;
-            let bw = $BS[0][n8][0][nr][0]$;
+            let bw = $BS[0][[0][n8]][0][nr][0]$;
             let cols = $dim(BL_1_0)$;
             let tiles = $dim(AL_0_0)$ * cols;
             let blocks = $dim(TG_0)$;
@@ -101,11 +107,11 @@ subprog! {
                 let bm = tile / cols;
                 let bn = tile % cols;
                 #[unroll]
-                for v in 0..64 {
+                for v in 0..$size(ACC_PART)$ {
                     acc[v] = 0.0f32;
                 }
                 let pa = a + $AL[[bm][h][0][0]][[0][k8][kr]]$;
-                let pb = b + $BL[[0][0][0]][[bn][n8][nr]]$;
+                let pb = b + $BL[[0][0][0]][[bn][0][n8][nr]]$;
                 for kt in first..$dim(AL_1_0)$ {
                     let st = kt % 2;
                     // Stage st was last read by the wgmmas of k-tile kt - 2 (or of the
@@ -192,12 +198,16 @@ fn worst_error(
     .fold(0.0, f64::max)
 }
 
+/// A product of the types `DA`, `DB`, `DC` by one kernel.
+type Multiply<'a, DA, DB, DC> =
+    Box<dyn FnMut(&Array<DA>, &Array<DB>, &mut Array<DC>) -> parray::Result<()> + 'a>;
+
 /// Runs the product of one shape on the types `DA`, `DB`, `DC` (row-major, dmem) with
-/// `multiply`, beside cuBLAS on a GPU; its rows.
+/// each of `kernels` (its tile's name, and the product), beside cuBLAS on a GPU; the rows.
 fn run<DA, DB, DC>(
     shape: (usize, usize, usize),
     repeats: usize,
-    mut multiply: impl FnMut(&Array<DA>, &Array<DB>, &mut Array<DC>) -> parray::Result<()>,
+    kernels: Vec<(&'static str, Multiply<DA, DB, DC>)>,
 ) -> parray::Result<Vec<Row>>
 where
     DA: DataType<Elem = bf16>,
@@ -214,55 +224,66 @@ where
     );
     a.copy_from_slice(&ha)?;
     b.copy_from_slice(&hb)?;
-    c.fill(f32::NAN)?;
-    // The first launch makes (or finds) the kernel: not timed.
-    let first = parray::gpu::time_ms(|| multiply(&a, &b, &mut c))?;
-    println!("{m}x{n}x{k}: first launch {first} (making the kernel)");
-    let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
-    let ours = c.to_vec()?;
     let mut rows = Vec::new();
-    let check = if gpu {
-        // cuBLAS in the same process, timed the same way; ours checked against it (the
-        // relative Frobenius error) and against the f64 product at 4096 sampled elements.
+    // cuBLAS in the same process, timed the same way, on a GPU.
+    let theirs = if gpu {
         let mut cc = Array::<DC>::new()?;
         let math = parray::gpu::cublas::Math::F32;
-        let cublas_time = median_time(repeats, true, || {
+        let time = median_time(repeats, true, || {
             parray::gpu::cublas::gemm(&a, &b, &mut cc, math)
         })?;
-        let theirs: Vec<f64> = cc.to_vec()?.into_iter().map(f64::from).collect();
         rows.push(Row {
             kernel: "cuBLAS",
             shape,
-            time: cublas_time,
+            time,
             check: None,
         });
-        let frobenius = relative_error(&ours, &theirs);
-        let sample = (0..4096).map(|s: usize| ((s * 7919) % m, (s * 104_729 + s / 64) % n));
-        let worst = worst_error(&ours, &ha, &hb, (n, k), sample);
-        let ok = frobenius <= 1e-4 && worst <= 1.0;
-        (
-            format!("{frobenius:.1e} vs cuBLAS; sampled error {worst:.1e} of the bound"),
-            ok,
-        )
+        let theirs: Vec<f64> = cc.to_vec()?.into_iter().map(f64::from).collect();
+        Some(theirs)
     } else {
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let worst = worst_error(&ours, &ha, &hb, (n, k), all);
-        (
-            format!("error {worst:.1e} of the bound vs f64 CPU"),
-            worst <= 1.0,
-        )
+        None
     };
-    rows.push(Row {
-        kernel: "parray",
-        shape,
-        time,
-        check: Some(check),
-    });
+    for (kernel, mut multiply) in kernels {
+        c.fill(f32::NAN)?;
+        // The first launch makes (or finds) the kernel: not timed.
+        let first = parray::gpu::time_ms(|| multiply(&a, &b, &mut c))?;
+        println!("{m}x{n}x{k}, {kernel}: first launch {first} (making the kernel)");
+        let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
+        let ours = c.to_vec()?;
+        let check = match &theirs {
+            // Against cuBLAS (the relative Frobenius error) and the f64 product at 4096
+            // sampled elements.
+            Some(theirs) => {
+                let frobenius = relative_error(&ours, theirs);
+                let sample = (0..4096).map(|s: usize| ((s * 7919) % m, (s * 104_729 + s / 64) % n));
+                let worst = worst_error(&ours, &ha, &hb, (n, k), sample);
+                let ok = frobenius <= 1e-4 && worst <= 1.0;
+                (
+                    format!("{frobenius:.1e} vs cuBLAS; sampled error {worst:.1e} of the bound"),
+                    ok,
+                )
+            }
+            None => {
+                let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+                let worst = worst_error(&ours, &ha, &hb, (n, k), all);
+                (
+                    format!("error {worst:.1e} of the bound vs f64 CPU"),
+                    worst <= 1.0,
+                )
+            }
+        };
+        rows.push(Row {
+            kernel,
+            shape,
+            time,
+            check: Some(check),
+        });
+    }
     Ok(rows)
 }
 
 /// The product of one shape fixed when the program is built, as a module of its types:
-/// a block a tile of C.
+/// a block a tile of C, on each tile of `widths`.
 macro_rules! fixed {
     ($module:ident, $m:literal, $n:literal, $k:literal) => {
         #[allow(dead_code)] // each shape declares what any may use
@@ -273,20 +294,35 @@ macro_rules! fixed {
                 pub dmem bf16 [$m][$k] DA;
                 pub dmem bf16 [$k][$n] DB;
                 pub dmem float [$m][$n] DC;
-                pub paged float [($m / 64) * ($n / 128)] GRID;
+                pub paged float [($m / 64) * ($n / 128)] GRID128;
+                pub paged float [($m / 64) * ($n / 256)] GRID256;
             }
 
-            pub fn run(repeats: usize) -> parray::Result<Vec<Row>> {
-                super::run(($m, $n, $k), repeats, |a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>| {
-                    gemm_bf16!(<DA, DB, DC, GRID>(a, b, c))
-                })
+            pub fn run(repeats: usize, widths: &[usize]) -> parray::Result<Vec<Row>> {
+                let mut kernels: Vec<(&'static str, Multiply<DA, DB, DC>)> = Vec::new();
+                if widths.contains(&128) {
+                    kernels.push(("parray 64x128", Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID128, Q1>(a, b, c)))));
+                }
+                if widths.contains(&256) {
+                    kernels.push(("parray 64x256", Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID256, Q2>(a, b, c)))));
+                }
+                super::run(($m, $n, $k), repeats, kernels)
             }
 
-            pub fn source() -> &'static str {
-                gemm_bf16!(@source <DA, DB, DC, GRID>)
+            pub fn source(width: usize) -> &'static str {
+                match width {
+                    256 => gemm_bf16!(@source <DA, DB, DC, GRID256, Q2>),
+                    _ => gemm_bf16!(@source <DA, DB, DC, GRID128, Q1>),
+                }
             }
         }
     };
+}
+
+parray! {
+    // The tile's width over 128: Q1 the m64n128k16 tiles, Q2 the m64n256k16.
+    paged float [1] Q1;
+    paged float [2] Q2;
 }
 
 fixed!(s128x256x128, 128, 256, 128);
@@ -305,9 +341,10 @@ mod any_shape {
         pub dmem bf16 [SM][SK] DA;
         pub dmem bf16 [SK][SN] DB;
         pub dmem float [SM][SN] DC;
-        // Four blocks (48 KiB of shared stages each) on each of an H200's 132
-        // multiprocessors.
-        pub paged float [528] GRID;
+        // On each of an H200's 132 multiprocessors, four blocks of 64 x 128 tiles (48 KiB
+        // of shared stages each) or two of 64 x 256 (80 KiB).
+        pub paged float [528] GRID128;
+        pub paged float [264] GRID256;
     }
 
     fn bind((m, n, k): (usize, usize, usize)) -> parray::Result<()> {
@@ -316,38 +353,63 @@ mod any_shape {
         SK.bind(k)
     }
 
-    pub fn run(shape: (usize, usize, usize), repeats: usize) -> parray::Result<Vec<Row>> {
+    pub fn run(
+        shape: (usize, usize, usize),
+        repeats: usize,
+        widths: &[usize],
+    ) -> parray::Result<Vec<Row>> {
         bind(shape)?;
-        super::run(
-            shape,
-            repeats,
-            |a: &Array<DA>, b: &Array<DB>, c: &mut Array<DC>| gemm_bf16!(<DA, DB, DC, GRID>(a, b, c)),
-        )
+        let mut kernels: Vec<(&'static str, Multiply<DA, DB, DC>)> = Vec::new();
+        if widths.contains(&128) {
+            kernels.push((
+                "parray 64x128",
+                Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID128, Q1>(a, b, c))),
+            ));
+        }
+        if widths.contains(&256) {
+            kernels.push((
+                "parray 64x256",
+                Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID256, Q2>(a, b, c))),
+            ));
+        }
+        super::run(shape, repeats, kernels)
     }
 
-    pub fn source(shape: (usize, usize, usize)) -> parray::Result<&'static str> {
+    pub fn source(shape: (usize, usize, usize), width: usize) -> parray::Result<&'static str> {
         bind(shape)?;
-        gemm_bf16!(@source <DA, DB, DC, GRID>)
+        match width {
+            256 => gemm_bf16!(@source <DA, DB, DC, GRID256, Q2>),
+            _ => gemm_bf16!(@source <DA, DB, DC, GRID128, Q1>),
+        }
     }
 }
 
-/// `--m M --n N --k K`, if given, checked against the tiles: `Err` says why not.
-fn shape() -> Result<Option<(usize, usize, usize)>, String> {
-    let Some((m, n, k)) = gemm::shape() else {
-        return Ok(None);
+/// M x N x K.
+type Shape = (usize, usize, usize);
+
+/// The tiles to run (`--tile 128|256`, else both) and the shape (`--m M --n N --k K`, if
+/// given), checked against the tiles: `Err` says why not.
+fn arguments() -> Result<(Vec<usize>, Option<Shape>), String> {
+    let widths = match gemm::value("--tile") {
+        None => WIDTHS.to_vec(),
+        Some(w) if WIDTHS.contains(&w) => vec![w],
+        Some(w) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
     };
-    let (rows, cols) = TILE;
-    if m == 0 || n == 0 || k == 0 || m % rows != 0 || n % cols != 0 || k % K_TILE != 0 {
+    let Some((m, n, k)) = gemm::shape() else {
+        return Ok((widths, None));
+    };
+    let cols = widths.iter().copied().max().unwrap_or(128);
+    if m == 0 || n == 0 || k == 0 || m % 64 != 0 || n % cols != 0 || k % K_TILE != 0 {
         return Err(format!(
-            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {rows}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet)"
+            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of 64, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet; --tile 128 takes N a multiple of 128)"
         ));
     }
-    Ok(Some((m, n, k)))
+    Ok((widths, Some((m, n, k))))
 }
 
 fn report(rows: &[Row]) -> bool {
     println!(
-        "{:<8} {:>16} {:>21} {:>20} {:>10}  check",
+        "{:<14} {:>16} {:>21} {:>20} {:>10}  check",
         "kernel", "M x N x K", "time (ms)", "TFLOP/s", "of cuBLAS"
     );
     for row in rows {
@@ -364,7 +426,7 @@ fn report(rows: &[Row]) -> bool {
         };
         let (m, n, k) = row.shape;
         println!(
-            "{:<8} {:>16} {:>21} {:>20} {:>10}  {check}",
+            "{:<14} {:>16} {:>21} {:>20} {:>10}  {check}",
             row.kernel,
             format!("{m}x{n}x{k}"),
             cell(row.time.ms, 3, row.time),
@@ -376,38 +438,40 @@ fn report(rows: &[Row]) -> bool {
 }
 
 fn main() -> parray::Result<()> {
-    let shape = match shape() {
-        Ok(shape) => shape,
+    let (widths, shape) = match arguments() {
+        Ok(arguments) => arguments,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);
         }
     };
     if std::env::args().any(|a| a == "--source") {
+        let width = widths[0];
         match shape {
-            Some(shape) => print!("{}", any_shape::source(shape)?),
-            None => print!("{}", s4096::source()),
+            Some(shape) => print!("{}", any_shape::source(shape, width)?),
+            None => print!("{}", s4096::source(width)),
         }
         return Ok(());
     }
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     println!("backend: {:?}", parray::gpu::backend()?);
-    let (rows, cols) = TILE;
-    println!(
-        "tiles: C {rows}x{cols} a block of one warpgroup (128 threads), k-tiles of {K_TILE}, {STAGES} shared stages of {} KiB, wgmma m64n{cols}k16 (bf16 in, f32 accumulate)",
-        (rows + cols) * K_TILE * 2 / 1024
-    );
+    for cols in &widths {
+        println!(
+            "tiles: C 64x{cols} a block of one warpgroup (128 threads), k-tiles of {K_TILE}, {STAGES} shared stages of {} KiB, wgmma m64n{cols}k16 (bf16 in, f32 accumulate)",
+            (64 + cols) * K_TILE * 2 / 1024
+        );
+    }
     let repeats = gemm::repeats()?;
     let mut table = Vec::new();
     match shape {
-        Some(shape) => table.extend(any_shape::run(shape, repeats)?),
+        Some(shape) => table.extend(any_shape::run(shape, repeats, &widths)?),
         None if gpu => {
-            table.extend(s4096::run(repeats)?);
-            table.extend(s8192::run(repeats)?);
+            table.extend(s4096::run(repeats, &widths)?);
+            table.extend(s8192::run(repeats, &widths)?);
         }
         None => {
             println!("shapes: 128x256x128 under the emulation (a GPU runs 4096³ and 8192³; `--m M --n N --k K` chooses one)");
-            table.extend(s128x256x128::run(repeats)?);
+            table.extend(s128x256x128::run(repeats, &widths)?);
         }
     }
     let ok = report(&table);

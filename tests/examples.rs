@@ -366,6 +366,37 @@ fn layer_norm_in_bf16_and_f32() {
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 
+/// The bf16 tensor-core GEMM (a warpgroup's wgmma over shared tiles), checked against an
+/// f64 product under the emulation (cuBLAS on a GPU): its fixed shape on both tiles, a
+/// shape given on the command line (two rows of tiles, four of 128 or two of 256 columns,
+/// on its fixed grids), and a shape the tiles do not divide, refused with a usage line.
+#[test]
+fn bf16_gemm_on_tensor_cores() {
+    let gpu = std::env::var("PARRAY_BACKEND").is_ok_and(|b| b == "cuda");
+    let out = checked("gemm_bf16");
+    let shape = if gpu { "4096x4096x4096" } else { "128x256x128" };
+    for tile in ["parray 64x128", "parray 64x256"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(tile) && l.contains(shape) && l.contains(" ok (")),
+            "{tile}: {out}"
+        );
+    }
+    let out = run_example("gemm_bf16", &["--m", "128", "--n", "512", "--k", "192"]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("parray") && l.contains("128x512x192") && l.contains(" ok (")),
+        "{out}"
+    );
+    assert!(out.ends_with("check: ok\n"), "{out}");
+    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "100"]);
+    assert!(
+        !ok && stderr
+            .contains("100x100x100 is not made of whole tiles: M must be a multiple of 64"),
+        "{stderr}"
+    );
+}
+
 /// A leapfrog step of particles, each a record, with the field a function of the body
 /// language, checks itself against an `f64` step; `--n` sizes it (here a tail the last
 /// block's guard covers); `--soa` steps them kept one array per field too.
