@@ -72,8 +72,8 @@ subprog! {
             // columns n of a k-tile, 128 apart (consecutive threads consecutive n), 64 k
             // each, into their core-matrix rows: the copy transposes.
             dmem bf16 [[K/64][8][8]#TB_0][[N/(128*Q)][Q][16][8]#TB_1] BL;
-            bf16 [#BL_1_1][#BL_0_1][#BL_0_2] B_PART;
-            bf16 [#BS_1_0][#BS_2][#BS_4] BS_PART;
+            bf16 [#BL_0_1][#BL_0_2] B_PART;
+            bf16 [#BS_2][#BS_4] BS_PART;
             // C by tiles in the accumulator's digits, rows [tile][t2][v1][t1] and columns
             // [tile][v2][t0][v0]; a thread's part (v2, v1, v0) is its registers in order.
             dmem float [[M/64][4][2][8]#TC_0][[N/(128*Q)][16*Q][4][2]#TC_1] CQ;
@@ -117,7 +117,12 @@ subprog! {
                     // Stage st was last read by the wgmmas of k-tile kt - 2 (or of the
                     // last tile), which every thread waited for before a barrier since.
                     #copy A_PART(pa + $AL_1_0[kt]$) to AS_PART(sa + aw + $AS_0[st]$);
-                    #copy B_PART(pb + $BL_0_0[kt]$) to BS_PART(sb + bw + $BS_0[st]$);
+                    // A column at a time: a copy of 64 elements is unrolled, its loads
+                    // issued together.
+                    #[unroll]
+                    for q in 0..$dim(BL_1_1)$ {
+                        #copy B_PART(pb + $BL_0_0[kt]$ + $BL_1_1[q]$) to BS_PART(sb + bw + $BS_0[st]$ + $BS_1_0[q]$);
+                    }
                     #sync;
                     // The four k16 steps are in flight together, waited for once.
                     #[unroll]
