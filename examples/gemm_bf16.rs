@@ -1,14 +1,18 @@
 //! A bf16 tensor-core GEMM written in Parray's types: `C = A B` for a row-major M x K `A`
 //! and K x N `B` of `bf16` and an M x N `C` of `f32`, accumulated in `f32` by the
 //! warpgroup's wgmma (SPEC.md 3.5, "MMA"). A block is one warpgroup (128 threads) and
-//! computes a 64 x 128 or 64 x 256 tile of C, its accumulator 64 or 128 floats a thread
-//! (the m64nNk16 fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of 8 x 8 core
-//! matrices (the unswizzled K-major layout, whose k-steps are pointer moves: a
+//! computes 64 x 128 or 64 x 256 tiles of C, its accumulator 64 or 128 floats a thread (the
+//! m64nNk16 fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of
+//! 8 x 8 core matrices (the unswizzled K-major layout, whose k-steps are pointer moves: a
 //! 128B-swizzled tile's are not, 3.5 "Alignment and the k-step"); each tile is four
 //! m64nNk16 steps issued together (`#mma async`) and waited for once, one barrier a tile.
 //! B is row-major in global memory and K-major in shared memory: its `#copy` transposes
 //! (bf16 copies are element moves in this tree either way, so the transpose costs nothing
-//! more; the MN-major form of B lets 16-byte vectors move it once `#copy` has them).
+//! more; the MN-major form of B lets 16-byte vectors move it once `#copy` has them). The
+//! registers go to C by `#copy` through a view of C in the accumulator's digits. The grid
+//! is fixed when the program is built (a block a tile for the shapes built in, 4 or 2
+//! blocks a multiprocessor for sizes given at run time), and its blocks step through the
+//! tiles.
 //!
 //! On a GPU: 4096³ and 8192³ on both tiles, beside cuBLAS (`cublasGemmEx`, bf16 in, f32
 //! accumulate and out) in the same run, checked against it and against an f64 product at
