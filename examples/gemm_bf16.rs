@@ -350,8 +350,9 @@ mod any_shape {
         pub dmem bf16 [SM][SK] DA;
         pub dmem bf16 [SK][SN] DB;
         pub dmem float [SM][SN] DC;
-        // On each of an H200's 132 multiprocessors, four blocks of 64 x 128 tiles (48 KiB
-        // of shared stages each) or two of 64 x 256 (80 KiB).
+        // For each of an H200's 132 multiprocessors, as many blocks as their shared stages
+        // allow there (48 KiB for 64 x 128 tiles, 80 KiB for 64 x 256); blocks their
+        // registers leave out wait for a later wave.
         pub paged float [528] GRID128;
         pub paged float [264] GRID256;
     }
