@@ -2,13 +2,14 @@
 //! and K x N `B` of `bf16` and an M x N `C` of `f32`, accumulated in `f32` by the
 //! warpgroup's wgmma (SPEC.md 3.5, "MMA"). A block is one warpgroup (128 threads) and
 //! computes 64 x 128 or 64 x 256 tiles of C, its accumulator 64 or 128 floats a thread (the
-//! m64nNk16 fragment, 2.14). K goes in tiles of 64, staged through two shared buffers of
-//! 8 x 8 core matrices (the unswizzled K-major layout, whose k-steps are pointer moves: a
-//! 128B-swizzled tile's are not, 3.5 "Alignment and the k-step"); each tile is four
-//! m64nNk16 steps issued together (`#mma async`) and waited for once, one barrier a tile.
-//! B is row-major in global memory and K-major in shared memory: its `#copy` transposes
-//! (bf16 copies are element moves in this tree either way, so the transpose costs nothing
-//! more; the MN-major form of B lets 16-byte vectors move it once `#copy` has them). The
+//! m64nNk16 fragment, 2.14). K goes in tiles of 64, staged through two shared buffers
+//! whose k16 steps are pointer moves (3.5, "Alignment and the k-step"): A's of 8 x 8 core
+//! matrices (the unswizzled K-major layout: a K-major 128B-swizzled tile's k-steps fall
+//! within its atoms), B's MN-major as B is in global memory, 128B-swizzled (a k16 step is
+//! 16 rows of its atoms, 2048 bytes). Each tile is four m64nNk16 steps issued together
+//! (`#mma async`) and waited for once, one barrier a tile. The copies are element moves
+//! (`#copy` has no bf16 vectors yet); B's swizzle puts a warp's 32 consecutive n in 32
+//! banks, where A's core matrices put four of the warp's k-rows in the same ones. The
 //! registers go to C by `#copy` through a view of C in the accumulator's digits. The grid
 //! is fixed when the program is built (a block a tile for the shapes built in, 4 or 2
 //! blocks a multiprocessor for sizes given at run time), and its blocks step through the
@@ -59,25 +60,28 @@ subprog! {
             // as m x n.
             rmem float [16*Q][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
-            // Two stages of A's 64 x 64 tile and B's 64 x 128 Q (stored n x k), each of core
-            // matrices of 8 x 8 (mn / 8, k / 8, mn % 8, k % 8): 128 contiguous bytes.
+            // Two stages of A's 64 x 64 tile, of core matrices of 8 x 8 (m / 8, k / 8,
+            // m % 8, k % 8): 128 contiguous bytes each.
             smem bf16 [2][8][8][8][8] AS;
-            smem bf16 [2][[Q][16]][8][8][8] BS;
-            // A wgmma's operands: 16 k of a stage, the k-step s at `$AS[st][0][2 * s][0][0]$`.
+            // Two of B's 64 x 128 Q tile, MN-major as it is in global memory, in atoms of
+            // 64 n (128 bytes a row of k) whose 16-byte chunks are XORed with k % 8 (the
+            // 128B swizzle): a k16 step is 16 whole rows, 2048 bytes, so it is a pointer
+            // move, and a warp's 32 consecutive n of one k hit 32 banks.
+            smem bf16 [2][2*Q][[8][8]][[8 ^ BS_2_1][8]] BS;
+            // A wgmma's operands: 16 k of a stage, the k-step s at
+            // `$AS[st][0][2 * s][0][0]$` and `$BS[st][0][[2 * s][0]][[0][0]]$`.
             bf16 [[#AS_1][#AS_3]][[2#AS_2][#AS_4]] A_STEP;
-            bf16 [[2#BS_2][#BS_4]][[#BS_1][#BS_3]] B_STEP;
+            bf16 [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
             // A by tiles: rows [tile][half][4 core rows][8], columns [k-tile][8][8]. A
             // thread copies one k of a tile's half, 32 rows (consecutive threads
             // consecutive k), into the same places of a stage.
             dmem bf16 [[M/64][2][4][8]#TA_0][[K/64][8][8]#TA_1] AL;
             bf16 [#AL_0_2][#AL_0_3] A_PART;
             bf16 [4#AS_1][#AS_3] AS_PART;
-            // B by tiles: rows [k-tile][8][8], columns [tile][Q][16][8]. A thread copies Q
+            // B by tiles: rows [k-tile][64], columns [tile][Q][2][8][8]. A thread copies Q
             // columns n of a k-tile, 128 apart (consecutive threads consecutive n), 64 k
-            // each, into their core-matrix rows: the copy transposes.
-            dmem bf16 [[K/64][8][8]#TB_0][[N/(128*Q)][Q][16][8]#TB_1] BL;
-            bf16 [#BL_0_1][#BL_0_2] B_PART;
-            bf16 [#BS_2][#BS_4] BS_PART;
+            // each, into the same places of a stage.
+            dmem bf16 [[K/64][64]#TB_0][[N/(128*Q)][Q][2][8][8]#TB_1] BL;
             // C by tiles in the accumulator's digits, rows [tile][t2][v1][t1] and columns
             // [tile][v2][t0][v0]; a thread's part (v2, v1, v0) is its registers in order.
             dmem float [[M/64][4][2][8]#TC_0][[N/(128*Q)][16*Q][4][2]#TC_1] CQ;
@@ -89,15 +93,15 @@ subprog! {
             let sb = BS::create();
             let acc = ACC_REGS::create();
             // This thread's part of each tile: of A the half h, k = 8 k8 + kr; of B the
-            // column n = 8 n8 + nr.
+            // column n = 64 na + 8 nc + nr (and those 128 on).
             let t = $tid_1$;
             let h = t / 64;
             let k8 = t / 8 % 8;
             let kr = t % 8;
-            let n8 = t / 8;
+            let na = t / 64;
+            let nc = t / 8 % 8;
             let nr = t % 8;
             let aw = $AS[0][4 * h][k8][0][kr]$;
-            let bw = $BS[0][[0][n8]][0][nr][0]$;
             let cols = $dim(BL_1_0)$;
             let tiles = $dim(AL_0_0)$ * cols;
             let blocks = $dim(TG_0)$;
@@ -115,23 +119,26 @@ subprog! {
                     acc[v] = 0.0f32;
                 }
                 let pa = a + $AL[[bm][h][0][0]][[0][k8][kr]]$;
-                let pb = b + $BL[[0][0][0]][[bn][0][n8][nr]]$;
+                let pb = b + $BL[[0][0]][[bn][0][na][nc][nr]]$;
                 for kt in first..$dim(AL_1_0)$ {
                     let st = kt % 2;
                     // Stage st was last read by the wgmmas of k-tile kt - 2 (or of the
                     // last tile), which every thread waited for before a barrier since.
                     #copy A_PART(pa + $AL_1_0[kt]$) to AS_PART(sa + aw + $AS_0[st]$);
-                    // A column at a time: a copy of 64 elements is unrolled, its loads
-                    // issued together.
+                    // B by its elements' indices: a thread's column is not a view of the
+                    // swizzled tile (its chunk's XOR takes k from another dimension).
                     #[unroll]
                     for q in 0..$dim(BL_1_1)$ {
-                        #copy B_PART(pb + $BL_0_0[kt]$ + $BL_1_1[q]$) to BS_PART(sb + bw + $BS_0[st]$ + $BS_1_0[q]$);
+                        #[unroll]
+                        for k in 0..64 {
+                            sb[$BS[st][2 * q + na][[k / 8][k % 8]][[nc][nr]]$] = pb[$BL_0_0[kt]$ + $BL_0_1[k]$ + $BL_1_1[q]$];
+                        }
                     }
                     #sync;
                     // The four k16 steps are in flight together, waited for once.
                     #[unroll]
                     for s in 0..4 {
-                        #mma async ACC(acc) += A_STEP(sa + $AS[st][0][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][2 * s][0][0]$);
+                        #mma async ACC(acc) += A_STEP(sa + $AS[st][0][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][[2 * s][0]][[0][0]]$);
                     }
                     #mma wait ACC(acc);
                 }
