@@ -369,7 +369,8 @@ fn layer_norm_in_bf16_and_f32() {
 /// The bf16 tensor-core GEMM (a warpgroup's wgmma over shared tiles), checked against an
 /// f64 product under the emulation (cuBLAS on a GPU): its fixed shape on both tiles, a
 /// shape given on the command line (two rows of tiles, four of 128 or two of 256 columns,
-/// on its fixed grids), and a shape the tiles do not divide, refused with a usage line.
+/// on its fixed grids), one of more tiles than that grid has blocks, and a shape the tiles
+/// do not divide, refused with a usage line.
 #[test]
 fn bf16_gemm_on_tensor_cores() {
     let gpu = std::env::var("PARRAY_BACKEND").is_ok_and(|b| b == "cuda");
@@ -389,6 +390,17 @@ fn bf16_gemm_on_tensor_cores() {
         "{out}"
     );
     assert!(out.ends_with("check: ok\n"), "{out}");
+    // 544 tiles on the 528 blocks of the run-time grid: a block makes two, reusing its stages.
+    let out = run_example(
+        "gemm_bf16",
+        &["--m", "2176", "--n", "2048", "--k", "64", "--tile", "128"],
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with("parray 64x128")
+            && l.contains("2176x2048x64")
+            && l.contains(" ok (")),
+        "{out}"
+    );
     let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "100"]);
     assert!(
         !ok && stderr
