@@ -1139,7 +1139,7 @@ impl<'b> Writer<'b> {
             } => {
                 let name = self.names[local.0 as usize].clone();
                 if let Some(at) = self.dynamic_shared.get(local) {
-                    let t = elem.keyword();
+                    let t = elem.c_name();
                     let text = format!(
                         "{t}* const {name} = reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {at});"
                     );
