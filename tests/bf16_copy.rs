@@ -1,0 +1,156 @@
+//! `#copy` of 16-bit elements in vectors (SPEC.md 2.5 and 3.9): the loads a bf16 GEMM's
+//! tiles need. A bf16 tile from global into shared memory and back, row-major and in
+//! Hopper's 128-byte swizzle (`smem bf16 [[8][8]][[8 ^ T_0_1][8]] T`, whose 16-byte chunks
+//! of 8 elements the XOR keeps together), synchronously and with `#copy async`
+//! (`cp.async.cg` of 16 bytes), against the input; and a guarded copy of rows of an odd
+//! length given when the program runs, whose rows start at odd offsets: no vector applies,
+//! the synchronous copy moves 2-byte elements, and `#copy async` of such types is refused
+//! (`cp.async` moves 4 bytes at least). The kernels' CUDA C is pinned. Runs on the GPU
+//! where there is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
+
+use parray::bf16;
+use parray::prelude::*;
+
+parray! {
+    dmem bf16 [64][64] GM;
+    smem bf16 [64][64] ROWS;
+    smem bf16 [[8][8]][[8 ^ SWZ_0_1][8]] SWZ;
+    cuda(bf16* src, bf16* dst) [1][64] TILE;
+    cuda(bf16* src, bf16* dst) [1][1] ONE;
+}
+
+fn input() -> Vec<u16> {
+    (0..4096u16)
+        .map(|k| k.wrapping_mul(7919) & 0x7f7f)
+        .collect()
+}
+
+/// `GM` holding `bits`.
+fn matrix(bits: &[u16]) -> parray::Result<parray::Array<GM>> {
+    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let mut m = GM::create()?;
+    m.copy_from_slice(&values)?;
+    Ok(m)
+}
+
+fn bits_of(m: &parray::Array<GM>) -> parray::Result<Vec<u16>> {
+    Ok(m.to_vec()?.iter().map(|x| x.to_bits()).collect())
+}
+
+/// Element (r, c) of a 64-wide bf16 tile in the 128-byte mode.
+fn hopper_128(r: usize, c: usize) -> usize {
+    r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8
+}
+
+/// Each thread copies a row into the row-major tile and back; one thread the whole
+/// swizzled tile, with and without `async`; the swizzled tile's storage is the formula's.
+#[test]
+fn a_bf16_tile_goes_through_shared_memory_and_back() -> parray::Result<()> {
+    let bits = input();
+    let src = matrix(&bits)?;
+    let (mut a, mut b, mut c, mut raw) =
+        (GM::create()?, GM::create()?, GM::create()?, GM::create()?);
+    detour!(TILE(&src, &mut a) {
+        let s = ROWS::create();
+        let r = $tid_1$;
+        #copy GM_1(src + $GM[r][0]$) to ROWS_1(s + $ROWS[r][0]$);
+        #copy ROWS_1(s + $ROWS[r][0]$) to GM_1(dst + $GM[r][0]$);
+    })?;
+    assert_eq!(bits_of(&a)?, bits);
+    // A swizzled tile's row is no type of its own (the XOR takes the row's digit): one
+    // thread copies the whole tile.
+    detour!(ONE(&src, &mut b) {
+        let s = SWZ::create();
+        #copy GM(src) to SWZ(s);
+        #copy SWZ(s) to GM(dst);
+    })?;
+    assert_eq!(bits_of(&b)?, bits);
+    detour!(ONE(&src, &mut c) {
+        let s = SWZ::create();
+        #copy async GM(src) to SWZ(s);
+        #wait 0;
+        #copy SWZ(s) to GM(dst);
+    })?;
+    assert_eq!(bits_of(&c)?, bits);
+    detour!(ONE(&src, &mut raw) {
+        let s = SWZ::create();
+        #copy async GM(src) to SWZ(s);
+        #wait 0;
+        for i in 0..4096 {
+            dst[i] = s[i];
+        }
+    })?;
+    let storage = bits_of(&raw)?;
+    for r in 0..64 {
+        for c in 0..64 {
+            assert_eq!(storage[hopper_128(r, c)], bits[r * 64 + c], "[{r}][{c}]");
+        }
+    }
+    Ok(())
+}
+
+/// The kernels: the swizzled tile moves as 512 vectors of 8 bf16 (16 bytes), all proved;
+/// a thread's row `async`, as 8 `cp.async.cg` of 16 bytes.
+#[test]
+fn the_bf16_copies_move_16_bytes() {
+    let (src, dst) = ((), ());
+    let sync = kernel_source!(ONE(src, dst) {
+        let s = SWZ::create();
+        #copy GM(src) to SWZ(s);
+        #copy SWZ(s) to GM(dst);
+    });
+    assert!(sync.contains("parray_bf16x8"), "{sync}");
+    assert!(!sync.contains("parray_vat"), "{sync}");
+    insta::assert_snapshot!("bf16_swizzled_copies", sync);
+    let copying = kernel_source!(TILE(src, dst) {
+        let s = ROWS::create();
+        let r = $tid_1$;
+        #copy async GM_1(src + $GM[r][0]$) to ROWS_1(s + $ROWS[r][0]$);
+        #wait 0;
+        #copy ROWS_1(s + $ROWS[r][0]$) to GM_1(dst + $GM[r][0]$);
+    });
+    assert!(
+        copying.contains("cp.async.cg.shared.global [%0], [%1], 16;"),
+        "{copying}"
+    );
+    insta::assert_snapshot!("bf16_async_copy", copying);
+}
+
+parray! {
+    // Rows of W elements given when the program runs (61: odd, so rows start at odd
+    // offsets), in one tile of 64 columns that reaches past them.
+    const W;
+    dmem bf16 [64][W] OM;
+    bf16 [#OM_0][[ceil(W / 64)][64]#OM_1] OMT;
+    smem bf16 [64][64] OT;
+    dmem bf16 [64][64] OUT;
+    cuda(bf16* src, bf16* dst) [1][64] TAIL;
+}
+
+const ODD: usize = 61;
+
+/// A guarded copy of the rows into the tile, zeros past them, and back out whole.
+#[test]
+fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
+    W.bind(ODD)?;
+    let bits: Vec<u16> = input()[..64 * ODD].to_vec();
+    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let mut src = OM::create()?;
+    src.copy_from_slice(&values)?;
+    let mut out = OUT::create()?;
+    detour!(TAIL(&src, &mut out) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(OM_1)$;
+        #copy OMT_1_1(src + $OMT[r][[0][0]]$) to OT_1(s + $OT[r][0]$) if |c| c < n else 0.0;
+        #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
+    })?;
+    let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    for r in 0..64 {
+        for c in 0..64 {
+            let want = if c < ODD { bits[r * ODD + c] } else { 0 };
+            assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
+        }
+    }
+    Ok(())
+}
