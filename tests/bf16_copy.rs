@@ -154,3 +154,71 @@ fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
     }
     Ok(())
 }
+
+parray! {
+    // Rows of V elements given when the program runs (1000: each row starts at a
+    // multiple of 8), in tiles of 64 columns, the last reaching past them.
+    const V;
+    dmem bf16 [64][V] EM;
+    bf16 [#EM_0][[ceil(V / 64)][64]#EM_1] EMT;
+    cuda(bf16* src, bf16* dst) [1][64] EDGE;
+}
+
+const EVEN: usize = 1000;
+
+/// The last tile of rows of 1000 bf16 (40 in the data, 24 past it), guarded, synchronously
+/// and with `async`: each vector of 8 lies wholly inside the data or wholly outside, so
+/// each moves whole (16 bytes, one `cp.async`) or is filled, one test a vector.
+#[test]
+fn a_guarded_copy_of_whole_bf16_vectors() -> parray::Result<()> {
+    V.bind(EVEN)?;
+    let bits: Vec<u16> = (0..64 * EVEN as u32)
+        .map(|k| (k.wrapping_mul(7919) & 0x7f7f) as u16)
+        .collect();
+    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let mut src = EM::create()?;
+    src.copy_from_slice(&values)?;
+    let (mut a, mut b) = (OUT::create()?, OUT::create()?);
+    detour!(EDGE(&src, &mut a) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(EM_1)$;
+        let last = $dim(EMT_1_0)$ - 1;
+        #copy EMT_1_1(src + $EMT[r][[last][0]]$) to OT_1(s + $OT[r][0]$) if |c| 64 * last + c < n else 0.0;
+        #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
+    })?;
+    detour!(EDGE(&src, &mut b) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(EM_1)$;
+        let last = $dim(EMT_1_0)$ - 1;
+        #copy async EMT_1_1(src + $EMT[r][[last][0]]$) to OT_1(s + $OT[r][0]$) if |c| 64 * last + c < n else 0.0;
+        #wait 0;
+        #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
+    })?;
+    for out in [&a, &b] {
+        let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+        for r in 0..64 {
+            for c in 0..64 {
+                let col = 960 + c;
+                let want = if col < EVEN { bits[r * EVEN + col] } else { 0 };
+                assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
+            }
+        }
+    }
+    let (src, dst) = ((), ());
+    let source = kernel_source!(EDGE(src, dst) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(EM_1)$;
+        let last = $dim(EMT_1_0)$ - 1;
+        #copy async EMT_1_1(src + $EMT[r][[last][0]]$) to OT_1(s + $OT[r][0]$) if |c| 64 * last + c < n else 0.0;
+        #wait 0;
+    })?;
+    assert!(
+        source.contains("cp.async.cg.shared.global [%0], [%1], 16;"),
+        "{source}"
+    );
+    insta::assert_snapshot!("bf16_guarded_async_copy_at_1000", source);
+    Ok(())
+}

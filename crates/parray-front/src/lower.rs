@@ -1090,8 +1090,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             })
         })?;
         // 16-bit elements go by `cp.async`s of vectors (4 bytes at least): a copy whose
-        // types have no runs of them in common has nothing to give it.
-        let mut vectors = false;
+        // types have no runs of them in common has nothing to give it. Sizes given at run
+        // time are known when the kernel is specialised, where a 2-byte move is made at
+        // once (SPEC 3.9).
+        let mut vectors = matches!(made, Stmt::GenericCopy { .. });
         parray_compiler::ir::visit_exprs([&made], &mut |e| {
             vectors |= matches!(e.kind, ExprKind::Vector { .. })
         });
