@@ -4,8 +4,9 @@
 //! of 8 elements the XOR keeps together), synchronously and with `#copy async`
 //! (`cp.async.cg` of 16 bytes), against the input; and a guarded copy of rows of an odd
 //! length given when the program runs, whose rows start at odd offsets: no vector applies,
-//! the synchronous copy moves 2-byte elements, and `#copy async` of such types is refused
-//! (`cp.async` moves 4 bytes at least). The kernels' CUDA C is pinned. Runs on the GPU
+//! both copies move 2-byte elements, `#copy async` making those moves at once (`cp.async`
+//! moves 4 bytes at least; at literal sizes such a copy is refused,
+//! `tests/compile_fail/async_copy_misused.rs`). The kernels' CUDA C is pinned. Runs on the GPU
 //! where there is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
 
 use parray::bf16;
@@ -129,7 +130,8 @@ parray! {
 
 const ODD: usize = 61;
 
-/// A guarded copy of the rows into the tile, zeros past them, and back out whole.
+/// A guarded copy of the rows into the tile, zeros past them, and back out whole, with
+/// and without `async`.
 #[test]
 fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
     W.bind(ODD)?;
@@ -145,13 +147,36 @@ fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
         #copy OMT_1_1(src + $OMT[r][[0][0]]$) to OT_1(s + $OT[r][0]$) if |c| c < n else 0.0;
         #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
     })?;
-    let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
-    for r in 0..64 {
-        for c in 0..64 {
-            let want = if c < ODD { bits[r * ODD + c] } else { 0 };
-            assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
+    // `async` at sizes given when the program runs: decided at the bound sizes, where
+    // each move is of one element, 2 bytes, made at once (no `cp.async` is that small).
+    let mut later = OUT::create()?;
+    detour!(TAIL(&src, &mut later) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(OM_1)$;
+        #copy async OMT_1_1(src + $OMT[r][[0][0]]$) to OT_1(s + $OT[r][0]$) if |c| c < n else 0.0;
+        #wait 0;
+        #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
+    })?;
+    for out in [&out, &later] {
+        let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+        for r in 0..64 {
+            for c in 0..64 {
+                let want = if c < ODD { bits[r * ODD + c] } else { 0 };
+                assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
+            }
         }
     }
+    let (src, dst) = ((), ());
+    let source = kernel_source!(TAIL(src, dst) {
+        let s = OT::create();
+        let r = $tid_1$;
+        let n = $dim(OM_1)$;
+        #copy async OMT_1_1(src + $OMT[r][[0][0]]$) to OT_1(s + $OT[r][0]$) if |c| c < n else 0.0;
+        #wait 0;
+    })?;
+    assert!(!source.contains("cp.async.ca"), "{source}");
+    assert!(source.contains("cp.async.commit_group"), "{source}");
     Ok(())
 }
 
