@@ -18,6 +18,9 @@ parray! {
     smem bf16 [[8][8]][[8 ^ SWZ_0_1][8]] SWZ;
     cuda(bf16* src, bf16* dst) [1][64] TILE;
     cuda(bf16* src, bf16* dst) [1][1] ONE;
+    // A thread's 16-byte chunk of a row, in registers.
+    rmem bf16 [8] FRAG;
+    dmem bf16 [64][[8][8]] CHUNKS;
 }
 
 fn input() -> Vec<u16> {
@@ -245,5 +248,41 @@ fn a_guarded_copy_of_whole_bf16_vectors() -> parray::Result<()> {
         "{source}"
     );
     insta::assert_snapshot!("bf16_guarded_async_copy_at_1000", source);
+    Ok(())
+}
+
+/// Each thread's chunks of its row through an 8-bf16 register array: each chunk one
+/// 16-byte load into the registers and one store out of them, the registers written and
+/// read lane by lane (they stay registers).
+#[test]
+fn a_register_array_of_8_bf16_moves_16_bytes() -> parray::Result<()> {
+    let bits = input();
+    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let (mut src, mut out) = (CHUNKS::create()?, CHUNKS::create()?);
+    src.copy_from_slice(&values)?;
+    detour!(TILE(&src, &mut out) {
+        let f = FRAG::create();
+        let r = $tid_1$;
+        for j in 0..8 {
+            #copy CHUNKS_1_1(src + $CHUNKS[r][[j][0]]$) to FRAG(f);
+            #copy FRAG(f) to CHUNKS_1_1(dst + $CHUNKS[r][[j][0]]$);
+        }
+    })?;
+    let back: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(back, bits);
+    let (src, dst) = ((), ());
+    let source = kernel_source!(TILE(src, dst) {
+        let f = FRAG::create();
+        let r = $tid_1$;
+        for j in 0..8 {
+            #copy CHUNKS_1_1(src + $CHUNKS[r][[j][0]]$) to FRAG(f);
+            #copy FRAG(f) to CHUNKS_1_1(dst + $CHUNKS[r][[j][0]]$);
+        }
+    });
+    assert!(
+        source.contains("parray_set(f, *(const parray_bf16x8*)")
+            && source.contains("= parray_get_parray_bf16x8(f)"),
+        "{source}"
+    );
     Ok(())
 }
