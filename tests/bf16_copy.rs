@@ -106,6 +106,13 @@ fn the_bf16_copies_move_16_bytes() {
     assert!(sync.contains("parray_bf16x8"), "{sync}");
     assert!(!sync.contains("parray_vat"), "{sync}");
     insta::assert_snapshot!("bf16_swizzled_copies", sync);
+    // HIP's the same struct of its `hip_bfloat16` (`tests/hip_snapshots.rs` builds it).
+    let hip = kernel_source!(hip(64): ONE(src, dst) {
+        let s = SWZ::create();
+        #copy GM(src) to SWZ(s);
+        #copy SWZ(s) to GM(dst);
+    });
+    insta::assert_snapshot!("bf16_swizzled_copies_hip", hip);
     let copying = kernel_source!(TILE(src, dst) {
         let s = ROWS::create();
         let r = $tid_1$;
