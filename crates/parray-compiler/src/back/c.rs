@@ -594,13 +594,14 @@ fn c_lane(v: parray_layout::ElemType, i: usize) -> String {
     }
 }
 
-/// The C structs of the 16-bit vectors the body moves ([`parray_layout::ElemType::MOVES`]):
+/// The C structs of the 16-bit vectors the body and its functions move
+/// ([`parray_layout::ElemType::MOVES`]):
 /// a struct of the elements, so that a move reads no array through a type of other
 /// elements (as `float4`, a struct of floats, reads floats), aligned to its size so that
 /// the move is one 4-, 8- or 16-byte access.
 fn move_vector_types(body: &Body) -> String {
     let mut used = Vec::new();
-    crate::ir::visit_exprs(&body.stmts, &mut |e| {
+    body.visit_every_expr(&mut |e| {
         if let Ty::Vector(v) = e.ty {
             if lanes(v) == 0 && !used.contains(&v) {
                 used.push(v);
@@ -1706,8 +1707,8 @@ impl<'b> Writer<'b> {
 
     /// A move of a `#copy async` ([`Stmt::Async`]), `place = value` from global memory into
     /// a shared array, as one `cp.async` of the element's or the vector's 4, 8 or 16 bytes
-    /// (a vector of 2, 4 or 8 `bf16`s or `half`s too)
-    /// (`.cg`, past L1, for 16, the only size it takes): the shared address made a
+    /// (a vector of 2, 4 or 8 `bf16`s or `half`s too; `.cg`, past L1, for 16, the only
+    /// size it takes): the shared address made a
     /// shared-memory one, the global one given as it is (a generic address of global
     /// memory is its global address), as CUTLASS's `SM80_CP_ASYNC_CACHEALWAYS` writes it.
     fn cp_async(&self, place: &Expr, value: &Expr) -> (String, u8) {

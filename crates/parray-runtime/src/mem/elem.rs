@@ -356,8 +356,9 @@ macro_rules! vector_elements {
     )*};
 }
 
-/// A vector element (`Float2`, `Float4`, `Double2`, `Int2`, `Int4`) seen as `LANES`
-/// consecutive elements of `Lane`: what `load2`/`load4` read and `store2`/`store4` write
+/// A vector element (`Float2`, `Float4`, `Double2`, `Int2`, `Int4`, and the 16-bit
+/// `Half2`..`Bf16x8` a `#copy` moves) seen as `LANES` consecutive elements of `Lane`:
+/// what `load2`/`load4`/`load8` read and `store2`/`store4`/`store8` write
 /// (see [`crate::Access::load_vector`]). Sealed: the accesses rely on `LANES` and on
 /// [`Vector::from_lanes`] asking for lanes `0..LANES` only.
 pub trait Vector: Element + sealed::Sealed {
@@ -550,13 +551,13 @@ floats! {
 }
 
 /// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
-/// (`Int2`); what `load2`/`store2` move.
+/// (`Int2`), `f16` (`Half2`), `bf16` (`Bf16x2`); what `load2`/`store2` move.
 pub trait HasVector2: Element {
     type Vector2: Vector<Lane = Self>;
 }
 
-/// An element type with a vector of four lanes: `f32` (`Float4`), `i32` (`Int4`); what
-/// `load4`/`store4` move.
+/// An element type with a vector of four lanes: `f32` (`Float4`), `i32` (`Int4`), `f16`
+/// (`Half4`), `bf16` (`Bf16x4`); what `load4`/`store4` move.
 pub trait HasVector4: Element {
     type Vector4: Vector<Lane = Self>;
 }
