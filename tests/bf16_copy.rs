@@ -1,16 +1,16 @@
 //! `#copy` of 16-bit elements in vectors (SPEC.md 2.5 and 3.9): the loads a bf16 GEMM's
-//! tiles need. A bf16 tile from global into shared memory and back, row-major and in
-//! Hopper's 128-byte swizzle (`smem bf16 [[8][8]][[8 ^ T_0_1][8]] T`, whose 16-byte chunks
-//! of 8 elements the XOR keeps together), synchronously and with `#copy async`
-//! (`cp.async.cg` of 16 bytes), against the input; and a guarded copy of rows of an odd
-//! length given when the program runs, whose rows start at odd offsets: no vector applies,
-//! both copies move 2-byte elements, `#copy async` making those moves at once (`cp.async`
-//! moves 4 bytes at least; at literal sizes such a copy is refused,
-//! `tests/compile_fail/async_copy_misused.rs`). The kernels' CUDA C is pinned. Runs on the GPU
-//! where there is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
+//! tiles need (a half tile's the same way). A bf16 tile from global into shared memory and
+//! back, row-major and in Hopper's 128-byte swizzle (`smem bf16 [[8][8]][[8 ^ T_0_1][8]]
+//! T`, whose 16-byte chunks of 8 elements the XOR keeps together), synchronously and with
+//! `#copy async` (`cp.async.cg` of 16 bytes), against the input; guarded copies of rows of
+//! 1000 (whole vectors) and of 61 given when the program runs (odd offsets: no vector, so
+//! 2-byte moves, made at once under `async`: `cp.async` moves 4 bytes at least; at literal
+//! sizes such a copy is refused, `tests/compile_fail/async_copy_misused.rs`); a register
+//! array of 8. The kernels' CUDA C (and a HIP one) is pinned. Runs on the GPU where there
+//! is one (`PARRAY_BACKEND=cuda`), else on the CPU emulation.
 
-use parray::bf16;
 use parray::prelude::*;
+use parray::{bf16, f16};
 
 parray! {
     dmem bf16 [64][64] GM;
@@ -289,6 +289,48 @@ fn a_register_array_of_8_bf16_moves_16_bytes() -> parray::Result<()> {
     assert!(
         source.contains("parray_set(f, *(const parray_bf16x8*)")
             && source.contains("= parray_get_parray_bf16x8(f)"),
+        "{source}"
+    );
+    Ok(())
+}
+
+parray! {
+    dmem half [64][64] HM;
+    smem half [64][64] HROWS;
+    cuda(half* src, half* dst) [1][64] HTILE;
+}
+
+/// `half` moves as `bf16` does: each thread's row into the tile with `async`, 8 vectors
+/// of 8 (`cp.async.cg` of 16 bytes), and back.
+#[test]
+fn a_half_tile_goes_through_shared_memory_and_back() -> parray::Result<()> {
+    let values: Vec<f16> = (0..4096u16)
+        .map(|k| f16::from_bits(k.wrapping_mul(7919) & 0x7bff))
+        .collect();
+    let mut src = HM::create()?;
+    src.copy_from_slice(&values)?;
+    let mut out = HM::create()?;
+    detour!(HTILE(&src, &mut out) {
+        let s = HROWS::create();
+        let r = $tid_1$;
+        #copy async HM_1(src + $HM[r][0]$) to HROWS_1(s + $HROWS[r][0]$);
+        #wait 0;
+        #copy HROWS_1(s + $HROWS[r][0]$) to HM_1(dst + $HM[r][0]$);
+    })?;
+    let back: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    let want: Vec<u16> = values.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(back, want);
+    let (src, dst) = ((), ());
+    let source = kernel_source!(HTILE(src, dst) {
+        let s = HROWS::create();
+        let r = $tid_1$;
+        #copy async HM_1(src + $HM[r][0]$) to HROWS_1(s + $HROWS[r][0]$);
+        #wait 0;
+        #copy HROWS_1(s + $HROWS[r][0]$) to HM_1(dst + $HM[r][0]$);
+    });
+    assert!(
+        source.contains("struct alignas(16) parray_half8 { __half lanes[8]; };")
+            && source.contains("cp.async.cg.shared.global [%0], [%1], 16;"),
         "{source}"
     );
     Ok(())
