@@ -672,13 +672,13 @@ fn matrices(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<M
 /// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
 /// reverse), `i` and `j` its element's index at the thread's digits, so that each thread
 /// moves its own elements and no other. In a cuda body, where the element type has vectors
-/// of 4 or 2 (8, 4 or 2 of 16-bit elements) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
-/// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
-/// moves, which the prover keeps where the tile's side is aligned. Between a tile and the
-/// registers of 16-bit elements, where [`matrices`] says the types allow, the warp's
-/// `ldmatrix` (into the registers) or `stmatrix` ([`Stmt::Matrices`], the moves its
-/// per-thread form), which the prover keeps where the tile is a shared array and its rows
-/// are aligned.
+/// of 4 or 2 (8, 4 or 2 of 16-bit elements) and every thread's registers `w q .. w q + w`
+/// lie at consecutive offsets of the tile from a multiple of `w` (checked at every
+/// element), also as `part / w` vector moves, which the prover keeps where the tile's side
+/// is aligned. Between a tile and the registers of 16-bit elements, where [`matrices`] says
+/// the types allow, rather the warp's `ldmatrix` (into the registers) or `stmatrix`
+/// ([`Stmt::Matrices`], the moves its per-thread form), which the prover keeps where the
+/// tile is a shared array and its rows are aligned.
 fn fragment_copy(
     copy: &CopySpec,
     (frag, regs): (&Side, &Registers),

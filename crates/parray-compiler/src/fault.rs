@@ -188,8 +188,8 @@ const MISALIGNED: u32 = 0x100;
 
 /// The number of an access to array number `which`, as the kernel records it: the number
 /// alone for an element; for a vector access also, from bit 16, the vector type's place in
-/// [`ElemType::ALL`] and [`ElemType::MOVES`] plus one ([`vector_code`]) and, in bit 24, whether its lanes were in
-/// bounds but misaligned. [`Fault::decode`] reads it back.
+/// [`ElemType::ALL`], then [`ElemType::MOVES`], plus one ([`vector_code`]) and, in bit 24,
+/// whether its lanes were in bounds but misaligned. [`Fault::decode`] reads it back.
 pub fn which_word(which: u32, vector: Option<(ElemType, bool)>) -> u32 {
     match vector {
         None => which,
