@@ -596,8 +596,9 @@ pub use parray_runtime::generic;
 /// The vector element types' traits: `Vector` (a `Float2`, `Float4`, `Double2`, `Int2`,
 /// `Int4` and its lanes), and `HasVector2`/`HasVector4` (the scalar elements whose pairs
 /// and quadruples a body loads and stores as one: `p.load4(off)` on an `f32` array is a
-/// `Float4`; SPEC.md 3.4, "Vectors").
-pub use parray_runtime::{HasVector2, HasVector4, Vector};
+/// `Float4`; SPEC.md 3.4, "Vectors"); `HasVector8` and the 16-bit vectors (`Bf16x8`...)
+/// a `#copy` moves `half`s and `bf16`s by (SPEC.md 3.9).
+pub use parray_runtime::{HasVector2, HasVector4, HasVector8, Vector};
 
 /// What a Parray program needs in scope.
 pub mod prelude {

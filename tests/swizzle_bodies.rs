@@ -1,8 +1,8 @@
 //! Swizzled types (SPEC 2.5, rule 11) in cuda bodies: a `$T[...]$` form of one is the
 //! offset compiler's XOR offset, proved in bounds where its indices lie in their
 //! dimensions; a `#copy` to or from a swizzled shared tile moves element k to element k,
-//! vector by vector where the XOR keeps a vector's lanes together (floats in the 128-byte
-//! mode), element by element otherwise (bf16: no vector type of bf16 in bodies). Run on the
+//! vector by vector where the XOR keeps a vector's lanes together (the 128-byte mode:
+//! float4s, vectors of 8 bf16), element by element otherwise. Run on the
 //! CPU emulation (or a GPU: `PARRAY_BACKEND=cuda swizzle_bodies`) and checked against the
 //! mode's formula and the layout's own offsets.
 
@@ -120,7 +120,7 @@ fn the_swizzled_writes_are_proved() {
 }
 
 /// A bf16 matrix into the swizzled tile and back: the same elements, each at the
-/// formula's offset in the tile (moved element by element).
+/// formula's offset in the tile (moved in vectors of 8).
 #[test]
 fn a_bf16_tile_copied_through_a_swizzled_tile_comes_back() -> parray::Result<()> {
     let bits: Vec<u16> = (0..4096u16)

@@ -405,7 +405,15 @@ fn tiles_in_dynamic_shared_memory_are_aligned() -> parray::Result<()> {
         |m, k| swizzled(64, m, k),
         |n, k| swizzled(64, n, k),
         |a, b, d| {
-            detour!(G(a, b, d) {
+            macro_rules! source_and_run {
+                ($body:tt) => {
+                    (
+                        kernel_source!(G(a, b, d) $body),
+                        detour!(G(a, b, d) $body),
+                    )
+                };
+            }
+            let (source, run) = source_and_run!({
                 let pad = A32::create();
                 let more = KA::create();
                 pad[$tid_1$] = a[0];
@@ -427,7 +435,16 @@ fn tiles_in_dynamic_shared_memory_are_aligned() -> parray::Result<()> {
                 for v in 0..128 {
                     d[$tid_1$ * 128 + v] = acc[v];
                 }
-            })
+            });
+            // The arrays are pointers into the dynamic shared memory, of their C types.
+            let source = source.to_string();
+            assert!(
+                source.contains(
+                    "__nv_bfloat16* const sa = reinterpret_cast<__nv_bfloat16*>(parray_shared"
+                ),
+                "{source}"
+            );
+            run
         },
     )
 }

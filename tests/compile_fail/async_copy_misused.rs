@@ -1,7 +1,7 @@
 // `#copy async` starts a copy from global memory into shared memory (`cp.async`) in a
-// cuda body: other memories, elements of sizes cp.async does not move, a source that is
-// not global memory, a `#wait` without a number, and both forms in host code are errors
-// at the offending token.
+// cuda body: other memories, 16-bit elements in rows of an odd length (no vector: moves
+// of 2 bytes, under cp.async's 4), a source that is not global memory, a `#wait` without
+// a number, and both forms in host code are errors at the offending token.
 use parray::prelude::*;
 
 parray! {
@@ -9,8 +9,8 @@ parray! {
     rmem float [16] R;
     smem float [4][16] S;
     float [16] P;
-    dmem bf16 [4][16] H;
-    smem bf16 [4][16] HS;
+    dmem bf16 [4][15] H;
+    smem bf16 [4][15] HS;
     cuda(float* a, bf16* h) [1][4] G;
     paged float [16] V;
 }

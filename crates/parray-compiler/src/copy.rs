@@ -13,7 +13,8 @@ use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, Offset, TypeCla
 use crate::CodeSpan;
 
 use crate::ir::{
-    vector_of, BinOp, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Guard, Indexed, Stmt,
+    move_vector_of, BinOp, Check, CopyEnd, CopyGuard, CopySpec, Expr, ExprKind, Guard, Indexed,
+    Stmt,
 };
 
 /// Which part of a `#copy` an error is about, for the front end's span.
@@ -113,12 +114,12 @@ pub fn lower(copy: &CopySpec, src: &Module, dst: &Module) -> Result<Stmt, CopyEr
         (Some(regs), None) => return fragment_copy(copy, (&s, &regs), &d, false),
         (None, Some(regs)) => return fragment_copy(copy, (&d, &regs), &s, true),
     }
-    // On a GPU, vectors of 4 (or 2) elements where both layouts move in aligned runs of
-    // them (the remap kernel's rule); `bounds::prove` keeps them where both sides are
-    // aligned.
-    let widths: Vec<u64> = [4u64, 2]
+    // On a GPU, vectors of 4 (or 2) elements, 8 (4, 2) of 16 bits, where both layouts
+    // move in aligned runs of them (the remap kernel's rule); `bounds::prove` keeps them
+    // where both sides are aligned.
+    let widths: Vec<u64> = [8u64, 4, 2]
         .into_iter()
-        .filter(|w| vector_of(s.elem, *w as u8).is_some())
+        .filter(|w| move_vector_of(s.elem, *w as u8).is_some())
         .collect();
     let width = match copy.vectors {
         true => parray_layout::common_vector(&s.off, &d.off, n, &widths),
@@ -671,13 +672,13 @@ fn matrices(regs: &Registers, tile: &Side, off: &Offset, over: &str) -> Option<M
 /// registers): for each register `r`, straight-line, `f[r] = t[e + $T[i][j]$]` (or the
 /// reverse), `i` and `j` its element's index at the thread's digits, so that each thread
 /// moves its own elements and no other. In a cuda body, where the element type has vectors
-/// of 4 (or 2) and every thread's registers `w q .. w q + w` lie at consecutive offsets of
-/// the tile from a multiple of `w` (checked at every element), also as `part / w` vector
-/// moves, which the prover keeps where the tile's side is aligned. Between a tile and the
-/// registers of 16-bit elements, where [`matrices`] says the types allow, the warp's
-/// `ldmatrix` (into the registers) or `stmatrix` ([`Stmt::Matrices`], the moves its
-/// per-thread form), which the prover keeps where the tile is a shared array and its rows
-/// are aligned.
+/// of 4 or 2 (8, 4 or 2 of 16-bit elements) and every thread's registers `w q .. w q + w`
+/// lie at consecutive offsets of the tile from a multiple of `w` (checked at every
+/// element), also as `part / w` vector moves, which the prover keeps where the tile's side
+/// is aligned. Between a tile and the registers of 16-bit elements, where [`matrices`] says
+/// the types allow, rather the warp's `ldmatrix` (into the registers) or `stmatrix`
+/// ([`Stmt::Matrices`], the moves its per-thread form), which the prover keeps where the
+/// tile is a shared array and its rows are aligned.
 fn fragment_copy(
     copy: &CopySpec,
     (frag, regs): (&Side, &Registers),
@@ -787,15 +788,16 @@ fn fragment_copy(
                 first.is_multiple_of(w) && off(k) == first + r % w
             })
     };
-    let width = [4u64, 2]
+    let width = [8u64, 4, 2]
         .into_iter()
-        .find(|&w| copy.vectors && vector_of(tile.elem, w as u8).is_some() && runs(w));
-    let Some(w) = width else {
-        // By `ldmatrix` (`stmatrix`) where the types allow.
-        let by_rows = match (frag_end.offsets.is_empty(), copy.threads.as_deref()) {
-            (true, Some(over)) => matrices(regs, tile, &off, over),
-            _ => None,
-        };
+        .find(|&w| copy.vectors && move_vector_of(tile.elem, w as u8).is_some() && runs(w));
+    // By `ldmatrix` (`stmatrix`) where the types allow, before a thread's own vectors:
+    // one instruction moves the warp's rows.
+    let by_rows = match (frag_end.offsets.is_empty(), copy.threads.as_deref()) {
+        (true, Some(over)) => matrices(regs, tile, &off, over),
+        _ => None,
+    };
+    let Some(w) = width.filter(|_| by_rows.is_none()) else {
         let Some(l) = by_rows else {
             return Ok(one(moves, copy.loc));
         };

@@ -188,8 +188,8 @@ const MISALIGNED: u32 = 0x100;
 
 /// The number of an access to array number `which`, as the kernel records it: the number
 /// alone for an element; for a vector access also, from bit 16, the vector type's place in
-/// [`ElemType::ALL`] plus one ([`vector_code`]) and, in bit 24, whether its lanes were in
-/// bounds but misaligned. [`Fault::decode`] reads it back.
+/// [`ElemType::ALL`], then [`ElemType::MOVES`], plus one ([`vector_code`]) and, in bit 24,
+/// whether its lanes were in bounds but misaligned. [`Fault::decode`] reads it back.
 pub fn which_word(which: u32, vector: Option<(ElemType, bool)>) -> u32 {
     match vector {
         None => which,
@@ -201,11 +201,15 @@ pub fn which_word(which: u32, vector: Option<(ElemType, bool)>) -> u32 {
 
 /// The number of the vector type `v` in a fault record (0 is an element).
 pub fn vector_code(v: ElemType) -> u32 {
-    ElemType::ALL
-        .iter()
-        .position(|e| *e == v)
-        .expect("every element type is in ALL") as u32
+    coded()
+        .position(|e| e == v)
+        .expect("every vector type is in ALL or MOVES") as u32
         + 1
+}
+
+/// The types a fault record numbers: [`ElemType::ALL`], then [`ElemType::MOVES`].
+fn coded() -> impl Iterator<Item = ElemType> {
+    ElemType::ALL.into_iter().chain(ElemType::MOVES)
 }
 
 /// A checked kernel's record of its launch: an access outside its array, or a barrier
@@ -271,8 +275,8 @@ impl Recorded {
         let code = (word >> VECTOR_SHIFT) as u32;
         let vector = (code & 0xff)
             .checked_sub(1)
-            .and_then(|k| ElemType::ALL.get(k as usize))
-            .map(|v| (*v, code & MISALIGNED != 0));
+            .and_then(|k| coded().nth(k as usize))
+            .map(|v| (v, code & MISALIGNED != 0));
         Some(Recorded::Fault(Fault {
             which: (word & ((1 << VECTOR_SHIFT) - 1)) as usize,
             vector,
@@ -303,6 +307,7 @@ mod tests {
             ElemType::Double2,
             ElemType::Int2,
             ElemType::Int4,
+            ElemType::Bf16x8,
         ] {
             kinds.extend([Some((v, false)), Some((v, true))]);
         }

@@ -1605,6 +1605,16 @@ pub fn lanes(e: ElemType) -> u8 {
     }
 }
 
+/// The elements a vector type moves: its [`lanes`], or a 16-bit vector's (`Bf16x8`: 8).
+pub fn move_lanes(e: ElemType) -> u8 {
+    match e {
+        ElemType::Half8 | ElemType::Bf16x8 => 8,
+        ElemType::Half4 | ElemType::Bf16x4 => 4,
+        ElemType::Half2 | ElemType::Bf16x2 => 2,
+        _ => lanes(e),
+    }
+}
+
 /// The vector type of `lanes` elements of `elem` that a body can load and store at once
 /// (`p.load4(off)` on `f32` elements is a `Float4`): `float` 2 and 4, `double` 2, `int` 2
 /// and 4, as CUDA's `float2`, `float4`, `double2`, `int2`, `int4`.
@@ -1619,11 +1629,28 @@ pub fn vector_of(elem: ElemType, lanes: u8) -> Option<ElemType> {
     })
 }
 
+/// The vector of `lanes` elements of `elem` that a `#copy` moves as one access: a
+/// [`vector_of`], or 2, 4 or 8 `half`s or `bf16`s (4, 8 or 16 bytes, moved only: no
+/// lanes by name, no arithmetic).
+pub fn move_vector_of(elem: ElemType, lanes: u8) -> Option<ElemType> {
+    Some(match (elem, lanes) {
+        (ElemType::Half, 2) => ElemType::Half2,
+        (ElemType::Half, 4) => ElemType::Half4,
+        (ElemType::Half, 8) => ElemType::Half8,
+        (ElemType::Bf16, 2) => ElemType::Bf16x2,
+        (ElemType::Bf16, 4) => ElemType::Bf16x4,
+        (ElemType::Bf16, 8) => ElemType::Bf16x8,
+        _ => return vector_of(elem, lanes),
+    })
+}
+
 /// The scalar of a vector's lanes.
 pub fn lane_scalar(e: ElemType) -> Scalar {
     match e {
         ElemType::Double2 => Scalar::F64,
         ElemType::Int2 | ElemType::Int4 => Scalar::I32,
+        ElemType::Half2 | ElemType::Half4 | ElemType::Half8 => Scalar::F16,
+        ElemType::Bf16x2 | ElemType::Bf16x4 | ElemType::Bf16x8 => Scalar::Bf16,
         _ => Scalar::F32,
     }
 }

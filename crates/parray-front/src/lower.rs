@@ -1093,9 +1093,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return None;
             }
         }
-        if asynchronous.is_some() && self.target == Target::Cuda {
-            self.async_sides(&src_ty, &dst_ty)?;
-        }
+        let sixteen = match asynchronous.is_some() && self.target == Target::Cuda {
+            true => self.async_sides(&src_ty, &dst_ty)?,
+            false => false,
+        };
         let (src, dst) = (
             syn::parse2::<syn::Expr>(src)
                 .map_err(|e| self.errors.push(e))
@@ -1197,6 +1198,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 loc: loc(span),
             })
         })?;
+        // 16-bit elements go by `cp.async`s of vectors (4 bytes at least): a copy whose
+        // types have no runs of them in common has nothing to give it. Sizes given at run
+        // time are known when the kernel is specialised, where a 2-byte move is made at
+        // once (SPEC 3.9).
+        let mut vectors = matches!(made, Stmt::GenericCopy { .. });
+        parray_compiler::ir::visit_exprs([&made], &mut |e| {
+            vectors |= matches!(e.kind, ExprKind::Vector { .. })
+        });
+        if sixteen && !vectors {
+            self.fail(src_ty.span(), format!("`#copy async` moves 16-bit elements in vectors of 2, 4 or 8 (`cp.async` moves 4, 8 or 16 bytes), and `{src_ty}` and `{dst_ty}` have no aligned runs of 2 elements in common: lay both out with rows of a multiple of 8 elements (16 bytes), or copy without `async`"));
+            return None;
+        }
         Some(match asynchronous {
             Some(_) => Stmt::Async {
                 body: vec![made],
@@ -1208,8 +1221,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The sides of a cuda body's `#copy async` (SPEC 3.9, "Asynchronous copies"): from
     /// global memory into shared memory, elements of 4, 8 or 16 bytes (the sizes a
-    /// `cp.async` moves); an error at the side's type otherwise.
-    fn async_sides(&mut self, src: &Ident, dst: &Ident) -> Option<()> {
+    /// `cp.async` moves) or of 2, moved in vectors; an error at the side's type otherwise.
+    /// Whether the elements are of 2 bytes.
+    fn async_sides(&mut self, src: &Ident, dst: &Ident) -> Option<bool> {
+        let mut sixteen = false;
         let module = self.forms.module;
         for (ty, want) in [(src, MemKind::Dmem), (dst, MemKind::Smem)] {
             let name = ty.to_string();
@@ -1231,9 +1246,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.fail(ty.span(), format!("`#copy async` copies from global memory into shared memory (`cp.async`): its {side} `{name}` must be a type of {what}; copy without `async` between other memories"));
                 return None;
             }
+            sixteen |= elem.size_bytes() == 2;
             let refused = match elem {
                 ElemType::Record(_) => Some(format!("`{name}`'s elements are records")),
-                _ if !matches!(elem.size_bytes(), 4 | 8 | 16) => Some(format!(
+                _ if !matches!(elem.size_bytes(), 2 | 4 | 8 | 16) => Some(format!(
                     "`{name}`'s `{}` is {} bytes",
                     elem.keyword(),
                     elem.size_bytes()
@@ -1241,11 +1257,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 _ => None,
             };
             if let Some(why) = refused {
-                self.fail(ty.span(), format!("`#copy async` moves numbers or vectors of 4, 8 or 16 bytes (`cp.async`'s sizes), and {why}: copy without `async`, or declare the types with elements of those sizes"));
+                self.fail(ty.span(), format!("`#copy async` moves numbers or vectors of 4, 8 or 16 bytes (`cp.async`'s sizes; 16-bit elements in vectors of them), and {why}: copy without `async`, or declare the types with elements of those sizes"));
                 return None;
             }
         }
-        Some(())
+        Some(sixteen)
     }
 
     /// The element loop of a `#copy` whose types are resolved when the program runs

@@ -94,6 +94,15 @@ pub enum ElemType {
     /// `bf16`: bfloat16, the upper half of an `f32` (CUDA's `__nv_bfloat16`, Rust's
     /// `half::bf16`).
     Bf16,
+    /// Vectors of 2, 4 and 8 `half`s and `bf16`s, aligned to their 4, 8 or 16 bytes:
+    /// what a `#copy` moves 16-bit elements by (no type-language keyword; a C struct of
+    /// the elements, so that the move reads no array through a type of other elements).
+    Half2,
+    Half4,
+    Half8,
+    Bf16x2,
+    Bf16x4,
+    Bf16x8,
     /// A record: a `#[repr(C)]` struct of other elements (`#[derive(parray::Record)]`).
     Record(Record),
 }
@@ -305,6 +314,16 @@ impl ElemType {
         ElemType::Bf16,
     ];
 
+    /// The vectors a `#copy` moves 16-bit elements by, which no program names.
+    pub const MOVES: [ElemType; 6] = [
+        ElemType::Half2,
+        ElemType::Half4,
+        ElemType::Half8,
+        ElemType::Bf16x2,
+        ElemType::Bf16x4,
+        ElemType::Bf16x8,
+    ];
+
     /// The keyword in the type language, which is also the CUDA C type name but for
     /// `uchar`, `half` and `bf16` ([`ElemType::c_name`]).
     pub fn keyword(self) -> &'static str {
@@ -323,6 +342,12 @@ impl ElemType {
             ElemType::UChar => "uchar",
             ElemType::Half => "half",
             ElemType::Bf16 => "bf16",
+            ElemType::Half2 => "half2",
+            ElemType::Half4 => "half4",
+            ElemType::Half8 => "half8",
+            ElemType::Bf16x2 => "bf16x2",
+            ElemType::Bf16x4 => "bf16x4",
+            ElemType::Bf16x8 => "bf16x8",
             ElemType::Record(r) => r.name(),
         }
     }
@@ -333,6 +358,12 @@ impl ElemType {
             ElemType::UChar => "unsigned char",
             ElemType::Half => "__half",
             ElemType::Bf16 => "__nv_bfloat16",
+            ElemType::Half2 => "parray_half2",
+            ElemType::Half4 => "parray_half4",
+            ElemType::Half8 => "parray_half8",
+            ElemType::Bf16x2 => "parray_bf16x2",
+            ElemType::Bf16x4 => "parray_bf16x4",
+            ElemType::Bf16x8 => "parray_bf16x8",
             other => other.keyword(),
         }
     }
@@ -347,8 +378,11 @@ impl ElemType {
             ElemType::Char | ElemType::UChar => 1,
             ElemType::Half | ElemType::Bf16 => 2,
             ElemType::Float | ElemType::Int | ElemType::Unsigned => 4,
+            ElemType::Half2 | ElemType::Bf16x2 => 4,
             ElemType::Double | ElemType::Long | ElemType::Float2 | ElemType::Int2 => 8,
+            ElemType::Half4 | ElemType::Bf16x4 => 8,
             ElemType::Float4 | ElemType::Double2 | ElemType::Int4 => 16,
+            ElemType::Half8 | ElemType::Bf16x8 => 16,
             ElemType::Record(r) => r.size_bytes(),
         }
     }
@@ -399,6 +433,12 @@ impl ElemType {
             ElemType::UChar => "u8",
             ElemType::Half => "f16",
             ElemType::Bf16 => "bf16",
+            ElemType::Half2 => "Half2",
+            ElemType::Half4 => "Half4",
+            ElemType::Half8 => "Half8",
+            ElemType::Bf16x2 => "Bf16x2",
+            ElemType::Bf16x4 => "Bf16x4",
+            ElemType::Bf16x8 => "Bf16x8",
             ElemType::Record(r) => r.name(),
         }
     }

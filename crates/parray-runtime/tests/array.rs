@@ -5,7 +5,8 @@ mod common;
 
 use parray_layout::ElemType;
 use parray_runtime::{
-    Access, AccessMut, Array, DataType, Double2, Element, Error, Float2, Float4, Int2, Int4, Ptr,
+    Access, AccessMut, Array, Bf16x2, Bf16x4, Bf16x8, DataType, Double2, Element, Error, Float2,
+    Float4, Half2, Half4, Half8, Int2, Int4, Ptr,
 };
 
 flat_types! {
@@ -50,12 +51,28 @@ fn element_sizes_match_the_type_language() {
     size_matches::<Double2>();
     size_matches::<Int2>();
     size_matches::<Int4>();
-    // CUDA's vector types are aligned to their size.
+    size_matches::<Half2>();
+    size_matches::<Half4>();
+    size_matches::<Half8>();
+    size_matches::<Bf16x2>();
+    size_matches::<Bf16x4>();
+    size_matches::<Bf16x8>();
+    // CUDA's vector types are aligned to their size, and so are parray's 16-bit ones.
     assert_eq!(std::mem::align_of::<Float2>(), 8);
     assert_eq!(std::mem::align_of::<Float4>(), 16);
     assert_eq!(std::mem::align_of::<Double2>(), 16);
     assert_eq!(std::mem::align_of::<Int2>(), 8);
     assert_eq!(std::mem::align_of::<Int4>(), 16);
+    for (align, elem) in [
+        (std::mem::align_of::<Half2>(), ElemType::Half2),
+        (std::mem::align_of::<Half4>(), ElemType::Half4),
+        (std::mem::align_of::<Half8>(), ElemType::Half8),
+        (std::mem::align_of::<Bf16x2>(), ElemType::Bf16x2),
+        (std::mem::align_of::<Bf16x4>(), ElemType::Bf16x4),
+        (std::mem::align_of::<Bf16x8>(), ElemType::Bf16x8),
+    ] {
+        assert_eq!(align as u64, elem.align_bytes(), "{elem}");
+    }
     assert_eq!(<Int4 as Element>::ELEM, ElemType::Int4);
     assert_eq!(<i8 as Element>::ELEM, ElemType::Char);
 }

@@ -77,7 +77,7 @@ pub fn c_scalar(s: Scalar) -> &'static str {
 fn c_type(t: Ty) -> String {
     match t {
         Ty::Scalar(s) => c_scalar(s).to_string(),
-        Ty::Vector(e) => e.keyword().to_string(),
+        Ty::Vector(e) => e.c_name().to_string(),
         Ty::Record(r) => r.name().to_string(),
         Ty::Ptr { elem, soa: false } => format!("{}*", elem.c_name()),
         Ty::Ptr { elem, soa: true } => soa_pointer_name(elem),
@@ -367,6 +367,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         });
         params.push("unsigned long long* __parray_fault".into());
     }
+    out.push_str(&move_vector_types(body));
     out.push_str(&register_helpers(body));
     out.push_str(&arithmetic_helpers(body));
     let (mut locks, mut nan_guards) = (false, false);
@@ -541,7 +542,7 @@ fn vector_uses(body: &Body) -> (HashSet<LocalId>, Vec<parray_layout::ElemType>) 
             ..
         } = base.ty
         {
-            if let Some(v) = crate::ir::vector_of(elem, *lanes) {
+            if let Some(v) = crate::ir::move_vector_of(elem, *lanes) {
                 if !in_registers.contains(&v) {
                     in_registers.push(v);
                 }
@@ -587,6 +588,46 @@ fn vector_op(op: BinOp) -> &'static str {
     }
 }
 
+/// Lane `i` of a value of the vector type `v` in C: `x`..`w`, or a 16-bit vector's
+/// `lanes[i]`.
+fn c_lane(v: parray_layout::ElemType, i: usize) -> String {
+    match lanes(v) {
+        0 => format!("lanes[{i}]"),
+        _ => ["x", "y", "z", "w"][i].to_string(),
+    }
+}
+
+/// The C structs of the 16-bit vectors the body and its functions move
+/// ([`parray_layout::ElemType::MOVES`]):
+/// a struct of the elements, so that a move reads no array through a type of other
+/// elements (as `float4`, a struct of floats, reads floats), aligned to its size so that
+/// the move is one 4-, 8- or 16-byte access.
+fn move_vector_types(body: &Body) -> String {
+    let mut used = Vec::new();
+    body.visit_every_expr(&mut |e| {
+        if let Ty::Vector(v) = e.ty {
+            if lanes(v) == 0 && !used.contains(&v) {
+                used.push(v);
+            }
+        }
+    });
+    let mut out = String::new();
+    for v in parray_layout::ElemType::MOVES
+        .into_iter()
+        .filter(|v| used.contains(v))
+    {
+        let _ = writeln!(
+            out,
+            "struct alignas({}) {} {{ {} lanes[{}]; }};",
+            v.size_bytes(),
+            v.c_name(),
+            c_scalar(crate::ir::lane_scalar(v)),
+            crate::ir::move_lanes(v)
+        );
+    }
+    out
+}
+
 /// For each vector type that the body moves to or from registers: `parray_get_float4(q)`,
 /// the vector of the elements from `q`, and `parray_set(q, v)`, which writes its lanes
 /// there. A register array stays in registers when its indices are constants (an
@@ -594,17 +635,20 @@ fn vector_op(op: BinOp) -> &'static str {
 fn register_helpers(body: &Body) -> String {
     let mut out = String::new();
     for v in vector_uses(body).1 {
-        let (t, e) = (v.keyword(), crate::ir::lane_scalar(v));
+        let (t, e) = (v.c_name(), crate::ir::lane_scalar(v));
         let e = c_scalar(e);
-        let n = lanes(v) as usize;
+        let n = crate::ir::move_lanes(v) as usize;
         let get: Vec<String> = (0..n).map(|i| format!("q[{i}]")).collect();
         let set: Vec<String> = (0..n)
-            .map(|i| format!("q[{i}] = v.{};", ["x", "y", "z", "w"][i]))
+            .map(|i| format!("q[{i}] = v.{};", c_lane(v, i)))
             .collect();
+        let make = match lanes(v) {
+            0 => format!("{t} v = {{{{{}}}}}; return v;", get.join(", ")),
+            _ => format!("return make_{t}({});", get.join(", ")),
+        };
         let _ = writeln!(
             out,
-            "__device__ __forceinline__ {t} parray_get_{t}(const {e}* q) {{ return make_{t}({}); }}",
-            get.join(", ")
+            "__device__ __forceinline__ {t} parray_get_{t}(const {e}* q) {{ {make} }}"
         );
         let _ = writeln!(
             out,
@@ -1139,7 +1183,7 @@ impl<'b> Writer<'b> {
             } => {
                 let name = self.names[local.0 as usize].clone();
                 if let Some(at) = self.dynamic_shared.get(local) {
-                    let t = elem.keyword();
+                    let t = elem.c_name();
                     let text = format!(
                         "{t}* const {name} = reinterpret_cast<{t}*>({DYNAMIC_SHARED} + {at});"
                     );
@@ -1514,10 +1558,13 @@ impl<'b> Writer<'b> {
                 (format!("{lt} {} {rt}", op.symbol()), p)
             }
             // A shared side not proved in bounds is checked, its scratch element in global
-            // memory, where `cp.async` cannot write: that move is made at once.
+            // memory, where `cp.async` cannot write: that move is made at once, as is one
+            // of under 4 bytes (a 16-bit element outside the copy's vectors), below
+            // `cp.async`'s least.
             ExprKind::Assign(None, place, value)
                 if self.copying_async
                     && matches!(value.kind, ExprKind::Index(..) | ExprKind::Vector { .. })
+                    && place.ty.as_elem().is_some_and(|e| e.size_bytes() >= 4)
                     && !self.checked(place) =>
             {
                 self.cp_async(place, value)
@@ -1719,7 +1766,7 @@ impl<'b> Writer<'b> {
         let Ty::Vector(v) = e.ty else {
             unreachable!("checked: a vector access has a vector type")
         };
-        let t = v.keyword();
+        let t = v.c_name();
         let registers = matches!(
             base.ty,
             Ty::Array {
@@ -1760,7 +1807,8 @@ impl<'b> Writer<'b> {
 
     /// A move of a `#copy async` ([`Stmt::Async`]), `place = value` from global memory into
     /// a shared array, as one `cp.async` of the element's or the vector's 4, 8 or 16 bytes
-    /// (`.cg`, past L1, for 16, the only size it takes): the shared address made a
+    /// (a vector of 2, 4 or 8 `bf16`s or `half`s too; `.cg`, past L1, for 16, the only
+    /// size it takes): the shared address made a
     /// shared-memory one, the global one given as it is (a generic address of global
     /// memory is its global address), as CUTLASS's `SM80_CP_ASYNC_CACHEALWAYS` writes it.
     fn cp_async(&self, place: &Expr, value: &Expr) -> (String, u8) {

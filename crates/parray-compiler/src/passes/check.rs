@@ -15,9 +15,9 @@
 use crate::CodeSpan;
 
 use crate::ir::{
-    lane, lane_scalar, lanes, vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp, Body,
-    Bound, Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar, Stmt,
-    Ty, UnOp, MMA_K, MMA_M, MMA_N, WARP,
+    lane, lane_scalar, lanes, move_vector_of, visit_expr_mut, visit_exprs_mut, AtomicOp, BinOp,
+    Body, Bound, Diag, Expr, ExprKind, Function, Len, Lit, LocalId, Method, Part, PartMut, Scalar,
+    Stmt, Ty, UnOp, MMA_K, MMA_M, MMA_N, WARP,
 };
 use parray_layout::kinds::{ElemType, MemKind, Record};
 
@@ -1217,20 +1217,22 @@ impl Checker {
         self.unify(Ty::USIZE, ti, at.span, "this offset (offsets are `usize`)");
         let name = format!("{}{lanes}", if store { "store" } else { "load" });
         let ty = match self.resolve(tb) {
-            Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => match vector_of(el, lanes) {
-                Some(v) => Ty::Vector(v),
-                None => {
-                    let verb = if store { "writes" } else { "reads" };
-                    self.fail(
+            Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => {
+                match move_vector_of(el, lanes) {
+                    Some(v) => Ty::Vector(v),
+                    None => {
+                        let verb = if store { "writes" } else { "reads" };
+                        self.fail(
                         method,
                         format!(
-                            "`{name}` {verb} {lanes} elements as one vector, and `{}` has no vector of {lanes}: `load4`/`store4` take pointers to f32 (`Float4`) and i32 (`Int4`), `load2`/`store2` pointers to f32 (`Float2`), f64 (`Double2`) and i32 (`Int2`)",
+                            "`{name}` {verb} {lanes} elements as one vector, and `{}` has no vector of {lanes}: `load4`/`store4` take pointers to f32 (`Float4`), i32 (`Int4`), f16 and bf16, `load2`/`store2` pointers to f32 (`Float2`), f64 (`Double2`), i32 (`Int2`), f16 and bf16",
                             Ty::of_elem(el)
                         ),
                     );
-                    Ty::Host
+                        Ty::Host
+                    }
                 }
-            },
+            }
             Ty::Host => Ty::Host,
             t => {
                 self.fail(
@@ -1330,6 +1332,17 @@ impl Checker {
             _ => return None,
         };
         let name = v.rust_type();
+        // A vector of 16-bit elements has no arithmetic in C: it is moved, not computed.
+        if lanes(v) == 0 {
+            self.fail(
+                ls,
+                format!(
+                    "`{name}` is only moved (`q.store4(j, p.load4(i))`): compute on its elements (`p[i] {} q[j]`)",
+                    op.symbol()
+                ),
+            );
+            return Some(Ty::Host);
+        }
         if !matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
             self.fail(
                 ls,

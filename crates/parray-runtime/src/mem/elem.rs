@@ -356,14 +356,15 @@ macro_rules! vector_elements {
     )*};
 }
 
-/// A vector element (`Float2`, `Float4`, `Double2`, `Int2`, `Int4`) seen as `LANES`
-/// consecutive elements of `Lane`: what `load2`/`load4` read and `store2`/`store4` write
+/// A vector element (`Float2`, `Float4`, `Double2`, `Int2`, `Int4`, and the 16-bit
+/// `Half2`..`Bf16x8` a `#copy` moves) seen as `LANES` consecutive elements of `Lane`:
+/// what `load2`/`load4`/`load8` read and `store2`/`store4`/`store8` write
 /// (see [`crate::Access::load_vector`]). Sealed: the accesses rely on `LANES` and on
 /// [`Vector::from_lanes`] asking for lanes `0..LANES` only.
 pub trait Vector: Element + sealed::Sealed {
     /// The element type of one lane.
     type Lane: Element;
-    /// The number of lanes (2 or 4).
+    /// The number of lanes (2, 4 or 8).
     const LANES: usize;
     /// The vector whose lane `i` is `lane(i)`, for `i` in `0..LANES`, in that order.
     fn from_lanes(lane: impl FnMut(usize) -> Self::Lane) -> Self;
@@ -550,13 +551,13 @@ floats! {
 }
 
 /// An element type with a vector of two lanes: `f32` (`Float2`), `f64` (`Double2`), `i32`
-/// (`Int2`); what `load2`/`store2` move.
+/// (`Int2`), `f16` (`Half2`), `bf16` (`Bf16x2`); what `load2`/`store2` move.
 pub trait HasVector2: Element {
     type Vector2: Vector<Lane = Self>;
 }
 
-/// An element type with a vector of four lanes: `f32` (`Float4`), `i32` (`Int4`); what
-/// `load4`/`store4` move.
+/// An element type with a vector of four lanes: `f32` (`Float4`), `i32` (`Int4`), `f16`
+/// (`Half4`), `bf16` (`Bf16x4`); what `load4`/`store4` move.
 pub trait HasVector4: Element {
     type Vector4: Vector<Lane = Self>;
 }
@@ -610,6 +611,70 @@ impl HasVector4 for i32 {
     type Vector4 = Int4;
 }
 
+/// An element type with a vector of eight lanes: `f16` (`Half8`), `bf16` (`Bf16x8`); what
+/// a `#copy` moves 16 bytes of them by.
+pub trait HasVector8: Element {
+    type Vector8: Vector<Lane = Self>;
+}
+
+macro_rules! move_vectors {
+    ($($(#[$doc:meta])* $name:ident($lane:ty, $n:literal, align $align:literal) $has:ident::$assoc:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[repr(C, align($align))]
+        #[derive(Debug, Clone, Copy, PartialEq, Default)]
+        pub struct $name {
+            pub lanes: [$lane; $n],
+        }
+
+        impl sealed::Sealed for $name {}
+
+        impl Vector for $name {
+            type Lane = $lane;
+            const LANES: usize = $n;
+
+            #[inline(always)]
+            fn from_lanes(lane: impl FnMut(usize) -> $lane) -> Self {
+                // `from_fn` calls `lane` for 0, 1, ... in order.
+                $name { lanes: std::array::from_fn(lane) }
+            }
+
+            #[inline(always)]
+            fn lane(&self, i: usize) -> $lane {
+                self.lanes[i]
+            }
+        }
+
+        impl $has for $lane {
+            type $assoc = $name;
+        }
+
+        // SAFETY: repr(C) of plain 16-bit numbers with the alignment of the C struct the
+        // generated code declares; no padding, no pointers.
+        unsafe impl DeviceRepr for $name {}
+        // SAFETY: every lane is a number, for which all-zero bits are valid.
+        unsafe impl ValidAsZeroBits for $name {}
+        // SAFETY: size and alignment equal the generated C struct's (checked by tests).
+        unsafe impl Element for $name {
+            const ELEM: ElemType = ElemType::$name;
+        }
+    )*};
+}
+
+move_vectors! {
+    /// Two `f16`s moved as one 4-byte access (a `#copy`'s vector; no arithmetic).
+    Half2(half::f16, 2, align 4) HasVector2::Vector2,
+    /// Four `f16`s moved as one 8-byte access.
+    Half4(half::f16, 4, align 8) HasVector4::Vector4,
+    /// Eight `f16`s moved as one 16-byte access.
+    Half8(half::f16, 8, align 16) HasVector8::Vector8,
+    /// Two `bf16`s moved as one 4-byte access (a `#copy`'s vector; no arithmetic).
+    Bf16x2(half::bf16, 2, align 4) HasVector2::Vector2,
+    /// Four `bf16`s moved as one 8-byte access.
+    Bf16x4(half::bf16, 4, align 8) HasVector4::Vector4,
+    /// Eight `bf16`s moved as one 16-byte access.
+    Bf16x8(half::bf16, 8, align 16) HasVector8::Vector8,
+}
+
 vector_elements! {
     /// CUDA's `float2` (8-byte aligned).
     Float2(f32, align 8) { x, y },
@@ -659,5 +724,7 @@ mod tests {
         check(Double2::new(1.0, -2.0));
         check(Int2::new(1, -2));
         check(Int4::new(1, -2, 3, -4));
+        let h = |x: f32| half::bf16::from_f32(x);
+        check(Bf16x8::from_lanes(|i| h(i as f32)));
     }
 }

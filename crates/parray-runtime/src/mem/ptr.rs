@@ -46,7 +46,7 @@ use crate::device_id::DeviceId;
 use crate::mem::atomics::{AtomicAdd, AtomicSwap};
 use crate::mem::elem::{
     load_field_relaxed, load_fields, load_relaxed, store_field_relaxed, store_fields,
-    store_relaxed, Element, FieldArrays, HasVector2, HasVector4, Vector,
+    store_relaxed, Element, FieldArrays, HasVector2, HasVector4, HasVector8, Vector,
 };
 use crate::mem::in_flight::Held;
 use crate::mem::watch::{self, Clock, Watch};
@@ -698,6 +698,32 @@ pub trait Access<T: Element> {
         self.load_vector(off)
     }
 
+    /// Eight elements from `off` as one vector (`Bf16x8` of `bf16`): a `#copy`'s
+    /// 16-byte move of 16-bit elements. `off` must be a multiple of 8 from the start of
+    /// the array (see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn load8(&self, off: usize) -> T::Vector8
+    where
+        T: HasVector8,
+    {
+        self.load_vector(off)
+    }
+
+    /// [`Access::load8`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn load8_unchecked(&self, off: usize) -> T::Vector8
+    where
+        T: HasVector8,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.load_vector_unchecked(off) }
+    }
+
     /// [`Access::load2`] without the checks.
     ///
     /// # Safety
@@ -830,6 +856,31 @@ pub trait AccessMut<T: Element>: Access<T> {
         T: HasVector4,
     {
         self.store_vector(off, v)
+    }
+
+    /// `p.store8(off, v)`: the eight lanes of `v` to the elements from `off` (a multiple
+    /// of 8 from the start of the array; see [`Access::load_vector`]).
+    #[inline(always)]
+    #[track_caller]
+    fn store8(&self, off: usize, v: T::Vector8)
+    where
+        T: HasVector8,
+    {
+        self.store_vector(off, v)
+    }
+
+    /// [`AccessMut::store8`] without the checks.
+    ///
+    /// # Safety
+    /// As [`Access::load_vector_unchecked`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn store8_unchecked(&self, off: usize, v: T::Vector8)
+    where
+        T: HasVector8,
+    {
+        // SAFETY: forwarded.
+        unsafe { self.store_vector_unchecked(off, v) }
     }
 
     /// [`AccessMut::store2`] without the checks.
