@@ -621,14 +621,23 @@ impl<'b> Facts<'b> {
     ) {
         let reach = offsets.iter().copied().max().map_or(0, i128::from);
         let place = self.place(tile);
-        let extent = place
-            .as_ref()
-            .and_then(|p| extents.known.get(&p.root).copied());
-        let within = place
-            .as_ref()
-            .and_then(|p| p.displacement)
-            .zip(extent)
-            .is_some_and(|((lo, hi), n)| lo >= 0 && hi + reach < i128::from(n));
+        // The tile's array is one the body created (the type check says so).
+        let extent = place.as_ref().and_then(|p| match p.root {
+            Root::Local(id) => self.created.get(&id).copied(),
+            _ => None,
+        });
+        let within = place.as_ref().zip(extent).is_some_and(|(p, n)| {
+            let n = i128::from(n);
+            let by_intervals = p
+                .displacement
+                .is_some_and(|(lo, hi)| lo >= 0 && hi + reach < n);
+            // Else its start as a sum of the loop's values (`s + $T[0][16 * k]$`).
+            let by_sums = || {
+                let last = p.linear.clone()?.add_scaled(&Linear::constant(reach), 1);
+                Some(self.within_under_guards(&last, n))
+            };
+            by_intervals || by_sums() == Some(true)
+        });
         if !within {
             let extent = extent.map_or("its".to_string(), |n| format!("its {n}"));
             proof.errors.push(Diag::new(
@@ -1737,7 +1746,10 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
             })
         });
         if let Stmt::Mma {
-            a, b, wgmma: Some(w), ..
+            a,
+            b,
+            wgmma: Some(w),
+            ..
         } = s
         {
             for (tile, offsets, what) in [(&*a, &w.a_offsets, "A"), (&*b, &w.b_offsets, "B")] {
