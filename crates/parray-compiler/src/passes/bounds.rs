@@ -607,6 +607,46 @@ impl<'b> Facts<'b> {
         shared && proved && self.aligned(base, at, 8)
     }
 
+    /// Proves that a wgmma's tile `tile` (a shared array plus an offset) holds every element
+    /// the tensor core reads of it (`offsets`, from the tile's start), else says so: the
+    /// instruction reads shared memory by its descriptor, past any check a body's accesses
+    /// have, so an unproved tile is a compile error, not a checked access.
+    fn tile_within(
+        &self,
+        tile: &Expr,
+        offsets: &[u32],
+        what: &str,
+        extents: &Extents,
+        proof: &mut Proof,
+    ) {
+        let reach = offsets.iter().copied().max().map_or(0, i128::from);
+        let place = self.place(tile);
+        // The tile's array is one the body created (the type check says so).
+        let extent = place.as_ref().and_then(|p| match p.root {
+            Root::Local(id) => self.created.get(&id).copied(),
+            _ => None,
+        });
+        let within = place.as_ref().zip(extent).is_some_and(|(p, n)| {
+            let n = i128::from(n);
+            let by_intervals = p
+                .displacement
+                .is_some_and(|(lo, hi)| lo >= 0 && hi + reach < n);
+            // Else its start as a sum of the loop's values (`s + $T[0][16 * k]$`).
+            let by_sums = || {
+                let last = p.linear.clone()?.add_scaled(&Linear::constant(reach), 1);
+                Some(self.within_under_guards(&last, n))
+            };
+            by_intervals || by_sums() == Some(true)
+        });
+        if !within {
+            let extent = extent.map_or("its".to_string(), |n| format!("its {n}"));
+            proof.errors.push(Diag::new(
+                tile.span,
+                format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads {} elements from this start, which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); index the array by a form of the tile's type whose indices the loop bounds, e.g. `s + $T[0][16 * k]$` with `k` in `0..4`", reach + 1),
+            ));
+        }
+    }
+
     /// Whether the vector access `base.load{lanes}(at)` (or its store) is known to start at
     /// a multiple of `lanes` from its root's start.
     fn aligned(&self, base: &Expr, at: &Expr, lanes: u8) -> bool {
@@ -1705,6 +1745,17 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 crate::ir::PartMut::Body(b) => mark(b, facts, extents, proof),
             })
         });
+        if let Stmt::Mma {
+            a,
+            b,
+            wgmma: Some(w),
+            ..
+        } = s
+        {
+            for (tile, offsets, what) in [(&*a, &w.a_offsets, "A"), (&*b, &w.b_offsets, "B")] {
+                facts.tile_within(tile, offsets, what, extents, proof);
+            }
+        }
         if let Stmt::Matrices {
             base,
             at,
