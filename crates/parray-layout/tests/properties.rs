@@ -659,6 +659,7 @@ enum Naive {
     Add(Box<Naive>, Box<Naive>),
     Scale(Box<Naive>, u64),
     Digit(Box<Naive>, u64, Option<u64>),
+    Xor(Box<Naive>, Box<Naive>),
 }
 
 impl Naive {
@@ -672,6 +673,7 @@ impl Naive {
                 let q = a.eval(v) / d;
                 m.map_or(q, |m| q % m)
             }
+            Naive::Xor(a, b) => a.eval(v) ^ b.eval(v),
         }
     }
 
@@ -683,12 +685,13 @@ impl Naive {
             Naive::Add(a, b) => a.build(vars).add(&b.build(vars), vars),
             Naive::Scale(a, k) => a.build(vars).scale(*k),
             Naive::Digit(a, d, m) => parray_layout::expr::digit(&a.build(vars), *d, *m, vars),
+            Naive::Xor(a, b) => parray_layout::expr::xor(&a.build(vars), &b.build(vars)),
         }
     }
 }
 
 fn naive(c: &mut gen::Choices, nvars: usize, depth: u32) -> Naive {
-    let op = if depth == 0 { c.below(2) } else { c.below(6) };
+    let op = if depth == 0 { c.below(2) } else { c.below(7) };
     let small = [1u64, 2, 3, 4, 6, 8, 12, 16];
     match op {
         0 => Naive::Var(c.below(nvars as u64) as usize),
@@ -698,6 +701,10 @@ fn naive(c: &mut gen::Choices, nvars: usize, depth: u32) -> Naive {
             Box::new(naive(c, nvars, depth - 1)),
         ),
         3 => Naive::Scale(Box::new(naive(c, nvars, depth - 1)), *c.pick(&small)),
+        6 => Naive::Xor(
+            Box::new(naive(c, nvars, depth - 1)),
+            Box::new(naive(c, nvars, depth - 1)),
+        ),
         _ => {
             let d = *c.pick(&small);
             let m = if c.flag(70) {
@@ -713,7 +720,9 @@ fn naive(c: &mut gen::Choices, nvars: usize, depth: u32) -> Naive {
 proptest! {
     #![proptest_config(config(1024))]
 
-    /// digit/add/scale agree with direct arithmetic for every in-range assignment.
+    /// digit/add/scale/xor agree with direct arithmetic for every in-range assignment, and
+    /// the form's `max` bounds its values, also under narrower bounds of its variables
+    /// (the bounds pass bounds a `$...$` offset by its indices' ranges so).
     #[test]
     fn simplifier_agrees_with_arithmetic(v in gen::choices()) {
         let mut c = gen::Choices::new(v);
@@ -727,10 +736,19 @@ proptest! {
         let depth = 1 + c.below(5) as u32;
         let n = naive(&mut c, nvars, depth);
         let e = n.build(&vars);
+        let mut narrowed = vars.clone();
+        let narrow: Vec<u64> = maxes.iter().enumerate().map(|(k, &max)| {
+            let m = c.below(max + 1);
+            narrowed.bind(&format!("v{k}"), m);
+            m
+        }).collect();
         let mut assign = vec![0u64; nvars];
         loop {
             prop_assert_eq!(e.eval(&assign), n.eval(&assign), "{:?} simplified to {} at {:?} (max {:?})", n, e.to_source(&vars), assign, maxes);
             prop_assert!(e.eval(&assign) <= e.max(&vars), "{:?}: max {} below a value", n, e.max(&vars));
+            if assign.iter().zip(&narrow).all(|(a, m)| a <= m) {
+                prop_assert!(e.eval(&assign) <= e.max(&narrowed), "{:?}: max {} under {:?} below the value at {:?}", n, e.max(&narrowed), narrow, assign);
+            }
             let mut k = 0;
             while k < nvars && assign[k] == maxes[k] {
                 assign[k] = 0;

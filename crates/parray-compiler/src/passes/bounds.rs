@@ -441,8 +441,8 @@ fn drop_decided_branches(stmts: &mut [Stmt], facts: &Facts) {
 }
 
 /// Low bits known to be zero in a value are counted up to this: enough for every
-/// vector's lanes.
-const TWOS: u32 = 8;
+/// vector's lanes and for a wgmma tile's start (1024 bytes, 512 two-byte elements).
+const TWOS: u32 = 16;
 
 /// The low zero bits of `v` (all, for 0), up to [`TWOS`].
 fn twos_of_constant(v: u128) -> u32 {
@@ -608,15 +608,16 @@ impl<'b> Facts<'b> {
     }
 
     /// Proves that a wgmma's tile `tile` (a shared array plus an offset) holds every element
-    /// the tensor core reads of it (`offsets`, from the tile's start), else says so: the
-    /// instruction reads shared memory by its descriptor, past any check a body's accesses
-    /// have, so an unproved tile is a compile error, not a checked access.
+    /// the tensor core reads of it (`offsets`, from the tile's start) and starts at a
+    /// multiple of `alignment` bytes from its array's, else says so: the instruction reads
+    /// shared memory by its descriptor, past any check a body's accesses have, and its
+    /// swizzle acts on absolute address bits, so an unproved tile is a compile error.
     fn tile_within(
         &self,
         tile: &Expr,
         offsets: &[u32],
+        alignment: u64,
         what: &str,
-        extents: &Extents,
         proof: &mut Proof,
     ) {
         let reach = offsets.iter().copied().max().map_or(0, i128::from);
@@ -642,7 +643,18 @@ impl<'b> Facts<'b> {
             let extent = extent.map_or("its".to_string(), |n| format!("its {n}"));
             proof.errors.push(Diag::new(
                 tile.span,
-                format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads {} elements from this start, which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); index the array by a form of the tile's type whose indices the loop bounds, e.g. `s + $T[0][16 * k]$` with `k` in `0..4`", reach + 1),
+                format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads elements up to {reach} past this start, all of which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); start the tile at a `$...$` form of the array's type whose indices stay inside their dimensions, e.g. `sa + $AS[st][0][2 * s][0][0]$` with `st = kt % 2` and `s` in `0..4`"),
+            ));
+            return;
+        }
+        // bf16 or half: 2 bytes an element.
+        let start_bytes = 2u64
+            .checked_shl(place.map_or(0, |p| p.twos))
+            .unwrap_or(u64::MAX);
+        if start_bytes < alignment {
+            proof.errors.push(Diag::new(
+                tile.span,
+                format!("{what} of this wgmma is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}): its descriptor addresses 16-byte units and its swizzle acts on absolute address bits, so a tile must start where its type's pattern does; a k-step within a swizzled K-major tile is not a pointer move: step through an unswizzled tile of core matrices, or an MN-major swizzled one by whole rows of its atoms (SPEC 3.5, \"Alignment and the k-step\")"),
             ));
         }
     }
@@ -1317,15 +1329,20 @@ impl<'b> Facts<'b> {
                 (0, t.expr.max(&t.vars) as i128)
             }
             ExprKind::Offset { off, args, .. } => {
-                // The offset's bound holds when every index lies inside its dimension.
+                // The offset's bound holds when every index lies inside its dimension; an
+                // offset only grows with each index (its terms are positive multiples of
+                // indices and of digits and XORs of them), so its largest value is that at
+                // the indices' largest values (`$AS[st][0][2 * s][0][0]$` stays in `AS[1]`).
+                let mut vars = off.vars.clone();
                 for (k, a) in args.iter().enumerate() {
-                    let max = off.vars.max(parray_layout::VarId(k as u32)) as i128;
+                    let var = parray_layout::VarId(k as u32);
                     let (lo, hi) = self.interval(a)?;
-                    if lo < 0 || hi > max {
+                    if lo < 0 || hi > i128::from(off.vars.max(var)) {
                         return None;
                     }
+                    vars.bind(off.vars.name(var), hi as u64);
                 }
-                (off.expr.konst as i128, off.expr.max(&off.vars) as i128)
+                (off.expr.konst as i128, off.expr.max(&vars) as i128)
             }
             ExprKind::Cast(x, s) if s.is_int() => self.interval(x)?,
             // `x & m` with `m` in `[0, hi]` lies in `[0, hi]` whatever `x` is (two's
@@ -1338,6 +1355,18 @@ impl<'b> Facts<'b> {
                     .map(|(_, hi)| hi)
                     .min()?;
                 (0, hi)
+            }
+            // `x % m` of an unsigned `x` lies in `[0, m)` whatever `x` is (a stage
+            // `kt % 2` of a loop over a size given at run time).
+            ExprKind::Binary(BinOp::Rem, l, r)
+                if self.type_range(l.ty).is_some_and(|(lo, _)| lo == 0)
+                    && self.interval(l).is_none() =>
+            {
+                let (lo, hi) = self.interval(r)?;
+                if lo <= 0 {
+                    return None;
+                }
+                (0, hi - 1)
             }
             ExprKind::Binary(op, l, r) => {
                 let (a, b) = (self.interval(l)?, self.interval(r)?);
@@ -1752,8 +1781,13 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
             ..
         } = s
         {
-            for (tile, offsets, what) in [(&*a, &w.a_offsets, "A"), (&*b, &w.b_offsets, "B")] {
-                facts.tile_within(tile, offsets, what, extents, proof);
+            let tiles = [
+                (&*a, &w.a, &w.a_offsets, "A"),
+                (&*b, &w.b, &w.b_offsets, "B"),
+            ];
+            for (tile, descriptor, offsets, what) in tiles {
+                let alignment = descriptor.swizzle.alignment();
+                facts.tile_within(tile, offsets, alignment, what, proof);
             }
         }
         if let Stmt::Matrices {
