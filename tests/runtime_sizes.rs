@@ -1103,3 +1103,100 @@ fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray:
     }
     Ok(())
 }
+
+mod host_c;
+
+parray! {
+    // Rows of OW floats given when the program runs (61: odd), in one tile of 64 columns
+    // that reaches past them; the same rows at the literal size 61.
+    const OW;
+    dmem float [64][OW] ORW;
+    float [#ORW_0][[ceil(OW / 64)][64]#ORW_1] ORT;
+    dmem float [64][61] LRW;
+    float [#LRW_0][[ceil(61 / 64)][64]#LRW_1] LRT;
+    smem float [64][64] OTILE;
+    dmem float [64][64] OOUT;
+    cuda(float* src, float* dst) [1][64] OROWS;
+}
+
+const ODD: usize = 61;
+
+/// Row `r` of 61 elements into a tile of 64 columns, zeros past the row: what the copies
+/// below give.
+fn odd_rows_in_tiles(rows: &[f32]) -> Vec<f32> {
+    (0..64 * 64)
+        .map(|i| match (i / 64, i % 64) {
+            (r, c) if c < ODD => rows[r * ODD + c],
+            _ => 0.0,
+        })
+        .collect()
+}
+
+/// A guarded copy of rows of 61 into a tile of 64 columns (`if |c| c < n else 0.0`) keeps
+/// its guard in the kernel made at the bound size, as in the kernel of the literal size:
+/// the copy's vector loop (16 float4) and its element loop (64 floats) share their
+/// variable, and the range the prover's walk left last (the vector loop's, below 16) once
+/// decided `c < 61` always true, dropping the guard, so each thread read past its row
+/// (wrong elements on the GPU, a fault past the array). The emulation runs a body of
+/// run-time sizes as written, not that kernel: the specialised kernel is also run here on
+/// host threads (`tests/host_c`), and the literal one on the emulation, which runs the
+/// kernel's own body.
+#[test]
+fn a_guarded_copy_of_odd_rows_keeps_its_guard_in_the_specialised_kernel() -> parray::Result<()> {
+    OW.bind(ODD)?;
+    let rows: Vec<f32> = (0..64 * ODD).map(|k| (k + 1) as f32).collect();
+    let want = odd_rows_in_tiles(&rows);
+    let (mut src, mut lsrc) = (ORW::create()?, LRW::create()?);
+    src.copy_from_slice(&rows)?;
+    lsrc.copy_from_slice(&rows)?;
+    let (mut out, mut lout) = (OOUT::create()?, OOUT::create()?);
+    detour!(OROWS(&src, &mut out) {
+        let s = OTILE::create();
+        let r = $tid_1$;
+        let n = $dim(ORW_1)$;
+        #copy ORT_1_1(src + $ORT[r][[0][0]]$) to OTILE_1(s + $OTILE[r][0]$) if |c| c < n else 0.0;
+        #copy OTILE_1(s + $OTILE[r][0]$) to OOUT_1(dst + $OOUT[r][0]$);
+    })?;
+    detour!(OROWS(&lsrc, &mut lout) {
+        let s = OTILE::create();
+        let r = $tid_1$;
+        let n = $dim(LRW_1)$;
+        #copy LRT_1_1(src + $LRT[r][[0][0]]$) to OTILE_1(s + $OTILE[r][0]$) if |c| c < n else 0.0;
+        #copy OTILE_1(s + $OTILE[r][0]$) to OOUT_1(dst + $OOUT[r][0]$);
+    })?;
+    assert!(out.to_vec()? == want, "at run time: {:?}", out.to_vec()?);
+    assert!(lout.to_vec()? == want, "literal: {:?}", lout.to_vec()?);
+    let (src, dst) = ((), ());
+    let specialised = kernel_source!(OROWS(src, dst) {
+        let s = OTILE::create();
+        let r = $tid_1$;
+        let n = $dim(ORW_1)$;
+        #copy ORT_1_1(src + $ORT[r][[0][0]]$) to OTILE_1(s + $OTILE[r][0]$) if |c| c < n else 0.0;
+        #copy OTILE_1(s + $OTILE[r][0]$) to OOUT_1(dst + $OOUT[r][0]$);
+    })?;
+    let literal = kernel_source!(OROWS(src, dst) {
+        let s = OTILE::create();
+        let r = $tid_1$;
+        let n = $dim(LRW_1)$;
+        #copy LRT_1_1(src + $LRT[r][[0][0]]$) to OTILE_1(s + $OTILE[r][0]$) if |c| c < n else 0.0;
+        #copy OTILE_1(s + $OTILE[r][0]$) to OOUT_1(dst + $OOUT[r][0]$);
+    });
+    // Each element moved where it lies in the row, and the guard proves its read.
+    assert!(specialised.contains("if (c < n) {"), "{specialised}");
+    assert!(!specialised.contains("__parray_fault"), "{specialised}");
+    assert_eq!(plain(specialised), plain(literal));
+    insta::assert_snapshot!("guarded_copy_of_rows_at_61", specialised);
+    let mut on_host = vec![f32::NAN; 64 * 64];
+    let mut host_rows = rows.clone();
+    let ran = host_c::run_f32(
+        "guarded_copy_of_rows_at_61",
+        specialised,
+        64,
+        &mut [("src", &mut host_rows), ("dst", &mut on_host)],
+    );
+    if let Some(ran) = ran {
+        ran.unwrap_or_else(|e| panic!("{e}\n{specialised}"));
+        assert!(on_host == want, "on host threads: {on_host:?}");
+    }
+    Ok(())
+}

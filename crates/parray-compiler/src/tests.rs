@@ -663,6 +663,56 @@ mod prover {
         assert_eq!(checks, vec![Check::Proved, Check::Proved]);
     }
 
+    /// The same sharing where the longer loop's store is guarded, as a guarded `#copy`'s
+    /// element loop (`for k in 0..8 { if k < 6 { s[k] = 1 } else { s[k] = 2 } }`, then
+    /// `for k in 0..2 { s[k] = 3 }`): its `if` is decided by its own loop's range, so it
+    /// stays; the range the walk saw last (`k` below 2) would have it always true, and
+    /// drop the `else`.
+    #[test]
+    fn loops_sharing_a_variable_each_decide_their_branches_by_their_own_range() {
+        let mut b = B::new(&[]);
+        b.shared("s", ElemType::Int, 8);
+        let k = b.local("k", false, Some(Ty::USIZE));
+        let store = |v: u128, b: &B| {
+            vec![Stmt::Expr {
+                expr: e(ExprKind::Assign(
+                    None,
+                    Box::new(e(ExprKind::Index(
+                        Box::new(b.get("s")),
+                        Box::new(e(ExprKind::Local(k))),
+                        Check::Checked(None),
+                    ))),
+                    Box::new(int(v)),
+                )),
+                loc: loc(),
+            }]
+        };
+        let lp = |end: u128, body: Vec<Stmt>| Stmt::For {
+            var: k,
+            start: int(0),
+            end: int(end),
+            inclusive: false,
+            unroll: None,
+            body,
+            loc: loc(),
+        };
+        let guarded = Stmt::If {
+            cond: bin(BinOp::Lt, e(ExprKind::Local(k)), int(6)),
+            then: store(1, &b),
+            els: Some(store(2, &b)),
+            loc: loc(),
+        };
+        b.body.stmts.push(lp(8, vec![guarded]));
+        let short = store(3, &b);
+        b.body.stmts.push(lp(2, short));
+        let proved = b.checked().unwrap();
+        let mut ifs = 0;
+        crate::ir::visit_stmts(&proved.body().stmts, &mut |s| {
+            ifs += usize::from(matches!(s, Stmt::If { els: Some(_), .. }));
+        });
+        assert_eq!(ifs, 1, "{:#?}", proved.body().stmts);
+    }
+
     /// The one access of a body over the 128-byte swizzle `T` of 16 rows (`64 * r + 8 *
     /// ((c / 8) ^ (r % 8)) + c % 8`, SPEC 2.5 rule 11) at four tiles' places in a shared
     /// array of two tiles (2048 ints):

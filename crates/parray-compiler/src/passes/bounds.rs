@@ -117,7 +117,7 @@ fn prove_body(body: &mut Body) -> Proof {
     let read = body.clone();
     let mut facts = Facts::analyse(&read);
     choose_vectors(&mut body.stmts, &mut facts);
-    drop_decided_branches(&mut body.stmts, &facts);
+    drop_decided_branches(&mut body.stmts, &mut facts);
     // The facts read the body as it was; the marks go into the body itself.
     let read = body.clone();
     let facts = Facts::analyse(&read);
@@ -327,76 +327,92 @@ fn constants(body: &Body, roots: &[RootUse], errors: &mut Vec<Diag>) -> Vec<(Loc
 /// Replaces each [`Stmt::Vectorised`] by its vector loop when every vector access in it is
 /// proved aligned and its guard (if any) true for every element, else by its element loop.
 fn choose_vectors(stmts: &mut [Stmt], facts: &mut Facts) {
-    for s in stmts {
-        if let Stmt::Vectorised {
-            vector,
-            scalar,
-            guard,
-            loc,
-        } = s
-        {
-            let mut aligned = true;
-            visit_exprs(vector.iter(), &mut |e| {
-                if let ExprKind::Vector {
-                    base, at, lanes, ..
-                } = &e.kind
-                {
-                    aligned &= facts.aligned(base, at, *lanes);
-                }
-            });
-            let one = |mut keep: Vec<Stmt>| match keep.len() {
-                1 => keep.pop().expect("one statement"),
-                _ => Stmt::Block {
-                    body: keep,
-                    loc: *loc,
-                },
-            };
-            // The moves without a guard: vectors where aligned.
-            let mut fast = |g: Option<&mut Guard>| match (aligned, g) {
-                (true, _) => std::mem::take(vector),
-                (false, Some(g)) => std::mem::take(&mut g.unguarded),
-                (false, None) => std::mem::take(scalar),
-            };
-            *s = match guard {
-                None => one(fast(None)),
-                Some(g) if facts.always(g) => one(fast(Some(g))),
-                // Where the guard only grows with the digits: the moves without it when
-                // it holds at their largest values (a tile inside the data), else the
-                // guarded ones: vector by vector where the vectors are aligned and their
-                // lanes ordered digits (`copy::per_vector`), else element by element.
-                // Where, besides, every vector lies wholly inside the data or wholly
-                // outside: one test a vector (`copy::whole_vectors`), predicated in C, for
-                // every tile. On the GPU, element by element is the guarded loop alone,
-                // each element's move predicated: the test of the tile and its branch cost
-                // more than they save (the SGEMM at 1000 x 999 x 777, kernel alone on an
-                // H200: 59.5 us with them, 53.0 without).
-                Some(g) if facts.grows_with_digits(g) => {
-                    let whole = g.whole.take().filter(|w| aligned && facts.lanes_agree(w));
-                    let per_vector = std::mem::take(&mut g.per_vector);
-                    let by_vectors = aligned && !per_vector.is_empty();
-                    match whole {
-                        Some(whole) => one(whole.moves),
-                        None if !by_vectors && facts.body.target == Target::Cuda => {
-                            one(std::mem::take(scalar))
-                        }
-                        None => Stmt::If {
-                            cond: g.at_most.clone(),
-                            then: fast(Some(g)),
-                            els: Some(match by_vectors {
-                                true => per_vector,
-                                false => std::mem::take(scalar),
-                            }),
-                            loc: *loc,
-                        },
-                    }
-                }
-                Some(_) => one(std::mem::take(scalar)),
-            };
-        }
-        s.for_each_part_mut(&mut |part| {
-            if let crate::ir::PartMut::Body(b) = part {
-                choose_vectors(b, facts);
+    in_loops(stmts, facts, &mut choose_vector);
+}
+
+/// [`choose_vectors`] of one statement (not of those inside it).
+fn choose_vector(s: &mut Stmt, facts: &mut Facts) {
+    if let Stmt::Vectorised {
+        vector,
+        scalar,
+        guard,
+        loc,
+    } = s
+    {
+        let mut aligned = true;
+        visit_exprs(vector.iter(), &mut |e| {
+            if let ExprKind::Vector {
+                base, at, lanes, ..
+            } = &e.kind
+            {
+                aligned &= facts.aligned(base, at, *lanes);
             }
+        });
+        let one = |mut keep: Vec<Stmt>| match keep.len() {
+            1 => keep.pop().expect("one statement"),
+            _ => Stmt::Block {
+                body: keep,
+                loc: *loc,
+            },
+        };
+        // The moves without a guard: vectors where aligned.
+        let mut fast = |g: Option<&mut Guard>| match (aligned, g) {
+            (true, _) => std::mem::take(vector),
+            (false, Some(g)) => std::mem::take(&mut g.unguarded),
+            (false, None) => std::mem::take(scalar),
+        };
+        *s = match guard {
+            None => one(fast(None)),
+            Some(g) if facts.always(g) => one(fast(Some(g))),
+            // Where the guard only grows with the digits: the moves without it when
+            // it holds at their largest values (a tile inside the data), else the
+            // guarded ones: vector by vector where the vectors are aligned and their
+            // lanes ordered digits (`copy::per_vector`), else element by element.
+            // Where, besides, every vector lies wholly inside the data or wholly
+            // outside: one test a vector (`copy::whole_vectors`), predicated in C, for
+            // every tile. On the GPU, element by element is the guarded loop alone,
+            // each element's move predicated: the test of the tile and its branch cost
+            // more than they save (the SGEMM at 1000 x 999 x 777, kernel alone on an
+            // H200: 59.5 us with them, 53.0 without).
+            Some(g) if facts.grows_with_digits(g) => {
+                let whole = g.whole.take().filter(|w| aligned && facts.lanes_agree(w));
+                let per_vector = std::mem::take(&mut g.per_vector);
+                let by_vectors = aligned && !per_vector.is_empty();
+                match whole {
+                    Some(whole) => one(whole.moves),
+                    None if !by_vectors && facts.body.target == Target::Cuda => {
+                        one(std::mem::take(scalar))
+                    }
+                    None => Stmt::If {
+                        cond: g.at_most.clone(),
+                        then: fast(Some(g)),
+                        els: Some(match by_vectors {
+                            true => per_vector,
+                            false => std::mem::take(scalar),
+                        }),
+                        loc: *loc,
+                    },
+                }
+            }
+            Some(_) => one(std::mem::take(scalar)),
+        };
+    }
+}
+
+/// Applies `visit` to each statement of `stmts` and then to those inside it (as `visit`
+/// left it), each loop's body with the loop's variable at its own range: two loops may
+/// share a variable (a `#copy`'s vector loop and its element loop), so the range the
+/// forward walk left last is not each loop's.
+fn in_loops(stmts: &mut [Stmt], facts: &mut Facts, visit: &mut dyn FnMut(&mut Stmt, &mut Facts)) {
+    for s in stmts {
+        visit(s, facts);
+        let own = facts.loop_range(s);
+        facts.narrowed(own, |facts| {
+            s.for_each_part_mut(&mut |part| {
+                if let crate::ir::PartMut::Body(b) = part {
+                    in_loops(b, facts, visit);
+                }
+            })
         });
     }
 }
@@ -417,8 +433,8 @@ fn assigned_locals(body: &Body) -> std::collections::HashSet<LocalId> {
 /// Replaces each `if` whose condition the intervals decide (`if $dim(T_0)$ == 1` at a
 /// size the specialisation folded) by the branch it takes: a kernel holds no code it
 /// never runs.
-fn drop_decided_branches(stmts: &mut [Stmt], facts: &Facts) {
-    for s in stmts {
+fn drop_decided_branches(stmts: &mut [Stmt], facts: &mut Facts) {
+    in_loops(stmts, facts, &mut |s, facts| {
         if let Stmt::If {
             cond, then, els, ..
         } = s
@@ -432,12 +448,7 @@ fn drop_decided_branches(stmts: &mut [Stmt], facts: &Facts) {
                 *s = Stmt::Block { body, loc: s.loc() };
             }
         }
-        s.for_each_part_mut(&mut |part| {
-            if let crate::ir::PartMut::Body(b) = part {
-                drop_decided_branches(b, facts);
-            }
-        });
-    }
+    });
 }
 
 /// Low bits known to be zero in a value are counted up to this: enough for every
@@ -807,6 +818,22 @@ impl<'b> Facts<'b> {
         }
     }
 
+    /// The range of a loop's variable inside its body: a `for` loop's own, or a stride
+    /// loop's ([`Facts::stride_loop`]); `None` for any other statement.
+    fn loop_range(&self, s: &Stmt) -> Option<(LocalId, Narrowed)> {
+        match s {
+            Stmt::While { cond, body, .. } => self.stride_loop(cond, body),
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                ..
+            } => self.for_range(start, end, *inclusive).map(|r| (*var, r)),
+            _ => None,
+        }
+    }
+
     /// The range of the variable of a stride loop, `while i < end { ...; i += step; }`,
     /// inside its body: `0..end` when `i` is unsigned, `end` is bounded, by numbers or a
     /// size given at run time (and does not depend on `i`), the body ends with `i += step`
@@ -1017,19 +1044,25 @@ impl<'b> Facts<'b> {
     /// Whether a guarded copy's guard holds for every value of its digits (each below its
     /// size): the intervals decide it true.
     fn always(&mut self, guard: &Guard) -> bool {
+        self.at_digits(guard, |facts| facts.decided(&guard.pred) == Some(true))
+    }
+
+    /// `f` of the facts with each digit of `guard` in its element loop's range, below its
+    /// size (a one-dimensional copy's digit is `k`, which its vector loop shares).
+    fn at_digits<T>(&mut self, guard: &Guard, f: impl FnOnce(&Self) -> T) -> T {
         let outside: Vec<_> = guard
             .digits
             .iter()
             .map(|&(d, size)| (d, self.ranges.insert(d, (0, size as i128 - 1))))
             .collect();
-        let holds = self.decided(&guard.pred) == Some(true);
+        let out = f(self);
         for (d, range) in outside {
             match range {
                 Some(r) => self.ranges.insert(d, r),
                 None => self.ranges.remove(&d),
             };
         }
-        holds
+        out
     }
 
     /// Whether a guarded copy's guard at a vector's first lane and at its last agree for
@@ -1106,7 +1139,12 @@ impl<'b> Facts<'b> {
     /// comparisons `a < b` (or `<=`, `>`, `>=`) of sums joined by `&&`, and in each the
     /// smaller side less the larger has no negative multiple of a digit (or of the index
     /// the digits are of).
-    fn grows_with_digits(&self, guard: &Guard) -> bool {
+    fn grows_with_digits(&mut self, guard: &Guard) -> bool {
+        self.at_digits(guard, |facts| facts.grows_at_digits(guard))
+    }
+
+    /// [`Facts::grows_with_digits`], with the digits at their ranges.
+    fn grows_at_digits(&self, guard: &Guard) -> bool {
         let mut said = Vec::new();
         if !self.facts_of(&guard.pred, &mut said) {
             return false;
@@ -1754,17 +1792,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
         // loop's its own: two loops may share a variable (a `#copy`'s vector loop and its
         // element loop, each over its own range), so the range the forward walk left
         // last is not each loop's.
-        let stride = match s {
-            Stmt::While { cond, body, .. } => facts.stride_loop(cond, body),
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                ..
-            } => facts.for_range(start, end, *inclusive).map(|r| (*var, r)),
-            _ => None,
-        };
+        let stride = facts.loop_range(s);
         facts.narrowed(stride, |facts| {
             s.for_each_part_mut(&mut |part| match part {
                 crate::ir::PartMut::Expr(e) => {

@@ -23,7 +23,17 @@ static dim3 blockDim, gridDim;
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+// A GNU attribute: `alignas` may not stand between `static` and the type.
+#define __align__(n) __attribute__((aligned(n)))
+
+// CUDA's vector types, as a kernel's vector moves name them (`*(float4*)p = *(const
+// float4*)q`).
+struct alignas(8) float2 {
+    float x, y;
+};
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
 
 static std::barrier<>* parray_block_barrier;
 inline void __syncthreads() { parray_block_barrier->arrive_and_wait(); }
