@@ -390,7 +390,8 @@ fn bf16_gemm_on_tensor_cores() {
         "{out}"
     );
     assert!(out.ends_with("check: ok\n"), "{out}");
-    // 544 tiles on the 528 blocks of the run-time grid: a block makes two, reusing its stages.
+    // 544 tiles on the 396 blocks of the run-time grid: a block makes two, reusing its stages;
+    // one k-tile, fewer than the stages the pipeline fills first.
     let out = run_example(
         "gemm_bf16",
         &["--m", "2176", "--n", "2048", "--k", "64", "--tile", "128"],
