@@ -10,10 +10,11 @@
 //! sum |a b|), the tolerance SPEC 3.5 states. N = 8, 64, 128 and 256; MN-major tiles (the
 //! transpose bits); `half` tiles; a k-loop over a 64 x 64 tile in four 16-wide steps,
 //! synchronous and `#mma async` with one `#mma wait`; tiles in the dynamic shared memory;
-//! a kernel made at run time. On the CPU these check
-//! the types and the accumulator's table (the emulation reads the tiles through the
-//! types); on a GPU the descriptors against the hardware. Runs on the GPU where there is
-//! one (`PARRAY_BACKEND=cuda`; a wgmma needs an sm_90 GPU), else on the CPU emulation.
+//! a kernel made at run time; a block of two warpgroups, each its own product. On the CPU
+//! these check the types and the accumulator's table (the emulation reads the tiles
+//! through the types); on a GPU the descriptors against the hardware. Runs on the GPU
+//! where there is one (`PARRAY_BACKEND=cuda`; a wgmma needs an sm_90 GPU), else on the CPU
+//! emulation.
 
 use parray::prelude::*;
 use parray::Array;
@@ -748,5 +749,116 @@ fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
         c.contains("__shared__ __align__(16) __nv_bfloat16 sa[4096];"),
         "{c}"
     );
+    Ok(())
+}
+
+parray! {
+    // Two warpgroups a block, w (G2_1_0), each of t2, t1, t0 (G2_1_1_0, G2_1_1_1,
+    // G2_1_1_2): the accumulator names the three and not w, so each warpgroup holds its own.
+    cuda(bf16* a, bf16* b, float* d) [1][[2][[4][8][4]]] G2;
+    rmem float [8][2][#G2_1_1_0][#G2_1_1_1][#G2_1_1_2][2] ACC2_REGS;
+    float [[#ACC2_REGS_2][#ACC2_REGS_1][#ACC2_REGS_3]][[#ACC2_REGS_0][#ACC2_REGS_4][#ACC2_REGS_5]] ACC2;
+    // A 128 x 16 of core matrices (m / 8, k / 8, m % 8, k % 8), warpgroup w's 64 rows from
+    // m / 8 = 8 w; and a 64 x 16 B (n x k, K-major) for each warpgroup.
+    smem bf16 [16][2][8][8] TA2;
+    bf16 [[8#TA2_0][#TA2_2]][[#TA2_1][#TA2_3]] A2;
+    smem bf16 [2][8][2][8][8] TB2;
+    bf16 [[#TB2_2][#TB2_4]][[#TB2_1][#TB2_3]] B2;
+    const BLOCKS2 = 2;
+}
+
+/// A block of two warpgroups: each issues its own wgmma, of its own tiles (its 64 rows of
+/// a 128-row A, its own B) into its own accumulator, the fragment's type naming the
+/// warpgroup's digits and not w (SPEC 3.5, "MMA": the tiles are read at each warpgroup's
+/// first thread's pointers). Both products are checked element by element against f64;
+/// the kernel asks for two such blocks a multiprocessor by a `parray!` constant.
+#[test]
+fn two_warpgroups_of_a_block_compute_two_products() -> parray::Result<()> {
+    let (ha, hb, hc) = (
+        values(11, 128 * 16),
+        values(12, 2 * 16 * 64),
+        values(13, 128 * 64),
+    );
+    let zero = bf16::from_f32(0.0);
+    let (mut sa, mut sb) = (vec![zero; 16384], vec![zero; 16384]);
+    for m in 0..128 {
+        for k in 0..16 {
+            sa[cores(2, m, k)] = ha[m * 16 + k];
+        }
+    }
+    // B of warpgroup w: element (k, n) is hb[(w * 16 + k) * 64 + n], stored n x k.
+    for w in 0..2 {
+        for n in 0..64 {
+            for k in 0..16 {
+                sb[w * 1024 + cores(2, n, k)] = hb[(w * 16 + k) * 64 + n];
+            }
+        }
+    }
+    // Thread t of warpgroup w holds D_w[t1 + 8 v1 + 16 t2][2 t0 + v0 + 8 v2], row 64 w + m
+    // of the 128 x 64 result.
+    let place = |t: usize, v: usize| {
+        let (w, t0, t1, t2) = (t / 128, t % 4, t / 4 % 8, t / 32 % 4);
+        let (v0, v1, v2) = (v % 2, v / 2 % 2, v / 4);
+        (w, 64 * w + t1 + 8 * v1 + 16 * t2, 2 * t0 + v0 + 8 * v2)
+    };
+    let mut c = vec![0f32; 16384];
+    for t in 0..256 {
+        for v in 0..32 {
+            let (_, m, n) = place(t, v);
+            c[t * 32 + v] = hc[m * 64 + n].to_f32();
+        }
+    }
+    let (mut a, mut b, mut d) = (GA::create()?, GB::create()?, GD::create()?);
+    a.copy_from_slice(&sa)?;
+    b.copy_from_slice(&sb)?;
+    d.copy_from_slice(&c)?;
+    macro_rules! source_and_run {
+        ($body:tt) => {
+            (
+                kernel_source!(G2(a, b, d) $body),
+                detour!(G2(&a, &b, &mut d) $body),
+            )
+        };
+    }
+    let (source, run) = source_and_run!({
+        #![min_blocks_per_sm(BLOCKS2)]
+        let sa = TA2::create();
+        let sb = TB2::create();
+        for i in 0..8 {
+            sa[i * 256 + $tid_1$] = a[i * 256 + $tid_1$];
+            sb[i * 256 + $tid_1$] = b[i * 256 + $tid_1$];
+        }
+        let w = $tid_1_0$;
+        let acc = ACC2_REGS::create();
+        for v in 0..32 {
+            acc[v] = d[$tid_1$ * 32 + v];
+        }
+        #sync;
+        #mma ACC2(acc) += A2(sa + $TA2[8 * w][0][0][0]$) * B2(sb + $TB2[w][0][0][0][0]$);
+        for v in 0..32 {
+            d[$tid_1$ * 32 + v] = acc[v];
+        }
+    });
+    run?;
+    assert!(source.contains("__launch_bounds__(256, 2)"), "{source}");
+    let got = d.to_vec()?;
+    for t in 0..256 {
+        for v in 0..32 {
+            let (w, m, n) = place(t, v);
+            let c0 = f64::from(hc[m * 64 + n].to_f32());
+            let (mut exact, mut scale) = (c0, c0.abs());
+            for k in 0..16 {
+                let p = ha[m * 16 + k].to_f64() * hb[(w * 16 + k) * 64 + n].to_f64();
+                exact += p;
+                scale += p.abs();
+            }
+            let err = (f64::from(got[t * 32 + v]) - exact).abs();
+            assert!(
+                err <= scale * 2f64.powi(-16),
+                "warpgroup {w}: D[{m}][{n}] (thread {t}, register {v}) = {} against {exact} (error {err:e})",
+                got[t * 32 + v]
+            );
+        }
+    }
     Ok(())
 }

@@ -158,7 +158,7 @@ pub fn check_block(module: &Module, threads: &str, instr: Instruction) -> Result
                 "`#mma` is executed by the {WARP} lanes of each warp together: the block of `{threads}` ({size} threads) must be whole warps whose lanes are its last dimensions (`[[W][8][4]]`: W warps of 8 x 4 lanes)"
             ),
             Instruction::Wgmma { .. } => format!(
-                "`#mma` of shared-memory tiles is a wgmma, executed by the {WARPGROUP} threads of each warpgroup together: the block of `{threads}` ({size} threads) must be whole warpgroups whose threads are its last dimensions (`[[4][8][4]]`: a warpgroup of 4 warps of 8 x 4 lanes, t2, t1 and t0; a grid of blocks for more)"
+                "`#mma` of shared-memory tiles is a wgmma, executed by the {WARPGROUP} threads of each warpgroup together: the block of `{threads}` ({size} threads) must be whole warpgroups whose threads are its last dimensions (`[[4][8][4]]`: a warpgroup of 4 warps of 8 x 4 lanes, t2, t1 and t0; `[[W][[4][8][4]]]` for W of them)"
             ),
         });
     }

@@ -6,7 +6,7 @@ use parray_compiler::ir::{Root, Target, Ty};
 use parray_compiler::passes::bounds::Proved;
 use parray_compiler::passes::bounds::{self, Proof, RootUse};
 use parray_layout::symbolic::Sizes;
-use parray_layout::{CudaGrid, ThreadKind, TypeClass};
+use parray_layout::{CudaGrid, Module, ThreadKind, TypeClass};
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
@@ -237,6 +237,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
     let body_tokens = preprocess(body.stream())?;
     let mut names = vec![array.clone()];
     dollar_names(&body_tokens, &mut names);
+    names.extend(min_blocks_name(&body_tokens));
     let resolved = match module_for(entries, names, &generics)? {
         Ok(m) => m,
         Err(need) => return Ok(Outcome::Need(need)),
@@ -296,7 +297,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
         ))
     })
     .parse2(body_tokens)?;
-    let min_blocks = min_blocks_per_sm(&attrs)?;
+    let min_blocks = min_blocks_per_sm(&attrs, &module, &runtime)?;
     let mut forms = Forms::new(
         &module,
         Some(Threads {
@@ -899,20 +900,63 @@ impl ConstReads {
     }
 }
 
+/// The constant a body's `#![min_blocks_per_sm(NAME)]` names, to be carried in as the
+/// `$...$` forms' names are.
+fn min_blocks_name(body: &TokenStream) -> Option<Ident> {
+    let tts: Vec<TokenTree> = body.clone().into_iter().collect();
+    tts.windows(3).find_map(|w| match w {
+        [TokenTree::Punct(h), TokenTree::Punct(b), TokenTree::Group(g)]
+            if h.as_char() == '#' && b.as_char() == '!' && g.delimiter() == Delimiter::Bracket =>
+        {
+            match &g.stream().into_iter().collect::<Vec<_>>()[..] {
+                [TokenTree::Ident(a), TokenTree::Group(args)] if a == "min_blocks_per_sm" => {
+                    match &args.stream().into_iter().collect::<Vec<_>>()[..] {
+                        [TokenTree::Ident(n)] => Some(n.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
 /// A body's inner attribute `#![min_blocks_per_sm(N)]` (CUDA's `__launch_bounds__`: the
 /// compiler keeps each thread's registers few enough for N blocks on a multiprocessor),
-/// with its span; the only inner attribute a body takes.
-fn min_blocks_per_sm(attrs: &[syn::Attribute]) -> syn::Result<Option<(u32, Span)>> {
+/// with its span; the only inner attribute a body takes. N is a literal or a `parray!`
+/// constant of `module` (a subprogram's, which may differ from one call's types to
+/// another's), not one given at run time (`runtime`): the kernel is declared with it.
+fn min_blocks_per_sm(
+    attrs: &[syn::Attribute],
+    module: &Module,
+    runtime: &[String],
+) -> syn::Result<Option<(u32, Span)>> {
     let mut found = None;
     for attr in attrs {
-        let usage = "the only inner attribute of a detour body is `#![min_blocks_per_sm(N)]`, N a positive integer";
+        let usage = "the only inner attribute of a detour body is `#![min_blocks_per_sm(N)]`, N a positive integer or a `parray!` constant";
         if !attr.path().is_ident("min_blocks_per_sm") || found.is_some() {
             return Err(syn::Error::new(attr.meta.span(), usage));
         }
-        let n = attr
-            .parse_args::<syn::LitInt>()
-            .and_then(|n| n.base10_parse::<u32>())
-            .ok()
+        let n = match attr.parse_args::<syn::Expr>() {
+            Ok(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            })) => n.base10_parse::<u64>().ok(),
+            Ok(syn::Expr::Path(p)) => match p.path.get_ident().map(Ident::to_string) {
+                Some(name) if runtime.contains(&name) => {
+                    return Err(syn::Error::new(
+                        p.span(),
+                        format!("`{name}` is given at run time, but `min_blocks_per_sm` is part of the kernel's declaration: give a literal or a constant of numbers"),
+                    ))
+                }
+                Some(name) => module.constant(&name),
+                None => None,
+            },
+            _ => None,
+        };
+        let n = n
+            .and_then(|n| u32::try_from(n).ok())
             .filter(|n| *n > 0)
             .ok_or_else(|| syn::Error::new(attr.meta.span(), usage))?;
         found = Some((n, attr.meta.span()));

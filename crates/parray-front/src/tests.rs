@@ -247,3 +247,35 @@ fn a_root_indexed_as_a_run_time_type_holds_its_extent() {
     let through = "T { let i = $tid$ * 1000; if i <= $dim(X_0)$ { y[$X[i]$] = 1.0; } }";
     assert_eq!(pthd_accesses(through), (0, 1));
 }
+
+/// `#![min_blocks_per_sm(N)]` takes a `parray!` constant as well as a literal (a
+/// subprogram's, which its calls' types may set), never one given at run time: the
+/// kernel is declared with it before any size is bound.
+#[test]
+fn min_blocks_per_sm_takes_a_constant_of_numbers() {
+    let blocks = ("BLOCKS", "const BLOCKS = 4 / 2");
+    let c = cuda(
+        &[GRID, D, blocks],
+        "G(d) { #![min_blocks_per_sm(BLOCKS)] d[$D[$tid$]$] = 2.0; }",
+    );
+    assert!(c.contains("__launch_bounds__(32, 2)"), "{c}");
+    let runtime = ("R", "const R");
+    let input = "G(d) {\n    #![min_blocks_per_sm(R)]\n    d[$D[$tid$]$] = 2.0;\n}";
+    let e = expanded(detour::expand, &[GRID, D, runtime], input).unwrap_err();
+    assert!(e.to_string().contains("`R` is given at run time"), "{e}");
+    assert_eq!(e.span().start().line, 2, "{e}");
+    // A type is not a constant; an undeclared name is asked of its companion, as a form's.
+    let input = "G(d) { #![min_blocks_per_sm(D)] d[$D[$tid$]$] = 2.0; }";
+    let e = expanded(detour::expand, &[GRID, D], input).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("N a positive integer or a `parray!` constant"),
+        "{e}"
+    );
+    let input =
+        dollar::preprocess(tokens("G(d) { #![min_blocks_per_sm(B)] d[0] = 2.0; }")).unwrap();
+    match detour::expand(&entries(&[GRID]), input).unwrap() {
+        Outcome::Need(names) => assert_eq!(names[0].to_string(), "B"),
+        Outcome::Done(out) => panic!("expanded without B: {out}"),
+    }
+}
