@@ -14,10 +14,11 @@
 //! atoms), B's MN-major as B is in global memory, 128B-swizzled (a k16 step is 16 rows of
 //! its atoms, 2048 bytes). All 256 threads fill the stages by `#copy async` (`cp.async`) of
 //! 16-byte vectors of 8 bf16, each thread's part of a tile a strided view of both sides
-//! (B's swizzle one XOR a thread, taken by the part's start), and pipelined: the copies of
-//! k-tile kt + S - 1 are issued before each warpgroup's four m64nNk16 steps of k-tile kt
-//! (`#mma async`, waited for once) and fly while the tensor core works, one barrier of
-//! the block a k-tile. The registers go to C by `#copy` through a view of C in the
+//! (B's swizzle one XOR a thread, taken by the part's start), and pipelined, one barrier
+//! of the block a k-tile: each warpgroup's four m64nNk16 steps of k-tile kt are one group
+//! (`#mma async`) left in flight while the next k-tile's barrier and copies run (`#mma
+//! wait 1` completes k-tile kt - 1's), and the copies of k-tile kt + S - 2 refill the
+//! stage k-tile kt - 2 read. The registers go to C by `#copy` through a view of C in the
 //! accumulator's digits. The grid is fixed when the program is built (a block a tile for
 //! the shapes built in; for sizes given at run time, as many blocks as the registers and
 //! shared memory let each of an H200's 132 multiprocessors hold: 2 or 1), and its blocks
@@ -146,9 +147,9 @@ subprog! {
             let tiles = $dim(AL_0_0)$ * cols;
             let blocks = $dim(TG_0)$;
             for round in 0..ROUNDS {
-                // A block past the last tile runs no k-tiles and stores nothing (an
-                // asynchronous `#mma` may not be under an `if`, but a loop may be empty);
-                // the remainder keeps its tile in C for the prover.
+                // A block past the last tile runs no k-tiles and stores nothing (a group
+                // of `#mma async` issued under an `if` would be completed under it, but a
+                // loop may be empty); the remainder keeps its tile in C for the prover.
                 let tile = (round * blocks + $tid_0$) % tiles;
                 let stored = round * blocks + $tid_0$ < tiles;
                 let first = if stored { 0 } else { k_tiles };
@@ -160,10 +161,10 @@ subprog! {
                 }
                 let pa = a + $AL[[bm][aq][0][mr]][[0][ac][0]]$;
                 let pb = b + $BL[[0][kh][0][kr]][[bn][0][bp][bc][0]]$;
-                // The first S - 1 k-tiles in flight, into stages 0..S - 1 (fewer where K
+                // The first S - 2 k-tiles in flight, into stages 0..S - 2 (fewer where K
                 // has fewer, none for a block without a tile).
                 #[unroll]
-                for i in 0..S - 1 {
+                for i in 0..S - 2 {
                     let kt = first + i;
                     if kt < k_tiles {
                         let st = kt % S;
@@ -171,41 +172,47 @@ subprog! {
                         #copy async B_PART(pb + $BL_0_0[kt]$) to BS_PART(sb + bw + $BS_0[st]$);
                     }
                 }
+                // Stages, k-tile kt's at kt % S: kt - 1's wgmmas may still read theirs, kt's
+                // are issued from theirs, kt + 1 .. kt + S - 3 are landing, and kt + S - 2
+                // refills the one kt - 2 read.
                 for kt in first..k_tiles {
                     let st = kt % S;
                     // This thread's copies of k-tile kt have landed: the k-tiles after it
-                    // already issued (S - 2 at most, two groups each) may fly on.
-                    if S > 3 && kt + 2 < k_tiles {
-                        #wait 4;
-                    } else if S > 2 && kt + 1 < k_tiles {
+                    // already issued (S - 3 at most, two groups each) may fly on.
+                    if S > 3 && kt + 1 < k_tiles {
                         #wait 2;
                     } else {
                         #wait 0;
                     }
-                    // Every thread's copies of k-tile kt are visible, and the wgmmas of
-                    // k-tile kt - 1 (waited for by both warpgroups) have read stage
-                    // (kt + S - 1) % S, which k-tile kt + S - 1 then refills while the
-                    // tensor core works on kt.
+                    // Every thread's copies of k-tile kt are visible; and both warpgroups
+                    // are past their `#mma wait 1` of k-tile kt - 1, which completed
+                    // k-tile kt - 2's wgmmas: its stage, (kt + S - 2) % S, is read by
+                    // nothing now, and k-tile kt + S - 2 refills it while the tensor core
+                    // works on kt - 1 and kt.
                     #sync;
-                    let next = kt + S - 1;
+                    let next = kt + S - 2;
                     if next < k_tiles {
                         let sn = next % S;
                         #copy async A_PART(pa + $AL_1_0[next]$) to AS_PART(sa + aw + $AS_0[sn]$);
                         #copy async B_PART(pb + $BL_0_0[next]$) to BS_PART(sb + bw + $BS_0[sn]$);
                     }
-                    // Each warpgroup's four k16 steps, its 64 rows of A by all of B, are in
-                    // flight together, waited for once.
+                    // Each warpgroup's four k16 steps, its 64 rows of A by all of B: one
+                    // group, left in flight until the next k-tile's is issued (the wait
+                    // completes k-tile kt - 1's).
                     #[unroll]
                     for s in 0..4 {
                         #mma async ACC(acc) += A_STEP(sa + $AS[st][8 * w][2 * s][0][0]$) * B_STEP(sb + $BS[st][0][[2 * s][0]][[0][0]]$);
                     }
-                    #mma wait ACC(acc);
+                    #mma wait 1 ACC(acc);
                 }
+                // The last k-tile's wgmmas, before its registers are read.
+                #mma wait 0 ACC(acc);
                 if stored {
                     let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
                     #copy ACC_PART(acc) to C_PART(pc);
                 }
-                // The next tile's first copies refill the stages the last wgmmas read.
+                // The next tile's first copies refill the stages the last wgmmas read
+                // (both warpgroups are past their `#mma wait 0`).
                 #sync;
             }
         })

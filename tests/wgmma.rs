@@ -9,7 +9,9 @@
 //! result is compared with an f64 matmul of the same inputs, |d - ref| <= 2^-16 (|c| +
 //! sum |a b|), the tolerance SPEC 3.5 states. N = 8, 64, 128 and 256; MN-major tiles (the
 //! transpose bits); `half` tiles; a k-loop over a 64 x 64 tile in four 16-wide steps,
-//! synchronous and `#mma async` with one `#mma wait`; tiles in the dynamic shared memory;
+//! synchronous and `#mma async` with one `#mma wait`; a loop over k-tiles that keeps one
+//! k-tile's group in flight while the next stage is filled (`#mma wait 1`), and the
+//! emulation refusing writes of tiles in flight; tiles in the dynamic shared memory;
 //! a kernel made at run time; a block of two warpgroups, each its own product. On the CPU
 //! these check the types and the accumulator's table (the emulation reads the tiles
 //! through the types); on a GPU the descriptors against the hardware. Runs on the GPU
@@ -694,8 +696,8 @@ fn a_wgmma_in_a_kernel_made_at_run_time() -> parray::Result<()> {
     )
 }
 
-/// `#mma async` issues a wgmma and `#mma wait D(d);` completes them: the k-loop's four
-/// wgmmas are in flight together, waited for once.
+/// `#mma async` issues a wgmma and `#mma wait 0 D(d);` completes them: the k-loop's four
+/// wgmmas are in flight together, one group, waited for once.
 #[test]
 fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
     check(
@@ -718,7 +720,7 @@ fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
                 for s in 0..4 {
                     #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
                 }
-                #mma wait ACC64(acc);
+                #mma wait 0 ACC64(acc);
                 for v in 0..32 {
                     d[$tid_1$ * 32 + v] = acc[v];
                 }
@@ -733,7 +735,7 @@ fn an_asynchronous_k_loop_is_waited_for_once() -> parray::Result<()> {
         for s in 0..4 {
             #mma async ACC64(acc) += KA_STEP(sa + $KA[0][2 * s][0][0]$) * KB_STEP(sb + $KB[0][2 * s][0][0]$);
         }
-        #mma wait ACC64(acc);
+        #mma wait 0 ACC64(acc);
         d[$tid_1$] = acc[0];
     });
     assert_eq!(c.matches("wgmma.commit_group").count(), 1, "{c}");
@@ -860,5 +862,151 @@ fn two_warpgroups_of_a_block_compute_two_products() -> parray::Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+parray! {
+    // Two stages of the k-loop's 64 x 64 tiles (KA's and KB's layout), a k-tile each.
+    smem bf16 [2][8][8][8][8] KA2;
+    bf16 [[#KA2_1][#KA2_3]][[2#KA2_2][#KA2_4]] KA2_STEP;
+    smem bf16 [2][8][8][8][8] KB2;
+    bf16 [[2#KB2_2][#KB2_4]][[#KB2_1][#KB2_3]] KB2_STEP;
+}
+
+/// K = 256 in four k-tiles of 64 through two stages, each k-tile's four wgmmas one group
+/// left in flight (`#mma wait 1`) while the next k-tile fills the other stage: the
+/// stage k-tile kt refills was read by k-tile kt - 2, whose group the wait of k-tile
+/// kt - 1 completed (for this warpgroup's threads, which refill it). Checked against
+/// the f64 product; its CUDA C is a snapshot.
+#[test]
+fn a_k_loop_keeps_a_group_in_flight_across_iterations() -> parray::Result<()> {
+    let tile = |mn: usize, k: usize| k / 64 * 4096 + cores(8, mn, k % 64);
+    check((256, 64), tile, tile, |a, b, d| {
+        detour!(G(a, b, d) {
+            let sa = KA2::create();
+            let sb = KB2::create();
+            let acc = ACC64_REGS::create();
+            for v in 0..32 {
+                acc[v] = d[$tid_1$ * 32 + v];
+            }
+            for kt in 0..4 {
+                let st = kt % 2;
+                for i in 0..32 {
+                    sa[$KA2[st][0][0][0][0]$ + i * 128 + $tid_1$] = a[kt * 4096 + i * 128 + $tid_1$];
+                    sb[$KB2[st][0][0][0][0]$ + i * 128 + $tid_1$] = b[kt * 4096 + i * 128 + $tid_1$];
+                }
+                #sync;
+                for s in 0..4 {
+                    #mma async ACC64(acc) += KA2_STEP(sa + $KA2[st][0][2 * s][0][0]$) * KB2_STEP(sb + $KB2[st][0][2 * s][0][0]$);
+                }
+                #mma wait 1 ACC64(acc);
+            }
+            #mma wait 0 ACC64(acc);
+            for v in 0..32 {
+                d[$tid_1$ * 32 + v] = acc[v];
+            }
+        })
+    })?;
+    let (a, b, d) = ((), (), ());
+    let c = kernel_source!(G(a, b, d) {
+        let sa = KA2::create();
+        let sb = KB2::create();
+        let acc = ACC64_REGS::create();
+        for v in 0..32 {
+            acc[v] = 0.0f32;
+        }
+        for kt in 0..4 {
+            let st = kt % 2;
+            for i in 0..32 {
+                sa[$KA2[st][0][0][0][0]$ + i * 128 + $tid_1$] = a[kt * 4096 + i * 128 + $tid_1$];
+                sb[$KB2[st][0][0][0][0]$ + i * 128 + $tid_1$] = b[kt * 4096 + i * 128 + $tid_1$];
+            }
+            #sync;
+            #[unroll]
+            for s in 0..4 {
+                #mma async ACC64(acc) += KA2_STEP(sa + $KA2[st][0][2 * s][0][0]$) * KB2_STEP(sb + $KB2[st][0][2 * s][0][0]$);
+            }
+            #mma wait 1 ACC64(acc);
+        }
+        #mma wait 0 ACC64(acc);
+        for v in 0..32 {
+            d[$tid_1$ * 32 + v] = acc[v];
+        }
+    });
+    // One fence before the k-tile's run, one commit after it, the waits with the
+    // accumulator's registers as operands.
+    assert_eq!(c.matches("wgmma.fence.sync.aligned").count(), 1, "{c}");
+    assert_eq!(c.matches("wgmma.commit_group").count(), 1, "{c}");
+    for n in [0, 1] {
+        let at = c
+            .find(&format!("wgmma.wait_group.sync.aligned {n};"))
+            .expect("the wait");
+        assert!(c[at..].contains("\"+f\"(acc[31])"), "{c}");
+    }
+    insta::assert_snapshot!("wgmma_k_loop_wait_1", c);
+    Ok(())
+}
+
+/// The emulation computes a wgmma where it is issued, so it refuses (debug builds) a
+/// write of a tile that an asynchronous wgmma reads before the tensor core is done with
+/// it: before the wait that completes its group, and, for another warpgroup's thread,
+/// before the barrier after that wait.
+#[test]
+fn a_write_to_a_tile_in_flight_is_refused() -> parray::Result<()> {
+    if !emulated() || !cfg!(debug_assertions) {
+        return Ok(());
+    }
+    let (a, b) = (GA::create()?, GB::create()?);
+    let mut d = GD::create()?;
+    // Two stages, but the next k-tile's fill comes before the wait that completes the
+    // group reading its stage.
+    let r = detour!(G(&a, &b, &mut d) {
+        let sa = KA2::create();
+        let sb = KB2::create();
+        let acc = ACC64_REGS::create();
+        for kt in 0..3 {
+            let st = kt % 2;
+            #sync;
+            for s in 0..4 {
+                #mma async ACC64(acc) += KA2_STEP(sa + $KA2[st][0][2 * s][0][0]$) * KB2_STEP(sb + $KB2[st][0][2 * s][0][0]$);
+            }
+            for i in 0..32 {
+                sa[$KA2[(kt + 1) % 2][0][0][0][0]$ + i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+            }
+            #mma wait 1 ACC64(acc);
+        }
+        #mma wait 0 ACC64(acc);
+        d[$tid_1$] = acc[0];
+    });
+    let e = r.expect_err("a tile written in flight").to_string();
+    let issue = line!() - 11;
+    assert!(
+        e.contains(&format!("thread 0 of the block wrote element 0 of KA2, which warpgroup 0's `#mma async` at tests/wgmma.rs:{issue} reads and has in flight")),
+        "{e}"
+    );
+    assert!(e.contains("complete it first, `#mma wait 0`"), "{e}");
+    // Warpgroup 0 writes warpgroup 1's A after both waited, without the barrier that
+    // orders it after warpgroup 1's wait.
+    let r = detour!(G2(&a, &b, &mut d) {
+        let sa = TA2::create();
+        let sb = TB2::create();
+        let w = $tid_1_0$;
+        let acc = ACC2_REGS::create();
+        #sync;
+        #mma async ACC2(acc) += A2(sa + $TA2[8 * w][0][0][0]$) * B2(sb + $TB2[w][0][0][0][0]$);
+        #mma wait 0 ACC2(acc);
+        if w == 0 {
+            sa[$TA2[8][0][0][0]$ + $tid_1$] = a[0];
+        }
+        d[$tid_1$] = acc[0];
+    });
+    let e = r
+        .expect_err("another warpgroup's tile written before a barrier")
+        .to_string();
+    let (issue, wait) = (line!() - 10, line!() - 9);
+    assert!(
+        e.contains(&format!("thread 0 of the block wrote element 1024 of TA2, which warpgroup 1's `#mma async` at tests/wgmma.rs:{issue} reads until that warpgroup's `#mma wait` at tests/wgmma.rs:{wait}, which this thread is not ordered after: add `#sync` after that wait")),
+        "{e}"
+    );
     Ok(())
 }

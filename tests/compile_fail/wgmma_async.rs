@@ -1,6 +1,9 @@
-// `#mma async` issues a wgmma that completes at `#mma wait D(d);`: until then only more
-// issues may run (nothing reads the accumulator or changes a tile), the wait is in the
-// same block, and an issue is not inside a branch. mma.sync has no asynchronous form.
+// `#mma async` issues a wgmma, and each run of them is one group that a `#mma wait N
+// D(d);` completes once at most N later groups are in flight. While a group is in flight
+// no statement names its accumulator (a loop may carry one across its back-edge), a body
+// does not end with one in flight, a group issued in a branch is completed in it, a
+// `break` does not leave a loop with one in flight, and a wait names the accumulator of
+// the groups in flight and a number. mma.sync has no asynchronous form.
 use parray::prelude::*;
 
 parray! {
@@ -26,7 +29,7 @@ fn main() -> parray::Result<()> {
         let acc = ACC_REGS::create();
         #mma async ACC(acc) += A(t) * B(bt);
         d[$tid$] = acc[0];
-        #mma wait ACC(acc);
+        #mma wait 0 ACC(acc);
     })?;
     detour!(G(&mut d) {
         let t = T::create();
@@ -41,7 +44,7 @@ fn main() -> parray::Result<()> {
         if $tid$ < 128 {
             #mma async ACC(acc) += A(t) * B(bt);
         }
-        #mma wait ACC(acc);
+        #mma wait 0 ACC(acc);
         d[$tid$] = acc[0];
     })?;
     detour!(G(&mut d) {
@@ -50,6 +53,54 @@ fn main() -> parray::Result<()> {
         let fc = FC::create();
         #mma async FC(fc) += FA(fa) * FB(fb);
         d[$tid$] = fc[0];
+    })?;
+    // A k-loop whose last group is in flight after `#mma wait 1`: the accumulator is
+    // not read there, and a loop that carries the group reads it after a `#mma wait 0`.
+    detour!(G(&mut d) {
+        let t = T::create();
+        let bt = BT::create();
+        let acc = ACC_REGS::create();
+        for k in 0..4 {
+            #mma async ACC(acc) += A(t) * B(bt);
+            #mma wait 1 ACC(acc);
+            d[$tid$] += acc[k];
+        }
+        #mma wait 0 ACC(acc);
+    })?;
+    // Another name of the accumulator's registers is the accumulator.
+    detour!(G(&mut d) {
+        let t = T::create();
+        let bt = BT::create();
+        let acc = ACC_REGS::create();
+        let regs = acc;
+        for _k in 0..4 {
+            #mma async ACC(acc) += A(t) * B(bt);
+            #mma wait 1 ACC(acc);
+        }
+        regs[0] = 0.0f32;
+        #mma wait 0 ACC(acc);
+    })?;
+    detour!(G(&mut d) {
+        let t = T::create();
+        let bt = BT::create();
+        let acc = ACC_REGS::create();
+        for k in 0..4 {
+            #mma async ACC(acc) += A(t) * B(bt);
+            if k == 2 {
+                break;
+            }
+            #mma wait 0 ACC(acc);
+        }
+        d[$tid$] = acc[0];
+    })?;
+    detour!(G(&mut d) {
+        let t = T::create();
+        let bt = BT::create();
+        let acc = ACC_REGS::create();
+        let other = ACC_REGS::create();
+        #mma async ACC(acc) += A(t) * B(bt);
+        #mma wait 0 ACC(other);
+        #mma wait ACC(acc);
     })?;
     Ok(())
 }

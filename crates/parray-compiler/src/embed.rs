@@ -691,9 +691,18 @@ impl Rebuild for Stmt {
                 let (input, a, b, d, wgmma, loc) = (r(input), r(a), r(b), r(d), r(wgmma), r(loc));
                 quote!(#s::Mma { input: #input, a: #a, b: #b, d: #d, wgmma: #wgmma, loc: #loc })
             }
-            Stmt::MmaWait { d, regs, loc } => {
-                let (d, regs, loc) = (r(d), r(regs), r(loc));
-                quote!(#s::MmaWait { d: #d, regs: #regs, loc: #loc })
+            Stmt::MmaWait {
+                d,
+                regs,
+                groups,
+                loc,
+            } => {
+                let (d, regs, groups, loc) = (r(d), r(regs), r(groups), r(loc));
+                quote!(#s::MmaWait { d: #d, regs: #regs, groups: #groups, loc: #loc })
+            }
+            Stmt::MmaCommit { loc } => {
+                let loc = r(loc);
+                quote!(#s::MmaCommit { loc: #loc })
             }
             Stmt::Matrices {
                 store,

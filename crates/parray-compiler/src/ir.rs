@@ -669,6 +669,7 @@ macro_rules! stmt_parts {
             Stmt::Create { .. }
             | Stmt::Sync { .. }
             | Stmt::Wait { .. }
+            | Stmt::MmaCommit { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
@@ -707,17 +708,22 @@ impl Stmt {
         | Stmt::Print { loc, .. }
         | Stmt::Mma { loc, .. }
         | Stmt::MmaWait { loc, .. }
+        | Stmt::MmaCommit { loc }
         | Stmt::Matrices { loc, .. }) = self;
         *loc
     }
 
     /// Whether this statement, at any depth, is one the threads of a block execute
-    /// together: a `#sync`, a `#mma`, an `ldmatrix` or `stmatrix`, or one whose
-    /// expressions hold a `shfl_down`.
+    /// together: a `#sync`, a `#mma` (its commit and wait too), an `ldmatrix` or
+    /// `stmatrix`, or one whose expressions hold a `shfl_down`.
     pub fn is_collective(&self) -> bool {
         let mut found = matches!(
             self,
-            Stmt::Sync { .. } | Stmt::Mma { .. } | Stmt::Matrices { .. }
+            Stmt::Sync { .. }
+                | Stmt::Mma { .. }
+                | Stmt::MmaWait { .. }
+                | Stmt::MmaCommit { .. }
+                | Stmt::Matrices { .. }
         );
         self.for_each_part(&mut |part| match part {
             Part::Body(b) => found |= b.iter().any(Stmt::is_collective),
@@ -834,8 +840,8 @@ pub enum Stmt {
     ///
     /// With `wgmma`, A and B are tiles in shared memory (`a`, `b` pointers into arrays the
     /// body created) and the statement is the warpgroup's
-    /// `wgmma.mma_async.sync.aligned.m64nNk16`, completed before the next statement: its
-    /// 128 threads execute it together.
+    /// `wgmma.mma_async.sync.aligned.m64nNk16`, completed before the next statement
+    /// (`#mma async`: see [`Wgmma::wait`]): its 128 threads execute it together.
     Mma {
         /// The element of A and B: `Bf16` or `F16` (C and D are `F32`).
         input: Scalar,
@@ -845,12 +851,20 @@ pub enum Stmt {
         wgmma: Option<Box<Wgmma>>,
         loc: Loc,
     },
-    /// `#mma wait D(d);`: the warpgroup waits for its asynchronous wgmmas
-    /// (`wgmma.wait_group 0`), after which `d`, their accumulator of `regs` registers, holds
-    /// their result.
+    /// `#mma wait N D(d);`: the warpgroup waits until at most `groups` of its groups of
+    /// asynchronous wgmmas are in flight (`wgmma.wait_group N`); with none left, `d`, their
+    /// accumulator of `regs` registers, holds their result.
     MmaWait {
         d: Expr,
         regs: u32,
+        groups: u32,
+        loc: Loc,
+    },
+    /// The end of a run of `#mma async` statements (SPEC 3.5, "Asynchronous"): the
+    /// warpgroup commits the wgmmas issued since the last commit as one group
+    /// (`wgmma.commit_group`). The front end places one after each run
+    /// ([`crate::mma::commit_groups`]).
+    MmaCommit {
         loc: Loc,
     },
     /// A `#copy` between a tile and a fragment that a warp's
@@ -1461,8 +1475,9 @@ pub struct Wgmma {
     pub b: Descriptor,
     pub a_offsets: Vec<u32>,
     pub b_offsets: Vec<u32>,
-    /// `false` for `#mma async`: the instruction is issued and committed, and completes
-    /// at the next [`Stmt::MmaWait`] (the front end checks that only issues come between).
+    /// `false` for `#mma async`: the instruction is issued, committed with the rest of its
+    /// run at the [`Stmt::MmaCommit`] after it, and completes at a [`Stmt::MmaWait`] (the
+    /// front end checks what may run meanwhile: [`crate::mma::check_waits`]).
     pub wait: bool,
 }
 

@@ -9,7 +9,12 @@
 
 use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, TypeClass};
 
-use crate::ir::{mma_isa, wgmma_isa, Loc, Part, Stmt, MMA_K, MMA_M, MMA_N, WARP, WGMMA_M};
+use std::collections::HashMap;
+
+use crate::ir::{
+    mma_isa, visit_expr, visit_exprs, visit_stmts, wgmma_isa, Expr, ExprKind, Loc, Local, LocalId,
+    Part, Stmt, MMA_K, MMA_M, MMA_N, WARP, WGMMA_M,
+};
 
 /// The threads of a warpgroup, which execute a wgmma together.
 pub const WARPGROUP: u32 = 128;
@@ -323,8 +328,8 @@ pub fn is_tile(module: &Module, ty: &str) -> bool {
 }
 
 /// Whether `s` only issues asynchronous wgmmas: an `#mma async`, or a `for` loop or a
-/// block of such statements.
-fn issues(s: &Stmt) -> bool {
+/// block of such statements. A run of them is one group ([`commit_groups`]).
+pub fn issues(s: &Stmt) -> bool {
     match s {
         Stmt::Mma { wgmma: Some(w), .. } => !w.wait,
         Stmt::For { body, .. } | Stmt::Block { body, .. } => only_issues(body),
@@ -336,43 +341,392 @@ fn only_issues(stmts: &[Stmt]) -> bool {
     !stmts.is_empty() && stmts.iter().all(issues)
 }
 
-/// Checks the asynchronous wgmmas of a block's statements: after an `#mma async` (or a
-/// loop of them) only more of them may run until `#mma wait D(d);` in the same block, so
-/// that nothing reads the accumulator or changes a tile while the tensor core works (the
-/// emulation, which completes each where it is issued, then computes what a GPU does). A
-/// block of issues alone is a loop's body, checked where the loop is. The error is at the
-/// statement and says what to write.
-pub fn check_waits(stmts: &[Stmt]) -> Result<(), (Loc, String)> {
-    if only_issues(stmts) {
-        return Ok(());
+/// Puts a [`Stmt::MmaCommit`] after each maximal run of statements that only issue
+/// asynchronous wgmmas ([`issues`]) in every statement list of `stmts` (not inside a
+/// run: a loop of issues is part of the run around it). A run is one group of the
+/// warpgroup's wgmmas (SPEC 3.5, "Asynchronous"), so that a `#mma wait N` counts runs,
+/// whatever their loops' trip counts.
+pub fn commit_groups(stmts: &mut Vec<Stmt>) {
+    let mut out = Vec::with_capacity(stmts.len());
+    let mut run: Option<Loc> = None;
+    for mut s in std::mem::take(stmts) {
+        if issues(&s) {
+            run = Some(s.loc());
+            out.push(s);
+            continue;
+        }
+        if let Some(loc) = run.take() {
+            out.push(Stmt::MmaCommit { loc });
+        }
+        // Copies and the other statements with bodies hold no `#mma`.
+        match &mut s {
+            Stmt::If { then, els, .. } => {
+                commit_groups(then);
+                if let Some(e) = els {
+                    commit_groups(e);
+                }
+            }
+            Stmt::While { body, .. } | Stmt::For { body, .. } | Stmt::Block { body, .. } => {
+                commit_groups(body)
+            }
+            _ => {}
+        }
+        out.push(s);
     }
-    let mut pending: Option<Loc> = None;
-    for s in stmts {
-        if issues(s) {
-            pending = Some(s.loc());
-            continue;
+    if let Some(loc) = run {
+        out.push(Stmt::MmaCommit { loc });
+    }
+    *stmts = out;
+}
+
+/// The most groups the check counts in flight (more are as many).
+const MANY: u32 = 1 << 16;
+
+/// What may be in flight at a point of a body, over every path to it.
+#[derive(Debug, Clone, Default)]
+struct Flight {
+    /// Committed groups not known to be complete, at most.
+    groups: u32,
+    /// Wgmmas issued since the last commit.
+    open: bool,
+    /// The accumulators they write (sorted), and an issue of them, for the messages.
+    accs: Vec<LocalId>,
+    issue: Option<Loc>,
+}
+
+impl Flight {
+    fn busy(&self) -> bool {
+        self.open || self.groups > 0
+    }
+
+    /// What is in flight after one path or the other.
+    fn join(mut self, other: &Flight) -> Flight {
+        self.groups = self.groups.max(other.groups);
+        self.open |= other.open;
+        for a in &other.accs {
+            if !self.accs.contains(a) {
+                self.accs.push(*a);
+            }
         }
-        if let Stmt::MmaWait { .. } = s {
-            pending = None;
-            continue;
-        }
-        // A branch's or a `while`'s body of issues alone would leave them unwaited.
-        let mut nested = false;
-        s.for_each_part(&mut |part| {
-            if let Part::Body(b) = part {
-                nested |= only_issues(b);
+        self.accs.sort();
+        self.issue = self.issue.or(other.issue);
+        self
+    }
+
+    fn same(&self, other: &Flight) -> bool {
+        (self.groups, self.open, &self.accs) == (other.groups, other.open, &other.accs)
+    }
+
+    /// The line of an issue in flight.
+    fn line(&self) -> u32 {
+        self.issue.map_or(0, |l| l.line)
+    }
+}
+
+/// The local an operand of `#mma` names (the front end made it a local).
+fn local_of(e: &Expr) -> Option<LocalId> {
+    match e.kind {
+        ExprKind::Local(id) => Some(id),
+        _ => None,
+    }
+}
+
+/// The check of [`check_waits`]: the body's locals, and which of them hold an accumulator
+/// of asynchronous wgmmas (the accumulator itself, or a local given a value that names
+/// one, `let p = acc;`), by that accumulator.
+struct Waits<'a> {
+    locals: &'a [Local],
+    /// The type each accumulator is named with in its `#mma`s.
+    types: &'a HashMap<LocalId, String>,
+    holds: HashMap<LocalId, LocalId>,
+}
+
+type Failure = (Loc, String);
+
+impl Waits<'_> {
+    fn new<'a>(
+        stmts: &[Stmt],
+        locals: &'a [Local],
+        types: &'a HashMap<LocalId, String>,
+    ) -> Waits<'a> {
+        let mut holds = HashMap::new();
+        visit_stmts(stmts, &mut |s| {
+            if let Stmt::Mma {
+                wgmma: Some(_), d, ..
+            } = s
+            {
+                if let Some(id) = local_of(d) {
+                    holds.insert(id, id);
+                }
             }
         });
-        if nested {
-            return Err((s.loc(), "an `#mma async` is issued here in a branch or a loop of other statements: issue asynchronous wgmmas in straight-line code or in loops of them alone, and wait for them with `#mma wait D(d);` in the same block".to_string()));
+        // Locals given a value that names an accumulator, until none is added.
+        loop {
+            let mut more = Vec::new();
+            let mut names = |place: LocalId, value: &Expr| {
+                if holds.contains_key(&place) {
+                    return;
+                }
+                visit_expr(value, &mut |e| {
+                    if let Some(acc) = local_of(e).and_then(|id| holds.get(&id)) {
+                        more.push((place, *acc));
+                    }
+                });
+            };
+            visit_stmts(stmts, &mut |s| {
+                if let Stmt::Let {
+                    local,
+                    init: Some(v),
+                    ..
+                } = s
+                {
+                    names(*local, v);
+                }
+            });
+            visit_exprs(stmts, &mut |e| {
+                if let ExprKind::Assign(_, place, value) = &e.kind {
+                    if let Some(p) = local_of(place) {
+                        names(p, value);
+                    }
+                }
+            });
+            if more.is_empty() {
+                break;
+            }
+            holds.extend(more);
         }
-        if let Some(at) = pending {
-            return Err((s.loc(), format!("the asynchronous `#mma` at line {} is in flight here: only `#mma async` statements (or loops of them) may come before its `#mma wait D(d);`, so that nothing reads its accumulator or changes its tiles meanwhile", at.line)));
+        Waits {
+            locals,
+            types,
+            holds,
         }
     }
-    match pending {
-        Some(at) => Err((at, "this asynchronous `#mma` is not waited for in its block: write `#mma wait D(d);` after it, before its accumulator is read".to_string())),
-        None => Ok(()),
+
+    fn name(&self, id: LocalId) -> &str {
+        self.locals
+            .get(id.0 as usize)
+            .map_or("?", |l| l.name.as_str())
+    }
+
+    /// `#mma wait N D(acc);` for the accumulator in flight in `f`.
+    fn wait(&self, groups: u32, f: &Flight) -> String {
+        let acc = f.accs.first().copied();
+        let ty = acc
+            .and_then(|a| self.types.get(&a))
+            .map_or("D", |t| t.as_str());
+        let name = acc.map_or("d", |a| self.name(a));
+        format!("`#mma wait {groups} {ty}({name});`")
+    }
+
+    /// The error at `at` for a statement that names `local`, which holds the registers of
+    /// the accumulator in flight in `f`.
+    fn named(&self, at: Loc, local: LocalId, f: &Flight) -> Failure {
+        let acc = self.holds[&local];
+        let (name, acc_name) = (self.name(local), self.name(acc));
+        let held = match local == acc {
+            true => format!("`{name}` is the accumulator"),
+            false => format!("`{name}` holds the registers of `{acc_name}`, the accumulator"),
+        };
+        (at, format!("{held} of the asynchronous `#mma` at line {}, which is in flight here: no statement may read or write its registers until the `#mma wait` that completes its group; write {} before this statement (or a `#mma wait N` that leaves only later groups in flight)", f.line(), self.wait(0, f)))
+    }
+
+    /// Refuses an expression of `e` that names the registers of an accumulator in flight.
+    fn expr(&self, e: &Expr, f: &Flight, line: u32) -> Result<(), Failure> {
+        if !f.busy() {
+            return Ok(());
+        }
+        let mut found = None;
+        visit_expr(e, &mut |x| {
+            if let Some(id) = local_of(x).filter(|id| self.in_flight(*id, f)) {
+                found = found.or(Some((x.span, id)));
+            }
+        });
+        match found {
+            Some((span, id)) => Err(self.named(Loc { span, line }, id, f)),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `id` holds the registers of an accumulator in flight in `f`.
+    fn in_flight(&self, id: LocalId, f: &Flight) -> bool {
+        self.holds.get(&id).is_some_and(|acc| f.accs.contains(acc))
+    }
+
+    /// Refuses a statement (its expressions and bodies) that names an accumulator in
+    /// flight, or makes one anew.
+    fn names(&self, s: &Stmt, f: &Flight) -> Result<(), Failure> {
+        if !f.busy() {
+            return Ok(());
+        }
+        let mut failed = Ok(());
+        visit_stmts(std::slice::from_ref(s), &mut |s| {
+            if failed.is_err() {
+                return;
+            }
+            if let Stmt::Create { local, loc, .. } | Stmt::Let { local, loc, .. } = s {
+                if self.in_flight(*local, f) {
+                    failed = Err(self.named(*loc, *local, f));
+                    return;
+                }
+            }
+            s.for_each_part(&mut |part| {
+                if let (Part::Expr(e), Ok(())) = (part, &failed) {
+                    failed = self.expr(e, f, s.loc().line);
+                }
+            });
+        });
+        failed
+    }
+
+    fn stmts(&self, stmts: &[Stmt], mut f: Flight) -> Result<Flight, Failure> {
+        for s in stmts {
+            f = self.stmt(s, f)?;
+        }
+        Ok(f)
+    }
+
+    /// The body of an `if` branch or a `while`: a group it issues is completed in it, so
+    /// that no group in flight is under a branch its wait is not.
+    fn branch(&self, body: &[Stmt], f: Flight, what: &str) -> Result<Flight, Failure> {
+        let end = self.stmts(body, f)?;
+        let mut last = None;
+        visit_stmts(body, &mut |s| {
+            if matches!(s, Stmt::Mma { wgmma: Some(w), .. } if !w.wait) {
+                last = Some(s.loc());
+            }
+        });
+        match last {
+            Some(at) if end.busy() => Err((at, format!("this asynchronous `#mma` is issued in {what}, and its group is still in flight where that ends: complete it there ({} before the end), or issue it outside, where its wait is", self.wait(0, &end)))),
+            _ => Ok(end),
+        }
+    }
+
+    /// A loop's state at its head (and after it), `body` run from there until nothing
+    /// more may be in flight; `what`: the body is a branch's ([`Waits::branch`]).
+    fn looped(&self, body: &[Stmt], entry: Flight, what: Option<&str>) -> Result<Flight, Failure> {
+        let mut head = entry;
+        for round in 0.. {
+            let end = match what {
+                Some(what) => self.branch(body, head.clone(), what)?,
+                None => self.stmts(body, head.clone())?,
+            };
+            let mut next = head.clone().join(&end);
+            if next.same(&head) {
+                return Ok(head);
+            }
+            // A loop that commits more groups than it waits for: as many as counted.
+            if round >= 2 {
+                next.groups = MANY;
+            }
+            head = next;
+        }
+        unreachable!("the loop returns")
+    }
+
+    fn stmt(&self, s: &Stmt, mut f: Flight) -> Result<Flight, Failure> {
+        match s {
+            Stmt::Mma {
+                wgmma: Some(w),
+                d,
+                loc,
+                ..
+            } => {
+                let acc = local_of(d).expect("checked: D of #mma is a local array");
+                if f.busy() && f.accs != [acc] {
+                    return Err((*loc, format!("the asynchronous `#mma` at line {} into `{}` is in flight here: the wgmmas in flight write one accumulator (the wait that completes them names it, so that its registers stay in place); write {} before this `#mma`", f.line(), f.accs.first().map_or("?", |a| self.name(*a)), self.wait(0, &f))));
+                }
+                match w.wait {
+                    // Issued, committed and waited for (`wait_group 0`): nothing is left.
+                    true => Ok(Flight::default()),
+                    false => {
+                        f.open = true;
+                        f.accs = vec![acc];
+                        f.issue = Some(*loc);
+                        Ok(f)
+                    }
+                }
+            }
+            Stmt::MmaCommit { .. } => {
+                f.groups = (f.groups + u32::from(f.open)).min(MANY);
+                f.open = false;
+                Ok(f)
+            }
+            Stmt::MmaWait { d, groups, loc, .. } => {
+                let acc =
+                    local_of(d).expect("checked: the accumulator of #mma wait is a local array");
+                if f.busy() && f.accs != [acc] {
+                    let wanted = f.accs.first().map_or("?", |a| self.name(*a));
+                    return Err((Loc { span: d.span, line: loc.line }, format!("this wait names `{}`, but the wgmmas in flight (the asynchronous `#mma` at line {}) write `{wanted}`: name their accumulator, {}, whose registers the wait keeps in place", self.name(acc), f.line(), self.wait(*groups, &f))));
+                }
+                f.groups = f.groups.min(*groups);
+                if !f.busy() {
+                    f = Flight::default();
+                }
+                Ok(f)
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                self.expr(cond, &f, s.loc().line)?;
+                let yes = self.branch(then, f.clone(), "an `if` branch")?;
+                let no = match els {
+                    Some(e) => self.branch(e, f, "an `else` branch")?,
+                    None => f,
+                };
+                Ok(yes.join(&no))
+            }
+            Stmt::While { cond, body, .. } => {
+                let head = self.looped(body, f, Some("a `while` loop"))?;
+                self.expr(cond, &head, s.loc().line)?;
+                Ok(head)
+            }
+            // A `for` loop may carry groups across its back-edge and out of it (a k-loop
+            // that waits for all but the last k-tile's): its head joins both.
+            Stmt::For {
+                start, end, body, ..
+            } => {
+                let head = self.looped(body, f, None)?;
+                self.expr(start, &head, s.loc().line)?;
+                self.expr(end, &head, s.loc().line)?;
+                Ok(head)
+            }
+            Stmt::Block { body, .. } => self.stmts(body, f),
+            Stmt::Break { loc } | Stmt::Continue { loc } | Stmt::Return { loc } if f.busy() => {
+                let what = match s {
+                    Stmt::Break { .. } => "`break` leaves its loop",
+                    Stmt::Continue { .. } => "`continue` skips to its loop's next iteration",
+                    _ => "`return` ends the thread's body",
+                };
+                Err((*loc, format!("{what} with the asynchronous `#mma` at line {} in flight: complete it first ({}), so that every path from an issue meets its wait", f.line(), self.wait(0, &f))))
+            }
+            _ => {
+                self.names(s, &f)?;
+                Ok(f)
+            }
+        }
+    }
+}
+
+/// Checks the asynchronous wgmmas of a body (SPEC 3.5, "Asynchronous"), its groups
+/// committed ([`commit_groups`]): over every path, it counts the groups that may be in
+/// flight (a `#mma wait N` leaves at most N; a `for` loop's head joins its entry and its
+/// back-edge), and refuses, each at the offending token with the fix, a statement that
+/// names (reads, writes, makes anew) the registers of an accumulator in flight, a wgmma
+/// into another accumulator or a wait naming another while one is in flight, a group
+/// issued in an `if` branch or a `while` body and still in flight where that ends, a
+/// `break`, `continue` or `return` with one in flight, and a body that ends with one in
+/// flight. What the tensor core reads of shared memory the emulation checks when it runs.
+/// `types`: the type each accumulator is named with, for the messages.
+pub fn check_waits(
+    stmts: &[Stmt],
+    locals: &[Local],
+    types: &HashMap<LocalId, String>,
+) -> Result<(), (Loc, String)> {
+    let waits = Waits::new(stmts, locals, types);
+    let end = waits.stmts(stmts, Flight::default())?;
+    match end.issue {
+        Some(at) if end.busy() => Err((at, format!("this asynchronous `#mma` is still in flight where the body ends (a GPU's warpgroup would exit with the tensor core writing its registers): write {} after it, before the end", waits.wait(0, &end)))),
+        _ => Ok(()),
     }
 }
 

@@ -13,6 +13,8 @@ use parray_compiler::passes::check::Typed;
 use parray_compiler::CodeSpan;
 use parray_layout::{thread_index, ElemType, Holders, MemKind, Param, Record, TypeClass};
 use proc_macro2::{Ident, Span, TokenStream};
+use quote::ToTokens;
+use std::collections::HashMap;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
@@ -43,7 +45,13 @@ pub fn lower(
             (p.clone(), id)
         })
         .collect();
-    let stmts = lw.stmts(stmts);
+    let mut stmts = lw.stmts(stmts);
+    // Each run of `#mma async` is one group, and what may run while groups are in flight
+    // is checked over the whole body (a k-loop carries one across its back-edge).
+    parray_compiler::mma::commit_groups(&mut stmts);
+    if let Err((at, e)) = parray_compiler::mma::check_waits(&stmts, &lw.locals, &lw.accumulators) {
+        lw.fail(at.span.proc_macro(), e);
+    }
     let tids = {
         let t = lw.forms.threads.as_ref().expect("a detour has threads");
         let module = t.module;
@@ -198,6 +206,9 @@ struct Lowerer<'a, 'm> {
     /// The statements an inlined collective function puts before the statement being
     /// lowered: its parameters' `let`s and its body.
     pending: Vec<Stmt>,
+    /// The type each wgmma accumulator is named with in its `#mma`s, for the messages of
+    /// `mma::check_waits`.
+    accumulators: HashMap<LocalId, String>,
 }
 
 /// The line of a span, for `#line` directives.
@@ -252,6 +263,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             instance_params: Vec::new(),
             standing: None,
             pending: Vec::new(),
+            accumulators: HashMap::new(),
         }
     }
 
@@ -644,9 +656,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             out.append(&mut self.pending);
             out.extend(lowered);
         }
-        if let Err((at, e)) = parray_compiler::mma::check_waits(&out) {
-            self.fail(at.span.proc_macro(), e);
-        }
         self.pending = outer;
         out
     }
@@ -872,21 +881,28 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             _ => None,
         };
-        // `#mma async ...`: a wgmma that completes at `#mma wait D(d);`.
+        // `#mma async ...`: a wgmma that completes at a `#mma wait N D(d);`.
         let word = |t: Option<&T>, w: &str| matches!(t, Some(T::Ident(i)) if i == w);
         let (asynchronous, wait) = (word(tts.first(), "async"), word(tts.first(), "wait"));
         let form = &tts[usize::from(asynchronous || wait)..];
         if wait {
-            return match form {
-                [d, dp] => match operand(d, dp) {
-                    Some(d) => self.mma_wait(d, span),
+            const WAIT_FORM: &str = "expected `#mma wait N D(d);` (N a number): the warpgroup waits until at most N of its groups of asynchronous wgmmas (each run of `#mma async` is one) are in flight, `#mma wait 0 D(d);` until all are complete, `d` their accumulator of type D";
+            let groups = match form.first() {
+                Some(T::Literal(n)) => syn::parse2::<syn::LitInt>(n.to_token_stream())
+                    .and_then(|n| n.base10_parse::<u32>())
+                    .ok(),
+                _ => None,
+            };
+            return match (groups, &form[form.len().min(1)..]) {
+                (Some(groups), [d, dp]) => match operand(d, dp) {
+                    Some(d) => self.mma_wait(d, groups, span),
                     None => {
-                        self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                        self.fail(span, WAIT_FORM);
                         None
                     }
                 },
                 _ => {
-                    self.fail(span, "expected `#mma wait D(d);`: the wait for the asynchronous wgmmas into the accumulator `d` of type D");
+                    self.fail(span, WAIT_FORM);
                     None
                 }
             };
@@ -952,6 +968,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut elems = Vec::new();
         let mut places = Vec::new();
         let mut tiles = Vec::new();
+        let d_type = d.0.to_string();
         for ((ty, place), op) in [(a, Operand::A), (b, Operand::B), (d, Operand::D)] {
             let name = ty.to_string();
             let checked = match (instr, op) {
@@ -997,6 +1014,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");
         let [a, b, d]: [Expr; 3] = places.try_into().expect("three operands");
+        if let (Instruction::Wgmma { .. }, ExprKind::Local(id)) = (instr, &d.kind) {
+            self.accumulators.entry(*id).or_insert(d_type);
+        }
         let wgmma = match (instr, <[_; 2]>::try_from(tiles)) {
             (Instruction::Wgmma { n }, Ok([(da, ao), (db, bo)])) => Some(Box::new(Wgmma {
                 n: n as u32,
@@ -1018,9 +1038,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         })
     }
 
-    /// `#mma wait D(d);`: the warpgroup's wait for its asynchronous wgmmas into `d`, whose
-    /// type `D` is checked as their accumulator (SPEC 3.5, "MMA").
-    fn mma_wait(&mut self, (ty, place): (Ident, TokenStream), span: Span) -> Option<Stmt> {
+    /// `#mma wait N D(d);`: the warpgroup's wait until at most `groups` of its groups of
+    /// asynchronous wgmmas into `d` are in flight, whose type `D` is checked as their
+    /// accumulator (SPEC 3.5, "MMA").
+    fn mma_wait(
+        &mut self,
+        (ty, place): (Ident, TokenStream),
+        groups: u32,
+        span: Span,
+    ) -> Option<Stmt> {
         use parray_compiler::mma::{self as mma, Operand};
         if self.target != Target::Cuda {
             self.fail(
@@ -1050,13 +1076,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .ok()?;
         let at = place.span();
         let d = self.expr(&place);
-        if !matches!(d.kind, ExprKind::Local(_)) {
+        let ExprKind::Local(id) = d.kind else {
             self.fail(at, format!("`#mma wait` names the thread's array of the accumulator, created in the body (`let x = {name}::create();`)"));
             return None;
-        }
+        };
+        self.accumulators.entry(id).or_insert(name);
         Some(Stmt::MmaWait {
             d,
             regs: (n / 2) as u32,
+            groups,
             loc: loc(span),
         })
     }

@@ -831,6 +831,9 @@ struct Writer<'b> {
     /// Whether the statements written are a `#copy async`'s ([`Stmt::Async`]): its moves
     /// are `cp.async`s.
     copying_async: bool,
+    /// Whether the statements written are a run of `#mma async` whose fences are written
+    /// (before its first statement), until its [`Stmt::MmaCommit`].
+    issuing: bool,
 }
 
 /// Binding strength of an atom (a name, a literal, a call).
@@ -858,6 +861,7 @@ impl<'b> Writer<'b> {
             next_line: 0,
             in_function: false,
             copying_async: false,
+            issuing: false,
         }
     }
 
@@ -960,15 +964,14 @@ impl<'b> Writer<'b> {
 
     /// `#mma D(d) += A(a) * B(b)` of shared tiles: the warpgroup's
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` in inline PTX (sm_90a, as
-    /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it), made synchronous. The ordinary
-    /// stores that filled the tiles are made visible to the tensor core's (async) proxy
-    /// (here for the warpgroup's own, at each `#sync` of the kernel for every thread's),
-    /// and the accumulator's registers to it (`wgmma.fence`); each descriptor is the
-    /// type's constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2
-    /// floats are read and written in place (`+f`, scale-d 1 by a predicate, scales 1);
-    /// the transpose bits are the descriptors' majors; commit and wait for the group
-    /// before the next statement (`#mma async`: at its `#mma wait`, [`Stmt::MmaWait`]). HIP has no such instruction: its kernel names a
-    /// function that does not exist, a compile error of hipcc.
+    /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it). Each descriptor is the type's
+    /// constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2 floats
+    /// are read and written in place (`+f`, scale-d 1 by a predicate, scales 1); the
+    /// transpose bits are the descriptors' majors. A synchronous one is fenced
+    /// ([`Writer::wgmma_fences`]), committed and waited for here; an asynchronous one is
+    /// part of a run, fenced before it and committed after it ([`Stmt::MmaCommit`]), and
+    /// completes at a `#mma wait` ([`Stmt::MmaWait`]). HIP has no such instruction: its
+    /// kernel names a function that does not exist, a compile error of hipcc.
     fn wgmma(&mut self, input: Scalar, [a, b, d]: [&Expr; 3], w: &Wgmma, loc: Loc) {
         let (a, b, d) = (self.expr(a).0, self.expr(b).0, self.expr(d).0);
         if let Dialect::Hip { .. } = self.dialect {
@@ -988,8 +991,9 @@ impl<'b> Writer<'b> {
                 desc.bits()
             ));
         }
-        self.push("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-        self.push("asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+        if w.wait {
+            self.wgmma_fences(None);
+        }
         let accumulators = asm_operands(0..regs);
         let (ta, tb) = (u8::from(w.a.mn_major), u8::from(w.b.mn_major));
         self.push(&format!(
@@ -997,21 +1001,43 @@ impl<'b> Writer<'b> {
             regs + 2,
             regs + 1
         ));
-        self.push(&format!(
-            "    : {}",
-            (0..regs)
-                .map(|i| format!("\"+f\"({d}[{i}])"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        self.push(&format!("    : {}", accumulator_operands(&d, regs.into())));
         self.push("    : \"l\"(__parray_desc_a), \"l\"(__parray_desc_b), \"r\"(1)");
         self.push("    : \"memory\");");
-        self.push("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
         if w.wait {
-            self.push("asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
+            self.push("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
+            self.wgmma_wait(None, &d, regs.into(), 0);
         }
         self.indent -= 1;
         self.push("}");
+    }
+
+    /// Before the wgmmas of a group: the ordinary stores that filled the tiles are made
+    /// visible to the tensor core's (async) proxy (here the warpgroup's own; every
+    /// thread's at each `#sync` of the kernel), and the accumulator's registers to it
+    /// (`wgmma.fence`). `loc`: the statement they begin, if they do.
+    fn wgmma_fences(&mut self, loc: Option<Loc>) {
+        let fence = "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
+        match loc {
+            Some(loc) => self.line(loc, fence),
+            None => self.push(fence),
+        }
+        self.push("asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+    }
+
+    /// `wgmma.wait_group.sync.aligned N` with the accumulator `d`'s `regs` registers as
+    /// its `"+f"` operands (CUTLASS's `warpgroup_fence_operand` after its wait): the
+    /// compiler sees the wait read and write them, so it moves no access of them across
+    /// it, and their values flow from the issues through the waits to their first use.
+    fn wgmma_wait(&mut self, loc: Option<Loc>, d: &str, regs: u32, groups: u32) {
+        let wait = format!("asm volatile(\"wgmma.wait_group.sync.aligned {groups};\"");
+        match loc {
+            Some(loc) => self.line(loc, &wait),
+            None => self.push(&wait),
+        }
+        self.push(&format!("    : {}", accumulator_operands(d, regs)));
+        self.push("    :");
+        self.push("    : \"memory\");");
     }
 
     /// A warp's `ldmatrix` (sm_75 and later) or, `store`, `stmatrix` (sm_90)
@@ -1121,6 +1147,13 @@ impl<'b> Writer<'b> {
 
     fn stmt(&mut self, s: &Stmt) {
         self.stmt_line = s.loc().line;
+        // A run of asynchronous wgmmas, one group, is fenced once, before it (CUTLASS's
+        // `warpgroup_arrive` before a k-tile's wgmmas): between its issues nothing else
+        // runs, and wgmmas into one accumulator are ordered among themselves.
+        if !self.issuing && !matches!(self.dialect, Dialect::Hip { .. }) && crate::mma::issues(s) {
+            self.wgmma_fences(Some(s.loc()));
+            self.issuing = true;
+        }
         match s {
             Stmt::Let { local, init, loc } => {
                 let l = self.body.local(*local);
@@ -1340,17 +1373,23 @@ impl<'b> Writer<'b> {
                 wgmma: None,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
-            // The accumulator's registers are operands, so that no read of them moves above.
-            Stmt::MmaWait { d, regs, loc } => {
-                if let Dialect::Hip { .. } = self.dialect {
-                    return;
-                }
+            Stmt::MmaCommit { .. } if matches!(self.dialect, Dialect::Hip { .. }) => {}
+            Stmt::MmaCommit { loc } => {
+                self.issuing = false;
+                self.line(
+                    *loc,
+                    "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");",
+                );
+            }
+            Stmt::MmaWait { .. } if matches!(self.dialect, Dialect::Hip { .. }) => {}
+            Stmt::MmaWait {
+                d,
+                regs,
+                groups,
+                loc,
+            } => {
                 let d = self.expr(d).0;
-                self.line(*loc, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\"");
-                let regs: Vec<String> = (0..*regs).map(|i| format!("\"+f\"({d}[{i}])")).collect();
-                self.push(&format!("    : {}", regs.join(", ")));
-                self.push("    :");
-                self.push("    : \"memory\");");
+                self.wgmma_wait(Some(*loc), &d, *regs, *groups);
             }
             // HIP has no ldmatrix nor stmatrix: each thread moves its own registers.
             Stmt::Matrices { scalar, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
@@ -2028,6 +2067,14 @@ fn has_wgmma(body: &Body) -> bool {
         found |= matches!(s, Stmt::Mma { wgmma: Some(_), .. });
     });
     found
+}
+
+/// The `"+f"` operands of an accumulator's `regs` registers, `d[0]` first.
+fn accumulator_operands(d: &str, regs: u32) -> String {
+    (0..regs)
+        .map(|i| format!("\"+f\"({d}[{i}])"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn asm_operands(numbers: impl Iterator<Item = u8>) -> String {

@@ -723,6 +723,7 @@ impl Checker {
             }
             Stmt::Sync { .. }
             | Stmt::Wait { .. }
+            | Stmt::MmaCommit { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}

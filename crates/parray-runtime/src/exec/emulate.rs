@@ -556,6 +556,43 @@ impl<'a> BlockThreads<'a> {
     }
 }
 
+impl BlockThreads<'_> {
+    /// The end of a run of `#mma async` at line `line` (SPEC 3.5, "Asynchronous"): each
+    /// warpgroup with threads present (`present`) commits its wgmmas since its last commit
+    /// as one group.
+    ///
+    /// # Panics
+    /// When some but not all threads of a warpgroup are present.
+    #[track_caller]
+    pub fn wgmma_commit(&self, present: &[bool], line: u32) {
+        let group = parray_compiler::mma::WARPGROUP as usize;
+        for first in whole_groups(present, group, "#mma async", "a wgmma.commit_group", line) {
+            self.first.block.clock.wgmmas.commit(first / group);
+        }
+    }
+
+    /// `#mma wait groups` at line `line`: each warpgroup with threads present
+    /// (`present`) waits until at most `groups` of its groups are in flight. The
+    /// emulation computed them where they were issued; what is complete is what may now
+    /// be written (the warpgroup's threads at once, the others after a barrier).
+    ///
+    /// # Panics
+    /// When some but not all threads of a warpgroup are present (the 128 execute
+    /// `wgmma.wait_group` together).
+    #[track_caller]
+    pub fn wgmma_wait(&self, present: &[bool], groups: u32, line: u32) {
+        let group = parray_compiler::mma::WARPGROUP as usize;
+        let at = std::panic::Location::caller();
+        for first in whole_groups(present, group, "#mma wait", "a wgmma.wait_group", line) {
+            self.first
+                .block
+                .clock
+                .wgmmas
+                .wait(first / group, groups, at);
+        }
+    }
+}
+
 /// [`run_grid_blocks`]' strategy: the body once per block.
 struct Blocks<'f, F>(&'f F);
 
@@ -735,10 +772,21 @@ impl Run {
     /// The block's threads have all ended: a `#copy async` still in flight (SPEC 3.9: a
     /// body waits for its copies), else the first race the block ran into.
     fn finished(&self, block: &Block) -> Result<(), EmulateError> {
+        let threads = self.grid.block_threads();
+        if let Some((warpgroup, at)) = block.clock.wgmmas.left() {
+            let first = warpgroup * parray_compiler::mma::WARPGROUP as usize;
+            return Err(EmulateError::Panicked {
+                kernel: self.kernel,
+                thread: ThreadId::cuda(&self.grid, block.clock.tid() / threads, first as u64),
+                at: Some(format!("{}:{}", at.file(), at.line())),
+                message: format!(
+                    "warpgroup {warpgroup}'s asynchronous `#mma` is still in flight where its body ends: add `#mma wait 0 D(d);` before the end"
+                ),
+            });
+        }
         let Some((tid, at, array, element)) = block.clock.copies.left() else {
             return self.raced(block);
         };
-        let threads = self.grid.block_threads();
         Err(EmulateError::Panicked {
             kernel: self.kernel,
             thread: ThreadId::cuda(&self.grid, tid / threads, tid % threads),
@@ -990,7 +1038,9 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
 /// row-major; the build verified that the hardware's matrix descriptors read the same
 /// elements from a start aligned to `align` bytes) from its first thread's pointers,
 /// and computes D as [`mma_m16n8k16`] does: products exact, summed in `f64` in the order
-/// c, k = 0, .., 15, rounded once to `f32`.
+/// c, k = 0, .., 15, rounded once to `f32`. An `asynchronous` one (`#mma async`) is
+/// computed here too; in a debug build its tiles are then noted as read until its group
+/// completes ([`BlockThreads::wgmma_wait`]), and a write of them before is refused.
 ///
 /// # Panics
 /// When some but not all threads of a warpgroup are present, or the block's last one is
@@ -1005,14 +1055,21 @@ pub fn wgmma_m64nk16<T, SD>(
     align: [usize; 2],
     d: &[Registers<f32, SD>],
     n: usize,
-    line: u32,
+    (line, asynchronous): (u32, bool),
 ) where
     T: Element + Into<f64>,
     SD: Cells<f32>,
 {
     use parray_compiler::ir::{wgmma_isa, MMA_K, WGMMA_M};
     let group = parray_compiler::mma::WARPGROUP as usize;
+    let at = std::panic::Location::caller();
     for first in whole_groups(present, group, "#mma", "a wgmma", line) {
+        if asynchronous {
+            for (tile, offsets) in tiles.iter().zip(offsets) {
+                let p = tile[first].expect("each present thread evaluated its pointers");
+                p.raw().note_tile_read(first / group, offsets, at);
+            }
+        }
         let [a, b] = [0, 1].map(|i| {
             let p = tiles[i][first].expect("each present thread evaluated its pointers");
             let start = p.offset() * size_of::<T>();

@@ -1,5 +1,7 @@
 //! The emulation's asynchronous copies (SPEC.md 3.9, "Asynchronous copies"): what a
-//! block's threads started with `#copy async` and have not yet waited for.
+//! block's threads started with `#copy async` and have not yet waited for; and the tiles
+//! of shared memory its warpgroups' asynchronous wgmmas read (SPEC.md 3.5, "Asynchronous",
+//! [`Wgmmas`]).
 //!
 //! While a thread issues a `#copy async` ([`InFlight::begin`] .. [`InFlight::commit`]), each
 //! of its stores to the block's shared memory is held here ([`Held`]), not made: it lands
@@ -239,6 +241,188 @@ impl InFlight {
     }
 }
 
+/// The shared memory one asynchronous wgmma reads: a tile of one array.
+struct TileRead {
+    /// The issuing warpgroup (the block's threads by 128) and its group's number.
+    warpgroup: usize,
+    group: u64,
+    /// Where the warpgroup's wait completed the group: from there on the warpgroup's own
+    /// threads may write the tile, the others after the block's next barrier.
+    waited: Option<&'static Location<'static>>,
+    array: &'static str,
+    watch: usize,
+    per_element: usize,
+    /// The first word of each element it reads, in the array.
+    words: Vec<usize>,
+    /// The `#mma async`, in the user's code.
+    at: &'static Location<'static>,
+}
+
+/// A block's asynchronous wgmmas (debug builds): the emulation computes each one where it
+/// is issued, so a GPU computes the same only if nothing writes its tiles before the
+/// tensor core has read them: before the wait that completes its group for the
+/// warpgroup's threads, and before the barrier after that wait for the others.
+/// [`Wgmmas::check_write`] refuses the writes that come earlier.
+#[derive(Default)]
+pub struct Wgmmas {
+    /// For each warpgroup of the block, its groups committed so far.
+    committed: RefCell<Vec<u64>>,
+    reads: RefCell<Vec<TileRead>>,
+    /// For each word of a shared array (its watch's address, the word) that a tile read
+    /// holds, how many: what a write looks up.
+    words: RefCell<HashMap<(usize, usize), u32>>,
+}
+
+impl std::fmt::Debug for Wgmmas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Wgmmas({} tiles)", self.reads.borrow().len())
+    }
+}
+
+impl Wgmmas {
+    /// Warpgroup `warpgroup` issues an asynchronous wgmma at `at` that reads the elements
+    /// `elements` (`per_element` words each) of the shared array `array` watched at
+    /// `watch`, in its group being issued.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds check nothing
+    pub fn issue(
+        &self,
+        warpgroup: usize,
+        (array, watch, per_element): (&'static str, usize, usize),
+        elements: impl Iterator<Item = usize>,
+        at: &'static Location<'static>,
+    ) {
+        let group = self.committed.borrow().get(warpgroup).copied().unwrap_or(0);
+        let words: Vec<usize> = elements.map(|e| e * per_element).collect();
+        let mut held = self.words.borrow_mut();
+        for &w in &words {
+            for k in w..w + per_element {
+                *held.entry((watch, k)).or_insert(0) += 1;
+            }
+        }
+        self.reads.borrow_mut().push(TileRead {
+            warpgroup,
+            group,
+            waited: None,
+            array,
+            watch,
+            per_element,
+            words,
+            at,
+        });
+    }
+
+    /// Warpgroup `warpgroup` commits the wgmmas issued since its last commit as a group.
+    pub fn commit(&self, warpgroup: usize) {
+        let mut committed = self.committed.borrow_mut();
+        if committed.len() <= warpgroup {
+            committed.resize(warpgroup + 1, 0);
+        }
+        committed[warpgroup] += 1;
+    }
+
+    /// `#mma wait groups` of warpgroup `warpgroup` at `at`: all but its last `groups`
+    /// groups are complete.
+    pub fn wait(&self, warpgroup: usize, groups: u32, at: &'static Location<'static>) {
+        let committed = self.committed.borrow().get(warpgroup).copied().unwrap_or(0);
+        let complete = committed.saturating_sub(u64::from(groups));
+        for r in self.reads.borrow_mut().iter_mut() {
+            if r.warpgroup == warpgroup && r.group < complete && r.waited.is_none() {
+                r.waited = Some(at);
+            }
+        }
+    }
+
+    /// Drops the tile reads `done` says are over.
+    fn drop_reads(&self, done: impl Fn(&TileRead) -> bool) {
+        let mut reads = self.reads.borrow_mut();
+        let mut held = self.words.borrow_mut();
+        for r in reads.extract_if(.., |r| done(r)) {
+            for &w in &r.words {
+                for k in w..w + r.per_element {
+                    let key = (r.watch, k);
+                    if let Some(n) = held.get_mut(&key) {
+                        *n -= 1;
+                        if *n == 0 {
+                            held.remove(&key);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The block's threads passed a barrier: the groups completed before it are complete
+    /// for every thread.
+    pub fn barrier(&self) {
+        if !self.reads.borrow().is_empty() {
+            self.drop_reads(|r| r.waited.is_some());
+        }
+    }
+
+    /// The block ended: where a wgmma still in flight was issued (its warpgroup, its
+    /// statement), and nothing held any more.
+    pub fn left(&self) -> Option<(usize, &'static Location<'static>)> {
+        self.committed.borrow_mut().clear();
+        self.words.borrow_mut().clear();
+        let reads = std::mem::take(&mut *self.reads.borrow_mut());
+        reads
+            .iter()
+            .find(|r| r.waited.is_none())
+            .map(|r| (r.warpgroup, r.at))
+    }
+
+    /// Why a write of the words `words` of the shared array watched at `watch` by thread
+    /// `thread` of the block is refused: an asynchronous wgmma reads them and the writer
+    /// is not ordered after its completion.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))] // release builds check nothing
+    pub fn check_write(
+        &self,
+        watch: usize,
+        words: (usize, usize),
+        thread: usize,
+    ) -> Option<String> {
+        let (first, count) = words;
+        {
+            let held = self.words.borrow();
+            if held.is_empty() || !(first..first + count).any(|w| held.contains_key(&(watch, w))) {
+                return None;
+            }
+        }
+        let warpgroup = thread / parray_compiler::mma::WARPGROUP as usize;
+        let reads = self.reads.borrow();
+        let (r, word) = reads.iter().filter(|r| r.watch == watch).find_map(|r| {
+            let ordered = r.waited.is_some() && r.warpgroup == warpgroup;
+            let word = r
+                .words
+                .iter()
+                .find(|&&w| w < first + count && first < w + r.per_element)?;
+            (!ordered).then_some((r, *word))
+        })?;
+        let element = word / r.per_element.max(1);
+        let issued = format!(
+            "thread {thread} of the block wrote element {element} of {}, which warpgroup {}'s `#mma async` at {}:{} reads",
+            r.array,
+            r.warpgroup,
+            r.at.file(),
+            r.at.line()
+        );
+        Some(match r.waited {
+            None => {
+                let then = match r.warpgroup == warpgroup {
+                    true => "",
+                    false => ", and then `#sync`,",
+                };
+                format!("{issued} and has in flight (the tensor core reads the tile until the `#mma wait` that completes its group): complete it first, `#mma wait 0` (or a `#mma wait N` that leaves only later groups in flight) in warpgroup {}{then} before this write", r.warpgroup)
+            }
+            Some(at) => format!(
+                "{issued} until that warpgroup's `#mma wait` at {}:{}, which this thread is not ordered after: add `#sync` after that wait, before this write",
+                at.file(),
+                at.line()
+            ),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,5 +519,47 @@ mod tests {
         assert!(f.check_global(source(8), true, 3).is_none());
         f.wait(0, 0, Location::caller());
         assert!(f.check_global(source(6), true, 3).is_none());
+    }
+
+    /// Two warpgroups' wgmmas reading elements 0..4 (warpgroup 0, two groups) and 8..12
+    /// (warpgroup 1) of one array: a write waits for the group that reads the element,
+    /// and another warpgroup's thread for the barrier after that group's wait too.
+    #[test]
+    fn a_tile_in_flight_is_written_after_its_wait_and_then_a_barrier() {
+        let w = Wgmmas::default();
+        let tile = |first: usize| first..first + 4;
+        w.issue(0, ("S", 1, 1), tile(0), Location::caller());
+        w.commit(0);
+        w.issue(0, ("S", 1, 1), tile(4), Location::caller());
+        w.commit(0);
+        w.issue(1, ("S", 1, 1), tile(8), Location::caller());
+        w.commit(1);
+        let refused = w.check_write(1, (2, 1), 5).expect("in flight");
+        assert!(
+            refused.contains(
+                "thread 5 of the block wrote element 2 of S, which warpgroup 0's `#mma async`"
+            ),
+            "{refused}"
+        );
+        assert!(refused.contains("and has in flight"), "{refused}");
+        // Another array, or an element no tile holds, is free.
+        assert!(w.check_write(2, (2, 1), 5).is_none());
+        assert!(w.check_write(1, (12, 4), 5).is_none());
+        // `#mma wait 1` of warpgroup 0: its first group is complete, its second is not.
+        w.wait(0, 1, Location::caller());
+        assert!(w.check_write(1, (2, 1), 5).is_none());
+        assert!(w.check_write(1, (5, 1), 5).is_some());
+        let other = w
+            .check_write(1, (2, 1), 128)
+            .expect("not ordered after the wait");
+        assert!(other.contains("add `#sync` after that wait"), "{other}");
+        // A barrier orders every thread after the completed group.
+        w.barrier();
+        assert!(w.check_write(1, (2, 1), 128).is_none());
+        assert!(w.check_write(1, (9, 1), 0).is_some());
+        w.wait(1, 0, Location::caller());
+        let (warpgroup, _) = w.left().expect("warpgroup 0's second group");
+        assert_eq!(warpgroup, 0);
+        assert!(w.left().is_none());
     }
 }

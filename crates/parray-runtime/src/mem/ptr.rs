@@ -261,6 +261,17 @@ impl<T: Element> Raw<T> {
                 if let Some(message) = held {
                     panic!("{message}");
                 }
+                // A tile an asynchronous wgmma reads is not written before it completes.
+                if write {
+                    let watched = std::ptr::from_ref(watch).addr();
+                    if let Some(message) =
+                        clock
+                            .wgmmas
+                            .check_write(watched, (first, count), clock.thread())
+                    {
+                        panic!("{message}");
+                    }
+                }
                 watch.note(clock, first, count, write, at);
             }
             Some(Watched::Global) => {
@@ -329,6 +340,31 @@ impl<T: Element> Raw<T> {
         };
         clock.copies.hold(clock.thread(), clock.tid(), held);
         true
+    }
+
+    /// Where this is an emulated block's shared array (debug builds): warpgroup
+    /// `warpgroup`'s asynchronous wgmma, issued at `at`, reads the elements `offsets` past
+    /// this handle until its group completes ([`crate::mem::in_flight::Wgmmas`]).
+    pub(crate) fn note_tile_read(
+        &self,
+        warpgroup: usize,
+        offsets: &[u32],
+        at: &'static Location<'static>,
+    ) {
+        #[cfg(debug_assertions)]
+        if let Some(Watched::Shared(watch, clock)) = self.watch {
+            // SAFETY: the clock outlives the handle and stays on this OS thread (`watched`).
+            let clock = unsafe { clock.as_ref() };
+            let array = (
+                self.type_name,
+                watch.as_ptr().addr(),
+                watch::words_of::<T>(),
+            );
+            let elements = offsets.iter().map(|&o| self.offset + o as usize);
+            clock.wgmmas.issue(warpgroup, array, elements, at);
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = (warpgroup, offsets, at);
     }
 
     pub(crate) fn base_ptr(&self) -> *mut T {
@@ -1083,6 +1119,13 @@ macro_rules! handle_common {
 }
 
 handle_common!(Ptr);
+
+impl<T: Element> PtrMut<'_, T> {
+    /// The crate's view of the handle.
+    pub(crate) fn raw(&self) -> &Raw<T> {
+        &self.raw
+    }
+}
 handle_common!(PtrMut);
 
 impl<T: Element> Access<T> for Ptr<'_, T> {

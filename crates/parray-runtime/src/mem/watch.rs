@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use parray_layout::MemKind;
 
 use crate::mem::elem::Element;
-use crate::mem::in_flight::InFlight;
+use crate::mem::in_flight::{InFlight, Wgmmas};
 
 /// The words of an element of `T` the watch marks: the words its accesses move.
 pub(crate) const fn words_of<T: Element>() -> usize {
@@ -81,6 +81,8 @@ pub struct Clock {
     global: RefCell<Option<LaneWrites>>,
     /// The block's `#copy async`s in flight (all builds: they land at the `#wait`).
     pub(crate) copies: InFlight,
+    /// The tiles its asynchronous wgmmas read (debug builds).
+    pub(crate) wgmmas: Wgmmas,
 }
 
 impl Clock {
@@ -92,6 +94,7 @@ impl Clock {
         self.race.take();
         // What a failed block left in flight.
         let _ = self.copies.left();
+        let _ = self.wgmmas.left();
         if let Some(g) = self.global.borrow_mut().as_mut() {
             g.fenced.fill(0);
             if let Some(log) = &mut g.unsealed {
@@ -104,6 +107,7 @@ impl Clock {
     /// by the block's threads.
     pub fn barrier(&self) {
         self.epoch.set(self.epoch.get() + 1);
+        self.wgmmas.barrier();
         if let Some(g) = self.global.borrow_mut().as_mut() {
             g.seal();
         }

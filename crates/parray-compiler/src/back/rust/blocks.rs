@@ -490,12 +490,23 @@ impl Writer<'_> {
                 let (ao, bo) = (&w.a_offsets, &w.b_offsets);
                 let align = [w.a.swizzle.alignment(), w.b.swizzle.alignment()].map(|x| x as usize);
                 let [align_a, align_b] = align;
+                let asynchronous = !w.wait;
                 quote_spanned!(loc.span.proc_macro()=> {
                     let mut #pa = ::std::vec![::core::option::Option::None; #n];
                     let mut #pb = ::std::vec![::core::option::Option::None; #n];
                     #pointers
-                    ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, #line);
+                    ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, (#line, #asynchronous));
                 })
+            }
+            // The emulation computes each wgmma where it is issued; the groups it counts,
+            // and what their tiles are, are for its checks of what runs meanwhile.
+            Stmt::MmaCommit { loc } => {
+                let line = loc.line;
+                quote_spanned!(loc.span.proc_macro()=> #block.wgmma_commit(&#outer, #line);)
+            }
+            Stmt::MmaWait { groups, loc, .. } => {
+                let line = loc.line;
+                quote_spanned!(loc.span.proc_macro()=> #block.wgmma_wait(&#outer, #groups, #line);)
             }
             Stmt::Mma { a, b, d, loc, .. } => {
                 // Each operand, a register array used past its stretch, is one per thread.

@@ -464,7 +464,10 @@ impl<'b> Writer<'b> {
             Stmt::Vectorised { scalar, .. } => self.stmts(scalar),
             // Element by element, each side's offsets evaluated at the bound sizes.
             Stmt::GenericCopy { scalar, .. } => self.stmts(scalar),
-            Stmt::Mma { .. } | Stmt::Matrices { .. } => {
+            Stmt::Mma { .. }
+            | Stmt::MmaWait { .. }
+            | Stmt::MmaCommit { .. }
+            | Stmt::Matrices { .. } => {
                 unreachable!("a warp collective is written by `blocks`")
             }
             // A pthd thread's copy moves at once: there is nothing to wait for.
@@ -485,9 +488,6 @@ impl<'b> Writer<'b> {
             Stmt::Wait { groups, loc } => {
                 quote_spanned!(loc.span.proc_macro()=> #ctx.wait_async(#groups);)
             }
-            // The emulation completes an `#mma async` where it is issued; the front end
-            // checked that nothing but issues comes before the wait.
-            Stmt::MmaWait { .. } => TokenStream::new(),
             Stmt::Sync { loc } => {
                 // Under the emulation a body with barriers is written by `blocks`.
                 let line = loc.line;
