@@ -9,24 +9,11 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-const SHIM: &str = include_str!("../fuzz/tests/host_c/shim.h");
+#[path = "../fuzz/tests/host_c/cxx.rs"]
+mod cxx;
+use cxx::compiler;
 
-/// The compiler, or `None` (the test is skipped) where there is none.
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    let found = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(cxx);
-    }
-    if std::env::var("PARRAY_REQUIRE_CXX").is_ok_and(|v| v == "1") {
-        panic!("PARRAY_REQUIRE_CXX=1 but `{cxx} --version` failed");
-    }
-    eprintln!("skipped: no C++ compiler (`{cxx}`); set CXX, or PARRAY_REQUIRE_CXX=1 to fail");
-    None
-}
+const SHIM: &str = include_str!("../fuzz/tests/host_c/shim.h");
 
 /// What a kernel parameter is given.
 enum Param {

@@ -9,25 +9,12 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod cxx;
+use cxx::compiler;
+
 const SHIM: &str = include_str!("shim.h");
 /// Seconds a body's kernel may run before it counts as a hang.
 const TIMEOUT_S: u32 = 10;
-
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    let found = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(cxx);
-    }
-    if std::env::var("PARRAY_REQUIRE_CXX").is_ok_and(|v| v == "1") {
-        panic!("PARRAY_REQUIRE_CXX=1 but `{cxx} --version` failed");
-    }
-    eprintln!("skipped: no C++ compiler (`{cxx}`); set CXX, or PARRAY_REQUIRE_CXX=1 to fail");
-    None
-}
 
 fn c_elem(elem: &str) -> &'static str {
     match elem {
