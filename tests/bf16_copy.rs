@@ -145,8 +145,7 @@ const ODD: usize = 61;
 #[test]
 fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
     W.bind(ODD)?;
-    let bits: Vec<u16> = input()[..64 * ODD].to_vec();
-    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let (bits, values) = odd_rows();
     let mut src = OM::create()?;
     src.copy_from_slice(&values)?;
     let mut out = OUT::create()?;
@@ -169,13 +168,7 @@ fn a_guarded_copy_of_odd_rows_moves_elements() -> parray::Result<()> {
         #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
     })?;
     for out in [&out, &later] {
-        let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
-        for r in 0..64 {
-            for c in 0..64 {
-                let want = if c < ODD { bits[r * ODD + c] } else { 0 };
-                assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
-            }
-        }
+        assert_odd_rows(&out.to_vec()?, &bits);
     }
     let (src, dst) = ((), ());
     let source = kernel_source!(TAIL(src, dst) {
@@ -370,8 +363,7 @@ fn the_guarded_copies_of_odd_rows_keep_their_guard() -> parray::Result<()> {
     }
     insta::assert_snapshot!("bf16_guarded_copy_at_61", sync);
     insta::assert_snapshot!("bf16_guarded_async_copy_at_61", later);
-    let bits: Vec<u16> = input()[..64 * ODD].to_vec();
-    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let (bits, values) = odd_rows();
     let mut src = LOM::create()?;
     src.copy_from_slice(&values)?;
     let mut out = OUT::create()?;
@@ -382,12 +374,23 @@ fn the_guarded_copies_of_odd_rows_keep_their_guard() -> parray::Result<()> {
         #copy LOMT_1_1(src + $LOMT[r][[0][0]]$) to OT_1(s + $OT[r][0]$) if |c| c < n else 0.0;
         #copy OT_1(s + $OT[r][0]$) to OUT_1(dst + $OUT[r][0]$);
     })?;
-    let got: Vec<u16> = out.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    assert_odd_rows(&out.to_vec()?, &bits);
+    Ok(())
+}
+
+/// The rows of `ODD` elements copied into tiles of 64 columns: their bits and values.
+fn odd_rows() -> (Vec<u16>, Vec<bf16>) {
+    let bits: Vec<u16> = input()[..64 * ODD].to_vec();
+    let values = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    (bits, values)
+}
+
+/// The 64 x 64 tile `got` holds the rows `bits` of `ODD` elements and zeros past them.
+fn assert_odd_rows(got: &[bf16], bits: &[u16]) {
     for r in 0..64 {
         for c in 0..64 {
             let want = if c < ODD { bits[r * ODD + c] } else { 0 };
-            assert_eq!(got[r * 64 + c], want, "[{r}][{c}]");
+            assert_eq!(got[r * 64 + c].to_bits(), want, "[{r}][{c}]");
         }
     }
-    Ok(())
 }

@@ -9,24 +9,11 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-const SHIM: &str = include_str!("../fuzz/tests/host_c/shim.h");
+#[path = "../fuzz/tests/host_c/cxx.rs"]
+mod cxx;
+use cxx::{build, compiler, signature};
 
-/// The compiler, or `None` (the test is skipped) where there is none.
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    let found = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(cxx);
-    }
-    if std::env::var("PARRAY_REQUIRE_CXX").is_ok_and(|v| v == "1") {
-        panic!("PARRAY_REQUIRE_CXX=1 but `{cxx} --version` failed");
-    }
-    eprintln!("skipped: no C++ compiler (`{cxx}`); set CXX, or PARRAY_REQUIRE_CXX=1 to fail");
-    None
-}
+const SHIM: &str = include_str!("../fuzz/tests/host_c/shim.h");
 
 /// What a kernel parameter is given.
 enum Param {
@@ -60,16 +47,10 @@ fn run_with(
     threads: u32,
     arrays: &mut [(&str, &mut [f32])],
 ) -> Result<(), String> {
-    let start = source
-        .find("__global__ void ")
-        .ok_or("no kernel in the source")?
-        + "__global__ void ".len();
-    let rest = &source[start..];
-    let (open, close) = (rest.find('(').ok_or("no (")?, rest.find(')').ok_or("no )")?);
-    let kernel = rest[..open].trim();
+    let (kernel, params) = signature(source).ok_or("no kernel in the source")?;
     let array = |n: &str| arrays.iter().position(|(a, _)| *a == n);
-    let params = rest[open + 1..close]
-        .split(", ")
+    let params = params
+        .iter()
         .map(|p| {
             let word = p.rsplit(' ').next().unwrap_or(p);
             if let Some(n) = word.strip_prefix("__parray_n_") {
@@ -124,19 +105,7 @@ fn run_with(
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (cpp, exe) = (dir.join(format!("{name}.cpp")), dir.join(name));
     std::fs::write(&cpp, &text).map_err(|e| e.to_string())?;
-    let built = Command::new(cxx)
-        .args(["-std=c++20", "-O1", "-pthread", "-w"])
-        .arg(&cpp)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .map_err(|e| format!("{cxx}: {e}"))?;
-    if !built.status.success() {
-        return Err(format!(
-            "the C does not compile:\n{}",
-            String::from_utf8_lossy(&built.stderr)
-        ));
-    }
+    build(cxx, &cpp, Some(&exe)).map_err(|e| format!("the C does not compile:\n{e}"))?;
     let ran = Command::new(&exe).output().map_err(|e| e.to_string())?;
     if !ran.status.success() {
         return Err(format!("the kernel's process failed: {}", ran.status));

@@ -9,25 +9,12 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod cxx;
+use cxx::{build, compiler, signature};
+
 const SHIM: &str = include_str!("shim.h");
 /// Seconds a body's kernel may run before it counts as a hang.
 const TIMEOUT_S: u32 = 10;
-
-fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    let found = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(cxx);
-    }
-    if std::env::var("PARRAY_REQUIRE_CXX").is_ok_and(|v| v == "1") {
-        panic!("PARRAY_REQUIRE_CXX=1 but `{cxx} --version` failed");
-    }
-    eprintln!("skipped: no C++ compiler (`{cxx}`); set CXX, or PARRAY_REQUIRE_CXX=1 to fail");
-    None
-}
 
 fn c_elem(elem: &str) -> &'static str {
     match elem {
@@ -39,26 +26,11 @@ fn c_elem(elem: &str) -> &'static str {
     }
 }
 
-/// The kernel's name and its parameters, from `extern "C" __global__ void NAME(PARAMS) {`.
-fn signature(source: &str) -> (String, Vec<String>) {
-    let start = source.find("__global__ void ").expect("a kernel") + "__global__ void ".len();
-    let rest = &source[start..];
-    let open = rest.find('(').unwrap();
-    let close = rest.find(')').unwrap();
-    // `__launch_bounds__(...)` would stand before the name; these bodies ask for none.
-    let name = rest[..open].trim().to_string();
-    let params = rest[open + 1..close]
-        .split(", ")
-        .map(str::to_string)
-        .collect();
-    (name, params)
-}
-
 /// Body `c` as a namespace holding its kernel and a function that launches it and prints
 /// its outputs.
 fn unit(c: &Case) -> String {
     let source = (c.source)();
-    let (name, params) = signature(source);
+    let (name, params) = signature(source).expect("a kernel");
     let elem = c_elem(c.elem);
     let len = c.expected_cuda.len();
     let args: Vec<&str> = params
@@ -119,20 +91,8 @@ fn compile(
     let cpp = dir.join(format!("{name}.cpp"));
     std::fs::write(&cpp, text).unwrap();
     let exe = dir.join(name);
-    let mut cmd = Command::new(cxx);
-    cmd.args(["-std=c++20", "-O1", "-pthread", "-w"]).arg(&cpp);
-    if main {
-        cmd.arg("-o").arg(&exe);
-    } else {
-        cmd.arg("-fsyntax-only");
-    }
-    let out = cmd.output().map_err(|e| format!("{cxx}: {e}"))?;
-    if out.status.success() {
-        Ok(exe)
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(err.lines().take(20).collect::<Vec<_>>().join("\n"))
-    }
+    build(cxx, &cpp, main.then_some(exe.as_path()))?;
+    Ok(exe)
 }
 
 /// Runs every case's CUDA C on host threads; the failures (case, why), or None when there
