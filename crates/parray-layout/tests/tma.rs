@@ -192,7 +192,7 @@ fn what_tma_cannot_do_is_refused_by_its_rule() {
         "AT",
         "SV",
     );
-    assert!(msg.contains("TMA writes its box densely"), "{msg}");
+    assert_eq!(msg, "TMA writes its box densely: `SV`'s 64 elements must lie at offsets 0..64, but its element 44 is at 64");
     // Six dimensions: 2 x 2 x 2 x 2 x 2 x 4 of a [2]..[2][4] array reversed.
     let msg = refusal(
         "dmem float [2][2][2][2][2][2][4] A;
