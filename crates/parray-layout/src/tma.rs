@@ -374,6 +374,16 @@ pub fn derive(
             dims[0].box_size
         )));
     }
+    // A swizzled box's rows are the pattern's rows: the model above is the hardware's
+    // there (an H200 agrees, `crates/parray-runtime/tests/tma.rs`), and no narrower row
+    // is checked.
+    if let Some(span) = swizzle.span().filter(|&span| inner != span) {
+        return Err(rule(format!(
+            "a box swizzled by TMA's {span}-byte mode has rows of {span} bytes: `{d_name}`'s innermost run is {} elements ({inner} bytes); lay its rows out {} elements wide",
+            dims[0].box_size,
+            span / elem_bytes
+        )));
+    }
     if dims.len() > MAX_RANK {
         return Err(rule(format!(
             "a tensor map has at most {MAX_RANK} dimensions: `{d_name}` reads `{s_name}` in {} runs (boxes {}, strides {})",

@@ -210,6 +210,7 @@ fn what_tma_cannot_do_is_refused_by_its_rule() {
         "S",
     );
     assert!(msg.contains("repeats every 2048 bytes"), "{msg}");
+
     // Element types and counts.
     let msg = refusal(
         "dmem float [64][64] A; float [8#A_0][8#A_1] AT; smem int [8][8] S;",
@@ -223,6 +224,24 @@ fn what_tma_cannot_do_is_refused_by_its_rule() {
         "S",
     );
     assert!(msg.contains("global memory"), "{msg}");
+}
+
+/// A box of rows of 64 bytes under the 128-byte mode (each 128-byte line of the pattern
+/// two rows of the box): the model would place it, but only rows of the span are checked
+/// on the hardware. No declared type has such offsets (a view may reach the swizzled leaf
+/// once), so the offsets are the pattern's own.
+#[test]
+fn swizzled_rows_narrower_than_the_span_are_refused() {
+    let (rows, cols) = (32u64, 32u64);
+    let src: Vec<u64> = (0..rows * cols).map(|k| k / cols * 64 + k % cols).collect();
+    let dst: Vec<u64> = (0..rows * cols)
+        .map(|k| Swizzle::B128.apply(k * 2) / 2)
+        .collect();
+    let err = tma::derive((&src, "AT"), (&dst, "S"), 2, Swizzle::B128).unwrap_err();
+    assert_eq!(
+        err.message,
+        "a box swizzled by TMA's 128-byte mode has rows of 128 bytes: `S`'s innermost run is 32 elements (64 bytes); lay its rows out 64 elements wide"
+    );
 }
 
 /// Strides that do not nest leave no start coordinates for an offset: a box whose second
