@@ -119,9 +119,19 @@ impl TensorMapSpec {
         })
     }
 
-    /// The map, encoded by the CUDA driver (loaded if it is not yet); `decl` names the
-    /// copy's source type for the errors.
+    /// The map, encoded by the CUDA driver, which a device opened before has initialised
+    /// (`Error::CudaUnavailable` without the driver's library); `decl` names the copy's
+    /// source type for the errors.
     pub fn encode(&self, decl: &str) -> Result<TensorMap> {
+        // SAFETY: only tries to dlopen the driver's library (cudarc's call of a missing
+        // library's function panics instead of returning).
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::CudaUnavailable {
+                reason: format!(
+                    "the TMA tensor map of `{decl}` is encoded by the CUDA driver (libcuda), which could not be loaded"
+                ),
+            });
+        }
         let rank = self.extents.len();
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         let elementwise = vec![1u32; rank];
@@ -129,8 +139,8 @@ impl TensorMapSpec {
         // (`strides` rank - 1, as the driver reads them), live across the call, and `rank`
         // is 1..=5 (the planner's limit); the address is only recorded in the map, not
         // dereferenced by the call. The driver library must be loaded: cudarc's dynamic
-        // loading does that on first use, and `cuInit` is a precondition the caller's
-        // device (a CUDA context) established.
+        // loading does that on first use (present, checked above); an uninitialised
+        // driver answers with an error, returned.
         let result = unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut map,
@@ -219,5 +229,18 @@ mod tests {
         let e = TensorMapSpec::of("ROW", &flat, ElemType::Bf16, 0, 1 << 32);
         assert!(msg(e.unwrap_err()).contains("dimension 0 over 4294967296 elements"));
         TensorMapSpec::of("ROW", &flat, ElemType::Bf16, 0, (1 << 32) - 1).unwrap();
+    }
+
+    /// Encoding is a `Result` on every machine: the map where a driver is (its bytes are
+    /// not all zero), an error naming the type without one (or uninitialised), never a
+    /// panic.
+    #[test]
+    fn encoding_without_a_driver_is_an_error() {
+        let spec =
+            TensorMapSpec::of("AT", &a_core(512), ElemType::Bf16, 0x1000, 256 * 512).unwrap();
+        match spec.encode("AT") {
+            Ok(map) => assert!(map.opaque.iter().any(|w| *w != 0)),
+            Err(e) => assert!(e.to_string().contains("`AT`"), "{e}"),
+        }
     }
 }
