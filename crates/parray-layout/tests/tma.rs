@@ -141,6 +141,12 @@ fn b_mn_major_atoms_split_the_row_at_the_span() {
     ";
     let plan = plan_of(decls, "BT", "BSV");
     assert_eq!(plan.dims, dims(&[(64, 1), (64, 1024), (2, 64)]));
+    // Rows of 1000: the atoms' stride 64 and the rows' 1000 do not nest.
+    let msg = refusal(&decls.replace("[1024] B", "[1000] B"), "BT", "BSV");
+    assert!(
+        msg.ends_with("but 2 elements at stride 64 meet stride 1000"),
+        "{msg}"
+    );
     assert_eq!(plan.swizzle, Swizzle::B128);
     assert_eq!(plan.coordinates(64 * 1024 + 256), vec![0, 64, 4]);
     assert_eq!(plan.extents(512 * 1024), vec![64, 512, 16]);
