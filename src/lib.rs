@@ -479,6 +479,9 @@ pub use parray_runtime::Result;
 #[doc(inline)]
 pub use parray_runtime::{DetourSite, RaceAccess, ThreadId};
 
+/// The element of a shared array of mbarriers (`smem mbarrier [S] FULL;`, SPEC 3.9).
+#[doc(hidden)]
+pub use parray_runtime::Mbarrier;
 /// The half-precision numbers of the `half` crate: the elements `half` and `bf16`.
 pub use parray_runtime::{bf16, f16};
 /// The Rust types of the elements: `float` is `f32`, `int` `i32`, `double` `f64`,

@@ -260,6 +260,27 @@ impl Rebuild for Term {
     }
 }
 
+impl Rebuild for crate::ir::Tma {
+    fn rebuild(&self, ir: &TokenStream) -> TokenStream {
+        let (src_ty, dst_ty) = (self.src_ty.rebuild(ir), self.dst_ty.rebuild(ir));
+        let (param, map) = (self.param.rebuild(ir), self.map.rebuild(ir));
+        let plan = &self.plan;
+        let elem_bytes = plan.elem_bytes;
+        let dims = plan.dims.iter().map(|d| {
+            let (b, s) = (d.box_size, d.stride);
+            quote!(#ir::TmaDim { box_size: #b, stride: #s })
+        });
+        let swizzle = Ident::new(&format!("{:?}", plan.swizzle), Span::call_site());
+        quote!(#ir::Tma {
+            src_ty: #src_ty,
+            dst_ty: #dst_ty,
+            param: #param,
+            plan: #ir::TmaPlan { elem_bytes: #elem_bytes, dims: ::std::vec![#(#dims),*], swizzle: #ir::TmaSwizzle::#swizzle },
+            map: #map,
+        })
+    }
+}
+
 impl Rebuild for crate::ir::Wgmma {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         let (n, a, b) = (self.n.rebuild(ir), self.a.rebuild(ir), self.b.rebuild(ir));
@@ -750,6 +771,30 @@ impl Rebuild for Stmt {
             Stmt::GenericCopy { copy, scalar, loc } => {
                 let (copy, scalar, loc) = (r(copy), r(scalar), r(loc));
                 quote!(#s::GenericCopy { copy: #copy, scalar: #scalar, loc: #loc })
+            }
+            Stmt::Tma {
+                src,
+                offset,
+                dst,
+                bar,
+                tma,
+                loc,
+            } => {
+                let (src, offset, dst, bar, tma, loc) =
+                    (r(src), r(offset), r(dst), r(bar), r(tma), r(loc));
+                quote!(#s::Tma { src: #src, offset: #offset, dst: #dst, bar: #bar, tma: #tma, loc: #loc })
+            }
+            Stmt::MbarrierInit { bar, arrivals, loc } => {
+                let (bar, arrivals, loc) = (r(bar), r(arrivals), r(loc));
+                quote!(#s::MbarrierInit { bar: #bar, arrivals: #arrivals, loc: #loc })
+            }
+            Stmt::MbarrierArrive { bar, loc } => {
+                let (bar, loc) = (r(bar), r(loc));
+                quote!(#s::MbarrierArrive { bar: #bar, loc: #loc })
+            }
+            Stmt::MbarrierWait { bar, parity, loc } => {
+                let (bar, parity, loc) = (r(bar), r(parity), r(loc));
+                quote!(#s::MbarrierWait { bar: #bar, parity: #parity, loc: #loc })
             }
             Stmt::Print {
                 pieces,

@@ -15,6 +15,7 @@ pub use parray_layout::grid::{HwIndex, ThreadIndex};
 pub use parray_layout::kinds::{ElemType, MemKind, Param, Record};
 pub use parray_layout::offsets::Offset;
 pub use parray_layout::symbolic::Poly;
+pub use parray_layout::tma::{Swizzle as TmaSwizzle, TmaDim, TmaPlan};
 
 pub use crate::mma::{Descriptor, Swizzle};
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
@@ -398,13 +399,32 @@ impl Body {
     pub fn shared_alignment(&self) -> u64 {
         let mut align = 16;
         visit_stmts(&self.stmts, &mut |s| {
-            if let Stmt::Mma { wgmma: Some(w), .. } = s {
-                align = align
-                    .max(w.a.swizzle.alignment())
-                    .max(w.b.swizzle.alignment());
+            match s {
+                Stmt::Mma { wgmma: Some(w), .. } => {
+                    align = align
+                        .max(w.a.swizzle.alignment())
+                        .max(w.b.swizzle.alignment());
+                }
+                // TMA writes a box at a multiple of 128 bytes (2^(7+B) swizzled).
+                Stmt::Tma { tma, .. } => align = align.max(tma.plan.swizzle.smem_alignment()),
+                _ => {}
             }
         });
         align
+    }
+
+    /// The body's TMA copies (SPEC 3.9, "TMA copies"), in the order of their maps
+    /// ([`Tma::map`]): each a `const __grid_constant__ parray_tensor_map` parameter of the
+    /// kernel after all others, which the launch encodes over its source's array.
+    pub fn tma_copies(&self) -> Vec<Tma> {
+        let mut found = Vec::new();
+        visit_stmts(&self.stmts, &mut |s| {
+            if let Stmt::Tma { tma, .. } = s {
+                found.push((**tma).clone());
+            }
+        });
+        found.sort_by_key(|t| t.map);
+        found
     }
 
     /// Bytes of dynamic shared memory a kernel of this body is launched with: none when its
@@ -654,6 +674,27 @@ macro_rules! stmt_parts {
                 $f($part::Expr(d));
             }
             Stmt::MmaWait { d, .. } => $f($part::Expr(d)),
+            Stmt::Tma {
+                src,
+                offset,
+                dst,
+                bar,
+                ..
+            } => {
+                $f($part::Expr(src));
+                $f($part::Expr(offset));
+                $f($part::Expr(dst));
+                $f($part::Expr(bar));
+            }
+            Stmt::MbarrierInit { bar, arrivals, .. } => {
+                $f($part::Expr(bar));
+                $f($part::Expr(arrivals));
+            }
+            Stmt::MbarrierArrive { bar, .. } => $f($part::Expr(bar)),
+            Stmt::MbarrierWait { bar, parity, .. } => {
+                $f($part::Expr(bar));
+                $f($part::Expr(parity));
+            }
             Stmt::Matrices {
                 regs,
                 base,
@@ -709,7 +750,11 @@ impl Stmt {
         | Stmt::Mma { loc, .. }
         | Stmt::MmaWait { loc, .. }
         | Stmt::MmaCommit { loc }
-        | Stmt::Matrices { loc, .. }) = self;
+        | Stmt::Matrices { loc, .. }
+        | Stmt::Tma { loc, .. }
+        | Stmt::MbarrierInit { loc, .. }
+        | Stmt::MbarrierArrive { loc, .. }
+        | Stmt::MbarrierWait { loc, .. }) = self;
         *loc
     }
 
@@ -891,6 +936,38 @@ pub enum Stmt {
         scalar: Vec<Stmt>,
         loc: Loc,
     },
+    /// `#copy async S(p) to D(q) on B(b);` (SPEC 3.9, "TMA copies"): the box of `tma`'s
+    /// plan from the array of the kernel's pointer parameter `src`, at element `offset`
+    /// of it, into shared memory at `dst` (a shared array the body created, plus an
+    /// offset), completing on the mbarrier `bar` (`mbarrier.arrive.expect_tx` of the
+    /// box's bytes, then `cp.async.bulk.tensor`). Issued by the one thread that reaches it.
+    Tma {
+        src: Expr,
+        offset: Box<Expr>,
+        dst: Expr,
+        bar: Box<Expr>,
+        tma: Box<Tma>,
+        loc: Loc,
+    },
+    /// `#mbarrier init B(b) arrivals N;`: the barrier at `bar` expects `arrivals`
+    /// arrivals a phase (`mbarrier.init`, then `fence.mbarrier_init`).
+    MbarrierInit {
+        bar: Expr,
+        arrivals: Expr,
+        loc: Loc,
+    },
+    /// `#mbarrier arrive B(b);`: the thread's arrival on the barrier's current phase.
+    MbarrierArrive {
+        bar: Expr,
+        loc: Loc,
+    },
+    /// `#wait B(b) parity P;`: the thread waits until the barrier's phase of parity
+    /// `parity` has completed (`mbarrier.try_wait.parity` in a loop).
+    MbarrierWait {
+        bar: Expr,
+        parity: Expr,
+        loc: Loc,
+    },
     /// `println!`/`print!` with `{}` placeholders.
     Print {
         /// The literal text between placeholders (one more piece than arguments).
@@ -1002,6 +1079,23 @@ pub struct CopyEnd {
     pub ty: String,
     pub base: Expr,
     pub offsets: Vec<Expr>,
+}
+
+/// What a TMA copy ([`Stmt::Tma`]) is beyond its expressions: its two types, the kernel
+/// parameter its box is read from, the planner's map and which of the body's maps it is.
+#[derive(Debug, Clone)]
+pub struct Tma {
+    /// The source type `S` (dmem) and the destination type `D` (smem).
+    pub src_ty: String,
+    pub dst_ty: String,
+    /// The pointer parameter, by its number in [`Body::params`], whose array the map
+    /// describes (the launch encodes the map over the array it is given).
+    pub param: usize,
+    /// The tensor map: dimensions, strides, swizzle (`parray_layout::tma::plan`).
+    pub plan: TmaPlan,
+    /// The map's number among the body's TMA copies: its kernel parameter, after the
+    /// declared parameters and the captured values (`__parray_tmap<map>`).
+    pub map: usize,
 }
 
 /// What a `#copy` is, for [`crate::copy::lower`]: its two sides, the local its loop

@@ -19,6 +19,7 @@ pub const SYNC: &str = "__parray_sync";
 pub const COPY: &str = "__parray_copy";
 pub const MMA: &str = "__parray_mma";
 pub const WAIT: &str = "__parray_wait";
+pub const MBARRIER: &str = "__parray_mbarrier";
 
 /// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
 /// places (pointers in a body, arrays in host code), and its guard, parsed in one place.
@@ -30,6 +31,9 @@ pub struct CopyForm {
     pub dst_ty: Ident,
     pub dst: TokenStream,
     pub guard: Option<CopyGuardForm>,
+    /// `on B(b)` after `#copy async S(p) to D(q)`: a TMA copy completing on the mbarrier
+    /// `b` of type `B` (SPEC 3.9, "TMA copies").
+    pub on: Option<(Ident, TokenStream)>,
 }
 
 /// `if |i, j| PRED else FILL` after a `#copy`: the names the closure binds, its
@@ -95,7 +99,38 @@ impl CopyForm {
         if asynchronous.is_some() {
             tts.remove(0);
         }
-        let (copy, guard) = tts.split_at(tts.len().min(5));
+        let (copy, mut guard) = tts.split_at(tts.len().min(5));
+        let mut on = None;
+        if let [T::Ident(word), rest @ ..] = guard {
+            if word == "on" {
+                match rest {
+                    [T::Ident(b), T::Group(g), rest @ ..]
+                        if g.delimiter() == Delimiter::Parenthesis =>
+                    {
+                        on = Some((b.clone(), g.stream()));
+                        guard = rest;
+                    }
+                    _ => {
+                        return Err(syn::Error::new(
+                            word.span(),
+                            "expected `on B(b)` after `#copy async S(p) to D(q)`: the mbarrier `b`, of a shared array of `mbarrier`s of type B, that the TMA copy completes on",
+                        ))
+                    }
+                }
+                if asynchronous.is_none() {
+                    return Err(syn::Error::new(
+                        word.span(),
+                        "a copy `on` an mbarrier is a TMA copy, which completes later: write `#copy async S(p) to D(q) on B(b);`",
+                    ));
+                }
+                if let Some(t) = guard.first() {
+                    return Err(syn::Error::new(
+                        t.span(),
+                        "a TMA copy moves its whole box (no guard): TMA fills what lies past the tensor's extent with zeros",
+                    ));
+                }
+            }
+        }
         match copy {
             [T::Ident(s), T::Group(p), T::Ident(to), T::Ident(d), T::Group(q)]
                 if to == "to"
@@ -113,6 +148,7 @@ impl CopyForm {
                     dst_ty: d.clone(),
                     dst: q.stream(),
                     guard,
+                    on,
                 })
             }
             _ => Err(syn::Error::new(
@@ -149,15 +185,17 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                 let inner = preprocess(inner.into_iter().collect())?;
                 out.extend(placeholder(DOLLAR, p.span(), inner));
             }
-            // `#copy S(p) to D(q);`, `#mma D(d) += A(a) * B(b);` and `#wait N;`: the tokens
+            // `#copy S(p) to D(q);`, `#mma D(d) += A(a) * B(b);`, `#wait N;` and `#mbarrier
+            // ...;`: the tokens
             // up to the `;`, as one placeholder call.
             TokenTree::Punct(p)
                 if p.as_char() == '#'
-                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma" || i == "wait") =>
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma" || i == "wait" || i == "mbarrier") =>
             {
                 let name = match iter.next() {
                     Some(TokenTree::Ident(i)) if i == "mma" => MMA,
                     Some(TokenTree::Ident(i)) if i == "wait" => WAIT,
+                    Some(TokenTree::Ident(i)) if i == "mbarrier" => MBARRIER,
                     _ => COPY,
                 };
                 let mut inner = Vec::new();

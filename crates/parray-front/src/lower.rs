@@ -19,7 +19,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MMA, SYNC, WAIT};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MBARRIER, MMA, SYNC, WAIT};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 /// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
@@ -209,6 +209,8 @@ struct Lowerer<'a, 'm> {
     /// The type each wgmma accumulator is named with in its `#mma`s, for the messages of
     /// `mma::check_waits`.
     accumulators: HashMap<LocalId, String>,
+    /// TMA copies so far (each gets the next tensor map parameter).
+    tma_maps: usize,
 }
 
 /// The line of a span, for `#line` directives.
@@ -251,6 +253,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             scopes: vec![Vec::new()],
             errors: Vec::new(),
             shared_slots: 0,
+            tma_maps: 0,
             loops: 0,
             captures: Vec::new(),
             folded: Vec::new(),
@@ -839,6 +842,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if mac.path.is_ident(COPY) {
             return self.copy(mac);
         }
+        if mac.path.is_ident(MBARRIER) {
+            return self.mbarrier(mac);
+        }
+        if mac.path.is_ident(WAIT)
+            && !matches!(
+                mac.tokens.clone().into_iter().next(),
+                Some(proc_macro2::TokenTree::Literal(_)) | None
+            )
+        {
+            return self.parity_wait(mac);
+        }
         if mac.path.is_ident(WAIT) {
             let Ok(groups) = syn::parse2::<syn::LitInt>(mac.tokens.clone())
                 .and_then(|n| n.base10_parse::<u32>())
@@ -863,6 +877,231 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             format!("the macro `{name}!` is not part of the detour body subset (only `println!` and `print!`)"),
         );
         None
+    }
+
+    /// The barrier operand `B(b)` of a TMA form (`what`, SPEC 3.9, "TMA copies"): `B` a
+    /// type of `mbarrier` elements, `b` lowered (the type check sees that it is a shared
+    /// array of them, or one plus an offset). An error at the form or at `B` otherwise.
+    fn barrier_operand(&mut self, ty: &Ident, place: TokenStream, what: &str) -> Option<Expr> {
+        let name = ty.to_string();
+        let module = self.forms.module;
+        match module.lookup(&name).map(|d| &module.types()[d.ty].class) {
+            Ok(TypeClass::Data {
+                elem: ElemType::Mbarrier,
+                ..
+            }) => {}
+            Ok(TypeClass::Data { elem, .. }) => {
+                self.fail(ty.span(), format!("{what} names an mbarrier, and `{name}` is a type of {elem}: name a type of barriers, declared `smem mbarrier [S] FULL;` and created in the body (`let full = FULL::create();`)"));
+                return None;
+            }
+            _ => {
+                self.fail(ty.span(), format!("{what} names an mbarrier by its type, a shared array of `mbarrier`s (`smem mbarrier [S] FULL;`), and `{name}` is no such type"));
+                return None;
+            }
+        }
+        let place = syn::parse2::<syn::Expr>(place)
+            .map_err(|e| self.errors.push(e))
+            .ok()?;
+        Some(self.expr(&place))
+    }
+
+    /// Whether the TMA form `what` may be written here: a cuda body's (SPEC 3.9).
+    fn tma_target(&mut self, span: Span, what: &str) -> bool {
+        if self.target != Target::Cuda {
+            self.fail(
+                span,
+                format!(
+                    "{what} is a GPU's (Hopper's TMA and mbarriers): it exists in cuda bodies only"
+                ),
+            );
+        }
+        self.target == Target::Cuda
+    }
+
+    /// `#mbarrier init B(b) arrivals N;` and `#mbarrier arrive B(b);` (SPEC 3.9).
+    fn mbarrier(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        use proc_macro2::TokenTree as T;
+        const FORM: &str = "expected `#mbarrier init B(b) arrivals N;` (one thread, before a `#sync`: each phase of the barrier `b` completes with N arrivals and the bytes its TMA copies expect) or `#mbarrier arrive B(b);` (the thread's arrival on the barrier's phase)";
+        let span = mac.span();
+        if !self.tma_target(span, "`#mbarrier`") {
+            return None;
+        }
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        match tts.as_slice() {
+            [T::Ident(init), T::Ident(b), T::Group(g), T::Ident(arrivals), rest @ ..]
+                if init == "init"
+                    && arrivals == "arrivals"
+                    && g.delimiter() == proc_macro2::Delimiter::Parenthesis
+                    && !rest.is_empty() =>
+            {
+                let bar = self.barrier_operand(b, g.stream(), "`#mbarrier init`")?;
+                let n = syn::parse2::<syn::Expr>(rest.iter().cloned().collect())
+                    .map_err(|e| self.errors.push(e))
+                    .ok()?;
+                if let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) = &n
+                {
+                    let ok = i
+                        .base10_parse::<u64>()
+                        .is_ok_and(|v| (1..1 << 20).contains(&v));
+                    if !ok {
+                        self.fail(
+                            i.span(),
+                            "an mbarrier's phase completes with 1 to 2^20 - 1 arrivals",
+                        );
+                        return None;
+                    }
+                }
+                let arrivals = self.expr(&n);
+                Some(Stmt::MbarrierInit {
+                    bar,
+                    arrivals,
+                    loc: loc(span),
+                })
+            }
+            [T::Ident(arrive), T::Ident(b), T::Group(g)]
+                if arrive == "arrive" && g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+            {
+                let bar = self.barrier_operand(b, g.stream(), "`#mbarrier arrive`")?;
+                Some(Stmt::MbarrierArrive {
+                    bar,
+                    loc: loc(span),
+                })
+            }
+            _ => {
+                self.fail(span, FORM);
+                None
+            }
+        }
+    }
+
+    /// `#wait B(b) parity P;`: the thread waits for the barrier's phase of parity `P`
+    /// (SPEC 3.9, "TMA copies").
+    fn parity_wait(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        use proc_macro2::TokenTree as T;
+        let span = mac.span();
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        match tts.as_slice() {
+            [T::Ident(b), T::Group(g), T::Ident(parity), rest @ ..]
+                if parity == "parity"
+                    && g.delimiter() == proc_macro2::Delimiter::Parenthesis
+                    && !rest.is_empty() =>
+            {
+                if !self.tma_target(span, "`#wait B(b) parity P;`") {
+                    return None;
+                }
+                let bar = self.barrier_operand(b, g.stream(), "`#wait .. parity`")?;
+                let p = syn::parse2::<syn::Expr>(rest.iter().cloned().collect())
+                    .map_err(|e| self.errors.push(e))
+                    .ok()?;
+                let parity = self.expr(&p);
+                Some(Stmt::MbarrierWait {
+                    bar,
+                    parity,
+                    loc: loc(span),
+                })
+            }
+            _ => {
+                self.fail(span, "expected `#wait N;` (N a number: the thread's `#copy async` groups left in flight) or `#wait B(b) parity P;` (the thread waits until the mbarrier `b`'s phase of parity P, 0 or 1, has completed)");
+                None
+            }
+        }
+    }
+
+    /// `#copy async S(p) to D(q) on B(b);`: a TMA copy (SPEC 3.9, "TMA copies") of the
+    /// box the planner makes of `S` and `D`, from the kernel's pointer parameter `p`
+    /// (plus an offset) into shared memory at `q`, completing on the mbarrier `b`.
+    fn tma_copy(
+        &mut self,
+        (src_ty, src): (&Ident, TokenStream),
+        (dst_ty, dst): (&Ident, TokenStream),
+        (bar_ty, bar): (&Ident, TokenStream),
+        span: Span,
+    ) -> Option<Stmt> {
+        if !self.tma_target(span, "a TMA copy (`#copy async .. on B(b)`)") {
+            return None;
+        }
+        let module = self.forms.module;
+        for ty in [src_ty, dst_ty] {
+            let name = ty.to_string();
+            if self.forms.is_runtime(crate::resolve::base_name(&name)) {
+                self.fail(ty.span(), format!("a TMA copy's tensor map is planned when the program is built: `{name}` has sizes given at run time; copy with `#copy async S(p) to D(q);` (`cp.async`) instead"));
+                return None;
+            }
+        }
+        let plan = match parray_layout::tma::plan(module, &src_ty.to_string(), &dst_ty.to_string())
+        {
+            Ok(plan) => plan,
+            Err(e) => {
+                self.fail(dst_ty.span(), format!("`#copy async .. on` copies by TMA, and its planner refuses `{src_ty}` to `{dst_ty}`: {}", e.message));
+                return None;
+            }
+        };
+        let elem = module.lookup(&src_ty.to_string()).ok().and_then(|d| {
+            match module.types()[d.ty].class {
+                TypeClass::Data { elem, .. } => Some(elem),
+                _ => None,
+            }
+        });
+        if let Some(e) = elem.filter(|e| {
+            !matches!(
+                e,
+                ElemType::Bf16
+                    | ElemType::Half
+                    | ElemType::Float
+                    | ElemType::Double
+                    | ElemType::Int
+                    | ElemType::Unsigned
+                    | ElemType::Long
+                    | ElemType::Char
+                    | ElemType::UChar
+            )
+        }) {
+            self.fail(src_ty.span(), format!("TMA copies elements of its data types (bf16, half, float, double, int, unsigned, long, char, uchar), and `{src_ty}`'s are {e}: copy with `#copy async S(p) to D(q);` (`cp.async`)"));
+            return None;
+        }
+        let parse = |this: &mut Self, t: TokenStream| {
+            syn::parse2::<syn::Expr>(t)
+                .map_err(|e| this.errors.push(e))
+                .ok()
+        };
+        let (src, dst) = (parse(self, src)?, parse(self, dst)?);
+        let (base, offsets) = split_offsets(self.expr(&src));
+        let param = match base.kind {
+            ExprKind::Local(id) if self.locals[id.0 as usize].param => id.0 as usize,
+            _ => {
+                self.fail(base.span.proc_macro(), format!("a TMA copy reads through a tensor map the launch encodes over an array the kernel is given: the source of `{src_ty}` is a pointer parameter of the kernel, or one plus an offset (`a + $A[..]$`)"));
+                return None;
+            }
+        };
+        let offset = offsets
+            .into_iter()
+            .rev()
+            .reduce(|acc, o| {
+                let at = o.span;
+                Expr::new(ExprKind::Binary(BinOp::Add, Box::new(acc), Box::new(o)), at)
+            })
+            .unwrap_or_else(|| Expr::new(ExprKind::Size(0), span));
+        let dst = self.expr(&dst);
+        let bar = self.barrier_operand(bar_ty, bar, "`#copy async .. on`")?;
+        let map = self.tma_maps;
+        self.tma_maps += 1;
+        Some(Stmt::Tma {
+            src: base,
+            offset: Box::new(offset),
+            dst,
+            bar: Box::new(bar),
+            tma: Box::new(parray_compiler::ir::Tma {
+                src_ty: src_ty.to_string(),
+                dst_ty: dst_ty.to_string(),
+                param,
+                plan,
+                map,
+            }),
+            loc: loc(span),
+        })
     }
 
     /// `#mma D(d) += A(a) * B(b)`: the warp's `mma.sync.aligned.m16n8k16.row.col` over the
@@ -1102,6 +1341,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             dst_ty,
             dst,
             guard,
+            on,
         } = match CopyForm::parse(mac) {
             Ok(form) => form,
             Err(e) => {
@@ -1109,6 +1349,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return None;
             }
         };
+        if let Some((bar_ty, bar)) = on {
+            return self.tma_copy((&src_ty, src), (&dst_ty, dst), (&bar_ty, bar), span);
+        }
         for ty in [&src_ty, &dst_ty] {
             let name = ty.to_string();
             if self

@@ -160,6 +160,30 @@ impl Module {
             }
             DeclKind::Thread(k) => TypeClass::Thread(k.clone()),
         };
+        // An mbarrier lives in a block's shared memory (SPEC 3.9, "TMA copies").
+        match &class {
+            TypeClass::Data {
+                mem: Some(mem),
+                elem: ElemType::Mbarrier,
+                ..
+            } if *mem != MemKind::Smem => {
+                return Err(Error::new(
+                    ErrorKind::Structure,
+                    t.name.span,
+                    format!("an `mbarrier` is a barrier in a block's shared memory: declare `{name}` as `smem mbarrier [..] {name}`, not of {mem}"),
+                ));
+            }
+            TypeClass::Thread(ThreadKind::Cuda(params))
+                if params.iter().any(|p| p.elem == ElemType::Mbarrier) =>
+            {
+                return Err(Error::new(
+                    ErrorKind::Structure,
+                    t.name.span,
+                    format!("`{name}`'s kernel takes an `mbarrier`, which lives in a block's shared memory: create the barriers in the body (`smem mbarrier [S] FULL;`, `let full = FULL::create();`)"),
+                ));
+            }
+            _ => {}
+        }
         if let (TypeClass::Thread(_), false) = (&class, natural) {
             let g = t
                 .dims

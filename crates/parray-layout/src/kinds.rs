@@ -103,6 +103,11 @@ pub enum ElemType {
     Bf16x2,
     Bf16x4,
     Bf16x8,
+    /// `mbarrier`: a Hopper shared-memory barrier of 8 bytes (SPEC 3.9, "TMA copies"),
+    /// the element of `smem mbarrier [S] FULL;`, touched by no access but the forms
+    /// `#mbarrier init`, `#copy async .. on`, `#wait .. parity` and `#mbarrier arrive`.
+    /// Not in [`ElemType::ALL`] (no number, no kernel parameter, no record field).
+    Mbarrier,
     /// A record: a `#[repr(C)]` struct of other elements (`#[derive(parray::Record)]`).
     Record(Record),
 }
@@ -348,6 +353,7 @@ impl ElemType {
             ElemType::Bf16x2 => "bf16x2",
             ElemType::Bf16x4 => "bf16x4",
             ElemType::Bf16x8 => "bf16x8",
+            ElemType::Mbarrier => "mbarrier",
             ElemType::Record(r) => r.name(),
         }
     }
@@ -364,11 +370,15 @@ impl ElemType {
             ElemType::Bf16x2 => "parray_bf16x2",
             ElemType::Bf16x4 => "parray_bf16x4",
             ElemType::Bf16x8 => "parray_bf16x8",
+            ElemType::Mbarrier => "unsigned long long",
             other => other.keyword(),
         }
     }
 
     pub fn from_keyword(s: &str) -> Option<Self> {
+        if s == "mbarrier" {
+            return Some(ElemType::Mbarrier);
+        }
         Self::ALL.into_iter().find(|e| e.keyword() == s)
     }
 
@@ -380,6 +390,7 @@ impl ElemType {
             ElemType::Float | ElemType::Int | ElemType::Unsigned => 4,
             ElemType::Half2 | ElemType::Bf16x2 => 4,
             ElemType::Double | ElemType::Long | ElemType::Float2 | ElemType::Int2 => 8,
+            ElemType::Mbarrier => 8,
             ElemType::Half4 | ElemType::Bf16x4 => 8,
             ElemType::Float4 | ElemType::Double2 | ElemType::Int4 => 16,
             ElemType::Half8 | ElemType::Bf16x8 => 16,
@@ -439,6 +450,9 @@ impl ElemType {
             ElemType::Bf16x2 => "Bf16x2",
             ElemType::Bf16x4 => "Bf16x4",
             ElemType::Bf16x8 => "Bf16x8",
+            // The emulation's storage of a barrier's 8 bytes; its state is the launch's
+            // mbarrier model (`parray_runtime::mem::mbarrier`).
+            ElemType::Mbarrier => "Mbarrier",
             ElemType::Record(r) => r.name(),
         }
     }

@@ -47,7 +47,7 @@ pub use exec::pthd::{detour, ThreadCtx};
 pub use half::{bf16, f16};
 pub use mem::elem::{
     Bf16x2, Bf16x4, Bf16x8, Double2, Element, Float, Float2, Float4, Half2, Half4, Half8,
-    HasVector2, HasVector4, HasVector8, Int2, Int4, Num, Vector,
+    HasVector2, HasVector4, HasVector8, Int2, Int4, Mbarrier, Num, Vector,
 };
 pub use mem::ptr::{Access, AccessMut, Ptr, PtrMut};
 /// `x as f16` and `x as bf16` of an `f64`, rounded once: what the emulation runs.

@@ -367,6 +367,20 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         });
         params.push("unsigned long long* __parray_fault".into());
     }
+    // TMA copies' tensor maps, after every other parameter (SPEC 3.9, "TMA copies").
+    let maps = match dialect {
+        Dialect::Hip { .. } => Vec::new(),
+        _ => body.tma_copies(),
+    };
+    if !maps.is_empty() {
+        out.push_str(TENSOR_MAP);
+    }
+    for t in &maps {
+        params.push(format!(
+            "const __grid_constant__ parray_tensor_map __parray_tmap{}",
+            t.map
+        ));
+    }
     out.push_str(&move_vector_types(body));
     out.push_str(&register_helpers(body));
     out.push_str(&arithmetic_helpers(body));
@@ -962,6 +976,62 @@ impl<'b> Writer<'b> {
         self.push("}");
     }
 
+    /// A TMA copy (SPEC 3.9, "TMA copies"), as the hardware test of the planner's maps
+    /// issues it (`parray-runtime`'s `tests/tma.rs`): the generic writes to shared memory
+    /// before it fenced for the async proxy, the barrier armed with the box's bytes
+    /// (`mbarrier.arrive.expect_tx`, the issuing thread's arrival), and one
+    /// `cp.async.bulk.tensor.Nd` at the start coordinates the element offset decodes into
+    /// (the mixed radix of the map's nested strides), over the map parameter
+    /// `__parray_tmap<map>`.
+    fn tma(&mut self, offset: &Expr, dst: &Expr, bar: &Expr, tma: &crate::ir::Tma, loc: Loc) {
+        let (offset, dst, bar) = (self.expr(offset).0, self.expr(dst).0, self.expr(bar).0);
+        let plan = &tma.plan;
+        let rank = plan.dims.len();
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.sort_by_key(|&i| plan.dims[i].stride);
+        let coordinate = |i: usize| {
+            let stride = plan.dims[i].stride;
+            let next = order
+                .iter()
+                .position(|&j| j == i)
+                .and_then(|p| order.get(p + 1))
+                .map(|&j| plan.dims[j].stride);
+            let x = match stride {
+                1 => "__parray_off".to_string(),
+                s => format!("__parray_off / {s}u"),
+            };
+            match next {
+                Some(n) if stride == 1 => format!("(int)(__parray_off % {n}u)"),
+                Some(n) => format!("(int)(__parray_off % {n}u / {stride}u)"),
+                None => format!("(int)({x})"),
+            }
+        };
+        self.line(loc, "{");
+        self.indent += 1;
+        self.push(&format!("const unsigned __parray_off = {offset};"));
+        self.push(&format!(
+            "const unsigned __parray_bar = (unsigned)__cvta_generic_to_shared({bar});"
+        ));
+        self.push("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+        self.push(&format!("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(__parray_bar), \"r\"({}u) : \"memory\");", plan.box_bytes()));
+        let coords: Vec<String> = (0..rank).map(|i| format!("%{}", i + 2)).collect();
+        let operands: Vec<String> = (0..rank)
+            .map(|i| format!("\"r\"({})", coordinate(i)))
+            .collect();
+        self.push(&format!(
+            "asm volatile(\"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{{}}}], [%{}];\"",
+            coords.join(", "),
+            rank + 2
+        ));
+        self.push(&format!(
+            "    :: \"r\"((unsigned)__cvta_generic_to_shared({dst})), \"l\"((unsigned long long)&__parray_tmap{}), {}, \"r\"(__parray_bar) : \"memory\");",
+            tma.map,
+            operands.join(", ")
+        ));
+        self.indent -= 1;
+        self.push("}");
+    }
+
     /// `#mma D(d) += A(a) * B(b)` of shared tiles: the warpgroup's
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` in inline PTX (sm_90a, as
     /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it). Each descriptor is the type's
@@ -1357,6 +1427,37 @@ impl<'b> Writer<'b> {
                     "asm volatile(\"cp.async.wait_group %0;\" :: \"n\"({groups}) : \"memory\");"
                 ),
             ),
+            // HIP has no TMA nor mbarriers: its kernel names a function that does not
+            // exist, a compile error of hipcc that names what is missing.
+            Stmt::Tma { loc, .. }
+            | Stmt::MbarrierInit { loc, .. }
+            | Stmt::MbarrierArrive { loc, .. }
+            | Stmt::MbarrierWait { loc, .. }
+                if matches!(self.dialect, Dialect::Hip { .. }) =>
+            {
+                self.line(*loc, "parray_hip_has_no_tma_nor_mbarriers();");
+            }
+            Stmt::Tma {
+                offset,
+                dst,
+                bar,
+                tma,
+                loc,
+                ..
+            } => self.tma(offset, dst, bar, tma, *loc),
+            Stmt::MbarrierInit { bar, arrivals, loc } => {
+                let (bar, n) = (self.expr(bar).0, self.expr(arrivals).0);
+                self.line(*loc, &format!("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"((unsigned)__cvta_generic_to_shared({bar})), \"r\"((unsigned)({n})) : \"memory\");"));
+                self.push("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+            }
+            Stmt::MbarrierArrive { bar, loc } => {
+                let bar = self.expr(bar).0;
+                self.line(*loc, &format!("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"((unsigned)__cvta_generic_to_shared({bar})) : \"memory\");"));
+            }
+            Stmt::MbarrierWait { bar, parity, loc } => {
+                let (bar, parity) = (self.expr(bar).0, self.expr(parity).0);
+                self.line(*loc, &format!("asm volatile(\"{{\\n .reg .pred p;\\n PARRAY_WAIT:\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n @!p bra PARRAY_WAIT;\\n }}\" :: \"r\"((unsigned)__cvta_generic_to_shared({bar})), \"r\"((unsigned)({parity}) & 1u) : \"memory\");"));
+            }
             Stmt::Mma {
                 input,
                 a,
@@ -2058,6 +2159,12 @@ __device__ __forceinline__ double parray_nan_to_zero(double x) { return x != x ?
 /// Inline PTX's operand references `%i, %j, ...` for the operand numbers `numbers`.
 /// The line that opens a kernel with a wgmma: the runtime compiles such a kernel for
 /// `sm_90a` (plain sm_90 has no wgmma), and only on an sm_90 GPU.
+/// The kernel parameter of a TMA copy's tensor map: `CUtensorMap`'s 128 opaque bytes at
+/// 64-byte alignment, declared without the driver's header (`parray_runtime`'s
+/// `TensorMap` is the host's twin).
+pub const TENSOR_MAP: &str =
+    "struct __align__(64) parray_tensor_map { unsigned long long opaque[16]; };\n";
+
 pub const SM90A: &str = "// parray: wgmma, built for sm_90a\n";
 
 /// Whether the body has a wgmma ([`SM90A`]).

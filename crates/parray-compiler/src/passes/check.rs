@@ -676,16 +676,9 @@ impl Checker {
                 wgmma: Some(w),
                 ..
             } => {
-                // The tile's array, under the offsets added to it (`s + $T[0][16]$`).
-                fn root(e: &Expr) -> &Expr {
-                    match &e.kind {
-                        ExprKind::Binary(BinOp::Add, l, _) => root(l),
-                        _ => e,
-                    }
-                }
                 for (e, what) in [(a, "A"), (b, "B")] {
                     let t = self.expr(e, body);
-                    let shared = matches!(root(e).ty, Ty::Array { elem: x, mem: MemKind::Smem, soa: false, .. } if Scalar::of_elem(x) == Some(*input));
+                    let shared = matches!(array_root(e).ty, Ty::Array { elem: x, mem: MemKind::Smem, soa: false, .. } if Scalar::of_elem(x) == Some(*input));
                     let ok = shared && matches!(t, Ty::Array { .. } | Ty::Ptr { .. });
                     if !ok {
                         self.fail(e.span, format!("{what} of a wgmma is a tile in shared memory: a shared array the body created (`let s = T::create();`), or one plus an offset, of `{}`, not `{t}`", input.rust_name()));
@@ -721,12 +714,61 @@ impl Checker {
                     }
                 }
             }
+            Stmt::Tma {
+                src,
+                offset,
+                dst,
+                bar,
+                tma,
+                ..
+            } => {
+                let t = self.expr(src, body);
+                if !matches!(self.resolve(t), Ty::Ptr { soa: false, .. }) {
+                    self.fail(src.span, format!("a TMA copy reads its box from global memory through a tensor map over an array the kernel is given: the source of `{}` is a pointer parameter of the kernel (plus an offset), not `{}`", tma.src_ty, shown(t, &self.slots)));
+                }
+                let t = self.expr(offset, body);
+                self.unify(Ty::USIZE, t, offset.span, "this offset");
+                let t = self.expr(dst, body);
+                let shared = matches!(array_root(dst).ty, Ty::Array { mem: MemKind::Smem, soa: false, elem, .. } if elem.size_bytes() == tma.plan.elem_bytes);
+                if !shared || !matches!(t, Ty::Array { .. } | Ty::Ptr { .. }) {
+                    self.fail(dst.span, format!("a TMA copy writes its box into shared memory: the destination of `{}` is a shared array the body created (`let s = T::create();`), or one plus an offset, not `{}`", tma.dst_ty, shown(t, &self.slots)));
+                }
+                self.barrier(bar, body, "`#copy async .. on`");
+            }
+            Stmt::MbarrierInit { bar, arrivals, .. } => {
+                self.barrier(bar, body, "`#mbarrier init`");
+                let t = self.expr(arrivals, body);
+                self.unify(Ty::USIZE, t, arrivals.span, "the arrivals of a phase");
+            }
+            Stmt::MbarrierArrive { bar, .. } => self.barrier(bar, body, "`#mbarrier arrive`"),
+            Stmt::MbarrierWait { bar, parity, .. } => {
+                self.barrier(bar, body, "`#wait .. parity`");
+                let t = self.expr(parity, body);
+                self.unify(Ty::USIZE, t, parity.span, "a phase's parity (0 or 1)");
+            }
             Stmt::Sync { .. }
             | Stmt::Wait { .. }
             | Stmt::MmaCommit { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
+        }
+    }
+
+    /// The barrier operand of a TMA form (`what`): an mbarrier of a shared array of
+    /// `mbarrier`s the body created, or one plus an offset (SPEC 3.9, "TMA copies").
+    fn barrier(&mut self, bar: &mut Expr, body: &Body, what: &str) {
+        let t = self.expr(bar, body);
+        let ok = matches!(
+            array_root(bar).ty,
+            Ty::Array {
+                elem: ElemType::Mbarrier,
+                mem: MemKind::Smem,
+                ..
+            }
+        ) && matches!(t, Ty::Array { .. } | Ty::Ptr { .. });
+        if !ok {
+            self.fail(bar.span, format!("{what} names an mbarrier: an element of a shared array of `mbarrier`s the body created (`smem mbarrier [S] FULL;`, `let full = FULL::create();`), as `FULL(full + i)`, not `{}`", shown(t, &self.slots)));
         }
     }
 
@@ -958,6 +1000,17 @@ impl Checker {
                 let ti = self.expr(ix, body);
                 self.unify(Ty::USIZE, ti, ix.span, "this index (indices are `usize`)");
                 match self.resolve(tb) {
+                    Ty::Ptr {
+                        elem: ElemType::Mbarrier,
+                        ..
+                    }
+                    | Ty::Array {
+                        elem: ElemType::Mbarrier,
+                        ..
+                    } => {
+                        self.fail(base.span, "an `mbarrier` is touched by no access but the forms `#mbarrier init B(b) arrivals N;`, `#copy async S(p) to D(q) on B(b);`, `#wait B(b) parity P;` and `#mbarrier arrive B(b);` (SPEC 3.9, \"TMA copies\")");
+                        Ty::Host
+                    }
                     Ty::Ptr { elem: el, .. } | Ty::Array { elem: el, .. } => Ty::of_elem(el),
                     Ty::PtrTo(v) => Ty::Infer(v),
                     Ty::Host => Ty::Host,
@@ -1586,4 +1639,12 @@ pub fn record_shown(r: Record) -> String {
         .map(|f| format!("{}: {}", f.name, f.elem.rust_type()))
         .collect();
     format!("{} {{ {} }}", r.name(), fields.join(", "))
+}
+
+/// The array under the offsets added to it (`s + $T[0][16]$`: `s`).
+fn array_root(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add, l, _) => array_root(l),
+        _ => e,
+    }
 }

@@ -273,6 +273,22 @@ unsafe impl Element for half::bf16 {
     const ELEM: ElemType = ElemType::Bf16;
 }
 
+/// The element of `smem mbarrier [S] FULL;` (SPEC 3.9, "TMA copies"): the 8 bytes of a
+/// Hopper mbarrier in shared memory. A body touches it only through the TMA forms; the
+/// emulation's state of a barrier is [`crate::mem::mbarrier`]'s model, not these bytes.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Mbarrier(pub u64);
+
+// SAFETY: a `u64` of 8 bytes at 8-byte alignment, as the C's `unsigned long long`.
+unsafe impl DeviceRepr for Mbarrier {}
+// SAFETY: every bit pattern of a `u64`, zero included, is a value.
+unsafe impl ValidAsZeroBits for Mbarrier {}
+// SAFETY: as above; no padding, alignment 8.
+unsafe impl Element for Mbarrier {
+    const ELEM: ElemType = ElemType::Mbarrier;
+}
+
 /// Lane-wise `+ - * /` of a vector type, with another of its type or with a scalar of its
 /// lane type on either side, and their compound assignments: what a body's `p * 2.0` on a
 /// `Float4` computes (SPEC.md 3.5, "Vectors"), as the CUDA samples' `helper_math.h`

@@ -1,0 +1,26 @@
+// An `mbarrier` is touched by no access but the TMA forms (SPEC 3.9, "TMA copies"), and
+// a TMA copy reads through a tensor map over an array the kernel is given: an element of
+// a barrier read as a value, and a copy from a shared array, are errors at the operand.
+use parray::prelude::*;
+
+parray! {
+    dmem bf16 [128][128] A;
+    bf16 [64#A_0][64#A_1] AT;
+    smem bf16 [64][64] ROWS;
+    smem mbarrier [2] FULL;
+    cuda(bf16* a) [1][128] G;
+}
+
+fn main() -> parray::Result<()> {
+    let a = A::create()?;
+    detour!(G(&a) {
+        let full = FULL::create();
+        let x = full[1];
+    })?;
+    detour!(G(&a) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        #copy async AT(s) to ROWS(s) on FULL(full);
+    })?;
+    Ok(())
+}
