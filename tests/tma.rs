@@ -59,3 +59,34 @@ fn hip_has_no_tma() {
     );
     assert!(!source.contains("parray_tensor_map"), "{source}");
 }
+
+/// The launch encodes each copy's map from the plan and the argument's address; what the
+/// driver would refuse with `CUDA_ERROR_INVALID_VALUE` alone is an error naming the
+/// declaration and the rule, before the driver is asked.
+#[test]
+fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
+    use parray::layout::tma::{Swizzle, TmaDim};
+    const DIMS: [TmaDim; 2] = [
+        TmaDim {
+            box_size: 64,
+            stride: 1,
+        },
+        TmaDim {
+            box_size: 64,
+            stride: 128,
+        },
+    ];
+    let arg = parray::gpu::TmaArg {
+        param: 0,
+        decl: "AT",
+        elem: parray::layout::ElemType::Bf16,
+        dims: &DIMS,
+        swizzle: Swizzle::B128,
+        len: 128 * 128,
+    };
+    let e = arg.encode(0x1008).unwrap_err();
+    assert!(
+        matches!(&e, parray::Error::TensorMap { decl, rule } if decl == "AT" && rule.contains("16-byte aligned")),
+        "{e}"
+    );
+}

@@ -757,6 +757,25 @@ fn cuda(
     let constants = emit_c::constant_symbols(proved)
         .into_iter()
         .map(|(i, name)| quote!((#i, #name)));
+    // Each TMA copy's map, encoded at the launch over its parameter's array (SPEC 3.9).
+    let tma = body.tma_copies().into_iter().map(|t| {
+        let (i, decl) = (t.param, &t.src_ty);
+        let n = format_ident!("__parray_n{i}");
+        let elem = parray_compiler::back::rust::module::elem_type(body.params[i].0.elem);
+        let dims = t.plan.dims.iter().map(|d| {
+            let (b, s) = (d.box_size, d.stride);
+            quote!(::parray::layout::tma::TmaDim { box_size: #b, stride: #s })
+        });
+        let swizzle = format_ident!("{}", format!("{:?}", t.plan.swizzle));
+        quote!(::parray::gpu::TmaArg {
+            param: #i,
+            decl: #decl,
+            elem: #elem,
+            dims: &[#(#dims),*],
+            swizzle: ::parray::layout::tma::Swizzle::#swizzle,
+            len: #n as u64,
+        })
+    });
     let declared = arg_refs.len();
     let launch_tids = emit_rust::launch_tids_ident();
     let unpack = consts.unpack();
@@ -772,6 +791,7 @@ fn cuda(
             checked: __parray_prepared.checked,
             hip_source: ::core::option::Option::Some(__parray_prepared.hip),
             constants: &[#(#constants),*],
+            tma: ::std::vec![#(#tma),*],
         };
         #[allow(unused_variables)]
         let #launch_tids = __parray_prepared.tids;

@@ -28,6 +28,7 @@ fn launch(kernel: &'static str, source: String, grid: u32, block: u32) -> Launch
         checked: None,
         hip_source: None,
         constants: &[],
+        tma: Vec::new(),
         site: SITE,
     }
 }

@@ -179,6 +179,7 @@ fn a_divergent_cuda_detour_names_its_site() {
         checked: None,
         hip_source: None,
         constants: &[],
+        tma: Vec::new(),
         site: &DetourSite {
             array: "CT",
             file: "src/k.rs",

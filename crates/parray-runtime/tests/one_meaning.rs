@@ -37,6 +37,7 @@ fn launch(block: u32) -> Launch {
         checked: None,
         hip_source: None,
         constants: &[],
+        tma: Vec::new(),
         site: &DetourSite {
             array: "CT",
             file: "tests/one_meaning.rs",

@@ -49,6 +49,50 @@ pub struct Launch {
     /// arrays, named as the parameters): each one's position among the arguments and its
     /// name. The launch copies each argument's array into its constant array first.
     pub constants: &'static [(usize, &'static str)],
+    /// The body's TMA copies (SPEC 3.9, "TMA copies"), in the order of their map
+    /// parameters, which follow every other argument: each map is encoded at the launch
+    /// over the array its pointer parameter is given.
+    pub tma: Vec<TmaArg>,
+}
+
+/// One TMA copy of a kernel, as the launch encodes its tensor map: the planner's box
+/// (`parray_layout::tma::TmaPlan`) over the array of the pointer argument `param`, of
+/// `len` elements from that pointer on.
+#[derive(Debug, Clone)]
+pub struct TmaArg {
+    /// The pointer parameter's position among the arguments.
+    pub param: usize,
+    /// The copy's source type, which the errors name.
+    pub decl: &'static str,
+    pub elem: parray_layout::ElemType,
+    pub dims: &'static [parray_layout::tma::TmaDim],
+    pub swizzle: parray_layout::tma::Swizzle,
+    /// The elements of the argument's array from its pointer on.
+    pub len: u64,
+}
+
+impl TmaArg {
+    /// The planner's map of the copy.
+    pub fn plan(&self) -> parray_layout::tma::TmaPlan {
+        parray_layout::tma::TmaPlan {
+            elem_bytes: self.elem.size_bytes(),
+            dims: self.dims.to_vec(),
+            swizzle: self.swizzle,
+        }
+    }
+
+    /// The tensor map over the argument at `address` (`Error::TensorMap` naming the
+    /// declaration and the driver's rule it breaks, or the driver's own error).
+    pub fn encode(&self, address: u64) -> Result<crate::devices::tensor_map::TensorMap> {
+        crate::devices::tensor_map::TensorMapSpec::of(
+            self.decl,
+            &self.plan(),
+            self.elem,
+            address,
+            self.len,
+        )?
+        .encode(self.decl)
+    }
 }
 
 impl Launch {
@@ -70,6 +114,7 @@ impl Launch {
             checked: None,
             hip_source: None,
             constants: &[],
+            tma: Vec::new(),
         }
     }
 }
@@ -310,6 +355,18 @@ pub(crate) unsafe fn run_on_gpu(
             _ => Vec::new(),
         })
         .collect();
+    // The TMA copies' tensor maps, over the arrays their parameters are given.
+    let maps = launch
+        .tma
+        .iter()
+        .map(|t| match values.get(t.param) {
+            Some(&KernelValue::Pointer { address, .. }) => t.encode(address),
+            _ => Err(fail(format!(
+                "the TMA copy of `{}` reads an array the kernel is given, and its argument is not one",
+                t.decl
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut builder = cuda.stream.launch_builder(function);
     for (value, fields) in values.iter().zip(&structs) {
         match value {
@@ -327,6 +384,9 @@ pub(crate) unsafe fn run_on_gpu(
     if let Some(address) = &fault_address {
         builder.arg(address);
     }
+    for map in &maps {
+        builder.arg(map);
+    }
     let config = LaunchConfig {
         grid_dim: launch.shape.grid.into(),
         block_dim: launch.shape.block.into(),
@@ -334,7 +394,8 @@ pub(crate) unsafe fn run_on_gpu(
     };
     // SAFETY: the arguments match the kernel (caller's contract): an SoA parameter is the
     // struct of one address per field, which `structs` holds contiguously, in field order;
-    // `values` and `structs` outlive the launch, which copies them.
+    // each tensor map (the C's 64-byte aligned `parray_tensor_map`) follows the others;
+    // `values`, `structs` and `maps` outlive the launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     let wait = || {
         cuda.stream

@@ -110,6 +110,7 @@ pub fn vector_add(
         checked: None,
         hip_source: None,
         constants: &[],
+        tma: Vec::new(),
         site,
     };
     // SAFETY: the arguments match `vadd`'s parameters; the kernel checks `i < n`.
