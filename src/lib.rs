@@ -859,6 +859,7 @@ fn negative_index(i: i64) -> ! {
 #[doc(hidden)]
 pub mod __private {
     pub use parray_runtime::distributed::mpi::detour as mpi_detour;
+    pub use parray_runtime::exec::emulate::tma_move;
     pub use parray_runtime::exec::emulate::ThreadCtx as CudaCtx;
     pub use parray_runtime::exec::pthd::{detour as pthd_detour, ThreadCtx as PthdCtx};
     pub use parray_runtime::generic::ir;

@@ -5,6 +5,7 @@
 //! encoding and the instructions are checked on an H200 by `parray-runtime`'s
 //! `tests/tma.rs`.
 
+use parray::bf16;
 use parray::prelude::*;
 
 parray! {
@@ -15,6 +16,184 @@ parray! {
     smem bf16 [[8][8]][[8 ^ SWZ_0_1][8]] SWZ;
     smem mbarrier [2] FULL;
     cuda(bf16* a, bf16* out) [1][128] ONE;
+    // Three stages of a pipeline, each a 64 x 64 tile, and the tiles it writes out.
+    smem bf16 [192][64] STAGES;
+    bf16 [64#STAGES_0][#STAGES_1] STAGE;
+    smem mbarrier [3] FULL3;
+    dmem bf16 [256][64] O;
+    dmem bf16 [64][64] T;
+}
+
+fn input() -> parray::Result<(Vec<u16>, parray::Array<A>)> {
+    let bits: Vec<u16> = (0..128 * 128u32)
+        .map(|k| (k.wrapping_mul(7919) & 0x7f7f) as u16)
+        .collect();
+    let values: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let mut a = A::create()?;
+    a.copy_from_slice(&values)?;
+    Ok((bits, a))
+}
+
+fn bits<X: parray::DataType<Elem = bf16>>(m: &parray::Array<X>) -> parray::Result<Vec<u16>> {
+    Ok(m.to_vec()?.iter().map(|x| x.to_bits()).collect())
+}
+
+/// The tile of rows 64.. and columns 0..64 of A, copied by TMA into a row-major and into a
+/// 128-byte swizzled tile (one thread issues, every thread waits for phase 0), read back
+/// through the tile's type by each thread's row: A's elements, by the types.
+#[test]
+fn a_tile_copied_by_tma_is_the_source_by_the_types() -> parray::Result<()> {
+    let (input, a) = input()?;
+    let want: Vec<u16> = (0..64 * 64)
+        .map(|k| input[(64 + k / 64) * 128 + k % 64])
+        .collect();
+    let mut rows = T::create()?;
+    detour!(ONE(&a, &mut rows) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            #copy async AT(a + $A[64][0]$) to ROWS(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+        if t < 64 {
+            for c in 0..64 {
+                out[$T[t][c]$] = s[$ROWS[t][c]$];
+            }
+        }
+    })?;
+    assert_eq!(bits(&rows)?, want);
+    let mut swizzled = T::create()?;
+    detour!(ONE(&a, &mut swizzled) {
+        let s = SWZ::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full + 1) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            #copy async AT(a + $A[64][0]$) to SWZ(s) on FULL(full + 1);
+        }
+        #wait FULL(full + 1) parity 0;
+        if t < 64 {
+            for c in 0..64 {
+                out[$T[t][c]$] = s[$SWZ[t][c]$];
+            }
+        }
+    })?;
+    assert_eq!(bits(&swizzled)?, want);
+    Ok(())
+}
+
+/// A single-role pipeline of three stages: thread 0 keeps two tiles in flight, every
+/// thread waits for each stage's phase by its parity, a `#sync` after the reads of a stage
+/// before thread 0 refills it. The four 64 x 64 tiles of A's top half come out in order.
+#[test]
+fn a_three_stage_tma_pipeline_moves_every_tile() -> parray::Result<()> {
+    let (input, a) = input()?;
+    let mut out = O::create()?;
+    detour!(ONE(&a, &mut out) {
+        let st = STAGES::create();
+        let full = FULL3::create();
+        let t = $tid_1$;
+        if t == 0 {
+            for i in 0..3 {
+                #mbarrier init FULL3(full + i) arrivals 1;
+            }
+        }
+        #sync;
+        if t == 0 {
+            for k in 0..2 {
+                #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * k][0]$) on FULL3(full + k);
+            }
+        }
+        for k in 0..4 {
+            let i = k % 3;
+            #wait FULL3(full + i) parity (k / 3) % 2;
+            if t < 64 {
+                for c in 0..64 {
+                    out[$O[64 * k + t][c]$] = st[$STAGES[64 * i + t][c]$];
+                }
+            }
+            #sync;
+            if t == 0 && k + 2 < 4 {
+                let n = k + 2;
+                #copy async AT(a + $A[64 * (n / 2)][64 * (n % 2)]$) to STAGE(st + $STAGES[64 * (n % 3)][0]$) on FULL3(full + n % 3);
+            }
+        }
+    })?;
+    let want: Vec<u16> = (0..256 * 64)
+        .map(|e| {
+            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
+            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
+        })
+        .collect();
+    assert_eq!(bits(&out)?, want);
+    Ok(())
+}
+
+/// A read of the stage before the wait that observes its phase is refused (debug builds),
+/// naming the copy and the wait to add.
+#[test]
+#[cfg(debug_assertions)]
+fn a_read_before_the_wait_is_refused() -> parray::Result<()> {
+    let (_, a) = input()?;
+    let mut rows = T::create()?;
+    let e = detour!(ONE(&a, &mut rows) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            #copy async AT(a + $A[64][0]$) to ROWS(s) on FULL(full);
+        }
+        out[t] = s[t];
+        #wait FULL(full) parity 0;
+    })
+    .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("thread 0 of the block read element 0 of ROWS, which thread 0's TMA copy at tests/tma.rs:")
+            && message.contains("add `#wait B(b) parity 0;`"),
+        "{message}"
+    );
+    Ok(())
+}
+
+/// A phase that cannot complete (two arrivals expected, one made by the copy's issue) is
+/// the model's deadlock message, not a hang.
+#[test]
+fn a_wait_for_a_phase_that_cannot_complete_is_a_deadlock_reported() -> parray::Result<()> {
+    let (_, a) = input()?;
+    let rows = T::create()?;
+    let e = detour!(ONE(&a, &rows) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 2;
+        }
+        #sync;
+        if t == 0 {
+            #copy async AT(a + $A[64][0]$) to ROWS(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+    })
+    .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("phase 0 lacks 1 of its 2 arrivals"),
+        "{message}"
+    );
+    Ok(())
 }
 
 /// One thread arms the barrier and issues the copy; every thread waits for phase 0.
@@ -89,4 +268,34 @@ fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
         matches!(&e, parray::Error::TensorMap { decl, rule } if decl == "AT" && rule.contains("16-byte aligned")),
         "{e}"
     );
+}
+
+/// A wait whose parity names a phase two past the last the thread observed (two copies
+/// completed on one barrier before any wait) is refused with the model's message: on a GPU
+/// it returns at once with the later phase's data.
+#[test]
+fn a_wait_that_skips_a_phase_is_refused() -> parray::Result<()> {
+    let (_, a) = input()?;
+    let rows = T::create()?;
+    let e = detour!(ONE(&a, &rows) {
+        let st = STAGES::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            #copy async AT(a) to STAGE(st) on FULL(full);
+            #copy async AT(a + $A[0][64]$) to STAGE(st + $STAGES[64][0]$) on FULL(full);
+        }
+        #wait FULL(full) parity 1;
+    })
+    .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("this wait's parity names phase 1, but this thread observed no phase yet, and phase 0 completed unobserved in between"),
+        "{message}"
+    );
+    Ok(())
 }

@@ -760,7 +760,8 @@ impl Stmt {
 
     /// Whether this statement, at any depth, is one the threads of a block execute
     /// together: a `#sync`, a `#mma` (its commit and wait too), an `ldmatrix` or
-    /// `stmatrix`, or one whose expressions hold a `shfl_down`.
+    /// `stmatrix`, a `#wait .. parity` (in the emulation's lockstep, SPEC 3.9), or one
+    /// whose expressions hold a `shfl_down`.
     pub fn is_collective(&self) -> bool {
         let mut found = matches!(
             self,
@@ -769,6 +770,7 @@ impl Stmt {
                 | Stmt::MmaWait { .. }
                 | Stmt::MmaCommit { .. }
                 | Stmt::Matrices { .. }
+                | Stmt::MbarrierWait { .. }
         );
         self.for_each_part(&mut |part| match part {
             Part::Body(b) => found |= b.iter().any(Stmt::is_collective),

@@ -846,10 +846,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return self.mbarrier(mac);
         }
         if mac.path.is_ident(WAIT)
-            && !matches!(
-                mac.tokens.clone().into_iter().next(),
-                Some(proc_macro2::TokenTree::Literal(_)) | None
-            )
+            && mac
+                .tokens
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "parity"))
         {
             return self.parity_wait(mac);
         }

@@ -276,6 +276,89 @@ impl ThreadCtx<'_> {
             .wait(self.thread_id, groups, std::panic::Location::caller());
     }
 
+    /// `#mbarrier init B(b) arrivals N;` (SPEC 3.9, "TMA copies"): the barrier at `bar`
+    /// counts `arrivals` arrivals a phase. An error of the model (a count out of range, a
+    /// barrier in use) is the thread's panic.
+    #[track_caller]
+    pub fn mbarrier_init(&self, bar: &PtrMut<'_, crate::mem::elem::Mbarrier>, arrivals: u32) {
+        use crate::mem::mbarrier::Mbarrier;
+        let key = bar.host_address().addr();
+        let mut barriers = self.block.clock.mbarriers.borrow_mut();
+        let made = match barriers.get_mut(&key) {
+            Some((b, _)) => b.reinit(u64::from(arrivals)),
+            None => Mbarrier::init(u64::from(arrivals)).map(|b| {
+                barriers.insert(key, (b, Default::default()));
+            }),
+        };
+        if let Err(e) = made {
+            drop(barriers);
+            panic!(
+                "`#mbarrier init` of element {} of {}: {e}",
+                bar.offset(),
+                bar.type_name()
+            );
+        }
+    }
+
+    /// The model of the barrier at `bar`, given to `f`; a barrier never initialised is the
+    /// thread's panic naming `what`.
+    #[track_caller]
+    fn with_mbarrier<R>(
+        &self,
+        bar: &PtrMut<'_, crate::mem::elem::Mbarrier>,
+        what: &str,
+        f: impl FnOnce(&mut crate::mem::mbarrier::Mbarrier) -> R,
+    ) -> R {
+        let key = bar.host_address().addr();
+        let mut barriers = self.block.clock.mbarriers.borrow_mut();
+        match barriers.get_mut(&key) {
+            Some((b, _)) => f(b),
+            None => {
+                drop(barriers);
+                panic!("{what} on element {} of {}, which no `#mbarrier init` initialised: initialise each barrier once (one thread, before a `#sync`)", bar.offset(), bar.type_name())
+            }
+        }
+    }
+
+    /// `#mbarrier arrive B(b);`: the thread's arrival on the barrier's current phase.
+    #[track_caller]
+    pub fn mbarrier_arrive(&self, bar: &PtrMut<'_, crate::mem::elem::Mbarrier>) {
+        self.with_mbarrier(bar, "`#mbarrier arrive`", |b| {
+            b.arrive();
+        });
+    }
+
+    /// The start of a TMA copy (SPEC 3.9, "TMA copies"): its stores into shared memory
+    /// are held, as a `#copy async`'s are, until a wait observes the phase it completes on.
+    #[inline]
+    pub fn tma_begin(&self) {
+        self.block.clock.copies.begin();
+    }
+
+    /// The end of a TMA copy of `bytes` on the barrier at `bar`: the issuing thread's
+    /// `arrive.expect_tx` of the bytes, then the copy engine's `complete_tx` of them (the
+    /// emulation moved the box at the issue); the held stores complete on that phase.
+    #[track_caller]
+    pub fn tma_commit(&self, bar: &PtrMut<'_, crate::mem::elem::Mbarrier>, bytes: u64) {
+        let copies = &self.block.clock.copies;
+        let phase = self.with_mbarrier(bar, "a TMA copy (`#copy async .. on`)", |b| {
+            b.expect_tx(bytes)
+                .map(|()| b.arrive())
+                .and_then(|_| b.complete_tx(bytes))
+        });
+        match phase {
+            Ok(phase) => copies.commit_on(self.thread_id, bar.host_address().addr(), phase),
+            Err(e) => {
+                copies.commit_on(self.thread_id, bar.host_address().addr(), u64::MAX);
+                panic!(
+                    "a TMA copy on element {} of {}: {e}",
+                    bar.offset(),
+                    bar.type_name()
+                )
+            }
+        }
+    }
+
     /// This block's thread `thread_id`, whose `threadIdx` is `thread_idx`.
     #[inline]
     fn set_thread(&mut self, thread_id: usize, thread_idx: Dim3) {
@@ -589,6 +672,124 @@ impl BlockThreads<'_> {
                 .clock
                 .wgmmas
                 .wait(first / group, groups, at);
+        }
+    }
+}
+
+impl BlockThreads<'_> {
+    /// `#wait B(b) parity P;` at line `line` (SPEC 3.9, "TMA copies"), a statement of the
+    /// block's threads at once: each present thread (`present`) waits on its barrier
+    /// `bars[t]` for the phase of parity `parities[t]`, as the mbarrier model says; the
+    /// first wait that observes a phase lands the TMA copies completing on it. A wait whose
+    /// parity skips a phase, and one whose phase cannot complete (every present thread
+    /// waits here in lockstep, so no thread can arrive: a deadlock on a GPU), are the
+    /// waiting thread's panics with the model's message. Where every thread of the block
+    /// waits, the wait orders the copies' writes before what each thread does next (the
+    /// race detector's barrier).
+    ///
+    /// # Panics
+    /// As above; or if `present`, `bars` and `parities` do not have one entry per thread.
+    #[track_caller]
+    pub fn mbarrier_wait(
+        &self,
+        present: &[bool],
+        bars: &[Option<PtrMut<'_, crate::mem::elem::Mbarrier>>],
+        parities: &[u32],
+        line: u32,
+    ) {
+        let at = std::panic::Location::caller();
+        let clock = &self.first.block.clock;
+        for t in (0..self.len()).filter(|&t| present[t]) {
+            let _ctx = self.thread(t);
+            let Some(bar) = &bars[t] else { continue };
+            let key = bar.host_address().addr();
+            let seen = {
+                let mut barriers = clock.mbarriers.borrow_mut();
+                let Some((b, observers)) = barriers.get_mut(&key) else {
+                    drop(barriers);
+                    panic!("`#wait` at line {line} on element {} of {}, which no `#mbarrier init` initialised: initialise each barrier once (one thread, before a `#sync`)", bar.offset(), bar.type_name());
+                };
+                let observer = observers.entry(t).or_default();
+                match observer.wait(b, parities[t]) {
+                    Ok(Some(phase)) => Ok(phase),
+                    Ok(None) => Err(format!(
+                        "`#wait` at line {line}: thread {t} of the block waits for phase {} of element {} of {} (parity {}), which cannot complete: {}, and every thread present waits here (the emulation runs a block's threads in lockstep: a producer and its consumers in one branch each would wait for each other's arrivals; on a GPU this is a deadlock unless another branch arrives)",
+                        b.phase(),
+                        bar.offset(),
+                        bar.type_name(),
+                        parities[t],
+                        b.missing()
+                    )),
+                    Err(e) => Err(format!(
+                        "`#wait` at line {line} on element {} of {}: {e}",
+                        bar.offset(),
+                        bar.type_name()
+                    )),
+                }
+            };
+            match seen {
+                // Phase -1 (a fresh barrier's parity 1) has no copies.
+                Ok(phase) if phase >= 0 => clock.copies.land_phase(key, phase as u64, at),
+                Ok(_) => {}
+                Err(message) => panic!("{message}"),
+            }
+        }
+        if present.iter().all(|p| *p) {
+            clock.barrier();
+        }
+    }
+}
+
+/// A TMA copy's moves under the emulation (SPEC 3.9, "TMA copies"): for every box
+/// coordinate of the map `dims` (innermost first, `(box, stride)` in elements) with the
+/// swizzle of `swizzle_bits` (CuTe's B), the global element `off + stride . c` of `src`
+/// goes to the shared element the box fill writes, past `dst` (the planner's
+/// post-condition: these are element k of the two types, for every k). A box that crosses
+/// the tensor's extent over the `src` array (TMA fills zeros there where the types read
+/// on) is the thread's panic naming `decl`.
+#[track_caller]
+pub fn tma_move<T: Element>(
+    src: &impl Access<T>,
+    (off, len): (usize, usize),
+    dst: &PtrMut<'_, T>,
+    dims: &[(u64, u64)],
+    swizzle_bits: u32,
+    decl: &str,
+) {
+    use parray_layout::tma::{Swizzle, TmaDim, TmaPlan};
+    let swizzle = match swizzle_bits {
+        1 => Swizzle::B32,
+        2 => Swizzle::B64,
+        3 => Swizzle::B128,
+        _ => Swizzle::None,
+    };
+    let plan = TmaPlan {
+        elem_bytes: size_of::<T>() as u64,
+        dims: dims
+            .iter()
+            .map(|&(box_size, stride)| TmaDim { box_size, stride })
+            .collect(),
+        swizzle,
+    };
+    if let Some((dim, at, extent)) = plan.crossing(off as u64, len as u64) {
+        panic!("the TMA copy of `{decl}` at element {off} of its array crosses the tensor's extent: its box starts at coordinate {at} of dimension {dim}, whose extent is {extent} over the array's {len} elements, and TMA fills what lies past it with zeros where `{decl}` reads on: place the tile so that its box lies inside the array")
+    }
+    let mut c = vec![0u64; dims.len()];
+    loop {
+        let g = off + plan.global_offset(&c) as usize;
+        let e = (plan.smem_byte(&c) / plan.elem_bytes) as usize;
+        dst.store(e, src.load(g));
+        let mut i = 0;
+        loop {
+            if i == c.len() {
+                return;
+            }
+            c[i] += 1;
+            if c[i] < dims[i].0 {
+                break;
+            }
+            c[i] = 0;
+            i += 1;
         }
     }
 }

@@ -40,6 +40,10 @@ struct Move {
     group: u64,
     held: Held,
     sources: Vec<Source>,
+    /// A TMA copy's store (SPEC 3.9, "TMA copies"): the mbarrier (its element's host
+    /// address) and the phase the copy completes on; it lands when a wait observes that
+    /// phase ([`InFlight::land_phase`]), never at a `#wait N`.
+    barrier: Option<(usize, u64)>,
 }
 
 /// Words of a dmem array that an issuing copy read: its name, its address (the
@@ -113,6 +117,7 @@ impl InFlight {
             group,
             held,
             sources,
+            barrier: None,
         });
         self.count.set(moves.len());
     }
@@ -126,6 +131,48 @@ impl InFlight {
             committed.resize(thread + 1, 0);
         }
         committed[thread] += 1;
+    }
+
+    /// Thread `thread`'s TMA copy is issued: the stores held since [`InFlight::begin`]
+    /// complete on phase `phase` of the mbarrier `barrier`, not in one of its groups.
+    pub fn commit_on(&self, thread: usize, barrier: usize, phase: u64) {
+        self.issuing.set(false);
+        self.read.borrow_mut().clear();
+        let group = self.committed.borrow().get(thread).copied().unwrap_or(0);
+        for m in self.moves.borrow_mut().iter_mut() {
+            if m.thread == thread && m.group == group && m.barrier.is_none() {
+                m.group = u64::MAX;
+                m.barrier = Some((barrier, phase));
+            }
+        }
+    }
+
+    /// A wait observed phase `phase` of the mbarrier `barrier` at `at`: the TMA copies'
+    /// stores that complete on it (or on an earlier phase) land, in the order issued, as
+    /// the running thread's writes.
+    pub fn land_phase(&self, barrier: usize, phase: u64, at: &'static Location<'static>) {
+        let landing = {
+            let mut moves = self.moves.borrow_mut();
+            let landing: Vec<Move> = moves
+                .extract_if(.., |m| {
+                    m.barrier.is_some_and(|(b, p)| b == barrier && p <= phase)
+                })
+                .collect();
+            self.count.set(moves.len());
+            let mut words = self.words.borrow_mut();
+            for w in landing.iter().flat_map(|m| held_words(&m.held)) {
+                if let Some(n) = words.get_mut(&w) {
+                    *n -= 1;
+                    if *n == 0 {
+                        words.remove(&w);
+                    }
+                }
+            }
+            landing
+        };
+        for m in landing {
+            (m.held.land)(at);
+        }
     }
 
     /// `#wait groups` of thread `thread` at `at`: its stores of all but its last `groups`
@@ -197,6 +244,17 @@ impl InFlight {
             false => format!("thread {}'s", m.thread),
         };
         let what = if write { "wrote" } else { "read" };
+        if let Some((_, phase)) = m.barrier {
+            return Some(format!(
+                "thread {thread} of the block {what} element {} of {}, which thread {}'s TMA copy at {}:{} has in flight (it lands when a wait observes phase {phase} of its mbarrier): add `#wait B(b) parity {};` on the copy's barrier before this access",
+                words.0.max(m.held.words.0) / per_element.max(1),
+                m.held.array,
+                m.thread,
+                m.held.at.file(),
+                m.held.at.line(),
+                phase % 2
+            ));
+        }
         let fix = match m.thread == thread {
             true => "add `#wait 0;` (or `#wait N;` that retires the copy) before this access",
             false => "add `#wait 0;` in the copying thread and then `#sync` before this access",

@@ -83,7 +83,20 @@ pub struct Clock {
     pub(crate) copies: InFlight,
     /// The tiles its asynchronous wgmmas read (debug builds).
     pub(crate) wgmmas: Wgmmas,
+    /// The block's mbarriers (SPEC 3.9, "TMA copies"), by their element's host address:
+    /// the model of each, and what each thread of the block observed of it.
+    pub(crate) mbarriers: RefCell<Mbarriers>,
 }
+
+/// A block's mbarriers by their element's host address: the model of each, and by thread
+/// of the block what it observed of it.
+pub(crate) type Mbarriers = std::collections::HashMap<
+    usize,
+    (
+        crate::mem::mbarrier::Mbarrier,
+        std::collections::HashMap<usize, crate::mem::mbarrier::Observer>,
+    ),
+>;
 
 impl Clock {
     /// A new block, whose thread 0 is thread `block_tid` of the grid, starts: accesses of
@@ -95,6 +108,7 @@ impl Clock {
         // What a failed block left in flight.
         let _ = self.copies.left();
         let _ = self.wgmmas.left();
+        self.mbarriers.borrow_mut().clear();
         if let Some(g) = self.global.borrow_mut().as_mut() {
             g.fenced.fill(0);
             if let Some(log) = &mut g.unsealed {

@@ -504,6 +504,23 @@ impl Writer<'_> {
                 let line = loc.line;
                 quote_spanned!(loc.span.proc_macro()=> #block.wgmma_commit(&#outer, #line);)
             }
+            // Each thread's barrier and parity, then the block's waits (SPEC 3.9).
+            Stmt::MbarrierWait { bar, parity, loc } => {
+                let line = loc.line;
+                let (pb, pp) = (b.fresh("b"), b.fresh("p"));
+                let (eb, ep) = (self.expr(bar), self.expr(parity));
+                let each = self.per_thread(
+                    &outer,
+                    TokenStream::new(),
+                    quote!(#pb[#t] = ::core::option::Option::Some(#eb); #pp[#t] = #ep;),
+                );
+                quote_spanned!(loc.span.proc_macro()=> {
+                    let mut #pb = ::std::vec![::core::option::Option::None; #n];
+                    let mut #pp = ::std::vec![0u32; #n];
+                    #each
+                    #block.mbarrier_wait(&#outer, &#pb, &#pp, #line);
+                })
+            }
             Stmt::MmaWait { groups, loc, .. } => {
                 let line = loc.line;
                 quote_spanned!(loc.span.proc_macro()=> #block.wgmma_wait(&#outer, #groups, #line);)

@@ -476,14 +476,46 @@ impl<'b> Writer<'b> {
                 quote_spanned!(loc.span.proc_macro()=> { #b })
             }
             Stmt::Wait { .. } if self.mode == Mode::Pthd => TokenStream::new(),
-            // Not yet emulated (SPEC 3.7): the launch ends with the thread's panic, which
-            // names what is missing. (The front end refuses the forms in a pthd body.)
-            Stmt::Tma { loc, .. }
-            | Stmt::MbarrierInit { loc, .. }
-            | Stmt::MbarrierArrive { loc, .. }
-            | Stmt::MbarrierWait { loc, .. } => {
-                quote_spanned!(loc.span.proc_macro()=> ::core::panic!("parray: TMA copies and mbarriers (SPEC 3.9, \"TMA copies\") run on a GPU and are not emulated yet: run under PARRAY_BACKEND=cuda on an sm_90 GPU");)
+            // The emulation's mbarrier model and TMA copies (SPEC 3.9, "TMA copies"); a
+            // wait is the block's, written by `blocks`. (The front end refuses the forms in
+            // a pthd body.)
+            Stmt::MbarrierInit { bar, arrivals, loc } => {
+                let (b, n) = (self.expr(bar), self.expr(arrivals));
+                quote_spanned!(loc.span.proc_macro()=> #ctx.mbarrier_init(&(#b), #n);)
             }
+            Stmt::MbarrierArrive { bar, loc } => {
+                let b = self.expr(bar);
+                quote_spanned!(loc.span.proc_macro()=> #ctx.mbarrier_arrive(&(#b));)
+            }
+            Stmt::Tma {
+                src,
+                offset,
+                dst,
+                bar,
+                tma,
+                loc,
+            } => {
+                let (s, o, d, b) = (
+                    self.expr(src),
+                    self.expr(offset),
+                    self.expr(dst),
+                    self.expr(bar),
+                );
+                let dims = tma.plan.dims.iter().map(|x| {
+                    let (bx, st) = (x.box_size, x.stride);
+                    quote!((#bx, #st))
+                });
+                let (bits, bytes, decl) =
+                    (tma.plan.swizzle.bits(), tma.plan.box_bytes(), &tma.src_ty);
+                quote_spanned!(loc.span.proc_macro()=> {
+                    #ctx.tma_begin();
+                    let __parray_src = #s;
+                    let __parray_len = __parray_src.remaining();
+                    ::parray::__private::tma_move(&__parray_src, ((#o) as usize, __parray_len), &(#d), &[#(#dims),*], #bits, #decl);
+                    #ctx.tma_commit(&(#b), #bytes);
+                })
+            }
+            Stmt::MbarrierWait { .. } => unreachable!("a `#wait .. parity` is written by `blocks`"),
             // The emulation holds the copy's stores until the thread's `#wait`.
             Stmt::Async { body, loc } => {
                 let b = self.stmts(body);
