@@ -299,3 +299,29 @@ fn a_wait_that_skips_a_phase_is_refused() -> parray::Result<()> {
     );
     Ok(())
 }
+
+/// A body that ends with a TMA copy no wait observed is refused, as one that ends with a
+/// `#copy async` in flight: a GPU drops the copy at the thread's exit.
+#[test]
+fn a_body_that_ends_with_a_tma_copy_in_flight_is_refused() -> parray::Result<()> {
+    let (_, a) = input()?;
+    let rows = T::create()?;
+    let e = detour!(ONE(&a, &rows) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        if $tid_1$ == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if $tid_1$ == 0 {
+            #copy async AT(a) to ROWS(s) on FULL(full);
+        }
+    })
+    .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("its TMA copy of element 0 of ROWS is still in flight where its body ends (no wait observed phase 0 of its mbarrier)"),
+        "{message}"
+    );
+    Ok(())
+}

@@ -985,16 +985,23 @@ impl Run {
                 ),
             });
         }
-        let Some((tid, at, array, element)) = block.clock.copies.left() else {
+        let Some((tid, at, array, element, phase)) = block.clock.copies.left() else {
             return self.raced(block);
+        };
+        let message = match phase {
+            Some(p) => format!(
+                "its TMA copy of element {element} of {array} is still in flight where its body ends (no wait observed phase {p} of its mbarrier): add `#wait B(b) parity {};` on the copy's barrier before the end",
+                p % 2
+            ),
+            None => format!(
+                "its `#copy async` of element {element} of {array} is still in flight where its body ends: add `#wait 0;` before the end"
+            ),
         };
         Err(EmulateError::Panicked {
             kernel: self.kernel,
             thread: ThreadId::cuda(&self.grid, tid / threads, tid % threads),
             at: Some(format!("{}:{}", at.file(), at.line())),
-            message: format!(
-                "its `#copy async` of element {element} of {array} is still in flight where its body ends: add `#wait 0;` before the end"
-            ),
+            message,
         })
     }
 

@@ -204,8 +204,18 @@ impl InFlight {
     }
 
     /// The block ended: the first store still in flight (its thread's grid id, where its
-    /// copy is, the array and element), and nothing held any more.
-    pub fn left(&self) -> Option<(u64, &'static Location<'static>, &'static str, usize)> {
+    /// copy is, the array and element, and for a TMA copy the phase it completes on), and
+    /// nothing held any more.
+    #[allow(clippy::type_complexity)]
+    pub fn left(
+        &self,
+    ) -> Option<(
+        u64,
+        &'static Location<'static>,
+        &'static str,
+        usize,
+        Option<u64>,
+    )> {
         let moves = std::mem::take(&mut *self.moves.borrow_mut());
         self.count.set(0);
         self.words.borrow_mut().clear();
@@ -213,7 +223,13 @@ impl InFlight {
         self.read.borrow_mut().clear();
         self.committed.borrow_mut().clear();
         let m = moves.first()?;
-        Some((m.tid, m.held.at, m.held.array, m.held.element))
+        Some((
+            m.tid,
+            m.held.at,
+            m.held.array,
+            m.held.element,
+            m.barrier.map(|(_, p)| p),
+        ))
     }
 
     /// Why the access of the words `words` (`per_element` to an element) of the shared
