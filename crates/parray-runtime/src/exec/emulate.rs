@@ -771,6 +771,16 @@ pub fn tma_move<T: Element>(
             .collect(),
         swizzle,
     };
+    // The kernel's shared arrays are aligned to the box's alignment (or more), so an
+    // offset into one is aligned where the GPU's address is.
+    let align = swizzle.smem_alignment();
+    let at = dst.offset() as u64 * plan.elem_bytes;
+    if !at.is_multiple_of(align) {
+        panic!("the TMA copy of `{decl}` writes its box at byte {at} of {}, and TMA writes a box at a multiple of {align} bytes{}: place the stage at such an offset", dst.type_name(), match swizzle {
+            Swizzle::None => String::new(),
+            _ => format!(" (the {}-byte swizzle's pattern repeats every {align})", swizzle.span().unwrap_or(0)),
+        })
+    }
     if let Some((dim, at, extent)) = plan.crossing(off as u64, len as u64) {
         panic!("the TMA copy of `{decl}` at element {off} of its array crosses the tensor's extent: its box starts at coordinate {at} of dimension {dim}, whose extent is {extent} over the array's {len} elements, and TMA fills what lies past it with zeros where `{decl}` reads on: place the tile so that its box lies inside the array")
     }
