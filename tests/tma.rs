@@ -20,6 +20,7 @@ parray! {
     smem bf16 [192][64] STAGES;
     bf16 [64#STAGES_0][#STAGES_1] STAGE;
     smem mbarrier [3] FULL3;
+    smem mbarrier [2] EMPTY;
     dmem bf16 [256][64] O;
     dmem bf16 [64][64] T;
 }
@@ -377,6 +378,60 @@ fn a_box_that_crosses_the_extent_is_refused() -> parray::Result<()> {
     assert!(
         message.contains("the TMA copy of `AT` at element 96 of its array crosses the tensor's extent: its box starts at coordinate 96 of dimension 0, whose extent is 128"),
         "{message}"
+    );
+    Ok(())
+}
+
+/// A two-stage single-role pipeline with empty barriers: every thread releases a stage by
+/// `#mbarrier arrive` after reading it, and thread 0 waits for the release (a fresh
+/// barrier's parity 1 passes at once) before refilling it. The four tiles come out in
+/// order; the C arrives with `mbarrier.arrive`.
+#[test]
+fn a_two_stage_pipeline_with_empty_barriers_moves_every_tile() -> parray::Result<()> {
+    let (input, a) = input()?;
+    let mut out = O::create()?;
+    detour!(ONE(&a, &mut out) {
+        let st = STAGES::create();
+        let full = FULL::create();
+        let empty = EMPTY::create();
+        let t = $tid_1$;
+        if t == 0 {
+            for i in 0..2 {
+                #mbarrier init FULL(full + i) arrivals 1;
+                #mbarrier init EMPTY(empty + i) arrivals 128;
+            }
+        }
+        #sync;
+        for k in 0..4 {
+            let i = k % 2;
+            if t == 0 {
+                #wait EMPTY(empty + i) parity (k / 2 + 1) % 2;
+                #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * i][0]$) on FULL(full + i);
+            }
+            #wait FULL(full + i) parity (k / 2) % 2;
+            if t < 64 {
+                for c in 0..64 {
+                    out[$O[64 * k + t][c]$] = st[$STAGES[64 * i + t][c]$];
+                }
+            }
+            #mbarrier arrive EMPTY(empty + i);
+        }
+    })?;
+    let want: Vec<u16> = (0..256 * 64)
+        .map(|e| {
+            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
+            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
+        })
+        .collect();
+    assert_eq!(bits(&out)?, want);
+    let (a, out) = ((), ());
+    let source = kernel_source!(ONE(a, out) {
+        let empty = EMPTY::create();
+        #mbarrier arrive EMPTY(empty + $tid_1$ % 2);
+    });
+    assert!(
+        source.contains("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"((unsigned)__cvta_generic_to_shared(empty + (int)tid_1 % 2)) : \"memory\");"),
+        "{source}"
     );
     Ok(())
 }
