@@ -1,6 +1,7 @@
 // An `mbarrier` is touched by no access but the TMA forms (SPEC 3.9, "TMA copies"), and
 // a TMA copy reads through a tensor map over an array the kernel is given: an element of
-// a barrier read as a value, and a copy from a shared array, are errors at the operand.
+// a barrier read as a value, a copy from a shared array, and one from a pointer to other
+// elements are errors at the operand.
 use parray::prelude::*;
 
 parray! {
@@ -9,6 +10,7 @@ parray! {
     smem bf16 [64][64] ROWS;
     smem mbarrier [2] FULL;
     cuda(bf16* a) [1][128] G;
+    cuda(float* f) [1][128] F;
 }
 
 fn main() -> parray::Result<()> {
@@ -21,6 +23,11 @@ fn main() -> parray::Result<()> {
         let s = ROWS::create();
         let full = FULL::create();
         #copy async AT(s) to ROWS(s) on FULL(full);
+    })?;
+    detour!(F(&a) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        #copy async AT(f) to ROWS(s) on FULL(full);
     })?;
     Ok(())
 }

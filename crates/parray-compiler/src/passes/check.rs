@@ -723,8 +723,10 @@ impl Checker {
                 ..
             } => {
                 let t = self.expr(src, body);
-                if !matches!(self.resolve(t), Ty::Ptr { soa: false, .. }) {
-                    self.fail(src.span, format!("a TMA copy reads its box from global memory through a tensor map over an array the kernel is given: the source of `{}` is a pointer parameter of the kernel (plus an offset), not `{}`", tma.src_ty, shown(t, &self.slots)));
+                match self.resolve(t) {
+                    Ty::Ptr { soa: false, elem } if elem.size_bytes() == tma.plan.elem_bytes => {}
+                    Ty::Ptr { soa: false, elem } => self.fail(src.span, format!("a TMA copy of `{}` moves elements of {} bytes, and its source points to {elem}: copy from a pointer to `{}`'s elements", tma.src_ty, tma.plan.elem_bytes, tma.src_ty)),
+                    _ => self.fail(src.span, format!("a TMA copy reads its box from global memory through a tensor map over an array the kernel is given: the source of `{}` is a pointer parameter of the kernel (plus an offset), not `{}`", tma.src_ty, shown(t, &self.slots))),
                 }
                 let t = self.expr(offset, body);
                 self.unify(Ty::USIZE, t, offset.span, "this offset");
