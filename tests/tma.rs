@@ -327,33 +327,6 @@ fn a_body_that_ends_with_a_tma_copy_in_flight_is_refused() -> parray::Result<()>
     Ok(())
 }
 
-/// TMA writes a box at a multiple of 128 bytes of shared memory (1024 swizzled): a stage
-/// 16 bytes into its array is refused where the copy is issued.
-#[test]
-fn a_box_at_a_misaligned_stage_is_refused() -> parray::Result<()> {
-    let (_, a) = input()?;
-    let rows = T::create()?;
-    let e = detour!(ONE(&a, &rows) {
-        let st = STAGES::create();
-        let full = FULL::create();
-        if $tid_1$ == 0 {
-            #mbarrier init FULL(full) arrivals 1;
-        }
-        #sync;
-        if $tid_1$ == 0 {
-            #copy async AT(a) to STAGE(st + 8) on FULL(full);
-        }
-        #wait FULL(full) parity 0;
-    })
-    .unwrap_err();
-    let message = e.to_string();
-    assert!(
-        message.contains("the TMA copy of `AT` writes its box at byte 16 of STAGES, and TMA writes a box at a multiple of 128 bytes"),
-        "{message}"
-    );
-    Ok(())
-}
-
 /// A box that crosses the tensor's extent (a tile at column 96 of rows of 128: TMA fills
 /// the columns past 128 with zeros, where the tile's type reads the next row) is refused
 /// where the copy is issued.

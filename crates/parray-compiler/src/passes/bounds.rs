@@ -632,8 +632,68 @@ impl<'b> Facts<'b> {
         proof: &mut Proof,
     ) {
         let reach = offsets.iter().copied().max().map_or(0, i128::from);
-        let place = self.place(tile);
-        // The tile's array is one the body created (the type check says so).
+        // bf16 or half: 2 bytes an element.
+        match self.region_within(tile, reach, 2, alignment) {
+            Ok(()) => {}
+            Err(Region::Outside(extent)) => proof.errors.push(Diag::new(
+                tile.span,
+                format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads elements up to {reach} past this start, all of which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); start the tile at a `$...$` form of the array's type whose indices stay inside their dimensions, e.g. `sa + $AS[st][0][2 * s][0][0]$` with `st = kt % 2` and `s` in `0..4`"),
+            )),
+            Err(Region::Misaligned(start_bytes)) => proof.errors.push(Diag::new(
+                tile.span,
+                format!("{what} of this wgmma is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}): its descriptor addresses 16-byte units and its swizzle acts on absolute address bits, so a tile must start where its type's pattern does; a k-step within a swizzled K-major tile is not a pointer move: step through an unswizzled tile of core matrices, or an MN-major swizzled one by whole rows of its atoms (SPEC 3.5, \"Alignment and the k-step\")"),
+            )),
+        }
+    }
+
+    /// Proves that a TMA copy's box (`dst`, a shared array plus an offset, and the `n`
+    /// elements of `elem_bytes` after it) lies inside its array and starts at a multiple of
+    /// `alignment` bytes of it, and that its barrier `bar` is an element of its array,
+    /// else says so (SPEC 3.9, "TMA copies"): TMA writes the box and arrives on the barrier
+    /// past any check a body's accesses have, so an unproved box is a compile error.
+    fn box_within(
+        &self,
+        dst: &Expr,
+        (n, elem_bytes, alignment): (u64, u64, u64),
+        proof: &mut Proof,
+    ) {
+        let reach = i128::from(n) - 1;
+        match self.region_within(dst, reach, elem_bytes, alignment) {
+            Ok(()) => {}
+            Err(Region::Outside(extent)) => proof.errors.push(Diag::new(
+                dst.span,
+                format!("the box of this TMA copy is not proved inside its shared array: TMA writes {n} elements from this start, all of which must lie within {extent} elements for every thread (a TMA copy's writes are not checked at run time); start the stage at a `$...$` form of the array's type whose indices stay inside their dimensions, e.g. `st + $STAGES[64 * (k % 3)][0]$`"),
+            )),
+            Err(Region::Misaligned(start_bytes)) => proof.errors.push(Diag::new(
+                dst.span,
+                format!("the box of this TMA copy is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}): TMA writes a box at a multiple of 128 bytes, of the swizzle's 2^(7+B) where it swizzles, whose pattern acts on absolute address bits"),
+            )),
+        }
+    }
+
+    /// Proves that the barrier operand `bar` of a TMA form (a shared array of mbarriers
+    /// plus an offset) is an element of its array, else says so.
+    fn barrier_within(&self, bar: &Expr, proof: &mut Proof) {
+        if let Err(Region::Outside(extent)) = self.region_within(bar, 0, 8, 8) {
+            proof.errors.push(Diag::new(
+                bar.span,
+                format!("this mbarrier is not proved to lie within {extent} elements of its array for every thread (the barrier forms are not checked at run time): index the barriers with a value below their number, e.g. `full + k % S`"),
+            ));
+        }
+    }
+
+    /// Whether `reach` elements past `start` (a shared array the body created plus an
+    /// offset) lie in the array, and `start` is `alignment` bytes aligned from the
+    /// array's (elements of `elem_bytes`); else why not.
+    fn region_within(
+        &self,
+        start: &Expr,
+        reach: i128,
+        elem_bytes: u64,
+        alignment: u64,
+    ) -> Result<(), Region> {
+        let place = self.place(start);
+        // The region's array is one the body created (the type check says so).
         let extent = place.as_ref().and_then(|p| match p.root {
             Root::Local(id) => self.created.get(&id).copied(),
             _ => None,
@@ -652,22 +712,15 @@ impl<'b> Facts<'b> {
         });
         if !within {
             let extent = extent.map_or("its".to_string(), |n| format!("its {n}"));
-            proof.errors.push(Diag::new(
-                tile.span,
-                format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads elements up to {reach} past this start, all of which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); start the tile at a `$...$` form of the array's type whose indices stay inside their dimensions, e.g. `sa + $AS[st][0][2 * s][0][0]$` with `st = kt % 2` and `s` in `0..4`"),
-            ));
-            return;
+            return Err(Region::Outside(extent));
         }
-        // bf16 or half: 2 bytes an element.
-        let start_bytes = 2u64
+        let start_bytes = elem_bytes
             .checked_shl(place.map_or(0, |p| p.twos))
             .unwrap_or(u64::MAX);
         if start_bytes < alignment {
-            proof.errors.push(Diag::new(
-                tile.span,
-                format!("{what} of this wgmma is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}): its descriptor addresses 16-byte units and its swizzle acts on absolute address bits, so a tile must start where its type's pattern does; a k-step within a swizzled K-major tile is not a pointer move: step through an unswizzled tile of core matrices, or an MN-major swizzled one by whole rows of its atoms (SPEC 3.5, \"Alignment and the k-step\")"),
-            ));
+            return Err(Region::Misaligned(start_bytes));
         }
+        Ok(())
     }
 
     /// Whether the vector access `base.load{lanes}(at)` (or its store) is known to start at
@@ -1625,6 +1678,14 @@ fn unsigned_local(e: &Expr) -> Option<LocalId> {
     }
 }
 
+/// Why a region of shared memory an instruction reads or writes past the checks is not
+/// proved: outside its array (of the extent said), or its start aligned only to so many
+/// bytes.
+enum Region {
+    Outside(String),
+    Misaligned(u64),
+}
+
 fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Proof) {
     fn expr(e: &mut Expr, facts: &Facts, extents: &Extents, proof: &mut Proof) {
         if let ExprKind::Offset { off, args, of } = &e.kind {
@@ -1817,6 +1878,19 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 let alignment = descriptor.swizzle.alignment();
                 facts.tile_within(tile, offsets, alignment, what, proof);
             }
+        }
+        match s {
+            Stmt::Tma { dst, bar, tma, .. } => {
+                let plan = &tma.plan;
+                let n = plan.box_bytes() / plan.elem_bytes;
+                let alignment = plan.swizzle.smem_alignment();
+                facts.box_within(dst, (n, plan.elem_bytes, alignment), proof);
+                facts.barrier_within(bar, proof);
+            }
+            Stmt::MbarrierInit { bar, .. }
+            | Stmt::MbarrierArrive { bar, .. }
+            | Stmt::MbarrierWait { bar, .. } => facts.barrier_within(bar, proof),
+            _ => {}
         }
         if let Stmt::Matrices {
             base,
