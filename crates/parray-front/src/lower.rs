@@ -1071,7 +1071,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let (src, dst) = (parse(self, src)?, parse(self, dst)?);
         let (base, offsets) = split_offsets(self.expr(&src));
         let param = match base.kind {
-            ExprKind::Local(id) if self.locals[id.0 as usize].param => id.0 as usize,
+            // Its number among the kernel's parameters, which are declared first, in order.
+            ExprKind::Local(id) if self.locals[id.0 as usize].param => self.locals[..id.0 as usize]
+                .iter()
+                .filter(|l| l.param)
+                .count(),
             _ => {
                 self.fail(base.span.proc_macro(), format!("a TMA copy reads through a tensor map the launch encodes over an array the kernel is given: the source of `{src_ty}` is a pointer parameter of the kernel, or one plus an offset (`a + $A[..]$`)"));
                 return None;

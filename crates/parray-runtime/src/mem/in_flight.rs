@@ -12,6 +12,10 @@
 //! the copy read, by the block's threads, stop the launch with a message saying what to
 //! wait for (`check_shared`, `check_global`): on a GPU such a read gets the old value or
 //! the new, and such a write may or may not reach the copy.
+//!
+//! A TMA copy's stores (SPEC.md 3.9, "TMA copies") are held the same way, tagged with the
+//! mbarrier and the phase the copy completes on ([`InFlight::commit_on`]): they land when
+//! a wait observes that phase ([`InFlight::land_phase`]), never at a `#wait N`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
