@@ -279,3 +279,36 @@ fn min_blocks_per_sm_takes_a_constant_of_numbers() {
         Outcome::Done(out) => panic!("expanded without B: {out}"),
     }
 }
+
+/// A TMA copy's map (SPEC 3.9, "TMA copies") is encoded at the launch over the array of
+/// its source's parameter, named by its place among the kernel's parameters: the second
+/// here, whatever the body's locals.
+#[test]
+fn a_tma_copy_names_its_source_parameter_for_the_launch() {
+    let decls = [
+        ("TG", "cuda(bf16* out, bf16* a) [1][128] TG"),
+        ("A", "dmem bf16 [128][128] A"),
+        ("AT", "bf16 [64#A_0][64#A_1] AT"),
+        ("ROWS", "smem bf16 [64][64] ROWS"),
+        ("FULL", "smem mbarrier [2] FULL"),
+    ];
+    let input = "TG(&o, &a) {
+        let s = ROWS::create();
+        let full = FULL::create();
+        if $tid_1$ == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if $tid_1$ == 0 {
+            #copy async AT(a + $A[64][0]$) to ROWS(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+    }";
+    let out = expanded(detour::expand, &decls, input).unwrap_or_else(|e| panic!("{e}"));
+    let out: String = out.split_whitespace().collect();
+    assert!(
+        out.contains("::parray::gpu::TmaArg{param:1usize,decl:\"AT\""),
+        "{out}"
+    );
+    assert!(out.contains("len:__parray_n1asu64"), "{out}");
+}
