@@ -32,6 +32,17 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
             "`#copy` copies elements unchanged: `{from}` holds {s_elem} and `{to}` holds {d_elem}"
         )));
     }
+    // A shared destination exists only in a cuda body, where the copy from global memory
+    // may be TMA's; a view may be of either.
+    let tma = match (s_mem, d_mem) {
+        (None | Some(MemKind::Dmem), Some(MemKind::Smem)) => Some(tma(m, from, to, true)),
+        (None | Some(MemKind::Dmem), None) => tma(m, from, to, false).into(),
+        _ => None,
+    }
+    .flatten();
+    if d_mem == Some(MemKind::Smem) {
+        return Ok(tma.unwrap_or_default());
+    }
     // Where an array of a type can be: a memory kind's place; a view, either. A second
     // GPU is shown for a destination that can be on one when the source is on GPU 0.
     let places = |mem: Option<MemKind>| match mem {
@@ -74,7 +85,40 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
             }
         }
     }
-    Ok(text)
+    Ok(text + &tma.unwrap_or_default())
+}
+
+/// The copy of a global tile into shared memory by TMA: the tensor map's box (the
+/// planner's, `parray_layout::tma::plan`), or, where `refusal`, the rule that refuses it.
+fn tma(m: &parray_layout::Module, from: &str, to: &str, refusal: bool) -> Option<String> {
+    use parray_layout::tma::Swizzle;
+    let plan = match parray_layout::tma::plan(m, from, to) {
+        Ok(plan) => plan,
+        Err(e) => {
+            return refusal.then(|| {
+                format!(
+                "{from} (global memory) to {to} (shared memory), in a cuda body: not by TMA: {}\n",
+                e.message
+            )
+            })
+        }
+    };
+    let dims: Vec<String> = plan
+        .dims
+        .iter()
+        .map(|d| format!("{} at stride {}", d.box_size, d.stride))
+        .collect();
+    Some(format!(
+        "{from} (global memory) to {to} (shared memory), in a cuda body: by TMA, {} bytes a copy: a {}-dimensional box, innermost first: {} (elements of {from}'s array); {}; the stage at a multiple of {} bytes\n",
+        plan.box_bytes(),
+        plan.dims.len(),
+        dims.join(", "),
+        match plan.swizzle.span() {
+            None => "no swizzle".to_string(),
+            Some(span) => format!("the {span}-byte swizzle"),
+        },
+        Swizzle::smem_alignment(plan.swizzle),
+    ))
 }
 
 fn bad(message: String) -> Failure {

@@ -125,7 +125,8 @@ enum Cmd {
         color: Color,
     },
     /// The plan of `#copy S(a) to D(b)` between arrays: the path for where each array is
-    /// (a view: both), and the remap kernel a GPU runs
+    /// (a view: both), and the remap kernel a GPU runs; into shared memory, a cuda body's
+    /// copy by TMA (its box, or the rule that refuses it)
     Copy {
         #[command(flatten)]
         common: Common,

@@ -937,6 +937,57 @@ fn copy_plans() {
     );
 }
 
+/// `parray copy` into shared memory: the copy of a cuda body, by TMA (the planner's box),
+/// or the rule that refuses it.
+#[test]
+fn copy_plans_into_shared_memory_are_tmas() {
+    let src = b"dmem bf16 [256][512] A\nbf16 [128#A_0][64#A_1] AT\nsmem bf16 [[16][8]][[8 ^ T_0_1][8]] T\nsmem bf16 [16][8][8][8] KA\nbf16 [[#KA_0][#KA_2]][[#KA_1][#KA_3]] KAV\n";
+    let r = run_with(&["copy", "-", "--from", "AT", "--to", "T"], src);
+    ok(&r);
+    assert_eq!(
+        r.stdout,
+        "AT (global memory) to T (shared memory), in a cuda body: by TMA, 16384 bytes a copy: a 2-dimensional box, innermost first: 64 at stride 1, 128 at stride 512 (elements of AT's array); the 128-byte swizzle; the stage at a multiple of 1024 bytes\n"
+    );
+    // A view may be of shared memory: the host's paths and TMA's box.
+    let r = run_with(&["copy", "-", "--from", "AT", "--to", "KAV"], src);
+    ok(&r);
+    assert!(
+        r.stdout
+            .starts_with("AT (in host memory) to KAV (in host memory): HostLoop"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("a 4-dimensional box, innermost first: 8 at stride 1, 8 at stride 512, 8 at stride 8, 16 at stride 4096 (elements of AT's array); no swizzle; the stage at a multiple of 128 bytes"),
+        "{}",
+        r.stdout
+    );
+    let r = run_with(&["copy", "-", "--from", "A", "--to", "KA"], src);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("`A` has 131072 elements and `KA` has 8192"),
+        "{}",
+        r.stderr
+    );
+    let src = b"dmem float [64][64] A\nfloat [16#A_0][16#A_1] AT\nsmem float [16][16] S\n";
+    let r = run_with(&["copy", "-", "--from", "AT", "--to", "S"], src);
+    ok(&r);
+    assert!(
+        r.stdout.contains("by TMA, 1024 bytes a copy: a 2-dimensional box, innermost first: 16 at stride 1, 16 at stride 64 (elements of AT's array); no swizzle"),
+        "{}",
+        r.stdout
+    );
+    let src = b"dmem float [64][64] A\nfloat [16#A_1][16#A_0] AT\nsmem float [16][16] S\n";
+    let r = run_with(&["copy", "-", "--from", "AT", "--to", "S"], src);
+    ok(&r);
+    assert!(
+        r.stdout.starts_with("AT (global memory) to S (shared memory), in a cuda body: not by TMA: TMA's innermost dimension reads consecutive global elements"),
+        "{}",
+        r.stdout
+    );
+}
+
 /// A `--const` the file neither declares nor uses is an error, not ignored; a bad value is
 /// explained as a size expression.
 #[test]

@@ -25,6 +25,7 @@ pub mod parser;
 pub mod path;
 mod rules;
 pub mod symbolic;
+pub mod tma;
 pub mod tree;
 
 pub use error::{Error, ErrorKind, Result, TextSpan};

@@ -296,6 +296,11 @@ pub enum Error {
     #[error("parray: #copy: {reason}")]
     CopyUnsupported { reason: String },
 
+    /// A TMA copy's tensor map cannot be made for this array (`decl` the copy's source
+    /// type): which of the driver's rules it breaks.
+    #[error("parray: the TMA tensor map of `{decl}`: {rule}")]
+    TensorMap { decl: String, rule: String },
+
     /// A library call (cuBLAS) cannot take these arrays here.
     #[error("parray: {what}: {reason}")]
     Unsupported { what: &'static str, reason: String },

@@ -5,6 +5,7 @@
 pub mod device;
 pub(crate) mod jit;
 mod limits;
+pub mod tensor_map;
 pub mod timing;
 
 pub use crate::device_id::DeviceId;

@@ -7,5 +7,6 @@ pub(crate) mod buffer;
 pub mod elem;
 pub(crate) mod in_flight;
 pub mod kernel_arg;
+pub mod mbarrier;
 pub mod ptr;
 pub(crate) mod watch;
