@@ -112,15 +112,16 @@ fn cuda_figures() {
 #[test]
 fn the_main_example() {
     let out = run_example("matmul", &[]);
-    // Figs 8 to 18, Fig 21 and the tuned SGEMM (and cuBLAS on a GPU), each checked.
+    // Figs 8 to 18, Fig 21, the tuned SGEMM and the bf16 tensor-core GEMM (and cuBLAS's
+    // SGEMM and bf16 GEMM on a GPU), each checked.
     let gpu = out.contains("cuBLAS");
     assert_eq!(
         out.lines().filter(|l| l.ends_with(" ok")).count(),
-        if gpu { 11 } else { 10 },
+        if gpu { 13 } else { 11 },
         "{out}"
     );
     assert!(
-        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM"),
+        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM") && out.contains("bf16 wgmma"),
         "{out}"
     );
 }
