@@ -339,7 +339,6 @@ impl<E: Elem> Case<E> {
     /// Stores the inputs in the layouts `VA`, `VB` (views of the storages `SA`, `SB`; `HA`,
     /// `HB`, `HC` the row-major host types), runs `multiply` (its first launch, which makes
     /// the kernel, apart; then timed), reads C back through `VC` and checks it.
-    #[allow(clippy::too_many_arguments)]
     pub fn run<HA, HB, HC, VA, SA, VB, SB, VC, SC>(
         &self,
         kernel: &'static str,

@@ -564,36 +564,54 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         program.items.extend(p.items);
     }
     let carried = program.items.len();
+    // The error at the type argument an item of the subprogram's uses (the first's if none).
+    let cannot_take = |program: &Program, item: &Item, why: &str| {
+        let arg = call
+            .types
+            .iter()
+            .zip(&call.type_args)
+            .find(|(p, _)| uses(program, carried, item, &p.to_string()))
+            .unwrap_or((&call.types[0], &call.type_args[0]));
+        let described = entries
+            .iter()
+            .find(|en| *arg.1 == en.name)
+            .map_or(String::new(), |en| {
+                format!(" (`{}`)", parray_layout::as_written(&en.text))
+            });
+        syn::Error::new(
+            arg.1.span(),
+            format!(
+                "`{name}` cannot take `{}`{described} as `{}`: in its declaration `{}`: {why}",
+                arg.1,
+                arg.0,
+                item_name(item),
+            ),
+        )
+    };
     // (Not with a name not built: the body's declarations that use it are left out.)
     for (k, item) in own.items.iter().enumerate().filter(|_| !any_not_built) {
         program.items.push(item.clone());
         // Sizes given at run time at the probe: their constraints are checked when bound.
         if let Err(e) = crate::shapes::build_at_probe(&program) {
-            let block = locate(&blocks, k);
-            let arg = call
-                .types
-                .iter()
-                .zip(&call.type_args)
-                .find(|(p, _)| uses(&program, carried, item, &p.to_string()))
-                .unwrap_or((&call.types[0], &call.type_args[0]));
-            let described = entries
-                .iter()
-                .find(|en| *arg.1 == en.name)
-                .map_or(String::new(), |en| {
-                    format!(" (`{}`)", parray_layout::as_written(&en.text))
-                });
-            let mut err = syn::Error::new(
-                arg.1.span(),
-                format!(
-                    "`{name}` cannot take `{}`{described} as `{}`: in its declaration `{}`: {}",
-                    arg.1,
-                    arg.0,
-                    item_name(item),
-                    e.message
-                ),
-            );
-            err.combine(block.error(&e));
+            let mut err = cannot_take(&program, item, &e.message);
+            err.combine(locate(&blocks, k).error(&e));
             return Err(err);
+        }
+    }
+    // Each view the subprogram takes of its type parameters lines up with the caller's
+    // storage (at sizes known now; a run-time size's are not).
+    if !any_not_built && program.runtime_names().is_empty() {
+        let module = crate::shapes::build_at_probe(&program).map_err(|e| {
+            syn::Error::new(
+                call.type_args[0].span(),
+                format!("carried declaration: {e}"),
+            )
+        })?;
+        let params: Vec<String> = call.types.iter().map(ToString::to_string).collect();
+        for item in &own.items {
+            if let Some(why) = crate::lineup::misaligned(&module, item_name(item), &params) {
+                return Err(cannot_take(&program, item, &why));
+            }
         }
     }
 
