@@ -16,6 +16,7 @@ mod detour;
 mod dollar;
 mod errors;
 mod func;
+mod lineup;
 mod host;
 mod lower;
 mod record;
