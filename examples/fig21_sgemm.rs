@@ -70,7 +70,7 @@ macro_rules! at_size {
         pub mod $module {
             use super::*;
 
-            common::gemm::square_layouts!($n);
+            common::gemm::square_layouts!(float, $n);
 
             /// The kernel the subprogram generates for row-major storage of this size: its
             /// CUDA C, or its HIP C++ for a CDNA GPU.

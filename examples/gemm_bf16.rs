@@ -1,5 +1,7 @@
-//! A bf16 tensor-core GEMM written in Parray's types: `C = A B` for a row-major M x K `A`
-//! and K x N `B` of `bf16` and an M x N `C` of `f32`, accumulated in `f32` by the
+//! A tensor-core GEMM written in Parray's types, one subprogram (`gemm_tc`): `C = A B` for
+//! an M x K `A` and K x N `B` of `bf16` or `f16` (its element parameter `E`) and an M x N
+//! `C` of `f32`, each of any layout the tiles line up with (row-major, Fig 17's halves,
+//! Fig 18's strips and blocks: only the types change), accumulated in `f32` by the
 //! warpgroups' wgmma (SPEC.md 3.5, "MMA"). A block is two warpgroups (256 threads,
 //! `[[2][[4][8][4]]]`) and computes 128 x 128 or 128 x 256 tiles of C, each warpgroup its
 //! own 64 rows from its 64-row slice of the block's A stage and the whole B stage (B's
@@ -7,7 +9,7 @@
 //! accumulator 64 or 128 floats a thread (the m64nNk16 fragment, 2.14, over the
 //! warpgroup's digits). K goes in tiles of 64 through shared stages of 16 KiB of A and 16
 //! or 32 KiB of B: 3 for 128 x 128 tiles (96 KiB; two blocks a multiprocessor, the kernel
-//! declared for them, `#![min_blocks_per_sm(BLOCKS)]`: at most 128 registers a thread), 4
+//! declared for them, `#![min_blocks_per_sm(PER_SM)]`: at most 128 registers a thread), 4
 //! for 128 x 256 (192 KiB of the 227 a block may have; one block). Their k16 steps are
 //! pointer moves (3.5, "Alignment and the k-step"): A's of 8 x 8 core matrices (the
 //! unswizzled K-major layout: a K-major 128B-swizzled tile's k-steps fall within its
@@ -24,25 +26,27 @@
 //! shared memory let each of an H200's 132 multiprocessors hold: 2 or 1), and its blocks
 //! step through the tiles.
 //!
-//! On a GPU: 4096³ and 8192³ on both tiles, beside cuBLAS (`cublasGemmEx`, bf16 in, f32
-//! accumulate and out) in the same run, checked against it and against an f64 product at
-//! sampled elements. Under the emulation: 128 x 256 x 128, every element checked against
-//! the f64 product. `--m M --n N --k K` chooses one shape (M a multiple of 128, N of the
-//! tile's width, K of 64; its kernels made at the first launch), `--tile 128|256` one tile,
-//! `--source` prints the kernel (of 128 x 128 tiles unless `--tile 256`).
+//! On a GPU: 4096³ on both tiles, bf16 on row-major, halves, strips and blocks storage of
+//! A, B and C and f16 row-major, beside cuBLAS (`cublasGemmEx`, bf16 or f16 in, f32
+//! accumulate and out) in the same run, each checked against it and against an f64 product
+//! at sampled elements. Under the emulation the same at 256³, every element checked
+//! against the f64 product. `--tile 128|256`, `--elem bf16|f16` and `--layout
+//! rows|halves|strips|blocks` choose; `--m M --n N --k K` one row-major shape (M a
+//! multiple of 128, N of the tile's width, K of 64; its kernels made at the first launch);
+//! `--source` prints the kernel (bf16 row-major, of 128 x 128 tiles unless `--tile 256`).
 
 mod common;
 
 use common::gemm::{self, relative_error};
 use common::{cell, median_time, random_values};
-use parray::bf16;
+use parray::gpu::cublas::GemmElem;
 use parray::gpu::Timing;
 use parray::prelude::*;
-use parray::{Array, DataType};
+use parray::{bf16, f16, Array, DataType, Num, ViewOf};
 
 /// The widths of the tiles of C a block computes (128 rows, 64 a warpgroup) and the k-tile.
 const WIDTHS: [usize; 2] = [128, 256];
-const ROWS: usize = 128;
+const TILE_ROWS: usize = 128;
 const K_TILE: usize = 64;
 const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 or 256)";
 
@@ -51,7 +55,7 @@ fn stages(cols: usize) -> usize {
     2 + cols / 128
 }
 
-/// The blocks a multiprocessor holds at a tile's width, the subprogram's `BLOCKS = 2 / Q`
+/// The blocks a multiprocessor holds at a tile's width, the subprogram's `PER_SM = 2 / Q`
 /// (its `__launch_bounds__`): two of 96 KiB of stages and at most 128 registers a thread,
 /// or one of 192 KiB.
 fn blocks_per_sm(cols: usize) -> usize {
@@ -59,11 +63,12 @@ fn blocks_per_sm(cols: usize) -> usize {
 }
 
 subprog! {
-    /// `dc = da * db` for `da` of the type `TA` (M x K bf16), `db` of `TB` (K x N bf16) and
-    /// `dc` of `TC` (M x N f32), on tiles of C of 128 x 128 Q, Q = `dim(TQ_0)` (1 or 2), M a
-    /// multiple of 128, N of 128 Q, K of 64, on `dim(TG_0)` blocks of two warpgroups, each
-    /// making the tiles of C its number, plus the blocks', and so on.
-    pub fn gemm_bf16<TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
+    /// `dc = da * db` for `da` of the type `TA` (M x K of the element `E`, `bf16` or
+    /// `half`), `db` of `TB` (K x N of `E`) and `dc` of `TC` (M x N f32), each of any
+    /// layout, on tiles of C of 128 x 128 Q, Q = `dim(TQ_0)` (1 or 2), M a multiple of 128,
+    /// N of 128 Q, K of 64, on `dim(TG_0)` blocks of two warpgroups, each making the tiles
+    /// of C its number, plus the blocks', and so on.
+    pub fn gemm_tc<E, TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
@@ -76,7 +81,7 @@ subprog! {
             // 128 tiles two (2 x 96 KiB of its 228 KiB of shared memory, 2 x 256 threads of
             // its 64 Ki registers: at most 128 a thread, 64 of them the accumulator), of
             // 128 x 256 one (192 KiB, 128 accumulators a thread).
-            const BLOCKS = 2 / Q;
+            const PER_SM = 2 / Q;
             // The tiles of C each block makes, at most.
             const ROUNDS = ceil((M / 128) * (N / (128 * Q)) / dim(TG_0));
             // Blocks of two warpgroups, w, each of t2 (the warp), t1, t0: the ISA's digits,
@@ -84,39 +89,39 @@ subprog! {
             // own accumulator). Their number is fixed when the program is built, whatever
             // the sizes: a type naming a grid of run-time size is run-time sized, and a
             // fragment's sizes are numbers.
-            cuda(bf16* a, bf16* b, float* c) [dim(TG_0)][[2][[4][8][4]]] G;
+            cuda(E* a, E* b, float* c) [dim(TG_0)][[2][[4][8][4]]] G;
             // The accumulator m64nNk16, N = 128 Q: registers (v2, v1, t2, t1, t0, v0) seen
             // as m x n.
             rmem float [16*Q][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
             // S stages of A's 128 x 64 tile, of core matrices of 8 x 8 (m / 8, k / 8,
             // m % 8, k % 8): 128 contiguous bytes each; warpgroup w's 64 rows from m / 8 = 8 w.
-            smem bf16 [S][16][8][8][8] AS;
+            smem E [S][16][8][8][8] AS;
             // S of B's 64 x 128 Q tile, MN-major as it is in global memory, in atoms of
             // 64 n (128 bytes a row of k) whose 16-byte chunks are XORed with k % 8 (the
             // 128B swizzle): a k16 step is 16 whole rows, 2048 bytes, so it is a pointer
             // move. The atoms go in Q pairs, so that one of each pair is a dimension. Both
             // warpgroups read all of it.
-            smem bf16 [S][[Q][2]][[8][8]][[8 ^ BS_2_1][8]] BS;
+            smem E [S][[Q][2]][[8][8]][[8 ^ BS_2_1][8]] BS;
             // A wgmma's operands: 64 rows and 16 k of a stage, the k-step s of warpgroup w
             // at `$AS[st][8 * w][2 * s][0][0]$` and `$BS[st][0][[2 * s][0]][[0][0]]$`.
-            bf16 [[8#AS_1][#AS_3]][[2#AS_2][#AS_4]] A_STEP;
-            bf16 [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
+            E [[8#AS_1][#AS_3]][[2#AS_2][#AS_4]] A_STEP;
+            E [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
             // A by tiles: rows [tile][quarter][4 core rows][8], columns [k-tile][8 chunks][8].
             // A thread copies a 16-byte chunk of one row of each of its quarter's 4 core
             // rows: 8 consecutive threads fill one core matrix, 128 contiguous bytes of a
             // stage (no bank conflict), and a warp reads 64 contiguous bytes of each of 8 rows.
-            dmem bf16 [[M/128][4][4][8]#TA_0][[K/64][8][8]#TA_1] AL;
-            bf16 [#AL_0_2][#AL_1_2] A_PART;
-            bf16 [4#AS_1][#AS_4] AS_PART;
+            dmem E [[M/128][4][4][8]#TA_0][[K/64][8][8]#TA_1] AL;
+            E [#AL_0_2][#AL_1_2] A_PART;
+            E [4#AS_1][#AS_4] AS_PART;
             // B by tiles: rows [k-tile][half][4][8], columns [tile][Q][2][8 chunks][8]. A
             // thread copies one chunk of one k % 8 and atom parity, in each pair of atoms and
             // each k / 8 of its half: the swizzle's XOR is then one value, taken once by the
             // part's start, and the part a strided view of a stage. 16 consecutive threads
             // read 256 contiguous bytes of a row of B, 8 of them fill a 128-byte row of an atom.
-            dmem bf16 [[K/64][2][4][8]#TB_0][[N/(128*Q)][Q][2][8][8]#TB_1] BL;
-            bf16 [#BL_1_1][#BL_0_2][#BL_1_4] B_PART;
-            bf16 [#BS_1_0][4#BS_2_0][#BS_3_1] BS_PART;
+            dmem E [[K/64][2][4][8]#TB_0][[N/(128*Q)][Q][2][8][8]#TB_1] BL;
+            E [#BL_1_1][#BL_0_2][#BL_1_4] B_PART;
+            E [#BS_1_0][4#BS_2_0][#BS_3_1] BS_PART;
             // C by tiles in the accumulator's digits, rows [tile][w][t2][v1][t1] and columns
             // [tile][v2][t0][v0]; a thread's part (v2, v1, v0) is its registers in order.
             dmem float [[M/128][2][4][2][8]#TC_0][[N/(128*Q)][16*Q][4][2]#TC_1] CQ;
@@ -124,7 +129,7 @@ subprog! {
             rmem float [16*Q][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
-            #![min_blocks_per_sm(BLOCKS)]
+            #![min_blocks_per_sm(PER_SM)]
             let sa = AS::create();
             let sb = BS::create();
             let acc = ACC_REGS::create();
@@ -220,13 +225,18 @@ subprog! {
 }
 
 /// One measured product.
-struct Row {
-    kernel: &'static str,
-    shape: (usize, usize, usize),
-    time: Timing,
+pub struct Row {
+    pub kernel: &'static str,
+    /// The element of A and B: `bf16` or `f16`.
+    pub elem: &'static str,
+    pub layout: &'static str,
+    pub shape: Shape,
+    pub time: Timing,
+    /// The first launch's time, which makes the kernel (`None` for cuBLAS).
+    pub first: Option<Timing>,
     /// The check against the reference: its description and whether it passed (`None`
     /// for the reference itself).
-    check: Option<(String, bool)>,
+    pub check: Option<(String, bool)>,
 }
 
 impl Row {
@@ -234,111 +244,145 @@ impl Row {
         let (m, n, k) = self.shape;
         2.0 * m as f64 * n as f64 * k as f64 / self.time.seconds() / 1e12
     }
+
+    fn ok(&self) -> bool {
+        self.check.as_ref().is_none_or(|c| c.1)
+    }
+
+    /// The cuBLAS row this one is measured beside: of its shape and element.
+    fn reference<'r>(&self, rows: &'r [Row]) -> Option<&'r Row> {
+        rows.iter()
+            .find(|r| r.check.is_none() && r.shape == self.shape && r.elem == self.elem)
+    }
 }
 
-/// Random bf16 M x K and K x N matrices (row-major; values in [-1, 1) rounded to bf16).
-fn inputs((m, n, k): (usize, usize, usize)) -> (Vec<bf16>, Vec<bf16>) {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    let round = |v: Vec<f32>| v.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
-    (
-        round(random_values(m * k, seed)),
-        round(random_values(k * n, seed + 1)),
-    )
+/// The element of A and B: what the inputs are made of and checked in.
+pub trait Elem: Num + GemmElem + parray::Element {
+    const NAME: &'static str;
 }
 
-/// Element (i, j) of the exact product, and sum_k |a b| (the scale of its error).
-fn exact(a: &[bf16], b: &[bf16], (n, k): (usize, usize), (i, j): (usize, usize)) -> (f64, f64) {
-    (0..k).fold((0.0, 0.0), |(sum, scale), p| {
-        let x = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-        (sum + x, scale + x.abs())
-    })
+impl Elem for bf16 {
+    const NAME: &'static str = "bf16";
 }
 
-/// The worst ratio of |c - exact| to its bound over the elements `at`: each of the K/16
-/// wgmmas errs by at most 2^-16 (|C| + sum |a b|) (SPEC 3.5), |C| at most the sum so far,
-/// so the whole by 2^-16 (K/16) sum_k |a b|. At most 1 is a pass.
-fn worst_error(
-    got: &[f32],
-    a: &[bf16],
-    b: &[bf16],
-    (n, k): (usize, usize),
-    at: impl Iterator<Item = (usize, usize)>,
-) -> f64 {
-    let steps = (k / 16) as f64;
-    at.map(|(i, j)| {
-        let (want, scale) = exact(a, b, (n, k), (i, j));
-        let err = (f64::from(got[i * n + j]) - want).abs();
-        let bound = 2f64.powi(-16) * steps * scale;
-        if err.is_nan() {
-            f64::INFINITY
-        } else {
-            err / bound.max(f64::MIN_POSITIVE)
-        }
-    })
-    .fold(0.0, f64::max)
+impl Elem for f16 {
+    const NAME: &'static str = "f16";
 }
 
-/// A product of the types `DA`, `DB`, `DC` by one kernel.
-type Multiply<'a, DA, DB, DC> =
-    Box<dyn FnMut(&Array<DA>, &Array<DB>, &mut Array<DC>) -> parray::Result<()> + 'a>;
-
-/// Runs the product of one shape on the types `DA`, `DB`, `DC` (row-major, dmem) with
-/// each of `kernels` (its tile's name, and the product), beside cuBLAS on a GPU; the rows.
-fn run<DA, DB, DC>(
-    shape: (usize, usize, usize),
+/// Random inputs of one shape (row-major, values in [-1, 1) rounded to `E`) and what
+/// every product of them is checked against: cuBLAS's C on a GPU (timed, its row kept),
+/// and the f64 product.
+pub struct Case<E> {
+    shape: Shape,
+    a: Vec<E>,
+    b: Vec<E>,
+    /// cuBLAS's C, on a GPU.
+    theirs: Option<Vec<f64>>,
     repeats: usize,
-    kernels: Vec<(&'static str, Multiply<DA, DB, DC>)>,
-) -> parray::Result<Vec<Row>>
-where
-    DA: DataType<Elem = bf16>,
-    DB: DataType<Elem = bf16>,
-    DC: DataType<Elem = f32>,
-{
-    let (m, n, k) = shape;
-    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
-    let (ha, hb) = inputs(shape);
-    let (mut a, mut b, mut c) = (
-        Array::<DA>::new()?,
-        Array::<DB>::new()?,
-        Array::<DC>::new()?,
-    );
-    a.copy_from_slice(&ha)?;
-    b.copy_from_slice(&hb)?;
-    let mut rows = Vec::new();
-    // cuBLAS in the same process, timed the same way, on a GPU.
-    let theirs = if gpu {
-        let mut cc = Array::<DC>::new()?;
-        let math = parray::gpu::cublas::Math::F32;
-        let time = median_time(repeats, true, || {
-            parray::gpu::cublas::gemm(&a, &b, &mut cc, math)
-        })?;
-        rows.push(Row {
-            kernel: "cuBLAS",
+}
+
+impl<E: Elem> Case<E> {
+    /// The inputs, and on a GPU cuBLAS's product of them on the row-major arrays `DA`,
+    /// `DB`, `DC` (its row pushed to `rows`).
+    pub fn new<DA, DB, DC>(
+        shape: Shape,
+        repeats: usize,
+        rows: &mut Vec<Row>,
+    ) -> parray::Result<Self>
+    where
+        DA: DataType<Elem = E>,
+        DB: DataType<Elem = E>,
+        DC: DataType<Elem = f32>,
+    {
+        let (m, n, k) = shape;
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let round = |v: Vec<f32>| v.into_iter().map(E::from_f32).collect::<Vec<_>>();
+        let (a, b) = (
+            round(random_values(m * k, seed)),
+            round(random_values(k * n, seed + 1)),
+        );
+        let mut case = Case {
             shape,
-            time,
-            check: None,
-        });
-        let theirs: Vec<f64> = cc.to_vec()?.into_iter().map(f64::from).collect();
-        Some(theirs)
-    } else {
-        None
-    };
-    for (kernel, mut multiply) in kernels {
+            a,
+            b,
+            theirs: None,
+            repeats,
+        };
+        if parray::gpu::backend()? == parray::gpu::Backend::Cuda {
+            let (mut da, mut db, mut dc) = (
+                Array::<DA>::new()?,
+                Array::<DB>::new()?,
+                Array::<DC>::new()?,
+            );
+            da.copy_from_slice(&case.a)?;
+            db.copy_from_slice(&case.b)?;
+            let math = parray::gpu::cublas::Math::F32;
+            let time = median_time(repeats, true, || {
+                parray::gpu::cublas::gemm(&da, &db, &mut dc, math)
+            })?;
+            rows.push(Row {
+                kernel: "cuBLAS",
+                elem: E::NAME,
+                layout: "row-major",
+                shape,
+                time,
+                first: None,
+                check: None,
+            });
+            case.theirs = Some(dc.to_vec()?.into_iter().map(f64::from).collect());
+        }
+        Ok(case)
+    }
+
+    /// Stores the inputs in the layouts `VA`, `VB` (views of the storages `SA`, `SB`; `HA`,
+    /// `HB`, `HC` the row-major host types), runs `multiply` (its first launch, which makes
+    /// the kernel, apart; then timed), reads C back through `VC` and checks it.
+    pub fn run<HA, HB, HC, VA, SA, VB, SB, VC, SC>(
+        &self,
+        kernel: &'static str,
+        layout: &'static str,
+        mut multiply: impl FnMut(&Array<SA>, &Array<SB>, &mut Array<SC>) -> parray::Result<()>,
+    ) -> parray::Result<Row>
+    where
+        HA: DataType<Elem = E>,
+        HB: DataType<Elem = E>,
+        HC: DataType<Elem = f32>,
+        VA: ViewOf<SA> + DataType<Elem = E>,
+        SA: DataType<Elem = E>,
+        VB: ViewOf<SB> + DataType<Elem = E>,
+        SB: DataType<Elem = E>,
+        VC: ViewOf<SC> + DataType<Elem = f32>,
+        SC: DataType<Elem = f32>,
+    {
+        let (m, n, _) = self.shape;
+        let (mut ha, mut hb, mut hc) = (
+            Array::<HA>::new()?,
+            Array::<HB>::new()?,
+            Array::<HC>::new()?,
+        );
+        let (mut a, mut b, mut c) = (
+            Array::<SA>::new()?,
+            Array::<SB>::new()?,
+            Array::<SC>::new()?,
+        );
+        ha.as_mut_slice()?.copy_from_slice(&self.a);
+        hb.as_mut_slice()?.copy_from_slice(&self.b);
+        parray::copy::copy(&ha, a.view_mut::<VA>())?;
+        parray::copy::copy(&hb, b.view_mut::<VB>())?;
         c.fill(f32::NAN)?;
-        // The first launch makes (or finds) the kernel: not timed.
         let first = parray::gpu::time_ms(|| multiply(&a, &b, &mut c))?;
-        println!("{m}x{n}x{k}, {kernel}: first launch {first} (making the kernel)");
-        let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
-        let ours = c.to_vec()?;
-        let check = match &theirs {
+        let time = median_time(self.repeats, true, || multiply(&a, &b, &mut c))?;
+        parray::copy::copy(c.view::<VC>(), &mut hc)?;
+        let ours = hc.as_slice()?;
+        let check = match &self.theirs {
             // Against cuBLAS (the relative Frobenius error) and the f64 product at 4096
             // sampled elements.
             Some(theirs) => {
-                let frobenius = relative_error(&ours, theirs);
+                let frobenius = relative_error(ours, theirs);
                 let sample = (0..4096).map(|s: usize| ((s * 7919) % m, (s * 104_729 + s / 64) % n));
-                let worst = worst_error(&ours, &ha, &hb, (n, k), sample);
+                let worst = self.worst_error(ours, sample);
                 let ok = frobenius <= 1e-4 && worst <= 1.0;
                 (
                     format!("{frobenius:.1e} vs cuBLAS; sampled error {worst:.1e} of the bound"),
@@ -347,54 +391,145 @@ where
             }
             None => {
                 let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-                let worst = worst_error(&ours, &ha, &hb, (n, k), all);
+                let worst = self.worst_error(ours, all);
                 (
                     format!("error {worst:.1e} of the bound vs f64 CPU"),
                     worst <= 1.0,
                 )
             }
         };
-        rows.push(Row {
+        Ok(Row {
             kernel,
-            shape,
+            elem: E::NAME,
+            layout,
+            shape: self.shape,
             time,
+            first: Some(first),
             check: Some(check),
-        });
+        })
     }
-    Ok(rows)
+
+    /// Element (i, j) of the exact product, and sum_k |a b| (the scale of its error).
+    fn exact(&self, (i, j): (usize, usize)) -> (f64, f64) {
+        let (_, n, k) = self.shape;
+        (0..k).fold((0.0, 0.0), |(sum, scale), p| {
+            let x = self.a[i * k + p].to_f64() * self.b[p * n + j].to_f64();
+            (sum + x, scale + x.abs())
+        })
+    }
+
+    /// The worst ratio of |c - exact| to its bound over the elements `at`: each of the K/16
+    /// wgmmas errs by at most 2^-16 (|C| + sum |a b|) (SPEC 3.5), |C| at most the sum so
+    /// far, so the whole by 2^-16 (K/16) sum_k |a b|. At most 1 is a pass.
+    fn worst_error(&self, got: &[f32], at: impl Iterator<Item = (usize, usize)>) -> f64 {
+        let (_, n, k) = self.shape;
+        let steps = (k / 16) as f64;
+        at.map(|(i, j)| {
+            let (want, scale) = self.exact((i, j));
+            let err = (f64::from(got[i * n + j]) - want).abs();
+            let bound = 2f64.powi(-16) * steps * scale;
+            if err.is_nan() {
+                f64::INFINITY
+            } else {
+                err / bound.max(f64::MIN_POSITIVE)
+            }
+        })
+        .fold(0.0, f64::max)
+    }
 }
 
-/// The product of one shape fixed when the program is built, as a module of its types:
-/// a block a tile of C, on each tile of `widths`.
-macro_rules! fixed {
-    ($module:ident, $m:literal, $n:literal, $k:literal) => {
-        #[allow(dead_code)] // each shape declares what any may use
-        mod $module {
+/// What to run: the tiles (`--tile 128|256`), the elements (`--elem bf16|f16`) and the
+/// layouts (`--layout rows|halves|strips|blocks`), each all where not given.
+pub struct Choice {
+    widths: Vec<usize>,
+    elems: Vec<&'static str>,
+    layouts: Vec<&'static str>,
+}
+
+impl Choice {
+    fn wants(&self, width: usize, elem: &str, layout: &str) -> bool {
+        self.widths.contains(&width) && self.elems.contains(&elem) && self.layouts.contains(&layout)
+    }
+}
+
+/// The layouts (the names `--layout` takes, and as the table prints them).
+const LAYOUTS: [(&str, &str); 4] = [
+    ("rows", "row-major"),
+    ("halves", "halves (Fig 17)"),
+    ("strips", "strips (Fig 18a)"),
+    ("blocks", "blocks (Fig 18b)"),
+];
+
+/// The subprogram on the storages of a square N x N x N product, each tile, layout and
+/// element that `choice` wants (bf16 on the four layouts, f16 row-major), beside cuBLAS
+/// (bf16 and f16) on a GPU: a block a tile of C.
+macro_rules! square {
+    ($module:ident, $n:literal) => {
+        #[allow(dead_code)] // each size declares what any may use
+        pub mod $module {
             use super::*;
 
+            // A's and B's storages in bf16 (one set for both: the product is square).
+            common::gemm::square_layouts!(bf16, $n);
+
             parray! {
-                pub dmem bf16 [$m][$k] DA;
-                pub dmem bf16 [$k][$n] DB;
-                pub dmem float [$m][$n] DC;
-                pub paged float [($m / 128) * ($n / 128)] GRID128;
-                pub paged float [($m / 128) * ($n / 256)] GRID256;
+                // C's, in f32.
+                pub paged float [$n][$n] HC;
+                pub dmem float [$n][$n] C_ROWS;
+                pub dmem float [2][$n][$n/2] C_HALVES_STORE;
+                pub float [#C_HALVES_STORE_1][[#C_HALVES_STORE_0][#C_HALVES_STORE_2]] C_HALVES;
+                pub dmem float [4][$n][$n/4] C_STRIPS_STORE;
+                pub float [#C_STRIPS_STORE_1][[#C_STRIPS_STORE_0][#C_STRIPS_STORE_2]] C_STRIPS;
+                pub dmem float [2][2][$n/2][$n/2] C_BLOCKS_STORE;
+                pub float [[#C_BLOCKS_STORE_0][#C_BLOCKS_STORE_2]][[#C_BLOCKS_STORE_1][#C_BLOCKS_STORE_3]] C_BLOCKS;
+                // A and B in f16, row-major.
+                pub paged half [$n][$n] H16;
+                pub dmem half [$n][$n] ROWS16;
+                // A block a tile of C.
+                pub paged float [($n / 128) * ($n / 128)] GRID128;
+                pub paged float [($n / 128) * ($n / 256)] GRID256;
             }
 
-            pub fn run(repeats: usize, widths: &[usize]) -> parray::Result<Vec<Row>> {
-                let mut kernels: Vec<(&'static str, Multiply<DA, DB, DC>)> = Vec::new();
-                if widths.contains(&128) {
-                    kernels.push(("parray 128x128", Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID128, Q1>(a, b, c)))));
-                }
-                if widths.contains(&256) {
-                    kernels.push(("parray 128x256", Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID256, Q2>(a, b, c)))));
-                }
-                super::run(($m, $n, $k), repeats, kernels)
+            /// One product of the subprogram: the element, its host, view and storage
+            /// types of A and B, of C, the grid and the tile.
+            macro_rules! product {
+                ($case:ident, $rows:ident, $e:ident, $h:ident, $v:ident, $s:ident, $vc:ident, $sc:ident, $grid:ident, $q:ident, $tile:expr, $layout:expr) => {
+                    $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>($tile, $layout, |a, b, c| {
+                        gemm_tc!(<$e, $v, $v, $vc, $grid, $q>(a, b, c))
+                    })?)
+                };
             }
 
+            pub fn run(repeats: usize, choice: &Choice, rows: &mut Vec<Row>) -> parray::Result<()> {
+                let shape = ($n, $n, $n);
+                let [rm, halves, strips, blocks] = LAYOUTS.map(|(_, l)| l);
+                let (t128, t256) = ("parray 128x128", "parray 128x256");
+                if choice.elems.contains(&"bf16") {
+                    let case = Case::<bf16>::new::<ROWS, ROWS, C_ROWS>(shape, repeats, rows)?;
+                    let want = |width, layout| choice.wants(width, "bf16", layout);
+                    if want(128, rm) { product!(case, rows, bf16, H, ROWS, ROWS, C_ROWS, C_ROWS, GRID128, Q1, t128, rm); }
+                    if want(128, halves) { product!(case, rows, bf16, H, HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, GRID128, Q1, t128, halves); }
+                    if want(128, strips) { product!(case, rows, bf16, H, STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, GRID128, Q1, t128, strips); }
+                    if want(128, blocks) { product!(case, rows, bf16, H, BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, GRID128, Q1, t128, blocks); }
+                    if want(256, rm) { product!(case, rows, bf16, H, ROWS, ROWS, C_ROWS, C_ROWS, GRID256, Q2, t256, rm); }
+                    if want(256, halves) { product!(case, rows, bf16, H, HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, GRID256, Q2, t256, halves); }
+                    if want(256, strips) { product!(case, rows, bf16, H, STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, GRID256, Q2, t256, strips); }
+                    if want(256, blocks) { product!(case, rows, bf16, H, BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, GRID256, Q2, t256, blocks); }
+                }
+                if choice.elems.contains(&"f16") && choice.layouts.contains(&rm) {
+                    let case = Case::<f16>::new::<ROWS16, ROWS16, C_ROWS>(shape, repeats, rows)?;
+                    let want = |width| choice.wants(width, "f16", rm);
+                    if want(128) { product!(case, rows, half, H16, ROWS16, ROWS16, C_ROWS, C_ROWS, GRID128, Q1, t128, rm); }
+                    if want(256) { product!(case, rows, half, H16, ROWS16, ROWS16, C_ROWS, C_ROWS, GRID256, Q2, t256, rm); }
+                }
+                Ok(())
+            }
+
+            /// The kernel of row-major bf16 storage on a tile's width.
             pub fn source(width: usize) -> &'static str {
                 match width {
-                    256 => gemm_bf16!(@source <DA, DB, DC, GRID256, Q2>),
-                    _ => gemm_bf16!(@source <DA, DB, DC, GRID128, Q1>),
+                    256 => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
+                    _ => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
                 }
             }
         }
@@ -407,12 +542,11 @@ parray! {
     paged float [2] Q2;
 }
 
-fixed!(s128x256x128, 128, 256, 128);
-fixed!(s4096, 4096, 4096, 4096);
-fixed!(s8192, 8192, 8192, 8192);
+square!(n256, 256);
+square!(n4096, 4096);
 
-/// A shape given on the command line: its sizes bound when the program runs, its kernel
-/// made at the first launch, on a fixed grid of blocks that step through the tiles.
+/// A shape given on the command line, row-major: its sizes bound when the program runs, its
+/// kernels made at the first launch, on a fixed grid of blocks that step through the tiles.
 mod any_shape {
     use super::*;
 
@@ -420,8 +554,15 @@ mod any_shape {
         const SM;
         const SN;
         const SK;
+        pub paged bf16 [SM][SK] HA;
+        pub paged bf16 [SK][SN] HB;
+        pub paged half [SM][SK] HA16;
+        pub paged half [SK][SN] HB16;
+        pub paged float [SM][SN] HC;
         pub dmem bf16 [SM][SK] DA;
         pub dmem bf16 [SK][SN] DB;
+        pub dmem half [SM][SK] DA16;
+        pub dmem half [SK][SN] DB16;
         pub dmem float [SM][SN] DC;
         // For each of an H200's 132 multiprocessors, as many blocks as its registers and
         // shared memory hold (`blocks_per_sm`): two of 128 x 128 tiles, one of 128 x 256.
@@ -429,78 +570,141 @@ mod any_shape {
         pub paged float [132 * 1] GRID256;
     }
 
-    fn bind((m, n, k): (usize, usize, usize)) -> parray::Result<()> {
+    fn bind((m, n, k): Shape) -> parray::Result<()> {
         SM.bind(m)?;
         SN.bind(n)?;
         SK.bind(k)
     }
 
     pub fn run(
-        shape: (usize, usize, usize),
+        shape: Shape,
         repeats: usize,
-        widths: &[usize],
-    ) -> parray::Result<Vec<Row>> {
+        choice: &Choice,
+        rows: &mut Vec<Row>,
+    ) -> parray::Result<()> {
         bind(shape)?;
-        let mut kernels: Vec<(&'static str, Multiply<DA, DB, DC>)> = Vec::new();
-        if widths.contains(&128) {
-            kernels.push((
-                "parray 128x128",
-                Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID128, Q1>(a, b, c))),
-            ));
+        let rm = LAYOUTS[0].1;
+        let wants = |width, elem| choice.wants(width, elem, rm);
+        if choice.elems.contains(&"bf16") {
+            let case = Case::<bf16>::new::<DA, DB, DC>(shape, repeats, rows)?;
+            if wants(128, "bf16") {
+                rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
+                    "parray 128x128",
+                    rm,
+                    |a, b, c| gemm_tc!(<bf16, DA, DB, DC, GRID128, Q1>(a, b, c)),
+                )?);
+            }
+            if wants(256, "bf16") {
+                rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
+                    "parray 128x256",
+                    rm,
+                    |a, b, c| gemm_tc!(<bf16, DA, DB, DC, GRID256, Q2>(a, b, c)),
+                )?);
+            }
         }
-        if widths.contains(&256) {
-            kernels.push((
-                "parray 128x256",
-                Box::new(|a, b, c| gemm_bf16!(<DA, DB, DC, GRID256, Q2>(a, b, c))),
-            ));
+        if choice.elems.contains(&"f16") {
+            let case = Case::<f16>::new::<DA16, DB16, DC>(shape, repeats, rows)?;
+            if wants(128, "f16") {
+                rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
+                    "parray 128x128",
+                    rm,
+                    |a, b, c| gemm_tc!(<half, DA16, DB16, DC, GRID128, Q1>(a, b, c)),
+                )?);
+            }
+            if wants(256, "f16") {
+                rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
+                    "parray 128x256",
+                    rm,
+                    |a, b, c| gemm_tc!(<half, DA16, DB16, DC, GRID256, Q2>(a, b, c)),
+                )?);
+            }
         }
-        super::run(shape, repeats, kernels)
+        Ok(())
     }
 
-    pub fn source(shape: (usize, usize, usize), width: usize) -> parray::Result<&'static str> {
+    pub fn source(shape: Shape, width: usize) -> parray::Result<&'static str> {
         bind(shape)?;
         match width {
-            256 => gemm_bf16!(@source <DA, DB, DC, GRID256, Q2>),
-            _ => gemm_bf16!(@source <DA, DB, DC, GRID128, Q1>),
+            256 => gemm_tc!(@source <bf16, DA, DB, DC, GRID256, Q2>),
+            _ => gemm_tc!(@source <bf16, DA, DB, DC, GRID128, Q1>),
         }
     }
 }
 
 /// M x N x K.
-type Shape = (usize, usize, usize);
+pub type Shape = (usize, usize, usize);
 
-/// The tiles to run (`--tile 128|256`, else both) and the shape (`--m M --n N --k K`, if
-/// given), checked against the tiles: `Err` says why not.
-fn arguments() -> Result<(Vec<usize>, Option<Shape>), String> {
+/// The value after `flag` among `names` (`--layout strips`), every name where the flag is
+/// not given; `Err` says what it takes.
+fn named(flag: &str, names: &[&'static str]) -> Result<Vec<&'static str>, String> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(at) = args.iter().position(|a| a == flag) else {
+        return Ok(names.to_vec());
+    };
+    match names
+        .iter()
+        .find(|n| args.get(at + 1).is_some_and(|v| v == *n))
+    {
+        Some(name) => Ok(vec![name]),
+        None => Err(format!(
+            "gemm_bf16: {flag} takes one of {}",
+            names.join(", ")
+        )),
+    }
+}
+
+/// What to run and the shape (`--m M --n N --k K`, if given), checked against the tiles:
+/// `Err` says why not.
+fn arguments() -> Result<(Choice, Option<Shape>), String> {
     let widths = match gemm::value("--tile") {
         None => WIDTHS.to_vec(),
         Some(w) if WIDTHS.contains(&w) => vec![w],
         Some(w) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
     };
-    let Some((m, n, k)) = gemm::shape() else {
-        return Ok((widths, None));
+    let elems = named("--elem", &["bf16", "f16"])?;
+    let layouts: Vec<&'static str> = named("--layout", &LAYOUTS.map(|(flag, _)| flag))?
+        .into_iter()
+        .filter_map(|flag| LAYOUTS.iter().find(|(f, _)| *f == flag).map(|(_, l)| *l))
+        .collect();
+    let choice = Choice {
+        widths,
+        elems,
+        layouts,
     };
-    let cols = widths.iter().copied().max().unwrap_or(128);
-    if m == 0 || n == 0 || k == 0 || m % ROWS != 0 || n % cols != 0 || k % K_TILE != 0 {
+    let Some((m, n, k)) = gemm::shape() else {
+        return Ok((choice, None));
+    };
+    if !choice.layouts.contains(&LAYOUTS[0].1) {
+        return Err("gemm_bf16: a shape given by --m --n --k runs on row-major storage (the other layouts at the fixed shapes)".into());
+    }
+    let cols = choice.widths.iter().copied().max().unwrap_or(128);
+    if m == 0 || n == 0 || k == 0 || m % TILE_ROWS != 0 || n % cols != 0 || k % K_TILE != 0 {
         return Err(format!(
-            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {ROWS}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet; --tile 128 takes N a multiple of 128)"
+            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {TILE_ROWS}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet; --tile 128 takes N a multiple of 128)"
         ));
     }
-    Ok((widths, Some((m, n, k))))
+    Ok((choice, Some((m, n, k))))
 }
 
+/// Prints the rows, each beside the cuBLAS row of its shape and element; true when every
+/// check passed.
 fn report(rows: &[Row]) -> bool {
+    for row in rows {
+        if let Some(first) = row.first {
+            let (m, n, k) = row.shape;
+            println!(
+                "{m}x{n}x{k} {}, {}, {}: first launch {first} (making the kernel)",
+                row.elem, row.kernel, row.layout
+            );
+        }
+    }
     println!(
-        "{:<14} {:>16} {:>21} {:>20} {:>10}  check",
-        "kernel", "M x N x K", "time (ms)", "TFLOP/s", "of cuBLAS"
+        "{:<14} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  check",
+        "kernel", "elem", "layout", "M x N x K", "time (ms)", "TFLOP/s", "of cuBLAS"
     );
     for row in rows {
-        let cublas = rows
-            .iter()
-            .find(|r| r.check.is_none() && r.shape == row.shape)
-            .map(Row::tflops);
-        let share = cublas.map_or("-".to_string(), |c| {
-            format!("{:.1}%", 100.0 * row.tflops() / c)
+        let share = row.reference(rows).map_or("-".to_string(), |c| {
+            format!("{:.1}%", 100.0 * row.tflops() / c.tflops())
         });
         let check = match &row.check {
             None => "reference".to_string(),
@@ -508,19 +712,58 @@ fn report(rows: &[Row]) -> bool {
         };
         let (m, n, k) = row.shape;
         println!(
-            "{:<14} {:>16} {:>21} {:>20} {:>10}  {check}",
+            "{:<14} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  {check}",
             row.kernel,
+            row.elem,
+            row.layout,
             format!("{m}x{n}x{k}"),
             cell(row.time.ms, 3, row.time),
             cell(row.tflops(), 2, row.time),
             share
         );
     }
-    rows.iter().all(|r| r.check.as_ref().is_none_or(|c| c.1))
+    rows.iter().all(Row::ok)
+}
+
+/// The tensor-core GEMM's rows of the main example's table: bf16 on row-major storage
+/// with 128 x 256 tiles, at 4096³ beside cuBLAS bf16 on a GPU, at 256³ under the emulation.
+pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
+    let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
+    let choice = Choice {
+        widths: vec![256],
+        elems: vec!["bf16"],
+        layouts: vec![LAYOUTS[0].1],
+    };
+    let mut rows = Vec::new();
+    if gpu {
+        n4096::run(gemm::repeats()?, &choice, &mut rows)?;
+    } else {
+        n256::run(gemm::repeats()?, &choice, &mut rows)?;
+    }
+    let backend = common::backend(true)?.0;
+    Ok(rows
+        .iter()
+        .map(|r| common::Run {
+            variant: match r.check {
+                None => "cuBLAS bf16",
+                Some(_) => "bf16 wgmma (subprog)",
+            },
+            threads: if r.check.is_some() {
+                r.shape.0 * r.shape.1 / (128 * 256) * 256
+            } else {
+                0
+            },
+            layout: r.layout,
+            backend,
+            time: r.time,
+            n: r.shape.0,
+            ok: r.ok(),
+        })
+        .collect())
 }
 
 fn main() -> parray::Result<()> {
-    let (widths, shape) = match arguments() {
+    let (choice, shape) = match arguments() {
         Ok(arguments) => arguments,
         Err(e) => {
             eprintln!("{e}");
@@ -528,20 +771,20 @@ fn main() -> parray::Result<()> {
         }
     };
     if std::env::args().any(|a| a == "--source") {
-        let width = widths[0];
+        let width = choice.widths[0];
         match shape {
             Some(shape) => print!("{}", any_shape::source(shape, width)?),
-            None => print!("{}", s4096::source(width)),
+            None => print!("{}", n4096::source(width)),
         }
         return Ok(());
     }
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     println!("backend: {:?}", parray::gpu::backend()?);
-    for cols in &widths {
+    for cols in &choice.widths {
         println!(
-            "tiles: C {ROWS}x{cols} a block of two warpgroups (256 threads, 64 rows each), k-tiles of {K_TILE}, {} shared stages of {} KiB, {} a multiprocessor, wgmma m64n{cols}k16 (bf16 in, f32 accumulate)",
+            "tiles: C {TILE_ROWS}x{cols} a block of two warpgroups (256 threads, 64 rows each), k-tiles of {K_TILE}, {} shared stages of {} KiB, {} a multiprocessor, wgmma m64n{cols}k16 (bf16 or f16 in, f32 accumulate)",
             stages(*cols),
-            (ROWS + cols) * K_TILE * 2 / 1024,
+            (TILE_ROWS + cols) * K_TILE * 2 / 1024,
             match blocks_per_sm(*cols) {
                 1 => "one block".to_string(),
                 n => format!("{n} blocks"),
@@ -551,14 +794,11 @@ fn main() -> parray::Result<()> {
     let repeats = gemm::repeats()?;
     let mut table = Vec::new();
     match shape {
-        Some(shape) => table.extend(any_shape::run(shape, repeats, &widths)?),
-        None if gpu => {
-            table.extend(s4096::run(repeats, &widths)?);
-            table.extend(s8192::run(repeats, &widths)?);
-        }
+        Some(shape) => any_shape::run(shape, repeats, &choice, &mut table)?,
+        None if gpu => n4096::run(repeats, &choice, &mut table)?,
         None => {
-            println!("shapes: 128x256x128 under the emulation (a GPU runs 4096³ and 8192³; `--m M --n N --k K` chooses one)");
-            table.extend(s128x256x128::run(repeats, &widths)?);
+            println!("shapes: 256³ under the emulation (a GPU runs 4096³; `--m M --n N --k K` chooses one, row-major)");
+            n256::run(repeats, &choice, &mut table)?;
         }
     }
     let ok = report(&table);

@@ -37,6 +37,9 @@ mod fig18b;
 #[path = "fig21_sgemm.rs"]
 mod fig21;
 #[allow(dead_code)]
+#[path = "gemm_bf16.rs"]
+mod gemm_bf16;
+#[allow(dead_code)]
 #[path = "sgemm.rs"]
 mod sgemm;
 
@@ -74,6 +77,8 @@ fn main() -> parray::Result<()> {
         // Fig 21 and the tuned SGEMM subprogram (cuBLAS beside them on a GPU).
         rows!(fig21::matmul_rows()),
         rows!(sgemm::matmul_rows()),
+        // The bf16 tensor-core GEMM subprogram (cuBLAS bf16 beside it on a GPU).
+        rows!(gemm_bf16::matmul_rows()),
     ];
     if checks.contains(&false) {
         std::process::exit(1);

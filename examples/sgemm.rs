@@ -222,7 +222,7 @@ macro_rules! square {
         pub mod $module {
             use super::*;
 
-            common::gemm::square_layouts!($n);
+            common::gemm::square_layouts!(float, $n);
 
             /// The kernel for row-major storage of this size: its CUDA C, or its HIP C++
             /// for a CDNA GPU.

@@ -112,15 +112,16 @@ fn cuda_figures() {
 #[test]
 fn the_main_example() {
     let out = run_example("matmul", &[]);
-    // Figs 8 to 18, Fig 21 and the tuned SGEMM (and cuBLAS on a GPU), each checked.
+    // Figs 8 to 18, Fig 21, the tuned SGEMM and the bf16 tensor-core GEMM (and cuBLAS's
+    // SGEMM and bf16 GEMM on a GPU), each checked.
     let gpu = out.contains("cuBLAS");
     assert_eq!(
         out.lines().filter(|l| l.ends_with(" ok")).count(),
-        if gpu { 11 } else { 10 },
+        if gpu { 13 } else { 11 },
         "{out}"
     );
     assert!(
-        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM"),
+        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM") && out.contains("bf16 wgmma"),
         "{out}"
     );
 }
@@ -366,22 +367,34 @@ fn layer_norm_in_bf16_and_f32() {
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 
-/// The bf16 tensor-core GEMM (a warpgroup's wgmma over shared tiles), checked against an
-/// f64 product under the emulation (cuBLAS on a GPU): its fixed shape on both tiles, a
-/// shape given on the command line (a row of tiles, four of 128 or two of 256 columns,
-/// on its fixed grids), one of more tiles than that grid has blocks, and a shape the tiles
-/// do not divide, refused with a usage line.
+/// The tensor-core GEMM subprogram (a warpgroup's wgmma over shared tiles), checked against
+/// an f64 product under the emulation (cuBLAS on a GPU): its fixed shape on both tiles, in
+/// bf16 on row-major, halves, strips and blocks storage and in f16 row-major; a shape given
+/// on the command line (a row of tiles, four of 128 or two of 256 columns, on its fixed
+/// grids), one of more tiles than that grid has blocks, and a shape the tiles do not
+/// divide, refused with a usage line.
 #[test]
 fn bf16_gemm_on_tensor_cores() {
     let gpu = std::env::var("PARRAY_BACKEND").is_ok_and(|b| b == "cuda");
     let out = checked("gemm_bf16");
-    let shape = if gpu { "4096x4096x4096" } else { "128x256x128" };
+    let shape = if gpu { "4096x4096x4096" } else { "256x256x256" };
+    let runs = [
+        ("bf16", "row-major"),
+        ("bf16", "halves (Fig 17)"),
+        ("bf16", "strips (Fig 18a)"),
+        ("bf16", "blocks (Fig 18b)"),
+        ("f16 ", "row-major"),
+    ];
     for tile in ["parray 128x128", "parray 128x256"] {
-        assert!(
-            out.lines()
-                .any(|l| l.starts_with(tile) && l.contains(shape) && l.contains(" ok (")),
-            "{tile}: {out}"
-        );
+        for (elem, layout) in runs {
+            assert!(
+                out.lines().any(|l| l.starts_with(tile)
+                    && l.contains(&format!(" {elem} {layout} "))
+                    && l.contains(shape)
+                    && l.contains(" ok (")),
+                "{tile} {elem} {layout}: {out}"
+            );
+        }
     }
     let out = run_example("gemm_bf16", &["--m", "128", "--n", "512", "--k", "192"]);
     assert!(
@@ -395,7 +408,9 @@ fn bf16_gemm_on_tensor_cores() {
     // pipeline fills first.
     let out = run_example(
         "gemm_bf16",
-        &["--m", "2176", "--n", "2048", "--k", "64", "--tile", "128"],
+        &[
+            "--m", "2176", "--n", "2048", "--k", "64", "--tile", "128", "--elem", "bf16",
+        ],
     );
     assert!(
         out.lines().any(|l| l.starts_with("parray 128x128")
@@ -407,6 +422,16 @@ fn bf16_gemm_on_tensor_cores() {
     assert!(
         !ok && stderr
             .contains("100x100x100 is not made of whole tiles: M must be a multiple of 128"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "128", "--layout", "strips"]);
+    assert!(
+        !ok && stderr.contains("a shape given by --m --n --k runs on row-major storage"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--elem", "f32"]);
+    assert!(
+        !ok && stderr.contains("--elem takes one of bf16, f16"),
         "{stderr}"
     );
 }

@@ -153,3 +153,77 @@ fn a_type_of_another_rank_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// A subprogram generic over its element (3.10, "Element parameters"): one body, called
+/// with `bf16`, `half` and `float` and a layout of each, doubles every element; each
+/// result is checked against the inputs doubled on the host.
+mod element_parameter {
+    use parray::prelude::*;
+    use parray::{bf16, f16, DataType, Num};
+
+    subprog! {
+        /// `db = 2 da` for `da` of the type `T` (N x M of the element `E`) and `db` of `U`
+        /// (N x M of `E`), each of any layout; `db`'s elements in row-major order.
+        pub fn doubled<E, T, U>(da, db) -> parray::Result<Vec<E>> {
+            parray! {
+                cuda(E* a, E* b) [1][dim(T_0)] ROW;
+                dmem E [dim(T_0)][dim(T_1)] CHECK;
+            }
+            detour!(ROW(da, db) {
+                for j in 0..$dim(T_1)$ {
+                    b[$U[$tid$][j]$] = a[$T[$tid$][j]$] * (2.0 as E);
+                }
+            })?;
+            let mut rows = CHECK::create()?;
+            parray::copy::copy(&*db, &mut rows)?;
+            let out: Vec<E> = rows.to_vec()?;
+            Ok(out)
+        }
+    }
+
+    parray! {
+        paged bf16 [16][24] H16;
+        dmem bf16 [2][2][8][12] B16_STORE;
+        bf16 [[#B16_STORE_0][#B16_STORE_2]][[#B16_STORE_1][#B16_STORE_3]] B16;
+        dmem bf16 [16][24] R16;
+        paged half [16][24] HH;
+        dmem half [24][16] TH_STORE;
+        half [#TH_STORE_1][#TH_STORE_0] TH;
+        dmem half [16][24] RH;
+        paged float [16][24] HF;
+        dmem float [16][24] RF;
+    }
+
+    /// The inputs (i * 24 + j) / 8, exact in each element, in `S` seen as `V`; their doubles.
+    fn run<E, H, V, S, R>(
+        doubled: impl FnOnce(&Array<S>, &mut Array<R>) -> parray::Result<Vec<E>>,
+    ) -> parray::Result<()>
+    where
+        E: Num + parray::Element + std::fmt::Debug,
+        H: DataType<Elem = E>,
+        V: DataType<Elem = E> + parray::ViewOf<S>,
+        S: DataType<Elem = E>,
+        R: DataType<Elem = E>,
+    {
+        let values: Vec<E> = (0..16 * 24).map(|x| E::from_f32(x as f32 / 8.0)).collect();
+        let mut h = Array::<H>::new()?;
+        h.as_mut_slice()?.copy_from_slice(&values);
+        let mut a = Array::<S>::new()?;
+        parray::copy::copy(&h, a.view_mut::<V>())?;
+        let mut b = Array::<R>::new()?;
+        let got = doubled(&a, &mut b)?;
+        let want: Vec<E> = values
+            .iter()
+            .map(|v| E::from_f32(v.to_f32() * 2.0))
+            .collect();
+        assert_eq!(got, want);
+        Ok(())
+    }
+
+    #[test]
+    fn one_subprogram_runs_on_each_element() -> parray::Result<()> {
+        run::<bf16, H16, B16, B16_STORE, R16>(|a, b| doubled!(<bf16, B16, R16>(a, b)))?;
+        run::<f16, HH, TH, TH_STORE, RH>(|a, b| doubled!(<half, TH, RH>(a, b)))?;
+        run::<f32, HF, RF, RF, RF>(|a, b| doubled!(<float, RF, RF>(a, b)))
+    }
+}

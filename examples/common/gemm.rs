@@ -8,22 +8,22 @@ use parray::gpu::Timing;
 
 use super::{cell, median_time, random_values};
 
-/// The layouts of a square N x N matrix the SGEMMs run on, as `parray!` declarations:
-/// row-major (Fig 13), two halves (Fig 17), four strips (Fig 18a), 2x2 blocks (Fig 18b),
-/// and the host matrix `H` the inputs go through.
-#[allow(unused_macros)] // every example has `common`; the SGEMM ones use this
+/// The layouts of a square N x N matrix of `elem` the GEMMs run on, as `parray!`
+/// declarations: row-major (Fig 13), two halves (Fig 17), four strips (Fig 18a), 2x2 blocks
+/// (Fig 18b), and the host matrix `H` the inputs go through.
+#[allow(unused_macros)] // every example has `common`; the GEMM ones use this
 macro_rules! square_layouts {
-    ($n:literal) => {
+    ($elem:ident, $n:literal) => {
         parray::parray! {
             const N = $n;
-            pub paged float [N][N] H;
-            pub dmem float [N][N] ROWS;
-            pub dmem float [2][N][N/2] HALVES_STORE;
-            pub float [#HALVES_STORE_1][[#HALVES_STORE_0][#HALVES_STORE_2]] HALVES;
-            pub dmem float [4][N][N/4] STRIPS_STORE;
-            pub float [#STRIPS_STORE_1][[#STRIPS_STORE_0][#STRIPS_STORE_2]] STRIPS;
-            pub dmem float [2][2][N/2][N/2] BLOCKS_STORE;
-            pub float [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
+            pub paged $elem [N][N] H;
+            pub dmem $elem [N][N] ROWS;
+            pub dmem $elem [2][N][N/2] HALVES_STORE;
+            pub $elem [#HALVES_STORE_1][[#HALVES_STORE_0][#HALVES_STORE_2]] HALVES;
+            pub dmem $elem [4][N][N/4] STRIPS_STORE;
+            pub $elem [#STRIPS_STORE_1][[#STRIPS_STORE_0][#STRIPS_STORE_2]] STRIPS;
+            pub dmem $elem [2][2][N/2][N/2] BLOCKS_STORE;
+            pub $elem [[#BLOCKS_STORE_0][#BLOCKS_STORE_2]][[#BLOCKS_STORE_1][#BLOCKS_STORE_3]] BLOCKS;
         }
     };
 }

@@ -5,7 +5,10 @@
 //! coloured by offset: blue for the start of the storage, red for its end. Lines separate
 //! the groups of an axis made of several dimensions (`[4][6]` columns: 4 groups of 6):
 //! `│` and `─` in the terminal, thicker lines in SVG. `--window` sets how many rows and
-//! columns are shown, `--zoom` samples them (every N-th, or one cell per tile).
+//! columns are shown, `--zoom` samples them (every N-th, or one cell per tile). A
+//! distributed type (a fragment over a block's threads, SPEC 2.14, or a type over an mpi
+//! array's ranks, 2.13) shows each cell as its holder and the offset in the holder's part,
+//! `thread:register` (`rank:offset`), coloured by holder: its thread map.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -14,7 +17,7 @@ use crate::diag::{Failure, EXIT_OUTPUT};
 use crate::input::Input;
 use crate::{Color, Out, Written};
 use parray_layout::eval::Program;
-use parray_layout::{Module, NodeId};
+use parray_layout::{Distribution, Holders, Module, NodeId};
 
 /// Rows and columns shown where no range is given: in the terminal, and in SVG.
 const TERM_WINDOW: u64 = 16;
@@ -236,6 +239,24 @@ struct Grid {
     tiles: bool,
     /// `cells[r][c]` for the rows and columns shown.
     cells: Vec<Vec<u64>>,
+    /// Of a distributed type, the holders' parts: a cell is then `holder:offset in part`.
+    parts: Option<Parts>,
+}
+
+/// How a distributed type's offsets fall to its holders (SPEC 2.13, 2.14): the holder of
+/// offset `o` is `o / part`, and `o % part` the offset in its part (a thread's register).
+struct Parts {
+    part: u64,
+    holders: u64,
+}
+
+impl Parts {
+    fn of(d: &Distribution) -> Parts {
+        Parts {
+            part: d.part.max(1),
+            holders: d.ranks.max(1),
+        }
+    }
 }
 
 impl Grid {
@@ -245,6 +266,33 @@ impl Grid {
 
     fn shown_cols(&self) -> usize {
         self.cells.first().map_or(0, Vec::len)
+    }
+
+    /// A cell's text: its offset, or of a distributed type `holder:offset in part`.
+    fn label(&self, off: u64) -> String {
+        match &self.parts {
+            None => off.to_string(),
+            Some(p) => format!("{}:{}", off / p.part, off % p.part),
+        }
+    }
+
+    /// A cell's hue: by offset, or of a distributed type by holder, so that one thread's
+    /// (rank's) cells share a colour.
+    fn hue(&self, off: u64) -> f64 {
+        match &self.parts {
+            None => hue(off, self.extent),
+            Some(p) => hue(off / p.part, p.holders),
+        }
+    }
+
+    /// The widest cell text shown.
+    fn label_width(&self) -> usize {
+        self.cells
+            .iter()
+            .flatten()
+            .map(|&off| self.label(off).len())
+            .max()
+            .unwrap_or(1)
     }
 
     fn window_note(&self) -> Option<String> {
@@ -346,6 +394,20 @@ pub fn draw(
         } => format!("{elem} view"),
         parray_layout::TypeClass::Thread(k) => format!("{} thread array", k.keyword()),
     };
+    let parts = def.distribution.as_ref().map(Parts::of);
+    let layout = match &def.distribution {
+        None => layout,
+        Some(d) => {
+            let (holder, what) = match d.holders {
+                Holders::Threads => (format!("threads of {}'s block", d.over), "thread:register"),
+                Holders::Ranks => (format!("ranks of {}", d.over), "rank:offset"),
+            };
+            format!(
+                "{layout}; distributed over the {} {holder}, {} elements each: a cell is {what}",
+                d.ranks, d.part
+            )
+        }
+    };
     let grid = Grid {
         title: format!("{name} ({class}): size {size}, extent {}", m.extent(t.node)),
         layout,
@@ -354,6 +416,7 @@ pub fn draw(
         cols,
         tiles: window.zoom == Zoom::Tiles,
         cells,
+        parts,
     };
     match svg {
         Some(path) => {
@@ -454,12 +517,8 @@ fn terminal_text(g: &Grid, colored: bool) -> String {
     if let Some(note) = g.window_note() {
         let _ = writeln!(s, "{note}");
     }
-    let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
     let last = |a: &Axis| a.index(a.count.saturating_sub(1));
-    let w = max_off
-        .to_string()
-        .len()
-        .max(last(&g.cols).to_string().len());
+    let w = g.label_width().max(last(&g.cols).to_string().len());
     let rw = last(&g.rows).to_string().len();
     let col_lines: Vec<usize> = (0..g.cols.count).map(|k| g.cols.separator(k)).collect();
     let trim = |s: &mut String| {
@@ -497,11 +556,12 @@ fn terminal_text(g: &Grid, colored: bool) -> String {
                 }
                 s.push(ch);
             }
+            let text = g.label(off);
             if colored {
-                let bg = ansi256(hsl_to_rgb(hue(off, g.extent), 0.8, 0.62));
-                let _ = write!(s, "\x1b[48;5;{bg}m\x1b[38;5;16m {off:>w$} ");
+                let bg = ansi256(hsl_to_rgb(g.hue(off), 0.8, 0.62));
+                let _ = write!(s, "\x1b[48;5;{bg}m\x1b[38;5;16m {text:>w$} ");
             } else {
-                let _ = write!(s, " {off:>w$} ");
+                let _ = write!(s, " {text:>w$} ");
             }
         }
         if colored {
@@ -531,13 +591,8 @@ fn xml_escape(s: &str) -> String {
 }
 
 fn svg_text(g: &Grid) -> String {
-    let max_off = g.cells.iter().flatten().copied().max().unwrap_or(0);
     let last = |a: &Axis| a.index(a.count.saturating_sub(1));
-    let digits = max_off
-        .to_string()
-        .len()
-        .max(last(&g.cols).to_string().len())
-        .max(2) as u64;
+    let digits = g.label_width().max(last(&g.cols).to_string().len()).max(2) as u64;
     let (cw, ch) = (digits * 7 + 12, 20u64);
     let label_w = last(&g.rows).to_string().len() as u64 * 7 + 16;
     let (left, top) = (label_w, 64u64);
@@ -577,10 +632,16 @@ fn svg_text(g: &Grid) -> String {
         );
         for (c, (lc, &off)) in g.cols.shown().zip(row).enumerate() {
             let x = left + c as u64 * cw;
+            let text = g.label(off);
+            let tip = if g.parts.is_some() {
+                format!("{off}, {text}")
+            } else {
+                text.clone()
+            };
             let _ = writeln!(
                 s,
-                r#"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="hsl({:.0}, 80%, 70%)" stroke="white"><title>[{lr}][{lc}] = {off}</title></rect><text x="{}" y="{}" text-anchor="middle">{off}</text>"#,
-                hue(off, g.extent),
+                r#"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="hsl({:.0}, 80%, 70%)" stroke="white"><title>[{lr}][{lc}] = {tip}</title></rect><text x="{}" y="{}" text-anchor="middle">{text}</text>"#,
+                g.hue(off),
                 x + cw / 2,
                 y + ch / 2 + 4
             );

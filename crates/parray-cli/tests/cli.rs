@@ -1082,7 +1082,10 @@ fn draw_windows() {
 struct Picture {
     cols: Vec<u64>,
     rows: Vec<u64>,
+    /// The cells as numbers (offsets), empty where they are not (`thread:register`).
     cells: Vec<Vec<u64>>,
+    /// The cells as written.
+    labels: Vec<Vec<String>>,
     col_lines: Vec<(usize, char)>,
     row_rules: Vec<(usize, char)>,
 }
@@ -1097,7 +1100,7 @@ fn picture(stdout: &str) -> Picture {
         .split_whitespace()
         .map(|x| x.parse().expect(header))
         .collect();
-    let (mut rows, mut cells, mut row_rules) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut rows, mut labels, mut row_rules) = (Vec::new(), Vec::new(), Vec::new());
     let mut col_lines: Option<Vec<(usize, char)>> = None;
     for line in lines {
         let first = line.trim_start().chars().next().expect("no blank line");
@@ -1112,7 +1115,7 @@ fn picture(stdout: &str) -> Picture {
             match t {
                 "│" => seps.push((row.len(), '│')),
                 "║" => seps.push((row.len(), '║')),
-                n => row.push(n.parse().expect(line)),
+                n => row.push(n.to_string()),
             }
         }
         assert_eq!(row.len(), cols.len(), "{line}");
@@ -1120,12 +1123,22 @@ fn picture(stdout: &str) -> Picture {
             assert_eq!(*before, seps, "every row has the same column lines");
         }
         col_lines = Some(seps);
-        cells.push(row);
+        labels.push(row);
     }
+    let cells = labels
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| c.parse().ok())
+                .collect::<Option<Vec<u64>>>()
+        })
+        .collect::<Option<_>>()
+        .unwrap_or_default();
     Picture {
         cols,
         rows,
         cells,
+        labels,
         col_lines: col_lines.unwrap_or_default(),
         row_rules,
     }
@@ -1216,6 +1229,76 @@ fn draw_zoom() {
     let p = picture(&r.stdout);
     assert_eq!(p.rows, [16, 32, 48]);
     cells_are_offsets(&p, TILED, "V", 128);
+}
+
+/// A fragment (SPEC 2.14) is drawn as its thread map: each cell `thread:register`, as the
+/// PTX ISA places the mma.sync m16n8k16 C fragment (lane t0 + 4 t1 holds row t1 + 8 v1,
+/// column 2 t0 + v0 in register v0 + 2 v1) and the wgmma m64n16k16 accumulator (thread
+/// t0 + 4 t1 + 32 t2 holds row t1 + 8 v1 + 16 t2, column 2 t0 + v0 + 8 v2 in register
+/// v0 + 2 v1 + 4 v2).
+#[test]
+fn draw_fragment_thread_map() {
+    let src = "cuda() [1][[4][8][4]] G
+               rmem float [[2][#G_1_1]][[#G_1_2][2]] FC
+               rmem float [2][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS
+               float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC
+";
+    let cell = |p: &Picture, r: usize, c: usize| -> (u64, u64) {
+        let (t, v) = p.labels[r][c].split_once(':').expect("thread:register");
+        (t.parse().unwrap(), v.parse().unwrap())
+    };
+    let r = run_with(
+        &["draw", "-", "--type", "FC", "--color", "never"],
+        src.as_bytes(),
+    );
+    ok(&r);
+    assert!(
+        r.stdout.lines().next().unwrap().ends_with(
+            "distributed over the 128 threads of G's block, 4 elements each: a cell is thread:register"
+        ),
+        "{}",
+        r.stdout
+    );
+    let p = picture(&r.stdout);
+    assert_eq!((p.rows.len(), p.cols.len()), (16, 8));
+    for (m, n) in (0..16).flat_map(|m| (0..8).map(move |n| (m, n))) {
+        let (t1, v1, t0, v0) = (m % 8, m / 8, n / 2, n % 2);
+        assert_eq!(
+            cell(&p, m, n),
+            ((t0 + 4 * t1) as u64, (v0 + 2 * v1) as u64),
+            "FC[{m}][{n}]"
+        );
+    }
+    let r = run_with(
+        &[
+            "draw", "-", "--type", "ACC", "--window", "64x16", "--svg", "-",
+        ],
+        src.as_bytes(),
+    );
+    ok(&r);
+    assert!(
+        r.stdout.contains("<title>[17][9] = 293, 36:5</title>"),
+        "{}",
+        r.stdout
+    );
+    let r = run_with(
+        &[
+            "draw", "-", "--type", "ACC", "--window", "64x16", "--color", "never",
+        ],
+        src.as_bytes(),
+    );
+    ok(&r);
+    let p = picture(&r.stdout);
+    assert_eq!((p.rows.len(), p.cols.len()), (64, 16));
+    for (m, n) in (0..64).flat_map(|m| (0..16).map(move |n| (m, n))) {
+        let (t1, v1, t2) = (m % 8, m / 8 % 2, m / 16);
+        let (v0, t0, v2) = (n % 2, n / 2 % 4, n / 8);
+        let want = (
+            (t0 + 4 * t1 + 32 * t2) as u64,
+            (v0 + 2 * v1 + 4 * v2) as u64,
+        );
+        assert_eq!(cell(&p, m, n), want, "ACC[{m}][{n}]");
+    }
 }
 
 /// Lines separate the groups of a compound axis: `[3][4][6]`'s columns are 4 groups of 6;

@@ -17,6 +17,7 @@ mod dollar;
 mod errors;
 mod func;
 mod host;
+mod lineup;
 mod lower;
 mod record;
 mod resolve;

@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 
 use parray_layout::ast::{Item, Program};
+use parray_layout::ElemType;
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
@@ -248,6 +249,69 @@ impl Parse for Call {
     }
 }
 
+impl Call {
+    /// The element parameters: each type parameter this call gives an element type
+    /// (`bf16`, `half`, `float`, ...) rather than a declared type, with its element.
+    fn elements(&self) -> Vec<(Ident, ElemType)> {
+        self.types
+            .iter()
+            .zip(&self.type_args)
+            .filter_map(|(param, arg)| {
+                ElemType::from_keyword(&arg.to_string()).map(|e| (param.clone(), e))
+            })
+            .collect()
+    }
+
+    fn is_element(&self, arg: &Ident) -> bool {
+        ElemType::from_keyword(&arg.to_string()).is_some()
+    }
+}
+
+/// `body` with each element parameter's name replaced where the body's macros read it:
+/// in a `parray!` block by the element's keyword (`half`), in a detour body (`detour!`,
+/// `kernel_source!`) by its Rust name (`f16`), as those languages name elements. Rust code
+/// elsewhere names the parameter, a type alias of the element's Rust type (`instantiate`).
+fn with_elements(
+    body: TokenStream,
+    elements: &[(Ident, ElemType)],
+    within: Option<&str>,
+) -> TokenStream {
+    if elements.is_empty() {
+        return body;
+    }
+    let mut out: Vec<TokenTree> = Vec::new();
+    for tt in body {
+        let tt = match tt {
+            TokenTree::Group(g) => {
+                let inner = match out.as_slice() {
+                    [.., TokenTree::Ident(m), TokenTree::Punct(bang)]
+                        if bang.as_char() == '!' && within.is_none() =>
+                    {
+                        ["parray", "detour", "kernel_source"]
+                            .into_iter()
+                            .find(|k| m == k)
+                    }
+                    _ => None,
+                };
+                let stream = with_elements(g.stream(), elements, inner.or(within));
+                let mut group = proc_macro2::Group::new(g.delimiter(), stream);
+                group.set_span(g.span());
+                TokenTree::Group(group)
+            }
+            TokenTree::Ident(id) => match (elements.iter().find(|(p, _)| *p == id), within) {
+                (Some((_, e)), Some("parray")) => {
+                    TokenTree::Ident(Ident::new(e.keyword(), id.span()))
+                }
+                (Some((_, e)), Some(_)) => TokenTree::Ident(Ident::new(e.rust_type(), id.span())),
+                _ => TokenTree::Ident(id),
+            },
+            tt => tt,
+        };
+        out.push(tt);
+    }
+    out.into_iter().collect()
+}
+
 /// The `parray!` blocks written directly in the body, as token streams.
 fn declaration_blocks(body: &TokenStream) -> Vec<TokenStream> {
     let tts: Vec<TokenTree> = body.clone().into_iter().collect();
@@ -348,7 +412,9 @@ fn closure<'e>(entries: &'e [Entry], roots: &[String]) -> Vec<&'e Entry> {
 /// Its errors, as those of the macros in the body it expands to, are resolved at the call's
 /// first type argument: a mistake in the body is one error, whatever the number of calls.
 pub fn expand_call(entries: &[Entry], input: TokenStream) -> syn::Result<Outcome> {
-    let call: Call = syn::parse2(input)?;
+    let mut call: Call = syn::parse2(input)?;
+    let elements = call.elements();
+    call.body = with_elements(std::mem::take(&mut call.body), &elements, None);
     let anchor = call.type_args.first().map_or(call.span, Ident::span);
     instantiate(entries, &call).map_err(|e| crate::errors::anchored(e, anchor))
 }
@@ -397,7 +463,7 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
     let declared: HashSet<String> = own.items.iter().map(|i| i.name().name.clone()).collect();
     let known: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     let mut need: Vec<Ident> = Vec::new();
-    for arg in &call.type_args {
+    for arg in call.type_args.iter().filter(|a| !call.is_element(a)) {
         if !known.contains(arg.to_string().as_str()) && !need.contains(arg) {
             need.push(arg.clone());
         }
@@ -452,7 +518,17 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         imports.push((private(&e.name), text, target));
     }
     let mut params_not_built = TokenStream::new();
+    // An element parameter is an alias of the element's Rust type for the body's Rust code.
+    let mut element_aliases = TokenStream::new();
+    for (param, e) in call.elements() {
+        let rust = crate::decl::elem_tokens(e);
+        element_aliases
+            .extend(quote!(#[allow(dead_code, non_camel_case_types)] type #param = #rust;));
+    }
     for ((param, arg), arg_ident) in params.iter().zip(&args).zip(&call.type_args) {
+        if call.is_element(arg_ident) {
+            continue;
+        }
         let Some(e) = entries.iter().find(|e| e.name == *arg) else {
             return Err(syn::Error::new(
                 arg_ident.span(),
@@ -488,36 +564,54 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         program.items.extend(p.items);
     }
     let carried = program.items.len();
+    // The error at the type argument an item of the subprogram's uses (the first's if none).
+    let cannot_take = |program: &Program, item: &Item, why: &str| {
+        let arg = call
+            .types
+            .iter()
+            .zip(&call.type_args)
+            .find(|(p, _)| uses(program, carried, item, &p.to_string()))
+            .unwrap_or((&call.types[0], &call.type_args[0]));
+        let described = entries
+            .iter()
+            .find(|en| *arg.1 == en.name)
+            .map_or(String::new(), |en| {
+                format!(" (`{}`)", parray_layout::as_written(&en.text))
+            });
+        syn::Error::new(
+            arg.1.span(),
+            format!(
+                "`{name}` cannot take `{}`{described} as `{}`: in its declaration `{}`: {why}",
+                arg.1,
+                arg.0,
+                item_name(item),
+            ),
+        )
+    };
     // (Not with a name not built: the body's declarations that use it are left out.)
     for (k, item) in own.items.iter().enumerate().filter(|_| !any_not_built) {
         program.items.push(item.clone());
         // Sizes given at run time at the probe: their constraints are checked when bound.
         if let Err(e) = crate::shapes::build_at_probe(&program) {
-            let block = locate(&blocks, k);
-            let arg = call
-                .types
-                .iter()
-                .zip(&call.type_args)
-                .find(|(p, _)| uses(&program, carried, item, &p.to_string()))
-                .unwrap_or((&call.types[0], &call.type_args[0]));
-            let described = entries
-                .iter()
-                .find(|en| *arg.1 == en.name)
-                .map_or(String::new(), |en| {
-                    format!(" (`{}`)", parray_layout::as_written(&en.text))
-                });
-            let mut err = syn::Error::new(
-                arg.1.span(),
-                format!(
-                    "`{name}` cannot take `{}`{described} as `{}`: in its declaration `{}`: {}",
-                    arg.1,
-                    arg.0,
-                    item_name(item),
-                    e.message
-                ),
-            );
-            err.combine(block.error(&e));
+            let mut err = cannot_take(&program, item, &e.message);
+            err.combine(locate(&blocks, k).error(&e));
             return Err(err);
+        }
+    }
+    // Each view the subprogram takes of its type parameters lines up with the caller's
+    // storage (at sizes known now; a run-time size's are not).
+    if !any_not_built && program.runtime_names().is_empty() {
+        let module = crate::shapes::build_at_probe(&program).map_err(|e| {
+            syn::Error::new(
+                call.type_args[0].span(),
+                format!("carried declaration: {e}"),
+            )
+        })?;
+        let params: Vec<String> = call.types.iter().map(ToString::to_string).collect();
+        for item in &own.items {
+            if let Some(why) = crate::lineup::misaligned(&module, item_name(item), &params) {
+                return Err(cannot_take(&program, item, &why));
+            }
         }
     }
 
@@ -530,7 +624,7 @@ fn instantiate(entries: &[Entry], call: &Call) -> syn::Result<Outcome> {
         })?;
         import_tokens.extend(quote!(@alias(#target) #text));
     }
-    let imports = quote!(::parray::parray! { #import_tokens } #params_not_built);
+    let imports = quote!(::parray::parray! { #import_tokens } #params_not_built #element_aliases);
     let bindings: Vec<&TokenStream> = call.params.iter().collect();
     if let Some(dialect) = &call.source {
         return Ok(Outcome::Done(source_of(call, dialect, &imports)?));
