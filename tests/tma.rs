@@ -3,7 +3,12 @@
 //! any shared array (`smem mbarrier [S] FULL;`), initialised by `#mbarrier init`, waited
 //! for by `#wait FULL(full + i) parity P;`. The kernels' CUDA C is pinned here; the maps'
 //! encoding and the instructions are checked on an H200 by `parray-runtime`'s
-//! `tests/tma.rs`.
+//! `tests/tma.rs`, and the detours run there too (`PARRAY_BACKEND=cuda`). The emulation is
+//! the referee of the forms' rules (a read before the wait, a skipped phase, a body that
+//! ends with a copy in flight, a box crossing the extent): a GPU runs those bodies as its
+//! hardware does, so their tests run only on the emulation. A deadlock is reported on
+//! both: a GPU's `#wait` gives up after 10 s, and under `PARRAY_CHECK_SYNC=1` names the
+//! line (`PARRAY_BACKEND=cuda PARRAY_CHECK_SYNC=1 cargo test --test tma`).
 
 use parray::bf16;
 use parray::prelude::*;
@@ -23,6 +28,11 @@ parray! {
     smem mbarrier [2] EMPTY;
     dmem bf16 [256][64] O;
     dmem bf16 [64][64] T;
+}
+
+/// Whether the emulation runs the detours (it refuses what the forms' rules forbid).
+fn emulated() -> bool {
+    parray::gpu::backend().is_ok_and(|b| b == parray::gpu::Backend::Emulate)
 }
 
 fn input() -> parray::Result<(Vec<u16>, parray::Array<A>)> {
@@ -143,6 +153,9 @@ fn a_three_stage_tma_pipeline_moves_every_tile() -> parray::Result<()> {
 #[test]
 #[cfg(debug_assertions)]
 fn a_read_before_the_wait_is_refused() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
     let (_, a) = input()?;
     let mut rows = T::create()?;
     let e = detour!(ONE(&a, &mut rows) {
@@ -170,9 +183,14 @@ fn a_read_before_the_wait_is_refused() -> parray::Result<()> {
 }
 
 /// A phase that cannot complete (two arrivals expected, one made by the copy's issue) is
-/// the model's deadlock message, not a hang.
+/// the model's deadlock message, not a hang; on a GPU, the wait gives up after 10 s and,
+/// with checked waits, names its line (without them it traps, which would end this
+/// process's GPU context, so the test needs `PARRAY_CHECK_SYNC=1` there).
 #[test]
 fn a_wait_for_a_phase_that_cannot_complete_is_a_deadlock_reported() -> parray::Result<()> {
+    if !emulated() && !parray::gpu::checks_sync() {
+        return Ok(());
+    }
     let (_, a) = input()?;
     let rows = T::create()?;
     let e = detour!(ONE(&a, &rows) {
@@ -190,8 +208,11 @@ fn a_wait_for_a_phase_that_cannot_complete_is_a_deadlock_reported() -> parray::R
     })
     .unwrap_err();
     let message = e.to_string();
+    let model = "phase 0 lacks 1 of its 2 arrivals";
+    let gpu = "this thread waited 10 s for the phase of parity 0 of its mbarrier, which did not complete: a deadlock";
     assert!(
-        message.contains("phase 0 lacks 1 of its 2 arrivals"),
+        message.contains("`#wait` at line")
+            && message.contains(if emulated() { model } else { gpu }),
         "{message}"
     );
     Ok(())
@@ -276,6 +297,9 @@ fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
 /// it returns at once with the later phase's data.
 #[test]
 fn a_wait_that_skips_a_phase_is_refused() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
     let (_, a) = input()?;
     let rows = T::create()?;
     let e = detour!(ONE(&a, &rows) {
@@ -305,6 +329,9 @@ fn a_wait_that_skips_a_phase_is_refused() -> parray::Result<()> {
 /// `#copy async` in flight: a GPU drops the copy at the thread's exit.
 #[test]
 fn a_body_that_ends_with_a_tma_copy_in_flight_is_refused() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
     let (_, a) = input()?;
     let rows = T::create()?;
     let e = detour!(ONE(&a, &rows) {
@@ -332,6 +359,9 @@ fn a_body_that_ends_with_a_tma_copy_in_flight_is_refused() -> parray::Result<()>
 /// where the copy is issued.
 #[test]
 fn a_box_that_crosses_the_extent_is_refused() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
     let (_, a) = input()?;
     let rows = T::create()?;
     let e = detour!(ONE(&a, &rows) {

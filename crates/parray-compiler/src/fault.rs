@@ -1,6 +1,7 @@
 //! The fault record: how a kernel with checked accesses tells its launch about the first
 //! access outside its array, and a kernel with checked barriers ([`checked_sync`]) about
-//! the first `#sync` that not every thread of a block reached. The kernel's helpers
+//! the first `#sync` that not every thread of a block reached or the first `#wait` on an
+//! mbarrier that did not complete within [`WAIT_LIMIT_NS`]. The kernel's helpers
 //! ([`check_helpers`], [`vector_check_helper`], [`checked_sync`]) write it and the launch
 //! reads it back with [`Recorded::decode`]; its layout is defined here, once, for both.
 //!
@@ -18,6 +19,12 @@ pub const WHICH: usize = 0;
 /// [`OFFSET`] holds the thread that did not reach the barrier (packed as [`THREAD`]),
 /// its [`EXTENT`] the line of the `#sync` that thread waits at (0: it left the body).
 pub const DIVERGED: u64 = 1 << 32;
+/// The first word of a stalled `#wait`'s record ([`wait_helpers`]): its [`OFFSET`] holds
+/// the parity waited for, its [`LINE`] the wait's line.
+pub const STALLED: u64 = 2 << 32;
+/// How long a `#wait` on an mbarrier waits for its phase before the kernel gives up (a
+/// pipeline's phase completes in microseconds; one that has not in 10 s never will).
+pub const WAIT_LIMIT_NS: u64 = 10_000_000_000;
 /// The access's offset from the start of its array.
 pub const OFFSET: usize = 1;
 /// The array's number of elements.
@@ -114,6 +121,34 @@ __device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, un
     )
 }
 
+/// Device helper of a kernel with `#wait` on an mbarrier (SPEC 3.9, "TMA copies"):
+/// `parray_mbarrier_wait(bar, parity)` waits for the phase of `parity` of the barrier at
+/// shared address `bar` and is false when it has not completed within [`WAIT_LIMIT_NS`]
+/// (read from `%globaltimer` only once the first try fails), where the kernel then runs
+/// `PARRAY_WAIT_STALLED(line, parity)`: a trap, which fails the launch rather than hang
+/// it; [`checked_sync`] makes it a record the launch reports.
+pub fn wait_helpers() -> String {
+    format!(
+        r#"__device__ __forceinline__ bool parray_mbarrier_try(unsigned bar, unsigned parity) {{
+    unsigned done;
+    asm volatile("{{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n }}" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    return done != 0;
+}}
+__device__ __forceinline__ bool parray_mbarrier_wait(unsigned bar, unsigned parity) {{
+    if (parray_mbarrier_try(bar, parity)) return true;
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {{
+        if (parray_mbarrier_try(bar, parity)) return true;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }} while (now - start < {WAIT_LIMIT_NS}ull);
+    return false;
+}}
+#define PARRAY_WAIT_STALLED(line, parity) asm volatile("trap;")
+"#
+    )
+}
+
 /// The kernel `source` with each `__syncthreads()` (a `#sync`) a checked barrier, what
 /// NVRTC compiles under `PARRAY_CHECK_SYNC=1` (SPEC.md 4.6): every thread of the block
 /// that has not left the kernel meets there (`__syncthreads_count`, which exited threads
@@ -123,12 +158,32 @@ __device__ __forceinline__ T* parray_vat(T* p, unsigned long long i, B* base, un
 /// in all. When some thread is missing or waits elsewhere, the threads there find together
 /// (by halving, a barrier a step) the lowest of them and the lowest thread not with it,
 /// the first records the divergence in the record the launch points `parray_sync_fault`
-/// at, and all leave the kernel, so that nothing hangs. The helpers go just before the
+/// at, and all leave the kernel, so that nothing hangs. A `#wait` that gives up
+/// ([`wait_helpers`]) records its line and parity there ([`STALLED`]) and its thread
+/// leaves the kernel. The helpers go just before the
 /// kernel, after the headers (whose code the macro must not reach); the kernel's first
 /// statement sets its line numbers (`#line`), so these take none of the user's.
 pub fn checked_sync(source: &str) -> String {
     let at = source.find("extern \"C\" __global__").unwrap_or(0);
     let (y, z) = (AXIS_BITS, 2 * AXIS_BITS);
+    // A kernel that waits on mbarriers records a wait that gives up.
+    let stalled = match source.contains("PARRAY_WAIT_STALLED(") {
+        false => String::new(),
+        true => format!(
+            r#"__device__ __noinline__ void parray_wait_stalled(unsigned line, unsigned parity) {{
+    unsigned long long* f = parray_sync_fault;
+    if (f != 0 && atomicCAS(f, 0ull, {STALLED}ull) == 0ull) {{
+        f[{OFFSET}] = parity; f[{LINE}] = line;
+        f[{BLOCK}] = parray_pack(blockIdx.x, blockIdx.y, blockIdx.z);
+        f[{THREAD}] = parray_pack(threadIdx.x, threadIdx.y, threadIdx.z);
+    }}
+    asm volatile("exit;");
+}}
+#undef PARRAY_WAIT_STALLED
+#define PARRAY_WAIT_STALLED(line, parity) parray_wait_stalled(line, parity)
+"#
+        ),
+    };
     format!(
         r#"{head}// parray: PARRAY_CHECK_SYNC=1: each __syncthreads() below is a checked barrier.
 __device__ unsigned long long* parray_sync_fault;
@@ -173,7 +228,7 @@ __device__ __noinline__ bool parray_sync(unsigned site, unsigned line) {{
     }}
     return true;
 }}
-#define __syncthreads() do {{ if (parray_sync(__LINE__, __LINE__)) return; }} while (0)
+{stalled}#define __syncthreads() do {{ if (parray_sync(__LINE__, __LINE__)) return; }} while (0)
 {kernel}"#,
         head = &source[..at],
         kernel = &source[at..],
@@ -218,6 +273,19 @@ fn coded() -> impl Iterator<Item = ElemType> {
 pub enum Recorded {
     Fault(Fault),
     Diverged(Divergence),
+    Stalled(Stall),
+}
+
+/// A `#wait` on an mbarrier whose phase did not complete within [`WAIT_LIMIT_NS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stall {
+    /// The user's line of the `#wait`.
+    pub line: u32,
+    /// The parity it waited for.
+    pub parity: u32,
+    /// The block's index and the thread's in it, x first.
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
 }
 
 /// A `#sync` that not every thread of a block reached, as a checked barrier records it.
@@ -269,6 +337,14 @@ impl Recorded {
                 block: unpack(words[BLOCK]),
                 waiting: unpack(words[THREAD]),
                 left: unpack(words[OFFSET]),
+            }));
+        }
+        if words[WHICH] == STALLED {
+            return Some(Recorded::Stalled(Stall {
+                line: words[LINE] as u32,
+                parity: words[OFFSET] as u32,
+                block: unpack(words[BLOCK]),
+                thread: unpack(words[THREAD]),
             }));
         }
         let word = words[WHICH].checked_sub(1)?;
@@ -358,6 +434,22 @@ mod tests {
             panic!("a divergence")
         };
         assert_eq!(d.other_line, None);
+        // A stalled wait's record: the parity in the offset.
+        let mut words = [0u64; WORDS];
+        words[WHICH] = STALLED;
+        words[OFFSET] = 1;
+        words[LINE] = 21;
+        words[BLOCK] = pack([3, 0, 1]);
+        words[THREAD] = pack([64, 0, 0]);
+        assert_eq!(
+            Recorded::decode(&words),
+            Some(Recorded::Stalled(Stall {
+                line: 21,
+                parity: 1,
+                block: [3, 0, 1],
+                thread: [64, 0, 0],
+            }))
+        );
     }
 
     /// The helpers write the words this module names, and divert to the scratch after
@@ -370,5 +462,35 @@ mod tests {
         }
         assert!(c.contains(&format!("f + {RECORD_WORDS}")), "{c}");
         assert!(vector_check_helper().contains(&format!("<< {VECTOR_SHIFT}")));
+    }
+
+    /// A wait gives up by trapping, and under checked barriers by a record of its line and
+    /// parity: the checked helpers come after the trap's definition, which they replace.
+    #[test]
+    fn a_stalled_wait_traps_or_records() {
+        let kernel = format!(
+            "{}extern \"C\" __global__ void k() {{ PARRAY_WAIT_STALLED(7u, 0u); }}\n",
+            wait_helpers()
+        );
+        assert!(kernel.contains("asm volatile(\"trap;\")"), "{kernel}");
+        let checked = checked_sync(&kernel);
+        let trap = checked.find("trap;").expect("the trap");
+        let record = checked
+            .find(&format!("atomicCAS(f, 0ull, {STALLED}ull)"))
+            .expect("the record");
+        let redefined = checked
+            .find("#define PARRAY_WAIT_STALLED(line, parity) parray_wait_stalled(line, parity)")
+            .expect("the redefinition");
+        let kernel_at = checked.find("extern \"C\"").expect("the kernel");
+        assert!(
+            trap < record && record < redefined && redefined < kernel_at,
+            "{checked}"
+        );
+        for at in [OFFSET, LINE, BLOCK, THREAD] {
+            assert!(
+                checked[record..].contains(&format!("f[{at}] = ")),
+                "{checked}"
+            );
+        }
     }
 }

@@ -375,6 +375,9 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     if !maps.is_empty() {
         out.push_str(TENSOR_MAP);
     }
+    if !matches!(dialect, Dialect::Hip { .. }) && has_mbarrier_wait(body) {
+        out.push_str(&fault::wait_helpers());
+    }
     for t in &maps {
         params.push(format!(
             "const __grid_constant__ parray_tensor_map __parray_tmap{}",
@@ -1456,7 +1459,9 @@ impl<'b> Writer<'b> {
             }
             Stmt::MbarrierWait { bar, parity, loc } => {
                 let (bar, parity) = (self.expr(bar).0, self.expr(parity).0);
-                self.line(*loc, &format!("asm volatile(\"{{\\n .reg .pred p;\\n PARRAY_WAIT:\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n @!p bra PARRAY_WAIT;\\n }}\" :: \"r\"((unsigned)__cvta_generic_to_shared({bar})), \"r\"((unsigned)({parity}) & 1u) : \"memory\");"));
+                // A phase that never completes fails the launch, not hang it (fault.rs).
+                let line = loc.line;
+                self.line(*loc, &format!("{{ const unsigned parity = (unsigned)({parity}) & 1u; if (!parray_mbarrier_wait((unsigned)__cvta_generic_to_shared({bar}), parity)) PARRAY_WAIT_STALLED({line}u, parity); }}"));
             }
             Stmt::Mma {
                 input,
@@ -2172,6 +2177,20 @@ fn has_wgmma(body: &Body) -> bool {
     let mut found = false;
     crate::ir::visit_stmts(&body.stmts, &mut |s| {
         found |= matches!(s, Stmt::Mma { wgmma: Some(_), .. });
+    });
+    found
+}
+
+/// Whether the body waits on an mbarrier ([`fault::wait_helpers`]).
+fn has_mbarrier_wait(body: &Body) -> bool {
+    let mut found = false;
+    let stmts = body
+        .functions
+        .iter()
+        .flat_map(|f| &f.stmts)
+        .chain(&body.stmts);
+    crate::ir::visit_stmts(stmts, &mut |s| {
+        found |= matches!(s, Stmt::MbarrierWait { .. });
     });
     found
 }

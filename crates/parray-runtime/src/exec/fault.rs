@@ -2,7 +2,8 @@
 //! (`parray_compiler::fault`), read back after its launch: the first access out of bounds
 //! (or, for a vector, misaligned) becomes the error the emulation gives for the same
 //! access, a panic of that thread at that line; a `#sync` that not every thread of a block
-//! reached becomes the emulation's `Error::DivergentSync`.
+//! reached becomes the emulation's `Error::DivergentSync`; a `#wait` on an mbarrier that
+//! gave up becomes that thread's panic, as the emulation's deadlock is.
 
 use parray_compiler::fault::{self, Recorded};
 use parray_layout::grid::CudaGrid;
@@ -51,6 +52,19 @@ pub(crate) fn as_error(
                 waiting: thread(d.block, d.waiting),
                 left: thread(d.block, d.left),
                 other_line: d.other_line,
+            }
+        }
+        Recorded::Stalled(w) => {
+            return Error::ThreadPanicked {
+                site,
+                thread: thread(w.block, w.thread),
+                at: Some(format!("{}:{}", site.file, w.line)),
+                message: format!(
+                    "`#wait` at line {}: this thread waited {} s for the phase of parity {} of its mbarrier, which did not complete: a deadlock (an `#mbarrier arrive` or a TMA copy's bytes that never come, such as a producer and its consumers waiting for each other)",
+                    w.line,
+                    fault::WAIT_LIMIT_NS / 1_000_000_000,
+                    w.parity
+                ),
             }
         }
     };

@@ -276,9 +276,11 @@ pub(crate) unsafe fn run_on_gpu(
         message,
     };
     check_limits(cuda, launch).map_err(fail)?;
-    // Under PARRAY_CHECK_SYNC=1, a kernel with `#sync` is compiled with checked barriers,
-    // which write the fault record.
-    let checks_sync = crate::devices::checks_sync() && launch.source.contains("__syncthreads()");
+    // Under PARRAY_CHECK_SYNC=1, a kernel with `#sync` or a `#wait` on an mbarrier is
+    // compiled with checked barriers and waits, which write the fault record.
+    let checks_sync = crate::devices::checks_sync()
+        && (launch.source.contains("__syncthreads()")
+            || launch.source.contains("PARRAY_WAIT_STALLED("));
     let kernel = match &launch.source {
         _ if checks_sync => cuda.kernels.compile(
             launch.kernel,

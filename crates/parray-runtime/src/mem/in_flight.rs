@@ -571,8 +571,8 @@ mod tests {
         // Another array, or elements the copy does not hold, are free.
         assert!(f.check_shared(2, ((8, 1), 1), false, 5).is_none());
         assert!(f.check_shared(1, ((12, 4), 1), false, 5).is_none());
-        let (tid, _, array, element) = f.left().expect("in flight");
-        assert_eq!((tid, array, element), (2, "S", 8));
+        let (tid, _, array, element, phase) = f.left().expect("in flight");
+        assert_eq!((tid, array, element, phase), (2, "S", 8, None));
         assert!(landed.borrow().is_empty());
     }
 
