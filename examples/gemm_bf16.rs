@@ -357,24 +357,11 @@ impl<E: Elem> Case<E> {
         SC: DataType<Elem = f32>,
     {
         let (m, n, _) = self.shape;
-        let (mut ha, mut hb, mut hc) = (
-            Array::<HA>::new()?,
-            Array::<HB>::new()?,
-            Array::<HC>::new()?,
-        );
-        let (mut a, mut b, mut c) = (
-            Array::<SA>::new()?,
-            Array::<SB>::new()?,
-            Array::<SC>::new()?,
-        );
-        ha.as_mut_slice()?.copy_from_slice(&self.a);
-        hb.as_mut_slice()?.copy_from_slice(&self.b);
-        parray::copy::copy(&ha, a.view_mut::<VA>())?;
-        parray::copy::copy(&hb, b.view_mut::<VB>())?;
-        c.fill(f32::NAN)?;
+        let (a, b, mut c) =
+            gemm::store_operands::<E, HA, HB, VA, SA, VB, SB, SC>(&self.a, &self.b)?;
         let first = parray::gpu::time_ms(|| multiply(&a, &b, &mut c))?;
         let time = median_time(self.repeats, true, || multiply(&a, &b, &mut c))?;
-        parray::copy::copy(c.view::<VC>(), &mut hc)?;
+        let hc = gemm::read_product::<HC, VC, SC>(&c)?;
         let ours = hc.as_slice()?;
         let check = match &self.theirs {
             // Against cuBLAS (the relative Frobenius error) and the f64 product at 4096
@@ -460,6 +447,24 @@ const LAYOUTS: [(&str, &str); 4] = [
     ("blocks", "blocks (Fig 18b)"),
 ];
 
+/// The products of the subprogram on element `$e` (host type `$h`): for each
+/// tile (its grid, `Q`, name and width), each layout (the views and storages
+/// of A and B, and of C, and its name) that `$want` asks for.
+macro_rules! products {
+    ($case:ident, $rows:ident, $want:ident, $e:ident, $h:ident, [$(($grid:ident, $q:ident, $tile:expr, $width:literal)),*], $layouts:tt) => {
+        $( products!(@tile $case, $rows, $want, $e, $h, $grid, $q, $tile, $width, $layouts); )*
+    };
+    (@tile $case:ident, $rows:ident, $want:ident, $e:ident, $h:ident, $grid:ident, $q:ident, $tile:expr, $width:literal, [$(($v:ident, $s:ident, $vc:ident, $sc:ident, $layout:expr)),*]) => {
+        $(
+            if $want($width, $layout) {
+                $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>($tile, $layout, |a, b, c| {
+                    gemm_tc!(<$e, $v, $v, $vc, $grid, $q>(a, b, c))
+                })?);
+            }
+        )*
+    };
+}
+
 /// The subprogram on the storages of a square N x N x N product, each tile, layout and
 /// element that `choice` wants (bf16 on the four layouts, f16 row-major), beside cuBLAS
 /// (bf16 and f16) on a GPU: a block a tile of C.
@@ -490,16 +495,6 @@ macro_rules! square {
                 pub paged float [($n / 128) * ($n / 256)] GRID256;
             }
 
-            /// One product of the subprogram: the element, its host, view and storage
-            /// types of A and B, of C, the grid and the tile.
-            macro_rules! product {
-                ($case:ident, $rows:ident, $e:ident, $h:ident, $v:ident, $s:ident, $vc:ident, $sc:ident, $grid:ident, $q:ident, $tile:expr, $layout:expr) => {
-                    $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>($tile, $layout, |a, b, c| {
-                        gemm_tc!(<$e, $v, $v, $vc, $grid, $q>(a, b, c))
-                    })?)
-                };
-            }
-
             pub fn run(repeats: usize, choice: &Choice, rows: &mut Vec<Row>) -> parray::Result<()> {
                 let shape = ($n, $n, $n);
                 let [rm, halves, strips, blocks] = LAYOUTS.map(|(_, l)| l);
@@ -507,20 +502,19 @@ macro_rules! square {
                 if choice.elems.contains(&"bf16") {
                     let case = Case::<bf16>::new::<ROWS, ROWS, C_ROWS>(shape, repeats, rows)?;
                     let want = |width, layout| choice.wants(width, "bf16", layout);
-                    if want(128, rm) { product!(case, rows, bf16, H, ROWS, ROWS, C_ROWS, C_ROWS, GRID128, Q1, t128, rm); }
-                    if want(128, halves) { product!(case, rows, bf16, H, HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, GRID128, Q1, t128, halves); }
-                    if want(128, strips) { product!(case, rows, bf16, H, STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, GRID128, Q1, t128, strips); }
-                    if want(128, blocks) { product!(case, rows, bf16, H, BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, GRID128, Q1, t128, blocks); }
-                    if want(256, rm) { product!(case, rows, bf16, H, ROWS, ROWS, C_ROWS, C_ROWS, GRID256, Q2, t256, rm); }
-                    if want(256, halves) { product!(case, rows, bf16, H, HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, GRID256, Q2, t256, halves); }
-                    if want(256, strips) { product!(case, rows, bf16, H, STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, GRID256, Q2, t256, strips); }
-                    if want(256, blocks) { product!(case, rows, bf16, H, BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, GRID256, Q2, t256, blocks); }
+                    products!(case, rows, want, bf16, H, [(GRID128, Q1, t128, 128), (GRID256, Q2, t256, 256)], [
+                        (ROWS, ROWS, C_ROWS, C_ROWS, rm),
+                        (HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, halves),
+                        (STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, strips),
+                        (BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, blocks)
+                    ]);
                 }
                 if choice.elems.contains(&"f16") && choice.layouts.contains(&rm) {
                     let case = Case::<f16>::new::<ROWS16, ROWS16, C_ROWS>(shape, repeats, rows)?;
-                    let want = |width| choice.wants(width, "f16", rm);
-                    if want(128) { product!(case, rows, half, H16, ROWS16, ROWS16, C_ROWS, C_ROWS, GRID128, Q1, t128, rm); }
-                    if want(256) { product!(case, rows, half, H16, ROWS16, ROWS16, C_ROWS, C_ROWS, GRID256, Q2, t256, rm); }
+                    let want = |width, layout| choice.wants(width, "f16", layout);
+                    products!(case, rows, want, half, H16, [(GRID128, Q1, t128, 128), (GRID256, Q2, t256, 256)], [
+                        (ROWS16, ROWS16, C_ROWS, C_ROWS, rm)
+                    ]);
                 }
                 Ok(())
             }

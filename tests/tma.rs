@@ -266,7 +266,8 @@ fn hip_has_no_tma() {
 /// declaration and the rule, before the driver is asked.
 #[test]
 fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
-    use parray::layout::tma::{Swizzle, TmaDim};
+    use parray::layout::tma::TmaDim;
+    use parray::layout::Swizzle;
     const DIMS: [TmaDim; 2] = [
         TmaDim {
             box_size: 64,

@@ -206,23 +206,9 @@ impl Inputs {
         VC: ViewOf<SC> + DataType<Elem = f32>,
         SC: DataType<Elem = f32>,
     {
-        let (mut ha, mut hb, mut hc) = (
-            Array::<HA>::new()?,
-            Array::<HB>::new()?,
-            Array::<HC>::new()?,
-        );
-        let (mut a, mut b, mut c) = (
-            Array::<SA>::new()?,
-            Array::<SB>::new()?,
-            Array::<SC>::new()?,
-        );
-        ha.as_mut_slice()?.copy_from_slice(&self.a);
-        hb.as_mut_slice()?.copy_from_slice(&self.b);
-        parray::copy::copy(&ha, a.view_mut::<VA>())?;
-        parray::copy::copy(&hb, b.view_mut::<VB>())?;
-        c.fill(f32::NAN)?;
+        let (a, b, mut c) = store_operands::<f32, HA, HB, VA, SA, VB, SB, SC>(&self.a, &self.b)?;
         let time = median_time(repeats, true, || multiply(&a, &b, &mut c))?;
-        parray::copy::copy(c.view::<VC>(), &mut hc)?;
+        let hc = read_product::<HC, VC, SC>(&c)?;
         Ok(Row {
             kernel,
             shape: self.shape,
@@ -232,6 +218,51 @@ impl Inputs {
             reference: self.reference,
         })
     }
+}
+
+/// A product's operands: A and B, given row-major, stored in the layouts `VA` and `VB`
+/// (views of the storages `SA` and `SB`) through the row-major host types `HA` and `HB`,
+/// and C's storage `SC` filled with NaN (so that an element the product misses shows).
+#[allow(clippy::type_complexity)]
+pub fn store_operands<E, HA, HB, VA, SA, VB, SB, SC>(
+    a: &[E],
+    b: &[E],
+) -> parray::Result<(Array<SA>, Array<SB>, Array<SC>)>
+where
+    E: parray::Element,
+    HA: DataType<Elem = E>,
+    HB: DataType<Elem = E>,
+    VA: ViewOf<SA> + DataType<Elem = E>,
+    SA: DataType<Elem = E>,
+    VB: ViewOf<SB> + DataType<Elem = E>,
+    SB: DataType<Elem = E>,
+    SC: DataType<Elem = f32>,
+{
+    let (mut ha, mut hb) = (Array::<HA>::new()?, Array::<HB>::new()?);
+    let (mut sa, mut sb, mut c) = (
+        Array::<SA>::new()?,
+        Array::<SB>::new()?,
+        Array::<SC>::new()?,
+    );
+    ha.as_mut_slice()?.copy_from_slice(a);
+    hb.as_mut_slice()?.copy_from_slice(b);
+    parray::copy::copy(&ha, sa.view_mut::<VA>())?;
+    parray::copy::copy(&hb, sb.view_mut::<VB>())?;
+    c.fill(f32::NAN)?;
+    Ok((sa, sb, c))
+}
+
+/// C, of the storage `SC`, read back row-major (the host type `HC`) through its layout's
+/// view `VC`.
+pub fn read_product<HC, VC, SC>(c: &Array<SC>) -> parray::Result<Array<HC>>
+where
+    HC: DataType<Elem = f32>,
+    VC: ViewOf<SC> + DataType<Elem = f32>,
+    SC: DataType<Elem = f32>,
+{
+    let mut hc = Array::<HC>::new()?;
+    parray::copy::copy(c.view::<VC>(), &mut hc)?;
+    Ok(hc)
 }
 
 /// Relative Frobenius error of `got` against `want` (infinite when `got` has a NaN).

@@ -91,7 +91,6 @@ pub fn plan(input: &Input, from: &str, to: &str) -> Result<String, Failure> {
 /// The copy of a global tile into shared memory by TMA: the tensor map's box (the
 /// planner's, `parray_layout::tma::plan`), or, where `refusal`, the rule that refuses it.
 fn tma(m: &parray_layout::Module, from: &str, to: &str, refusal: bool) -> Option<String> {
-    use parray_layout::tma::Swizzle;
     let plan = match parray_layout::tma::plan(m, from, to) {
         Ok(plan) => plan,
         Err(e) => {
@@ -117,7 +116,7 @@ fn tma(m: &parray_layout::Module, from: &str, to: &str, refusal: bool) -> Option
             None => "no swizzle".to_string(),
             Some(span) => format!("the {span}-byte swizzle"),
         },
-        Swizzle::smem_alignment(plan.swizzle),
+        plan.swizzle.atom_bytes(),
     ))
 }
 

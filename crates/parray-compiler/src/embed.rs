@@ -275,7 +275,7 @@ impl Rebuild for crate::ir::Tma {
             src_ty: #src_ty,
             dst_ty: #dst_ty,
             param: #param,
-            plan: #ir::TmaPlan { elem_bytes: #elem_bytes, dims: ::std::vec![#(#dims),*], swizzle: #ir::TmaSwizzle::#swizzle },
+            plan: #ir::TmaPlan { elem_bytes: #elem_bytes, dims: ::std::vec![#(#dims),*], swizzle: #ir::Swizzle::#swizzle },
             map: #map,
         })
     }

@@ -15,9 +15,10 @@ pub use parray_layout::grid::{HwIndex, ThreadIndex};
 pub use parray_layout::kinds::{ElemType, MemKind, Param, Record};
 pub use parray_layout::offsets::Offset;
 pub use parray_layout::symbolic::Poly;
-pub use parray_layout::tma::{Swizzle as TmaSwizzle, TmaDim, TmaPlan};
+pub use parray_layout::tma::{TmaDim, TmaPlan};
+pub use parray_layout::Swizzle;
 
-pub use crate::mma::{Descriptor, Swizzle};
+pub use crate::mma::Descriptor;
 pub use crate::number_const::{NumberConst, NUMBER_CONSTS};
 pub use crate::CodeSpan;
 
@@ -401,12 +402,10 @@ impl Body {
         visit_stmts(&self.stmts, &mut |s| {
             match s {
                 Stmt::Mma { wgmma: Some(w), .. } => {
-                    align = align
-                        .max(w.a.swizzle.alignment())
-                        .max(w.b.swizzle.alignment());
+                    align = align.max(w.a.alignment()).max(w.b.alignment());
                 }
                 // TMA writes a box at a multiple of 128 bytes (2^(7+B) swizzled).
-                Stmt::Tma { tma, .. } => align = align.max(tma.plan.swizzle.smem_alignment()),
+                Stmt::Tma { tma, .. } => align = align.max(tma.plan.swizzle.atom_bytes()),
                 _ => {}
             }
         });

@@ -7,7 +7,7 @@
 //! a wgmma matrix descriptor ([`Descriptor`]), both computed from the type by the layout
 //! crate's offsets.
 
-use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, TypeClass};
+use parray_layout::{ElemType, Holders, Module, NodeId, NodeKind, Swizzle, TypeClass};
 
 use std::collections::HashMap;
 
@@ -730,75 +730,12 @@ pub fn check_waits(
     }
 }
 
-/// The swizzle of a wgmma matrix descriptor (bits 62-63): CuTe's `Swizzle<B,4,3>` on the
-/// absolute shared-memory address, the 16-byte chunk (bits 4..4+B) XOR bits 7..7+B.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Swizzle {
-    None,
-    B32,
-    B64,
-    B128,
-}
-
-impl Swizzle {
-    const ALL: [Swizzle; 4] = [Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128];
-
-    /// B of `Swizzle<B,4,3>`.
-    fn b(self) -> u32 {
-        match self {
-            Swizzle::None => 0,
-            Swizzle::B32 => 1,
-            Swizzle::B64 => 2,
-            Swizzle::B128 => 3,
-        }
-    }
-
-    /// The descriptor's field: 0 none, 1 128B, 2 64B, 3 32B.
-    pub fn bits(self) -> u64 {
-        match self {
-            Swizzle::None => 0,
-            Swizzle::B128 => 1,
-            Swizzle::B64 => 2,
-            Swizzle::B32 => 3,
-        }
-    }
-
-    /// The bytes of a row of the swizzle atom (8 rows): 16 for none (a core matrix's row).
-    fn row_bytes(self) -> u64 {
-        16 << self.b()
-    }
-
-    /// The alignment the start address needs for the XOR on absolute address bits to be
-    /// the one on offsets: the atom's 8 rows, 2^(7+B) bytes (16 without a swizzle).
-    pub fn alignment(self) -> u64 {
-        match self {
-            Swizzle::None => 16,
-            s => 128 << s.b(),
-        }
-    }
-
-    /// The address the hardware reads for the linear address `a`.
-    fn apply(self, a: u64) -> u64 {
-        let mask = (1u64 << self.b()) - 1;
-        a ^ (((a >> 7) & mask) << 4)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Swizzle::None => "unswizzled",
-            Swizzle::B32 => "32B-swizzled",
-            Swizzle::B64 => "64B-swizzled",
-            Swizzle::B128 => "128B-swizzled",
-        }
-    }
-}
-
 /// A wgmma matrix descriptor of a 16-bit operand without its start address: the canonical
 /// layout (CuTe's `make_gmma_desc`, `mma_sm90_desc.hpp`; the PTX ISA's "Shared memory
 /// matrix layout"), K-major or (`mn_major`, the instruction's transpose bit) MN-major,
 /// with the leading and stride byte offsets. Element `(mn, k)` (A's `[m][k]`, B's
 /// `[k][n]`) is at [`Descriptor::address`] bytes past a start aligned to
-/// [`Swizzle::alignment`].
+/// [`Descriptor::alignment`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Descriptor {
     pub swizzle: Swizzle,
@@ -838,13 +775,22 @@ impl Descriptor {
         self.swizzle.apply(linear)
     }
 
+    /// The alignment its start needs: the swizzle's atom (2^(7+B) bytes), for the XOR on
+    /// absolute address bits to be the one on offsets; 16 unswizzled (a core matrix's row).
+    pub fn alignment(&self) -> u64 {
+        match self.swizzle {
+            Swizzle::None => 16,
+            s => s.atom_bytes(),
+        }
+    }
+
     /// The descriptor's bits but the start address (bits 0-13) and the base offset (49-51,
     /// 0: the start is aligned): LBO >> 4 in 16-29, SBO >> 4 in 32-45, the swizzle in
     /// 62-63.
     pub fn bits(&self) -> u64 {
         ((self.lbo >> 4) & 0x3fff) << 16
             | ((self.sbo >> 4) & 0x3fff) << 32
-            | self.swizzle.bits() << 62
+            | self.swizzle.descriptor_bits() << 62
     }
 
     /// The candidate of `swizzle` and `major` for the byte offsets `at` gives (`None` past
@@ -955,16 +901,12 @@ pub fn descriptor(
         return Ok((d, elem, offsets));
     }
     // The layout the type's swizzle asks for, K-major, explains the mismatch.
-    let swizzle = match module
+    let swizzle = module
         .lookup(ty)
         .ok()
         .and_then(|d| module.swizzle_alignment(d))
-    {
-        Some(256) => Swizzle::B32,
-        Some(512) => Swizzle::B64,
-        Some(1024) => Swizzle::B128,
-        _ => Swizzle::None,
-    };
+        .and_then(Swizzle::of_alignment)
+        .unwrap_or(Swizzle::None);
     let d = Descriptor::candidate(swizzle, false, &at);
     let (mn, k) = misplaced(&d).unwrap_or((0, 0));
     let (r, c) = match op {

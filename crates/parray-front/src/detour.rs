@@ -772,7 +772,7 @@ fn cuda(
             decl: #decl,
             elem: #elem,
             dims: &[#(#dims),*],
-            swizzle: ::parray::layout::tma::Swizzle::#swizzle,
+            swizzle: ::parray::layout::Swizzle::#swizzle,
             len: #n as u64,
         })
     });

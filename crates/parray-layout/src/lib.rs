@@ -24,6 +24,7 @@ pub mod offsets;
 pub mod parser;
 pub mod path;
 mod rules;
+pub mod swizzle;
 pub mod symbolic;
 pub mod tma;
 pub mod tree;
@@ -40,4 +41,5 @@ pub use parser::{
     as_written, parse_index_expr, parse_program, parse_program_after, parse_program_reporting_all,
 };
 pub use path::DimPath;
+pub use swizzle::Swizzle;
 pub use tree::{DimRef, Distribution, Holders, Module, Node, NodeId, NodeKind, TypeClass, TypeDef};

@@ -29,6 +29,7 @@
 //! [`TmaPlan::crossing`] finds it, which the emulation refuses.
 
 use crate::error::{Error, ErrorKind, Result, TextSpan};
+use crate::swizzle::Swizzle;
 use crate::tree::{Module, TypeClass};
 use crate::MemKind;
 
@@ -42,60 +43,6 @@ pub const MAX_STRIDE_BYTES: u64 = 1 << 40;
 pub const GRANULE: u64 = 16;
 /// The most elements a box enumerated by [`plan`] may have (shared memory holds less).
 pub const MAX_ELEMENTS: u64 = 1 << 20;
-
-/// TMA's shared-memory swizzle (`CUtensorMapSwizzle`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Swizzle {
-    None,
-    B32,
-    B64,
-    B128,
-}
-
-impl Swizzle {
-    /// The B of CuTe's `Swizzle<B,4,3>`: how many bits of the 16-byte chunk are XORed.
-    pub fn bits(self) -> u32 {
-        match self {
-            Swizzle::None => 0,
-            Swizzle::B32 => 1,
-            Swizzle::B64 => 2,
-            Swizzle::B128 => 3,
-        }
-    }
-
-    /// The mode whose pattern repeats every `alignment` bytes (2^(7+B)), the alignment
-    /// [`Module::swizzle_alignment`] gives a swizzled type.
-    pub fn of_alignment(alignment: u64) -> Option<Swizzle> {
-        match alignment {
-            256 => Some(Swizzle::B32),
-            512 => Some(Swizzle::B64),
-            1024 => Some(Swizzle::B128),
-            _ => None,
-        }
-    }
-
-    /// The bytes of a row of the pattern (32, 64, 128): the most the inner box dimension
-    /// may have; `None` unswizzled.
-    pub fn span(self) -> Option<u64> {
-        (self != Swizzle::None).then(|| GRANULE << self.bits())
-    }
-
-    /// The alignment of the box's shared-memory start: 128 bytes, and 2^(7+B) for the
-    /// XOR of absolute address bits to be the type's.
-    pub fn smem_alignment(self) -> u64 {
-        128 << self.bits()
-    }
-
-    /// The value of `CUtensorMapSwizzle` (`CU_TENSOR_MAP_SWIZZLE_NONE` .. `_128B`).
-    pub fn encoding(self) -> u32 {
-        self.bits()
-    }
-
-    /// The shared-memory byte the box's dense byte `b` goes to: bits 4..4+B XOR bits 7..7+B.
-    pub fn apply(self, b: u64) -> u64 {
-        b ^ (((b >> 7) & ((1 << self.bits()) - 1)) << 4)
-    }
-}
 
 /// One dimension of the tensor map, in the box's order (innermost first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use parray_layout::interp::Interp;
-use parray_layout::tma::{self, Swizzle, TmaDim, TmaPlan};
+use parray_layout::tma::{self, TmaDim, TmaPlan};
+use parray_layout::Swizzle;
 use parray_layout::{parse_program, Module};
 use proptest::prelude::*;
 
@@ -38,7 +39,7 @@ fn check_fill(decls: &str, src: &str, dst: &str, plan: &TmaPlan) {
         seen[k as usize] = true;
         let dense: u64 = c.iter().zip(&boxes).rev().fold(0, |a, (c, b)| a * b + c);
         let byte = dense * plan.elem_bytes;
-        let b = plan.swizzle.bits();
+        let b = plan.swizzle.b();
         let swizzled = byte ^ (((byte >> 7) & ((1 << b) - 1)) << 4);
         assert_eq!(
             swizzled,
@@ -105,7 +106,7 @@ fn a_k_major_128_byte_swizzled_stage_is_rows_of_the_span() {
     let plan = plan_of(decls, "AT", "T");
     assert_eq!(plan.dims, dims(&[(64, 1), (128, 512)]));
     assert_eq!(plan.swizzle, Swizzle::B128);
-    assert_eq!(plan.swizzle.smem_alignment(), 1024);
+    assert_eq!(plan.swizzle.atom_bytes(), 1024);
     assert_eq!(plan.coordinates(32 * 512 + 128), vec![128, 32]);
     assert_eq!(plan.extents(256 * 512), vec![512, 256]);
 }

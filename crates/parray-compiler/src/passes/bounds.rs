@@ -1875,7 +1875,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 (&*b, &w.b, &w.b_offsets, "B"),
             ];
             for (tile, descriptor, offsets, what) in tiles {
-                let alignment = descriptor.swizzle.alignment();
+                let alignment = descriptor.alignment();
                 facts.tile_within(tile, offsets, alignment, what, proof);
             }
         }
@@ -1883,7 +1883,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
             Stmt::Tma { dst, bar, tma, .. } => {
                 let plan = &tma.plan;
                 let n = plan.box_bytes() / plan.elem_bytes;
-                let alignment = plan.swizzle.smem_alignment();
+                let alignment = plan.swizzle.atom_bytes();
                 facts.box_within(dst, (n, plan.elem_bytes, alignment), proof);
                 facts.barrier_within(bar, proof);
             }

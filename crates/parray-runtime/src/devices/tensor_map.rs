@@ -102,7 +102,7 @@ impl TensorMapSpec {
                 "a tensor map's strides are multiples of {GRANULE} bytes below 2^40, not {s}"
             )));
         }
-        use parray_layout::tma::Swizzle as S;
+        use parray_layout::Swizzle as S;
         use sys::CUtensorMapSwizzle as W;
         Ok(TensorMapSpec {
             data_type,
@@ -170,7 +170,8 @@ impl TensorMapSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parray_layout::tma::{Swizzle, TmaDim};
+    use parray_layout::tma::TmaDim;
+    use parray_layout::Swizzle;
 
     /// gemm_bf16's A stage in core matrices (the planner's worked example).
     fn a_core(k: u64) -> TmaPlan {

@@ -756,13 +756,12 @@ pub fn tma_move<T: Element>(
     swizzle_bits: u32,
     decl: &str,
 ) {
-    use parray_layout::tma::{Swizzle, TmaDim, TmaPlan};
-    let swizzle = match swizzle_bits {
-        1 => Swizzle::B32,
-        2 => Swizzle::B64,
-        3 => Swizzle::B128,
-        _ => Swizzle::None,
-    };
+    use parray_layout::tma::{TmaDim, TmaPlan};
+    use parray_layout::Swizzle;
+    let swizzle = Swizzle::ALL
+        .into_iter()
+        .find(|s| s.b() == swizzle_bits)
+        .expect("the planner's swizzle");
     let plan = TmaPlan {
         elem_bytes: size_of::<T>() as u64,
         dims: dims
@@ -773,7 +772,7 @@ pub fn tma_move<T: Element>(
     };
     // The kernel's shared arrays are aligned to the box's alignment (or more), so an
     // offset into one is aligned where the GPU's address is.
-    let align = swizzle.smem_alignment();
+    let align = swizzle.atom_bytes();
     let at = dst.offset() as u64 * plan.elem_bytes;
     if !at.is_multiple_of(align) {
         panic!("the TMA copy of `{decl}` writes its box at byte {at} of {}, and TMA writes a box at a multiple of {align} bytes{}: place the stage at such an offset", dst.type_name(), match swizzle {

@@ -66,7 +66,7 @@ pub struct TmaArg {
     pub decl: &'static str,
     pub elem: parray_layout::ElemType,
     pub dims: &'static [parray_layout::tma::TmaDim],
-    pub swizzle: parray_layout::tma::Swizzle,
+    pub swizzle: parray_layout::Swizzle,
     /// The elements of the argument's array from its pointer on.
     pub len: u64,
 }

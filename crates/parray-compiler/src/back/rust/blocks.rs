@@ -488,7 +488,7 @@ impl Writer<'_> {
                     quote!(#pa[#t] = ::core::option::Option::Some(#ea); #pb[#t] = ::core::option::Option::Some(#eb);),
                 );
                 let (ao, bo) = (&w.a_offsets, &w.b_offsets);
-                let align = [w.a.swizzle.alignment(), w.b.swizzle.alignment()].map(|x| x as usize);
+                let align = [w.a.alignment(), w.b.alignment()].map(|x| x as usize);
                 let [align_a, align_b] = align;
                 let asynchronous = !w.wait;
                 quote_spanned!(loc.span.proc_macro()=> {

@@ -505,8 +505,7 @@ impl<'b> Writer<'b> {
                     let (bx, st) = (x.box_size, x.stride);
                     quote!((#bx, #st))
                 });
-                let (bits, bytes, decl) =
-                    (tma.plan.swizzle.bits(), tma.plan.box_bytes(), &tma.src_ty);
+                let (bits, bytes, decl) = (tma.plan.swizzle.b(), tma.plan.box_bytes(), &tma.src_ty);
                 quote_spanned!(loc.span.proc_macro()=> {
                     #ctx.tma_begin();
                     let __parray_src = #s;
