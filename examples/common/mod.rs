@@ -116,6 +116,7 @@ pub fn raw_kernel_with(
         checked: None,
         hip_source: None,
         constants,
+        tma: Vec::new(),
         site: &parray::DetourSite {
             array: "hand-written kernel",
             file: file!(),
