@@ -155,28 +155,10 @@ impl InFlight {
     /// stores that complete on it (or on an earlier phase) land, in the order issued, as
     /// the running thread's writes.
     pub fn land_phase(&self, barrier: usize, phase: u64, at: &'static Location<'static>) {
-        let landing = {
-            let mut moves = self.moves.borrow_mut();
-            let landing: Vec<Move> = moves
-                .extract_if(.., |m| {
-                    m.barrier.is_some_and(|(b, p)| b == barrier && p <= phase)
-                })
-                .collect();
-            self.count.set(moves.len());
-            let mut words = self.words.borrow_mut();
-            for w in landing.iter().flat_map(|m| held_words(&m.held)) {
-                if let Some(n) = words.get_mut(&w) {
-                    *n -= 1;
-                    if *n == 0 {
-                        words.remove(&w);
-                    }
-                }
-            }
-            landing
-        };
-        for m in landing {
-            (m.held.land)(at);
-        }
+        self.land(
+            |m| m.barrier.is_some_and(|(b, p)| b == barrier && p <= phase),
+            at,
+        );
     }
 
     /// `#wait groups` of thread `thread` at `at`: its stores of all but its last `groups`
@@ -184,11 +166,15 @@ impl InFlight {
     pub fn wait(&self, thread: usize, groups: u32, at: &'static Location<'static>) {
         let committed = self.committed.borrow().get(thread).copied().unwrap_or(0);
         let retired = committed.saturating_sub(u64::from(groups));
+        self.land(|m| m.thread == thread && m.group < retired, at);
+    }
+
+    /// The moves `landing` picks land at `at`, in the order they were issued, and their
+    /// words are held one copy less.
+    fn land(&self, landing: impl FnMut(&mut Move) -> bool, at: &'static Location<'static>) {
         let landing = {
             let mut moves = self.moves.borrow_mut();
-            let landing: Vec<Move> = moves
-                .extract_if(.., |m| m.thread == thread && m.group < retired)
-                .collect();
+            let landing: Vec<Move> = moves.extract_if(.., landing).collect();
             self.count.set(moves.len());
             let mut words = self.words.borrow_mut();
             for w in landing.iter().flat_map(|m| held_words(&m.held)) {
