@@ -137,17 +137,27 @@ where
         args.repeats
     };
     let (mut times, mut serial_times) = (Vec::new(), Vec::new());
+    // Each rank's clock starts when every rank has its input on its device: otherwise a
+    // rank would time its wait for a slower one's upload.
+    let all_ready = || -> parray::Result<()> {
+        device.synchronize()?;
+        job.barrier();
+        Ok(())
+    };
     for _ in 0..repeats + 1 {
         // A fresh input each time (the transforms are in place), uploaded untimed.
         x.copy_from_slice(&values)?;
+        all_ready()?;
         serial_times.push(parray::gpu::time_ms_on(&device, || {
             step(&mut x, &mut y, false)
         })?);
         x.copy_from_slice(&values)?;
         whole.run(&mut x, 0)?;
+        all_ready()?;
         let time = parray::gpu::time_ms_on(&device, || copy::copy(&x, &mut y).map(|_| ()))?;
         transpose_times.push(time);
         x.copy_from_slice(&values)?;
+        all_ready()?;
         times.push(parray::gpu::time_ms_on(&device, || {
             step(&mut x, &mut y, true)
         })?);

@@ -22,6 +22,15 @@ pub fn job() -> Result<Job> {
     init::get()
 }
 
+impl Job {
+    /// Waits until every rank of the job has called this (`MPI_Barrier`): a rank that
+    /// times work which meets other ranks' starts its clock with theirs, not ahead of a
+    /// slower rank's setup.
+    pub fn barrier(&self) {
+        init::barrier();
+    }
+}
+
 /// The job, checked to run as many ranks as the mpi array `array` has processes.
 pub(crate) fn job_of(array: &str, processes: u64, what: &str) -> Result<Job> {
     let job = job()?;
@@ -98,6 +107,12 @@ mod init {
             reason,
         })
     }
+
+    /// `MPI_Barrier` on the job's ranks.
+    pub(super) fn barrier() {
+        use mpi::collective::CommunicatorCollectives;
+        mpi::topology::SimpleCommunicator::world().barrier();
+    }
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -110,4 +125,7 @@ mod init {
     pub(super) fn get() -> Result<Job> {
         Err(Error::MpiUnavailable)
     }
+
+    /// No job without MPI, so never called: a `Job` cannot be made.
+    pub(super) fn barrier() {}
 }

@@ -120,10 +120,12 @@ pub(crate) fn moves_runs<T: Element>(cuda: &CudaDevice, ex: &DigitExchange) -> R
     Ok(wanted && ex.run() * size_of::<T>() as u64 >= DIRECT_RUN_BYTES && nccl::has_nccl(cuda)?)
 }
 
-/// Queues on the device's side stream, after the work queued on its stream so far, the
-/// runs of the exchange `ex` whose first element is at an offset in `chunk` of the
-/// sending rank's part of the source, on rank `me`: those of its own block as 2-D device
-/// copies from part to part, and one NCCL message to and one from every other rank, each
+/// Queues, after the work queued on the device's stream so far, the runs of the exchange
+/// `ex` whose first element is at an offset in `chunk` of the sending rank's part of the
+/// source, on rank `me`: those of its own block as 2-D device copies from part to part on
+/// the device's stream (beside the messages), and on its side stream one NCCL message to
+/// and one from every other rank (NCCL spends microseconds on each message of a group, so
+/// a message a run costs more than a gather), each
 /// straight from (or into) the part where its runs are consecutive there, else gathered
 /// into (or scattered from) a staging array by 2-D device copies (the copy engines, not
 /// kernels). Every rank queues the same chunks in the same order. Not waited for: called
@@ -180,9 +182,6 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     // After the chunk's producer, and a new staging array's zeroing, on the device stream.
     side.join(&cuda.stream)
         .map_err(|e| Error::driver("#copy", "ordering a chunk after the device's work", e))?;
-    for (from, to, height) in rows((me, me)) {
-        queue_2d(s, d, (bytes(from), bytes(to)), height, Some(side))?;
-    }
     let (mut sends, mut cursor) = (Vec::new(), 0);
     for (peer, groups) in &outgoing {
         let Some(m) = message(*peer, groups, |g| g.0, &mut cursor) else {
@@ -215,6 +214,10 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
         (s, sending.as_ref(), &sends),
         (&mut *d, receiving.as_mut(), &recvs),
     )?;
+    // The own block on the device's stream, after its producer, beside the messages.
+    for (from, to, height) in rows((me, me)) {
+        queue_2d(s, d, (bytes(from), bytes(to)), height, None)?;
+    }
     for (mut from, groups) in scatters {
         let staging = receiving.as_ref().expect("made for the scattered runs");
         for &(_, to, height) in groups {
@@ -311,9 +314,9 @@ pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
         .map_err(fail)
 }
 
-/// Runs `queue`, which queues copies on `device`'s side stream ([`queue_runs`],
+/// Runs `queue`, which queues copies on `device`'s two streams ([`queue_runs`],
 /// [`queue_in_place`]), then, whether it failed or not, orders the device's stream after
-/// the side stream and waits for it: nothing queued there outlives the call, so the arrays
+/// the side stream and waits for both: nothing queued there outlives the call, so the arrays
 /// those copies read and write may be used or dropped once it returns, after an error too.
 /// Returns `queue`'s error first.
 pub(crate) fn on_side_stream(device: &Device, queue: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -323,7 +326,7 @@ pub(crate) fn on_side_stream(device: &Device, queue: impl FnOnce() -> Result<()>
     let finished = cuda
         .stream
         .join(side)
-        .and_then(|()| side.synchronize())
+        .and_then(|()| cuda.stream.synchronize())
         .map_err(|e| Error::driver("#copy", "waiting for a pipelined copy", e));
     queued.and(finished)
 }
