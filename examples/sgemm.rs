@@ -397,20 +397,25 @@ mod any_shape {
         planned!(plan, call)
     }
 
+    /// The product of this shape as [`choose`] makes it, its row (cuBLAS's before it) in
+    /// `rows`; with `announce`, a line on its first two launches (the first makes the
+    /// kernel for these sizes and compiles it, or finds it in the disk cache). Returns
+    /// the plan.
     pub fn run(
         (m, n, k): (usize, usize, usize),
         repeats: usize,
+        announce: bool,
         rows: &mut Vec<Row>,
-    ) -> parray::Result<()> {
+    ) -> parray::Result<Plan> {
         let plan = choose((m, n, k))?;
-        // The first launch makes the kernel for these sizes and compiles it (or finds it
-        // in the disk cache); the second finds it made.
-        let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
-        let mut launch = || parray::gpu::time_ms(|| multiply(plan, &a, &b, &mut c));
-        let (first, second) = (launch()?, launch()?);
-        let of = if plan.transposed { "C^T" } else { "C" };
-        let ((h, w), parts) = (plan.tile, plan.parts);
-        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
+        if announce {
+            let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
+            let mut launch = || parray::gpu::time_ms(|| multiply(plan, &a, &b, &mut c));
+            let (first, second) = (launch()?, launch()?);
+            let of = if plan.transposed { "C^T" } else { "C" };
+            let ((h, w), parts) = (plan.tile, plan.parts);
+            println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
+        }
         let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
@@ -418,14 +423,14 @@ mod any_shape {
             repeats,
             |a, b, c| multiply(plan, a, b, c),
         )?);
-        Ok(())
+        Ok(plan)
     }
 }
 
 /// How a product is made: the tile of C (or of C^T) as (rows, columns), the blocks K is
 /// split over, and whether C^T = B^T A^T is made.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Plan {
+pub struct Plan {
     tile: (usize, usize),
     parts: usize,
     transposed: bool,
@@ -554,7 +559,7 @@ fn rows() -> parray::Result<Vec<Row>> {
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let mut rows = Vec::new();
     if let Some(shape) = gemm::shape() {
-        any_shape::run(shape, repeats, &mut rows)?;
+        any_shape::run(shape, repeats, true, &mut rows)?;
         return Ok(rows);
     }
     for n in gemm::sizes(&[4096, 8192], &[256])? {
@@ -580,14 +585,18 @@ fn rows() -> parray::Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// The tuned subprogram (N/128 x N/256 blocks of 256 threads) on row-major storage at
-/// N = 1024: a row of the main example's table.
+/// The tuned subprogram on row-major storage at N = 1024, its tile and split chosen for
+/// the shape as `--m 1024 --n 1024 --k 1024` chooses them (the 128 x 256 tiles alone make
+/// 32 blocks for the H200's 132 multiprocessors): a row of the main example's table.
 pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
-    let mut rows = Vec::new();
-    n1024::row_major(gemm::repeats()?, &mut rows)?;
+    let (mut rows, n) = (Vec::new(), 1024);
+    let plan = any_shape::run((n, n, n), gemm::repeats()?, false, &mut rows)?;
+    // Blocks of 256 threads: one a tile of C and part of K.
+    let (rows_of_tile, cols_of_tile) = plan.tile;
+    let threads = n.div_ceil(rows_of_tile) * n.div_ceil(cols_of_tile) * plan.parts * 256;
     rows.iter()
         .filter(|r| r.kernel != "cuBLAS")
-        .map(|r| r.to_run("tuned SGEMM (subprog)", 1024 * 1024 / 128))
+        .map(|r| r.to_run("tuned SGEMM (subprog)", threads))
         .collect()
 }
 
