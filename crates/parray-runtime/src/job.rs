@@ -126,6 +126,6 @@ mod init {
         Err(Error::MpiUnavailable)
     }
 
-    /// No job without MPI, so never called: a `Job` cannot be made.
+    /// Without MPI a job is this process alone: there is no one to wait for.
     pub(super) fn barrier() {}
 }
