@@ -344,7 +344,7 @@ mod any_shape {
 
     /// How the product of this shape is made, from the command line (`--tile`,
     /// `--split`, `--transposed`) or the plan. The sizes are bound.
-    fn choose((m, n, k): (usize, usize, usize)) -> parray::Result<Plan> {
+    pub fn choose((m, n, k): (usize, usize, usize)) -> parray::Result<Plan> {
         SM.bind(m)?;
         SN.bind(n)?;
         SK.bind(k)?;
@@ -397,33 +397,34 @@ mod any_shape {
         planned!(plan, call)
     }
 
-    /// The product of this shape as [`choose`] makes it, its row (cuBLAS's before it) in
-    /// `rows`; with `announce`, a line on its first two launches (the first makes the
-    /// kernel for these sizes and compiles it, or finds it in the disk cache). Returns
-    /// the plan.
+    /// The first two launches of the product of this shape as `plan` makes it, timed and
+    /// printed: the first makes the kernel for these sizes and compiles it (or finds it in
+    /// the disk cache), the second finds it made.
+    pub fn launches((m, n, k): (usize, usize, usize), plan: Plan) -> parray::Result<()> {
+        let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
+        let mut launch = || parray::gpu::time_ms(|| multiply(plan, &a, &b, &mut c));
+        let (first, second) = (launch()?, launch()?);
+        let of = if plan.transposed { "C^T" } else { "C" };
+        let ((h, w), parts) = (plan.tile, plan.parts);
+        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
+        Ok(())
+    }
+
+    /// The product of this shape as `plan` makes it: its row, cuBLAS's before it.
     pub fn run(
-        (m, n, k): (usize, usize, usize),
+        shape: (usize, usize, usize),
+        plan: Plan,
         repeats: usize,
-        announce: bool,
         rows: &mut Vec<Row>,
-    ) -> parray::Result<Plan> {
-        let plan = choose((m, n, k))?;
-        if announce {
-            let (a, b, mut c) = (DA::create()?, DB::create()?, DC::create()?);
-            let mut launch = || parray::gpu::time_ms(|| multiply(plan, &a, &b, &mut c));
-            let (first, second) = (launch()?, launch()?);
-            let of = if plan.transposed { "C^T" } else { "C" };
-            let ((h, w), parts) = (plan.tile, plan.parts);
-            println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
-        }
-        let inputs = Inputs::new::<DA, DB, DC>((m, n, k), repeats, rows)?;
+    ) -> parray::Result<()> {
+        let inputs = Inputs::new::<DA, DB, DC>(shape, repeats, rows)?;
         rows.push(inputs.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
             "tuned",
             "row-major",
             repeats,
             |a, b, c| multiply(plan, a, b, c),
         )?);
-        Ok(plan)
+        Ok(())
     }
 }
 
@@ -559,7 +560,9 @@ fn rows() -> parray::Result<Vec<Row>> {
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let mut rows = Vec::new();
     if let Some(shape) = gemm::shape() {
-        any_shape::run(shape, repeats, true, &mut rows)?;
+        let plan = any_shape::choose(shape)?;
+        any_shape::launches(shape, plan)?;
+        any_shape::run(shape, plan, repeats, &mut rows)?;
         return Ok(rows);
     }
     for n in gemm::sizes(&[4096, 8192], &[256])? {
@@ -590,7 +593,8 @@ fn rows() -> parray::Result<Vec<Row>> {
 /// 32 blocks for the H200's 132 multiprocessors): a row of the main example's table.
 pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     let (mut rows, n) = (Vec::new(), 1024);
-    let plan = any_shape::run((n, n, n), gemm::repeats()?, false, &mut rows)?;
+    let plan = any_shape::choose((n, n, n))?;
+    any_shape::run((n, n, n), plan, gemm::repeats()?, &mut rows)?;
     // Blocks of 256 threads: one a tile of C and part of K.
     let (rows_of_tile, cols_of_tile) = plan.tile;
     let threads = n.div_ceil(rows_of_tile) * n.div_ceil(cols_of_tile) * plan.parts * 256;
