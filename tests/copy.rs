@@ -102,6 +102,52 @@ parray! {
     pub dmem float [512][8] NARROW_STORE;
     pub float [#NARROW_STORE_0][6#NARROW_STORE_1] NARROW;
     pub paged float [512][6] NARROW_ROWS;
+    // Rows on one GPU of more than a MiB: 601 floats (2404 bytes: words of 4), in storage
+    // of 640 and of 768 (the strided path's rows kernel there).
+    pub dmem float [512][601] PITCHED_ROWS;
+    pub dmem float [512][640] PITCHED_ROWS_A_STORE;
+    pub float [#PITCHED_ROWS_A_STORE_0][601#PITCHED_ROWS_A_STORE_1] PITCHED_ROWS_A;
+    pub dmem float [512][768] PITCHED_ROWS_B_STORE;
+    pub float [#PITCHED_ROWS_B_STORE_0][601#PITCHED_ROWS_B_STORE_1] PITCHED_ROWS_B;
+}
+
+/// Rows between two pitched arrays on one GPU, dense to padded, padded to padded and back,
+/// each row where it belongs and the padding untouched (a kernel on a GPU, the element
+/// loop on the emulation: the same result).
+#[test]
+fn rows_between_pitched_arrays_on_one_device() -> parray::Result<()> {
+    let value = |i: usize, j: usize| (i * 601 + j) as f32;
+    let values: Vec<f32> = (0..512 * 601).map(|k| value(k / 601, k % 601)).collect();
+    let mut dense = PITCHED_ROWS::create()?;
+    dense.copy_from_slice(&values)?;
+    let (mut s640, mut s768) = (
+        PITCHED_ROWS_A_STORE::create()?,
+        PITCHED_ROWS_B_STORE::create()?,
+    );
+    s640.fill(-1.0)?;
+    s768.fill(-2.0)?;
+    dense.copy_to(s640.view_mut::<PITCHED_ROWS_A>())?;
+    s640.view::<PITCHED_ROWS_A>()
+        .copy_to(s768.view_mut::<PITCHED_ROWS_B>())?;
+    let mut back = PITCHED_ROWS::create()?;
+    assert!(matches!(
+        s768.view::<PITCHED_ROWS_B>().copy_to(&mut back)?,
+        CopyPath::Strided(_)
+    ));
+    assert_eq!(back.to_vec()?, values);
+    for (stored, pitch, pad) in [(s640.to_vec()?, 640, -1.0), (s768.to_vec()?, 768, -2.0)] {
+        for i in 0..512 {
+            for j in 0..pitch {
+                let want = if j < 601 { value(i, j) } else { pad };
+                assert_eq!(
+                    stored[i * pitch + j],
+                    want,
+                    "({i}, {j}) of rows {pitch} apart"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn matrix(i: usize, j: usize) -> f32 {

@@ -14,11 +14,11 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use parray_compiler::back::c::Dialect;
-use parray_compiler::kernels::Kernel;
+use parray_compiler::kernels::{Kernel, Rows2d};
 use parray_layout::eval::Program;
 use parray_layout::ElemType;
 
@@ -115,8 +115,8 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
     let typed = Layout::Typed;
     match path {
         CopyPath::Bulk => d.copy_prefix_from(s, n)?,
-        CopyPath::Strided(rows) => strided(s, d, rows)?,
-        CopyPath::Fields => fields(s, d, n)?,
+        CopyPath::Strided(rows) => strided(s, d, rows, site)?,
+        CopyPath::Fields => fields(s, d, n, site)?,
         CopyPath::ThroughHost => {
             let (from, mut to) = (s.to_vec()?, d.to_vec()?);
             remap_on_host(&from, &mut to, n, s_off, d_off);
@@ -288,7 +288,12 @@ fn place<T: Element>(b: &Buffer<T>) -> Place {
 
 /// Row `r < rows.height` of `rows.src.width` elements from `rows.src.start + r *
 /// rows.src.pitch` to `rows.dst.start + r * rows.dst.pitch` ([`copy_2d`] in elements).
-fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Result<()> {
+fn strided<T: Element>(
+    s: &Buffer<T>,
+    d: &mut Buffer<T>,
+    rows: Strided,
+    site: &'static DetourSite,
+) -> Result<()> {
     let bytes = |r: Rows| {
         let b = size_of::<T>() as u64;
         Rows {
@@ -297,14 +302,19 @@ fn strided<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, rows: Strided) -> Resul
             pitch: r.pitch * b,
         }
     };
-    copy_2d(s, d, (bytes(rows.src), bytes(rows.dst)), rows.height)
+    copy_2d(s, d, (bytes(rows.src), bytes(rows.dst)), rows.height, site)
 }
 
 /// Element `k` of `n` from an array of whole records to one of field arrays (SoA, SPEC
 /// 2.3), or between two such, both in logical order: per field, a row per element, the
 /// field's bytes wide, from its offset in a whole record (the pitch the record's) or its
 /// array (the pitch the field's).
-fn fields<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> {
+fn fields<T: Element>(
+    s: &Buffer<T>,
+    d: &mut Buffer<T>,
+    n: usize,
+    site: &'static DetourSite,
+) -> Result<()> {
     let ElemType::Record(record) = T::ELEM else {
         return Err(Error::CopyUnsupported {
             reason: format!("{} is not a record, whose fields could be copied", T::ELEM),
@@ -326,22 +336,29 @@ fn fields<T: Element>(s: &Buffer<T>, d: &mut Buffer<T>, n: usize) -> Result<()> 
         }
     };
     for k in 0..record.def().fields.len() {
-        copy_2d(s, d, (side(s.fields(), k), side(d.fields(), k)), n as u64)?;
+        copy_2d(
+            s,
+            d,
+            (side(s.fields(), k), side(d.fields(), k)),
+            n as u64,
+            site,
+        )?;
     }
     Ok(())
 }
 
 /// Row `r < height` of `src.width` bytes from `src.start + r * src.pitch` bytes of the
 /// storage of `s` to `dst.start + r * dst.pitch` of `d`'s: a `memcpy` per row between
-/// host arrays, else one `cuMemcpy2DAsync` on the GPU's stream, complete when this
-/// returns.
+/// host arrays, else one `cuMemcpy2DAsync` (or, on one GPU, one kernel) on the GPU's
+/// stream, complete when this returns.
 fn copy_2d<T: Element>(
     s: &Buffer<T>,
     d: &mut Buffer<T>,
     rows: (Rows, Rows),
     height: u64,
+    site: &'static DetourSite,
 ) -> Result<()> {
-    if let Some(device) = queue_2d(s, d, rows, height, None)? {
+    if let Some(device) = queue_2d(s, d, rows, height, None, site)? {
         on_gpu(Some(&device), s.type_name())?
             .stream
             .synchronize()
@@ -352,13 +369,16 @@ fn copy_2d<T: Element>(
 
 /// [`copy_2d`]'s rows, queued on `stream` (the GPU's own stream when `None`) and not
 /// waited for when a side is on a GPU: returns that GPU, whose `stream` the caller must
-/// synchronise before `d` is read or either array is dropped or written.
+/// synchronise before `d` is read or either array is dropped or written. Between two
+/// arrays on one GPU, at least [`KERNEL_ROWS_BYTES`] of rows move by a kernel
+/// ([`rows_on_device`]), as the copy `site`'s launch.
 pub(crate) fn queue_2d<T: Element>(
     s: &Buffer<T>,
     d: &mut Buffer<T>,
     (src, dst): (Rows, Rows),
     height: u64,
-    stream: Option<&cudarc::driver::CudaStream>,
+    stream: Option<&Arc<cudarc::driver::CudaStream>>,
+    site: &'static DetourSite,
 ) -> Result<Option<Device>> {
     let n = height * src.width;
     let (s_end, d_end) = (src.end(n) as usize, dst.end(n) as usize);
@@ -385,6 +405,22 @@ pub(crate) fn queue_2d<T: Element>(
         }
         return Ok(None);
     };
+    let cuda = on_gpu(Some(&device), s.type_name())?;
+    let on = stream.unwrap_or(&cuda.stream);
+    let one_gpu = |b: &Buffer<T>| b.device().is_some_and(|g| g.ordinal() == device.ordinal());
+    let rows_fit = |r: Rows| height == 1 || r.pitch >= r.width;
+    if s.device_slice().is_some()
+        && d.device_slice().is_some()
+        && one_gpu(s)
+        && one_gpu(d)
+        && width * height >= KERNEL_ROWS_BYTES
+        && rows_fit(src)
+        && rows_fit(dst)
+    {
+        let (from, to) = (s.device_address(cuda), d.device_address_mut(cuda));
+        rows_on_device(cuda, on, (from, src), (to, dst), height as u64, site)?;
+        return Ok(Some(device));
+    }
     use cudarc::driver::sys::{self, CUmemorytype};
     let mut op = sys::CUDA_MEMCPY2D {
         srcXInBytes: src.start as usize,
@@ -404,7 +440,6 @@ pub(crate) fn queue_2d<T: Element>(
         srcArray: std::ptr::null_mut(),
         dstArray: std::ptr::null_mut(),
     };
-    let cuda = on_gpu(Some(&device), s.type_name())?;
     if s.device_slice().is_some() {
         op.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
         op.srcDevice = s.device_address(cuda);
@@ -419,7 +454,6 @@ pub(crate) fn queue_2d<T: Element>(
     }
     let fail = |e| Error::driver(s.type_name(), "2-D strided copy", e);
     cuda.stream.context().bind_to_thread().map_err(fail)?;
-    let on = stream.unwrap_or(&cuda.stream);
     // SAFETY: each side is a live array (a device one on `cuda`'s GPU, whose stream `on`
     // orders the copy after the work queued on it, or after the events the caller
     // recorded there) holding every element the rows reach (checked against the extents
@@ -429,6 +463,69 @@ pub(crate) fn queue_2d<T: Element>(
         .result()
         .map_err(fail)?;
     Ok(Some(device))
+}
+
+/// Bytes of rows from which a copy between two arrays on one GPU goes by a kernel: the
+/// copy engines move 2-D copies there at a third of a kernel's rate or less (2 GiB in
+/// rows of 4 MiB on an H200: 2.56 ms, where the kernel takes about 1.5 ms, and beside NCCL's
+/// messages they slowed those by half), while below a MiB their latency is what counts,
+/// and a kernel's first compile would cost more than the copy.
+const KERNEL_ROWS_BYTES: usize = 1 << 20;
+
+/// `height` rows between two arrays on `cuda`'s GPU (at device addresses `from` and `to`)
+/// by the rows kernel for their shape (`kernels::rows_kernel`, one per shape, in the
+/// widest word that their starts, widths and pitches are multiples of), queued on `on`.
+fn rows_on_device(
+    cuda: &CudaDevice,
+    on: &Arc<cudarc::driver::CudaStream>,
+    (from, src): (u64, Rows),
+    (to, dst): (u64, Rows),
+    height: u64,
+    site: &'static DetourSite,
+) -> Result<()> {
+    let (from, to) = (from + src.start, to + dst.start);
+    let bytes = [from, to, src.width, src.pitch, dst.pitch];
+    let (word, elem) = [
+        (16, ElemType::Int4),
+        (8, ElemType::Int2),
+        (4, ElemType::Int),
+        (1, ElemType::UChar),
+    ]
+    .into_iter()
+    .find(|(w, _)| bytes.iter().all(|b| b % w == 0))
+    .expect("every count of bytes is a multiple of 1");
+    // One row has no pitch to keep: the kernel for its width serves it.
+    let pitch = |r: Rows| match height {
+        1 => r.width / word,
+        _ => r.pitch / word,
+    };
+    let rows = Rows2d {
+        word: elem,
+        height,
+        width: src.width / word,
+        src_pitch: pitch(src),
+        dst_pitch: pitch(dst),
+    };
+    static KERNELS: BuiltKernels<Rows2d> = OnceLock::new();
+    let kernel = built_kernel(&KERNELS, rows, || {
+        parray_compiler::kernels::rows_kernel("parray_rows", rows, Dialect::Cuda)
+    })?;
+    let launch = Launch::mover("parray_rows", &kernel.source, kernel.grid, site);
+    // SAFETY: `parray_rows(W* s, W* d)` takes two device addresses on `cuda`'s GPU, each
+    // the start of a side's rows in a live array that holds them to the end of their last
+    // row (the caller checked both extents), aligned to the word `W` (chosen above to
+    // divide them); the kernel's every access is proved within its side's type, which ends
+    // where that last row does (`Rows2d::module`). The sides are distinct arrays (a `&`
+    // and a `&mut`); `on` orders the launch after their producers, and the caller
+    // synchronises it before they are used again.
+    unsafe {
+        run_on_gpu(
+            cuda,
+            on,
+            &launch,
+            &[KernelValue::U64(from), KernelValue::U64(to)],
+        )
+    }
 }
 
 /// `from` (on one GPU) into `to` (on another), complete when this returns: one
@@ -531,6 +628,7 @@ fn remap_on_device<S: DataType, D: DataType<Elem = S::Elem>>(
     unsafe {
         run_on_gpu(
             cuda,
+            &cuda.stream,
             &launch,
             &[KernelValue::U64(from), KernelValue::U64(to)],
         )

@@ -1,5 +1,6 @@
 //! The kernels the runtime builds for itself, built as IR bodies and written by the one C
 //! writer, as a detour's body is: a `#copy` between layouts on a GPU ([`remap_kernel`]),
+//! the rows of a 2-D copy there ([`rows_kernel`]),
 //! the steps of a copy between distributed types ([`exchange_kernel`]), and the kernel of
 //! a detour whose forms wait for their types ([`specialised_kernel`]).
 //!
@@ -17,7 +18,7 @@ mod remap;
 mod specialise;
 
 pub use exchange::{exchange_kernel, ExchangeStep, EXCHANGE_BLOCK};
-pub use remap::{remap_kernel, REMAP_PER_THREAD};
+pub use remap::{remap_kernel, rows_kernel, Rows2d, REMAP_PER_THREAD};
 pub use specialise::{specialised_kernel, Specialised, TypeBinding};
 
 use parray_layout::CudaGrid;

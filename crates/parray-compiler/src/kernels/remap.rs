@@ -100,6 +100,48 @@ pub fn remap_kernel(
     moves(b, [s, d], count, 1, name, dialect)
 }
 
+/// A 2-D copy on one GPU in words of one size: `height` rows of `width` words, row `r`
+/// from word `r * src_pitch` of the source to word `r * dst_pitch` of the destination
+/// (each pitch at least `width`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rows2d {
+    /// The word: `uchar`, `int`, `int2` or `int4`.
+    pub word: ElemType,
+    pub height: u64,
+    pub width: u64,
+    pub src_pitch: u64,
+    pub dst_pitch: u64,
+}
+
+impl Rows2d {
+    /// The two sides as types: `FROM` and `TO`, views `[#S_0][width #S_1]` of pitched
+    /// storage `[height][pitch]`, whose extents end where their last rows do.
+    pub fn module(&self) -> parray_layout::Result<Module> {
+        let Rows2d {
+            word,
+            height,
+            width,
+            ..
+        } = *self;
+        let side = |ty: &str, pitch: u64| {
+            format!(
+                "#parray {{dmem {word} [{height}][{pitch}]}} {ty}_STORE
+#parray {{{word} [#{ty}_STORE_0][{width} #{ty}_STORE_1]}} {ty}
+"
+            )
+        };
+        Module::parse(&(side("FROM", self.src_pitch) + &side("TO", self.dst_pitch)))
+    }
+}
+
+/// The kernel `name` that moves `rows`: the [`remap_kernel`] from [`Rows2d::module`]'s
+/// `FROM` to its `TO`, so that a copy of rows is a `#copy` between two types, with its
+/// proofs and its grid.
+pub fn rows_kernel(name: &str, rows: Rows2d, dialect: Dialect) -> parray_layout::Result<Kernel> {
+    let module = rows.module()?;
+    remap_kernel(name, rows.word, (&module, "FROM"), (&module, "TO"), dialect)
+}
+
 /// One side of a remap: its offset function of one flat index (by vectors of some lanes)
 /// and the type it indexes.
 struct Copied {

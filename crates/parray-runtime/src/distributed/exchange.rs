@@ -88,7 +88,9 @@ pub(crate) fn exchange_on_gpu<S: DataType, D: DataType<Elem = S::Elem>>(
     };
     if moves_runs::<S::Elem>(cuda, ex)? {
         let device = src.device().expect("on a GPU (checked above)").clone();
-        return on_side_stream(&device, || queue_runs(src, dst, ex, me, 0..s_part as u64));
+        return on_side_stream(&device, || {
+            queue_runs(src, dst, ex, (me, 0..s_part as u64), site)
+        });
     }
     let n = (ex.block() * ex.src.ranks) as usize;
     let device = s.device().expect("on a GPU (checked above)");
@@ -134,8 +136,8 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
     ex: &DigitExchange,
-    me: usize,
-    chunk: Range<u64>,
+    (me, chunk): (usize, Range<u64>),
+    site: &'static DetourSite,
 ) -> Result<()> {
     let (s, d) = (src.buffer(), dst.buffer_mut());
     let cuda = same_gpu(s, d)?;
@@ -193,7 +195,14 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
             let mut into = m.at as u64;
             for &(from, _, height) in groups {
                 let to = packed(into, from.width);
-                queue_2d(s, staging, (bytes(from), bytes(to)), height, Some(side))?;
+                queue_2d(
+                    s,
+                    staging,
+                    (bytes(from), bytes(to)),
+                    height,
+                    Some(side),
+                    site,
+                )?;
                 into += from.width * height;
             }
         }
@@ -216,13 +225,13 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     )?;
     // The own block on the device's stream, after its producer, beside the messages.
     for (from, to, height) in rows((me, me)) {
-        queue_2d(s, d, (bytes(from), bytes(to)), height, None)?;
+        queue_2d(s, d, (bytes(from), bytes(to)), height, None, site)?;
     }
     for (mut from, groups) in scatters {
         let staging = receiving.as_ref().expect("made for the scattered runs");
         for &(_, to, height) in groups {
             let rows = (bytes(packed(from, to.width)), bytes(to));
-            queue_2d(staging, d, rows, height, Some(side))?;
+            queue_2d(staging, d, rows, height, Some(side), site)?;
             from += to.width * height;
         }
     }
@@ -433,6 +442,7 @@ fn launch_exchange(
     unsafe {
         run_on_gpu(
             cuda,
+            &cuda.stream,
             &Launch::mover("parray_exchange", &kernel.source, kernel.grid, site),
             &[KernelValue::U64(from), KernelValue::U64(to)],
         )?

@@ -298,7 +298,7 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
             produced(src, chunk.clone())?;
             let range = chunk.start as u64..chunk.end as u64;
             match &how {
-                Some(ex) => exchange::queue_runs(src, dst, ex, job.rank, range)?,
+                Some(ex) => exchange::queue_runs(src, dst, ex, (job.rank, range), site)?,
                 None => exchange::queue_in_place(src, dst, chunk)?,
             }
         }

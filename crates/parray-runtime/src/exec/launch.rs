@@ -2,10 +2,10 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use parray_compiler::kernels::Kernel;
 use parray_layout::grid::CudaGrid;
 
@@ -235,7 +235,7 @@ unsafe fn check_and_run(
             emulate().map_err(|e| emulation_error(launch, e))
         }
         // SAFETY: forwarded to the caller.
-        Some(cuda) => unsafe { run_on_gpu(cuda, launch, &values) },
+        Some(cuda) => unsafe { run_on_gpu(cuda, &cuda.stream, launch, &values) },
     }
 }
 
@@ -263,10 +263,15 @@ fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
     Device::from_id(first_device)
 }
 
+/// Launches `launch` on `stream`, one of `cuda`'s streams (the device's own, or its side
+/// stream for a pipelined copy), behind the work queued there.
+///
 /// # Safety
-/// As [`detour_cuda`].
+/// As [`detour_cuda`], with `stream` ordering the launch after the work that writes its
+/// arguments, and before the work that reads what it writes.
 pub(crate) unsafe fn run_on_gpu(
     cuda: &CudaDevice,
+    stream: &Arc<CudaStream>,
     launch: &Launch,
     values: &[KernelValue],
 ) -> Result<()> {
@@ -309,14 +314,14 @@ pub(crate) unsafe fn run_on_gpu(
         true => Some(cuda.fault_record().map_err(fail)?),
         false => None,
     };
-    let record = held.as_ref().map(|f| f.device.device_ptr(&cuda.stream).0);
+    let record = held.as_ref().map(|f| f.device.device_ptr(stream).0);
     // Checked barriers find the record through the module's `parray_sync_fault`.
     if let Some(address) = record.filter(|_| checks_sync) {
         let mut pointer = kernel
             .module
-            .get_global("parray_sync_fault", &cuda.stream)
+            .get_global("parray_sync_fault", stream)
             .map_err(|e| fail(format!("the checked barriers' record pointer: {e}")))?;
-        cuda.stream
+        stream
             .memcpy_htod(&address.to_ne_bytes(), &mut pointer)
             .map_err(|e| fail(format!("pointing the checked barriers at the record: {e}")))?;
     }
@@ -331,16 +336,16 @@ pub(crate) unsafe fn run_on_gpu(
         };
         let mut bank = kernel
             .module
-            .get_global(symbol, &cuda.stream)
+            .get_global(symbol, stream)
             .map_err(|e| fail(format!("the constant array `{symbol}`: {e}")))?;
         let bytes = bank.len();
-        let (to, _record) = bank.device_ptr_mut(&cuda.stream);
+        let (to, _record) = bank.device_ptr_mut(stream);
         // SAFETY: `address` is the argument's array on this device, which the detour
         // checked holds the extent of the cmem types the body indexes it as (the size of
         // the `__constant__` array, `bytes`), borrowed for the launch; both are ordered on
         // this stream.
         unsafe {
-            cudarc::driver::result::memcpy_dtod_async(to, address, bytes, cuda.stream.cu_stream())
+            cudarc::driver::result::memcpy_dtod_async(to, address, bytes, stream.cu_stream())
         }
         .map_err(|e| fail(format!("filling the constant array `{symbol}`: {e}")))?;
     }
@@ -369,7 +374,7 @@ pub(crate) unsafe fn run_on_gpu(
             ))),
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut builder = cuda.stream.launch_builder(function);
+    let mut builder = stream.launch_builder(function);
     for (value, fields) in values.iter().zip(&structs) {
         match value {
             KernelValue::F32(v) => builder.arg(v),
@@ -400,7 +405,7 @@ pub(crate) unsafe fn run_on_gpu(
     // `values`, `structs` and `maps` outlive the launch, which copies them.
     unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
     let wait = || {
-        cuda.stream
+        stream
             .synchronize()
             .map_err(|e| fail(format!("the kernel failed while running: {e}")))
     };
@@ -421,7 +426,7 @@ pub(crate) unsafe fn run_on_gpu(
     let (mut r, names) = (r, launch.checked.unwrap_or(&[]));
     {
         let FaultRecord { device, host } = &mut *r;
-        cuda.stream
+        stream
             .memcpy_dtoh(&*device, host)
             .map_err(|e| fail(format!("reading the kernel's fault record: {e}")))?;
     }
