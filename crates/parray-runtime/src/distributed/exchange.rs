@@ -127,11 +127,11 @@ pub(crate) fn moves_runs<T: Element>(cuda: &CudaDevice, ex: &DigitExchange) -> R
 /// source, on rank `me`: those of its own block as 2-D device copies from part to part on
 /// the device's stream (beside the messages), and on its side stream one NCCL message to
 /// and one from every other rank (NCCL spends microseconds on each message of a group, so
-/// a message a run costs more than a gather), each
-/// straight from (or into) the part where its runs are consecutive there, else gathered
-/// into (or scattered from) a staging array by 2-D device copies (the copy engines, not
-/// kernels). Every rank queues the same chunks in the same order. Not waited for: called
-/// inside [`on_side_stream`], which waits.
+/// a message a run costs more than a gather), each straight from (or into) the part where
+/// its runs are consecutive there, else gathered on the device's stream into (or
+/// scattered on the side stream from) a staging array of the chunk's own by 2-D device
+/// copies (3.9's rows kernel). Every rank queues the same chunks in the same order,
+/// with `site` the copy's. Not waited for: called inside [`on_side_stream`], which waits.
 pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &Array<S>,
     dst: &mut Array<D>,
@@ -181,33 +181,28 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
     };
     let mut sending = staging_of(staged(&outgoing, |g| g.0))?;
     let mut receiving = staging_of(staged(&incoming, |g| g.1))?;
-    // After the chunk's producer, and a new staging array's zeroing, on the device stream.
-    side.join(&cuda.stream)
-        .map_err(|e| Error::driver("#copy", "ordering a chunk after the device's work", e))?;
     let (mut sends, mut cursor) = (Vec::new(), 0);
     for (peer, groups) in &outgoing {
         let Some(m) = message(*peer, groups, |g| g.0, &mut cursor) else {
             continue;
         };
         if m.staged {
-            // Gathered into the staging array, in order, from the message's offset on.
+            // Gathered into the staging array, in order, from the message's offset on, on
+            // the device's stream after the chunk's producer: so that they overlap the
+            // messages of the chunk before, not wait behind them on the side stream.
             let staging = sending.as_mut().expect("made for the gathered runs");
             let mut into = m.at as u64;
             for &(from, _, height) in groups {
                 let to = packed(into, from.width);
-                queue_2d(
-                    s,
-                    staging,
-                    (bytes(from), bytes(to)),
-                    height,
-                    Some(side),
-                    site,
-                )?;
+                queue_2d(s, staging, (bytes(from), bytes(to)), height, None, site)?;
                 into += from.width * height;
             }
         }
         sends.push(m);
     }
+    // After the chunk's producer, its gathers and a new staging array's zeroing.
+    side.join(&cuda.stream)
+        .map_err(|e| Error::driver("#copy", "ordering a chunk after the device's work", e))?;
     let (mut recvs, mut scatters, mut cursor) = (Vec::new(), Vec::new(), 0);
     for (peer, groups) in &incoming {
         let Some(m) = message(*peer, groups, |g| g.1, &mut cursor) else {
@@ -235,10 +230,10 @@ pub(crate) fn queue_runs<S: DataType, D: DataType<Elem = S::Elem>>(
             from += to.width * height;
         }
     }
-    // Kept (not dropped) until later chunks take them: the side stream still reads them,
-    // and the pool's arrays are only ever used on it, in order.
+    // Not dropped, nor given to a later chunk, while the streams may still use them: back
+    // in the pool once `on_side_stream` has waited for both.
     for staging in [sending, receiving].into_iter().flatten() {
-        keep_staging(staging);
+        keep_staging_after_sync(staging);
     }
     Ok(())
 }
@@ -337,6 +332,10 @@ pub(crate) fn on_side_stream(device: &Device, queue: impl FnOnce() -> Result<()>
         .join(side)
         .and_then(|()| cuda.stream.synchronize())
         .map_err(|e| Error::driver("#copy", "waiting for a pipelined copy", e));
+    // Where the wait failed the copies' staging arrays stay held: they may still be in use.
+    if finished.is_ok() {
+        release_staging(device.ordinal());
+    }
     queued.and(finished)
 }
 
@@ -380,9 +379,7 @@ fn rows_of(runs: &[(u64, u64)], len: u64) -> Vec<(Rows, Rows, u64)> {
 /// else new.
 fn staging<T: Element>(device: &Device, n: usize) -> Result<Buffer<T>> {
     let key = (device.ordinal(), TypeId::of::<T>(), n);
-    let kept = STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    let kept = lock(&STAGING)
         .get_mut(&key)
         .and_then(Vec::pop)
         .and_then(|b| b.downcast::<Buffer<T>>().ok());
@@ -400,19 +397,47 @@ fn staging<T: Element>(device: &Device, n: usize) -> Result<Buffer<T>> {
 
 /// Keeps a staging array for the next exchange of its size on its device.
 fn keep_staging<T: Element>(buffer: Buffer<T>) {
-    let ordinal = buffer.device().map_or(0, Device::ordinal);
-    STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry((ordinal, TypeId::of::<T>(), buffer.extent()))
-        .or_default()
-        .push(Box::new(buffer));
+    let (key, kept) = pooled(buffer);
+    lock(&STAGING).entry(key).or_default().push(kept);
 }
 
-type StagingPool = HashMap<(usize, TypeId, usize), Vec<Box<dyn std::any::Any + Send>>>;
+/// Holds a staging array that a pipelined copy's streams may still use until
+/// [`on_side_stream`] has waited for them ([`release_staging`]).
+fn keep_staging_after_sync<T: Element>(buffer: Buffer<T>) {
+    lock(&IN_FLIGHT).push(pooled(buffer));
+}
+
+/// Returns the staging arrays held for the pipelined copies on device `ordinal` to the
+/// pool: its streams have finished with them.
+fn release_staging(ordinal: usize) {
+    let mut held = lock(&IN_FLIGHT);
+    let (done, still): (Vec<_>, Vec<_>) = held.drain(..).partition(|(key, _)| key.0 == ordinal);
+    *held = still;
+    let mut pool = lock(&STAGING);
+    for (key, kept) in done {
+        pool.entry(key).or_default().push(kept);
+    }
+}
+
+/// A staging array as the pool keeps it: by device, element and extent.
+fn pooled<T: Element>(buffer: Buffer<T>) -> (StagingKey, Box<dyn std::any::Any + Send>) {
+    let ordinal = buffer.device().map_or(0, Device::ordinal);
+    let key = (ordinal, TypeId::of::<T>(), buffer.extent());
+    (key, Box::new(buffer))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+type StagingKey = (usize, TypeId, usize);
+
+type StagingPool = HashMap<StagingKey, Vec<Box<dyn std::any::Any + Send>>>;
 
 static STAGING: std::sync::LazyLock<Mutex<StagingPool>> =
     std::sync::LazyLock::new(Default::default);
+
+static IN_FLIGHT: Mutex<Vec<(StagingKey, Box<dyn std::any::Any + Send>)>> = Mutex::new(Vec::new());
 
 /// The kernel of one step of the exchange between `S` and `D` on a rank.
 fn exchange_kernel<S: 'static, D: 'static>(
