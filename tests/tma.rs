@@ -439,3 +439,108 @@ fn a_two_stage_pipeline_with_empty_barriers_moves_every_tile() -> parray::Result
     );
     Ok(())
 }
+
+/// A warp-specialised pipeline: warp 0 produces (thread 0 waits for a stage's release and
+/// refills it by TMA), the other three warps consume (wait for the stage, read it, release
+/// it), as the two branches of one `if`. On a GPU the roles run at once; the emulation
+/// interleaves the branches, each running on until a wait the other must complete. The
+/// four tiles come out in order.
+#[test]
+fn a_producer_and_consumers_in_two_branches_move_every_tile() -> parray::Result<()> {
+    let (input, a) = input()?;
+    let mut out = O::create()?;
+    detour!(ONE(&a, &mut out) {
+        let st = STAGES::create();
+        let full = FULL::create();
+        let empty = EMPTY::create();
+        let t = $tid_1$;
+        if t == 0 {
+            for i in 0..2 {
+                #mbarrier init FULL(full + i) arrivals 1;
+                #mbarrier init EMPTY(empty + i) arrivals 96;
+            }
+        }
+        #sync;
+        if t < 32 {
+            for k in 0..4 {
+                let i = k % 2;
+                if t == 0 {
+                    #wait EMPTY(empty + i) parity (k / 2 + 1) % 2;
+                    #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * i][0]$) on FULL(full + i);
+                }
+            }
+        } else {
+            for k in 0..4 {
+                let i = k % 2;
+                #wait FULL(full + i) parity (k / 2) % 2;
+                let r = t - 32;
+                if r < 64 {
+                    for c in 0..64 {
+                        out[$O[64 * k + r][c]$] = st[$STAGES[64 * i + r][c]$];
+                    }
+                }
+                #mbarrier arrive EMPTY(empty + i);
+            }
+        }
+    })?;
+    let want: Vec<u16> = (0..256 * 64)
+        .map(|e| {
+            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
+            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
+        })
+        .collect();
+    assert_eq!(bits(&out)?, want);
+    Ok(())
+}
+
+/// Roles that wait for each other with nothing left to arrive (the consumers never
+/// release a stage) are a deadlock the emulation reports with what the phase lacks, not
+/// a hang.
+#[test]
+fn roles_that_cannot_both_go_on_are_a_deadlock_reported() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
+    let (_, a) = input()?;
+    let mut out = O::create()?;
+    let e = detour!(ONE(&a, &mut out) {
+        let st = STAGES::create();
+        let full = FULL::create();
+        let empty = EMPTY::create();
+        let t = $tid_1$;
+        if t == 0 {
+            for i in 0..2 {
+                #mbarrier init FULL(full + i) arrivals 1;
+                #mbarrier init EMPTY(empty + i) arrivals 96;
+            }
+        }
+        #sync;
+        if t < 32 {
+            for k in 0..4 {
+                let i = k % 2;
+                if t == 0 {
+                    #wait EMPTY(empty + i) parity (k / 2 + 1) % 2;
+                    #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * i][0]$) on FULL(full + i);
+                }
+            }
+        } else {
+            for k in 0..4 {
+                let i = k % 2;
+                #wait FULL(full + i) parity (k / 2) % 2;
+                let r = t - 32;
+                if r < 64 {
+                    out[$O[64 * k + r][0]$] = st[$STAGES[64 * i + r][0]$];
+                }
+            }
+        }
+    })
+    .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains("thread 0 of the block waits for phase 0 of element 0 of EMPTY")
+            && message.contains("lacks 96 of its 96 arrivals")
+            && message.contains("thread 32 of the block waits for phase 1 of element 0 of FULL"),
+        "{message}"
+    );
+    Ok(())
+}

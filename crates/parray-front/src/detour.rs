@@ -742,7 +742,7 @@ fn cuda(
             quote!(move |__parray_block: &::parray::gpu::emulate::BlockThreads| {
                 #functions
                 #bind_params
-                #block
+                ::parray::__private::run_block(__parray_block, async { #block });
             }),
             quote!(::parray::gpu::detour_cuda_blocks),
         )

@@ -283,6 +283,7 @@ impl ThreadCtx<'_> {
     pub fn mbarrier_init(&self, bar: &PtrMut<'_, crate::mem::elem::Mbarrier>, arrivals: u32) {
         use crate::mem::mbarrier::Mbarrier;
         let key = bar.host_address().addr();
+        self.block.clock.progressed();
         let mut barriers = self.block.clock.mbarriers.borrow_mut();
         let made = match barriers.get_mut(&key) {
             Some((b, _)) => b.reinit(u64::from(arrivals)),
@@ -310,6 +311,7 @@ impl ThreadCtx<'_> {
         f: impl FnOnce(&mut crate::mem::mbarrier::Mbarrier) -> R,
     ) -> R {
         let key = bar.host_address().addr();
+        self.block.clock.progressed();
         let mut barriers = self.block.clock.mbarriers.borrow_mut();
         match barriers.get_mut(&key) {
             Some((b, _)) => f(b),
@@ -563,6 +565,8 @@ pub struct BlockThreads<'a> {
     current: &'a Cell<usize>,
     /// The first barrier the threads did not meet at: (line, waiting, left).
     diverged: Cell<Option<(u32, usize, usize)>>,
+    /// The messages of the waits found pending in the last poll, for a deadlock's report.
+    blocked: RefCell<Vec<String>>,
 }
 
 impl<'a> BlockThreads<'a> {
@@ -680,64 +684,153 @@ impl BlockThreads<'_> {
     /// `#wait B(b) parity P;` at line `line` (SPEC 3.9, "TMA copies"), a statement of the
     /// block's threads at once: each present thread (`present`) waits on its barrier
     /// `bars[t]` for the phase of parity `parities[t]`, as the mbarrier model says; the
-    /// first wait that observes a phase lands the TMA copies completing on it. A wait whose
-    /// parity skips a phase, and one whose phase cannot complete (every present thread
-    /// waits here in lockstep, so no thread can arrive: a deadlock on a GPU), are the
-    /// waiting thread's panics with the model's message. Where every thread of the block
-    /// waits, the wait orders the copies' writes before what each thread does next (the
-    /// race detector's barrier).
+    /// first wait that observes a phase lands the TMA copies completing on it. While a
+    /// thread's phase cannot complete the wait is pending, and the other branch of a role
+    /// `if` runs ([`join`]); where nothing else can run, [`run_block`] reports the
+    /// deadlock with what each waiting branch's phase lacks. A wait whose parity skips a
+    /// phase is the waiting thread's panic with the model's message. A wait orders the
+    /// copies' writes and what came before the arrivals before what every thread does
+    /// next (the race detector's barrier: it counts intervals between barriers, so it
+    /// misses a race between two threads that only an mbarrier's phase separates).
     ///
     /// # Panics
     /// As above; or if `present`, `bars` and `parities` do not have one entry per thread.
     #[track_caller]
-    pub fn mbarrier_wait(
+    pub fn mbarrier_wait<'w>(
+        &'w self,
+        present: &'w [bool],
+        bars: &'w [Option<PtrMut<'_, crate::mem::elem::Mbarrier>>],
+        parities: &'w [u32],
+        line: u32,
+    ) -> impl std::future::Future<Output = ()> + 'w {
+        let at = std::panic::Location::caller();
+        let mut waiting: Vec<bool> = present.to_vec();
+        std::future::poll_fn(move |_| {
+            for t in 0..self.len() {
+                if !waiting[t] {
+                    continue;
+                }
+                match self.observe(t, bars, parities, line) {
+                    Some(phase) => {
+                        waiting[t] = false;
+                        self.first.block.clock.progressed();
+                        // Phase -1 (a fresh barrier's parity 1) has no copies.
+                        if let (Ok(phase), Some(bar)) = (u64::try_from(phase), &bars[t]) {
+                            let key = bar.host_address().addr();
+                            self.first.block.clock.copies.land_phase(key, phase, at);
+                        }
+                    }
+                    None => return std::task::Poll::Pending,
+                }
+            }
+            // What completed the phases (arrivals, copies) comes before what the waiting
+            // threads do next: an interval of the race detector ends here, for every
+            // thread (it counts intervals, not pairs of threads).
+            if present.iter().any(|p| *p) {
+                self.first.block.clock.barrier();
+            }
+            std::task::Poll::Ready(())
+        })
+    }
+
+    /// The phase thread `t`'s wait observes, or `None` (its message kept for the deadlock
+    /// report) where that phase cannot complete yet.
+    #[track_caller]
+    fn observe(
         &self,
-        present: &[bool],
+        t: usize,
         bars: &[Option<PtrMut<'_, crate::mem::elem::Mbarrier>>],
         parities: &[u32],
         line: u32,
-    ) {
-        let at = std::panic::Location::caller();
+    ) -> Option<i64> {
+        let _ctx = self.thread(t);
+        let Some(bar) = &bars[t] else {
+            return Some(-1);
+        };
         let clock = &self.first.block.clock;
-        for t in (0..self.len()).filter(|&t| present[t]) {
-            let _ctx = self.thread(t);
-            let Some(bar) = &bars[t] else { continue };
-            let key = bar.host_address().addr();
-            let seen = {
-                let mut barriers = clock.mbarriers.borrow_mut();
-                let Some((b, observers)) = barriers.get_mut(&key) else {
-                    drop(barriers);
-                    panic!("`#wait` at line {line} on element {} of {}, which no `#mbarrier init` initialised: initialise each barrier once (one thread, before a `#sync`)", bar.offset(), bar.type_name());
-                };
-                let observer = observers.entry(t).or_default();
-                match observer.wait(b, parities[t]) {
-                    Ok(Some(phase)) => Ok(phase),
-                    Ok(None) => Err(format!(
-                        "`#wait` at line {line}: thread {t} of the block waits for phase {} of element {} of {} (parity {}), which cannot complete: {}, and every thread present waits here (the emulation runs a block's threads in lockstep: a producer and its consumers in one branch each would wait for each other's arrivals; on a GPU this is a deadlock unless another branch arrives)",
-                        b.phase(),
-                        bar.offset(),
-                        bar.type_name(),
-                        parities[t],
-                        b.missing()
-                    )),
-                    Err(e) => Err(format!(
-                        "`#wait` at line {line} on element {} of {}: {e}",
-                        bar.offset(),
-                        bar.type_name()
-                    )),
-                }
-            };
-            match seen {
-                // Phase -1 (a fresh barrier's parity 1) has no copies.
-                Ok(phase) if phase >= 0 => clock.copies.land_phase(key, phase as u64, at),
-                Ok(_) => {}
-                Err(message) => panic!("{message}"),
+        let key = bar.host_address().addr();
+        let mut barriers = clock.mbarriers.borrow_mut();
+        let Some((b, observers)) = barriers.get_mut(&key) else {
+            drop(barriers);
+            panic!("`#wait` at line {line} on element {} of {}, which no `#mbarrier init` initialised: initialise each barrier once (one thread, before a `#sync`)", bar.offset(), bar.type_name());
+        };
+        match observers.entry(t).or_default().wait(b, parities[t]) {
+            Ok(Some(phase)) => Some(phase),
+            Ok(None) => {
+                let blocked = format!(
+                    "`#wait` at line {line}: thread {t} of the block waits for phase {} of element {} of {} (parity {}), which cannot complete: {}, and no thread of the block can run on to arrive (a producer and its consumers must be the two branches of one `if`, which the emulation interleaves; on a GPU this is a deadlock)",
+                    b.phase(),
+                    bar.offset(),
+                    bar.type_name(),
+                    parities[t],
+                    b.missing()
+                );
+                drop(barriers);
+                self.blocked.borrow_mut().push(blocked);
+                None
+            }
+            Err(e) => {
+                drop(barriers);
+                panic!(
+                    "`#wait` at line {line} on element {} of {}: {e}",
+                    bar.offset(),
+                    bar.type_name()
+                )
             }
         }
-        if present.iter().all(|p| *p) {
-            clock.barrier();
+    }
+
+    /// Whether a `#sync` of the block diverged: the body stops (each branch of a role
+    /// `if` returns, and the body after them).
+    pub fn failed(&self) -> bool {
+        self.diverged.get().is_some()
+    }
+}
+
+/// Runs a block's body (a cuda body with barriers, written as a future by `detour!`):
+/// polled until it completes; while it is pending and its last poll changed no mbarrier
+/// and passed no wait, every branch waits for a phase that nothing can complete, and
+/// that deadlock is the last waiting thread's panic (SPEC 3.9, "TMA copies").
+///
+/// # Panics
+/// On that deadlock, with each waiting branch's message.
+pub fn run_block(block: &BlockThreads<'_>, body: impl std::future::Future<Output = ()>) {
+    let mut body = std::pin::pin!(body);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        let before = block.first.block.clock.progress.get();
+        block.blocked.borrow_mut().clear();
+        if body.as_mut().poll(&mut cx).is_ready() {
+            return;
+        }
+        if block.first.block.clock.progress.get() == before {
+            let message = block.blocked.take().join("; and ");
+            panic!("{message}");
         }
     }
+}
+
+/// The two branches of a role `if` (SPEC 3.9, "TMA copies"), interleaved: each runs
+/// until it completes or waits for a phase the other must complete, in turn.
+pub async fn join(
+    then: impl std::future::Future<Output = ()>,
+    els: impl std::future::Future<Output = ()>,
+) {
+    let (mut then, mut els) = (std::pin::pin!(then), std::pin::pin!(els));
+    let (mut then_done, mut els_done) = (false, false);
+    std::future::poll_fn(|cx| {
+        if !then_done {
+            then_done = then.as_mut().poll(cx).is_ready();
+        }
+        if !els_done {
+            els_done = els.as_mut().poll(cx).is_ready();
+        }
+        match then_done && els_done {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// A TMA copy's moves under the emulation (SPEC 3.9, "TMA copies"): for every box
@@ -823,6 +916,7 @@ impl<F: Fn(&BlockThreads)> Strategy for Blocks<'_, F> {
             run,
             current,
             diverged: Cell::new(None),
+            blocked: RefCell::new(Vec::new()),
         };
         (self.0)(&threads);
         match threads.diverged.take() {

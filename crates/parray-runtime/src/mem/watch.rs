@@ -86,6 +86,10 @@ pub struct Clock {
     /// The block's mbarriers (SPEC 3.9, "TMA copies"), by their element's host address:
     /// the model of each, and what each thread of the block observed of it.
     pub(crate) mbarriers: RefCell<Mbarriers>,
+    /// Changes of the block's mbarriers and waits passed, counted: a body whose branches
+    /// are all waiting ([`crate::exec::emulate::run_block`]) and made none since is
+    /// deadlocked.
+    pub(crate) progress: Cell<u64>,
 }
 
 /// A block's mbarriers by their element's host address: the model of each, and by thread
@@ -99,6 +103,11 @@ pub(crate) type Mbarriers = std::collections::HashMap<
 >;
 
 impl Clock {
+    /// Counts a change of an mbarrier, or a wait passed.
+    pub(crate) fn progressed(&self) {
+        self.progress.set(self.progress.get() + 1);
+    }
+
     /// A new block, whose thread 0 is thread `block_tid` of the grid, starts: accesses of
     /// the last block race with none of it here (global memory keeps its marks).
     pub fn start_block(&self, block_tid: u64) {
@@ -109,6 +118,7 @@ impl Clock {
         let _ = self.copies.left();
         let _ = self.wgmmas.left();
         self.mbarriers.borrow_mut().clear();
+        self.progress.set(0);
         if let Some(g) = self.global.borrow_mut().as_mut() {
             g.fenced.fill(0);
             if let Some(log) = &mut g.unsealed {

@@ -12,6 +12,13 @@
 //! per thread (`__parray_s<id>`); a shared array is one per block, created before the
 //! first stretch. The stretches keep the plain loops of a body without barriers, and with
 //! them the CPU's overlap of one thread's memory accesses with the next's.
+//!
+//! The body is an `async` block that `run_block` polls: a `#wait` on an mbarrier is
+//! pending while its phase cannot complete. An `if` whose two branches both wait on
+//! mbarriers (a producer's role and its consumers', SPEC 3.9) runs its branches as two
+//! futures that `join` interleaves, each running on until a wait the other must complete;
+//! the per-thread vectors both branches use are then kept in one `RefCell`, borrowed by
+//! each stretch for its loop (no stretch awaits).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -76,10 +83,14 @@ pub(super) struct Blocks {
     /// Loops of the thread's own around the statement being written, in its stretch.
     thread_loops: Cell<usize>,
     fresh: Cell<usize>,
+    /// Inside the branches of a role `if` ([`Writer::roles`]): the `RefCell` of the
+    /// per-thread vectors both branches use, and their names, which each stretch borrows.
+    joint: RefCell<Option<(Ident, Vec<Ident>)>>,
 }
 
-/// The body of a cuda detour with barriers as the emulation runs it: the statements of a
-/// closure `|__parray_block: &BlockThreads| { .. }` (after the parameters' bindings).
+/// The body of a cuda detour with barriers as the emulation runs it: the statements of an
+/// `async` block, which the closure `|__parray_block: &BlockThreads| { .. }` gives to
+/// `run_block` (after the parameters' bindings).
 pub fn block_body_tokens(proved: &Proved) -> TokenStream {
     let body = proved.body();
     let blocks = Blocks::plan(body);
@@ -265,6 +276,7 @@ impl Blocks {
             frames: RefCell::new(Vec::new()),
             thread_loops: Cell::new(0),
             fresh: Cell::new(0),
+            joint: RefCell::new(None),
         }
     }
 
@@ -302,6 +314,34 @@ impl Blocks {
 
     fn mask(&self) -> Ident {
         self.frames.borrow().last().expect("a frame").mask.clone()
+    }
+
+    /// In a branch of a role `if`: the per-thread vectors the two branches share, borrowed
+    /// from their `RefCell` under their own names until the end of the enclosing block
+    /// (a stretch, or a statement that awaits nothing).
+    fn borrow_joint(&self) -> TokenStream {
+        let Some((cell, names)) = self.joint.borrow().clone() else {
+            return TokenStream::new();
+        };
+        let held = format_ident!("__parray_joint_held");
+        quote! {
+            let mut #held = #cell.borrow_mut();
+            #[allow(unused_variables)]
+            let (#(#names,)*) = &mut *#held;
+        }
+    }
+
+    /// The names of the per-thread vectors a role `if`'s branches share: every spilled
+    /// local and every mask of the constructs around it.
+    fn joint_names(&self) -> Vec<Ident> {
+        let mut spilled: Vec<LocalId> = self.spilled.keys().copied().collect();
+        spilled.sort_by_key(|id| id.0);
+        let mut names: Vec<Ident> = spilled.into_iter().map(spill_ident).collect();
+        for f in self.frames.borrow().iter() {
+            names.push(f.mask.clone());
+            names.extend(f.broke.clone());
+        }
+        names
     }
 
     /// A statement of a stretch that reads differently there: the thread's part of a
@@ -364,6 +404,11 @@ impl Blocks {
             _ => return None,
         })
     }
+}
+
+/// Whether `stmts` wait on an mbarrier somewhere.
+fn waits(stmts: &[Stmt]) -> bool {
+    walk_stmts(stmts).any(|s| matches!(s, Stmt::MbarrierWait { .. }))
 }
 
 /// The stretches of `stmts` (maximal runs of statements that are not collective), in every
@@ -434,7 +479,9 @@ impl Writer<'_> {
     fn per_thread(&self, mask: &Ident, skip: TokenStream, code: TokenStream) -> TokenStream {
         let (n, t, block, ctx) = (count_ident(), thread_ident(), block_ident(), ctx_ident());
         let prologue = prologue(self.body, Mode::Emulate);
-        quote! {
+        let joint = self.blocks().borrow_joint();
+        quote! {{
+            #joint
             for #t in 0..#n {
                 if !#mask[#t] #skip {
                     continue;
@@ -443,7 +490,7 @@ impl Writer<'_> {
                 #prologue
                 #code
             }
-        }
+        }}
     }
 
     /// A stretch: the statements, for each present thread.
@@ -488,6 +535,7 @@ impl Writer<'_> {
                     quote!(#pa[#t] = ::core::option::Option::Some(#ea); #pb[#t] = ::core::option::Option::Some(#eb);),
                 );
                 let (ao, bo) = (&w.a_offsets, &w.b_offsets);
+                let joint = b.borrow_joint();
                 let align = [w.a.alignment(), w.b.alignment()].map(|x| x as usize);
                 let [align_a, align_b] = align;
                 let asynchronous = !w.wait;
@@ -495,7 +543,10 @@ impl Writer<'_> {
                     let mut #pa = ::std::vec![::core::option::Option::None; #n];
                     let mut #pb = ::std::vec![::core::option::Option::None; #n];
                     #pointers
-                    ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, (#line, #asynchronous));
+                    {
+                        #joint
+                        ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, (#line, #asynchronous));
+                    }
                 })
             }
             // The emulation computes each wgmma where it is issued; the groups it counts,
@@ -518,7 +569,7 @@ impl Writer<'_> {
                     let mut #pb = ::std::vec![::core::option::Option::None; #n];
                     let mut #pp = ::std::vec![0u32; #n];
                     #each
-                    #block.mbarrier_wait(&#outer, &#pb, &#pp, #line);
+                    #block.mbarrier_wait(&#outer, &#pb, &#pp, #line).await;
                 })
             }
             Stmt::MmaWait { groups, loc, .. } => {
@@ -531,8 +582,9 @@ impl Writer<'_> {
                     ExprKind::Local(id) => spill_ident(id),
                     _ => unreachable!("checked: an operand of #mma is a local array"),
                 };
+                let joint = self.blocks().borrow_joint();
                 let (a, b, d, line) = (spilled(a), spilled(b), spilled(d), loc.line);
-                quote_spanned!(loc.span.proc_macro()=> ::parray::__private::mma_m16n8k16(&#outer, &#a, &#b, &#d, #line);)
+                quote_spanned!(loc.span.proc_macro()=> { #joint ::parray::__private::mma_m16n8k16(&#outer, &#a, &#b, &#d, #line); })
             }
             // Every lane of a warp there, then each thread's own moves: the elements
             // the warp's ldmatrix (stmatrix) moves into (from) its registers.
@@ -569,6 +621,12 @@ impl Writer<'_> {
                         #no[#t] = !__parray_c;
                     },
                 );
+                if let Some(els) = els
+                    .as_ref()
+                    .filter(|e| b.joint.borrow().is_none() && waits(then) && waits(e))
+                {
+                    return self.roles(&eval, (&yes, then), (&no, els));
+                }
                 let then = self.framed(&yes, None, then);
                 let els = els.as_ref().map(|e| self.framed(&no, None, e));
                 quote! {{
@@ -687,6 +745,40 @@ impl Writer<'_> {
         let (v, d) = shuffle_idents(slot);
         let (mask, t) = (self.blocks().mask(), thread_ident());
         quote_spanned!(span=> ::parray::__private::shfl_down(&#mask, &#v, &#d, #t))
+    }
+
+    /// An `if` whose two branches both wait on mbarriers, a producer's and its consumers'
+    /// (SPEC 3.9, "TMA copies"): after `eval` (the threads of each, `yes` and `no`), the
+    /// two branches as futures that the block runs interleaved (`join`), each running on
+    /// until a wait the other must complete; the per-thread vectors both use are borrowed
+    /// from one `RefCell` by each stretch. A branch that stops the body (a diverged
+    /// `#sync`) stops the other at its end, and the body after them.
+    fn roles(
+        &self,
+        eval: &TokenStream,
+        (yes, then): (&Ident, &[Stmt]),
+        (no, els): (&Ident, &[Stmt]),
+    ) -> TokenStream {
+        let b = self.blocks();
+        let (n, block) = (count_ident(), block_ident());
+        let cell = b.fresh("joint");
+        let names = b.joint_names();
+        b.joint.replace(Some((cell.clone(), names.clone())));
+        let then = self.framed(yes, None, then);
+        let els = self.framed(no, None, els);
+        b.joint.replace(None);
+        quote! {{
+            let mut #yes = ::std::vec![false; #n];
+            let mut #no = ::std::vec![false; #n];
+            #eval
+            {
+                let #cell = ::core::cell::RefCell::new((#(&mut #names,)*));
+                let __parray_then = async { if #yes.contains(&true) { #then } };
+                let __parray_else = async { if #no.contains(&true) { #els } };
+                ::parray::__private::join(__parray_then, __parray_else).await;
+            }
+            if #block.failed() { return; }
+        }}
     }
 
     /// `stmts` at block level for the threads of `mask` (and a loop's `broke`).
