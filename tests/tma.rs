@@ -21,6 +21,7 @@ parray! {
     smem bf16 [[8][8]][[8 ^ SWZ_0_1][8]] SWZ;
     smem mbarrier [2] FULL;
     cuda(bf16* a, bf16* out) [1][128] ONE;
+    cuda(bf16* a, bf16* out) [1][256] TWO;
     // Three stages of a pipeline, each a 64 x 64 tile, and the tiles it writes out.
     smem bf16 [192][64] STAGES;
     bf16 [64#STAGES_0][#STAGES_1] STAGE;
@@ -542,5 +543,70 @@ fn roles_that_cannot_both_go_on_are_a_deadlock_reported() -> parray::Result<()> 
             && message.contains("thread 32 of the block waits for phase 1 of element 0 of FULL"),
         "{message}"
     );
+    Ok(())
+}
+
+/// Roles of whole warpgroups with their register budgets (`#setmaxnreg`): the producer
+/// warpgroup gives registers up, the consumers' takes them, and the pipeline moves every
+/// tile as with one warpgroup. A `#setmaxnreg` by part of a warpgroup is refused on the
+/// emulation (the 128 threads execute it together).
+#[test]
+fn roles_of_warpgroups_set_their_register_budgets() -> parray::Result<()> {
+    let (input, a) = input()?;
+    let mut out = O::create()?;
+    detour!(TWO(&a, &mut out) {
+        #![min_blocks_per_sm(1)]
+        let st = STAGES::create();
+        let full = FULL::create();
+        let empty = EMPTY::create();
+        let t = $tid_1$;
+        if t == 0 {
+            for i in 0..2 {
+                #mbarrier init FULL(full + i) arrivals 1;
+                #mbarrier init EMPTY(empty + i) arrivals 128;
+            }
+        }
+        #sync;
+        if t < 128 {
+            #setmaxnreg dec 40;
+            for k in 0..4 {
+                let i = k % 2;
+                if t == 0 {
+                    #wait EMPTY(empty + i) parity (k / 2 + 1) % 2;
+                    #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * i][0]$) on FULL(full + i);
+                }
+            }
+        } else {
+            #setmaxnreg inc 232;
+            for k in 0..4 {
+                let i = k % 2;
+                #wait FULL(full + i) parity (k / 2) % 2;
+                let r = t - 128;
+                if r < 64 {
+                    for c in 0..64 {
+                        out[$O[64 * k + r][c]$] = st[$STAGES[64 * i + r][c]$];
+                    }
+                }
+                #mbarrier arrive EMPTY(empty + i);
+            }
+        }
+    })?;
+    let want: Vec<u16> = (0..256 * 64)
+        .map(|e| {
+            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
+            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
+        })
+        .collect();
+    assert_eq!(bits(&out)?, want);
+    if emulated() {
+        let e = detour!(TWO(&a, &out) {
+            #![min_blocks_per_sm(1)]
+            if $tid_1$ < 64 {
+                #setmaxnreg dec 40;
+            }
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("#setmaxnreg at line"), "{e}");
+    }
     Ok(())
 }

@@ -725,6 +725,10 @@ impl Rebuild for Stmt {
                 let loc = r(loc);
                 quote!(#s::MmaCommit { loc: #loc })
             }
+            Stmt::SetMaxNreg { inc, regs, loc } => {
+                let loc = r(loc);
+                quote!(#s::SetMaxNreg { inc: #inc, regs: #regs, loc: #loc })
+            }
             Stmt::Matrices {
                 store,
                 matrices,

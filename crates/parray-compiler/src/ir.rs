@@ -710,6 +710,7 @@ macro_rules! stmt_parts {
             | Stmt::Sync { .. }
             | Stmt::Wait { .. }
             | Stmt::MmaCommit { .. }
+            | Stmt::SetMaxNreg { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}
@@ -749,6 +750,7 @@ impl Stmt {
         | Stmt::Mma { loc, .. }
         | Stmt::MmaWait { loc, .. }
         | Stmt::MmaCommit { loc }
+        | Stmt::SetMaxNreg { loc, .. }
         | Stmt::Matrices { loc, .. }
         | Stmt::Tma { loc, .. }
         | Stmt::MbarrierInit { loc, .. }
@@ -768,6 +770,7 @@ impl Stmt {
                 | Stmt::Mma { .. }
                 | Stmt::MmaWait { .. }
                 | Stmt::MmaCommit { .. }
+                | Stmt::SetMaxNreg { .. }
                 | Stmt::Matrices { .. }
                 | Stmt::MbarrierWait { .. }
         );
@@ -911,6 +914,15 @@ pub enum Stmt {
     /// (`wgmma.commit_group`). The front end places one after each run
     /// ([`crate::mma::commit_groups`]).
     MmaCommit {
+        loc: Loc,
+    },
+    /// `#setmaxnreg inc N;` or `#setmaxnreg dec N;` (SPEC 3.9, "Roles"): the warpgroup's
+    /// threads raise (`inc`) or lower their register budget to `regs` (24 to 256, a
+    /// multiple of 8), so that a producer's registers go to its consumers
+    /// (`setmaxnreg.{inc,dec}.sync.aligned.u32`, sm_90a).
+    SetMaxNreg {
+        inc: bool,
+        regs: u32,
         loc: Loc,
     },
     /// A `#copy` between a tile and a fragment that a warp's

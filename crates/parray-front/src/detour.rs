@@ -418,6 +418,9 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
             let mut lowered_body = lowered.lowered;
             lowered_body.launch_bounds = launch_bounds;
             let mut body = lowered.typed;
+            if launch_bounds.is_none() {
+                setmaxnreg_needs_launch_bounds(body.body())?;
+            }
             body.set_launch_bounds(launch_bounds);
             if runtime_threads {
                 body.set_tids_at_launch();
@@ -917,6 +920,25 @@ impl ConstReads {
     fn unpack(&self) -> TokenStream {
         let values = self.values();
         quote!(let (__parray_prepared, [#(#values),*]) = __parray_prepared;)
+    }
+}
+
+/// A `#setmaxnreg` in a kernel without `#![min_blocks_per_sm(N)]` is an error at it: ptxas
+/// ignores the instruction where it cannot tell the kernel's registers at entry, and says
+/// so only in its log (C7508, seen on an H200).
+fn setmaxnreg_needs_launch_bounds(body: &parray_compiler::ir::Body) -> syn::Result<()> {
+    let mut at = None;
+    parray_compiler::ir::visit_stmts(&body.stmts, &mut |s| {
+        if let parray_compiler::ir::Stmt::SetMaxNreg { loc, .. } = s {
+            at.get_or_insert(loc.span.proc_macro());
+        }
+    });
+    match at {
+        Some(span) => Err(syn::Error::new(
+            span,
+            "`#setmaxnreg` needs the kernel's block size at entry, or ptxas ignores it (C7508, in its log only): declare `#![min_blocks_per_sm(N)]` first in the body (N blocks a multiprocessor: 1 for a warp-specialised kernel)",
+        )),
+        None => Ok(()),
     }
 }
 

@@ -20,6 +20,7 @@ pub const COPY: &str = "__parray_copy";
 pub const MMA: &str = "__parray_mma";
 pub const WAIT: &str = "__parray_wait";
 pub const MBARRIER: &str = "__parray_mbarrier";
+pub const SETMAXNREG: &str = "__parray_setmaxnreg";
 
 /// `#copy S(a) to D(b)` as written, in a body or in host code: the two types and the two
 /// places (pointers in a body, arrays in host code), and its guard, parsed in one place.
@@ -185,17 +186,18 @@ pub fn preprocess(tokens: TokenStream) -> syn::Result<TokenStream> {
                 let inner = preprocess(inner.into_iter().collect())?;
                 out.extend(placeholder(DOLLAR, p.span(), inner));
             }
-            // `#copy S(p) to D(q);`, `#mma D(d) += A(a) * B(b);`, `#wait N;` and `#mbarrier
-            // ...;`: the tokens
+            // `#copy S(p) to D(q);`, `#mma D(d) += A(a) * B(b);`, `#wait N;`, `#mbarrier
+            // ...;` and `#setmaxnreg ...;`: the tokens
             // up to the `;`, as one placeholder call.
             TokenTree::Punct(p)
                 if p.as_char() == '#'
-                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma" || i == "wait" || i == "mbarrier") =>
+                    && matches!(iter.peek(), Some(TokenTree::Ident(i)) if i == "copy" || i == "mma" || i == "wait" || i == "mbarrier" || i == "setmaxnreg") =>
             {
                 let name = match iter.next() {
                     Some(TokenTree::Ident(i)) if i == "mma" => MMA,
                     Some(TokenTree::Ident(i)) if i == "wait" => WAIT,
                     Some(TokenTree::Ident(i)) if i == "mbarrier" => MBARRIER,
+                    Some(TokenTree::Ident(i)) if i == "setmaxnreg" => SETMAXNREG,
                     _ => COPY,
                 };
                 let mut inner = Vec::new();

@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Stmt};
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MBARRIER, SYNC, WAIT};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MBARRIER, SETMAXNREG, SYNC, WAIT};
 
 /// Replaces every form in `stmts`; all errors are reported together. A form that names
 /// one of `not_built` (a name whose declaration was not built, and reported) becomes a
@@ -63,6 +63,13 @@ impl Host<'_, '_> {
             self.errors.push(syn::Error::new(
                 span,
                 "`#mbarrier` initialises or arrives on a shared barrier of a cuda body's block (TMA copies); it has no meaning in host code",
+            ));
+            return Some(syn::parse_quote!(()));
+        }
+        if mac.path.is_ident(SETMAXNREG) {
+            self.errors.push(syn::Error::new(
+                span,
+                "`#setmaxnreg` moves registers between the warpgroups of a cuda body's block (their roles); it has no meaning in host code",
             ));
             return Some(syn::parse_quote!(()));
         }

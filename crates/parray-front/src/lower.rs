@@ -19,7 +19,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::Token;
 
-use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MBARRIER, MMA, SYNC, WAIT};
+use crate::dollar::{CopyForm, Form, Forms, COPY, DOLLAR, MBARRIER, MMA, SETMAXNREG, SYNC, WAIT};
 
 /// Lowers the statements of a detour body run by the thread array of `forms`.
 /// `funcs` are the `#[parray::func]` functions a cuda body may call, by the name it calls
@@ -845,6 +845,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if mac.path.is_ident(MBARRIER) {
             return self.mbarrier(mac);
         }
+        if mac.path.is_ident(SETMAXNREG) {
+            return self.setmaxnreg(mac);
+        }
         if mac.path.is_ident(WAIT)
             && mac
                 .tokens
@@ -976,6 +979,43 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None
             }
         }
+    }
+
+    /// `#setmaxnreg inc N;` and `#setmaxnreg dec N;` (SPEC 3.9, "Roles"): N a literal, 24
+    /// to 256 and a multiple of 8, as the instruction requires.
+    fn setmaxnreg(&mut self, mac: &syn::Macro) -> Option<Stmt> {
+        use proc_macro2::TokenTree as T;
+        const FORM: &str = "expected `#setmaxnreg inc N;` or `#setmaxnreg dec N;`: the warpgroup's threads raise (a consumer role) or lower (a producer role) their register budget to N, a number from 24 to 256 and a multiple of 8";
+        let span = mac.span();
+        if !self.tma_target(span, "`#setmaxnreg`") {
+            return None;
+        }
+        let tts: Vec<T> = mac.tokens.clone().into_iter().collect();
+        let [T::Ident(how), T::Literal(n)] = tts.as_slice() else {
+            self.fail(span, FORM);
+            return None;
+        };
+        let inc = match how.to_string().as_str() {
+            "inc" => true,
+            "dec" => false,
+            _ => {
+                self.fail(how.span(), FORM);
+                return None;
+            }
+        };
+        let regs = syn::parse2::<syn::LitInt>(T::Literal(n.clone()).into())
+            .ok()
+            .and_then(|i| i.base10_parse::<u32>().ok())
+            .filter(|r| (24..=256).contains(r) && r % 8 == 0);
+        let Some(regs) = regs else {
+            self.fail(n.span(), FORM);
+            return None;
+        };
+        Some(Stmt::SetMaxNreg {
+            inc,
+            regs,
+            loc: loc(span),
+        })
     }
 
     /// `#wait B(b) parity P;`: the thread waits for the barrier's phase of parity `P`

@@ -312,3 +312,45 @@ fn a_tma_copy_names_its_source_parameter_for_the_launch() {
     );
     assert!(out.contains("len:__parray_n1asu64"), "{out}");
 }
+
+/// `#setmaxnreg` (SPEC 3.9, "Roles"): `setmaxnreg.{inc,dec}.sync.aligned.u32 N` in the
+/// kernel, which is then built for sm_90a; a budget the instruction cannot take is an
+/// error at the number, saying which it takes.
+#[test]
+fn setmaxnreg_is_the_instruction_and_its_budget_is_checked_at_the_number() {
+    let grid = ("TG", "cuda(float* d) [1][256] TG");
+    let input = "TG(d) {
+        #![min_blocks_per_sm(1)]
+        if $tid_1$ < 128 {
+            #setmaxnreg dec 40;
+        } else {
+            #setmaxnreg inc 232;
+        }
+    }";
+    let c = cuda(&[grid], input);
+    assert!(
+        c.contains(parray_compiler::back::c::SM90A)
+            && c.contains("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\" ::: \"memory\");")
+            && c.contains("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\" ::: \"memory\");"),
+        "{c}"
+    );
+    for (bad, column) in [("inc 250", 39), ("dec 16", 39), ("up 64", 35)] {
+        let input = format!("TG(d) {{\n    if $tid_1$ < 128 {{ #setmaxnreg {bad}; }}\n}}");
+        let e = expanded(detour::expand, &[grid], &input).unwrap_err();
+        let at = e.span().start();
+        assert!(
+            e.to_string()
+                .contains("a number from 24 to 256 and a multiple of 8"),
+            "{e}"
+        );
+        assert_eq!((at.line, at.column), (2, column), "{bad}: {e}");
+    }
+    // Without the block's size ptxas drops the instruction, silently: an error here.
+    let input = "TG(d) {\n    if $tid_1$ < 128 { #setmaxnreg dec 40; }\n}";
+    let e = expanded(detour::expand, &[grid], input).unwrap_err();
+    assert!(
+        e.to_string().contains("declare `#![min_blocks_per_sm(N)]`"),
+        "{e}"
+    );
+    assert_eq!(e.span().start().line, 2, "{e}");
+}

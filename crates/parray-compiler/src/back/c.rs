@@ -1479,6 +1479,16 @@ impl<'b> Writer<'b> {
                 wgmma: None,
                 loc,
             } => self.mma(*input, [a, b, d], *loc),
+            Stmt::SetMaxNreg { loc, .. } if matches!(self.dialect, Dialect::Hip { .. }) => {
+                self.line(*loc, "parray_hip_has_no_setmaxnreg();");
+            }
+            Stmt::SetMaxNreg { inc, regs, loc } => {
+                let how = if *inc { "inc" } else { "dec" };
+                self.line(
+                    *loc,
+                    &format!("asm volatile(\"setmaxnreg.{how}.sync.aligned.u32 {regs};\" ::: \"memory\");"),
+                );
+            }
             Stmt::MmaCommit { .. } if matches!(self.dialect, Dialect::Hip { .. }) => {}
             Stmt::MmaCommit { loc } => {
                 self.issuing = false;
@@ -2172,11 +2182,14 @@ pub const TENSOR_MAP: &str =
 
 pub const SM90A: &str = "// parray: wgmma, built for sm_90a\n";
 
-/// Whether the body has a wgmma ([`SM90A`]).
+/// Whether the body has a wgmma or a `#setmaxnreg` ([`SM90A`]).
 fn has_wgmma(body: &Body) -> bool {
     let mut found = false;
     crate::ir::visit_stmts(&body.stmts, &mut |s| {
-        found |= matches!(s, Stmt::Mma { wgmma: Some(_), .. });
+        found |= matches!(
+            s,
+            Stmt::Mma { wgmma: Some(_), .. } | Stmt::SetMaxNreg { .. }
+        );
     });
     found
 }

@@ -751,6 +751,7 @@ impl Checker {
             Stmt::Sync { .. }
             | Stmt::Wait { .. }
             | Stmt::MmaCommit { .. }
+            | Stmt::SetMaxNreg { .. }
             | Stmt::Break { .. }
             | Stmt::Continue { .. }
             | Stmt::Return { .. } => {}

@@ -295,8 +295,8 @@ fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 /// The architecture NVRTC compiles `source` for on a GPU of `device` (`sm_XY`): the
-/// device's, or `sm_90a` for a kernel with a wgmma ([`SM90A`]: plain sm_90 rejects it),
-/// which only an sm_90 GPU runs.
+/// device's, or `sm_90a` for a kernel with a wgmma or a `setmaxnreg` ([`SM90A`]: plain
+/// sm_90 rejects them), which only an sm_90 GPU runs.
 fn architecture(kernel: &str, source: &str, device: &str) -> Result<String> {
     match source.contains(SM90A) {
         false => Ok(device.to_string()),
@@ -304,7 +304,7 @@ fn architecture(kernel: &str, source: &str, device: &str) -> Result<String> {
         true => Err(Error::Unsupported {
             what: "wgmma",
             reason: format!(
-                "the kernel `{kernel}` has a wgmma (`#mma` of shared tiles), which only an sm_90 GPU (Hopper) runs, built for sm_90a; this GPU is {device}"
+                "the kernel `{kernel}` has a wgmma (`#mma` of shared tiles) or a `#setmaxnreg`, which only an sm_90 GPU (Hopper) runs, built for sm_90a; this GPU is {device}"
             ),
         }),
     }

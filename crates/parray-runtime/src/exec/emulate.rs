@@ -658,6 +658,18 @@ impl BlockThreads<'_> {
         }
     }
 
+    /// `#setmaxnreg` at line `line` (SPEC 3.9, "Roles"): a warpgroup's register budget,
+    /// which the emulation has no use for; each warpgroup with threads present (`present`)
+    /// must be there whole, as the 128 execute `setmaxnreg` together.
+    ///
+    /// # Panics
+    /// When some but not all threads of a warpgroup are present.
+    #[track_caller]
+    pub fn setmaxnreg(&self, present: &[bool], line: u32) {
+        let group = parray_compiler::mma::WARPGROUP as usize;
+        whole_groups(present, group, "#setmaxnreg", "a setmaxnreg", line);
+    }
+
     /// `#mma wait groups` at line `line`: each warpgroup with threads present
     /// (`present`) waits until at most `groups` of its groups are in flight. The
     /// emulation computed them where they were issued; what is complete is what may now

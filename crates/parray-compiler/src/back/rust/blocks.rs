@@ -572,6 +572,10 @@ impl Writer<'_> {
                     #block.mbarrier_wait(&#outer, &#pb, &#pp, #line).await;
                 })
             }
+            Stmt::SetMaxNreg { loc, .. } => {
+                let line = loc.line;
+                quote_spanned!(loc.span.proc_macro()=> #block.setmaxnreg(&#outer, #line);)
+            }
             Stmt::MmaWait { groups, loc, .. } => {
                 let line = loc.line;
                 quote_spanned!(loc.span.proc_macro()=> #block.wgmma_wait(&#outer, #groups, #line);)

@@ -467,6 +467,7 @@ impl<'b> Writer<'b> {
             Stmt::Mma { .. }
             | Stmt::MmaWait { .. }
             | Stmt::MmaCommit { .. }
+            | Stmt::SetMaxNreg { .. }
             | Stmt::Matrices { .. } => {
                 unreachable!("a warp collective is written by `blocks`")
             }
