@@ -494,45 +494,29 @@ fn a_producer_and_consumers_in_two_branches_move_every_tile() -> parray::Result<
     Ok(())
 }
 
-/// Roles that wait for each other with nothing left to arrive (the consumers never
-/// release a stage) are a deadlock the emulation reports with what the phase lacks, not
-/// a hang.
+/// Roles that wait for each other with nothing left to arrive (the producer for a
+/// release, the consumers for a fill, neither coming) are a deadlock the emulation
+/// reports with each branch's wait and what its phase lacks, not a hang.
 #[test]
 fn roles_that_cannot_both_go_on_are_a_deadlock_reported() -> parray::Result<()> {
     if !emulated() {
         return Ok(());
     }
     let (_, a) = input()?;
-    let mut out = O::create()?;
-    let e = detour!(ONE(&a, &mut out) {
-        let st = STAGES::create();
+    let out = O::create()?;
+    let e = detour!(ONE(&a, &out) {
         let full = FULL::create();
         let empty = EMPTY::create();
         let t = $tid_1$;
         if t == 0 {
-            for i in 0..2 {
-                #mbarrier init FULL(full + i) arrivals 1;
-                #mbarrier init EMPTY(empty + i) arrivals 96;
-            }
+            #mbarrier init FULL(full) arrivals 1;
+            #mbarrier init EMPTY(empty) arrivals 96;
         }
         #sync;
         if t < 32 {
-            for k in 0..4 {
-                let i = k % 2;
-                if t == 0 {
-                    #wait EMPTY(empty + i) parity (k / 2 + 1) % 2;
-                    #copy async AT(a + $A[64 * (k / 2)][64 * (k % 2)]$) to STAGE(st + $STAGES[64 * i][0]$) on FULL(full + i);
-                }
-            }
+            #wait EMPTY(empty) parity 0;
         } else {
-            for k in 0..4 {
-                let i = k % 2;
-                #wait FULL(full + i) parity (k / 2) % 2;
-                let r = t - 32;
-                if r < 64 {
-                    out[$O[64 * k + r][0]$] = st[$STAGES[64 * i + r][0]$];
-                }
-            }
+            #wait FULL(full) parity 0;
         }
     })
     .unwrap_err();
@@ -540,9 +524,39 @@ fn roles_that_cannot_both_go_on_are_a_deadlock_reported() -> parray::Result<()> 
     assert!(
         message.contains("thread 0 of the block waits for phase 0 of element 0 of EMPTY")
             && message.contains("lacks 96 of its 96 arrivals")
-            && message.contains("thread 32 of the block waits for phase 1 of element 0 of FULL"),
+            && message.contains("thread 32 of the block waits for phase 0 of element 0 of FULL")
+            && message.contains("lacks 1 of its 1 arrivals"),
         "{message}"
     );
+    Ok(())
+}
+
+/// A `#sync` inside one role is reached by that role's threads only: the divergent
+/// barrier is the error, and the other role, left waiting for it, is not run on into a
+/// deadlock report.
+#[test]
+fn a_sync_inside_a_role_is_the_divergent_barrier_reported() -> parray::Result<()> {
+    if !emulated() {
+        return Ok(());
+    }
+    let (_, a) = input()?;
+    let out = O::create()?;
+    let e = detour!(ONE(&a, &out) {
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t < 32 {
+            #wait FULL(full) parity 0;
+        } else {
+            #sync;
+            #mbarrier arrive FULL(full);
+        }
+    })
+    .unwrap_err();
+    assert!(matches!(e, parray::Error::DivergentSync { .. }), "{e}");
     Ok(())
 }
 

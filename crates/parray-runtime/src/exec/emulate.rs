@@ -822,9 +822,12 @@ pub fn run_block(block: &BlockThreads<'_>, body: impl std::future::Future<Output
     }
 }
 
-/// The two branches of a role `if` (SPEC 3.9, "TMA copies"), interleaved: each runs
-/// until it completes or waits for a phase the other must complete, in turn.
+/// The two branches of a role `if` of `block` (SPEC 3.9, "Roles"), interleaved: each runs
+/// until it completes or waits for a phase the other must complete, in turn. Where a
+/// branch stopped the body (a diverged `#sync`), the other is not run on: it would wait
+/// for what the stopped one no longer does, and that is not the error to report.
 pub async fn join(
+    block: &BlockThreads<'_>,
     then: impl std::future::Future<Output = ()>,
     els: impl std::future::Future<Output = ()>,
 ) {
@@ -834,10 +837,10 @@ pub async fn join(
         if !then_done {
             then_done = then.as_mut().poll(cx).is_ready();
         }
-        if !els_done {
+        if !els_done && !block.failed() {
             els_done = els.as_mut().poll(cx).is_ready();
         }
-        match then_done && els_done {
+        match (then_done && els_done) || block.failed() {
             true => std::task::Poll::Ready(()),
             false => std::task::Poll::Pending,
         }

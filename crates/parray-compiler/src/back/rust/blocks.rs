@@ -14,7 +14,7 @@
 //! them the CPU's overlap of one thread's memory accesses with the next's.
 //!
 //! The body is an `async` block that `run_block` polls: a `#wait` on an mbarrier is
-//! pending while its phase cannot complete. An `if` whose two branches both wait on
+//! pending while its phase cannot complete. An `if` with an `else` whose branches wait on
 //! mbarriers (a producer's role and its consumers', SPEC 3.9) runs its branches as two
 //! futures that `join` interleaves, each running on until a wait the other must complete;
 //! the per-thread vectors both branches use are then kept in one `RefCell`, borrowed by
@@ -627,7 +627,7 @@ impl Writer<'_> {
                 );
                 if let Some(els) = els
                     .as_ref()
-                    .filter(|e| b.joint.borrow().is_none() && waits(then) && waits(e))
+                    .filter(|e| b.joint.borrow().is_none() && (waits(then) || waits(e)))
                 {
                     return self.roles(&eval, (&yes, then), (&no, els));
                 }
@@ -751,8 +751,8 @@ impl Writer<'_> {
         quote_spanned!(span=> ::parray::__private::shfl_down(&#mask, &#v, &#d, #t))
     }
 
-    /// An `if` whose two branches both wait on mbarriers, a producer's and its consumers'
-    /// (SPEC 3.9, "TMA copies"): after `eval` (the threads of each, `yes` and `no`), the
+    /// An `if` with an `else`, either branch waiting on mbarriers: a producer's role and its
+    /// consumers' (SPEC 3.9, "Roles"), the one waiting for what the other does: after `eval` (the threads of each, `yes` and `no`), the
     /// two branches as futures that the block runs interleaved (`join`), each running on
     /// until a wait the other must complete; the per-thread vectors both use are borrowed
     /// from one `RefCell` by each stretch. A branch that stops the body (a diverged
@@ -779,7 +779,7 @@ impl Writer<'_> {
                 let #cell = ::core::cell::RefCell::new((#(&mut #names,)*));
                 let __parray_then = async { if #yes.contains(&true) { #then } };
                 let __parray_else = async { if #no.contains(&true) { #els } };
-                ::parray::__private::join(__parray_then, __parray_else).await;
+                ::parray::__private::join(#block, __parray_then, __parray_else).await;
             }
             if #block.failed() { return; }
         }}
