@@ -295,7 +295,7 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
     );
     match dialect {
         Dialect::Hip { .. } => out.push_str("#include <hip/hip_runtime.h>\n"),
-        _ if has_wgmma(body) => out.push_str(SM90A),
+        _ if needs_sm90a(body) => out.push_str(SM90A),
         _ => {}
     }
     out.push_str(&elem_declarations(body, dialect));
@@ -2171,25 +2171,31 @@ const NAN_TO_ZERO_HELPERS: &str = r#"__device__ __forceinline__ float parray_nan
 __device__ __forceinline__ double parray_nan_to_zero(double x) { return x != x ? 0.0 : x; }
 "#;
 
-/// Inline PTX's operand references `%i, %j, ...` for the operand numbers `numbers`.
-/// The line that opens a kernel with a wgmma: the runtime compiles such a kernel for
-/// `sm_90a` (plain sm_90 has no wgmma), and only on an sm_90 GPU.
 /// The kernel parameter of a TMA copy's tensor map: `CUtensorMap`'s 128 opaque bytes at
 /// 64-byte alignment, declared without the driver's header (`parray_runtime`'s
 /// `TensorMap` is the host's twin).
 pub const TENSOR_MAP: &str =
     "struct __align__(64) parray_tensor_map { unsigned long long opaque[16]; };\n";
 
+/// The line that opens a kernel with a wgmma or a `setmaxnreg` ([`needs_sm90a`]): the
+/// runtime compiles such a kernel for `sm_90a` (plain sm_90 has neither), and only on an
+/// sm_90 GPU.
 pub const SM90A: &str = "// parray: wgmma, built for sm_90a\n";
 
-/// Whether the body has a wgmma or a `#setmaxnreg` ([`SM90A`]).
+/// Whether the body has a wgmma.
 fn has_wgmma(body: &Body) -> bool {
     let mut found = false;
     crate::ir::visit_stmts(&body.stmts, &mut |s| {
-        found |= matches!(
-            s,
-            Stmt::Mma { wgmma: Some(_), .. } | Stmt::SetMaxNreg { .. }
-        );
+        found |= matches!(s, Stmt::Mma { wgmma: Some(_), .. });
+    });
+    found
+}
+
+/// Whether the body has a wgmma or a `#setmaxnreg` ([`SM90A`]).
+fn needs_sm90a(body: &Body) -> bool {
+    let mut found = has_wgmma(body);
+    crate::ir::visit_stmts(&body.stmts, &mut |s| {
+        found |= matches!(s, Stmt::SetMaxNreg { .. });
     });
     found
 }
