@@ -50,6 +50,17 @@ fn bits<X: parray::DataType<Elem = bf16>>(m: &parray::Array<X>) -> parray::Resul
     Ok(m.to_vec()?.iter().map(|x| x.to_bits()).collect())
 }
 
+/// The four 64 x 64 tiles of A's top half (of bits `input`), one after the other: what
+/// the pipelines write out.
+fn four_tiles(input: &[u16]) -> Vec<u16> {
+    (0..256 * 64)
+        .map(|e| {
+            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
+            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
+        })
+        .collect()
+}
+
 /// The tile of rows 64.. and columns 0..64 of A, copied by TMA into a row-major and into a
 /// 128-byte swizzled tile (one thread issues, every thread waits for phase 0), read back
 /// through the tile's type by each thread's row: A's elements, by the types.
@@ -139,13 +150,7 @@ fn a_three_stage_tma_pipeline_moves_every_tile() -> parray::Result<()> {
             }
         }
     })?;
-    let want: Vec<u16> = (0..256 * 64)
-        .map(|e| {
-            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
-            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
-        })
-        .collect();
-    assert_eq!(bits(&out)?, want);
+    assert_eq!(bits(&out)?, four_tiles(&input));
     Ok(())
 }
 
@@ -422,13 +427,7 @@ fn a_two_stage_pipeline_with_empty_barriers_moves_every_tile() -> parray::Result
             #mbarrier arrive EMPTY(empty + i);
         }
     })?;
-    let want: Vec<u16> = (0..256 * 64)
-        .map(|e| {
-            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
-            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
-        })
-        .collect();
-    assert_eq!(bits(&out)?, want);
+    assert_eq!(bits(&out)?, four_tiles(&input));
     let (a, out) = ((), ());
     let source = kernel_source!(ONE(a, out) {
         let empty = EMPTY::create();
@@ -484,13 +483,7 @@ fn a_producer_and_consumers_in_two_branches_move_every_tile() -> parray::Result<
             }
         }
     })?;
-    let want: Vec<u16> = (0..256 * 64)
-        .map(|e| {
-            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
-            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
-        })
-        .collect();
-    assert_eq!(bits(&out)?, want);
+    assert_eq!(bits(&out)?, four_tiles(&input));
     Ok(())
 }
 
@@ -605,13 +598,7 @@ fn roles_of_warpgroups_set_their_register_budgets() -> parray::Result<()> {
             }
         }
     })?;
-    let want: Vec<u16> = (0..256 * 64)
-        .map(|e| {
-            let (k, r, c) = (e / 4096, e / 64 % 64, e % 64);
-            input[(64 * (k / 2) + r) * 128 + 64 * (k % 2) + c]
-        })
-        .collect();
-    assert_eq!(bits(&out)?, want);
+    assert_eq!(bits(&out)?, four_tiles(&input));
     if emulated() {
         let e = detour!(TWO(&a, &out) {
             #![min_blocks_per_sm(1)]

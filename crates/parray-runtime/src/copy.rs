@@ -407,12 +407,10 @@ pub(crate) fn queue_2d<T: Element>(
     };
     let cuda = on_gpu(Some(&device), s.type_name())?;
     let on = stream.unwrap_or(&cuda.stream);
-    let one_gpu = |b: &Buffer<T>| b.device().is_some_and(|g| g.ordinal() == device.ordinal());
     let rows_fit = |r: Rows| height == 1 || r.pitch >= r.width;
     if s.device_slice().is_some()
         && d.device_slice().is_some()
-        && one_gpu(s)
-        && one_gpu(d)
+        && s.device() == d.device()
         && width * height >= KERNEL_ROWS_BYTES
         && rows_fit(src)
         && rows_fit(dst)
@@ -466,10 +464,10 @@ pub(crate) fn queue_2d<T: Element>(
 }
 
 /// Bytes of rows from which a copy between two arrays on one GPU goes by a kernel: the
-/// copy engines move 2-D copies there at a third of a kernel's rate or less (2 GiB in
-/// rows of 4 MiB on an H200: 2.56 ms, where the kernel takes about 1.5 ms, and beside NCCL's
-/// messages they slowed those by half), while below a MiB their latency is what counts,
-/// and a kernel's first compile would cost more than the copy.
+/// copy engines move 2-D copies there at about 60% of a kernel's rate (2 GiB in rows of
+/// 4 MiB on an H200: 2.56 ms, a copy kernel 1.51 ms), and beside NCCL's messages they
+/// slowed those from 6.1 to 8.9 ms (a kernel to 7.2), while below a MiB their latency is
+/// what counts, and a kernel's first compile would cost more than the copy.
 const KERNEL_ROWS_BYTES: usize = 1 << 20;
 
 /// `height` rows between two arrays on `cuda`'s GPU (at device addresses `from` and `to`)

@@ -625,20 +625,25 @@ impl Writer<'_> {
                         #no[#t] = !__parray_c;
                     },
                 );
-                if let Some(els) = els
+                let roles = els
                     .as_ref()
-                    .filter(|e| b.joint.borrow().is_none() && (waits(then) || waits(e)))
-                {
-                    return self.roles(&eval, (&yes, then), (&no, els));
-                }
-                let then = self.framed(&yes, None, then);
-                let els = els.as_ref().map(|e| self.framed(&no, None, e));
+                    .filter(|e| b.joint.borrow().is_none() && (waits(then) || waits(e)));
+                let branches = match roles {
+                    Some(els) => self.roles((&yes, then), (&no, els)),
+                    None => {
+                        let then = self.framed(&yes, None, then);
+                        let els = els.as_ref().map(|e| self.framed(&no, None, e));
+                        quote! {
+                            if #yes.contains(&true) { #then }
+                            if #no.contains(&true) { #els }
+                        }
+                    }
+                };
                 quote! {{
                     let mut #yes = ::std::vec![false; #n];
                     let mut #no = ::std::vec![false; #n];
                     #eval
-                    if #yes.contains(&true) { #then }
-                    if #no.contains(&true) { #els }
+                    #branches
                 }}
             }
             Stmt::While { cond, body, .. } => {
@@ -751,30 +756,23 @@ impl Writer<'_> {
         quote_spanned!(span=> ::parray::__private::shfl_down(&#mask, &#v, &#d, #t))
     }
 
-    /// An `if` with an `else`, either branch waiting on mbarriers: a producer's role and its
-    /// consumers' (SPEC 3.9, "Roles"), the one waiting for what the other does: after `eval` (the threads of each, `yes` and `no`), the
-    /// two branches as futures that the block runs interleaved (`join`), each running on
-    /// until a wait the other must complete; the per-thread vectors both use are borrowed
-    /// from one `RefCell` by each stretch. A branch that stops the body (a diverged
-    /// `#sync`) stops the other at its end, and the body after them.
-    fn roles(
-        &self,
-        eval: &TokenStream,
-        (yes, then): (&Ident, &[Stmt]),
-        (no, els): (&Ident, &[Stmt]),
-    ) -> TokenStream {
+    /// The branches of an `if` with an `else`, either waiting on mbarriers: a producer's
+    /// role and its consumers' (SPEC 3.9, "Roles"), the one waiting for what the other
+    /// does. For the threads of each (`yes`, `no`), the two branches as futures that the
+    /// block runs interleaved (`join`), each running on until a wait the other must
+    /// complete; the per-thread vectors both use are borrowed from one `RefCell` by each
+    /// stretch. A branch that stops the body (a diverged `#sync`) stops the other, and the
+    /// body after them.
+    fn roles(&self, (yes, then): (&Ident, &[Stmt]), (no, els): (&Ident, &[Stmt])) -> TokenStream {
         let b = self.blocks();
-        let (n, block) = (count_ident(), block_ident());
+        let block = block_ident();
         let cell = b.fresh("joint");
         let names = b.joint_names();
         b.joint.replace(Some((cell.clone(), names.clone())));
         let then = self.framed(yes, None, then);
         let els = self.framed(no, None, els);
         b.joint.replace(None);
-        quote! {{
-            let mut #yes = ::std::vec![false; #n];
-            let mut #no = ::std::vec![false; #n];
-            #eval
+        quote! {
             {
                 let #cell = ::core::cell::RefCell::new((#(&mut #names,)*));
                 let __parray_then = async { if #yes.contains(&true) { #then } };
@@ -782,7 +780,7 @@ impl Writer<'_> {
                 ::parray::__private::join(#block, __parray_then, __parray_else).await;
             }
             if #block.failed() { return; }
-        }}
+        }
     }
 
     /// `stmts` at block level for the threads of `mask` (and a loop's `broke`).
