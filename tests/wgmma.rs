@@ -1010,3 +1010,63 @@ fn a_write_to_a_tile_in_flight_is_refused() -> parray::Result<()> {
     );
     Ok(())
 }
+
+/// The k-loop of K-major swizzled tiles, as TMA writes them: each k16 step starts 32
+/// bytes further along the atom's first row (`sa + 16 * s`), where the hardware's XOR on
+/// the absolute address reads the step's columns of every row (SPEC 3.5, "Alignment and
+/// the k-step"), in the 128-byte mode (64 k, four steps) and the 64-byte (32 k, two).
+#[test]
+fn a_k_loop_steps_within_the_rows_of_swizzled_tiles() -> parray::Result<()> {
+    check(
+        (64, 64),
+        |m, k| swizzled(64, m, k),
+        |n, k| swizzled(64, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T128::create();
+                let sb = BT128::create();
+                for i in 0..32 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                for s in 0..4 {
+                    #mma ACC64(acc) += A128(sa + 16 * s) * B128(sb + 16 * s);
+                }
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )?;
+    check(
+        (32, 64),
+        |m, k| swizzled(32, m, k),
+        |n, k| swizzled(32, n, k),
+        |a, b, d| {
+            detour!(G(a, b, d) {
+                let sa = T64::create();
+                let sb = BT64::create();
+                for i in 0..16 {
+                    sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+                    sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+                }
+                let acc = ACC64_REGS::create();
+                for v in 0..32 {
+                    acc[v] = d[$tid_1$ * 32 + v];
+                }
+                #sync;
+                for s in 0..2 {
+                    #mma ACC64(acc) += A64(sa + 16 * s) * B64(sb + 16 * s);
+                }
+                for v in 0..32 {
+                    d[$tid_1$ * 32 + v] = acc[v];
+                }
+            })
+        },
+    )
+}

@@ -1,7 +1,8 @@
 // A swizzle acts on absolute address bits, so a wgmma's 128B-swizzled tile must start at
-// a multiple of 1024 bytes from its shared array's: the k-step of a K-major swizzled tile
-// by 32 bytes is not a pointer move (the hardware would read T[m][16 + k], not the
-// elements 16 further on), a compile error at the tile naming the alignment it needs.
+// a multiple of 1024 bytes from its shared array's, or (K-major) at a k-step of 16-byte
+// units within its atom's first row (`t + 16 * s`, s < 4): a start in the atom's second
+// row (`t + 64`, 128 bytes) would read every row with the next row's XOR, a compile error
+// at the tile naming the starts it may have.
 use parray::prelude::*;
 
 parray! {
@@ -21,7 +22,7 @@ fn main() -> parray::Result<()> {
         let t = T::create();
         let bt = BT::create();
         let acc = ACC_REGS::create();
-        #mma ACC(acc) += A(t + 16) * B(bt);
+        #mma ACC(acc) += A(t + 64) * B(bt);
         d[$tid$] = acc[0];
     })?;
     Ok(())

@@ -784,6 +784,36 @@ impl Descriptor {
         }
     }
 
+    /// The bytes past an aligned start that a K-major swizzled tile may also start at: its
+    /// k16 step (32 bytes of its row) anywhere within the atom's first row, where the XOR
+    /// of the start itself is zero (the k-step of a K-major tile, CUTLASS's descriptor
+    /// iterator); 0 for other tiles, which start aligned. SPEC 3.5, "Alignment and the
+    /// k-step".
+    pub fn step_within_row(&self) -> u64 {
+        match (self.mn_major, self.swizzle) {
+            (false, s) if s != Swizzle::None => s.row_bytes() - 2 * MMA_K as u64,
+            _ => 0,
+        }
+    }
+
+    /// Whether a tile may start `start` bytes from its array's start (the array aligned to
+    /// the atom): 16-byte units, and at an aligned start plus at most
+    /// [`Descriptor::step_within_row`].
+    pub fn start_allowed(&self, start: u64) -> bool {
+        start % 16 == 0 && start % self.alignment() <= self.step_within_row()
+    }
+
+    /// The byte, from its array's start, that the tensor core reads for the element at
+    /// byte `offset` of the tile's type (`offset` from an aligned start, as the type's
+    /// offsets are) where the tile starts `start` bytes into the array: the swizzle acts on
+    /// the absolute address of the start plus the descriptor's linear offset, which is the
+    /// type's offset unswizzled (the XOR is an involution). At an aligned start this is
+    /// `start + offset`; at a k-step within the first row, the element that many bytes
+    /// further along the row.
+    pub fn read_byte(&self, start: u64, offset: u64) -> u64 {
+        self.swizzle.apply(start + self.swizzle.apply(offset))
+    }
+
     /// The descriptor's bits but the start address (bits 0-13) and the base offset (49-51,
     /// 0: the start is aligned): LBO >> 4 in 16-29, SBO >> 4 in 32-45, the swizzle in
     /// 62-63.

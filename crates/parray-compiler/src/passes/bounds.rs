@@ -39,8 +39,8 @@ use super::sizes::{below, Range};
 use crate::CodeSpan;
 
 use crate::ir::{
-    visit_exprs, BinOp, Body, Check, Diag, Expr, ExprKind, Function, Guard, Indexed, Lit, LocalId,
-    Poly, Root, Scalar, Stmt, Target, Ty, WholeVectors,
+    visit_exprs, BinOp, Body, Check, Descriptor, Diag, Expr, ExprKind, Function, Guard, Indexed,
+    Lit, LocalId, Poly, Root, Scalar, Stmt, Target, Ty, WholeVectors,
 };
 
 /// What the body does with one root.
@@ -619,30 +619,56 @@ impl<'b> Facts<'b> {
     }
 
     /// Proves that a wgmma's tile `tile` (a shared array plus an offset) holds every element
-    /// the tensor core reads of it (`offsets`, from the tile's start) and starts at a
-    /// multiple of `alignment` bytes from its array's, else says so: the instruction reads
-    /// shared memory by its descriptor, past any check a body's accesses have, and its
-    /// swizzle acts on absolute address bits, so an unproved tile is a compile error.
+    /// the tensor core reads of it (`offsets`, from the tile's start) and starts where its
+    /// `descriptor` allows, else says so: the instruction reads shared memory by its
+    /// descriptor, past any check a body's accesses have, and its swizzle acts on absolute
+    /// address bits, so an unproved tile is a compile error. A K-major swizzled tile may
+    /// also start at an aligned place plus a step within its atom's first row
+    /// ([`Descriptor::step_within_row`]): `sa + $AS[..]$ + 16 * s`, the aligned part proved
+    /// with the whole rows its tile reads, the step's values multiples of 16 bytes within
+    /// the row (its interval and low zero bits).
     fn tile_within(
         &self,
         tile: &Expr,
         offsets: &[u32],
-        alignment: u64,
+        descriptor: &Descriptor,
         what: &str,
         proof: &mut Proof,
     ) {
         let reach = offsets.iter().copied().max().map_or(0, i128::from);
+        let alignment = descriptor.alignment();
         // bf16 or half: 2 bytes an element.
-        match self.region_within(tile, reach, 2, alignment) {
+        let mut outcome = self.region_within(tile, reach, 2, alignment);
+        let row_step = descriptor.step_within_row();
+        if let (Err(_), true, ExprKind::Binary(BinOp::Add, base, step)) =
+            (&outcome, row_step > 0, &tile.kind)
+        {
+            let steps = self.interval(step).filter(|&(lo, hi)| {
+                lo >= 0 && 2 * hi <= i128::from(row_step) && self.twos_of(step) >= 3
+            });
+            // The step stays within each row the aligned tile reads, and the swizzle
+            // permutes a row's chunks: the reads are those rows, to the last one's end.
+            if steps.is_some() {
+                let row = i128::from(descriptor.swizzle.row_bytes() / 2);
+                outcome = self.region_within(base, (reach / row + 1) * row - 1, 2, alignment);
+            }
+        }
+        match outcome {
             Ok(()) => {}
             Err(Region::Outside(extent)) => proof.errors.push(Diag::new(
                 tile.span,
                 format!("{what} of this wgmma is not proved inside its shared array: the tensor core reads elements up to {reach} past this start, all of which must lie within {extent} elements for every thread (a wgmma's reads are not checked at run time); start the tile at a `$...$` form of the array's type whose indices stay inside their dimensions, e.g. `sa + $AS[st][0][2 * s][0][0]$` with `st = kt % 2` and `s` in `0..4`"),
             )),
-            Err(Region::Misaligned(start_bytes)) => proof.errors.push(Diag::new(
-                tile.span,
-                format!("{what} of this wgmma is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}): its descriptor addresses 16-byte units and its swizzle acts on absolute address bits, so a tile must start where its type's pattern does; a k-step within a swizzled K-major tile is not a pointer move: step through an unswizzled tile of core matrices, or an MN-major swizzled one by whole rows of its atoms (SPEC 3.5, \"Alignment and the k-step\")"),
-            )),
+            Err(Region::Misaligned(start_bytes)) => {
+                let within = match row_step {
+                    0 => String::new(),
+                    step => format!(", or such a start plus a k-step of 16-byte units up to {step} bytes within its atom's first row (`sa + $AS[st][0][0]$ + 16 * s` with `s` in `0..4`)"),
+                };
+                proof.errors.push(Diag::new(
+                    tile.span,
+                    format!("{what} of this wgmma is not proved to start at a multiple of {alignment} bytes from its shared array's start (only of {start_bytes}){within}: its descriptor addresses 16-byte units and its swizzle acts on absolute address bits, so a tile must start where its type's pattern does; step through a K-major swizzled tile by its k-steps within the first row, an unswizzled tile of core matrices, or an MN-major swizzled one by whole rows of its atoms (SPEC 3.5, \"Alignment and the k-step\")"),
+                ));
+            }
         }
     }
 
@@ -1875,8 +1901,7 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
                 (&*b, &w.b, &w.b_offsets, "B"),
             ];
             for (tile, descriptor, offsets, what) in tiles {
-                let alignment = descriptor.alignment();
-                facts.tile_within(tile, offsets, alignment, what, proof);
+                facts.tile_within(tile, offsets, descriptor, what, proof);
             }
         }
         match s {

@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
+use parray_compiler::mma::Descriptor;
 use parray_layout::grid::CudaGrid;
 use parray_layout::{ElemType, HwIndex, MemKind};
 
@@ -1361,24 +1362,27 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
 /// thread's pointers to A and B (`tiles`, the statement evaluated by each thread) and its
 /// `n / 2` registers of D in the ISA's order ([`wgmma_isa`]). Each warpgroup reads A (64 x
 /// 16) and B (16 x n) through their types (`offsets`, in elements from each pointer,
-/// row-major; the build verified that the hardware's matrix descriptors read the same
-/// elements from a start aligned to `align` bytes) from its first thread's pointers,
-/// and computes D as [`mma_m16n8k16`] does: products exact, summed in `f64` in the order
-/// c, k = 0, .., 15, rounded once to `f32`. An `asynchronous` one (`#mma async`) is
-/// computed here too; in a debug build its tiles are then noted as read until its group
-/// completes ([`BlockThreads::wgmma_wait`]), and a write of them before is refused.
+/// row-major; the build verified that the hardware's matrix descriptors, `descriptors`,
+/// read the same elements from an aligned start) from its first thread's pointers, as the
+/// hardware does from any start ([`Descriptor::read_byte`]: a K-major swizzled tile's
+/// k-step within its atom's row reads the row further along), and computes D as
+/// [`mma_m16n8k16`] does: products exact, summed in `f64` in the order c, k = 0, .., 15,
+/// rounded once to `f32`. An `asynchronous` one (`#mma async`) is computed here too; in a
+/// debug build its tiles are then noted as read until its group completes
+/// ([`BlockThreads::wgmma_wait`]), and a write of them before is refused.
 ///
 /// # Panics
 /// When some but not all threads of a warpgroup are present, or the block's last one is
-/// short (the 128 threads execute a wgmma together); when a tile's start is not `align`
-/// bytes from its shared array's start (the hardware's swizzle XORs absolute address
-/// bits, so another start reads other elements); when a read is out of the tile's array.
+/// short (the 128 threads execute a wgmma together); when a tile's start is not one its
+/// descriptor allows ([`Descriptor::start_allowed`]: the hardware's swizzle XORs absolute
+/// address bits, so another start reads other elements than the type's); when a read is
+/// out of the tile's array.
 #[track_caller]
 pub fn wgmma_m64nk16<T, SD>(
     present: &[bool],
     tiles: [&[Option<PtrMut<'_, T>>]; 2],
     offsets: [&[u32]; 2],
-    align: [usize; 2],
+    descriptors: [Descriptor; 2],
     d: &[Registers<f32, SD>],
     n: usize,
     (line, asynchronous): (u32, bool),
@@ -1389,28 +1393,39 @@ pub fn wgmma_m64nk16<T, SD>(
     use parray_compiler::ir::{wgmma_isa, MMA_K, WGMMA_M};
     let group = parray_compiler::mma::WARPGROUP as usize;
     let at = std::panic::Location::caller();
+    let bytes = size_of::<T>();
     for first in whole_groups(present, group, "#mma", "a wgmma", line) {
-        if asynchronous {
-            for (tile, offsets) in tiles.iter().zip(offsets) {
-                let p = tile[first].expect("each present thread evaluated its pointers");
-                p.raw().note_tile_read(first / group, offsets, at);
-            }
-        }
         let [a, b] = [0, 1].map(|i| {
             let p = tiles[i][first].expect("each present thread evaluated its pointers");
-            let start = p.offset() * size_of::<T>();
-            if !start.is_multiple_of(align[i]) {
+            let descriptor = &descriptors[i];
+            let start = p.offset() * bytes;
+            if !descriptor.start_allowed(start as u64) {
+                let within = match descriptor.step_within_row() {
+                    0 => String::new(),
+                    step => format!(" (or up to {step} bytes past one, a k-step within its atom's first row)"),
+                };
                 panic!(
                     "parray: #mma at line {line}: {} starts {start} bytes into its shared array `{}`, \
-                     not a multiple of {} bytes: a wgmma's descriptor addresses 16-byte units and \
+                     not a multiple of {} bytes{within}: a wgmma's descriptor addresses 16-byte units and \
                      its swizzle acts on absolute address bits, so the tile must start where its \
                      type's pattern does",
                     ["A", "B"][i],
                     p.type_name(),
-                    align[i]
+                    descriptor.alignment()
                 );
             }
-            offsets[i].iter().map(|&o| p.load(o as usize).into()).collect::<Vec<f64>>()
+            // The elements read, from the pointer: at an aligned start the type's offsets.
+            let read: Vec<u32> = offsets[i]
+                .iter()
+                .map(|&o| {
+                    let byte = descriptor.read_byte(start as u64, u64::from(o) * bytes as u64);
+                    (byte as usize / bytes - p.offset()) as u32
+                })
+                .collect();
+            if asynchronous {
+                p.raw().note_tile_read(first / group, &read, at);
+            }
+            read.iter().map(|&o| p.load(o as usize).into()).collect::<Vec<f64>>()
         });
         for m in 0..WGMMA_M {
             for col in 0..n {

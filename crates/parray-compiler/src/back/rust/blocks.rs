@@ -536,8 +536,11 @@ impl Writer<'_> {
                 );
                 let (ao, bo) = (&w.a_offsets, &w.b_offsets);
                 let joint = b.borrow_joint();
-                let align = [w.a.alignment(), w.b.alignment()].map(|x| x as usize);
-                let [align_a, align_b] = align;
+                let [da, db] = [&w.a, &w.b].map(|d| {
+                    let swizzle = format_ident!("{}", format!("{:?}", d.swizzle));
+                    let (mn_major, lbo, sbo) = (d.mn_major, d.lbo, d.sbo);
+                    quote!(::parray::__private::ir::Descriptor { swizzle: ::parray::__private::ir::Swizzle::#swizzle, mn_major: #mn_major, lbo: #lbo, sbo: #sbo })
+                });
                 let asynchronous = !w.wait;
                 quote_spanned!(loc.span.proc_macro()=> {
                     let mut #pa = ::std::vec![::core::option::Option::None; #n];
@@ -545,7 +548,7 @@ impl Writer<'_> {
                     #pointers
                     {
                         #joint
-                        ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#align_a, #align_b], &#d, #cols, (#line, #asynchronous));
+                        ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#da, #db], &#d, #cols, (#line, #asynchronous));
                     }
                 })
             }
