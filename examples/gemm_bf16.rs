@@ -48,7 +48,7 @@ use parray::{bf16, f16, Array, DataType, Num, ViewOf};
 const WIDTHS: [usize; 2] = [128, 256];
 const TILE_ROWS: usize = 128;
 const K_TILE: usize = 64;
-const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 or 256)";
+const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 or 256), or the warp-specialised kernel's 128 x 256 (--tile ws)";
 
 /// The shared stages of a tile's width, the subprogram's `S = 2 + Q`.
 fn stages(cols: usize) -> usize {
@@ -219,6 +219,142 @@ subprog! {
                 // The next tile's first copies refill the stages the last wgmmas read
                 // (both warpgroups are past their `#mma wait 0`).
                 #sync;
+            }
+        })
+    }
+}
+
+subprog! {
+    /// `dc = da * db` as [`gemm_tc`] computes it, by warp-specialised roles: a block is
+    /// three warpgroups (384 threads, `[[3][[4][8][4]]]`), the last the producer (one
+    /// thread issues TMA copies of whole k-tiles into `S` shared stages, its registers given
+    /// up by `#setmaxnreg dec`), the first two the consumers (each 64 rows of the block's
+    /// 128 x 256 tile of C, m64n256k16 wgmmas straight from the stages, 128 accumulators a
+    /// thread, `#setmaxnreg inc`). A stage is a (full, empty) pair of mbarriers: the
+    /// producer waits for a stage's release, then copies A's 128 x 64 and B's 64 x 256
+    /// into it, completing on its full barrier; a consumer waits for it full, issues its
+    /// four k16 steps, and releases the stage its previous k-tile read once `#mma wait 1`
+    /// has completed that k-tile's group. The grid is persistent (`dim(TG_0)` blocks step
+    /// through the tiles), and the stage and its phase run on across tiles, so the producer
+    /// fills the next tile's stages while the consumers store this one's C. Row-major A, B
+    /// and C at literal sizes (TMA's maps are built from the types): M a multiple of 128,
+    /// N of 256, K of 64.
+    pub fn gemm_ws<E, TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
+        parray! {
+            const M = dim(TA_0);
+            const K = dim(TA_1);
+            const N = dim(TB_1);
+            // Four stages of 48 KiB (192 KiB of the 227 a block may have).
+            const S = 4;
+            const ROUNDS = ceil((M / 128) * (N / 256) / dim(TG_0));
+            // The producer warpgroup and two consumers; t2, t1, t0 of each as in gemm_tc.
+            cuda(E* a, E* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
+            rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
+            float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
+            // A's stages as TMA writes them: 128 rows (m / 8, m % 8) of 64 k, K-major in the
+            // 128-byte swizzle (the 16-byte chunk ^ m % 8). Consumer w's k16 step s is its
+            // 64 rows' first 16 columns at `$AS[st][[8 * w][0]][[0][0]]$ + 16 * s`, a step
+            // within the atoms' first row (SPEC 3.5, "Alignment and the k-step").
+            smem E [S][[16][8]][[8 ^ AS_1_1][8]] AS;
+            E [#AS_1][#AS_2] A_STAGE;
+            E [[8#AS_1_0][#AS_1_1]][[2#AS_2_0][#AS_2_1]] A_STEP;
+            // B's: four MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
+            // a k16 step 16 whole rows of each (`$BS[st][0][[2 * s][0]][[0][0]]$`).
+            smem E [S][4][[8][8]][[8 ^ BS_2_1][8]] BS;
+            E [#BS_1][#BS_2][#BS_3] B_STAGE;
+            E [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
+            smem mbarrier [S] FULL;
+            smem mbarrier [S] EMPTY;
+            // A's k-tiles (128 x 64) and B's (64 x 256, in the stage's order: atom, k, n).
+            dmem E [[M/128][128]#TA_0][[K/64][64]#TA_1] AT;
+            E [#AT_0_1][#AT_1_1] A_TILE;
+            dmem E [[K/64][64]#TB_0][[N/256][4][64]#TB_1] BT;
+            E [#BT_1_1][#BT_0_1][#BT_1_2] B_TILE;
+            // C in the accumulator's digits, as gemm_tc's of 128 x 256 tiles.
+            dmem float [[M/128][2][4][2][8]#TC_0][[N/256][32][4][2]#TC_1] CQ;
+            float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
+            rmem float [32][2][2] ACC_PART;
+        }
+        detour!(G(da, db, dc) {
+            #![min_blocks_per_sm(1)]
+            let sa = AS::create();
+            let sb = BS::create();
+            let full = FULL::create();
+            let empty = EMPTY::create();
+            let w = $tid_1_0$;
+            let lane = $tid_1_1$;
+            let k_tiles = $dim(AT_1_0)$;
+            let cols = $dim(BT_1_0)$;
+            let tiles = $dim(AT_0_0)$ * cols;
+            let blocks = $dim(TG_0)$;
+            // Each stage's full barrier completes with the producer's two copies (A's and
+            // B's, each an arrival and its bytes), its empty barrier with one release from
+            // each consumer.
+            if $tid_1$ == 0 {
+                for i in 0..S {
+                    #mbarrier init FULL(full + i) arrivals 2;
+                    #mbarrier init EMPTY(empty + i) arrivals 2;
+                }
+            }
+            #sync;
+            // Warpgroups 0 and 1 consume (their rows of the tile: w), 2 produces.
+            if w < 2 {
+                #setmaxnreg inc 232;
+                let acc = ACC_REGS::create();
+                for round in 0..ROUNDS {
+                    // A block past the last tile runs no k-tiles and stores nothing (a group
+                    // of `#mma async` completes where it was issued, so not under an `if`).
+                    let tile = (round * blocks + $tid_0$) % tiles;
+                    let stored = round * blocks + $tid_0$ < tiles;
+                    let last = if stored { k_tiles } else { 0 };
+                    let bm = tile / cols;
+                    let bn = tile % cols;
+                    #[unroll]
+                    for v in 0..$size(ACC_PART)$ {
+                        acc[v] = 0.0f32;
+                    }
+                    for kt in 0..last {
+                        let it = round * k_tiles + kt;
+                        let st = it % S;
+                        #wait FULL(full + st) parity (it / S) % 2;
+                        #[unroll]
+                        for s in 0..4 {
+                            #mma async ACC(acc) += A_STEP(sa + $AS[st][[8 * w][0]][[0][0]]$ + 16 * s) * B_STEP(sb + $BS[st][0][[2 * s][0]][[0][0]]$);
+                        }
+                        // k-tile kt - 1's group is complete: its stage is free.
+                        #mma wait 1 ACC(acc);
+                        if kt > 0 && lane == 0 {
+                            #mbarrier arrive EMPTY(empty + (it + S - 1) % S);
+                        }
+                    }
+                    #mma wait 0 ACC(acc);
+                    if stored {
+                        if lane == 0 {
+                            #mbarrier arrive EMPTY(empty + (round * k_tiles + last - 1) % S);
+                        }
+                        let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
+                        #copy ACC_PART(acc) to C_PART(pc);
+                    }
+                }
+            } else {
+                #setmaxnreg dec 40;
+                if lane == 0 {
+                    for round in 0..ROUNDS {
+                        let tile = round * blocks + $tid_0$;
+                        if tile < tiles {
+                            let bm = tile / cols;
+                            let bn = tile % cols;
+                            for kt in 0..k_tiles {
+                                // The k-tiles this block has run, the stage's and its phase's.
+                                let it = round * k_tiles + kt;
+                                let st = it % S;
+                                #wait EMPTY(empty + st) parity (it / S + 1) % 2;
+                                #copy async A_TILE(a + $AT[[bm][0]][[kt][0]]$) to A_STAGE(sa + $AS_0[st]$) on FULL(full + st);
+                                #copy async B_TILE(b + $BT[[kt][0]][[bn][0][0]]$) to B_STAGE(sb + $BS_0[st]$) on FULL(full + st);
+                            }
+                        }
+                    }
+                }
             }
         })
     }
@@ -429,6 +565,8 @@ impl<E: Elem> Case<E> {
 /// layouts (`--layout rows|halves|strips|blocks`), each all where not given.
 pub struct Choice {
     widths: Vec<usize>,
+    /// The warp-specialised kernel (`gemm_ws`, `--tile ws`; bf16 row-major).
+    ws: bool,
     elems: Vec<&'static str>,
     layouts: Vec<&'static str>,
 }
@@ -436,6 +574,10 @@ pub struct Choice {
 impl Choice {
     fn wants(&self, width: usize, elem: &str, layout: &str) -> bool {
         self.widths.contains(&width) && self.elems.contains(&elem) && self.layouts.contains(&layout)
+    }
+
+    fn wants_ws(&self) -> bool {
+        self.ws && self.elems.contains(&"bf16") && self.layouts.contains(&LAYOUTS[0].1)
     }
 }
 
@@ -469,7 +611,7 @@ macro_rules! products {
 /// element that `choice` wants (bf16 on the four layouts, f16 row-major), beside cuBLAS
 /// (bf16 and f16) on a GPU: a block a tile of C.
 macro_rules! square {
-    ($module:ident, $n:literal) => {
+    ($module:ident, $n:literal, $ws_blocks:literal) => {
         #[allow(dead_code)] // each size declares what any may use
         pub mod $module {
             use super::*;
@@ -493,6 +635,8 @@ macro_rules! square {
                 // A block a tile of C.
                 pub paged float [($n / 128) * ($n / 128)] GRID128;
                 pub paged float [($n / 128) * ($n / 256)] GRID256;
+                // The warp-specialised kernel's persistent grid: a block a multiprocessor.
+                pub paged float [$ws_blocks] GRIDWS;
             }
 
             pub fn run(repeats: usize, choice: &Choice, rows: &mut Vec<Row>) -> parray::Result<()> {
@@ -508,6 +652,11 @@ macro_rules! square {
                         (STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, strips),
                         (BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, blocks)
                     ]);
+                    if choice.wants_ws() {
+                        rows.push(case.run::<H, H, HC, ROWS, ROWS, ROWS, ROWS, C_ROWS, C_ROWS>("parray ws", rm, |a, b, c| {
+                            gemm_ws!(<bf16, ROWS, ROWS, C_ROWS, GRIDWS>(a, b, c))
+                        })?);
+                    }
                 }
                 if choice.elems.contains(&"f16") && choice.layouts.contains(&rm) {
                     let case = Case::<f16>::new::<ROWS16, ROWS16, C_ROWS>(shape, repeats, rows)?;
@@ -536,8 +685,8 @@ parray! {
     paged float [2] Q2;
 }
 
-square!(n256, 256);
-square!(n4096, 4096);
+square!(n256, 256, 2);
+square!(n4096, 4096, 132);
 
 /// A shape given on the command line, row-major: its sizes bound when the program runs, its
 /// kernels made at the first launch, on a fixed grid of blocks that step through the tiles.
@@ -650,10 +799,13 @@ fn named(flag: &str, names: &[&'static str]) -> Result<Vec<&'static str>, String
 /// What to run and the shape (`--m M --n N --k K`, if given), checked against the tiles:
 /// `Err` says why not.
 fn arguments() -> Result<(Choice, Option<Shape>), String> {
-    let widths = match gemm::value("--tile") {
-        None => WIDTHS.to_vec(),
-        Some(w) if WIDTHS.contains(&w) => vec![w],
-        Some(w) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
+    let args: Vec<String> = std::env::args().collect();
+    let ws = args.windows(2).any(|w| w[0] == "--tile" && w[1] == "ws");
+    let widths = match (!ws).then(|| gemm::value("--tile")) {
+        None => Vec::new(),
+        Some(None) => WIDTHS.to_vec(),
+        Some(Some(w)) if WIDTHS.contains(&w) => vec![w],
+        Some(Some(w)) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
     };
     let elems = named("--elem", &["bf16", "f16"])?;
     let layouts: Vec<&'static str> = named("--layout", &LAYOUTS.map(|(flag, _)| flag))?
@@ -662,6 +814,7 @@ fn arguments() -> Result<(Choice, Option<Shape>), String> {
         .collect();
     let choice = Choice {
         widths,
+        ws: ws || !args.iter().any(|a| a == "--tile"),
         elems,
         layouts,
     };
@@ -725,6 +878,7 @@ pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let choice = Choice {
         widths: vec![256],
+        ws: false,
         elems: vec!["bf16"],
         layouts: vec![LAYOUTS[0].1],
     };

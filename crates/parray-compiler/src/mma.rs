@@ -800,7 +800,7 @@ impl Descriptor {
     /// the atom): 16-byte units, and at an aligned start plus at most
     /// [`Descriptor::step_within_row`].
     pub fn start_allowed(&self, start: u64) -> bool {
-        start % 16 == 0 && start % self.alignment() <= self.step_within_row()
+        start.is_multiple_of(16) && start % self.alignment() <= self.step_within_row()
     }
 
     /// The byte, from its array's start, that the tensor core reads for the element at
