@@ -50,6 +50,12 @@ const TILE_ROWS: usize = 128;
 const K_TILE: usize = 64;
 const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 or 256), or the warp-specialised kernel's 128 x 256 (--tile ws)";
 
+/// The warp-specialised kernel's tile width, stages and largest grid (gemm_ws's `S`, and
+/// the `GRIDWS` of its shapes: an H200's multiprocessors).
+const WS_WIDTH: usize = 256;
+const WS_STAGES: usize = 4;
+const WS_BLOCKS: usize = 132;
+
 /// The shared stages of a tile's width, the subprogram's `S = 2 + Q`.
 fn stages(cols: usize) -> usize {
     2 + cols / 128
@@ -247,6 +253,11 @@ subprog! {
             // Four stages of 48 KiB (192 KiB of the 227 a block may have).
             const S = 4;
             const ROUNDS = ceil((M / 128) * (N / 256) / dim(TG_0));
+            // The tiles go in groups of GROUP rows of tiles, down each column of a group
+            // before the next (Triton's grouped order): the 132 tiles in flight then read
+            // 16 rows of A's tiles and 8 or 9 columns of B's, against 4 rows and all 32
+            // columns row by row at 8192³, so that more of each k-tile is read from L2.
+            const GROUP = 16;
             // The producer warpgroup and two consumers; t2, t1, t0 of each as in gemm_tc.
             cuda(E* a, E* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
             rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
@@ -285,7 +296,8 @@ subprog! {
             let lane = $tid_1_1$;
             let k_tiles = $dim(AT_1_0)$;
             let cols = $dim(BT_1_0)$;
-            let tiles = $dim(AT_0_0)$ * cols;
+            let row_tiles = $dim(AT_0_0)$;
+            let tiles = row_tiles * cols;
             let blocks = $dim(TG_0)$;
             // Each stage's full barrier completes with the producer's two copies (A's and
             // B's, each an arrival and its bytes), its empty barrier with one release from
@@ -307,8 +319,10 @@ subprog! {
                     let tile = (round * blocks + $tid_0$) % tiles;
                     let stored = round * blocks + $tid_0$ < tiles;
                     let last = if stored { k_tiles } else { 0 };
-                    let bm = tile / cols;
-                    let bn = tile % cols;
+                    let group = tile / (GROUP * cols);
+                    let height = (row_tiles - GROUP * group).min(GROUP);
+                    let bm = GROUP * group + tile % (GROUP * cols) % height;
+                    let bn = tile % (GROUP * cols) / height;
                     #[unroll]
                     for v in 0..$size(ACC_PART)$ {
                         acc[v] = 0.0f32;
@@ -342,8 +356,10 @@ subprog! {
                     for round in 0..ROUNDS {
                         let tile = round * blocks + $tid_0$;
                         if tile < tiles {
-                            let bm = tile / cols;
-                            let bn = tile % cols;
+                            let group = tile / (GROUP * cols);
+                            let height = (row_tiles - GROUP * group).min(GROUP);
+                            let bm = GROUP * group + tile % (GROUP * cols) % height;
+                            let bn = tile % (GROUP * cols) / height;
                             for kt in 0..k_tiles {
                                 // The k-tiles this block has run, the stage's and its phase's.
                                 let it = round * k_tiles + kt;
@@ -576,8 +592,8 @@ impl Choice {
         self.widths.contains(&width) && self.elems.contains(&elem) && self.layouts.contains(&layout)
     }
 
-    fn wants_ws(&self) -> bool {
-        self.ws && self.elems.contains(&"bf16") && self.layouts.contains(&LAYOUTS[0].1)
+    fn wants_ws(&self, elem: &str, layout: &str) -> bool {
+        self.ws && self.elems.contains(&elem) && self.layouts.contains(&layout)
     }
 }
 
@@ -601,6 +617,20 @@ macro_rules! products {
             if $want($width, $layout) {
                 $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>($tile, $layout, |a, b, c| {
                     gemm_tc!(<$e, $v, $v, $vc, $grid, $q>(a, b, c))
+                })?);
+            }
+        )*
+    };
+}
+
+/// The warp-specialised subprogram's products on element `$e` (host type `$h`), on the
+/// persistent grid `$grid`, for each layout that `$want` asks for.
+macro_rules! products_ws {
+    ($case:ident, $rows:ident, $want:ident, $e:ident, $h:ident, $grid:ident, [$(($v:ident, $s:ident, $vc:ident, $sc:ident, $layout:expr)),*]) => {
+        $(
+            if $want($layout) {
+                $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>("parray ws", $layout, |a, b, c| {
+                    gemm_ws!(<$e, $v, $v, $vc, $grid>(a, b, c))
                 })?);
             }
         )*
@@ -652,11 +682,13 @@ macro_rules! square {
                         (STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, strips),
                         (BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, blocks)
                     ]);
-                    if choice.wants_ws() {
-                        rows.push(case.run::<H, H, HC, ROWS, ROWS, ROWS, ROWS, C_ROWS, C_ROWS>("parray ws", rm, |a, b, c| {
-                            gemm_ws!(<bf16, ROWS, ROWS, C_ROWS, GRIDWS>(a, b, c))
-                        })?);
-                    }
+                    let want_ws = |layout| choice.wants_ws("bf16", layout);
+                    products_ws!(case, rows, want_ws, bf16, H, GRIDWS, [
+                        (ROWS, ROWS, C_ROWS, C_ROWS, rm),
+                        (HALVES, HALVES_STORE, C_HALVES, C_HALVES_STORE, halves),
+                        (STRIPS, STRIPS_STORE, C_STRIPS, C_STRIPS_STORE, strips),
+                        (BLOCKS, BLOCKS_STORE, C_BLOCKS, C_BLOCKS_STORE, blocks)
+                    ]);
                 }
                 if choice.elems.contains(&"f16") && choice.layouts.contains(&rm) {
                     let case = Case::<f16>::new::<ROWS16, ROWS16, C_ROWS>(shape, repeats, rows)?;
@@ -664,15 +696,21 @@ macro_rules! square {
                     products!(case, rows, want, half, H16, [(GRID128, Q1, t128, 128), (GRID256, Q2, t256, 256)], [
                         (ROWS16, ROWS16, C_ROWS, C_ROWS, rm)
                     ]);
+                    let want_ws = |layout| choice.wants_ws("f16", layout);
+                    products_ws!(case, rows, want_ws, half, H16, GRIDWS, [
+                        (ROWS16, ROWS16, C_ROWS, C_ROWS, rm)
+                    ]);
                 }
                 Ok(())
             }
 
-            /// The kernel of row-major bf16 storage on a tile's width.
-            pub fn source(width: usize) -> &'static str {
+            /// The kernel of row-major bf16 storage on a tile's width, or the
+            /// warp-specialised one (`None`).
+            pub fn source(width: Option<usize>) -> &'static str {
                 match width {
-                    256 => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
-                    _ => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
+                    None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS>),
+                    Some(256) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
+                    Some(_) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
                 }
             }
         }
@@ -685,8 +723,11 @@ parray! {
     paged float [2] Q2;
 }
 
-square!(n256, 256, 2);
+// Under the emulation the warp-specialised kernel's grid is one block, which makes both
+// tiles: the stages' phases run on from the first into the second.
+square!(n256, 256, 1);
 square!(n4096, 4096, 132);
+square!(n8192, 8192, 132);
 
 /// A shape given on the command line, row-major: its sizes bound when the program runs, its
 /// kernels made at the first launch, on a fixed grid of blocks that step through the tiles.
@@ -726,6 +767,9 @@ mod any_shape {
         rows: &mut Vec<Row>,
     ) -> parray::Result<()> {
         bind(shape)?;
+        if choice.ws {
+            println!("the warp-specialised kernel (--tile ws) runs at the square shapes built in (TMA's maps need literal sizes): not at {}x{}x{}", shape.0, shape.1, shape.2);
+        }
         let rm = LAYOUTS[0].1;
         let wants = |width, elem| choice.wants(width, elem, rm);
         if choice.elems.contains(&"bf16") {
@@ -872,13 +916,14 @@ fn report(rows: &[Row]) -> bool {
     rows.iter().all(Row::ok)
 }
 
-/// The tensor-core GEMM's rows of the main example's table: bf16 on row-major storage
-/// with 128 x 256 tiles, at 4096³ beside cuBLAS bf16 on a GPU, at 256³ under the emulation.
+/// The tensor-core GEMM's rows of the main example's table: the warp-specialised bf16
+/// kernel on row-major storage, at 4096³ beside cuBLAS bf16 on a GPU, at 256³ under the
+/// emulation.
 pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let choice = Choice {
-        widths: vec![256],
-        ws: false,
+        widths: Vec::new(),
+        ws: true,
         elems: vec!["bf16"],
         layouts: vec![LAYOUTS[0].1],
     };
@@ -894,10 +939,10 @@ pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
         .map(|r| common::Run {
             variant: match r.check {
                 None => "cuBLAS bf16",
-                Some(_) => "bf16 wgmma (subprog)",
+                Some(_) => "bf16 wgmma, roles (subprog)",
             },
             threads: if r.check.is_some() {
-                r.shape.0 * r.shape.1 / (128 * 256) * 256
+                (r.shape.0 * r.shape.1 / (TILE_ROWS * WS_WIDTH)).min(WS_BLOCKS) * 384
             } else {
                 0
             },
@@ -919,10 +964,14 @@ fn main() -> parray::Result<()> {
         }
     };
     if std::env::args().any(|a| a == "--source") {
-        let width = choice.widths[0];
-        match shape {
-            Some(shape) => print!("{}", any_shape::source(shape, width)?),
-            None => print!("{}", n4096::source(width)),
+        let width = choice.widths.first().copied();
+        match (shape, width) {
+            (Some(shape), Some(width)) => print!("{}", any_shape::source(shape, width)?),
+            (Some(_), None) => {
+                eprintln!("gemm_bf16: the warp-specialised kernel (--tile ws) is built at 4096³ and 8192³ only (TMA's maps need literal sizes)");
+                std::process::exit(2);
+            }
+            (None, width) => print!("{}", n4096::source(width)),
         }
         return Ok(());
     }
@@ -939,13 +988,25 @@ fn main() -> parray::Result<()> {
             }
         );
     }
+    if choice.ws {
+        println!(
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA, {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16",
+            (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
+        );
+    }
     let repeats = gemm::repeats()?;
     let mut table = Vec::new();
-    match shape {
-        Some(shape) => any_shape::run(shape, repeats, &choice, &mut table)?,
-        None if gpu => n4096::run(repeats, &choice, &mut table)?,
-        None => {
-            println!("shapes: 256³ under the emulation (a GPU runs 4096³; `--m M --n N --k K` chooses one, row-major)");
+    match (shape, gemm::value("--square")) {
+        (Some(shape), _) => any_shape::run(shape, repeats, &choice, &mut table)?,
+        (None, Some(8192)) if gpu => n8192::run(repeats, &choice, &mut table)?,
+        (None, Some(256)) => n256::run(repeats, &choice, &mut table)?,
+        (None, None | Some(4096)) if gpu => n4096::run(repeats, &choice, &mut table)?,
+        (None, Some(n)) if gpu => {
+            eprintln!("gemm_bf16: --square {n}: the square shapes built in are 256, 4096 and 8192");
+            std::process::exit(2);
+        }
+        (None, _) => {
+            println!("shapes: 256³ under the emulation (a GPU runs 4096³, or 8192³ with `--square 8192`; `--m M --n N --k K` chooses one, row-major)");
             n256::run(repeats, &choice, &mut table)?;
         }
     }

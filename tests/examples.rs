@@ -367,9 +367,12 @@ fn layer_norm_in_bf16_and_f32() {
     assert!(out.ends_with("check: ok\n"), "{out}");
 }
 
-/// The tensor-core GEMM subprogram (a warpgroup's wgmma over shared tiles), checked against
-/// an f64 product under the emulation (cuBLAS on a GPU): its fixed shape on both tiles, in
-/// bf16 on row-major, halves, strips and blocks storage and in f16 row-major; a shape given
+/// The tensor-core GEMM subprograms (warpgroups' wgmma over shared tiles), checked against
+/// an f64 product under the emulation (cuBLAS on a GPU): their fixed shape on both tiles
+/// and the warp-specialised kernel (its persistent grid of one block under the emulation,
+/// so that the stages' phases run on into a second tile), in bf16 on row-major, halves,
+/// strips and blocks storage and in f16 row-major; the warp-specialised kernel's CUDA C
+/// (a snapshot); a shape given
 /// on the command line (a row of tiles, four of 128 or two of 256 columns, on its fixed
 /// grids), one of more tiles than that grid has blocks, and a shape the tiles do not
 /// divide, refused with a usage line.
@@ -385,7 +388,7 @@ fn bf16_gemm_on_tensor_cores() {
         ("bf16", "blocks (Fig 18b)"),
         ("f16 ", "row-major"),
     ];
-    for tile in ["parray 128x128", "parray 128x256"] {
+    for tile in ["parray 128x128", "parray 128x256", "parray ws"] {
         for (elem, layout) in runs {
             assert!(
                 out.lines().any(|l| l.starts_with(tile)
@@ -396,6 +399,10 @@ fn bf16_gemm_on_tensor_cores() {
             );
         }
     }
+    insta::assert_snapshot!(
+        "gemm_ws_kernel_n4096",
+        run_example("gemm_bf16", &["--source", "--tile", "ws"])
+    );
     let out = run_example("gemm_bf16", &["--m", "128", "--n", "512", "--k", "192"]);
     assert!(
         out.lines()
