@@ -26,14 +26,23 @@
 //! shared memory let each of an H200's 132 multiprocessors hold: 2 or 1), and its blocks
 //! step through the tiles.
 //!
+//! A second subprogram, `gemm_ws`, computes the same product by warp-specialised roles
+//! (SPEC 3.10, "The warp-specialised GEMM"): a producer warpgroup fills four stages of
+//! 128 x 64 of A and 64 x 256 of B by TMA, on full and empty mbarriers, for two consumer
+//! warpgroups' m64n256k16 wgmmas, which step through A's 128B-swizzled K-major rows
+//! within their atoms; a persistent grid takes the tiles in groups of 16 rows. It is the
+//! kernel that reaches cuBLAS (`--tile ws`; 4096³ and, with `--square 8192`, 8192³).
+//!
 //! On a GPU: 4096³ on both tiles, bf16 on row-major, halves, strips and blocks storage of
 //! A, B and C and f16 row-major, beside cuBLAS (`cublasGemmEx`, bf16 or f16 in, f32
 //! accumulate and out) in the same run, each checked against it and against an f64 product
 //! at sampled elements. Under the emulation the same at 256³, every element checked
 //! against the f64 product. `--tile 128|256`, `--elem bf16|f16` and `--layout
-//! rows|halves|strips|blocks` choose; `--m M --n N --k K` one row-major shape (M a
+//! rows|halves|strips|blocks` choose (`--tile ws` the warp-specialised kernel alone,
+//! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape (M a
 //! multiple of 128, N of the tile's width, K of 64; its kernels made at the first launch);
-//! `--source` prints the kernel (bf16 row-major, of 128 x 128 tiles unless `--tile 256`).
+//! `--source` prints the kernel (bf16 row-major at 4096³, of 128 x 128 tiles unless `--tile
+//! 256` or `--tile ws`).
 
 mod common;
 
