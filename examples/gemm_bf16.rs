@@ -948,7 +948,7 @@ pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
         .map(|r| common::Run {
             variant: match r.check {
                 None => "cuBLAS bf16",
-                Some(_) => "bf16 wgmma, roles (subprog)",
+                Some(_) => "bf16 wgmma ws (subprog)",
             },
             threads: if r.check.is_some() {
                 (r.shape.0 * r.shape.1 / (TILE_ROWS * WS_WIDTH)).min(WS_BLOCKS) * 384
