@@ -1419,7 +1419,11 @@ pub fn wgmma_m64nk16<T, SD>(
                 .iter()
                 .map(|&o| {
                     let byte = descriptor.read_byte(start as u64, u64::from(o) * bytes as u64);
-                    (byte as usize / bytes - p.offset()) as u32
+                    // An allowed start reads at or past itself (its row first, then rows after).
+                    let from_start = (byte as usize / bytes)
+                        .checked_sub(p.offset())
+                        .expect("an allowed start reads no element before itself");
+                    u32::try_from(from_start).expect("a tile's elements are u32 offsets")
                 })
                 .collect();
             if asynchronous {
