@@ -2,13 +2,13 @@
 
 use parray_compiler::back::c::Dialect;
 use parray_compiler::ir::Indexed;
-use parray_compiler::kernels::{exchange_kernel, rows_kernel, ExchangeStep, Rows2d};
+use parray_compiler::kernels::{exchange_kernel, rows_kernel, ExchangeStep, Kernel, Rows2d};
 use parray_layout::copy::{flat_offsets, DigitExchange, RankDigit};
 use parray_layout::eval::Program;
 use parray_layout::{ElemType, Module};
 
 /// The slab FFT's transpose on 4 ranks, as rank 1's GPU runs it: every access proved
-/// (the kernels are built only so), the part walked by a grid-stride loop.
+/// (the kernels are built only so), each digit of the element index a thread index.
 #[test]
 fn exchange_kernels() {
     let m = Module::parse(
@@ -22,26 +22,161 @@ fn exchange_kernels() {
         RankDigit::of(&m, "SLABS_Y").unwrap(),
     );
     let ex = DigitExchange::of(x, y).unwrap();
-    let kernels: Vec<String> = [
-        ExchangeStep::Pack,
-        ExchangeStep::Unpack,
-        ExchangeStep::Local,
-    ]
-    .into_iter()
-    .map(|step| {
-        let k = exchange_kernel(
-            ElemType::Float2,
-            step,
-            (&x, &y),
-            Some(&ex),
-            1,
-            Dialect::Cuda,
-        )
-        .unwrap();
-        format!("// {step:?}: {:?}\n{}", k.grid, k.source)
-    })
-    .collect();
+    let steps = [
+        (ExchangeStep::Pack, (&x, &y), Some(&ex)),
+        (ExchangeStep::Unpack, (&x, &y), Some(&ex)),
+        (ExchangeStep::Local, (&y, &y), None),
+    ];
+    let kernels: Vec<String> = steps
+        .into_iter()
+        .map(|(step, digits, ex)| {
+            let k = exchange_kernel(ElemType::Float2, step, digits, ex, 1, Dialect::Cuda).unwrap();
+            format!("// {step:?}: {:?}\n{}", k.grid, k.source)
+        })
+        .collect();
     insta::assert_snapshot!(kernels.join("\n"));
+}
+
+/// What each exchange kernel of `runs` (with its `from` and `to` lengths) left in its
+/// `to` (-1 where it wrote nothing), its `from` holding `i` at `i`: their CUDA C run block
+/// by block, thread by thread, on the host, in one program. `None` where there is no C++
+/// compiler.
+fn run_exchanges(runs: &[(Kernel, u64, u64)]) -> Option<Vec<Vec<i64>>> {
+    let cxx = cxx::compiler()?;
+    let mut program = SHIM.to_string();
+    let mut main = String::from("int main() {\n");
+    for (i, (kernel, from_len, to_len)) in runs.iter().enumerate() {
+        let (written, _) = cxx::signature(&kernel.source).expect("a kernel");
+        let name = format!("{written}_{i}");
+        program += &kernel
+            .source
+            .replace(&format!("{written}("), &format!("{name}("));
+        let ([gx, gy, gz], [bx, by, bz]) = (kernel.grid.grid, kernel.grid.block);
+        main += &format!(
+            "{{
+    std::vector<int> from({from_len}), to({to_len}, -1);
+    for (int i = 0; i < {from_len}; i++) from[i] = i;
+    for (unsigned z = 0; z < {gz}; z++) for (unsigned y = 0; y < {gy}; y++) for (unsigned x = 0; x < {gx}; x++)
+    for (unsigned tz = 0; tz < {bz}; tz++) for (unsigned ty = 0; ty < {by}; ty++) for (unsigned tx = 0; tx < {bx}; tx++) {{
+        blockIdx = dim3{{x, y, z}}; threadIdx = dim3{{tx, ty, tz}};
+        {name}(from.data(), to.data());
+    }}
+    for (int v : to) std::printf(\"%d\\n\", v);
+}}\n"
+        );
+    }
+    program += &main;
+    program += "}\n";
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parray-exchange");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, exe) = (dir.join("exchange.cpp"), dir.join("exchange"));
+    std::fs::write(&cpp, program).unwrap();
+    cxx::build(&cxx, &cpp, Some(&exe)).unwrap();
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut values = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect::<Vec<i64>>()
+        .into_iter();
+    Some(
+        runs.iter()
+            .map(|(_, _, to_len)| values.by_ref().take(*to_len as usize).collect())
+            .collect(),
+    )
+}
+
+#[path = "../../../tests/fuzz/tests/host_c/cxx.rs"]
+mod cxx;
+const SHIM: &str = include_str!("../../../tests/fuzz/tests/host_c/shim.h");
+
+/// Every step of exchanges between digits at every place, on each rank, moves what
+/// `DigitExchange`'s closed forms (the host path's) say: runs longer than a block, runs
+/// that a block's threads do not divide (their tails idle), runs of one element, a digit
+/// below another's and above it, and local steps (one digit, or a whole source).
+#[test]
+fn exchange_kernels_move_what_the_closed_forms_say() {
+    let cases = [
+        // The FFT's transpose: x-slabs to y-slabs and back, runs of 64.
+        (
+            "mpi [2] P",
+            "int [[#P][4]][8][8] A",
+            "int [8][[#P][4]][8] B",
+        ),
+        (
+            "mpi [2] P",
+            "int [8][[#P][4]][8] A",
+            "int [[#P][4]][8][8] B",
+        ),
+        // Runs of 300 (a block's 256 threads and a tail), three ranks, a batch above.
+        (
+            "mpi [3] P",
+            "int [2][[#P][2]][3][300] A",
+            "int [2][6][[#P][1]][300] B",
+        ),
+        // A 2-D matrix from rows to columns: runs of one element, four ranks.
+        ("mpi [4] P", "int [[#P][2]][8] A", "int [8][[#P][2]] B"),
+        ("mpi [4] P", "int [8][[#P][2]] A", "int [[#P][2]][8] B"),
+    ];
+    for (ranks, a, b) in cases {
+        let m = Module::parse(&format!("{ranks}\ndmem {a}\ndmem {b}")).unwrap();
+        let (src, dst) = (
+            RankDigit::of(&m, "A").unwrap(),
+            RankDigit::of(&m, "B").unwrap(),
+        );
+        let ex = DigitExchange::of(src, dst).unwrap();
+        let all = ex.block() * src.ranks;
+        let (s_part, d_part) = (src.size / src.ranks, dst.size / dst.ranks);
+        // Local steps: the destination's digit from the same digit, and from a whole source.
+        let whole = RankDigit {
+            ranks: 1,
+            below: dst.size,
+            stride: 1,
+            size: dst.size,
+        };
+        // Each kernel of each rank, its lengths, and what it should leave.
+        let mut runs = Vec::new();
+        let mut wants = Vec::new();
+        for me in 0..src.ranks {
+            let kernel = |step, digits: (&RankDigit, &RankDigit), ex| {
+                exchange_kernel(ElemType::Int, step, digits, ex, me, Dialect::Cuda).unwrap()
+            };
+            runs.push((
+                kernel(ExchangeStep::Pack, (&src, &dst), Some(&ex)),
+                s_part,
+                all,
+            ));
+            let mut packed = vec![-1; all as usize];
+            for j in 0..s_part {
+                packed[ex.pack(me, j) as usize] = j as i64;
+            }
+            wants.push((packed, format!("pack on rank {me}: {a} to {b}")));
+            runs.push((
+                kernel(ExchangeStep::Unpack, (&src, &dst), Some(&ex)),
+                all,
+                d_part,
+            ));
+            let unpacked = (0..d_part).map(|j| ex.unpack(me, j) as i64).collect();
+            wants.push((unpacked, format!("unpack on rank {me}: {a} to {b}")));
+            for (from, from_len) in [(&dst, d_part), (&whole, dst.size)] {
+                runs.push((
+                    kernel(ExchangeStep::Local, (from, &dst), None),
+                    from_len,
+                    d_part,
+                ));
+                let local = (0..d_part)
+                    .map(|j| from.at(dst.k(me, j)).1 as i64)
+                    .collect();
+                wants.push((local, format!("local on rank {me} into {b} from {from:?}")));
+            }
+        }
+        let Some(got) = run_exchanges(&runs) else {
+            return;
+        };
+        for (got, (want, what)) in got.into_iter().zip(wants) {
+            assert_eq!(got, want, "{what}");
+        }
+    }
 }
 
 /// A rank that holds no part has nothing to move: no kernel.

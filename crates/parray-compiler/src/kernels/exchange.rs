@@ -5,10 +5,10 @@
 use parray_layout::copy::{DigitExchange, RankDigit};
 use parray_layout::{ElemType, LinearForm, Offset, Vars};
 
-use super::build::{add, assign, bin, cast, e, index, lit, loc, mul, offset, refused, Builder};
+use super::build::{add, assign, bin, cast, index, lit, loc, mul, offset, refused, Builder};
 use super::Kernel;
 use crate::back::c::Dialect;
-use crate::ir::{BinOp, Expr, ExprKind, Indexed, Scalar, Stmt};
+use crate::ir::{BinOp, Expr, Indexed, Scalar, Stmt};
 
 /// What an exchange kernel does with one rank's elements (SPEC.md 3.12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,20 +22,28 @@ pub enum ExchangeStep {
     Local,
 }
 
-/// Threads per block of an exchange kernel.
+/// Threads per block of an exchange kernel (fewer where a run is shorter, more where
+/// the ranks are more).
 pub const EXCHANGE_BLOCK: u64 = 256;
 
-/// The most blocks of an exchange kernel: its threads stride over the rest.
-const MOST_BLOCKS: u64 = 1 << 20;
+/// The most threads of a block: a thread of each rank at least.
+const MOST_BLOCK_THREADS: u64 = 1024;
 
 /// The kernel `parray_exchange(T* from, T* to)` of one step of a copy between two
-/// natural types distributed by one digit each, on rank `me`: thread `j`
-/// of a grid-stride loop moves element `j` of the part it walks (the source's for `Pack`,
-/// the destination's otherwise), by [`DigitExchange`]'s formulas (`exchange` is `None`
-/// only for `Local`). `from` and `to` are the parts, or the send and receive buffers of
-/// every rank's block. Indices are 32-bit where both types' sizes fit in 31 bits, 64-bit
-/// otherwise (each array index still 32-bit, as the body language's are). A rank holding
-/// no part of the type it walks has nothing to move: that is an error here.
+/// natural types distributed by one digit each, on rank `me`: one thread an element of
+/// the part it walks (the source's for `Pack`, the destination's otherwise), by
+/// [`DigitExchange`]'s formulas (`exchange` is `None` only for `Local`). `from` and `to`
+/// are the parts, or the send and receive buffers of every rank's block.
+///
+/// Its thread array is the digits of the element index `k` that the walked part leaves
+/// free, so that no index is divided: `k = (((t r + a) mid + m) r + b) lo + l` (`a` the
+/// rank digit of the type whose digit is the higher, `b` the other's), and the walked
+/// type's digit is `me`. The blocks are `[t][m][l / LT]`, the threads `[o][LT]` (`o` the
+/// other type's digit, `LT` threads along a run, 256 in all where the run and the ranks
+/// allow; those past a run's end idle). Indices
+/// are 32-bit where both types' sizes fit in 31 bits, 64-bit otherwise (each array index
+/// still 32-bit, as the body language's are). A rank holding no part of the type it
+/// walks has nothing to move: that is an error here.
 pub fn exchange_kernel(
     elem: ElemType,
     step: ExchangeStep,
@@ -55,69 +63,110 @@ pub fn exchange_kernel(
     }
     // The rank's digit of the type it walks (its rank where the digit is the whole rank).
     let digit_me = me / walked.stride;
-    let blocks = count.div_ceil(EXCHANGE_BLOCK).clamp(1, MOST_BLOCKS);
+    // The digits' sizes: `(top, other ranks, mid, run)`. Without an exchange every element
+    // stays on its rank: the walked part is `[top][run]`, its digit `me` between.
+    let (top, ranks, mid, lo) = match (step, exchange) {
+        (ExchangeStep::Pack | ExchangeStep::Unpack, Some(ex)) => {
+            let r = ex.src.ranks;
+            let (hi, lo) = (
+                ex.src.below.max(ex.dst.below),
+                ex.src.below.min(ex.dst.below),
+            );
+            (ex.src.size / (r * hi), r, hi / (r * lo), lo)
+        }
+        _ => (
+            walked.size / (walked.ranks * walked.below),
+            1,
+            1,
+            walked.below,
+        ),
+    };
+    if ranks > MOST_BLOCK_THREADS {
+        return Err(refused(
+            NAME,
+            format!(
+                "a block holds one thread a rank, and {ranks} ranks exceed {MOST_BLOCK_THREADS}"
+            ),
+        ));
+    }
+    let along = lo.min((EXCHANGE_BLOCK / ranks).max(1));
+    let runs = lo.div_ceil(along);
     let mut b = Builder::new(
         &format!(
-            "#parray {{cuda({elem}* from, {elem}* to) [{blocks}][{EXCHANGE_BLOCK}]}} EXCHANGE"
+            "#parray {{cuda({elem}* from, {elem}* to) [[{top}][{mid}][{runs}]][[{ranks}][{along}]]}} EXCHANGE"
         ),
         "EXCHANGE",
     )?;
-    // 32-bit index arithmetic where every index fits, and so does `j` plus the grid's
-    // stride; 64-bit otherwise.
+    // 32-bit index arithmetic where every index fits; 64-bit otherwise.
     let ix = match src.size.max(dst.size) <= 1 << 31 {
         true => Scalar::Usize,
         false => Scalar::U64,
     };
     let c = |v: u64| lit(v, ix);
-    let (from, to) = (b.param("from"), b.param("to"));
-    let tid = b.tid("");
-    let j_local = b.local("j", true, Some(crate::ir::Ty::Scalar(ix)));
-    let j = e(ExprKind::Local(j_local));
-    let mut body = Vec::new();
-    // `k` of element `j` of this rank's part of a type.
-    let k_of = |d: &RankDigit| {
-        let (below, ranks) = (c(d.below), c(d.ranks));
-        add(
-            mul(
-                add(
-                    mul(bin(BinOp::Div, j.clone(), below.clone()), ranks),
-                    c(digit_me),
-                ),
-                below.clone(),
-            ),
-            bin(BinOp::Rem, j.clone(), below),
-        )
+    let widen = |x: Expr| match ix {
+        Scalar::Usize => x,
+        _ => cast(x, ix),
     };
-    let k = b.let_(
-        &mut body,
-        "k",
-        k_of(match step {
-            ExchangeStep::Pack => src,
-            _ => dst,
-        }),
+    let (from, to) = (b.param("from"), b.param("to"));
+    let (t, m, run) = (
+        widen(b.tid("0_0")),
+        widen(b.tid("0_1")),
+        widen(b.tid("0_2")),
     );
-    let div = |x: Expr, v: u64| bin(BinOp::Div, x, c(v));
-    let rem = |x: Expr, v: u64| bin(BinOp::Rem, x, c(v));
-    // The digit of a type in `k`: the rank that holds element `k`.
-    let digit = |d: &RankDigit| rem(div(k.clone(), d.below), d.ranks);
-    // Element `k`'s place in its block: `k` without the two rank digits.
-    let in_block = |ex: &DigitExchange| {
-        let r = ex.src.ranks;
-        let (hi, lo) = (
-            ex.src.below.max(ex.dst.below),
-            ex.src.below.min(ex.dst.below),
-        );
-        let mid = hi / (r * lo);
-        add(
-            mul(
-                add(
-                    mul(div(k.clone(), r * hi), c(mid)),
-                    rem(div(k.clone(), r * lo), mid),
+    let (o, lane) = (widen(b.tid("1_0")), widen(b.tid("1_1")));
+    let mut stmts = Vec::new();
+    let l = b.let_(&mut stmts, "l", add(mul(run, c(along)), lane));
+    // Element `j` of the walked part and its place in the other side, from the digits.
+    let (j, at) = match (step, exchange) {
+        (ExchangeStep::Local, _) => {
+            let j = add(mul(t.clone(), c(lo)), l.clone());
+            let at = match (src.ranks, dst.ranks) {
+                // The source's digit is the destination's: the parts are in one order.
+                (r_s, r_d) if r_s == r_d && src.below == dst.below => j.clone(),
+                // The source is whole on every rank: the element's own `k`.
+                (1, _) => add(
+                    mul(add(mul(t, c(dst.ranks)), c(digit_me)), c(lo)),
+                    l.clone(),
                 ),
-                c(lo),
-            ),
-            rem(k.clone(), lo),
-        )
+                _ => {
+                    return Err(refused(
+                        NAME,
+                        "a local step moves between parts of one digit, or from a whole source",
+                    ))
+                }
+            };
+            (j, at)
+        }
+        (_, Some(ex)) => {
+            // The walked type's digit is the higher (`a`) or the lower (`b`) of `k`.
+            let walked_high = walked.below > ex.src.below.min(ex.dst.below);
+            let j = match walked_high {
+                true => add(
+                    mul(
+                        add(
+                            mul(add(mul(t.clone(), c(mid)), m.clone()), c(ranks)),
+                            o.clone(),
+                        ),
+                        c(lo),
+                    ),
+                    l.clone(),
+                ),
+                false => add(
+                    mul(
+                        add(
+                            mul(add(mul(t.clone(), c(ranks)), o.clone()), c(mid)),
+                            m.clone(),
+                        ),
+                        c(lo),
+                    ),
+                    l.clone(),
+                ),
+            };
+            // The other side: block `o` (the peer's), `k` without the two digits within it.
+            let in_block = add(mul(add(mul(t, c(mid)), m), c(lo)), l.clone());
+            (j, add(mul(o, c(ex.block())), in_block))
+        }
+        (_, None) => return Err(refused(NAME, "a pack or unpack step needs its exchange")),
     };
     // Element `i` of a buffer of `len` elements, an index the prover bounds by `len`.
     let buffer = |what: &str, len: u64, i: Expr| {
@@ -142,57 +191,28 @@ pub fn exchange_kernel(
     };
     let (s_part, d_part) = (src.size / src.ranks, dst.size / dst.ranks);
     let mv = match (step, exchange) {
-        (ExchangeStep::Pack, Some(ex)) => {
-            let all = ex.block() * ex.src.ranks;
-            let at = add(mul(digit(dst), c(ex.block())), in_block(ex));
-            assign(
-                index(to, buffer("the send buffer", all, at)),
-                index(from, buffer("the source part", s_part, j.clone())),
-            )
-        }
-        (ExchangeStep::Unpack, Some(ex)) => {
-            let all = ex.block() * ex.src.ranks;
-            let at = add(mul(digit(src), c(ex.block())), in_block(ex));
-            assign(
-                index(to, buffer("the destination part", d_part, j.clone())),
-                index(from, buffer("the receive buffer", all, at)),
-            )
-        }
-        (ExchangeStep::Local, _) => {
-            let at = add(
-                mul(div(k.clone(), src.ranks * src.below), c(src.below)),
-                rem(k.clone(), src.below),
-            );
-            assign(
-                index(to, buffer("the destination part", d_part, j.clone())),
-                index(from, buffer("the source part", s_part, at)),
-            )
-        }
-        (_, None) => return Err(refused(NAME, "a pack or unpack step needs its exchange")),
+        (ExchangeStep::Pack, Some(ex)) => assign(
+            index(to, buffer("the send buffer", ex.block() * ranks, at)),
+            index(from, buffer("the source part", s_part, j)),
+        ),
+        (ExchangeStep::Unpack, Some(ex)) => assign(
+            index(to, buffer("the destination part", d_part, j)),
+            index(from, buffer("the receive buffer", ex.block() * ranks, at)),
+        ),
+        _ => assign(
+            index(to, buffer("the destination part", d_part, j)),
+            index(from, buffer("the source part", s_part, at)),
+        ),
     };
-    body.push(mv);
-    body.push(Stmt::Expr {
-        expr: e(ExprKind::Assign(
-            Some(BinOp::Add),
-            Box::new(j.clone()),
-            Box::new(c(blocks * EXCHANGE_BLOCK)),
-        )),
-        loc: loc(),
+    // Threads past a run's end (where the threads along it do not divide it) move nothing.
+    stmts.push(match lo.is_multiple_of(along) {
+        true => mv,
+        false => Stmt::If {
+            cond: bin(BinOp::Lt, l, c(lo)),
+            then: vec![mv],
+            els: None,
+            loc: loc(),
+        },
     });
-    let stmts = vec![
-        Stmt::Let {
-            local: j_local,
-            init: Some(match ix {
-                Scalar::Usize => tid,
-                _ => cast(tid, ix),
-            }),
-            loc: loc(),
-        },
-        Stmt::While {
-            cond: bin(BinOp::Lt, j, c(count)),
-            body,
-            loc: loc(),
-        },
-    ];
     b.finish(NAME, stmts, dialect)
 }
