@@ -3,6 +3,7 @@
 //! runs it, `cargo run --release --example NAME`.
 
 use std::process::Command;
+use std::sync::OnceLock;
 
 fn run_example(name: &str, args: &[&str]) -> String {
     run_example_with(name, args, &[]).0
@@ -20,7 +21,27 @@ fn run_example_status(name: &str, args: &[&str]) -> (bool, String, String) {
     run_example_env(name, args, &[])
 }
 
+/// Every example built once, in release mode, by one cargo: it compiles them side by side
+/// where each test's `cargo run` would wait for the others' (a large example's build is
+/// mostly one thread).
+fn examples_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--quiet", "--examples"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "the examples do not build:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
 fn run_example_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    examples_built();
     let out = Command::new(env!("CARGO"))
         .args(["run", "--release", "--quiet", "--example", name, "--"])
         .args(args)
