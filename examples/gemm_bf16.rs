@@ -42,7 +42,7 @@
 //! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape (M a
 //! multiple of 128, N of the tile's width, K of 64; its kernels made at the first launch);
 //! `--source` prints the kernel (bf16 row-major at 4096³, of 128 x 128 tiles unless `--tile
-//! 256` or `--tile ws`).
+//! 256` or `--tile ws`; the ws kernel on the storage `--layout` names).
 
 mod common;
 
@@ -714,9 +714,13 @@ macro_rules! square {
             }
 
             /// The kernel of row-major bf16 storage on a tile's width, or the
-            /// warp-specialised one (`None`).
-            pub fn source(width: Option<usize>) -> &'static str {
+            /// warp-specialised one (`None`) on bf16 storage of the `layout`.
+            pub fn source(width: Option<usize>, layout: &str) -> &'static str {
+                let [_, halves, strips, blocks] = LAYOUTS.map(|(_, l)| l);
                 match width {
+                    None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS>),
+                    None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS>),
+                    None if layout == blocks => gemm_ws!(@source <bf16, BLOCKS, BLOCKS, C_BLOCKS, GRIDWS>),
                     None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS>),
                     Some(256) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
                     Some(_) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
@@ -980,7 +984,7 @@ fn main() -> parray::Result<()> {
                 eprintln!("gemm_bf16: the warp-specialised kernel (--tile ws) is built at 4096³ and 8192³ only (TMA's maps need literal sizes)");
                 std::process::exit(2);
             }
-            (None, width) => print!("{}", n4096::source(width)),
+            (None, width) => print!("{}", n4096::source(width, choice.layouts[0])),
         }
         return Ok(());
     }

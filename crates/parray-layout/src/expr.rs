@@ -385,6 +385,10 @@ fn divide(e: &LinearForm, d: u64, vars: &Vars) -> LinearForm {
     if r.max(vars) < d {
         return q;
     }
+    // floor((K*h + s) / (K*d')) == floor(h / d') when s < K: the digits below K stay below.
+    if let Some((k, high)) = mixed_radix_split(&r, d, vars) {
+        return q.add(&divide(&high, d / k, vars), vars);
+    }
     // floor((g*r' + s) / (g*d')) == floor(r' / d') when s < g: divide out the common factor.
     let g = r.terms.iter().fold(d, |g, (k, _)| gcd(g, *k));
     if g > 1 {
@@ -421,6 +425,39 @@ fn divide(e: &LinearForm, d: u64, vars: &Vars) -> LinearForm {
     out
 }
 
+/// `e` as `K*h + s` with `K > 1` dividing `d`, `h` the terms whose coefficients `K`
+/// divides (over `K`) and `s < K` the rest (every term and the constant are non-negative):
+/// the largest such `K` among the coefficients, where one is. Then `e / d` is `h / (d/K)`
+/// and `e % d` is `K*(h % (d/K)) + s`: the digits of a mixed radix (a column `256*bn + 2t`
+/// of a strip 1024 wide is in strip `bn / 4`, at `256*(bn % 4) + 2t`).
+fn mixed_radix_split(e: &LinearForm, d: u64, vars: &Vars) -> Option<(u64, LinearForm)> {
+    let mut ks: Vec<u64> = e
+        .terms
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|&k| k > 1 && d % k == 0)
+        .collect();
+    ks.sort_unstable_by(|a, b| b.cmp(a));
+    ks.dedup();
+    ks.into_iter().find_map(|k| {
+        let (high, low): (Vec<_>, Vec<_>) = e.terms.iter().cloned().partition(|(c, _)| c % k == 0);
+        let low = LinearForm {
+            terms: low,
+            konst: e.konst,
+        };
+        (!high.is_empty() && low.max(vars) < k).then(|| {
+            (
+                k,
+                LinearForm {
+                    terms: high,
+                    konst: 0,
+                }
+                .divide_exact(k),
+            )
+        })
+    })
+}
+
 /// `e % m`, simplified.
 fn remainder(e: &LinearForm, m: u64, vars: &Vars) -> LinearForm {
     if m == 1 {
@@ -435,6 +472,19 @@ fn remainder(e: &LinearForm, m: u64, vars: &Vars) -> LinearForm {
     let r = e.drop_multiples(m);
     if r.max(vars) < m {
         return r;
+    }
+    // (K*h + s) % (K*m') == K*(h % m') + s when s < K.
+    if let Some((k, high)) = mixed_radix_split(&r, m, vars) {
+        let low = LinearForm {
+            terms: r
+                .terms
+                .iter()
+                .filter(|(c, _)| c % k != 0)
+                .cloned()
+                .collect(),
+            konst: r.konst,
+        };
+        return remainder(&high, m / k, vars).scale(k).add(&low, vars);
     }
     // (g*r') % (g*m') == g * (r' % m'): take the common factor out.
     let g = r.terms.iter().fold(gcd(m, r.konst), |g, (k, _)| gcd(g, *k));
