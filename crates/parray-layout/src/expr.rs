@@ -435,12 +435,16 @@ fn mixed_radix_split(e: &LinearForm, d: u64, vars: &Vars) -> Option<(u64, Linear
         .terms
         .iter()
         .map(|(k, _)| *k)
-        .filter(|&k| k > 1 && d % k == 0)
+        .filter(|&k| k > 1 && d.is_multiple_of(k))
         .collect();
     ks.sort_unstable_by(|a, b| b.cmp(a));
     ks.dedup();
     ks.into_iter().find_map(|k| {
-        let (high, low): (Vec<_>, Vec<_>) = e.terms.iter().cloned().partition(|(c, _)| c % k == 0);
+        let (high, low): (Vec<_>, Vec<_>) = e
+            .terms
+            .iter()
+            .cloned()
+            .partition(|(c, _)| c.is_multiple_of(k));
         let low = LinearForm {
             terms: low,
             konst: e.konst,

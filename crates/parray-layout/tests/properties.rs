@@ -762,6 +762,36 @@ proptest! {
     }
 }
 
+/// A column `256*bn + 2t` (`bn < 16`, `t < 4`) of strips 1024 wide splits into the strip
+/// `bn / 4` and the place `256*(bn % 4) + 2t` in it: the place's bound is 774, not the
+/// 1023 of `(256*bn + 2t) % 1024`, and neither digit divides more than `bn` (a tile's
+/// stores of 8-column steps past it stay inside the strip for the prover).
+#[test]
+fn mixed_radices_split_into_their_digits() {
+    use parray_layout::{expr::digit, LinearForm};
+    let mut vars = parray_layout::Vars::new();
+    let (bn, t) = (vars.bind("bn", 15), vars.bind("t", 3));
+    let column = LinearForm::var(bn)
+        .scale(256)
+        .add(&LinearForm::var(t).scale(2), &vars);
+    let (strip, place) = (
+        digit(&column, 1024, None, &vars),
+        digit(&column, 1, Some(1024), &vars),
+    );
+    assert_eq!(
+        strip.to_source(&vars),
+        digit(&LinearForm::var(bn), 4, None, &vars).to_source(&vars)
+    );
+    assert_eq!(place.max(&vars), 774);
+    for (b, tt) in (0..16).flat_map(|b| (0..4).map(move |tt| (b, tt))) {
+        let mut values = vec![0; 2];
+        values[bn.0 as usize] = b;
+        values[t.0 as usize] = tt;
+        assert_eq!(strip.eval(&values), (256 * b + 2 * tt) / 1024);
+        assert_eq!(place.eval(&values), (256 * b + 2 * tt) % 1024);
+    }
+}
+
 /// A padded matrix is rows of its width a pitch apart; a contiguous type one row; blocks
 /// and transposes are not rows.
 #[test]
