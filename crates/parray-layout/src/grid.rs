@@ -8,7 +8,7 @@
 //! `tid = tid_0 * |block| + tid_1`. A `pthd` or `mpi` array is natural: each dimension's
 //! index is a row-major digit of the flat `tid`.
 
-use crate::expr::{digit, LinearForm, VarId, Vars};
+use crate::expr::{flat_digit, LinearForm, VarId, Vars};
 use crate::kinds::ThreadKind;
 use crate::tree::{Module, NodeId};
 
@@ -338,7 +338,7 @@ pub fn thread_index(module: &Module, root: NodeId, kind: &ThreadKind, node: Node
         } else {
             1
         };
-        digit(&flat, weight, Some(size), &vars)
+        flat_digit(&flat, weight, Some(size), &vars)
     };
     ThreadIndex { expr, vars, hw }
 }
