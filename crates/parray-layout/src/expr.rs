@@ -405,7 +405,7 @@ fn divide(e: &LinearForm, d: u64, vars: &Vars, radices: Radices) -> LinearForm {
         return q;
     }
     // floor((K*h + s) / (K*d')) == floor(h / d') when s < K: the digits below K stay below.
-    if let Some((k, high)) = mixed_radix_split(&r, d, vars).filter(|_| radices == Radices::Split) {
+    if let Some((k, high, _)) = mixed_radix_split(&r, d, vars, radices) {
         return q.add(&divide(&high, d / k, vars, radices), vars);
     }
     // floor((g*r' + s) / (g*d')) == floor(r' / d') when s < g: divide out the common factor.
@@ -446,10 +446,19 @@ fn divide(e: &LinearForm, d: u64, vars: &Vars, radices: Radices) -> LinearForm {
 
 /// `e` as `K*h + s` with `K > 1` dividing `d`, `h` the terms whose coefficients `K`
 /// divides (over `K`) and `s < K` the rest (every term and the constant are non-negative):
-/// the largest such `K` among the coefficients, where one is. Then `e / d` is `h / (d/K)`
-/// and `e % d` is `K*(h % (d/K)) + s`: the digits of a mixed radix (a column `256*bn + 2t`
-/// of a strip 1024 wide is in strip `bn / 4`, at `256*(bn % 4) + 2t`).
-fn mixed_radix_split(e: &LinearForm, d: u64, vars: &Vars) -> Option<(u64, LinearForm)> {
+/// the largest such `K` among the coefficients, where one is, as `(K, h, s)`. Then `e / d`
+/// is `h / (d/K)` and `e % d` is `K*(h % (d/K)) + s`: the digits of a mixed radix (a
+/// column `256*bn + 2t` of a strip 1024 wide is in strip `bn / 4`, at `256*(bn % 4) + 2t`).
+/// `None` also where `radices` keeps them whole.
+fn mixed_radix_split(
+    e: &LinearForm,
+    d: u64,
+    vars: &Vars,
+    radices: Radices,
+) -> Option<(u64, LinearForm, LinearForm)> {
+    if radices == Radices::Whole {
+        return None;
+    }
     let mut ks: Vec<u64> = e
         .terms
         .iter()
@@ -469,14 +478,11 @@ fn mixed_radix_split(e: &LinearForm, d: u64, vars: &Vars) -> Option<(u64, Linear
             konst: e.konst,
         };
         (!high.is_empty() && low.max(vars) < k).then(|| {
-            (
-                k,
-                LinearForm {
-                    terms: high,
-                    konst: 0,
-                }
-                .divide_exact(k),
-            )
+            let high = LinearForm {
+                terms: high,
+                konst: 0,
+            };
+            (k, high.divide_exact(k), low)
         })
     })
 }
@@ -497,16 +503,7 @@ fn remainder(e: &LinearForm, m: u64, vars: &Vars, radices: Radices) -> LinearFor
         return r;
     }
     // (K*h + s) % (K*m') == K*(h % m') + s when s < K.
-    if let Some((k, high)) = mixed_radix_split(&r, m, vars).filter(|_| radices == Radices::Split) {
-        let low = LinearForm {
-            terms: r
-                .terms
-                .iter()
-                .filter(|(c, _)| c % k != 0)
-                .cloned()
-                .collect(),
-            konst: r.konst,
-        };
+    if let Some((k, high, low)) = mixed_radix_split(&r, m, vars, radices) {
         return remainder(&high, m / k, vars, radices)
             .scale(k)
             .add(&low, vars);
