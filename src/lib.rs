@@ -980,7 +980,7 @@ pub mod __private {
         VectorStart, Writable,
     };
     pub use parray_runtime::exec::emulate::{
-        join, mma_m16n8k16, run_block, shfl_down, wgmma_m64nk16, whole_warps, Registers,
+        join, mma_m16n8k16, run_block, shfl_down, wgmma_m64nk, whole_warps, Registers,
     };
     pub use parray_runtime::exec::launch::host_index;
 }

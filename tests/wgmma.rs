@@ -86,6 +86,17 @@ parray! {
     half [[2#HBT_1_0][#HBT_1_1]][#HBT_0] HB;
     dmem half [16384] HGA;
     dmem half [16384] HGB;
+    // The 128B tiles of `float`, read as tf32 (m64nNk8): rows of 32 floats, 8 chunks of 4,
+    // the chunk ^ row % 8; both K-major (B stored n x k). A step is 8 k, 32 bytes of a row.
+    cuda(float* a, float* b, float* d) [1][[4][8][4]] F;
+    rmem float [8][2][#F_1_0][#F_1_1][#F_1_2][2] FACC_REGS;
+    float [[#FACC_REGS_2][#FACC_REGS_1][#FACC_REGS_3]][[#FACC_REGS_0][#FACC_REGS_4][#FACC_REGS_5]] FACC;
+    smem float [[8][8]][[8 ^ FT_0_1][4]] FT;
+    float [#FT_0][[2#FT_1_0][#FT_1_1]] FA;
+    smem float [[8][8]][[8 ^ FBT_0_1][4]] FBT;
+    float [[2#FBT_1_0][#FBT_1_1]][#FBT_0] FB;
+    dmem float [16384] FGA;
+    dmem float [16384] FGB;
     // A size given when the program runs: a body that names it is made into its kernel
     // then, its IR (and the wgmma's descriptors) carried into the program.
     const R;
@@ -509,6 +520,142 @@ fn half_tiles_are_the_f64_product() -> parray::Result<()> {
         })?;
         d.to_vec()
     })
+}
+
+/// `n` f32 values in (-2, 2) with all 23 mantissa bits random (so a tf32 read drops some).
+fn f32_values(seed: u64, n: usize) -> Vec<f32> {
+    let mut next = words(seed);
+    (0..n)
+        .map(|_| {
+            let w = next();
+            let bits = 0x3f80_0000 | (w as u32 & 0x007f_ffff);
+            let x = (f32::from_bits(bits) - 1.0) * 2.0;
+            if w >> 40 & 1 == 1 {
+                -x
+            } else {
+                x
+            }
+        })
+        .collect()
+}
+
+/// `x` as the tensor core reads a tf32 from f32: the 13 low mantissa bits dropped.
+fn tf32(x: f32) -> f64 {
+    f64::from(f32::from_bits(x.to_bits() & !0x1fff))
+}
+
+#[test]
+fn float_tiles_are_tf32_products_stepped_within_the_swizzled_rows() -> parray::Result<()> {
+    // A 64 x 32 and B 32 x 64 (stored n x k), each a 128-byte row of 32 floats a row.
+    let (k, n) = (32, 64);
+    let at = |mn: usize, k: usize| mn * 32 + ((k / 4) ^ (mn % 8)) * 4 + k % 4;
+    let (ha, hb, hc) = (
+        f32_values(1, 64 * k),
+        f32_values(2, k * n),
+        f32_values(3, 64 * n),
+    );
+    let (mut sa, mut sb) = (vec![0f32; 16384], vec![0f32; 16384]);
+    for m in 0..64 {
+        for kk in 0..k {
+            sa[at(m, kk)] = ha[m * k + kk];
+        }
+    }
+    for col in 0..n {
+        for kk in 0..k {
+            sb[at(col, kk)] = hb[kk * n + col];
+        }
+    }
+    let place = |t: usize, v: usize| {
+        let (t0, t1, t2, v0, v1, v2) = (t % 4, t / 4 % 8, t / 32, v % 2, v / 2 % 2, v / 4);
+        (t1 + 8 * v1 + 16 * t2, 2 * t0 + v0 + 8 * v2)
+    };
+    let mut c = vec![0f32; 16384];
+    for t in 0..128 {
+        for v in 0..32 {
+            let (m, col) = place(t, v);
+            c[t * 32 + v] = hc[m * n + col];
+        }
+    }
+    let (mut a, mut b, mut d) = (FGA::create()?, FGB::create()?, GD::create()?);
+    a.copy_from_slice(&sa)?;
+    b.copy_from_slice(&sb)?;
+    d.copy_from_slice(&c)?;
+    detour!(F(&a, &b, &mut d) {
+        let sa = FT::create();
+        let sb = FBT::create();
+        for i in 0..16 {
+            sa[i * 128 + $tid_1$] = a[i * 128 + $tid_1$];
+            sb[i * 128 + $tid_1$] = b[i * 128 + $tid_1$];
+        }
+        let acc = FACC_REGS::create();
+        for v in 0..32 {
+            acc[v] = d[$tid_1$ * 32 + v];
+        }
+        #sync;
+        // Four k8 steps, 32 bytes apart within the swizzled rows.
+        for s in 0..4 {
+            #mma FACC(acc) += FA(sa + 8 * s) * FB(sb + 8 * s);
+        }
+        for v in 0..32 {
+            d[$tid_1$ * 32 + v] = acc[v];
+        }
+    })?;
+    let got = d.to_vec()?;
+    let (mut truncated_only, mut rounded_only) = (0, 0);
+    for t in 0..128 {
+        for v in 0..32 {
+            let (m, col) = place(t, v);
+            let c0 = f64::from(hc[m * n + col]);
+            let (mut exact, mut scale, mut full) = (c0, c0.abs(), c0);
+            for kk in 0..k {
+                let (x, y) = (ha[m * k + kk], hb[kk * n + col]);
+                let p = tf32(x) * tf32(y);
+                exact += p;
+                scale += p.abs();
+                full += f64::from(x) * f64::from(y);
+            }
+            let err = (f64::from(got[t * 32 + v]) - exact).abs();
+            assert!(
+                err <= scale * 2f64.powi(-16),
+                "D[{m}][{col}] (thread {t}, register {v}) = {} against {exact} of the tf32 inputs (error {err:e}; the f32 inputs' product {full})",
+                got[t * 32 + v]
+            );
+            // The inputs' truncation shows: the f32 product differs by far more.
+            if (f64::from(got[t * 32 + v]) - full).abs() > scale * 2f64.powi(-16) {
+                truncated_only += 1;
+            } else {
+                rounded_only += 1;
+            }
+        }
+    }
+    assert!(
+        truncated_only > rounded_only,
+        "{truncated_only} of 4096 differ from the f32 inputs' product: the inputs were not read as tf32"
+    );
+    Ok(())
+}
+
+#[test]
+fn float_tiles_are_tf32_wgmmas_without_transpose_bits() {
+    let (a, b, d) = ((), (), ());
+    insta::assert_snapshot!(
+        "wgmma_m64n64k8_tf32_128b",
+        kernel_source!(F(a, b, d) {
+            let sa = FT::create();
+            let sb = FBT::create();
+            let acc = FACC_REGS::create();
+            for v in 0..32 {
+                acc[v] = 0.0;
+            }
+            #sync;
+            for s in 0..4 {
+                #mma FACC(acc) += FA(sa + 8 * s) * FB(sb + 8 * s);
+            }
+            for v in 0..32 {
+                d[$tid_1$ * 32 + v] = acc[v];
+            }
+        })
+    );
 }
 
 /// Element (mn, k) of an MN-major tile in the 128-byte mode: atoms of 64 mn (`atom`

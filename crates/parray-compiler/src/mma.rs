@@ -747,27 +747,29 @@ pub struct Descriptor {
 }
 
 impl Descriptor {
-    /// The byte address, from the start, of element `(mn, k)` (k < 16) of 16-bit elements.
-    /// K-major: core matrices of 8 rows (mn) of 16 bytes (8 k) without a swizzle, the
-    /// second 8 k at LBO; rows of the atom's width (k within the row) with one; groups of
-    /// 8 rows at SBO. MN-major: 8 mn a 16-byte chunk, 8 k rows of chunks, without a
-    /// swizzle mn's groups of 8 at SBO and k's at LBO; with one a row is 2^B chunks of mn,
-    /// the next 8 x 2^B mn at LBO, the next 8 k at SBO.
-    pub fn address(&self, mn: u64, k: u64) -> u64 {
+    /// The byte address, from the start, of element `(mn, k)` (k below [`k_of`]) of
+    /// elements of `bytes` bytes (2, or 4 for tf32). K-major: core matrices of 8 rows (mn)
+    /// of 16 bytes (16 / `bytes` k) without a swizzle, the next 16 bytes of k at LBO; rows
+    /// of the atom's width (k within the row) with one; groups of 8 rows at SBO. MN-major
+    /// (16-bit elements only): 8 mn a 16-byte chunk, 8 k rows of chunks, without a swizzle
+    /// mn's groups of 8 at SBO and k's at LBO; with one a row is 2^B chunks of mn, the next
+    /// 8 x 2^B mn at LBO, the next 8 k at SBO.
+    pub fn address(&self, mn: u64, k: u64, bytes: u64) -> u64 {
         let row = self.swizzle.row_bytes();
+        let per = 16 / bytes;
         let linear = match (self.mn_major, self.swizzle) {
             (false, Swizzle::None) => {
-                (mn % 8) * 16 + (mn / 8) * self.sbo + (k / 8) * self.lbo + (k % 8) * 2
+                (mn % 8) * 16 + (mn / 8) * self.sbo + (k / per) * self.lbo + (k % per) * bytes
             }
-            (false, _) => (mn % 8) * row + (mn / 8) * self.sbo + k * 2,
+            (false, _) => (mn % 8) * row + (mn / 8) * self.sbo + k * bytes,
             (true, Swizzle::None) => {
-                (mn % 8) * 2 + (mn / 8) * self.sbo + (k % 8) * 16 + (k / 8) * self.lbo
+                (mn % per) * bytes + (mn / per) * self.sbo + (k % 8) * 16 + (k / 8) * self.lbo
             }
             (true, s) => {
                 let chunks = 1 << s.b();
-                (mn % 8) * 2
-                    + ((mn / 8) % chunks) * 16
-                    + (mn / (8 * chunks)) * self.lbo
+                (mn % per) * bytes
+                    + ((mn / per) % chunks) * 16
+                    + (mn / (per * chunks)) * self.lbo
                     + (k % 8) * row
                     + (k / 8) * self.sbo
             }
@@ -791,7 +793,7 @@ impl Descriptor {
     /// k-step".
     pub fn step_within_row(&self) -> u64 {
         match (self.mn_major, self.swizzle) {
-            (false, s) if s != Swizzle::None => s.row_bytes() - 2 * MMA_K as u64,
+            (false, s) if s != Swizzle::None => s.row_bytes() - K_BYTES,
             _ => 0,
         }
     }
@@ -824,20 +826,22 @@ impl Descriptor {
     }
 
     /// The candidate of `swizzle` and `major` for the byte offsets `at` gives (`None` past
-    /// the operand): LBO and SBO read where the canonical layout puts them, 0 where the
-    /// operand is too small to use one.
+    /// the operand) of elements of `bytes` bytes: LBO and SBO read where the canonical
+    /// layout puts them, 0 where the operand is too small to use one.
     fn candidate(
         swizzle: Swizzle,
         mn_major: bool,
+        bytes: u64,
         at: &dyn Fn(u64, u64) -> Option<u64>,
     ) -> Descriptor {
         let chunks = 1 << swizzle.b();
+        let per = 16 / bytes;
         let (lbo, sbo) = match (mn_major, swizzle) {
-            (false, Swizzle::None) => (at(0, 8), at(8, 0)),
+            (false, Swizzle::None) => (at(0, per), at(8, 0)),
             // LBO is unused: K (32 bytes) is within a row; CUTLASS writes 1 (16 bytes).
             (false, _) => (Some(16), at(8, 0)),
-            (true, Swizzle::None) => (at(0, 8), at(8, 0)),
-            (true, _) => (at(8 * chunks, 0), at(0, 8)),
+            (true, Swizzle::None) => (at(0, 8), at(per, 0)),
+            (true, _) => (at(per * chunks, 0), at(0, 8)),
         };
         Descriptor {
             swizzle,
@@ -848,11 +852,22 @@ impl Descriptor {
     }
 }
 
-/// The matrix descriptor of the shared tile `ty` as the wgmma operand `op` (A 64 x 16, B 16
-/// x n; `bf16` or `half`): the first of the canonical layouts (K-major first, swizzles from
-/// none to 128B) whose addresses are the type's byte offsets for every element; the type's
-/// element type; and its offsets in elements, row-major. Otherwise the error names the
-/// first element the layout of the type's own swizzle cannot place, and a type that works.
+/// The k of one wgmma of elements of `bytes` bytes: 32 bytes of each row of A (16 bf16 or
+/// f16, 8 tf32).
+pub fn k_of(bytes: u64) -> usize {
+    (K_BYTES / bytes) as usize
+}
+
+/// The bytes of k one wgmma reads of each row of A and column of B.
+pub const K_BYTES: u64 = 32;
+
+/// The matrix descriptor of the shared tile `ty` as the wgmma operand `op` (A 64 x k, B k
+/// x n, k [`k_of`] its element: 16 of `bf16` or `half`, 8 of `float`, read as tf32): the
+/// first of the canonical layouts (K-major first, swizzles from none to 128B; MN-major
+/// only for 16-bit elements, the ISA's transpose being theirs alone) whose addresses are
+/// the type's byte offsets for every element; the type's element type; and its offsets in
+/// elements, row-major. Otherwise the error names the first element the layout of the
+/// type's own swizzle cannot place, and a type that works.
 pub fn descriptor(
     module: &Module,
     ty: &str,
@@ -862,45 +877,50 @@ pub fn descriptor(
     let def = module
         .type_def(ty)
         .ok_or_else(|| format!("`{ty}` is not a declared type"))?;
-    let (rows, cols) = instr.shape(op);
-    let n = cols;
     let elem = match def.class {
         TypeClass::Data {
-            elem: e @ (ElemType::Bf16 | ElemType::Half),
+            elem: e @ (ElemType::Bf16 | ElemType::Half | ElemType::Float),
             ..
         } => e,
         TypeClass::Data { elem, .. } => {
             return Err(format!(
-                "the elements of {} are `bf16` or `half`, not `{}`",
+                "the elements of {} are `bf16`, `half` or `float` (read as tf32), not `{}`",
                 op.name(),
                 elem.c_name()
             ))
         }
         TypeClass::Thread(_) => return Err(format!("`{ty}` is a thread array, not a tile")),
     };
-    let e = match elem {
-        ElemType::Half => "half",
-        _ => "bf16",
+    let bytes = elem.size_bytes();
+    let k_elems = k_of(bytes);
+    let (_, n) = instr.shape(Operand::D);
+    let (rows, cols) = match op {
+        Operand::A => (WGMMA_M, k_elems),
+        _ => (k_elems, n),
     };
+    let e = elem.keyword();
+    // A K-major 128B-swizzled tile: rows of 128 bytes in 16-byte chunks of `per`.
+    let (per, row_elems) = (16 / bytes, 128 / bytes);
     let how = match op {
         Operand::A => format!(
-            "a K-major 128B-swizzled 64 x 64 tile, `smem {e} [[8][8]][[8 ^ T_0_1][8]] T;`, and A its first 16 columns, `{e} [#T_0][[2#T_1_0][#T_1_1]] {ty};`"
+            "a K-major 128B-swizzled 64 x {row_elems} tile, `smem {e} [[8][8]][[8 ^ T_0_1][{per}]] T;`, and A its first {k_elems} columns, `{e} [#T_0][[{}#T_1_0][#T_1_1]] {ty};`",
+            k_elems as u64 / per
         ),
         _ => format!(
-            "a K-major 128B-swizzled tile of n x 64, `smem {e} [[{}][8]][[8 ^ T_0_1][8]] T;`, and B its first 16 k as k x n, `{e} [[2#T_1_0][#T_1_1]][#T_0] {ty};`",
-            n.div_ceil(8)
+            "a K-major 128B-swizzled tile of n x {row_elems}, `smem {e} [[{}][8]][[8 ^ T_0_1][{per}]] T;`, and B its first {k_elems} k as k x n, `{e} [[{}#T_1_0][#T_1_1]][#T_0] {ty};`",
+            n.div_ceil(8),
+            k_elems as u64 / per
         ),
     };
     let dims = dims(module, def.root);
     if dims != [rows as u64, cols as u64] {
         let (r, c) = op.axes();
         return Err(format!(
-            "{} is {rows} x {cols} ({r} x {c}), but `{ty}` is {}: declare it so, e.g. {how}",
+            "{} is {rows} x {cols} ({r} x {c}) for `{e}` elements, but `{ty}` is {}: declare it so, e.g. {how}",
             op.name(),
             dims.iter().map(|d| format!("[{d}]")).collect::<String>(),
         ));
     }
-    let bytes = elem.size_bytes();
     // (mn, k) of element [r][c]: A is m x k, B is k x n.
     let index = |mn: u64, k: u64| match op {
         Operand::A => mn * cols as u64 + k,
@@ -910,19 +930,21 @@ pub fn descriptor(
         Operand::A => rows,
         _ => cols,
     } as u64;
+    let k_elems = k_elems as u64;
     let at = |mn: u64, k: u64| {
-        (mn < mns && k < MMA_K as u64).then(|| module.offset_at(def.root, index(mn, k)) * bytes)
+        (mn < mns && k < k_elems).then(|| module.offset_at(def.root, index(mn, k)) * bytes)
     };
     // The first element a descriptor places elsewhere than the type.
     let misplaced = |d: &Descriptor| {
         (0..mns)
-            .flat_map(|mn| (0..MMA_K as u64).map(move |k| (mn, k)))
-            .find(|&(mn, k)| at(mn, k) != Some(d.address(mn, k)))
+            .flat_map(|mn| (0..k_elems).map(move |k| (mn, k)))
+            .find(|&(mn, k)| at(mn, k) != Some(d.address(mn, k, bytes)))
     };
     let fits = |v: u64| v.is_multiple_of(16) && v < 1 << 18;
-    let found = [false, true]
-        .into_iter()
-        .flat_map(|mn_major| Swizzle::ALL.map(|s| Descriptor::candidate(s, mn_major, &at)))
+    let majors: &[bool] = if bytes == 2 { &[false, true] } else { &[false] };
+    let found = majors
+        .iter()
+        .flat_map(|&mn_major| Swizzle::ALL.map(|s| Descriptor::candidate(s, mn_major, bytes, &at)))
         .find(|d| fits(d.lbo) && fits(d.sbo) && misplaced(d).is_none());
     if let Some(d) = found {
         let offsets = (0..(rows * cols) as u64)
@@ -937,7 +959,7 @@ pub fn descriptor(
         .and_then(|d| module.swizzle_alignment(d))
         .and_then(Swizzle::of_alignment)
         .unwrap_or(Swizzle::None);
-    let d = Descriptor::candidate(swizzle, false, &at);
+    let d = Descriptor::candidate(swizzle, false, bytes, &at);
     let (mn, k) = misplaced(&d).unwrap_or((0, 0));
     let (r, c) = match op {
         Operand::A => (mn, k),
@@ -945,12 +967,17 @@ pub fn descriptor(
     };
     let (x, y) = op.axes();
     let got = at(mn, k).unwrap_or(0);
+    let majors = if bytes == 2 {
+        "K- or MN-major"
+    } else {
+        "K-major only: a tf32 wgmma reads both operands K-major, so B is stored n x k, its k contiguous"
+    };
     Err(format!(
-        "`{ty}` is not a tile a wgmma matrix descriptor can describe: no canonical layout (K- or MN-major, unswizzled or 32/64/128B-swizzled) places every element where the type does; as the K-major {} layout (LBO {}, SBO {} bytes), its element [{r}][{c}] ({x} = {r}, {y} = {c}) is at byte {got}, where the descriptor reads byte {}; declare {how}",
+        "`{ty}` is not a tile a wgmma matrix descriptor can describe: no canonical layout ({majors}, unswizzled or 32/64/128B-swizzled) places every element where the type does; as the K-major {} layout (LBO {}, SBO {} bytes), its element [{r}][{c}] ({x} = {r}, {y} = {c}) is at byte {got}, where the descriptor reads byte {}; declare {how}",
         d.swizzle.name(),
         d.lbo,
         d.sbo,
-        d.address(mn, k)
+        d.address(mn, k, bytes)
     ))
 }
 
@@ -1069,6 +1096,13 @@ bf16 [[2#BT_1_0][#BT_1_1]][#BT_0] B128
 rmem float [8][2][#G_1_0][#G_1_1][#G_1_2][2] ACC_REGS
 float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC
 rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
+smem float [[8][8]][[8 ^ FT_0_1][4]] FT
+float [#FT_0][[2#FT_1_0][#FT_1_1]] FA
+smem float [8][2][8][4] FTN
+float [[#FTN_0][#FTN_2]][[#FTN_1][#FTN_3]] FAN
+smem float [16][64] FK
+smem int [[8][8]][[8 ^ IT_0_1][4]] IT
+int [#IT_0][[2#IT_1_0][#IT_1_1]] IA
 ";
 
     fn tiles() -> Module {
@@ -1089,14 +1123,14 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         };
         assert_eq!(
             [
-                d.address(0, 0),
-                d.address(1, 0),
-                d.address(2, 8),
-                d.address(7, 15)
+                d.address(0, 0, 2),
+                d.address(1, 0, 2),
+                d.address(2, 8, 2),
+                d.address(7, 15, 2)
             ],
             [0, 144, 304, 1006]
         );
-        assert_eq!(d.address(9, 0), 1024 + 144);
+        assert_eq!(d.address(9, 0, 2), 1024 + 144);
         assert_eq!(d.bits(), 0x4000_0040_0001_0000);
         // 64B: rows of 64 bytes, the chunk ^ bits 7-8 (two rows a step).
         let d = Descriptor {
@@ -1107,10 +1141,10 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         };
         assert_eq!(
             [
-                d.address(1, 0),
-                d.address(2, 0),
-                d.address(3, 9),
-                d.address(8, 0)
+                d.address(1, 0, 2),
+                d.address(2, 0, 2),
+                d.address(3, 9, 2),
+                d.address(8, 0, 2)
             ],
             [64, 144, 194, 512]
         );
@@ -1123,7 +1157,7 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
             sbo: 256,
         };
         assert_eq!(
-            [d.address(3, 8), d.address(4, 0), d.address(4, 8)],
+            [d.address(3, 8, 2), d.address(4, 0, 2), d.address(4, 8, 2)],
             [112, 144, 128]
         );
         assert_eq!(d.bits() >> 62, 3);
@@ -1136,10 +1170,10 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         };
         assert_eq!(
             [
-                d.address(1, 0),
-                d.address(0, 8),
-                d.address(8, 1),
-                d.address(9, 9)
+                d.address(1, 0, 2),
+                d.address(0, 8, 2),
+                d.address(8, 1, 2),
+                d.address(9, 9, 2)
             ],
             [16, 128, 258, 256 + 16 + 128 + 2]
         );
@@ -1152,10 +1186,10 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         };
         assert_eq!(
             [
-                d.address(1, 0),
-                d.address(0, 1),
-                d.address(8, 0),
-                d.address(0, 8)
+                d.address(1, 0, 2),
+                d.address(0, 1, 2),
+                d.address(8, 0, 2),
+                d.address(0, 8, 2)
             ],
             [2, 16, 128, 1024]
         );
@@ -1168,11 +1202,11 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         };
         assert_eq!(
             [
-                d.address(8, 0),
-                d.address(0, 1),
-                d.address(8, 1),
-                d.address(64, 0),
-                d.address(0, 8)
+                d.address(8, 0, 2),
+                d.address(0, 1, 2),
+                d.address(8, 1, 2),
+                d.address(64, 0, 2),
+                d.address(0, 8, 2)
             ],
             [16, 144, 128, 2048, 1024]
         );
@@ -1221,14 +1255,54 @@ rmem float [[#G_1_0][2][#G_1_1]][[8][#G_1_2][2]] ACC_ROWS
         assert!(e.contains("`smem bf16 [[8][8]][[8 ^ T_0_1][8]] T;`"), "{e}");
         let e = descriptor(&m, "T128", Operand::A, N64).unwrap_err();
         assert!(
-            e.contains("A is 64 x 16 (m x k), but `T128` is [64][64]"),
+            e.contains("A is 64 x 16 (m x k) for `bf16` elements, but `T128` is [64][64]"),
             "{e}"
         );
-        let e = descriptor(&m, "ACC", Operand::B, N64).unwrap_err();
+        let e = descriptor(&m, "IA", Operand::B, N64).unwrap_err();
         assert!(
-            e.contains("the elements of B are `bf16` or `half`, not `float`"),
+            e.contains("the elements of B are `bf16`, `half` or `float` (read as tf32), not `int`"),
             "{e}"
         );
+        // A tf32 operand is K-major: B stored k x n (n contiguous) is refused, saying so.
+        let e = descriptor(&m, "FK", Operand::A, N64).unwrap_err();
+        assert!(
+            e.contains("A is 64 x 8 (m x k) for `float` elements"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn float_tiles_are_tf32_operands_of_8_k_and_k_major_only() {
+        let m = tiles();
+        let desc = |ty, op| descriptor(&m, ty, op, N64).map(|(d, e, _)| (d, e));
+        let k = |swizzle, lbo, sbo| Descriptor {
+            swizzle,
+            mn_major: false,
+            lbo,
+            sbo,
+        };
+        // Rows of 32 floats in the 128-byte swizzle: the bf16 tile's descriptor.
+        assert_eq!(
+            desc("FA", Operand::A),
+            Ok((k(Swizzle::B128, 16, 1024), ElemType::Float))
+        );
+        // Core matrices of 8 rows of 4 floats; k's second 4 at LBO (128 bytes).
+        assert_eq!(
+            desc("FAN", Operand::A),
+            Ok((k(Swizzle::None, 128, 256), ElemType::Float))
+        );
+        let d = k(Swizzle::B128, 16, 1024);
+        // Element (mn, k) of 4 bytes: k * 4 along the row, the chunk (k / 4) ^ mn % 8.
+        assert_eq!(
+            [
+                d.address(0, 1, 4),
+                d.address(1, 0, 4),
+                d.address(1, 4, 4),
+                d.address(9, 7, 4)
+            ],
+            [4, 144, 128, 1024 + 128 + (1 ^ 1) * 16 + 12]
+        );
+        assert_eq!(d.step_within_row(), 96);
     }
 
     #[test]

@@ -1296,7 +1296,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             );
             return None;
         }
-        let input = Scalar::of_elem(a_elem).expect("checked: bf16 or half");
+        let input = Scalar::of_elem(a_elem).expect("checked: bf16, half or float");
         let [a, b, d]: [Expr; 3] = places.try_into().expect("three operands");
         if let (Instruction::Wgmma { .. }, ExprKind::Local(id)) = (instr, &d.kind) {
             self.accumulators.entry(*id).or_insert(d_type);

@@ -1036,8 +1036,9 @@ impl<'b> Writer<'b> {
     }
 
     /// `#mma D(d) += A(a) * B(b)` of shared tiles: the warpgroup's
-    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` in inline PTX (sm_90a, as
-    /// CuTe's `SM90_64xNx16_F32BF16BF16_SS` writes it). Each descriptor is the type's
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` (or `m64nNk8.f32.tf32.tf32`
+    /// of `float` tiles) in inline PTX (sm_90a, as CuTe's `SM90_64xNx16_F32BF16BF16_SS`
+    /// writes it). Each descriptor is the type's
     /// constant bits or'ed with the tile's shared-memory address >> 4; D's N / 2 floats
     /// are read and written in place (`+f`, scale-d 1 by a predicate, scales 1); the
     /// transpose bits are the descriptors' majors. A synchronous one is fenced
@@ -1051,9 +1052,10 @@ impl<'b> Writer<'b> {
             self.line(loc, "parray_hip_has_no_wgmma_m64nNk16();");
             return;
         }
-        let ptx = match input {
-            Scalar::F16 => "f16",
-            _ => "bf16",
+        let (ptx, k) = match input {
+            Scalar::F16 => ("f16", 16),
+            Scalar::F32 => ("tf32", 8),
+            _ => ("bf16", 16),
         };
         let (n, regs) = (w.n, (w.n / 2) as u8);
         self.line(loc, "{");
@@ -1068,9 +1070,13 @@ impl<'b> Writer<'b> {
             self.wgmma_fences(None);
         }
         let accumulators = asm_operands(0..regs);
-        let (ta, tb) = (u8::from(w.a.mn_major), u8::from(w.b.mn_major));
+        // The transpose immediates are the 16-bit forms' (tf32 reads both K-major).
+        let transposes = match input {
+            Scalar::F32 => String::new(),
+            _ => format!(", {}, {}", u8::from(w.a.mn_major), u8::from(w.b.mn_major)),
+        };
         self.push(&format!(
-            "asm volatile(\"{{ .reg .pred p; setp.ne.b32 p, %{}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{accumulators}}}, %{regs}, %{}, p, 1, 1, {ta}, {tb}; }}\"",
+            "asm volatile(\"{{ .reg .pred p; setp.ne.b32 p, %{}, 0; wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx} {{{accumulators}}}, %{regs}, %{}, p, 1, 1{transposes}; }}\"",
             regs + 2,
             regs + 1
         ));

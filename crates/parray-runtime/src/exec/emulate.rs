@@ -1357,17 +1357,19 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
     }
 }
 
-/// `#mma D(d) += A(a) * B(b)` of shared tiles, a wgmma m64nNk16 (N = `n`), of an emulated
+/// `#mma D(d) += A(a) * B(b)` of shared tiles, a wgmma m64nNkK (N = `n`, K 32 bytes of
+/// the element: 16 of `bf16` or `half`, 8 of `float`), of an emulated
 /// cuda body at line `line`, for the block's threads present there (`present`): each
 /// thread's pointers to A and B (`tiles`, the statement evaluated by each thread) and its
 /// `n / 2` registers of D in the ISA's order ([`wgmma_isa`]). Each warpgroup reads A (64 x
-/// 16) and B (16 x n) through their types (`offsets`, in elements from each pointer,
+/// K) and B (K x n) through their types (`offsets`, in elements from each pointer,
 /// row-major; the build verified that the hardware's matrix descriptors, `descriptors`,
 /// read the same elements from an aligned start) from its first thread's pointers, as the
 /// hardware does from any start ([`Descriptor::read_byte`]: a K-major swizzled tile's
 /// k-step within its atom's row reads the row further along), and computes D as
-/// [`mma_m16n8k16`] does: products exact, summed in `f64` in the order c, k = 0, .., 15,
-/// rounded once to `f32`. An `asynchronous` one (`#mma async`) is computed here too; in a
+/// [`mma_m16n8k16`] does: products exact, summed in `f64` in the order c, k = 0, .., K - 1,
+/// rounded once to `f32`; a `float` element is read as the tensor core reads tf32, its 13
+/// low mantissa bits dropped ([`tf32`]). An `asynchronous` one (`#mma async`) is computed here too; in a
 /// debug build its tiles are then noted as read until its group completes
 /// ([`BlockThreads::wgmma_wait`]), and a write of them before is refused.
 ///
@@ -1378,7 +1380,7 @@ pub fn mma_m16n8k16<T, SA, SB, SD>(
 /// address bits, so another start reads other elements than the type's); when a read is
 /// out of the tile's array.
 #[track_caller]
-pub fn wgmma_m64nk16<T, SD>(
+pub fn wgmma_m64nk<T, SD>(
     present: &[bool],
     tiles: [&[Option<PtrMut<'_, T>>]; 2],
     offsets: [&[u32]; 2],
@@ -1390,10 +1392,11 @@ pub fn wgmma_m64nk16<T, SD>(
     T: Element + Into<f64>,
     SD: Cells<f32>,
 {
-    use parray_compiler::ir::{wgmma_isa, MMA_K, WGMMA_M};
+    use parray_compiler::ir::{wgmma_isa, WGMMA_M};
     let group = parray_compiler::mma::WARPGROUP as usize;
     let at = std::panic::Location::caller();
     let bytes = size_of::<T>();
+    let k_elems = parray_compiler::mma::k_of(bytes as u64);
     for first in whole_groups(present, group, "#mma", "a wgmma", line) {
         let [a, b] = [0, 1].map(|i| {
             let p = tiles[i][first].expect("each present thread evaluated its pointers");
@@ -1429,17 +1432,32 @@ pub fn wgmma_m64nk16<T, SD>(
             if asynchronous {
                 p.raw().note_tile_read(first / group, &read, at);
             }
-            read.iter().map(|&o| p.load(o as usize).into()).collect::<Vec<f64>>()
+            read.iter()
+                .map(|&o| {
+                    let v: f64 = p.load(o as usize).into();
+                    if bytes == 4 {
+                        f64::from(tf32(v as f32))
+                    } else {
+                        v
+                    }
+                })
+                .collect::<Vec<f64>>()
         });
         for m in 0..WGMMA_M {
             for col in 0..n {
                 let (t, v) = wgmma_isa::d(m, col);
                 let c = f64::from(d[first + t].load(v));
-                let sum = (0..MMA_K).fold(c, |s, k| s + a[m * MMA_K + k] * b[k * n + col]);
+                let sum = (0..k_elems).fold(c, |s, k| s + a[m * k_elems + k] * b[k * n + col]);
                 d[first + t].store(v, sum as f32);
             }
         }
     }
+}
+
+/// `x` as a tf32 wgmma reads it from an f32 in shared memory: its 13 low mantissa bits
+/// dropped (the tensor core reads the upper 19 bits, a rounding toward zero).
+pub fn tf32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & !0x1fff)
 }
 
 /// `R::create()` of an rmem type in a cuda body run on the CPU: one thread's register

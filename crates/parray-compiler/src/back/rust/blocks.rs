@@ -548,7 +548,7 @@ impl Writer<'_> {
                     #pointers
                     {
                         #joint
-                        ::parray::__private::wgmma_m64nk16(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#da, #db], &#d, #cols, (#line, #asynchronous));
+                        ::parray::__private::wgmma_m64nk(&#outer, [&#pa, &#pb], [&[#(#ao),*], &[#(#bo),*]], [#da, #db], &#d, #cols, (#line, #asynchronous));
                     }
                 })
             }
