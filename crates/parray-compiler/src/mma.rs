@@ -1292,7 +1292,8 @@ int [#IT_0][[2#IT_1_0][#IT_1_1]] IA
             Ok((k(Swizzle::None, 128, 256), ElemType::Float))
         );
         let d = k(Swizzle::B128, 16, 1024);
-        // Element (mn, k) of 4 bytes: k * 4 along the row, the chunk (k / 4) ^ mn % 8.
+        // Element (mn, k) of 4 bytes: k * 4 along the row, the chunk (k / 4) ^ mn % 8
+        // (element (9, 7): row 1 of the second group, chunk 1 ^ 1 = 0, byte 12 of it).
         assert_eq!(
             [
                 d.address(0, 1, 4),
@@ -1300,7 +1301,7 @@ int [#IT_0][[2#IT_1_0][#IT_1_1]] IA
                 d.address(1, 4, 4),
                 d.address(9, 7, 4)
             ],
-            [4, 144, 128, 1024 + 128 + (1 ^ 1) * 16 + 12]
+            [4, 144, 128, 1024 + 128 + 12]
         );
         assert_eq!(d.step_within_row(), 96);
     }
