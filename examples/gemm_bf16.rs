@@ -36,19 +36,22 @@
 //! On a GPU: 4096³ on both tiles, bf16 on row-major, halves, strips and blocks storage of
 //! A, B and C and f16 row-major, beside cuBLAS (`cublasGemmEx`, bf16 or f16 in, f32
 //! accumulate and out) in the same run, each checked against it and against an f64 product
-//! at sampled elements. Under the emulation the same at 256³, every element checked
-//! against the f64 product. `--tile 128|256`, `--elem bf16|f16` and `--layout
-//! rows|halves|strips|blocks` choose (`--tile ws` the warp-specialised kernel alone,
+//! at sampled elements; and TF32 (`gemm_tf32`, f32 read as tf32, B stored K-major) beside
+//! cuBLAS's TF32 GEMM. Under the emulation the same at 256³, every element checked
+//! against the f64 product. `--tile 128|256`, `--elem bf16|f16|tf32` and `--layout
+//! rows|halves|strips|blocks` choose (`--tile ws` the warp-specialised kernels alone,
 //! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape (M a
-//! multiple of 128, N of the tile's width, K of 64; its kernels made at the first launch);
-//! `--source` prints the kernel (bf16 row-major at 4096³, of 128 x 128 tiles unless `--tile
-//! 256` or `--tile ws`; the ws kernel on the storage `--layout` names).
+//! multiple of 128, N of the tile's width (256 for ws), K of 64; its kernels made at the
+//! first launch, the TMA maps planned at its sizes); `--source` prints the kernel (bf16
+//! row-major at 4096³ or the shape given, of 128 x 128 tiles unless `--tile 256` or
+//! `--tile ws`; the ws kernel on the storage `--layout` names, the TF32 one with `--elem
+//! tf32`).
 
 mod common;
 
 use common::gemm::{self, relative_error};
 use common::{cell, median_time, random_values};
-use parray::gpu::cublas::GemmElem;
+use parray::gpu::cublas::{GemmElem, Math};
 use parray::gpu::Timing;
 use parray::prelude::*;
 use parray::{bf16, f16, Array, DataType, Num, ViewOf};
@@ -251,9 +254,10 @@ subprog! {
     /// four k16 steps, and releases the stage its previous k-tile read once `#mma wait 1`
     /// has completed that k-tile's group. The grid is persistent (`dim(TG_0)` blocks step
     /// through the tiles), and the stage and its phase run on across tiles, so the producer
-    /// fills the next tile's stages while the consumers store this one's C. Row-major A, B
-    /// and C at literal sizes (TMA's maps are built from the types): M a multiple of 128,
-    /// N of 256, K of 64.
+    /// fills the next tile's stages while the consumers store this one's C. A, B and C of
+    /// any layout the tiles line up with, of sizes literal or given at run time (TMA's maps
+    /// are planned from the types when the body is built, or when its kernel is made at
+    /// the bound sizes): M a multiple of 128, N of 256, K of 64.
     pub fn gemm_ws<E, TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
@@ -385,6 +389,130 @@ subprog! {
     }
 }
 
+subprog! {
+    /// `dc = da * db` in TF32 (f32 in, each input read as tf32 by the tensor core, f32
+    /// accumulate) by [`gemm_ws`]'s roles, stages, barriers and persistent grid, for `da` of
+    /// `TA` (M x K f32, K-major: each row's k contiguous), `db` of `TB` (K x N f32,
+    /// K-major: B stored N x K, each column's k contiguous) and `dc` of `TC` (M x N f32).
+    /// A tf32 wgmma reads both operands K-major (the ISA's transpose is for 16-bit
+    /// elements alone), so B's stages are A's: n rows of 128 bytes, 32 k in the 128-byte
+    /// swizzle, and a k8 step is 32 bytes along them (`+ 8 * s`). K goes in k-tiles of 32
+    /// (128 bytes a row): a stage is 128 x 32 of A and 256 x 32 of B, 48 KiB as
+    /// gemm_ws's; M a multiple of 128, N of 256, K of 32.
+    pub fn gemm_tf32<TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
+        parray! {
+            const M = dim(TA_0);
+            const K = dim(TA_1);
+            const N = dim(TB_1);
+            const S = 4;
+            const ROUNDS = ceil((M / 128) * (N / 256) / dim(TG_0));
+            const GROUP = 16;
+            cuda(float* a, float* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
+            rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
+            float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
+            // A's stages: 128 rows (m / 8, m % 8) of 32 k in the 128-byte swizzle (the
+            // chunk of 4 floats ^ m % 8); consumer w's k8 step s at
+            // `$AS[st][[8 * w][0]][[0][0]]$ + 8 * s`.
+            smem float [S][[16][8]][[8 ^ AS_1_1][4]] AS;
+            float [#AS_1][#AS_2] A_STAGE;
+            float [[8#AS_1_0][#AS_1_1]][[2#AS_2_0][#AS_2_1]] A_STEP;
+            // B's: 256 n of 32 k, as A's; a step the first 8 k of every n, as k x n.
+            smem float [S][[32][8]][[8 ^ BS_1_1][4]] BS;
+            float [#BS_1][#BS_2] B_STAGE;
+            float [[2#BS_2_0][#BS_2_1]][#BS_1] B_STEP;
+            smem mbarrier [S] FULL;
+            smem mbarrier [S] EMPTY;
+            // A's k-tiles (128 x 32) and B's (256 n x 32 k, in the stage's order).
+            dmem float [[M/128][128]#TA_0][[K/32][32]#TA_1] AT;
+            float [#AT_0_1][#AT_1_1] A_TILE;
+            dmem float [[K/32][32]#TB_0][[N/256][256]#TB_1] BT;
+            float [#BT_1_1][#BT_0_1] B_TILE;
+            dmem float [[M/128][2][4][2][8]#TC_0][[N/256][32][4][2]#TC_1] CQ;
+            float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
+            rmem float [32][2][2] ACC_PART;
+        }
+        detour!(G(da, db, dc) {
+            #![min_blocks_per_sm(1)]
+            let sa = AS::create();
+            let sb = BS::create();
+            let full = FULL::create();
+            let empty = EMPTY::create();
+            let w = $tid_1_0$;
+            let lane = $tid_1_1$;
+            let k_tiles = $dim(AT_1_0)$;
+            let cols = $dim(BT_1_0)$;
+            let row_tiles = $dim(AT_0_0)$;
+            let tiles = row_tiles * cols;
+            let blocks = $dim(TG_0)$;
+            if $tid_1$ == 0 {
+                for i in 0..S {
+                    #mbarrier init FULL(full + i) arrivals 2;
+                    #mbarrier init EMPTY(empty + i) arrivals 2;
+                }
+            }
+            #sync;
+            if w < 2 {
+                #setmaxnreg inc 232;
+                let acc = ACC_REGS::create();
+                for round in 0..ROUNDS {
+                    let tile = (round * blocks + $tid_0$) % tiles;
+                    let stored = round * blocks + $tid_0$ < tiles;
+                    let last = if stored { k_tiles } else { 0 };
+                    let group = tile / (GROUP * cols);
+                    let height = (row_tiles - GROUP * group).min(GROUP);
+                    let bm = GROUP * group + tile % (GROUP * cols) % height;
+                    let bn = tile % (GROUP * cols) / height;
+                    #[unroll]
+                    for v in 0..$size(ACC_PART)$ {
+                        acc[v] = 0.0f32;
+                    }
+                    for kt in 0..last {
+                        let it = round * k_tiles + kt;
+                        let st = it % S;
+                        #wait FULL(full + st) parity (it / S) % 2;
+                        #[unroll]
+                        for s in 0..4 {
+                            #mma async ACC(acc) += A_STEP(sa + $AS[st][[8 * w][0]][[0][0]]$ + 8 * s) * B_STEP(sb + $BS[st][[0][0]][[0][0]]$ + 8 * s);
+                        }
+                        #mma wait 1 ACC(acc);
+                        if kt > 0 && lane == 0 {
+                            #mbarrier arrive EMPTY(empty + (it + S - 1) % S);
+                        }
+                    }
+                    #mma wait 0 ACC(acc);
+                    if stored {
+                        if lane == 0 {
+                            #mbarrier arrive EMPTY(empty + (round * k_tiles + last - 1) % S);
+                        }
+                        let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
+                        #copy ACC_PART(acc) to C_PART(pc);
+                    }
+                }
+            } else {
+                #setmaxnreg dec 40;
+                if lane == 0 {
+                    for round in 0..ROUNDS {
+                        let tile = round * blocks + $tid_0$;
+                        if tile < tiles {
+                            let group = tile / (GROUP * cols);
+                            let height = (row_tiles - GROUP * group).min(GROUP);
+                            let bm = GROUP * group + tile % (GROUP * cols) % height;
+                            let bn = tile % (GROUP * cols) / height;
+                            for kt in 0..k_tiles {
+                                let it = round * k_tiles + kt;
+                                let st = it % S;
+                                #wait EMPTY(empty + st) parity (it / S + 1) % 2;
+                                #copy async A_TILE(a + $AT[[bm][0]][[kt][0]]$) to A_STAGE(sa + $AS_0[st]$) on FULL(full + st);
+                                #copy async B_TILE(b + $BT[[kt][0]][[bn][0]]$) to B_STAGE(sb + $BS_0[st]$) on FULL(full + st);
+                            }
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
+
 /// One measured product.
 pub struct Row {
     pub kernel: &'static str,
@@ -420,6 +548,18 @@ impl Row {
 /// The element of A and B: what the inputs are made of and checked in.
 pub trait Elem: Num + GemmElem + parray::Element {
     const NAME: &'static str;
+    /// The k of one wgmma (32 bytes of a row of A).
+    const K_STEP: usize = 16;
+    /// How cuBLAS computes the reference.
+    const MATH: Math = Math::F32;
+    /// The relative error of a product of two inputs as the tensor core reads them: 0
+    /// for 16-bit inputs (exact), 2^-9 + 2^-20 for tf32 (each input's 13 low bits
+    /// dropped, a relative error below 2^-10).
+    const INPUT_ERROR: f64 = 0.0;
+    /// The relative Frobenius difference from cuBLAS's product allowed: 1e-4 where both
+    /// multiply the inputs exactly; 2e-3 for tf32, where cuBLAS may round the inputs to
+    /// tf32 where the tensor core truncates them (a difference of about 2^-11 a product).
+    const AGREEMENT: f64 = 1e-4;
 }
 
 impl Elem for bf16 {
@@ -428,6 +568,14 @@ impl Elem for bf16 {
 
 impl Elem for f16 {
     const NAME: &'static str = "f16";
+}
+
+impl Elem for f32 {
+    const NAME: &'static str = "tf32";
+    const K_STEP: usize = 8;
+    const MATH: Math = Math::Tf32;
+    const INPUT_ERROR: f64 = 1.0 / 512.0 + 1.0 / 1_048_576.0;
+    const AGREEMENT: f64 = 2e-3;
 }
 
 /// Random inputs of one shape (row-major, values in [-1, 1) rounded to `E`) and what
@@ -479,9 +627,8 @@ impl<E: Elem> Case<E> {
             );
             da.copy_from_slice(&case.a)?;
             db.copy_from_slice(&case.b)?;
-            let math = parray::gpu::cublas::Math::F32;
             let time = median_time(repeats, true, || {
-                parray::gpu::cublas::gemm(&da, &db, &mut dc, math)
+                parray::gpu::cublas::gemm(&da, &db, &mut dc, E::MATH)
             })?;
             rows.push(Row {
                 kernel: "cuBLAS",
@@ -531,7 +678,7 @@ impl<E: Elem> Case<E> {
                 let frobenius = relative_error(ours, theirs);
                 let sample = (0..4096).map(|s: usize| ((s * 7919) % m, (s * 104_729 + s / 64) % n));
                 let worst = self.worst_error(ours, sample);
-                let ok = frobenius <= 1e-4 && worst <= 1.0;
+                let ok = frobenius <= E::AGREEMENT && worst <= 1.0;
                 (
                     format!("{frobenius:.1e} vs cuBLAS; sampled error {worst:.1e} of the bound"),
                     ok,
@@ -566,16 +713,17 @@ impl<E: Elem> Case<E> {
         })
     }
 
-    /// The worst ratio of |c - exact| to its bound over the elements `at`: each of the K/16
-    /// wgmmas errs by at most 2^-16 (|C| + sum |a b|) (SPEC 3.5), |C| at most the sum so
-    /// far, so the whole by 2^-16 (K/16) sum_k |a b|. At most 1 is a pass.
+    /// The worst ratio of |c - exact| to its bound over the elements `at`: each of the
+    /// K / K_STEP wgmmas errs by at most 2^-16 (|C| + sum |a b|) (SPEC 3.5), |C| at most
+    /// the sum so far, so the whole by 2^-16 (K / K_STEP) sum_k |a b|, plus the inputs'
+    /// reading (`INPUT_ERROR` sum_k |a b|). At most 1 is a pass.
     fn worst_error(&self, got: &[f32], at: impl Iterator<Item = (usize, usize)>) -> f64 {
         let (_, n, k) = self.shape;
-        let steps = (k / 16) as f64;
+        let steps = (k / E::K_STEP) as f64;
         at.map(|(i, j)| {
             let (want, scale) = self.exact((i, j));
             let err = (f64::from(got[i * n + j]) - want).abs();
-            let bound = 2f64.powi(-16) * steps * scale;
+            let bound = (2f64.powi(-16) * steps + E::INPUT_ERROR) * scale;
             if err.is_nan() {
                 f64::INFINITY
             } else {
@@ -605,6 +753,9 @@ impl Choice {
         self.ws && self.elems.contains(&elem) && self.layouts.contains(&layout)
     }
 }
+
+/// The TF32 kernel's storage: A row-major, B K-major (stored N x K).
+const TF32_LAYOUT: &str = "rows, B K-major";
 
 /// The layouts (the names `--layout` takes, and as the table prints them).
 const LAYOUTS: [(&str, &str); 4] = [
@@ -671,6 +822,11 @@ macro_rules! square {
                 // A and B in f16, row-major.
                 pub paged half [$n][$n] H16;
                 pub dmem half [$n][$n] ROWS16;
+                // A and B in f32 for the TF32 kernel: A row-major, B K-major (stored n x
+                // k, viewed k x n), and B row-major for cuBLAS and the transposing copy.
+                pub dmem float [$n][$n] F_ROWS;
+                pub dmem float [$n][$n] F_BT_STORE;
+                pub float [#F_BT_STORE_1][#F_BT_STORE_0] F_BT;
                 // A block a tile of C.
                 pub paged float [($n / 128) * ($n / 128)] GRID128;
                 pub paged float [($n / 128) * ($n / 256)] GRID256;
@@ -710,13 +866,32 @@ macro_rules! square {
                         (ROWS16, ROWS16, C_ROWS, C_ROWS, rm)
                     ]);
                 }
+                if choice.wants_ws("tf32", rm) {
+                    // cuBLAS TF32 on row-major A and B; the kernel on B stored K-major.
+                    let case = Case::<f32>::new::<F_ROWS, F_ROWS, C_ROWS>(shape, repeats, rows)?;
+                    rows.push(case.run::<HC, HC, HC, F_ROWS, F_ROWS, F_BT, F_BT_STORE, C_ROWS, C_ROWS>(
+                        "parray ws", TF32_LAYOUT, |a, b, c| gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS>(a, b, c)),
+                    )?);
+                    // Row-major B, moved to the kernel's K-major storage by `#copy` each time.
+                    let mut bt = Array::<F_BT_STORE>::new()?;
+                    rows.push(case.run::<HC, HC, HC, F_ROWS, F_ROWS, F_ROWS, F_ROWS, C_ROWS, C_ROWS>(
+                        "ws + #copy B", rm, |a, b, c| {
+                            parray::copy::copy(b, bt.view_mut::<F_BT>())?;
+                            gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS>(a, &bt, c))
+                        },
+                    )?);
+                }
                 Ok(())
             }
 
             /// The kernel of row-major bf16 storage on a tile's width, or the
-            /// warp-specialised one (`None`) on bf16 storage of the `layout`.
-            pub fn source(width: Option<usize>, layout: &str) -> &'static str {
+            /// warp-specialised one (`None`) on bf16 storage of the `layout`, or the TF32
+            /// one (`tf32`).
+            pub fn source(width: Option<usize>, layout: &str, tf32: bool) -> &'static str {
                 let [_, halves, strips, blocks] = LAYOUTS.map(|(_, l)| l);
+                if tf32 {
+                    return gemm_tf32!(@source <F_ROWS, F_BT, C_ROWS, GRIDWS>);
+                }
                 match width {
                     None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS>),
                     None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS>),
@@ -761,10 +936,20 @@ mod any_shape {
         pub dmem half [SM][SK] DA16;
         pub dmem half [SK][SN] DB16;
         pub dmem float [SM][SN] DC;
+        // f32 for the TF32 kernel: A row-major, B row-major for cuBLAS and stored K-major
+        // for the kernel.
+        pub paged float [SM][SK] HAF;
+        pub paged float [SK][SN] HBF;
+        pub dmem float [SM][SK] DAF;
+        pub dmem float [SK][SN] DBF;
+        pub dmem float [SN][SK] F_BT_STORE;
+        pub float [#F_BT_STORE_1][#F_BT_STORE_0] F_BT;
         // For each of an H200's 132 multiprocessors, as many blocks as its registers and
-        // shared memory hold (`blocks_per_sm`): two of 128 x 128 tiles, one of 128 x 256.
+        // shared memory hold (`blocks_per_sm`): two of 128 x 128 tiles, one of 128 x 256,
+        // one of the warp-specialised kernel's.
         pub paged float [132 * 2] GRID128;
         pub paged float [132 * 1] GRID256;
+        pub paged float [132] GRIDWS;
     }
 
     fn bind((m, n, k): Shape) -> parray::Result<()> {
@@ -780,13 +965,17 @@ mod any_shape {
         rows: &mut Vec<Row>,
     ) -> parray::Result<()> {
         bind(shape)?;
-        if choice.ws {
-            println!("the warp-specialised kernel (--tile ws) runs at the square shapes built in (TMA's maps need literal sizes): not at {}x{}x{}", shape.0, shape.1, shape.2);
-        }
         let rm = LAYOUTS[0].1;
         let wants = |width, elem| choice.wants(width, elem, rm);
         if choice.elems.contains(&"bf16") {
             let case = Case::<bf16>::new::<DA, DB, DC>(shape, repeats, rows)?;
+            if choice.wants_ws("bf16", rm) {
+                rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
+                    "parray ws",
+                    rm,
+                    |a, b, c| gemm_ws!(<bf16, DA, DB, DC, GRIDWS>(a, b, c)),
+                )?);
+            }
             if wants(128, "bf16") {
                 rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
                     "parray 128x128",
@@ -804,6 +993,13 @@ mod any_shape {
         }
         if choice.elems.contains(&"f16") {
             let case = Case::<f16>::new::<DA16, DB16, DC>(shape, repeats, rows)?;
+            if choice.wants_ws("f16", rm) {
+                rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
+                    "parray ws",
+                    rm,
+                    |a, b, c| gemm_ws!(<half, DA16, DB16, DC, GRIDWS>(a, b, c)),
+                )?);
+            }
             if wants(128, "f16") {
                 rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
                     "parray 128x128",
@@ -819,14 +1015,27 @@ mod any_shape {
                 )?);
             }
         }
+        if choice.wants_ws("tf32", rm) {
+            let case = Case::<f32>::new::<DAF, DBF, DC>(shape, repeats, rows)?;
+            rows.push(
+                case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
+                    "parray ws",
+                    TF32_LAYOUT,
+                    |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS>(a, b, c)),
+                )?,
+            );
+        }
         Ok(())
     }
 
-    pub fn source(shape: Shape, width: usize) -> parray::Result<&'static str> {
+    /// The kernel of row-major bf16 storage at `shape`, on a tile's width or (`None`)
+    /// the warp-specialised one.
+    pub fn source(shape: Shape, width: Option<usize>) -> parray::Result<&'static str> {
         bind(shape)?;
         match width {
-            256 => gemm_tc!(@source <bf16, DA, DB, DC, GRID256, Q2>),
-            _ => gemm_tc!(@source <bf16, DA, DB, DC, GRID128, Q1>),
+            None => gemm_ws!(@source <bf16, DA, DB, DC, GRIDWS>),
+            Some(256) => gemm_tc!(@source <bf16, DA, DB, DC, GRID256, Q2>),
+            Some(_) => gemm_tc!(@source <bf16, DA, DB, DC, GRID128, Q1>),
         }
     }
 }
@@ -864,7 +1073,7 @@ fn arguments() -> Result<(Choice, Option<Shape>), String> {
         Some(Some(w)) if WIDTHS.contains(&w) => vec![w],
         Some(Some(w)) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
     };
-    let elems = named("--elem", &["bf16", "f16"])?;
+    let elems = named("--elem", &["bf16", "f16", "tf32"])?;
     let layouts: Vec<&'static str> = named("--layout", &LAYOUTS.map(|(flag, _)| flag))?
         .into_iter()
         .filter_map(|flag| LAYOUTS.iter().find(|(f, _)| *f == flag).map(|(_, l)| *l))
@@ -881,7 +1090,8 @@ fn arguments() -> Result<(Choice, Option<Shape>), String> {
     if !choice.layouts.contains(&LAYOUTS[0].1) {
         return Err("gemm_bf16: a shape given by --m --n --k runs on row-major storage (the other layouts at the fixed shapes)".into());
     }
-    let cols = choice.widths.iter().copied().max().unwrap_or(128);
+    let widest = choice.widths.iter().copied().max().unwrap_or(128);
+    let cols = if choice.ws { WS_WIDTH } else { widest };
     if m == 0 || n == 0 || k == 0 || m % TILE_ROWS != 0 || n % cols != 0 || k % K_TILE != 0 {
         return Err(format!(
             "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {TILE_ROWS}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet; --tile 128 takes N a multiple of 128)"
@@ -930,14 +1140,15 @@ fn report(rows: &[Row]) -> bool {
 }
 
 /// The tensor-core GEMM's rows of the main example's table: the warp-specialised bf16
-/// kernel on row-major storage, at 4096³ beside cuBLAS bf16 on a GPU, at 256³ under the
-/// emulation.
+/// kernel on row-major storage and the TF32 one on B stored K-major (and on row-major B
+/// moved there by `#copy`), at 4096³ beside cuBLAS bf16 and TF32 on a GPU, at 256³ under
+/// the emulation.
 pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     let gpu = parray::gpu::backend()? == parray::gpu::Backend::Cuda;
     let choice = Choice {
         widths: Vec::new(),
         ws: true,
-        elems: vec!["bf16"],
+        elems: vec!["bf16", "tf32"],
         layouts: vec![LAYOUTS[0].1],
     };
     let mut rows = Vec::new();
@@ -950,9 +1161,12 @@ pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     Ok(rows
         .iter()
         .map(|r| common::Run {
-            variant: match r.check {
-                None => "cuBLAS bf16",
-                Some(_) => "bf16 wgmma ws (subprog)",
+            variant: match (r.kernel, r.elem) {
+                ("cuBLAS", "tf32") => "cuBLAS tf32",
+                ("cuBLAS", _) => "cuBLAS bf16",
+                ("parray ws", "tf32") => "tf32 wgmma ws (subprog)",
+                ("parray ws", _) => "bf16 wgmma ws (subprog)",
+                _ => "tf32 ws + #copy B",
             },
             threads: if r.check.is_some() {
                 (r.shape.0 * r.shape.1 / (TILE_ROWS * WS_WIDTH)).min(WS_BLOCKS) * 384
@@ -979,12 +1193,11 @@ fn main() -> parray::Result<()> {
     if std::env::args().any(|a| a == "--source") {
         let width = choice.widths.first().copied();
         match (shape, width) {
-            (Some(shape), Some(width)) => print!("{}", any_shape::source(shape, width)?),
-            (Some(_), None) => {
-                eprintln!("gemm_bf16: the warp-specialised kernel (--tile ws) is built at 4096³ and 8192³ only (TMA's maps need literal sizes)");
-                std::process::exit(2);
+            (Some(shape), width) => print!("{}", any_shape::source(shape, width)?),
+            (None, width) => {
+                let tf32 = choice.elems == ["tf32"];
+                print!("{}", n4096::source(width, choice.layouts[0], tf32))
             }
-            (None, width) => print!("{}", n4096::source(width, choice.layouts[0])),
         }
         return Ok(());
     }
@@ -1003,7 +1216,8 @@ fn main() -> parray::Result<()> {
     }
     if choice.ws {
         println!(
-            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA, {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16",
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major)",
+            K_TILE / 2,
             (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
         );
     }

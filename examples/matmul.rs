@@ -1,7 +1,8 @@
 //! The paper's evolution of matrix multiplication in one table, from one CPU thread (Fig 8)
 //! to CPU threads (Fig 10), the same body on GPU threads (Fig 11), a thread per element
 //! (Figs 12, 13), other storage layouts under the same body (Figs 17, 18), and the SGEMM
-//! of Fig 21 and a tuned SGEMM subprogram, with cuBLAS beside them on a GPU:
+//! of Fig 21, a tuned SGEMM subprogram and the bf16 and TF32 tensor-core GEMMs, with
+//! cuBLAS beside them on a GPU:
 //! `cargo run --release --example matmul`. Without a GPU the cuda rows run on the CPU
 //! emulation (`backend` says which).
 
@@ -77,7 +78,7 @@ fn main() -> parray::Result<()> {
         // Fig 21 and the tuned SGEMM subprogram (cuBLAS beside them on a GPU).
         rows!(fig21::matmul_rows()),
         rows!(sgemm::matmul_rows()),
-        // The bf16 tensor-core GEMM subprogram (cuBLAS bf16 beside it on a GPU).
+        // The bf16 and TF32 tensor-core GEMM subprograms (cuBLAS beside them on a GPU).
         rows!(gemm_bf16::matmul_rows()),
     ];
     if checks.contains(&false) {

@@ -587,7 +587,9 @@ pub mod gpu {
         Device, DeviceId, Timing,
     };
     pub use parray_runtime::exec::emulate;
-    pub use parray_runtime::exec::launch::{detour_cuda, detour_cuda_blocks, Launch, TmaArg};
+    pub use parray_runtime::exec::launch::{
+        detour_cuda, detour_cuda_blocks, Launch, TmaArg, TmaMap,
+    };
     pub use parray_runtime::exec::CudaGrid;
     pub use parray_runtime::libs::{cublas, cufft};
     pub use parray_runtime::mem::kernel_arg::{KernelArg, KernelValue};

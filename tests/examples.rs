@@ -133,16 +133,20 @@ fn cuda_figures() {
 #[test]
 fn the_main_example() {
     let out = run_example("matmul", &[]);
-    // Figs 8 to 18, Fig 21, the tuned SGEMM and the bf16 tensor-core GEMM (and cuBLAS's
-    // SGEMM and bf16 GEMM on a GPU), each checked.
+    // Figs 8 to 18, Fig 21, the tuned SGEMM and the bf16 and TF32 tensor-core GEMMs (and
+    // cuBLAS's SGEMM, bf16 and TF32 GEMMs on a GPU), each checked.
     let gpu = out.contains("cuBLAS");
     assert_eq!(
         out.lines().filter(|l| l.ends_with(" ok")).count(),
-        if gpu { 13 } else { 11 },
+        if gpu { 16 } else { 13 },
         "{out}"
     );
     assert!(
-        out.contains("fig21 SGEMM") && out.contains("tuned SGEMM") && out.contains("bf16 wgmma"),
+        out.contains("fig21 SGEMM")
+            && out.contains("tuned SGEMM")
+            && out.contains("bf16 wgmma")
+            && out.contains("tf32 wgmma")
+            && out.contains("tf32 ws + #copy B"),
         "{out}"
     );
 }
@@ -392,10 +396,12 @@ fn layer_norm_in_bf16_and_f32() {
 /// an f64 product under the emulation (cuBLAS on a GPU): their fixed shape on both tiles
 /// and the warp-specialised kernel (its persistent grid of one block under the emulation,
 /// so that the stages' phases run on into a second tile), in bf16 on row-major, halves,
-/// strips and blocks storage and in f16 row-major; the warp-specialised kernel's CUDA C
-/// (a snapshot); a shape given
+/// strips and blocks storage and in f16 row-major, and the TF32 kernel (B K-major, and
+/// row-major B moved there by `#copy`); the warp-specialised kernels' CUDA C (snapshots,
+/// bf16 and tf32); a shape given
 /// on the command line (a row of tiles, four of 128 or two of 256 columns, on its fixed
-/// grids), one of more tiles than that grid has blocks, and a shape the tiles do not
+/// grids, and the warp-specialised kernels in bf16, f16 and tf32 on theirs, their TMA maps
+/// planned at its sizes), one of more tiles than that grid has blocks, and a shape the tiles do not
 /// divide, refused with a usage line.
 #[test]
 fn bf16_gemm_on_tensor_cores() {
@@ -420,9 +426,27 @@ fn bf16_gemm_on_tensor_cores() {
             );
         }
     }
+    // TF32: cuBLAS's on row-major A and B; the kernel on B stored K-major, and on
+    // row-major B moved there by `#copy` at each call.
+    for (kernel, layout) in [
+        ("parray ws", "rows, B K-major"),
+        ("ws + #copy B", "row-major"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(kernel)
+                && l.contains(&format!(" tf32 {layout} "))
+                && l.contains(shape)
+                && l.contains(" ok (")),
+            "{kernel} tf32 {layout}: {out}"
+        );
+    }
     insta::assert_snapshot!(
         "gemm_ws_kernel_n4096",
         run_example("gemm_bf16", &["--source", "--tile", "ws"])
+    );
+    insta::assert_snapshot!(
+        "gemm_tf32_kernel_n4096",
+        run_example("gemm_bf16", &["--source", "--tile", "ws", "--elem", "tf32"])
     );
     let out = run_example("gemm_bf16", &["--m", "128", "--n", "512", "--k", "192"]);
     assert!(
@@ -430,6 +454,17 @@ fn bf16_gemm_on_tensor_cores() {
             .any(|l| l.starts_with("parray") && l.contains("128x512x192") && l.contains(" ok (")),
         "{out}"
     );
+    // The warp-specialised kernels at sizes given at run time: their TMA maps planned at
+    // the bound sizes.
+    for elem in ["bf16", "f16 ", "tf32"] {
+        assert!(
+            out.lines().any(|l| l.starts_with("parray ws")
+                && l.contains(&format!(" {elem} "))
+                && l.contains("128x512x192")
+                && l.contains(" ok (")),
+            "ws {elem}: {out}"
+        );
+    }
     assert!(out.ends_with("check: ok\n"), "{out}");
     // 272 tiles on the 264 blocks of the run-time grid: a block makes two, reusing its
     // stages, and a block of the second round none; one k-tile, fewer than the stages the

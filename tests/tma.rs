@@ -29,6 +29,11 @@ parray! {
     smem mbarrier [2] EMPTY;
     dmem bf16 [256][64] O;
     dmem bf16 [64][64] T;
+    // A source whose rows' length is given at run time: its map's strides are planned
+    // when the kernel is specialised at the bound size.
+    const C;
+    dmem bf16 [128][C] RA;
+    bf16 [64#RA_0][64#RA_1] RAT;
 }
 
 /// Whether the emulation runs the detours (it refuses what the forms' rules forbid).
@@ -288,8 +293,10 @@ fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
         param: 0,
         decl: "AT",
         elem: parray::layout::ElemType::Bf16,
-        dims: &DIMS,
-        swizzle: Swizzle::B128,
+        map: parray::gpu::TmaMap {
+            dims: &DIMS,
+            swizzle: Swizzle::B128,
+        },
         len: 128 * 128,
     };
     let e = arg.encode(0x1008).unwrap_err();
@@ -609,5 +616,69 @@ fn roles_of_warpgroups_set_their_register_budgets() -> parray::Result<()> {
         .unwrap_err();
         assert!(e.to_string().contains("#setmaxnreg at line"), "{e}");
     }
+    Ok(())
+}
+
+/// A tile of a source whose row length is bound when the program runs (192: a stride no
+/// literal type here has), copied by TMA into the 128-byte swizzle: its map is planned
+/// at the bound size, on the GPU for the tensor map and under the emulation for the
+/// copy, and the tile is the source's by the types.
+#[test]
+fn a_tile_of_a_source_of_run_time_sizes_is_copied_by_its_map_at_the_bound_sizes(
+) -> parray::Result<()> {
+    const COLS: usize = 192;
+    C.bind(COLS)?;
+    let source: Vec<u16> = (0..128 * COLS as u32)
+        .map(|k| (k.wrapping_mul(7919) & 0x7f7f) as u16)
+        .collect();
+    let mut a = RA::create()?;
+    a.copy_from_slice(
+        &source
+            .iter()
+            .map(|&b| bf16::from_bits(b))
+            .collect::<Vec<_>>(),
+    )?;
+    // Rows 64.., the last 64 columns.
+    let want: Vec<u16> = (0..64 * 64)
+        .map(|k| source[(64 + k / 64) * COLS + COLS - 64 + k % 64])
+        .collect();
+    let mut out = T::create()?;
+    detour!(ONE(&a, &mut out) {
+        let s = SWZ::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            let last = $dim(RA_1)$ - 64;
+            #copy async RAT(a + $RA[64][last]$) to SWZ(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+        if t < 64 {
+            for c in 0..64 {
+                out[$T[t][c]$] = s[$SWZ[t][c]$];
+            }
+        }
+    })?;
+    assert_eq!(bits(&out)?, want);
+    // The kernel at the bound size: the box's start decoded by the stride 192.
+    let (a, out) = ((), ());
+    let source = kernel_source!(ONE(a, out) {
+        let s = SWZ::create();
+        let full = FULL::create();
+        if $tid_1$ == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if $tid_1$ == 0 {
+            let last = $dim(RA_1)$ - 64;
+            #copy async RAT(a + $RA[64][last]$) to SWZ(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+        out[$tid_1$] = s[$tid_1$];
+    })?;
+    insta::assert_snapshot!("tma_copy_run_time_stride", source);
     Ok(())
 }

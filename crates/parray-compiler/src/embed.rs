@@ -264,18 +264,29 @@ impl Rebuild for crate::ir::Tma {
     fn rebuild(&self, ir: &TokenStream) -> TokenStream {
         let (src_ty, dst_ty) = (self.src_ty.rebuild(ir), self.dst_ty.rebuild(ir));
         let (param, map) = (self.param.rebuild(ir), self.map.rebuild(ir));
-        let plan = &self.plan;
-        let elem_bytes = plan.elem_bytes;
-        let dims = plan.dims.iter().map(|d| {
-            let (b, s) = (d.box_size, d.stride);
-            quote!(#ir::TmaDim { box_size: #b, stride: #s })
-        });
-        let swizzle = Ident::new(&format!("{:?}", plan.swizzle), Span::call_site());
+        let swizzle = |s: crate::ir::Swizzle| Ident::new(&format!("{s:?}"), Span::call_site());
+        let plan = match &self.plan {
+            Some(plan) => {
+                let elem_bytes = plan.elem_bytes;
+                let dims = plan.dims.iter().map(|d| {
+                    let (b, s) = (d.box_size, d.stride);
+                    quote!(#ir::TmaDim { box_size: #b, stride: #s })
+                });
+                let sw = swizzle(plan.swizzle);
+                quote!(::core::option::Option::Some(#ir::TmaPlan { elem_bytes: #elem_bytes, dims: ::std::vec![#(#dims),*], swizzle: #ir::Swizzle::#sw }))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let (box_elems, elem_bytes) = (self.box_elems, self.elem_bytes);
+        let sw = swizzle(self.swizzle);
         quote!(#ir::Tma {
             src_ty: #src_ty,
             dst_ty: #dst_ty,
             param: #param,
-            plan: #ir::TmaPlan { elem_bytes: #elem_bytes, dims: ::std::vec![#(#dims),*], swizzle: #ir::Swizzle::#swizzle },
+            plan: #plan,
+            box_elems: #box_elems,
+            elem_bytes: #elem_bytes,
+            swizzle: #ir::Swizzle::#sw,
             map: #map,
         })
     }

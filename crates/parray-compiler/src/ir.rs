@@ -405,7 +405,7 @@ impl Body {
                     align = align.max(w.a.alignment()).max(w.b.alignment());
                 }
                 // TMA writes a box at a multiple of 128 bytes (2^(7+B) swizzled).
-                Stmt::Tma { tma, .. } => align = align.max(tma.plan.swizzle.atom_bytes()),
+                Stmt::Tma { tma, .. } => align = align.max(tma.swizzle.atom_bytes()),
                 _ => {}
             }
         });
@@ -1104,11 +1104,34 @@ pub struct Tma {
     /// The pointer parameter, by its number in [`Body::params`], whose array the map
     /// describes (the launch encodes the map over the array it is given).
     pub param: usize,
-    /// The tensor map: dimensions, strides, swizzle (`parray_layout::tma::plan`).
-    pub plan: TmaPlan,
+    /// The tensor map: dimensions, strides, swizzle (`parray_layout::tma::plan`); `None`
+    /// where the source's sizes are given at run time, until the kernel is specialised
+    /// at them (`kernels::specialise` plans it, before the C writer).
+    pub plan: Option<TmaPlan>,
+    /// The box, which is the destination's (its sizes are literal): its elements and
+    /// their bytes, and its swizzle. What the mbarrier expects and the alignment the
+    /// body's shared arrays need, known before the plan.
+    pub box_elems: u64,
+    pub elem_bytes: u64,
+    pub swizzle: Swizzle,
     /// The map's number among the body's TMA copies: its kernel parameter, after the
     /// declared parameters and the captured values (`__parray_tmap<map>`).
     pub map: usize,
+}
+
+impl Tma {
+    /// The bytes of its box, what its mbarrier expects.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_elems * self.elem_bytes
+    }
+
+    /// Its plan, which a kernel's C has: planned when the body is built, or, for a
+    /// source of run-time sizes, when the kernel is specialised.
+    pub fn planned(&self) -> &TmaPlan {
+        self.plan
+            .as_ref()
+            .expect("kernels::specialise plans each TMA copy of run-time sizes before the C writer")
+    }
 }
 
 /// What a `#copy` is, for [`crate::copy::lower`]: its two sides, the local its loop

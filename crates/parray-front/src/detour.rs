@@ -510,6 +510,16 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                 // Checked against the device's limit at launch (the emulator's is the same).
                 let shared_bytes =
                     u32::try_from(body.body().dynamic_shared_bytes()).unwrap_or(u32::MAX);
+                // The TMA copies' maps, planned here.
+                let maps = body.body().tma_copies().into_iter().map(|t| {
+                    let plan = t.planned();
+                    let dims = plan.dims.iter().map(|d| {
+                        let (b, s) = (d.box_size, d.stride);
+                        quote!(::parray::layout::tma::TmaDim { box_size: #b, stride: #s })
+                    });
+                    let swizzle = format_ident!("{}", format!("{:?}", plan.swizzle));
+                    quote!(::parray::gpu::TmaMap { dims: &[#(#dims),*], swizzle: ::parray::layout::Swizzle::#swizzle })
+                });
                 quote!(::parray::generic::KernelSource {
                     source: #source,
                     checked: #checked,
@@ -517,6 +527,7 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                     tids: &[],
                     hip: #hip,
                     shared_bytes: #shared_bytes,
+                    tma: &[#(#maps),*],
                 })
             } else {
                 let made = specialise();
@@ -760,22 +771,19 @@ fn cuda(
     let constants = emit_c::constant_symbols(proved)
         .into_iter()
         .map(|(i, name)| quote!((#i, #name)));
-    // Each TMA copy's map, encoded at the launch over its parameter's array (SPEC 3.9).
+    // Each TMA copy's map, encoded at the launch over its parameter's array (SPEC 3.9):
+    // as the kernel has it (planned when the body was built, or at the sizes it was
+    // specialised at).
+    let maps = emit_rust::tma_maps_ident();
     let tma = body.tma_copies().into_iter().map(|t| {
-        let (i, decl) = (t.param, &t.src_ty);
+        let (i, decl, map) = (t.param, &t.src_ty, t.map);
         let n = format_ident!("__parray_n{i}");
         let elem = parray_compiler::back::rust::module::elem_type(body.params[i].0.elem);
-        let dims = t.plan.dims.iter().map(|d| {
-            let (b, s) = (d.box_size, d.stride);
-            quote!(::parray::layout::tma::TmaDim { box_size: #b, stride: #s })
-        });
-        let swizzle = format_ident!("{}", format!("{:?}", t.plan.swizzle));
         quote!(::parray::gpu::TmaArg {
             param: #i,
             decl: #decl,
             elem: #elem,
-            dims: &[#(#dims),*],
-            swizzle: ::parray::layout::Swizzle::#swizzle,
+            map: #maps[#map],
             len: #n as u64,
         })
     });
@@ -785,6 +793,8 @@ fn cuda(
     let launch = quote! {{
         #unpack
         #bind_args
+        #[allow(unused_variables)]
+        let #maps = __parray_prepared.tma;
         let __parray_launch = ::parray::gpu::Launch {
             kernel: #kernel,
             source: ::std::borrow::Cow::Borrowed(__parray_prepared.source),

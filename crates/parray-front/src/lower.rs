@@ -1065,15 +1065,27 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         let module = self.forms.module;
+        // A source of sizes given at run time is planned at a probe here (its errors are
+        // compile errors) and again when the kernel is specialised at the bound sizes; the
+        // box is the destination's, of literal sizes.
+        let dst_name = dst_ty.to_string();
+        if self.forms.is_runtime(crate::resolve::base_name(&dst_name)) {
+            self.fail(dst_ty.span(), format!("a TMA copy's box is its destination, whose sizes the kernel's shared memory and its mbarrier's byte count need when the program is built: `{dst_name}` has sizes given at run time; declare the shared tile of literal sizes (its source may have sizes given at run time)"));
+            return None;
+        }
+        let src_name = src_ty.to_string();
+        let runtime_src = self.forms.is_runtime(crate::resolve::base_name(&src_name));
         for ty in [src_ty, dst_ty] {
             let name = ty.to_string();
-            if self.forms.is_runtime(crate::resolve::base_name(&name)) {
-                self.fail(ty.span(), format!("a TMA copy's tensor map is planned when the program is built: `{name}` has sizes given at run time; copy with `#copy async S(p) to D(q);` (`cp.async`) instead"));
-                return None;
+            let base = crate::resolve::base_name(&name);
+            if runtime_src {
+                match self.forms.is_runtime(base) {
+                    true => self.forms.take_runtime(base, ty.span()),
+                    false => self.forms.bind_literal(base, ty.span()),
+                }
             }
         }
-        let plan = match parray_layout::tma::plan(module, &src_ty.to_string(), &dst_ty.to_string())
-        {
+        let plan = match parray_layout::tma::plan(module, &src_name, &dst_name) {
             Ok(plan) => plan,
             Err(e) => {
                 self.fail(dst_ty.span(), format!("`#copy async .. on` copies by TMA, and its planner refuses `{src_ty}` to `{dst_ty}`: {}", e.message));
@@ -1142,7 +1154,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 src_ty: src_ty.to_string(),
                 dst_ty: dst_ty.to_string(),
                 param,
-                plan,
+                box_elems: plan.box_bytes() / plan.elem_bytes,
+                elem_bytes: plan.elem_bytes,
+                swizzle: plan.swizzle,
+                plan: (!runtime_src).then_some(plan),
                 map,
             }),
             loc: loc(span),

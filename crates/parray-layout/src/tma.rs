@@ -135,7 +135,17 @@ fn rule(message: String) -> Error {
 /// The plan of `#copy S(p) to D(q)` by TMA, `src` (`S`) a type of global memory and
 /// `dst` (`D`) one of shared memory, both of `module` at literal sizes.
 pub fn plan(module: &Module, src: &str, dst: &str) -> Result<TmaPlan> {
-    let side = |name: &str, want: MemKind| -> Result<_> {
+    plan_between((module, src), (module, dst))
+}
+
+/// [`plan`] with each side in its own module: a source of sizes given at run time is its
+/// module at the bound sizes (which holds the types it needs), the destination the module
+/// that declares it.
+pub fn plan_between(
+    (src_module, src): (&Module, &str),
+    (module, dst): (&Module, &str),
+) -> Result<TmaPlan> {
+    let side = |module: &Module, name: &str, want: MemKind| -> Result<_> {
         let dim = module.resolve(&crate::ast::Ident {
             name: name.to_string(),
             span: TextSpan::default(),
@@ -158,14 +168,14 @@ pub fn plan(module: &Module, src: &str, dst: &str) -> Result<TmaPlan> {
         }
         Ok((dim, elem))
     };
-    let (s, s_elem) = side(src, MemKind::Dmem)?;
-    let (d, d_elem) = side(dst, MemKind::Smem)?;
+    let (s, s_elem) = side(src_module, src, MemKind::Dmem)?;
+    let (d, d_elem) = side(module, dst, MemKind::Smem)?;
     if s_elem != d_elem {
         return Err(rule(format!(
             "`#copy` moves elements of one type: `{src}` has {s_elem} and `{dst}` has {d_elem}"
         )));
     }
-    let n = module.size(s.node);
+    let n = src_module.size(s.node);
     if module.size(d.node) != n {
         return Err(rule(format!(
             "`#copy` copies element k to element k: `{src}` has {n} elements and `{dst}` has {}",
@@ -189,14 +199,14 @@ pub fn plan(module: &Module, src: &str, dst: &str) -> Result<TmaPlan> {
             ))
         })?,
     };
-    let offsets = |node| {
+    let offsets = |module: &Module, node| {
         (0..n)
             .map(|k| module.offset_at(node, k))
             .collect::<Vec<_>>()
     };
     derive(
-        (&offsets(s.node), src),
-        (&offsets(d.node), dst),
+        (&offsets(src_module, s.node), src),
+        (&offsets(module, d.node), dst),
         d_elem.size_bytes(),
         swizzle,
     )

@@ -120,6 +120,9 @@ pub struct KernelSource {
     /// The bytes of dynamic shared memory it is launched with (its shared arrays'
     /// sizes, at the bound sizes where they are given at run time).
     pub shared_bytes: u32,
+    /// Its TMA copies' maps, in the order of their map parameters (SPEC 3.9, "TMA
+    /// copies"): planned when the body was built, or at these sizes.
+    pub tma: &'static [crate::exec::launch::TmaMap],
 }
 
 /// The thread array a cuda detour runs on, as its kernel is specialised: its name and its
@@ -210,6 +213,13 @@ pub fn specialise(
         hip: Box::leak(made.hip.into_boxed_str()),
         // At most the GPU's limit (`specialised_kernel` refused more).
         shared_bytes: u32::try_from(made.shared_bytes).unwrap_or(u32::MAX),
+        tma: Box::leak(
+            made.tma
+                .iter()
+                .map(crate::exec::launch::TmaMap::leaked)
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        ),
     }));
     kernels
         .lock()

@@ -988,7 +988,7 @@ impl<'b> Writer<'b> {
     /// `__parray_tmap<map>`.
     fn tma(&mut self, offset: &Expr, dst: &Expr, bar: &Expr, tma: &crate::ir::Tma, loc: Loc) {
         let (offset, dst, bar) = (self.expr(offset).0, self.expr(dst).0, self.expr(bar).0);
-        let plan = &tma.plan;
+        let plan = tma.planned();
         let rank = plan.dims.len();
         let mut order: Vec<usize> = (0..rank).collect();
         order.sort_by_key(|&i| plan.dims[i].stride);

@@ -45,6 +45,9 @@ pub struct Specialised {
     /// The bytes of dynamic shared memory it is launched with
     /// ([`Body::dynamic_shared_bytes`]).
     pub shared_bytes: u64,
+    /// Its TMA copies' maps, in the order of their map parameters: those the front end
+    /// planned, and those of sources of run-time sizes planned here at these sizes.
+    pub tma: Vec<parray_layout::tma::TmaPlan>,
 }
 
 /// The kernel `kernel` of `body` (lowered, not yet typed) with the forms of each type of
@@ -102,6 +105,7 @@ pub fn specialised_kernel(
         return Err(err);
     }
     created_lens(&mut body.stmts, &types, kernel)?;
+    plan_tma(&mut body.stmts, &types, kernel)?;
     let shared = body.shared_layout().1;
     if shared > CUDA.shared_bytes {
         let arrays = created_arrays(&body.stmts, MemKind::Smem).join(", ");
@@ -114,8 +118,14 @@ pub fn specialised_kernel(
         ));
     }
     let tids = body.tids.iter().map(|(_, t)| t.clone()).collect();
+    let tma = body
+        .tma_copies()
+        .iter()
+        .map(|t| t.planned().clone())
+        .collect();
     let proved = typed_and_proved(body, kernel)?;
     Ok(Specialised {
+        tma,
         shared_bytes: proved.body().dynamic_shared_bytes(),
         source: emit_c::kernel(&proved, kernel, Dialect::Cuda),
         checked: emit_c::checked_arrays(&proved),
@@ -355,6 +365,44 @@ fn copies_mut(stmts: &mut [Stmt], made: &mut dyn FnMut(&CopySpec) -> Option<Stmt
             }
         });
     }
+}
+
+/// Plans each TMA copy whose source has sizes given at run time (the front end planned
+/// those of literal sizes, and this one at a probe, for its errors), at the bound sizes:
+/// the planner of the copy's two types, each in its module.
+fn plan_tma(stmts: &mut [Stmt], types: &[&TypeBinding], kernel: &str) -> parray_layout::Result<()> {
+    for s in stmts {
+        if let Stmt::Tma { tma, .. } = s {
+            if tma.plan.is_none() {
+                let (src, dst) = (binding(types, &tma.src_ty)?, binding(types, &tma.dst_ty)?);
+                let plan = parray_layout::tma::plan_between(
+                    (src.module, &declared(src, &tma.src_ty)),
+                    (dst.module, &declared(dst, &tma.dst_ty)),
+                )
+                .map_err(|e| {
+                    refused(
+                        kernel,
+                        format!(
+                            "the TMA copy of `{}` to `{}` at these sizes: {}",
+                            tma.src_ty, tma.dst_ty, e.message
+                        ),
+                    )
+                })?;
+                tma.plan = Some(plan);
+            }
+            continue;
+        }
+        let mut failed = None;
+        s.for_each_part_mut(&mut |part| {
+            if let (PartMut::Body(b), None) = (part, &failed) {
+                failed = plan_tma(b, types, kernel).err();
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// Applies `f` to every expression of `stmts`, innermost first.

@@ -1906,10 +1906,8 @@ fn mark(stmts: &mut [Stmt], facts: &mut Facts, extents: &Extents, proof: &mut Pr
         }
         match s {
             Stmt::Tma { dst, bar, tma, .. } => {
-                let plan = &tma.plan;
-                let n = plan.box_bytes() / plan.elem_bytes;
-                let alignment = plan.swizzle.atom_bytes();
-                facts.box_within(dst, (n, plan.elem_bytes, alignment), proof);
+                let alignment = tma.swizzle.atom_bytes();
+                facts.box_within(dst, (tma.box_elems, tma.elem_bytes, alignment), proof);
                 facts.barrier_within(bar, proof);
             }
             Stmt::MbarrierInit { bar, .. }

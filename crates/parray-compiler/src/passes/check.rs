@@ -724,14 +724,14 @@ impl Checker {
             } => {
                 let t = self.expr(src, body);
                 match self.resolve(t) {
-                    Ty::Ptr { soa: false, elem } if elem.size_bytes() == tma.plan.elem_bytes => {}
-                    Ty::Ptr { soa: false, elem } => self.fail(src.span, format!("a TMA copy of `{}` moves elements of {} bytes, and its source points to {elem}: copy from a pointer to `{}`'s elements", tma.src_ty, tma.plan.elem_bytes, tma.src_ty)),
+                    Ty::Ptr { soa: false, elem } if elem.size_bytes() == tma.elem_bytes => {}
+                    Ty::Ptr { soa: false, elem } => self.fail(src.span, format!("a TMA copy of `{}` moves elements of {} bytes, and its source points to {elem}: copy from a pointer to `{}`'s elements", tma.src_ty, tma.elem_bytes, tma.src_ty)),
                     _ => self.fail(src.span, format!("a TMA copy reads its box from global memory through a tensor map over an array the kernel is given: the source of `{}` is a pointer parameter of the kernel (plus an offset), not `{}`", tma.src_ty, shown(t, &self.slots))),
                 }
                 let t = self.expr(offset, body);
                 self.unify(Ty::USIZE, t, offset.span, "this offset");
                 let t = self.expr(dst, body);
-                let shared = matches!(array_root(dst).ty, Ty::Array { mem: MemKind::Smem, soa: false, elem, .. } if elem.size_bytes() == tma.plan.elem_bytes);
+                let shared = matches!(array_root(dst).ty, Ty::Array { mem: MemKind::Smem, soa: false, elem, .. } if elem.size_bytes() == tma.elem_bytes);
                 if !shared || !matches!(t, Ty::Array { .. } | Ty::Ptr { .. }) {
                     self.fail(dst.span, format!("a TMA copy writes its box into shared memory: the destination of `{}` is a shared array the body created (`let s = T::create();`), or one plus an offset, not `{}`", tma.dst_ty, shown(t, &self.slots)));
                 }

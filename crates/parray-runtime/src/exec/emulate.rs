@@ -861,24 +861,12 @@ pub fn tma_move<T: Element>(
     src: &impl Access<T>,
     (off, len): (usize, usize),
     dst: &PtrMut<'_, T>,
-    dims: &[(u64, u64)],
-    swizzle_bits: u32,
+    map: &crate::exec::launch::TmaMap,
     decl: &str,
 ) {
-    use parray_layout::tma::{TmaDim, TmaPlan};
     use parray_layout::Swizzle;
-    let swizzle = Swizzle::ALL
-        .into_iter()
-        .find(|s| s.b() == swizzle_bits)
-        .expect("the planner's swizzle");
-    let plan = TmaPlan {
-        elem_bytes: size_of::<T>() as u64,
-        dims: dims
-            .iter()
-            .map(|&(box_size, stride)| TmaDim { box_size, stride })
-            .collect(),
-        swizzle,
-    };
+    let plan = map.plan(size_of::<T>() as u64);
+    let swizzle = plan.swizzle;
     // The kernel's shared arrays are aligned to the box's alignment (or more), so an
     // offset into one is aligned where the GPU's address is.
     let align = swizzle.atom_bytes();
@@ -892,7 +880,7 @@ pub fn tma_move<T: Element>(
     if let Some((dim, at, extent)) = plan.crossing(off as u64, len as u64) {
         panic!("the TMA copy of `{decl}` at element {off} of its array crosses the tensor's extent: its box starts at coordinate {at} of dimension {dim}, whose extent is {extent} over the array's {len} elements, and TMA fills what lies past it with zeros where `{decl}` reads on: place the tile so that its box lies inside the array")
     }
-    let mut c = vec![0u64; dims.len()];
+    let mut c = vec![0u64; plan.dims.len()];
     loop {
         let g = off + plan.global_offset(&c) as usize;
         let e = (plan.smem_byte(&c) / plan.elem_bytes) as usize;
@@ -903,7 +891,7 @@ pub fn tma_move<T: Element>(
                 return;
             }
             c[i] += 1;
-            if c[i] < dims[i].0 {
+            if c[i] < plan.dims[i].box_size {
                 break;
             }
             c[i] = 0;

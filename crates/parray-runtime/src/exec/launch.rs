@@ -55,9 +55,36 @@ pub struct Launch {
     pub tma: Vec<TmaArg>,
 }
 
-/// One TMA copy of a kernel, as the launch encodes its tensor map: the planner's box
-/// (`parray_layout::tma::TmaPlan`) over the array of the pointer argument `param`, of
-/// `len` elements from that pointer on.
+/// The tensor map of one TMA copy of a kernel, as planned (`parray_layout::tma::plan`)
+/// when the body is built or, for a source of run-time sizes, when its kernel is
+/// specialised at them: the box's dimensions with their global strides, and the swizzle.
+#[derive(Debug, Clone, Copy)]
+pub struct TmaMap {
+    pub dims: &'static [parray_layout::tma::TmaDim],
+    pub swizzle: parray_layout::Swizzle,
+}
+
+impl TmaMap {
+    /// The planner's map for elements of `elem_bytes` bytes.
+    pub fn plan(&self, elem_bytes: u64) -> parray_layout::tma::TmaPlan {
+        parray_layout::tma::TmaPlan {
+            elem_bytes,
+            dims: self.dims.to_vec(),
+            swizzle: self.swizzle,
+        }
+    }
+
+    /// The map of `plan`, kept for the process (a specialised kernel's).
+    pub fn leaked(plan: &parray_layout::tma::TmaPlan) -> TmaMap {
+        TmaMap {
+            dims: Box::leak(plan.dims.clone().into_boxed_slice()),
+            swizzle: plan.swizzle,
+        }
+    }
+}
+
+/// One TMA copy of a kernel, as the launch encodes its tensor map: its map over the array
+/// of the pointer argument `param`, of `len` elements from that pointer on.
 #[derive(Debug, Clone)]
 pub struct TmaArg {
     /// The pointer parameter's position among the arguments.
@@ -65,8 +92,7 @@ pub struct TmaArg {
     /// The copy's source type, which the errors name.
     pub decl: &'static str,
     pub elem: parray_layout::ElemType,
-    pub dims: &'static [parray_layout::tma::TmaDim],
-    pub swizzle: parray_layout::Swizzle,
+    pub map: TmaMap,
     /// The elements of the argument's array from its pointer on.
     pub len: u64,
 }
@@ -74,11 +100,7 @@ pub struct TmaArg {
 impl TmaArg {
     /// The planner's map of the copy.
     pub fn plan(&self) -> parray_layout::tma::TmaPlan {
-        parray_layout::tma::TmaPlan {
-            elem_bytes: self.elem.size_bytes(),
-            dims: self.dims.to_vec(),
-            swizzle: self.swizzle,
-        }
+        self.map.plan(self.elem.size_bytes())
     }
 
     /// The tensor map over the argument at `address` (`Error::TensorMap` naming the

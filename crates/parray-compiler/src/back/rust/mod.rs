@@ -53,6 +53,12 @@ pub fn launch_tids_ident() -> Ident {
     Ident::new("__parray_tids", Span::call_site())
 }
 
+/// The kernel's TMA maps ([`crate::ir::Tma::map`] indexes them), which the emulation of
+/// its copies reads as the launch encodes them.
+pub fn tma_maps_ident() -> Ident {
+    Ident::new("__parray_tma_maps", Span::call_site())
+}
+
 /// The body's thread-index prologue and statements.
 pub fn body_tokens(proved: &Proved, mode: Mode) -> TokenStream {
     let mut out = prologue_tokens(proved, mode);
@@ -502,16 +508,15 @@ impl<'b> Writer<'b> {
                     self.expr(dst),
                     self.expr(bar),
                 );
-                let dims = tma.plan.dims.iter().map(|x| {
-                    let (bx, st) = (x.box_size, x.stride);
-                    quote!((#bx, #st))
-                });
-                let (bits, bytes, decl) = (tma.plan.swizzle.b(), tma.plan.box_bytes(), &tma.src_ty);
+                // The map as the kernel has it (planned when the body was built, or at
+                // the sizes its kernel was specialised at).
+                let (maps, map) = (tma_maps_ident(), tma.map);
+                let (bytes, decl) = (tma.box_bytes(), &tma.src_ty);
                 quote_spanned!(loc.span.proc_macro()=> {
                     #ctx.tma_begin();
                     let __parray_src = #s;
                     let __parray_len = __parray_src.remaining();
-                    ::parray::__private::tma_move(&__parray_src, ((#o) as usize, __parray_len), &(#d), &[#(#dims),*], #bits, #decl);
+                    ::parray::__private::tma_move(&__parray_src, ((#o) as usize, __parray_len), &(#d), &#maps[#map], #decl);
                     #ctx.tma_commit(&(#b), #bytes);
                 })
             }
