@@ -1263,7 +1263,7 @@ int [#IT_0][[2#IT_1_0][#IT_1_1]] IA
             e.contains("the elements of B are `bf16`, `half` or `float` (read as tf32), not `int`"),
             "{e}"
         );
-        // A tf32 operand is K-major: B stored k x n (n contiguous) is refused, saying so.
+        // A `float` A is 64 x 8 (32 bytes of k): the error names the element's shape.
         let e = descriptor(&m, "FK", Operand::A, N64).unwrap_err();
         assert!(
             e.contains("A is 64 x 8 (m x k) for `float` elements"),

@@ -1075,10 +1075,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let src_name = src_ty.to_string();
         let runtime_src = self.forms.is_runtime(crate::resolve::base_name(&src_name));
-        for ty in [src_ty, dst_ty] {
-            let name = ty.to_string();
-            let base = crate::resolve::base_name(&name);
-            if runtime_src {
+        // Both types are bound when the kernel is specialised, as a generic copy's are.
+        if runtime_src {
+            for ty in [src_ty, dst_ty] {
+                let name = ty.to_string();
+                let base = crate::resolve::base_name(&name);
                 match self.forms.is_runtime(base) {
                     true => self.forms.take_runtime(base, ty.span()),
                     false => self.forms.bind_literal(base, ty.span()),

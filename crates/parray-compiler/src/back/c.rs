@@ -1052,11 +1052,13 @@ impl<'b> Writer<'b> {
             self.line(loc, "parray_hip_has_no_wgmma_m64nNk16();");
             return;
         }
-        let (ptx, k) = match input {
-            Scalar::F16 => ("f16", 16),
-            Scalar::F32 => ("tf32", 8),
-            _ => ("bf16", 16),
+        // The PTX type and the element's bytes, whose 32 bytes of k one wgmma reads.
+        let (ptx, bytes) = match input {
+            Scalar::F16 => ("f16", 2),
+            Scalar::F32 => ("tf32", 4),
+            _ => ("bf16", 2),
         };
+        let k = crate::mma::k_of(bytes);
         let (n, regs) = (w.n, (w.n / 2) as u8);
         self.line(loc, "{");
         self.indent += 1;
