@@ -34,6 +34,13 @@ parray! {
     const C;
     dmem bf16 [128][C] RA;
     bf16 [64#RA_0][64#RA_1] RAT;
+    // A matrix of sizes given at run time, covered by 64 x 64 tiles past its edges (SPEC
+    // 2.4), and one tile: the edge tiles' boxes cross the tensor, where TMA reads zeros.
+    const ROWS_E;
+    const COLS_E;
+    dmem bf16 [ROWS_E][COLS_E] E;
+    bf16 [[ceil(ROWS_E/64)][64]#E_0][[ceil(COLS_E/64)][64]#E_1] EP;
+    bf16 [#EP_0_1][#EP_1_1] ET;
 }
 
 /// Whether the emulation runs the detours (it refuses what the forms' rules forbid).
@@ -296,6 +303,7 @@ fn a_map_over_a_misaligned_array_names_the_declaration_and_the_rule() {
         map: parray::gpu::TmaMap {
             dims: &DIMS,
             swizzle: Swizzle::B128,
+            zero_fill: false,
         },
         len: 128 * 128,
     };
@@ -369,8 +377,8 @@ fn a_body_that_ends_with_a_tma_copy_in_flight_is_refused() -> parray::Result<()>
 }
 
 /// A box that crosses the tensor's extent (a tile at column 96 of rows of 128: TMA fills
-/// the columns past 128 with zeros, where the tile's type reads the next row) is refused
-/// where the copy is issued.
+/// the columns past 128 with zeros, where the tile's type, which covers no data past its
+/// end, reads the next row) is refused where the copy is issued.
 #[test]
 fn a_box_that_crosses_the_extent_is_refused() -> parray::Result<()> {
     if !emulated() {
@@ -396,6 +404,57 @@ fn a_box_that_crosses_the_extent_is_refused() -> parray::Result<()> {
         message.contains("the TMA copy of `AT` at element 96 of its array crosses the tensor's extent: its box starts at coordinate 96 of dimension 0, whose extent is 128"),
         "{message}"
     );
+    Ok(())
+}
+
+/// The tile at the corner of a 100 x 200 matrix covered by 64 x 64 pieces (rows 64..128,
+/// columns 192..256) copied by TMA: the elements inside the matrix are its own, those past
+/// its rows or its columns TMA's zeros, on the GPU and under the emulation.
+#[test]
+fn an_edge_tile_of_covering_pieces_reads_zeros_past_the_data() -> parray::Result<()> {
+    const R: usize = 100;
+    const W: usize = 200;
+    ROWS_E.bind(R)?;
+    COLS_E.bind(W)?;
+    let source: Vec<u16> = (0..(R * W) as u32)
+        .map(|k| (k.wrapping_mul(7919) & 0x7f7f) as u16 | 0x0080)
+        .collect();
+    let mut e = E::create()?;
+    e.copy_from_slice(
+        &source
+            .iter()
+            .map(|&b| bf16::from_bits(b))
+            .collect::<Vec<_>>(),
+    )?;
+    let want: Vec<u16> = (0..64 * 64)
+        .map(|k| {
+            let (r, c) = (64 + k / 64, 192 + k % 64);
+            match r < R && c < W {
+                true => source[r * W + c],
+                false => 0,
+            }
+        })
+        .collect();
+    let mut out = T::create()?;
+    detour!(ONE(&e, &mut out) {
+        let s = SWZ::create();
+        let full = FULL::create();
+        let t = $tid_1$;
+        if t == 0 {
+            #mbarrier init FULL(full) arrivals 1;
+        }
+        #sync;
+        if t == 0 {
+            #copy async ET(a + $EP[[1][0]][[3][0]]$) to SWZ(s) on FULL(full);
+        }
+        #wait FULL(full) parity 0;
+        if t < 64 {
+            for c in 0..64 {
+                out[$T[t][c]$] = s[$SWZ[t][c]$];
+            }
+        }
+    })?;
+    assert_eq!(bits(&out)?, want);
     Ok(())
 }
 

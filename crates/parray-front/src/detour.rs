@@ -518,7 +518,8 @@ fn expand_detour(entries: &[Entry], input: TokenStream, source_only: bool) -> sy
                         quote!(::parray::layout::tma::TmaDim { box_size: #b, stride: #s })
                     });
                     let swizzle = format_ident!("{}", format!("{:?}", plan.swizzle));
-                    quote!(::parray::gpu::TmaMap { dims: &[#(#dims),*], swizzle: ::parray::layout::Swizzle::#swizzle })
+                    let zero_fill = plan.zero_fill;
+                    quote!(::parray::gpu::TmaMap { dims: &[#(#dims),*], swizzle: ::parray::layout::Swizzle::#swizzle, zero_fill: #zero_fill })
                 });
                 quote!(::parray::generic::KernelSource {
                     source: #source,

@@ -25,8 +25,10 @@
 //! by stride nest (each stride divides the next and a box dimension fits below the next
 //! stride), so the offset decodes into start coordinates ([`TmaPlan::coordinates`]) and the
 //! array's length bounds the outermost ([`TmaPlan::extents`]). A box that crosses a
-//! dimension's extent is zero-filled there by TMA and read across by the type's offsets:
-//! [`TmaPlan::crossing`] finds it, which the emulation refuses.
+//! dimension's extent is zero-filled there by TMA ([`TmaPlan::crossing`] finds it): that
+//! is the copy's meaning where the source covers past its data ([`TmaPlan::zero_fill`],
+//! the tiles at the edges of a matrix its tile does not divide), and otherwise the types'
+//! offsets read across the extent, which the emulation refuses.
 
 use crate::error::{Error, ErrorKind, Result, TextSpan};
 use crate::swizzle::Swizzle;
@@ -59,6 +61,11 @@ pub struct TmaPlan {
     pub elem_bytes: u64,
     pub dims: Vec<TmaDim>,
     pub swizzle: Swizzle,
+    /// The source's pieces cover a dimension past its data (SPEC 2.4, `[[ceil(M / 128)]
+    /// [128]]#A_0`): a box that crosses the tensor's extent is a tile at the data's edge,
+    /// and the elements past the extent are TMA's zeros. Otherwise such a box reads what
+    /// the types place past the extent, which TMA cannot, and the emulation refuses it.
+    pub zero_fill: bool,
 }
 
 impl TmaPlan {
@@ -204,17 +211,22 @@ pub fn plan_between(
             .map(|k| module.offset_at(node, k))
             .collect::<Vec<_>>()
     };
-    derive(
+    let plan = derive(
         (&offsets(src_module, s.node), src),
         (&offsets(module, d.node), dst),
         d_elem.size_bytes(),
         swizzle,
-    )
+    )?;
+    Ok(TmaPlan {
+        zero_fill: src_module.types()[s.ty].covers.is_some(),
+        ..plan
+    })
 }
 
 /// The plan from the two sides' offsets of each element `k` (`src`'s in elements of the
 /// global array, `dst`'s in elements of shared memory, each with its type's name for the
-/// errors), the element's bytes and `dst`'s swizzle mode.
+/// errors), the element's bytes and `dst`'s swizzle mode; without zero fill (offsets do
+/// not say whether the source covers past its data).
 pub fn derive(
     (src, s_name): (&[u64], &str),
     (dst, d_name): (&[u64], &str),
@@ -362,6 +374,7 @@ pub fn derive(
         elem_bytes,
         dims,
         swizzle,
+        zero_fill: false,
     };
     let order = plan.by_stride();
     for w in order.windows(2) {

@@ -111,6 +111,29 @@ fn a_k_major_128_byte_swizzled_stage_is_rows_of_the_span() {
     assert_eq!(plan.extents(256 * 512), vec![512, 256]);
 }
 
+/// A tile of pieces that cover a 1000 x 1000 matrix past its edges (SPEC 2.4) reads TMA's
+/// zeros past the data: the plan says so, and its edge tile's box crosses the tensor at
+/// the data's last row and column. A tile of a type that covers nothing past its end
+/// does not (its crossing reads the next row by the types, which the emulation refuses).
+#[test]
+fn pieces_that_cover_past_the_data_read_tma_zeros_there() {
+    let decls = "
+        dmem bf16 [1000][1000] A;
+        bf16 [[ceil(1000/128)][128]#A_0][[ceil(1000/64)][64]#A_1] AP;
+        bf16 [#AP_0_1][#AP_1_1] AT;
+        bf16 [128#A_0][64#A_1] INSIDE;
+        smem bf16 [[16][8]][[8 ^ T_0_1][8]] T;
+    ";
+    let plan = plan_of(decls, "AT", "T");
+    assert!(plan.zero_fill);
+    assert_eq!(plan.dims, dims(&[(64, 1), (128, 1000)]));
+    assert_eq!(plan.extents(1000 * 1000), vec![1000, 1000]);
+    // The last tile: rows 896.., columns 960...
+    let off = 896 * 1000 + 960;
+    assert_eq!(plan.crossing(off, 1000 * 1000), Some((0, 960, 1000)));
+    assert!(!plan_of(decls, "INSIDE", "T").zero_fill);
+}
+
 #[test]
 fn the_32_and_64_byte_modes() {
     for (b, decls) in [

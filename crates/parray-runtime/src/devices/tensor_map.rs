@@ -183,6 +183,7 @@ mod tests {
                 .map(|(box_size, stride)| TmaDim { box_size, stride })
                 .collect(),
             swizzle: Swizzle::None,
+            zero_fill: false,
         }
     }
 
@@ -226,6 +227,7 @@ mod tests {
                 stride: 1,
             }],
             swizzle: Swizzle::None,
+            zero_fill: false,
         };
         let e = TensorMapSpec::of("ROW", &flat, ElemType::Bf16, 0, 1 << 32);
         assert!(msg(e.unwrap_err()).contains("dimension 0 over 4294967296 elements"));

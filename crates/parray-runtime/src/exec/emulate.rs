@@ -854,8 +854,9 @@ pub async fn join(
 /// swizzle of `swizzle_bits` (CuTe's B), the global element `off + stride . c` of `src`
 /// goes to the shared element the box fill writes, past `dst` (the planner's
 /// post-condition: these are element k of the two types, for every k). A box that crosses
-/// the tensor's extent over the `src` array (TMA fills zeros there where the types read
-/// on) is the thread's panic naming `decl`.
+/// the tensor's extent over the `src` array writes zeros past it, as TMA does, where the
+/// map's source covers past its data (`zero_fill`, a tile at the data's edge); otherwise
+/// the types read on where TMA fills zeros, and it is the thread's panic naming `decl`.
 #[track_caller]
 pub fn tma_move<T: Element>(
     src: &impl Access<T>,
@@ -877,14 +878,24 @@ pub fn tma_move<T: Element>(
             _ => format!(" (the {}-byte swizzle's pattern repeats every {align})", swizzle.span().unwrap_or(0)),
         })
     }
-    if let Some((dim, at, extent)) = plan.crossing(off as u64, len as u64) {
-        panic!("the TMA copy of `{decl}` at element {off} of its array crosses the tensor's extent: its box starts at coordinate {at} of dimension {dim}, whose extent is {extent} over the array's {len} elements, and TMA fills what lies past it with zeros where `{decl}` reads on: place the tile so that its box lies inside the array")
+    let crossing = plan.crossing(off as u64, len as u64);
+    if let Some((dim, at, extent)) = crossing.filter(|_| !plan.zero_fill) {
+        panic!("the TMA copy of `{decl}` at element {off} of its array crosses the tensor's extent: its box starts at coordinate {at} of dimension {dim}, whose extent is {extent} over the array's {len} elements, and TMA fills what lies past it with zeros where `{decl}` reads on: place the tile so that its box lies inside the array, or cover the data with pieces counted by `ceil` (SPEC 2.4), whose edge tiles read TMA's zeros")
     }
+    // Where the box crosses, each coordinate is checked against its dimension's extent.
+    let (start, extents) = match crossing {
+        Some(_) => (plan.coordinates(off as u64), plan.extents(len as u64)),
+        None => (Vec::new(), Vec::new()),
+    };
     let mut c = vec![0u64; plan.dims.len()];
     loop {
-        let g = off + plan.global_offset(&c) as usize;
         let e = (plan.smem_byte(&c) / plan.elem_bytes) as usize;
-        dst.store(e, src.load(g));
+        let outside = (0..extents.len()).any(|i| start[i] + c[i] >= extents[i]);
+        match outside {
+            // TMA copies numbers (the front end refuses records), whose default is zero.
+            true => dst.store(e, T::default()),
+            false => dst.store(e, src.load(off + plan.global_offset(&c) as usize)),
+        }
         let mut i = 0;
         loop {
             if i == c.len() {

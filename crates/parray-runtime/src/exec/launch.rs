@@ -57,11 +57,13 @@ pub struct Launch {
 
 /// The tensor map of one TMA copy of a kernel, as planned (`parray_layout::tma::plan`)
 /// when the body is built or, for a source of run-time sizes, when its kernel is
-/// specialised at them: the box's dimensions with their global strides, and the swizzle.
+/// specialised at them: the box's dimensions with their global strides, the swizzle, and
+/// whether the source covers past its data (TMA's zeros past the tensor are the copy's).
 #[derive(Debug, Clone, Copy)]
 pub struct TmaMap {
     pub dims: &'static [parray_layout::tma::TmaDim],
     pub swizzle: parray_layout::Swizzle,
+    pub zero_fill: bool,
 }
 
 impl TmaMap {
@@ -71,6 +73,7 @@ impl TmaMap {
             elem_bytes,
             dims: self.dims.to_vec(),
             swizzle: self.swizzle,
+            zero_fill: self.zero_fill,
         }
     }
 
@@ -79,6 +82,7 @@ impl TmaMap {
         TmaMap {
             dims: Box::leak(plan.dims.clone().into_boxed_slice()),
             swizzle: plan.swizzle,
+            zero_fill: plan.zero_fill,
         }
     }
 }
