@@ -40,9 +40,12 @@
 //! cuBLAS's TF32 GEMM. Under the emulation the same at 256³, every element checked
 //! against the f64 product. `--tile 128|256`, `--elem bf16|f16|tf32` and `--layout
 //! rows|halves|strips|blocks` choose (`--tile ws` the warp-specialised kernels alone,
-//! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape (M a
-//! multiple of 128, N of the tile's width (256 for ws), K of 64; its kernels made at the
-//! first launch, the TMA maps planned at its sizes); `--source` prints the kernel (bf16
+//! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape:
+//! any shape for the warp-specialised kernels (their edge tiles guarded, K's tail read as
+//! TMA's zeros; N a multiple of 8, and A's rows copied into rows padded to 8 elements
+//! first where K is not (`ws + #copy A`); TF32 K a multiple of 4), whole tiles for
+//! `gemm_tc` (M a multiple of 128, N of the tile's width, K of 64); its kernels made at
+//! the first launch, the TMA maps planned at its sizes; `--source` prints the kernel (bf16
 //! row-major at 4096³ or the shape given, of 128 x 128 tiles unless `--tile 256` or
 //! `--tile ws`; the ws kernel on the storage `--layout` names, the TF32 one with `--elem
 //! tf32`).
@@ -257,7 +260,10 @@ subprog! {
     /// fills the next tile's stages while the consumers store this one's C. A, B and C of
     /// any layout the tiles line up with, of sizes literal or given at run time (TMA's maps
     /// are planned from the types when the body is built, or when its kernel is made at
-    /// the bound sizes): M a multiple of 128, N of 256, K of 64.
+    /// the bound sizes). Any M, N, K: the tiles are pieces that cover A, B and C past
+    /// their ends (SPEC 2.4), so an edge tile's TMA box reads zeros past the data (K's tail
+    /// adds nothing), B's atoms wholly past N are not copied, and C's store is guarded;
+    /// TMA's strides need rows of whole 16-byte steps (K and N multiples of 8).
     pub fn gemm_ws<E, TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
@@ -265,7 +271,7 @@ subprog! {
             const N = dim(TB_1);
             // Four stages of 48 KiB (192 KiB of the 227 a block may have).
             const S = 4;
-            const ROUNDS = ceil((M / 128) * (N / 256) / dim(TG_0));
+            const ROUNDS = ceil(ceil(M / 128) * ceil(N / 256) / dim(TG_0));
             // The tiles go in groups of GROUP rows of tiles, down each column of a group
             // before the next (Triton's grouped order): the 132 tiles in flight then read
             // 16 rows of A's tiles and 8 or 9 columns of B's, against 4 rows and all 32
@@ -285,17 +291,21 @@ subprog! {
             // B's: four MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
             // a k16 step 16 whole rows of each (`$BS[st][0][[2 * s][0]][[0][0]]$`).
             smem E [S][4][[8][8]][[8 ^ BS_2_1][8]] BS;
-            E [#BS_1][#BS_2][#BS_3] B_STAGE;
+            E [#BS_2][#BS_3] B_ATOM_STAGE;
             E [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
             smem mbarrier [S] FULL;
             smem mbarrier [S] EMPTY;
-            // A's k-tiles (128 x 64) and B's (64 x 256, in the stage's order: atom, k, n).
-            dmem E [[M/128][128]#TA_0][[K/64][64]#TA_1] AT;
+            // A's k-tiles (128 x 64) and B's (64 x 256: four atoms of 64 k x 64 n, a TMA
+            // copy each, so that a row of B need not be a multiple of 256), their pieces
+            // covering the matrices past their ends (SPEC 2.4): an edge tile's box reads
+            // TMA's zeros past the data, so the k-tail adds nothing to C.
+            dmem E [[ceil(M/128)][128]#TA_0][[ceil(K/64)][64]#TA_1] AT;
             E [#AT_0_1][#AT_1_1] A_TILE;
-            dmem E [[K/64][64]#TB_0][[N/256][4][64]#TB_1] BT;
-            E [#BT_1_1][#BT_0_1][#BT_1_2] B_TILE;
-            // C in the accumulator's digits, as gemm_tc's of 128 x 256 tiles.
-            dmem float [[M/128][2][4][2][8]#TC_0][[N/256][32][4][2]#TC_1] CQ;
+            dmem E [[ceil(K/64)][64]#TB_0][[ceil(N/256)][4][64]#TB_1] BT;
+            E [#BT_0_1][#BT_1_2] B_ATOM;
+            // C in the accumulator's digits, as gemm_tc's of 128 x 256 tiles; the edge
+            // tiles' stores are guarded.
+            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/256)][32][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
             rmem float [32][2][2] ACC_PART;
         }
@@ -312,12 +322,14 @@ subprog! {
             let row_tiles = $dim(AT_0_0)$;
             let tiles = row_tiles * cols;
             let blocks = $dim(TG_0)$;
-            // Each stage's full barrier completes with the producer's two copies (A's and
-            // B's, each an arrival and its bytes), its empty barrier with one release from
-            // each consumer.
+            let m = $dim(TC_0)$;
+            let n = $dim(TC_1)$;
+            // Each stage's full barrier completes with the producer's five arrivals (A's
+            // copy and B's four atoms, each with its bytes, or an atom past N's end without
+            // them), its empty barrier with one release from each consumer.
             if $tid_1$ == 0 {
                 for i in 0..S {
-                    #mbarrier init FULL(full + i) arrivals 2;
+                    #mbarrier init FULL(full + i) arrivals 5;
                     #mbarrier init EMPTY(empty + i) arrivals 2;
                 }
             }
@@ -334,8 +346,11 @@ subprog! {
                     let last = if stored { k_tiles } else { 0 };
                     let group = tile / (GROUP * cols);
                     let height = (row_tiles - GROUP * group).min(GROUP);
-                    let bm = GROUP * group + tile % (GROUP * cols) % height;
-                    let bn = tile % (GROUP * cols) / height;
+                    // The tile's row and column, each below its count as the prover sees
+                    // it too (the grouped order's digits bound them only by the group's
+                    // rows), so that C's guarded store is proved inside C.
+                    let bm = (GROUP * group + tile % (GROUP * cols) % height).min(row_tiles - 1);
+                    let bn = (tile % (GROUP * cols) / height).min(cols - 1);
                     #[unroll]
                     for v in 0..$size(ACC_PART)$ {
                         acc[v] = 0.0f32;
@@ -360,7 +375,9 @@ subprog! {
                             #mbarrier arrive EMPTY(empty + (round * k_tiles + last - 1) % S);
                         }
                         let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
-                        #copy ACC_PART(acc) to C_PART(pc);
+                        let row = 128 * bm + 64 * w + 16 * $tid_1_1_0$ + $tid_1_1_1$;
+                        let col = 256 * bn + 2 * $tid_1_1_2$;
+                        #copy ACC_PART(acc) to C_PART(pc) if |x, y, z| row + 8 * y < m && col + 8 * x + z < n;
                     }
                 }
             } else {
@@ -379,7 +396,16 @@ subprog! {
                                 let st = it % S;
                                 #wait EMPTY(empty + st) parity (it / S + 1) % 2;
                                 #copy async A_TILE(a + $AT[[bm][0]][[kt][0]]$) to A_STAGE(sa + $AS_0[st]$) on FULL(full + st);
-                                #copy async B_TILE(b + $BT[[kt][0]][[bn][0][0]]$) to B_STAGE(sb + $BS_0[st]$) on FULL(full + st);
+                                // An atom wholly past N's end is not copied (its box would
+                                // start past the tensor): the stage keeps what it held, which
+                                // reaches only columns of C that are not stored.
+                                for atom in 0..4 {
+                                    if 256 * bn + 64 * atom < n {
+                                        #copy async B_ATOM(b + $BT[[kt][0]][[bn][atom][0]]$) to B_ATOM_STAGE(sb + $BS[st][atom][[0][0]][[0][0]]$) on FULL(full + st);
+                                    } else {
+                                        #mbarrier arrive FULL(full + st);
+                                    }
+                                }
                             }
                         }
                     }
@@ -398,14 +424,14 @@ subprog! {
     /// elements alone), so B's stages are A's: n rows of 128 bytes, 32 k in the 128-byte
     /// swizzle, and a k8 step is 32 bytes along them (`+ 8 * s`). K goes in k-tiles of 32
     /// (128 bytes a row): a stage is 128 x 32 of A and 256 x 32 of B, 48 KiB as
-    /// gemm_ws's; M a multiple of 128, N of 256, K of 32.
+    /// gemm_ws's; any M, N, K as gemm_ws, K a multiple of 4 (rows of 16-byte steps).
     pub fn gemm_tf32<TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
             const S = 4;
-            const ROUNDS = ceil((M / 128) * (N / 256) / dim(TG_0));
+            const ROUNDS = ceil(ceil(M / 128) * ceil(N / 256) / dim(TG_0));
             const GROUP = 16;
             cuda(float* a, float* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
             rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
@@ -423,11 +449,11 @@ subprog! {
             smem mbarrier [S] FULL;
             smem mbarrier [S] EMPTY;
             // A's k-tiles (128 x 32) and B's (256 n x 32 k, in the stage's order).
-            dmem float [[M/128][128]#TA_0][[K/32][32]#TA_1] AT;
+            dmem float [[ceil(M/128)][128]#TA_0][[ceil(K/32)][32]#TA_1] AT;
             float [#AT_0_1][#AT_1_1] A_TILE;
-            dmem float [[K/32][32]#TB_0][[N/256][256]#TB_1] BT;
+            dmem float [[ceil(K/32)][32]#TB_0][[ceil(N/256)][256]#TB_1] BT;
             float [#BT_1_1][#BT_0_1] B_TILE;
-            dmem float [[M/128][2][4][2][8]#TC_0][[N/256][32][4][2]#TC_1] CQ;
+            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/256)][32][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
             rmem float [32][2][2] ACC_PART;
         }
@@ -444,6 +470,8 @@ subprog! {
             let row_tiles = $dim(AT_0_0)$;
             let tiles = row_tiles * cols;
             let blocks = $dim(TG_0)$;
+            let m = $dim(TC_0)$;
+            let n = $dim(TC_1)$;
             if $tid_1$ == 0 {
                 for i in 0..S {
                     #mbarrier init FULL(full + i) arrivals 2;
@@ -460,8 +488,11 @@ subprog! {
                     let last = if stored { k_tiles } else { 0 };
                     let group = tile / (GROUP * cols);
                     let height = (row_tiles - GROUP * group).min(GROUP);
-                    let bm = GROUP * group + tile % (GROUP * cols) % height;
-                    let bn = tile % (GROUP * cols) / height;
+                    // The tile's row and column, each below its count as the prover sees
+                    // it too (the grouped order's digits bound them only by the group's
+                    // rows), so that C's guarded store is proved inside C.
+                    let bm = (GROUP * group + tile % (GROUP * cols) % height).min(row_tiles - 1);
+                    let bn = (tile % (GROUP * cols) / height).min(cols - 1);
                     #[unroll]
                     for v in 0..$size(ACC_PART)$ {
                         acc[v] = 0.0f32;
@@ -485,7 +516,9 @@ subprog! {
                             #mbarrier arrive EMPTY(empty + (round * k_tiles + last - 1) % S);
                         }
                         let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
-                        #copy ACC_PART(acc) to C_PART(pc);
+                        let row = 128 * bm + 64 * w + 16 * $tid_1_1_0$ + $tid_1_1_1$;
+                        let col = 256 * bn + 2 * $tid_1_1_2$;
+                        #copy ACC_PART(acc) to C_PART(pc) if |x, y, z| row + 8 * y < m && col + 8 * x + z < n;
                     }
                 }
             } else {
@@ -936,6 +969,13 @@ mod any_shape {
         pub dmem half [SM][SK] DA16;
         pub dmem half [SK][SN] DB16;
         pub dmem float [SM][SN] DC;
+        // A's rows padded to SKP, a multiple of 8 elements: TMA's strides are multiples of
+        // 16 bytes, so A of a K that is not is copied into them (zeros past K) first.
+        const SKP;
+        pub dmem bf16 [SM][SKP] DA_PAD;
+        pub bf16 [#DA_PAD_0][SK #DA_PAD_1] DA_PADDED;
+        pub dmem half [SM][SKP] DA16_PAD;
+        pub half [#DA16_PAD_0][SK #DA16_PAD_1] DA16_PADDED;
         // f32 for the TF32 kernel: A row-major, B row-major for cuBLAS and stored K-major
         // for the kernel.
         pub paged float [SM][SK] HAF;
@@ -955,7 +995,36 @@ mod any_shape {
     fn bind((m, n, k): Shape) -> parray::Result<()> {
         SM.bind(m)?;
         SN.bind(n)?;
-        SK.bind(k)
+        SK.bind(k)?;
+        SKP.bind(k.next_multiple_of(8))
+    }
+
+    /// The warp-specialised kernel's row on `E` storage (`DA`, `DB` row-major; `PAD` and
+    /// `PADDED` A's padded rows and their view), where K is a multiple of 8: rows of A of a
+    /// whole number of 16-byte steps, as TMA's strides are; otherwise A is copied into
+    /// padded rows by `#copy` each time (`ws + #copy A`).
+    macro_rules! ws_row {
+        ($case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty) => {
+            let rm = LAYOUTS[0].1;
+            match $case.shape.2 % 8 {
+                0 => $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
+                    "parray ws",
+                    rm,
+                    |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS>(a, b, c)),
+                )?),
+                _ => {
+                    let mut pad = Array::<$pad>::new()?;
+                    $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
+                        "ws + #copy A",
+                        rm,
+                        |a, b, c| {
+                            parray::copy::copy(a, pad.view_mut::<$padded>())?;
+                            gemm_ws!(<$elem, $padded, $db, DC, GRIDWS>(&pad, b, c))
+                        },
+                    )?);
+                }
+            }
+        };
     }
 
     pub fn run(
@@ -970,11 +1039,7 @@ mod any_shape {
         if choice.elems.contains(&"bf16") {
             let case = Case::<bf16>::new::<DA, DB, DC>(shape, repeats, rows)?;
             if choice.wants_ws("bf16", rm) {
-                rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
-                    "parray ws",
-                    rm,
-                    |a, b, c| gemm_ws!(<bf16, DA, DB, DC, GRIDWS>(a, b, c)),
-                )?);
+                ws_row!(case, rows, bf16, HA, HB, DA, DB, DA_PAD, DA_PADDED);
             }
             if wants(128, "bf16") {
                 rows.push(case.run::<HA, HB, HC, DA, DA, DB, DB, DC, DC>(
@@ -994,11 +1059,17 @@ mod any_shape {
         if choice.elems.contains(&"f16") {
             let case = Case::<f16>::new::<DA16, DB16, DC>(shape, repeats, rows)?;
             if choice.wants_ws("f16", rm) {
-                rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
-                    "parray ws",
-                    rm,
-                    |a, b, c| gemm_ws!(<half, DA16, DB16, DC, GRIDWS>(a, b, c)),
-                )?);
+                ws_row!(
+                    case,
+                    rows,
+                    half,
+                    HA16,
+                    HB16,
+                    DA16,
+                    DB16,
+                    DA16_PAD,
+                    DA16_PADDED
+                );
             }
             if wants(128, "f16") {
                 rows.push(case.run::<HA16, HB16, HC, DA16, DA16, DB16, DB16, DC, DC>(
@@ -1067,18 +1138,19 @@ fn named(flag: &str, names: &[&'static str]) -> Result<Vec<&'static str>, String
 fn arguments() -> Result<(Choice, Option<Shape>), String> {
     let args: Vec<String> = std::env::args().collect();
     let ws = args.windows(2).any(|w| w[0] == "--tile" && w[1] == "ws");
-    let widths = match (!ws).then(|| gemm::value("--tile")) {
-        None => Vec::new(),
-        Some(None) => WIDTHS.to_vec(),
-        Some(Some(w)) if WIDTHS.contains(&w) => vec![w],
-        Some(Some(w)) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
+    let tile = (!ws).then(|| gemm::value("--tile")).flatten();
+    let widths = match (ws, tile) {
+        (true, _) => Vec::new(),
+        (false, None) => WIDTHS.to_vec(),
+        (false, Some(w)) if WIDTHS.contains(&w) => vec![w],
+        (false, Some(w)) => return Err(format!("gemm_bf16: --tile {w}: {TILES_ARE}")),
     };
     let elems = named("--elem", &["bf16", "f16", "tf32"])?;
     let layouts: Vec<&'static str> = named("--layout", &LAYOUTS.map(|(flag, _)| flag))?
         .into_iter()
         .filter_map(|flag| LAYOUTS.iter().find(|(f, _)| *f == flag).map(|(_, l)| *l))
         .collect();
-    let choice = Choice {
+    let mut choice = Choice {
         widths,
         ws: ws || !args.iter().any(|a| a == "--tile"),
         elems,
@@ -1090,12 +1162,34 @@ fn arguments() -> Result<(Choice, Option<Shape>), String> {
     if !choice.layouts.contains(&LAYOUTS[0].1) {
         return Err("gemm_bf16: a shape given by --m --n --k runs on row-major storage (the other layouts at the fixed shapes)".into());
     }
+    if m == 0 || n == 0 || k == 0 {
+        return Err(format!("gemm_bf16: {m}x{n}x{k} has no elements"));
+    }
+    // TMA reads rows of a whole number of 16-byte steps: B's rows of N bf16 (A's of K are
+    // padded where they are not), and for TF32 A's and B's (stored N x K) of K floats.
+    let bf16s = choice.elems.iter().any(|&e| e != "tf32");
+    if choice.ws && n % 8 != 0 && bf16s {
+        return Err(format!("gemm_bf16: {m}x{n}x{k}: the warp-specialised kernel reads B's rows by TMA, whose strides are multiples of 16 bytes: N must be a multiple of 8 (bf16, f16)"));
+    }
+    // A box's rows lie within the matrix's (TMA finds a box by nested strides): A's
+    // k-tile of 64 (32 floats) within a row of K, B's atom of 64 columns within one of N.
+    if choice.ws && ((bf16s && (k.next_multiple_of(8) < 64 || n < 64)) || k < 32) {
+        return Err(format!("gemm_bf16: {m}x{n}x{k}: the warp-specialised kernel's TMA boxes lie within a row: K must be at least 64 and N at least 64 (bf16, f16), K at least 32 (tf32)"));
+    }
+    if choice.ws && k % 4 != 0 && choice.elems.contains(&"tf32") {
+        return Err(format!("gemm_bf16: {m}x{n}x{k}: the TF32 kernel reads A's and B's rows of K floats by TMA, whose strides are multiples of 16 bytes: K must be a multiple of 4"));
+    }
+    // gemm_tc's tiles are not guarded: it runs on whole tiles alone, and is left out of a
+    // run that did not ask for it by --tile.
     let widest = choice.widths.iter().copied().max().unwrap_or(128);
-    let cols = if choice.ws { WS_WIDTH } else { widest };
-    if m == 0 || n == 0 || k == 0 || m % TILE_ROWS != 0 || n % cols != 0 || k % K_TILE != 0 {
-        return Err(format!(
-            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles: M must be a multiple of {TILE_ROWS}, N of {cols} and K of {K_TILE} (tiles at the edges are not guarded yet; --tile 128 takes N a multiple of 128)"
-        ));
+    if !choice.widths.is_empty() && (m % TILE_ROWS != 0 || n % widest != 0 || k % K_TILE != 0) {
+        if tile.is_some() {
+            return Err(format!(
+                "gemm_bf16: {m}x{n}x{k} is not made of whole tiles of --tile {widest}: M must be a multiple of {TILE_ROWS}, N of {widest} and K of {K_TILE} (its tiles at the edges are not guarded; --tile ws takes any shape)"
+            ));
+        }
+        println!("{m}x{n}x{k} is not made of whole 128 x 128 or 128 x 256 tiles: only the warp-specialised kernels run (--tile ws), which guard the edge tiles");
+        choice.widths.clear();
     }
     Ok((choice, Some((m, n, k))))
 }

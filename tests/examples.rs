@@ -466,6 +466,28 @@ fn bf16_gemm_on_tensor_cores() {
         );
     }
     assert!(out.ends_with("check: ok\n"), "{out}");
+    // A shape no tile divides, every element checked against the f64 product: M's and N's
+    // edge tiles (rows past 136, B's atoms past 264 not copied, C's stores guarded), K's
+    // tail read as TMA's zeros, and rows of 76 bf16 (152 bytes) copied into padded rows
+    // for TMA first; TF32's rows of 76 floats are whole 16-byte steps.
+    let out = run_example(
+        "gemm_bf16",
+        &["--m", "136", "--n", "264", "--k", "76", "--tile", "ws"],
+    );
+    for (kernel, elem) in [
+        ("ws + #copy A", "bf16"),
+        ("ws + #copy A", "f16 "),
+        ("parray ws", "tf32"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(kernel)
+                && l.contains(&format!(" {elem} "))
+                && l.contains("136x264x76")
+                && l.contains(" ok (")),
+            "{kernel} {elem}: {out}"
+        );
+    }
+    assert!(out.ends_with("check: ok\n"), "{out}");
     // 272 tiles on the 264 blocks of the run-time grid: a block makes two, reusing its
     // stages, and a block of the second round none; one k-tile, fewer than the stages the
     // pipeline fills first.
@@ -481,10 +503,17 @@ fn bf16_gemm_on_tensor_cores() {
             && l.contains(" ok (")),
         "{out}"
     );
-    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "100"]);
+    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "100", "--tile", "128"]);
     assert!(
-        !ok && stderr
-            .contains("100x100x100 is not made of whole tiles: M must be a multiple of 128"),
+        !ok && stderr.contains(
+            "100x100x100 is not made of whole tiles of --tile 128: M must be a multiple of 128"
+        ),
+        "{stderr}"
+    );
+    // Rows of 100 bf16 are not whole 16-byte steps, which B's TMA copies need.
+    let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "100", "--tile", "ws"]);
+    assert!(
+        !ok && stderr.contains("100x100x100: the warp-specialised kernel reads B's rows by TMA, whose strides are multiples of 16 bytes: N must be a multiple of 8"),
         "{stderr}"
     );
     let (ok, _, stderr) = run_example_status("gemm_bf16", &["--m", "128", "--layout", "strips"]);

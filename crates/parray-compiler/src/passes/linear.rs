@@ -78,7 +78,8 @@ impl Linear {
     /// The largest value of `self` where every fact `l <= u` of `facts` holds, each atom
     /// in its range (`range`; an [`Atom::Xor`] in `[0, 2^k)` where both its operands are,
     /// [`parray_layout::expr::xor_max`]): each fact whose terms `self` holds as one
-    /// positive multiple of them is taken out at its bound, the rest at its atoms' bounds.
+    /// positive multiple of them is taken out at its bound (facts of more terms first), the
+    /// rest at its atoms' bounds.
     /// `None` where an atom left has no range. Of facts of the same terms (`c + e <= 999`
     /// and `c + e + 1 <= 999`, nested guards of one copy's vector and its lane) the
     /// tightest is taken.
@@ -102,6 +103,10 @@ impl Linear {
                 )),
             }
         }
+        // A fact of more terms first: taken out, it bounds more of the sum at once, where
+        // one of its atoms alone (`w < 2` around `row + 8 y < m`, `row` of `64 w + ..`)
+        // would take that atom's multiple and leave the larger fact unmatched.
+        tight.sort_by_key(|(l, _)| std::cmp::Reverse(l.terms.len()));
         let mut rest = self.clone();
         let mut bound = 0;
         for (l, u) in &tight {
@@ -223,6 +228,36 @@ mod tests {
         }
         // The first lane's guard alone lets the offset reach `m * k`.
         assert_eq!(offset.max_under(&[row_fact, first], &range), Some(m * k));
+    }
+
+    /// A guard on one atom of a larger guarded sum (`w < 2` around `row < m`, `row = 64 w
+    /// + t`: a consumer warpgroup's rows of a tile of C) does not take that atom's multiple
+    /// out before the larger fact can: `row * k + col` under both is at most `m * k - 1`,
+    /// whichever order the facts come in.
+    #[test]
+    fn a_fact_of_one_atom_leaves_the_larger_guard_its_atoms() {
+        let (m, k) = (1000i128, 1000i128);
+        let row = tid("w").scaled(64).add_scaled(&tid("t"), 1);
+        let col = tid("c");
+        let offset = row.clone().scaled(k).add_scaled(&col, 1);
+        let range = |a: &Atom| match a {
+            Atom::Tid(n) if n == "w" => Some((0, 2)),
+            Atom::Tid(n) if n == "t" => Some((0, 63)),
+            _ => Some((0, 1023)),
+        };
+        let below = |l: &Linear, of: i128| (l.clone().add_scaled(&Linear::constant(of), -1), -1);
+        let (w_fact, row_fact, col_fact) = (below(&tid("w"), 2), below(&row, m), below(&col, k));
+        for facts in [
+            [w_fact.clone(), row_fact.clone(), col_fact.clone()],
+            [row_fact.clone(), col_fact.clone(), w_fact.clone()],
+        ] {
+            assert_eq!(offset.max_under(&facts, &range), Some(m * k - 1));
+        }
+        // The one-atom fact alone bounds only its atom: rows up to 64 * 1 + 63.
+        assert_eq!(
+            offset.max_under(&[w_fact, col_fact], &range),
+            Some(127 * k + k - 1)
+        );
     }
 
     /// The 128-byte swizzle's offset `64 * row + 8 * ((c / 8) ^ (row % 8)) + c % 8`: the
