@@ -230,10 +230,10 @@ mod tests {
         assert_eq!(offset.max_under(&[row_fact, first], &range), Some(m * k));
     }
 
-    /// A guard on one atom of a larger guarded sum (`w < 2` around `row < m`, `row = 64 w
-    /// + t`: a consumer warpgroup's rows of a tile of C) does not take that atom's multiple
-    /// out before the larger fact can: `row * k + col` under both is at most `m * k - 1`,
-    /// whichever order the facts come in.
+    /// A guard on one atom of a larger guarded sum (`w < 2` around `row < m`, where `row`
+    /// is `64 w + t`: a consumer warpgroup's rows of a tile of C) does not take that
+    /// atom's multiple out before the larger fact can: `row * k + col` under both is at
+    /// most `m * k - 1`, whichever order the facts come in.
     #[test]
     fn a_fact_of_one_atom_leaves_the_larger_guard_its_atoms() {
         let (m, k) = (1000i128, 1000i128);
