@@ -1179,17 +1179,17 @@ fn arguments() -> Result<(Choice, Option<Shape>), String> {
     if choice.ws && k % 4 != 0 && choice.elems.contains(&"tf32") {
         return Err(format!("gemm_bf16: {m}x{n}x{k}: the TF32 kernel reads A's and B's rows of K floats by TMA, whose strides are multiples of 16 bytes: K must be a multiple of 4"));
     }
-    // gemm_tc's tiles are not guarded: it runs on whole tiles alone, and is left out of a
-    // run that did not ask for it by --tile.
-    let widest = choice.widths.iter().copied().max().unwrap_or(128);
-    if !choice.widths.is_empty() && (m % TILE_ROWS != 0 || n % widest != 0 || k % K_TILE != 0) {
-        if tile.is_some() {
-            return Err(format!(
-                "gemm_bf16: {m}x{n}x{k} is not made of whole tiles of --tile {widest}: M must be a multiple of {TILE_ROWS}, N of {widest} and K of {K_TILE} (its tiles at the edges are not guarded; --tile ws takes any shape)"
-            ));
-        }
-        println!("{m}x{n}x{k} is not made of whole 128 x 128 or 128 x 256 tiles: only the warp-specialised kernels run (--tile ws), which guard the edge tiles");
-        choice.widths.clear();
+    // gemm_tc's tiles are not guarded: it runs on whole tiles alone, and a width the
+    // shape does not take is left out of a run that did not ask for it by --tile.
+    let whole = |w: usize| m % TILE_ROWS == 0 && n % w == 0 && k % K_TILE == 0;
+    if let Some(w) = tile.filter(|&w| !whole(w)) {
+        return Err(format!(
+            "gemm_bf16: {m}x{n}x{k} is not made of whole tiles of --tile {w}: M must be a multiple of {TILE_ROWS}, N of {w} and K of {K_TILE} (its tiles at the edges are not guarded; --tile ws takes any shape)"
+        ));
+    }
+    if choice.widths.iter().any(|&w| !whole(w)) {
+        choice.widths.retain(|&w| whole(w));
+        println!("{m}x{n}x{k} is not made of whole tiles of every width: gemm_tc runs on {:?} only, and the warp-specialised kernels (--tile ws) guard the edge tiles", choice.widths);
     }
     Ok((choice, Some((m, n, k))))
 }
