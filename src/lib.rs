@@ -868,7 +868,8 @@ pub mod __private {
     pub use parray_runtime::mem::elem::{DeviceRepr, ValidAsZeroBits};
     pub use parray_runtime::mem::ptr::Pointer;
     pub use parray_runtime::shapes::{
-        dim_size, module_or_panic, runtime_dims, runtime_module, BoundOffsets, FormAt, RuntimeForm,
+        dim_size, literal_module, module_or_panic, runtime_dims, runtime_module, BoundOffsets,
+        FormAt, RuntimeForm,
     };
     pub use parray_runtime::types::{index_out_of_range, wrong_rank};
     pub use parray_runtime::types::{FixedOffsets, NotBuilt};

@@ -45,13 +45,13 @@ by_name!(Target, Scalar, MemKind, UnOp, BinOp, Method, AtomicOp, Bound);
 
 impl Rebuild for crate::ir::Record {
     fn rebuild(&self, _: &TokenStream) -> TokenStream {
-        crate::back::rust::module::record(*self)
+        crate::back::rust::elem::record(*self)
     }
 }
 
 impl Rebuild for crate::ir::ElemType {
     fn rebuild(&self, _: &TokenStream) -> TokenStream {
-        crate::back::rust::module::elem_type(*self)
+        crate::back::rust::elem::elem_type(*self)
     }
 }
 
@@ -159,7 +159,7 @@ impl Rebuild for Ty {
                 quote!(#ir::Ty::Ptr { elem: #elem, soa: #soa })
             }
             Ty::Record(r) => {
-                let e = crate::back::rust::module::elem_type(ElemType::Record(*r));
+                let e = crate::back::rust::elem::elem_type(ElemType::Record(*r));
                 quote!(#ir::Ty::of_elem(#e))
             }
             Ty::Array {

@@ -444,15 +444,16 @@ fn type_items(
             }
         }
     } else {
-        // The type's declarations, resolved here and carried as data: no parsing at run time.
-        let resolved = match Module::parse(&text) {
-            Ok(m) => parray_compiler::back::rust::module::module_tokens(&m),
-            Err(e) => return syn::Error::new(ident.span(), e.to_string()).to_compile_error(),
-        };
+        // The type's declarations carried as their text, parsed at the first use: as
+        // Rust expressions that rebuild the resolved module they were most of a large
+        // program's code (its build time), and the text resolves here already.
+        if let Err(e) = Module::parse(&text) {
+            return syn::Error::new(ident.span(), e.to_string()).to_compile_error();
+        }
         quote! {
             fn module() -> &'static ::parray::layout::Module {
                 static MODULE: ::std::sync::OnceLock<::parray::layout::Module> = ::std::sync::OnceLock::new();
-                MODULE.get_or_init(|| #resolved)
+                ::parray::__private::literal_module(&MODULE, #text)
             }
         }
     };

@@ -779,7 +779,7 @@ fn cuda(
     let tma = body.tma_copies().into_iter().map(|t| {
         let (i, decl, map) = (t.param, &t.src_ty, t.map);
         let n = format_ident!("__parray_n{i}");
-        let elem = parray_compiler::back::rust::module::elem_type(body.params[i].0.elem);
+        let elem = parray_compiler::back::rust::elem::elem_type(body.params[i].0.elem);
         quote!(::parray::gpu::TmaArg {
             param: #i,
             decl: #decl,

@@ -8,7 +8,7 @@
 //! asked for first, as a function asks for the records its signature names; the companion
 //! then carries the inner record's declaration before its own.
 
-use parray_compiler::back::rust::{elem_tokens, module::elem_type, Mode};
+use parray_compiler::back::rust::{elem::elem_type, elem_tokens, Mode};
 use parray_layout::{ElemType, Record};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

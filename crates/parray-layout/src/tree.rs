@@ -155,27 +155,6 @@ pub struct Module {
 }
 
 impl Module {
-    /// A module from its parts, as [`Module::nodes`], [`Module::types`] and
-    /// [`Module::constants`] give them: how `parray!` carries a resolved module into the
-    /// program (as data, with no parsing at run time). The parts must come from one
-    /// module; they are not checked again.
-    pub fn from_parts(nodes: Vec<Node>, types: Vec<TypeDef>, consts: Vec<(String, u64)>) -> Module {
-        let by_name = types
-            .iter()
-            .enumerate()
-            .map(|(k, t)| (t.name.clone(), k))
-            .collect();
-        let mut m = Module {
-            nodes,
-            types,
-            by_name,
-            consts: consts.into_iter().collect(),
-            reach: Vec::new(),
-        };
-        m.compute_reach(0);
-        m
-    }
-
     /// [`Module::reach`] of the nodes from `first` on (their children and targets come
     /// before them in the arena).
     pub(crate) fn compute_reach(&mut self, first: usize) {

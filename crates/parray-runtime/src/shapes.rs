@@ -127,6 +127,17 @@ pub fn bound_values() -> Vec<(&'static str, u64)> {
     values
 }
 
+/// The module of a type whose sizes are all numbers, declared by `text` (its declarations
+/// and those it uses), resolved at its first use and kept in the type's own `cell`.
+pub fn literal_module(cell: &'static OnceLock<Module>, text: &'static str) -> &'static Module {
+    cell.get_or_init(|| {
+        // `parray!` resolved this very text when it expanded.
+        Module::parse(text).unwrap_or_else(|e| {
+            panic!("parray: declarations that resolved at compile time do not at run time ({e}):\n{text}")
+        })
+    })
+}
+
 /// The module of the run-time type `name` declared by `text` (its declarations and those
 /// it uses), built from the bound sizes at its first use and kept in the type's own `cell`
 /// for the process (a bound value never changes, so neither does the module).

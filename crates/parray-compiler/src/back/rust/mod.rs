@@ -16,8 +16,8 @@ use crate::passes::bounds::Proved;
 use parray_layout::grid::HwIndex;
 
 mod blocks;
+pub mod elem;
 pub mod hoist;
-pub mod module;
 pub mod offsets;
 
 pub use blocks::block_body_tokens;
