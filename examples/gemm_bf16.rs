@@ -250,10 +250,10 @@ subprog! {
     /// three warpgroups (384 threads, `[[3][[4][8][4]]]`), the last the producer (one
     /// thread issues TMA copies of whole k-tiles into `S` shared stages, its registers given
     /// up by `#setmaxnreg dec`), the first two the consumers (each 64 rows of the block's
-    /// 128 x 256 tile of C, m64n256k16 wgmmas straight from the stages, 128 accumulators a
-    /// thread, `#setmaxnreg inc`). A stage is a (full, empty) pair of mbarriers: the
-    /// producer waits for a stage's release, then copies A's 128 x 64 and B's 64 x 256
-    /// into it, completing on its full barrier; a consumer waits for it full, issues its
+    /// 128 x 128 Q tile of C, Q = `dim(TQ_0)` (1 or 2), m64n(128 Q)k16 wgmmas straight from
+    /// the stages, 64 Q accumulators a thread, `#setmaxnreg inc`). A stage is a (full,
+    /// empty) pair of mbarriers: the producer waits for a stage's release, then copies A's
+    /// 128 x 64 and B's 64 x 128 Q into it, completing on its full barrier; a consumer waits for it full, issues its
     /// four k16 steps, and releases the stage its previous k-tile read once `#mma wait 1`
     /// has completed that k-tile's group. The grid is persistent (`dim(TG_0)` blocks step
     /// through the tiles), and the stage and its phase run on across tiles, so the producer
@@ -264,14 +264,16 @@ subprog! {
     /// their ends (SPEC 2.4), so an edge tile's TMA box reads zeros past the data (K's tail
     /// adds nothing), B's atoms wholly past N are not copied, and C's store is guarded;
     /// TMA's strides need rows of whole 16-byte steps (K and N multiples of 8).
-    pub fn gemm_ws<E, TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
+    pub fn gemm_ws<E, TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            // Four stages of 48 KiB (192 KiB of the 227 a block may have).
-            const S = 4;
-            const ROUNDS = ceil(ceil(M / 128) * ceil(N / 256) / dim(TG_0));
+            const Q = dim(TQ_0);
+            // Stages of 16 + 16 Q KiB, 192 KiB of the 227 a block may have: four of 128 x
+            // 256 tiles, six of 128 x 128.
+            const S = 8 - 2 * Q;
+            const ROUNDS = ceil(ceil(M / 128) * ceil(N / (128 * Q)) / dim(TG_0));
             // The tiles go in groups of GROUP rows of tiles, down each column of a group
             // before the next (Triton's grouped order): the 132 tiles in flight then read
             // 16 rows of A's tiles and 8 or 9 columns of B's, against 4 rows and all 32
@@ -279,7 +281,7 @@ subprog! {
             const GROUP = 16;
             // The producer warpgroup and two consumers; t2, t1, t0 of each as in gemm_tc.
             cuda(E* a, E* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
-            rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
+            rmem float [16*Q][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
             // A's stages as TMA writes them: 128 rows (m / 8, m % 8) of 64 k, K-major in the
             // 128-byte swizzle (the 16-byte chunk ^ m % 8). Consumer w's k16 step s is its
@@ -288,26 +290,26 @@ subprog! {
             smem E [S][[16][8]][[8 ^ AS_1_1][8]] AS;
             E [#AS_1][#AS_2] A_STAGE;
             E [[8#AS_1_0][#AS_1_1]][[2#AS_2_0][#AS_2_1]] A_STEP;
-            // B's: four MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
+            // B's: 2 Q MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
             // a k16 step 16 whole rows of each (`$BS[st][0][[2 * s][0]][[0][0]]$`).
-            smem E [S][4][[8][8]][[8 ^ BS_2_1][8]] BS;
+            smem E [S][2*Q][[8][8]][[8 ^ BS_2_1][8]] BS;
             E [#BS_2][#BS_3] B_ATOM_STAGE;
             E [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
             smem mbarrier [S] FULL;
             smem mbarrier [S] EMPTY;
-            // A's k-tiles (128 x 64) and B's (64 x 256: four atoms of 64 k x 64 n, a TMA
-            // copy each, so that a row of B need not be a multiple of 256), their pieces
+            // A's k-tiles (128 x 64) and B's (64 x 128 Q: 2 Q atoms of 64 k x 64 n, a TMA
+            // copy each, so that a row of B need not be a multiple of 128 Q), their pieces
             // covering the matrices past their ends (SPEC 2.4): an edge tile's box reads
             // TMA's zeros past the data, so the k-tail adds nothing to C.
             dmem E [[ceil(M/128)][128]#TA_0][[ceil(K/64)][64]#TA_1] AT;
             E [#AT_0_1][#AT_1_1] A_TILE;
-            dmem E [[ceil(K/64)][64]#TB_0][[ceil(N/256)][4][64]#TB_1] BT;
+            dmem E [[ceil(K/64)][64]#TB_0][[ceil(N/(128*Q))][2*Q][64]#TB_1] BT;
             E [#BT_0_1][#BT_1_2] B_ATOM;
-            // C in the accumulator's digits, as gemm_tc's of 128 x 256 tiles; the edge
+            // C in the accumulator's digits, as gemm_tc's; the edge
             // tiles' stores are guarded.
-            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/256)][32][4][2]#TC_1] CQ;
+            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/(128*Q))][16*Q][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
-            rmem float [32][2][2] ACC_PART;
+            rmem float [16*Q][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
             #![min_blocks_per_sm(1)]
@@ -324,12 +326,12 @@ subprog! {
             let blocks = $dim(TG_0)$;
             let m = $dim(TC_0)$;
             let n = $dim(TC_1)$;
-            // Each stage's full barrier completes with the producer's five arrivals (A's
-            // copy and B's four atoms, each with its bytes, or an atom past N's end without
+            // Each stage's full barrier completes with the producer's 1 + 2 Q arrivals (A's
+            // copy and B's 2 Q atoms, each with its bytes, or an atom past N's end without
             // them), its empty barrier with one release from each consumer.
             if $tid_1$ == 0 {
                 for i in 0..S {
-                    #mbarrier init FULL(full + i) arrivals 5;
+                    #mbarrier init FULL(full + i) arrivals 1 + 2 * Q;
                     #mbarrier init EMPTY(empty + i) arrivals 2;
                 }
             }
@@ -376,7 +378,7 @@ subprog! {
                         }
                         let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
                         let row = 128 * bm + 64 * w + 16 * $tid_1_1_0$ + $tid_1_1_1$;
-                        let col = 256 * bn + 2 * $tid_1_1_2$;
+                        let col = 128 * Q * bn + 2 * $tid_1_1_2$;
                         #copy ACC_PART(acc) to C_PART(pc) if |x, y, z| row + 8 * y < m && col + 8 * x + z < n;
                     }
                 }
@@ -399,8 +401,8 @@ subprog! {
                                 // An atom wholly past N's end is not copied (its box would
                                 // start past the tensor): the stage keeps what it held, which
                                 // reaches only columns of C that are not stored.
-                                for atom in 0..4 {
-                                    if 256 * bn + 64 * atom < n {
+                                for atom in 0..2 * Q {
+                                    if 128 * Q * bn + 64 * atom < n {
                                         #copy async B_ATOM(b + $BT[[kt][0]][[bn][atom][0]]$) to B_ATOM_STAGE(sb + $BS[st][atom][[0][0]][[0][0]]$) on FULL(full + st);
                                     } else {
                                         #mbarrier arrive FULL(full + st);
@@ -823,7 +825,7 @@ macro_rules! products_ws {
         $(
             if $want($layout) {
                 $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>("parray ws", $layout, |a, b, c| {
-                    gemm_ws!(<$e, $v, $v, $vc, $grid>(a, b, c))
+                    gemm_ws!(<$e, $v, $v, $vc, $grid, Q2>(a, b, c))
                 })?);
             }
         )*
@@ -926,10 +928,10 @@ macro_rules! square {
                     return gemm_tf32!(@source <F_ROWS, F_BT, C_ROWS, GRIDWS>);
                 }
                 match width {
-                    None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS>),
-                    None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS>),
-                    None if layout == blocks => gemm_ws!(@source <bf16, BLOCKS, BLOCKS, C_BLOCKS, GRIDWS>),
-                    None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS>),
+                    None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS, Q2>),
+                    None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS, Q2>),
+                    None if layout == blocks => gemm_ws!(@source <bf16, BLOCKS, BLOCKS, C_BLOCKS, GRIDWS, Q2>),
+                    None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS, Q2>),
                     Some(256) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
                     Some(_) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
                 }
@@ -999,27 +1001,32 @@ mod any_shape {
         SKP.bind(k.next_multiple_of(8))
     }
 
-    /// The warp-specialised kernel's row on `E` storage (`DA`, `DB` row-major; `PAD` and
-    /// `PADDED` A's padded rows and their view), where K is a multiple of 8: rows of A of a
+    /// The warp-specialised kernel's rows on `E` storage (`DA`, `DB` row-major; `PAD` and
+    /// `PADDED` A's padded rows and their view), of tiles 128 x 256 and 128 x 128 (more
+    /// blocks where the shape has few tiles), where K is a multiple of 8: rows of A of a
     /// whole number of 16-byte steps, as TMA's strides are; otherwise A is copied into
     /// padded rows by `#copy` each time (`ws + #copy A`).
     macro_rules! ws_row {
         ($case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty) => {
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q2, "parray ws", "ws + #copy A");
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q1, "parray ws 128", "ws128 + #copy A");
+        };
+        (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $q:ty, $plain:literal, $copied:literal) => {
             let rm = LAYOUTS[0].1;
             match $case.shape.2 % 8 {
                 0 => $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                    "parray ws",
+                    $plain,
                     rm,
-                    |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS>(a, b, c)),
+                    |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS, $q>(a, b, c)),
                 )?),
                 _ => {
                     let mut pad = Array::<$pad>::new()?;
                     $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                        "ws + #copy A",
+                        $copied,
                         rm,
                         |a, b, c| {
                             parray::copy::copy(a, pad.view_mut::<$padded>())?;
-                            gemm_ws!(<$elem, $padded, $db, DC, GRIDWS>(&pad, b, c))
+                            gemm_ws!(<$elem, $padded, $db, DC, GRIDWS, $q>(&pad, b, c))
                         },
                     )?);
                 }
@@ -1104,7 +1111,7 @@ mod any_shape {
     pub fn source(shape: Shape, width: Option<usize>) -> parray::Result<&'static str> {
         bind(shape)?;
         match width {
-            None => gemm_ws!(@source <bf16, DA, DB, DC, GRIDWS>),
+            None => gemm_ws!(@source <bf16, DA, DB, DC, GRIDWS, Q2>),
             Some(256) => gemm_tc!(@source <bf16, DA, DB, DC, GRID256, Q2>),
             Some(_) => gemm_tc!(@source <bf16, DA, DB, DC, GRID128, Q1>),
         }
@@ -1207,7 +1214,7 @@ fn report(rows: &[Row]) -> bool {
         }
     }
     println!(
-        "{:<14} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  check",
+        "{:<15} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  check",
         "kernel", "elem", "layout", "M x N x K", "time (ms)", "TFLOP/s", "of cuBLAS"
     );
     for row in rows {
@@ -1220,7 +1227,7 @@ fn report(rows: &[Row]) -> bool {
         };
         let (m, n, k) = row.shape;
         println!(
-            "{:<14} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  {check}",
+            "{:<15} {:<4} {:<16} {:>16} {:>21} {:>20} {:>10}  {check}",
             row.kernel,
             row.elem,
             row.layout,
@@ -1310,9 +1317,11 @@ fn main() -> parray::Result<()> {
     }
     if choice.ws {
         println!(
-            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major)",
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16), more blocks where the shape has few tiles",
             K_TILE / 2,
             (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
+            WS_STAGES * (TILE_ROWS + WS_WIDTH) / (TILE_ROWS + 128),
+            (TILE_ROWS + 128) * K_TILE * 2 / 1024,
         );
     }
     let repeats = gemm::repeats()?;

@@ -455,14 +455,21 @@ fn bf16_gemm_on_tensor_cores() {
         "{out}"
     );
     // The warp-specialised kernels at sizes given at run time: their TMA maps planned at
-    // the bound sizes.
-    for elem in ["bf16", "f16 ", "tf32"] {
+    // the bound sizes, on tiles 128 x 256 and (bf16, f16) 128 x 128.
+    // (`parray ws` padded to its column, which `parray ws 128` is not.)
+    for (kernel, elem) in [
+        ("parray ws  ", "bf16"),
+        ("parray ws  ", "f16 "),
+        ("parray ws  ", "tf32"),
+        ("parray ws 128", "bf16"),
+        ("parray ws 128", "f16 "),
+    ] {
         assert!(
-            out.lines().any(|l| l.starts_with("parray ws")
+            out.lines().any(|l| l.starts_with(kernel)
                 && l.contains(&format!(" {elem} "))
                 && l.contains("128x512x192")
                 && l.contains(" ok (")),
-            "ws {elem}: {out}"
+            "{kernel} {elem}: {out}"
         );
     }
     assert!(out.ends_with("check: ok\n"), "{out}");
@@ -477,6 +484,8 @@ fn bf16_gemm_on_tensor_cores() {
     for (kernel, elem) in [
         ("ws + #copy A", "bf16"),
         ("ws + #copy A", "f16 "),
+        ("ws128 + #copy A", "bf16"),
+        ("ws128 + #copy A", "f16 "),
         ("parray ws", "tf32"),
     ] {
         assert!(

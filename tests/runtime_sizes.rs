@@ -1056,7 +1056,8 @@ parray! {
 }
 
 /// A guarded copy of lanes whose guard names a digit the offset has folded (`k % 4` for
-/// `k` below 4) is proved in bounds: the kernel has no checked access, and (no vector
+/// `k` below 4), and a column computed as a product of numbers and the thread's index, is
+/// proved in bounds: the kernel has no checked access, and (no vector
 /// reaching a row's elements) each element's move is tested alone, with no test of the
 /// whole tile. Emulated, every element of each row moves and none past it is touched.
 #[test]
@@ -1081,7 +1082,8 @@ fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray:
     let (source, run) = source_and_run!({
         let r = T14::create();
         let row = $tid_0$;
-        let col = $tid_1$ * 4;
+        // A product of numbers first, as a constant folded into a body makes (`128 * Q`).
+        let col = 2 * 2 * $tid_1$;
         let at = $RXT[[$tid_0$][0]][[$tid_1$][0]]$;
         #copy RX14(x + at) to T14(r) if |i, j| row + i < $dim(RX_0)$ && col + j < $dim(RX_1)$ else 0.0;
         for e in 0..4 {

@@ -1333,11 +1333,16 @@ impl<'b> Facts<'b> {
             ExprKind::Binary(op, l, r) => match op {
                 BinOp::Add => Some(self.linear(l)?.add_scaled(&self.linear(r)?, 1)),
                 BinOp::Sub => Some(self.linear(l)?.add_scaled(&self.linear(r)?, -1)),
-                BinOp::Mul => match (number(l), number(r)) {
-                    (Some(c), _) => Some(self.linear(r)?.scaled(c as i128)),
-                    (_, Some(c)) => Some(self.linear(l)?.scaled(c as i128)),
-                    _ => None,
-                },
+                // A product of a number (`128 * 2 * bn`: a constant folded into a body
+                // multiplies too) and a sum.
+                BinOp::Mul => {
+                    let (l, r) = (self.linear(l)?, self.linear(r)?);
+                    match (l.terms.is_empty(), r.terms.is_empty()) {
+                        (true, _) => Some(r.scaled(l.konst)),
+                        (_, true) => Some(l.scaled(r.konst)),
+                        _ => None,
+                    }
+                }
                 BinOp::Div => digit_of(l, number(r)?, None),
                 BinOp::Rem => match &l.kind {
                     ExprKind::Binary(BinOp::Div, k, d) => digit_of(k, number(d)?, number(r)),
