@@ -1056,7 +1056,7 @@ parray! {
 }
 
 /// A guarded copy of lanes whose guard names a digit the offset has folded (`k % 4` for
-/// `k` below 4), and a column computed as a product of numbers and the thread's index, is
+/// `k` below 4), and a column computed as a local's number times the thread's index, is
 /// proved in bounds: the kernel has no checked access, and (no vector
 /// reaching a row's elements) each element's move is tested alone, with no test of the
 /// whole tile. Emulated, every element of each row moves and none past it is touched.
@@ -1082,8 +1082,10 @@ fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray:
     let (source, run) = source_and_run!({
         let r = T14::create();
         let row = $tid_0$;
-        // A product of numbers first, as a constant folded into a body makes (`128 * Q`).
-        let col = 2 * 2 * $tid_1$;
+        // Literals' arithmetic is folded (`128 * Q` with `Q` = 2 is `256`), and a local's
+        // number times the thread's index is a sum the prover reads.
+        let four = 2 * 2;
+        let col = four * $tid_1$;
         let at = $RXT[[$tid_0$][0]][[$tid_1$][0]]$;
         #copy RX14(x + at) to T14(r) if |i, j| row + i < $dim(RX_0)$ && col + j < $dim(RX_1)$ else 0.0;
         for e in 0..4 {
@@ -1093,6 +1095,7 @@ fn a_guarded_copy_of_lanes_is_proved_where_its_offset_folds_a_digit() -> parray:
     });
     let source = source.to_string();
     assert!(!source.contains("__parray_fault"), "{source}");
+    assert!(!source.contains("2 * 2"), "{source}");
     // On the GPU each element's move is tested alone: one test a copy, none of the tile.
     assert_eq!(source.matches("< 999u").count(), 2, "{source}");
     run?;

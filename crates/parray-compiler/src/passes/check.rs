@@ -1524,6 +1524,9 @@ impl Checker {
             }
         }
         e.for_each_child_mut(&mut |c| self.finish_expr(c));
+        if let Some(v) = folded(e, self.target) {
+            e.kind = ExprKind::Lit(v);
+        }
         if let ExprKind::Convert(x, ..) = &mut e.kind {
             let x = std::mem::replace(&mut **x, Expr::new(ExprKind::Lit(Lit::Bool(false)), e.span));
             *e = converted(x, e.ty, e.span);
@@ -1553,6 +1556,30 @@ impl Checker {
             }
         }
     }
+}
+
+/// `a op b` of two integer literals as the literal it is, where that is exact at its
+/// type (no negative or wrapping value, no division by zero; an operation that wraps is
+/// left to wrap as the back ends compute it): a `parray!` constant folded into a body
+/// makes such products (`128 * Q` with `Q` = 2), and a kernel then says `256`.
+fn folded(e: &Expr, target: crate::ir::Target) -> Option<Lit> {
+    let ExprKind::Binary(op, l, r) = &e.kind else {
+        return None;
+    };
+    let (ExprKind::Lit(Lit::Int(a, _)), ExprKind::Lit(Lit::Int(b, _)), Ty::Scalar(s)) =
+        (&l.kind, &r.kind, e.ty)
+    else {
+        return None;
+    };
+    let v = match op {
+        BinOp::Add => a.checked_add(*b),
+        BinOp::Sub => a.checked_sub(*b),
+        BinOp::Mul => a.checked_mul(*b),
+        BinOp::Div => a.checked_div(*b),
+        BinOp::Rem => a.checked_rem(*b),
+        _ => None,
+    }?;
+    (s.is_int() && fits(v, s, target)).then_some(Lit::Int(v, Some(s)))
 }
 
 /// A conversion at the instance's type `to`: `x` itself at its own type, an `f32` literal
