@@ -1333,8 +1333,8 @@ impl<'b> Facts<'b> {
             ExprKind::Binary(op, l, r) => match op {
                 BinOp::Add => Some(self.linear(l)?.add_scaled(&self.linear(r)?, 1)),
                 BinOp::Sub => Some(self.linear(l)?.add_scaled(&self.linear(r)?, -1)),
-                // A product of a number (`128 * 2 * bn`: a constant folded into a body
-                // multiplies too) and a sum.
+                // A product of a number and a sum, the number a literal or a local's
+                // (`let w = 256; w * bn`).
                 BinOp::Mul => {
                     let (l, r) = (self.linear(l)?, self.linear(r)?);
                     match (l.terms.is_empty(), r.terms.is_empty()) {
