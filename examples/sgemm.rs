@@ -18,8 +18,8 @@
 //! any shape (its kernel made for it at the first launch, on tiles of 128x256 or, where
 //! those would leave multiprocessors idle, smaller ones down to 64x64, K split where the
 //! tiles still do, and C^T = B^T A^T made where C has fewer rows than a tile; `--tile
-//! 256|128|64` (128 rows) or `--tile HxW`, `--split S` and `--transposed` choose, and
-//! `--source` prints the kernel).
+//! 256|128|64` (128 rows) or `--tile HxW`, `--split S`, `--unroll 1|2` and `--transposed`
+//! choose, and `--source` prints the kernel).
 
 mod common;
 
@@ -34,7 +34,9 @@ subprog! {
     /// 64 Q columns, Q = `dim(TW_0)` and P = `dim(TW_2)` (`T128X256`, cuBLAS's 128x256;
     /// the smaller ones for shapes that would leave multiprocessors idle or waste most of
     /// a large tile); a thread loads R = `dim(TW_1)` rows of a tile of B (2, or 1 where
-    /// Q = 1, whose 64 columns take 16 threads a row).
+    /// Q = 1, whose 64 columns take 16 threads a row); the loop over K's tiles is
+    /// unrolled `dim(TW_3)` times (2 where a thread's registers leave room: the stage each
+    /// copy reads is then a number).
     pub fn sgemm<TA, TB, TC, TS, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
@@ -141,6 +143,7 @@ subprog! {
             // while the fragments of step k + 1 are read into the other.
             #copy FA(as_ + ar) to FP(fa);
             #copy FB(bs + br) to FQ(fb);
+            #[unroll($dim(TW_3)$)]
             for kt in 0..$size(AL_1_0)$ {
                 let cur = kt % 2;
                 // Stage 1 - cur was last read before the barrier that ended the last tile.
@@ -206,13 +209,15 @@ subprog! {
 parray! {
     // K in one piece: a block sums its tile of C over all of K.
     pub paged float [1] UNSPLIT;
-    // Tiles of C of 64P x 64Q, as [Q][R][P] (R: the rows of a B tile a thread loads).
-    pub paged float [4][2][2] T128X256;
-    pub paged float [2][2][2] T128X128;
-    pub paged float [1][1][2] T128X64;
-    pub paged float [4][2][1] T64X256;
-    pub paged float [2][2][1] T64X128;
-    pub paged float [1][1][1] T64X64;
+    // Tiles of C of 64P x 64Q, as [Q][R][P][U] (R: the rows of a B tile a thread loads;
+    // U: how many of K's tiles an iteration of the loop over them takes, see `unrolled`).
+    pub paged float [4][2][2][1] T128X256;
+    pub paged float [2][2][2][1] T128X128;
+    pub paged float [1][1][2][1] T128X64;
+    pub paged float [1][1][2][2] T128X64U2;
+    pub paged float [4][2][1][1] T64X256;
+    pub paged float [2][2][1][1] T64X128;
+    pub paged float [1][1][1][1] T64X64;
 }
 
 /// The tuned subprogram on three layouts of one square size, beside cuBLAS on a GPU.
@@ -315,12 +320,14 @@ mod any_shape {
             match ($plan.tile, $plan.transposed) {
                 ((128, 256), false) => $call!(DA, DB, DC, T128X256),
                 ((128, 128), false) => $call!(DA, DB, DC, T128X128),
+                ((128, _), false) if $plan.unrolled => $call!(DA, DB, DC, T128X64U2),
                 ((128, _), false) => $call!(DA, DB, DC, T128X64),
                 ((_, 256), false) => $call!(DA, DB, DC, T64X256),
                 ((_, 128), false) => $call!(DA, DB, DC, T64X128),
                 (_, false) => $call!(DA, DB, DC, T64X64),
                 ((128, 256), true) => $call!(DBT, DAT, DCT, T128X256),
                 ((128, 128), true) => $call!(DBT, DAT, DCT, T128X128),
+                ((128, _), true) if $plan.unrolled => $call!(DBT, DAT, DCT, T128X64U2),
                 ((128, _), true) => $call!(DBT, DAT, DCT, T128X64),
                 ((_, 256), true) => $call!(DBT, DAT, DCT, T64X256),
                 ((_, 128), true) => $call!(DBT, DAT, DCT, T64X128),
@@ -360,10 +367,20 @@ mod any_shape {
                     tile,
                     parts,
                     transposed,
+                    unrolled: false,
                 }
             }
         };
         plan.parts = gemm::value("--split").unwrap_or(plan.parts);
+        plan.unrolled = match gemm::value("--unroll") {
+            None => unrolled(plan.tile, k),
+            Some(1) => false,
+            Some(2) if plan.tile == (128, 64) => true,
+            Some(_) => {
+                eprintln!("sgemm: --unroll is 1, or 2 on tiles of 128x64 (`--tile 64`)");
+                std::process::exit(2);
+            }
+        };
         SPLIT.bind(plan.parts)?;
         Ok(plan)
     }
@@ -406,7 +423,12 @@ mod any_shape {
         let (first, second) = (launch()?, launch()?);
         let of = if plan.transposed { "C^T" } else { "C" };
         let ((h, w), parts) = (plan.tile, plan.parts);
-        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}); second {second:.1}");
+        let unroll = if plan.unrolled {
+            ", its loop unrolled by 2"
+        } else {
+            ""
+        };
+        println!("launches: first {first:.1}, making the kernel for {m}x{n}x{k} (tiles of {of} {h}x{w}, K split in {parts}{unroll}); second {second:.1}");
         Ok(())
     }
 
@@ -429,12 +451,26 @@ mod any_shape {
 }
 
 /// How a product is made: the tile of C (or of C^T) as (rows, columns), the blocks K is
-/// split over, and whether C^T = B^T A^T is made.
+/// split over, whether C^T = B^T A^T is made, and whether the loop over K's tiles takes
+/// two a step ([`unrolled`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
     tile: (usize, usize),
     parts: usize,
     transposed: bool,
+    unrolled: bool,
+}
+
+/// Whether the loop over K's tiles takes two a step (`T128X64U2`, `--unroll 1|2`): on
+/// 128 x 64 tiles where K is not a multiple of the 16 of a k-tile and A's rows are read by
+/// vectors (K a multiple of 4). Measured on an H200, the kernel alone in a CUDA C harness
+/// (2026-11-30; 1 and 2): 1000³ 57.6 and 55.6 us, 1024 x 1024 x 1000 58.4 and 56.9; but
+/// 1024³ 57.5 and 59.5, 1000 x 999 x 777 52.9 and 60.0, 8192 x 64 x 8192 (split 4) 231.6
+/// and 234.5, 512³ (split 4) 16.2 both; on other tiles it was slower or no faster (128 x
+/// 256 at 4096³ 2766 and 2804, 64 x 64 at 1000³ 69.7 and 70.6) but for 64 x 128 at 1000³
+/// (61.1 and 60.1), which the plan leaves to 128 x 64.
+fn unrolled(tile: (usize, usize), k: usize) -> bool {
+    tile == (128, 64) && !k.is_multiple_of(16) && k.is_multiple_of(4)
 }
 
 /// A tile of C the subprogram makes: its rows and columns, how many of its blocks a
@@ -532,6 +568,7 @@ fn plan(m: usize, n: usize, k: usize, sms: usize) -> Plan {
                         tile: (t.rows, t.cols),
                         parts,
                         transposed,
+                        unrolled: unrolled((t.rows, t.cols), k),
                     };
                     (steps(m, n, k, t, parts, sms), plan)
                 })
@@ -542,6 +579,7 @@ fn plan(m: usize, n: usize, k: usize, sms: usize) -> Plan {
                 tile: (128, 256),
                 parts: 1,
                 transposed: false,
+                unrolled: false,
             },
             |(_, plan)| plan,
         )

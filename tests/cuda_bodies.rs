@@ -88,6 +88,34 @@ same_on_both!(control_flow, |out, fout, n| {
     out[$tid$] = if t > 7 { acc } else { -acc };
 });
 
+// `#[unroll(N)]` with N a size of a type (here 16 / 4): a tile type can carry its loop's
+// unrolling. A loop of a run-time trip count, so that the remainder runs too.
+same_on_both!(unroll_factor_from_a_type, |out, fout, n| {
+    let mut acc = 0i32;
+    #[unroll($dim(OUT_IX_0)$ / 4)]
+    for j in 0..$tid$ + n as usize {
+        acc += j as i32 * 3 - 1;
+    }
+    out[$tid$] = acc;
+});
+
+/// The factor is a number in the kernel, whichever form gave it.
+#[test]
+fn an_unroll_factor_from_a_type_is_a_number_in_the_kernel() -> parray::Result<()> {
+    let (mut dev, mut devf) = (DEV_OUT::create()?, DEV_F::create()?);
+    let source = kernel_source!(GPU(&mut dev, &mut devf, 5i32) {
+        let mut acc = 0i32;
+        #[unroll($dim(OUT_IX_0)$ / 4)]
+        for j in 0..$tid$ + n as usize {
+            acc += j as i32;
+        }
+        out[$tid$] = acc;
+    })
+    .to_string();
+    assert!(source.contains("#pragma unroll 4\n"), "{source}");
+    Ok(())
+}
+
 same_on_both!(math_methods, |out, fout, n| {
     let x = $tid$ as f32 + 0.25f32;
     fout[$tid$] = x.sqrt() + x.mul_add(2.0f32, 1.0f32) + x.min(3.0f32) + x.max(9.0f32) + (-x).abs() + x.floor();

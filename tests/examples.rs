@@ -235,9 +235,25 @@ fn tuned_sgemm_takes_its_shape_from_the_command_line() {
     // Slim tiles (128x64: Q = 1, a thread loading one row of a tile of B), chosen for a
     // C of few columns; and for a C of few rows, C^T = B^T A^T made on the transposed
     // views of the same storage.
+    // K = 100 is no multiple of 16 but of 4: the loop over K's tiles takes two a step
+    // (`T128X64U2`), unless told otherwise.
     let out = run_example("sgemm", &["--m", "300", "--n", "60", "--k", "100"]);
     assert!(out.contains("tiles of C 128x64"), "{out}");
+    assert!(out.contains("its loop unrolled by 2"), "{out}");
     assert_tuned_row_checks(&out, "300x60x100");
+    let out = run_example(
+        "sgemm",
+        &["--m", "300", "--n", "60", "--k", "100", "--unroll", "1"],
+    );
+    assert!(!out.contains("unrolled"), "{out}");
+    assert_tuned_row_checks(&out, "300x60x100");
+    let (ok, _, stderr) = run_example_status(
+        "sgemm",
+        &[
+            "--m", "9", "--n", "9", "--k", "9", "--tile", "128", "--unroll", "2",
+        ],
+    );
+    assert!(!ok && stderr.contains("--unroll is 1, or 2"), "{stderr}");
     let out = run_example("sgemm", &["--m", "60", "--n", "300", "--k", "200"]);
     assert!(out.contains("tiles of C^T 128x64"), "{out}");
     assert_tuned_row_checks(&out, "60x300x200");

@@ -1871,10 +1871,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             unroll = match &attr.meta {
                 syn::Meta::Path(_) => Some(None),
-                syn::Meta::List(l) => match syn::parse2::<syn::LitInt>(l.tokens.clone())
-                    .and_then(|n| n.base10_parse::<u32>())
-                {
-                    Ok(n) => Some(Some(n)),
+                // A number, or one the body's types give (`#[unroll($dim(T_3)$)]`): a tile
+                // type can carry how far its loop is unrolled.
+                syn::Meta::List(l) => match syn::parse2::<syn::Expr>(l.tokens.clone()) {
+                    Ok(e) => {
+                        let factor = self.expr(&e);
+                        match unroll_factor(&factor) {
+                            Some(n) => Some(Some(n)),
+                            None => {
+                                self.fail(
+                                    l.tokens.span(),
+                                    "`#[unroll(N)]` takes a number from 1 to 2^32 - 1 known when the body is compiled: a literal, or `$dim(T_k)$` or `$size(T)$` of a type with literal sizes, or arithmetic of those",
+                                );
+                                None
+                            }
+                        }
+                    }
                     Err(_) => {
                         self.fail(attr.span(), "write `#[unroll]` or `#[unroll(N)]`");
                         None
@@ -2578,6 +2590,32 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         lowered
     }
+}
+
+/// The value of an `#[unroll(N)]` factor: integer literals and sizes of types with
+/// literal sizes, and their sums, differences, products and quotients; none where it is
+/// not such a number, or is 0 or past `u32`.
+fn unroll_factor(e: &Expr) -> Option<u32> {
+    fn value(e: &Expr) -> Option<u64> {
+        match &e.kind {
+            ExprKind::Lit(Lit::Int(n, _)) => u64::try_from(*n).ok(),
+            ExprKind::Size(n) => Some(*n),
+            ExprKind::Binary(op, l, r) => {
+                let (l, r) = (value(l)?, value(r)?);
+                match op {
+                    BinOp::Add => l.checked_add(r),
+                    BinOp::Sub => l.checked_sub(r),
+                    BinOp::Mul => l.checked_mul(r),
+                    BinOp::Div => l.checked_div(r),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    value(e)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|&n| n > 0)
 }
 
 /// Whether `e` is a field of a local or an element, through fields (`q.vel.x`,
