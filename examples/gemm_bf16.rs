@@ -425,18 +425,20 @@ subprog! {
     /// A tf32 wgmma reads both operands K-major (the ISA's transpose is for 16-bit
     /// elements alone), so B's stages are A's: n rows of 128 bytes, 32 k in the 128-byte
     /// swizzle, and a k8 step is 32 bytes along them (`+ 8 * s`). K goes in k-tiles of 32
-    /// (128 bytes a row): a stage is 128 x 32 of A and 256 x 32 of B, 48 KiB as
-    /// gemm_ws's; any M, N, K as gemm_ws, K a multiple of 4 (rows of 16-byte steps).
-    pub fn gemm_tf32<TA, TB, TC, TG>(da, db, dc) -> parray::Result<()> {
+    /// (128 bytes a row): tiles of C are 128 x 128 Q as gemm_ws's (Q = `dim(TQ_0)`), a
+    /// stage 128 x 32 of A and 128 Q x 32 of B (16 + 16 Q KiB, `S` of them as gemm_ws's);
+    /// any M, N, K as gemm_ws, K a multiple of 4 (rows of 16-byte steps).
+    pub fn gemm_tf32<TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            const S = 4;
-            const ROUNDS = ceil(ceil(M / 128) * ceil(N / 256) / dim(TG_0));
+            const Q = dim(TQ_0);
+            const S = 8 - 2 * Q;
+            const ROUNDS = ceil(ceil(M / 128) * ceil(N / (128 * Q)) / dim(TG_0));
             const GROUP = 16;
             cuda(float* a, float* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
-            rmem float [32][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
+            rmem float [16*Q][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
             // A's stages: 128 rows (m / 8, m % 8) of 32 k in the 128-byte swizzle (the
             // chunk of 4 floats ^ m % 8); consumer w's k8 step s at
@@ -444,20 +446,20 @@ subprog! {
             smem float [S][[16][8]][[8 ^ AS_1_1][4]] AS;
             float [#AS_1][#AS_2] A_STAGE;
             float [[8#AS_1_0][#AS_1_1]][[2#AS_2_0][#AS_2_1]] A_STEP;
-            // B's: 256 n of 32 k, as A's; a step the first 8 k of every n, as k x n.
-            smem float [S][[32][8]][[8 ^ BS_1_1][4]] BS;
+            // B's: 128 Q n of 32 k, as A's; a step the first 8 k of every n, as k x n.
+            smem float [S][[16*Q][8]][[8 ^ BS_1_1][4]] BS;
             float [#BS_1][#BS_2] B_STAGE;
             float [[2#BS_2_0][#BS_2_1]][#BS_1] B_STEP;
             smem mbarrier [S] FULL;
             smem mbarrier [S] EMPTY;
-            // A's k-tiles (128 x 32) and B's (256 n x 32 k, in the stage's order).
+            // A's k-tiles (128 x 32) and B's (128 Q n x 32 k, in the stage's order).
             dmem float [[ceil(M/128)][128]#TA_0][[ceil(K/32)][32]#TA_1] AT;
             float [#AT_0_1][#AT_1_1] A_TILE;
-            dmem float [[ceil(K/32)][32]#TB_0][[ceil(N/256)][256]#TB_1] BT;
+            dmem float [[ceil(K/32)][32]#TB_0][[ceil(N/(128*Q))][128*Q]#TB_1] BT;
             float [#BT_1_1][#BT_0_1] B_TILE;
-            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/256)][32][4][2]#TC_1] CQ;
+            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/(128*Q))][16*Q][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
-            rmem float [32][2][2] ACC_PART;
+            rmem float [16*Q][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
             #![min_blocks_per_sm(1)]
@@ -519,7 +521,7 @@ subprog! {
                         }
                         let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
                         let row = 128 * bm + 64 * w + 16 * $tid_1_1_0$ + $tid_1_1_1$;
-                        let col = 256 * bn + 2 * $tid_1_1_2$;
+                        let col = 128 * Q * bn + 2 * $tid_1_1_2$;
                         #copy ACC_PART(acc) to C_PART(pc) if |x, y, z| row + 8 * y < m && col + 8 * x + z < n;
                     }
                 }
@@ -905,14 +907,14 @@ macro_rules! square {
                     // cuBLAS TF32 on row-major A and B; the kernel on B stored K-major.
                     let case = Case::<f32>::new::<F_ROWS, F_ROWS, C_ROWS>(shape, repeats, rows)?;
                     rows.push(case.run::<HC, HC, HC, F_ROWS, F_ROWS, F_BT, F_BT_STORE, C_ROWS, C_ROWS>(
-                        "parray ws", TF32_LAYOUT, |a, b, c| gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS>(a, b, c)),
+                        "parray ws", TF32_LAYOUT, |a, b, c| gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS, Q2>(a, b, c)),
                     )?);
                     // Row-major B, moved to the kernel's K-major storage by `#copy` each time.
                     let mut bt = Array::<F_BT_STORE>::new()?;
                     rows.push(case.run::<HC, HC, HC, F_ROWS, F_ROWS, F_ROWS, F_ROWS, C_ROWS, C_ROWS>(
                         "ws + #copy B", rm, |a, b, c| {
                             parray::copy::copy(b, bt.view_mut::<F_BT>())?;
-                            gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS>(a, &bt, c))
+                            gemm_tf32!(<F_ROWS, F_BT, C_ROWS, GRIDWS, Q2>(a, &bt, c))
                         },
                     )?);
                 }
@@ -925,7 +927,7 @@ macro_rules! square {
             pub fn source(width: Option<usize>, layout: &str, tf32: bool) -> &'static str {
                 let [_, halves, strips, blocks] = LAYOUTS.map(|(_, l)| l);
                 if tf32 {
-                    return gemm_tf32!(@source <F_ROWS, F_BT, C_ROWS, GRIDWS>);
+                    return gemm_tf32!(@source <F_ROWS, F_BT, C_ROWS, GRIDWS, Q2>);
                 }
                 match width {
                     None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS, Q2>),
@@ -1099,7 +1101,14 @@ mod any_shape {
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
                     "parray ws",
                     TF32_LAYOUT,
-                    |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS>(a, b, c)),
+                    |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q2>(a, b, c)),
+                )?,
+            );
+            rows.push(
+                case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
+                    "parray ws 128",
+                    TF32_LAYOUT,
+                    |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q1>(a, b, c)),
                 )?,
             );
         }
@@ -1317,7 +1326,7 @@ fn main() -> parray::Result<()> {
     }
     if choice.ws {
         println!(
-            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16), more blocks where the shape has few tiles",
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16 or k8), more blocks where the shape has few tiles",
             K_TILE / 2,
             (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
             WS_STAGES * (TILE_ROWS + WS_WIDTH) / (TILE_ROWS + 128),

@@ -471,7 +471,7 @@ fn bf16_gemm_on_tensor_cores() {
         "{out}"
     );
     // The warp-specialised kernels at sizes given at run time: their TMA maps planned at
-    // the bound sizes, on tiles 128 x 256 and (bf16, f16) 128 x 128.
+    // the bound sizes, on tiles 128 x 256 and 128 x 128.
     // (`parray ws` padded to its column, which `parray ws 128` is not.)
     for (kernel, elem) in [
         ("parray ws  ", "bf16"),
@@ -479,6 +479,7 @@ fn bf16_gemm_on_tensor_cores() {
         ("parray ws  ", "tf32"),
         ("parray ws 128", "bf16"),
         ("parray ws 128", "f16 "),
+        ("parray ws 128", "tf32"),
     ] {
         assert!(
             out.lines().any(|l| l.starts_with(kernel)
@@ -502,7 +503,8 @@ fn bf16_gemm_on_tensor_cores() {
         ("ws + #copy A", "f16 "),
         ("ws128 + #copy A", "bf16"),
         ("ws128 + #copy A", "f16 "),
-        ("parray ws", "tf32"),
+        ("parray ws  ", "tf32"),
+        ("parray ws 128", "tf32"),
     ] {
         assert!(
             out.lines().any(|l| l.starts_with(kernel)
