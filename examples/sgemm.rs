@@ -35,8 +35,8 @@ subprog! {
     /// the smaller ones for shapes that would leave multiprocessors idle or waste most of
     /// a large tile); a thread loads R = `dim(TW_1)` rows of a tile of B (2, or 1 where
     /// Q = 1, whose 64 columns take 16 threads a row); the loop over K's tiles is
-    /// unrolled `dim(TW_3)` times (2 where a thread's registers leave room: the stage each
-    /// copy reads is then a number).
+    /// unrolled `dim(TW_3)` times (2 where the plan finds it faster, `unrolled`: the stage
+    /// each copy reads is then a number).
     pub fn sgemm<TA, TB, TC, TS, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);

@@ -1292,6 +1292,20 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// `a op b` of two naturals where it is exact: `+ - * / %` with no negative or
+    /// overflowing value and no division by zero; none otherwise (and for the other
+    /// operators). The one arithmetic that folds integer literals.
+    pub fn exact(self, a: u128, b: u128) -> Option<u128> {
+        match self {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Sub => a.checked_sub(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::Div => a.checked_div(b),
+            BinOp::Rem => a.checked_rem(b),
+            _ => None,
+        }
+    }
+
     /// The operator's symbol, the same in Rust and C.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -2593,23 +2593,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 }
 
 /// The value of an `#[unroll(N)]` factor: integer literals and sizes of types with
-/// literal sizes, and their sums, differences, products and quotients; none where it is
-/// not such a number, or is 0 or past `u32`.
+/// literal sizes, and their exact arithmetic ([`BinOp::exact`]); none where it is not
+/// such a number, or is 0 or past `u32`.
 fn unroll_factor(e: &Expr) -> Option<u32> {
-    fn value(e: &Expr) -> Option<u64> {
+    fn value(e: &Expr) -> Option<u128> {
         match &e.kind {
-            ExprKind::Lit(Lit::Int(n, _)) => u64::try_from(*n).ok(),
-            ExprKind::Size(n) => Some(*n),
-            ExprKind::Binary(op, l, r) => {
-                let (l, r) = (value(l)?, value(r)?);
-                match op {
-                    BinOp::Add => l.checked_add(r),
-                    BinOp::Sub => l.checked_sub(r),
-                    BinOp::Mul => l.checked_mul(r),
-                    BinOp::Div => l.checked_div(r),
-                    _ => None,
-                }
-            }
+            ExprKind::Lit(Lit::Int(n, _)) => Some(*n),
+            ExprKind::Size(n) => Some(u128::from(*n)),
+            ExprKind::Binary(op, l, r) => op.exact(value(l)?, value(r)?),
             _ => None,
         }
     }

@@ -1571,14 +1571,7 @@ fn folded(e: &Expr, target: crate::ir::Target) -> Option<Lit> {
     else {
         return None;
     };
-    let v = match op {
-        BinOp::Add => a.checked_add(*b),
-        BinOp::Sub => a.checked_sub(*b),
-        BinOp::Mul => a.checked_mul(*b),
-        BinOp::Div => a.checked_div(*b),
-        BinOp::Rem => a.checked_rem(*b),
-        _ => None,
-    }?;
+    let v = op.exact(*a, *b)?;
     (s.is_int() && fits(v, s, target)).then_some(Lit::Int(v, Some(s)))
 }
 
