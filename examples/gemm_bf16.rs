@@ -247,22 +247,22 @@ subprog! {
 
 subprog! {
     /// `dc = da * db` as [`gemm_tc`] computes it, by warp-specialised roles: a block is
-    /// three warpgroups (384 threads, `[[3][[4][8][4]]]`), the last the producer (one
-    /// thread issues TMA copies of whole k-tiles into `S` shared stages, its registers given
-    /// up by `#setmaxnreg dec`), the first two the consumers (each 64 rows of the block's
-    /// 128 x 128 Q tile of C, Q = `dim(TQ_0)` (1 or 2), m64n(128 Q)k16 wgmmas straight from
-    /// the stages, 64 Q accumulators a thread, `#setmaxnreg inc`). A stage is a (full,
-    /// empty) pair of mbarriers: the producer waits for a stage's release, then copies A's
-    /// 128 x 64 and B's 64 x 128 Q into it, completing on its full barrier; a consumer waits for it full, issues its
-    /// four k16 steps, and releases the stage its previous k-tile read once `#mma wait 1`
-    /// has completed that k-tile's group. The grid is persistent (`dim(TG_0)` blocks step
-    /// through the tiles), and the stage and its phase run on across tiles, so the producer
-    /// fills the next tile's stages while the consumers store this one's C. A, B and C of
-    /// any layout the tiles line up with, of sizes literal or given at run time (TMA's maps
-    /// are planned from the types when the body is built, or when its kernel is made at
-    /// the bound sizes). Any M, N, K: the tiles are pieces that cover A, B and C past
-    /// their ends (SPEC 2.4), so an edge tile's TMA box reads zeros past the data (K's tail
-    /// adds nothing), B's atoms wholly past N are not copied, and C's store is guarded;
+    /// three warpgroups (384 threads, `[[3][[4][8][4]]]`), the last the producer (one thread
+    /// issues TMA copies of whole k-tiles into `S` shared stages, its registers given up by
+    /// `#setmaxnreg dec`), the first two the consumers (each 64 rows of the block's 128 x
+    /// 128 Q tile of C, Q = `dim(TQ_0)` (1 or 2), m64n(128 Q)k16 wgmmas straight from the
+    /// stages, 64 Q accumulators a thread, `#setmaxnreg inc`). A stage is a (full, empty)
+    /// pair of mbarriers: the producer waits for a stage's release, then copies A's 128 x 64
+    /// and B's 64 x 128 Q into it, completing on its full barrier; a consumer waits for it
+    /// full, issues its four k16 steps, and releases the stage its previous k-tile read once
+    /// `#mma wait 1` has completed that k-tile's group. The grid is persistent (`dim(TG_0)`
+    /// blocks step through the tiles), and the stage and its phase run on across tiles, so
+    /// the producer fills the next tile's stages while the consumers store this one's C. A,
+    /// B and C of any layout the tiles line up with, of sizes literal or given at run time
+    /// (TMA's maps are planned from the types when the body is built, or when its kernel is
+    /// made at the bound sizes). Any M, N, K: the tiles are pieces that cover A, B and C
+    /// past their ends (SPEC 2.4), so an edge tile's TMA box reads zeros past the data (K's
+    /// tail adds nothing), B's atoms wholly past N are not copied, and C's store is guarded;
     /// TMA's strides need rows of whole 16-byte steps (K and N multiples of 8).
     pub fn gemm_ws<E, TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
         parray! {
