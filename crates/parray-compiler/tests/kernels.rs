@@ -2,7 +2,9 @@
 
 use parray_compiler::back::c::Dialect;
 use parray_compiler::ir::Indexed;
-use parray_compiler::kernels::{exchange_kernel, rows_kernel, ExchangeStep, Kernel, Rows2d};
+use parray_compiler::kernels::{
+    exchange_kernel, fft_store_callback, rows_kernel, ExchangeStep, Kernel, Rows2d,
+};
 use parray_layout::copy::{flat_offsets, DigitExchange, RankDigit};
 use parray_layout::eval::Program;
 use parray_layout::{ElemType, Module};
@@ -241,4 +243,72 @@ fn rows_kernel_of_a_gather() {
     };
     let k = rows_kernel("parray_rows", gather, Dialect::Cuda).unwrap();
     insta::assert_snapshot!(format!("// {:?}\n{}", k.grid, k.source));
+}
+
+/// The packing store of the cluster FFT's transforms along y (`examples/fft3d.rs`): the
+/// plan's output `(z, x, y)` of a chunk, stored as `[peer][x][z][y within the peer]`.
+const PACKED: &str = "
+    #parray {dmem float2 [2][4][3][4]} CHUNK
+    #parray {dmem float2 [#CHUNK_2][#CHUNK_1][[#CHUNK_0][#CHUNK_3]]} PACKED
+";
+
+/// cuFFT's store callback of a type stores element `o` at the type's offset of `o`: its
+/// C run on the host for every `o`, against the offset function's interpreter.
+#[test]
+fn an_fft_store_callback_stores_at_the_types_offsets() {
+    let module = Module::parse(PACKED).unwrap();
+    let store = fft_store_callback("parray_fft_store", (&module, "PACKED")).unwrap();
+    insta::assert_snapshot!(store.source);
+    let (_, off) = flat_offsets(&module, "PACKED").unwrap();
+    let mut program = Program::new(&off.expr);
+    let want: Vec<u64> = (0..96).map(|o| program.eval(&[o])).collect();
+    let Some(cxx) = cxx::compiler() else {
+        return;
+    };
+    let main = "int main() {
+    std::vector<float2> out(96, float2{-1.f, -1.f});
+    for (unsigned long long o = 0; o < 96; o++) parray_fft_store(out.data(), o, float2{float(o), 0.f}, nullptr, nullptr);
+    for (auto v : out) std::printf(\"%d\\n\", int(v.x));
+}
+";
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parray-fft-store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, exe) = (dir.join("store.cpp"), dir.join("store"));
+    std::fs::write(&cpp, format!("{SHIM}{}{main}", store.source)).unwrap();
+    cxx::build(&cxx, &cpp, Some(&exe)).unwrap();
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stored: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    // Offset `want[o]` holds `o`: each element where the type puts it, every offset once.
+    let mut expected = vec![-1; 96];
+    for (o, at) in want.iter().enumerate() {
+        expected[*at as usize] = o as i64;
+    }
+    assert!(
+        !expected.contains(&-1),
+        "PACKED is a permutation of its storage"
+    );
+    assert_eq!(stored, expected);
+}
+
+/// A callback for a type of another element, or of more than 32-bit offsets, is an error
+/// that says why.
+#[test]
+fn an_fft_store_callback_refuses_what_cufft_cannot_store() {
+    let module = Module::parse(
+        "#parray {dmem float [8]} REAL
+         #parray {dmem float2 [65536][65536]} HUGE",
+    )
+    .unwrap();
+    let e = fft_store_callback("cb", (&module, "REAL"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("float2"), "{e}");
+    let e = fft_store_callback("cb", (&module, "HUGE"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("32-bit"), "{e}");
 }

@@ -264,6 +264,40 @@ pub fn hip_kernel(proved: &Proved, name: &str, grid: &parray_layout::CudaGrid) -
 /// accesses ([`checked_arrays`]) takes, after the declared parameters, the number of
 /// elements each pointer parameter reaches and the launch's fault record.
 pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
+    entry(proved, name, dialect, Entry::Kernel)
+}
+
+/// How the body is entered: as a kernel, or as the store callback of a cuFFT plan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// `extern "C" __global__ void name(params)`, the thread indices from the hardware's.
+    Kernel,
+    /// cuFFT's LTO store callback of single-precision complex elements, `__device__ void
+    /// name(void* out, unsigned long long offset, float2 element, void* info, void*
+    /// shared)`: the body's first parameter (a `float2*`) is `out`, its second (a `float2`)
+    /// the element, and its thread index (`$tid$` of a one-dimensional array) the offset
+    /// cuFFT stores at. Every access is proved: a callback takes no fault record.
+    FftStore,
+}
+
+/// The body of a cuda array `cuda(float2* d, float2 v) [COUNT][1]` as cuFFT's LTO store
+/// callback `name` ([`Entry::FftStore`]): `$tid$` is the offset at which cuFFT stores `v`
+/// in its output order, `d` the plan's output. None where an access is unproved (a
+/// callback has nowhere to record a fault) or the parameters differ.
+pub fn fft_store_callback(proved: &Proved, name: &str) -> Option<String> {
+    let body = proved.body();
+    let params: Vec<(ElemType, bool)> = body
+        .params
+        .iter()
+        .map(|(p, _)| (p.elem, p.pointer))
+        .collect();
+    let fits = params == [(ElemType::Float2, true), (ElemType::Float2, false)]
+        && checked(body).is_none()
+        && body.tids.iter().all(|(path, _)| path.is_empty());
+    fits.then(|| entry(proved, name, Dialect::Cuda, Entry::FftStore))
+}
+
+fn entry(proved: &Proved, name: &str, dialect: Dialect, entry: Entry) -> String {
     let body = proved.body();
     let mut w = Writer::new(body, dialect);
     // A parameter read from constant memory is the module's `__constant__` array of its
@@ -413,15 +447,30 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
         }
     }
     out.push_str(&functions(body, dialect, &w.names));
-    let _ = writeln!(
-        out,
-        "extern \"C\" __global__ void {bounds}{name}({}) {{",
-        params.join(", "),
-        bounds = match body.launch_bounds {
-            Some((threads, blocks)) => dialect.launch_bounds(threads, blocks),
-            None => String::new(),
+    match entry {
+        Entry::Kernel => {
+            let _ = writeln!(
+                out,
+                "extern \"C\" __global__ void {bounds}{name}({}) {{",
+                params.join(", "),
+                bounds = match body.launch_bounds {
+                    Some((threads, blocks)) => dialect.launch_bounds(threads, blocks),
+                    None => String::new(),
+                }
+            );
         }
-    );
+        Entry::FftStore => {
+            let [(_, out_id), (_, value_id)] = &body.params[..] else {
+                unreachable!("fft_store_callback checked the parameters")
+            };
+            let value = &w.names[value_id.0 as usize];
+            let _ = writeln!(
+                out,
+                "__device__ void {name}(void* __parray_out, unsigned long long __parray_offset, float2 {value}, void*, void*) {{\n    float2* const {} = (float2*)__parray_out;",
+                w.names[out_id.0 as usize]
+            );
+        }
+    }
     w.stmts(&body.stmts);
     // Only what the statements use: a pointer whose accesses are all proved needs no base,
     // a thread index that the offsets folded away (a dimension of one) no name.
@@ -438,10 +487,14 @@ pub fn kernel(proved: &Proved, name: &str, dialect: Dialect) -> String {
             expr: ix.expr.clone(),
             vars: ix.vars.clone(),
         };
-        let value = emit_cuda::to_c(&off, &|v| {
-            let hw = ix.hw.iter().find(|(id, _)| *id == v).map(|(_, h)| *h);
-            hw.map_or_else(String::new, |h| h.c_name())
-        });
+        let value = match entry {
+            Entry::Kernel => emit_cuda::to_c(&off, &|v| {
+                let hw = ix.hw.iter().find(|(id, _)| *id == v).map(|(_, h)| *h);
+                hw.map_or_else(String::new, |h| h.c_name())
+            }),
+            // Below 2^32: the callback's array has fewer elements (its grid's bound).
+            Entry::FftStore => "(unsigned)__parray_offset".to_string(),
+        };
         let _ = writeln!(out, "    const unsigned {} = {value};", tid_name(path));
     }
     out.push_str(&w.out);

@@ -277,11 +277,28 @@ impl Builder {
     /// The body of `stmts` typed, proved and written as the kernel `name` in `dialect`; an
     /// error where the prover leaves any access unproved.
     pub(crate) fn finish(
-        mut self,
+        self,
         name: &str,
         stmts: Vec<Stmt>,
         dialect: Dialect,
     ) -> parray_layout::Result<Kernel> {
+        let (module, root) = (self.module.clone(), self.root);
+        let proved = self.proved(name, stmts)?;
+        let grid = CudaGrid::of(&module, root).map_err(|e| refused(name, e.message))?;
+        Ok(Kernel {
+            name: name.to_string(),
+            source: emit_c::kernel(&proved, name, dialect),
+            grid,
+        })
+    }
+
+    /// The body of `stmts`, typed and proved; an error where the prover leaves any access
+    /// unproved.
+    pub(crate) fn proved(
+        mut self,
+        name: &str,
+        stmts: Vec<Stmt>,
+    ) -> parray_layout::Result<bounds::Proved> {
         self.body.stmts = stmts;
         let proved = typed_and_proved(self.body, name)?;
         let proof = proved.proof();
@@ -295,11 +312,6 @@ impl Builder {
                 ),
             ));
         }
-        let grid = CudaGrid::of(&self.module, self.root).map_err(|e| refused(name, e.message))?;
-        Ok(Kernel {
-            name: name.to_string(),
-            source: emit_c::kernel(&proved, name, dialect),
-            grid,
-        })
+        Ok(proved)
     }
 }

@@ -1,7 +1,8 @@
 //! The kernels the runtime builds for itself, built as IR bodies and written by the one C
 //! writer, as a detour's body is: a `#copy` between layouts on a GPU ([`remap_kernel`]),
 //! the rows of a 2-D copy there ([`rows_kernel`]),
-//! the steps of a copy between distributed types ([`exchange_kernel`]), and the kernel of
+//! the steps of a copy between distributed types ([`exchange_kernel`]), the store of a
+//! cuFFT plan whose output a type lays out ([`fft_store_callback`]), and the kernel of
 //! a detour whose forms wait for their types ([`specialised_kernel`]).
 //!
 //! Each kernel runs over a thread array declared in Parray (its grid, its parameters and
@@ -14,10 +15,12 @@
 
 mod build;
 mod exchange;
+mod fft;
 mod remap;
 mod specialise;
 
 pub use exchange::{exchange_kernel, ExchangeStep, EXCHANGE_BLOCK};
+pub use fft::{fft_store_callback, FftStore};
 pub use remap::{remap_kernel, rows_kernel, Rows2d, REMAP_PER_THREAD};
 pub use specialise::{specialised_kernel, Specialised, TypeBinding};
 
