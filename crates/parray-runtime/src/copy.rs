@@ -228,7 +228,28 @@ pub fn copy<S: DataType, D: DataType<Elem = S::Elem>>(
 pub fn copy_in_chunks<C: DataType, S: DataType, D: DataType<Elem = S::Elem>>(
     src: &mut Array<S>,
     dst: &mut Array<D>,
+    produce: impl FnMut(&mut Array<S>, std::ops::Range<usize>) -> Result<()>,
+) -> Result<CopyPath> {
+    copy_in_chunks_then::<C, S, D>(src, dst, produce, |_, _| Ok(()))
+}
+
+/// [`copy_in_chunks`] with a consumer: once chunk `i`'s copy has arrived, `consume(dst,
+/// chunk)` queues the work that reads what it delivered (`chunk` is the range of the
+/// source's part that [`copy_in_chunks`] gave `produce`), on the device's stream after it
+/// has produced chunk `i + 1`, so that the consumer of one chunk, the producer of the next
+/// and the copies of both overlap. Where chunks do not overlap, every chunk is produced,
+/// copied, then consumed, in order: the same result. `consume` must read only what the
+/// chunks copied so far delivered and write only that of `dst`: later chunks' copies may
+/// be writing theirs. In a job the ranks agree after each consumer as after each producer.
+///
+/// # Errors
+/// Those of [`copy_in_chunks`], and the first error of `consume` (as `produce`'s).
+#[track_caller]
+pub fn copy_in_chunks_then<C: DataType, S: DataType, D: DataType<Elem = S::Elem>>(
+    src: &mut Array<S>,
+    dst: &mut Array<D>,
     mut produce: impl FnMut(&mut Array<S>, std::ops::Range<usize>) -> Result<()>,
+    mut consume: impl FnMut(&mut Array<D>, std::ops::Range<usize>) -> Result<()>,
 ) -> Result<CopyPath> {
     let part = S::distribution().map_or(S::size(), |d| d.part as usize);
     let chunk = C::size();
@@ -247,23 +268,29 @@ pub fn copy_in_chunks<C: DataType, S: DataType, D: DataType<Elem = S::Elem>>(
     let path = plan::<S, D>(place(s), place(d))?;
     match path {
         CopyPath::Exchange(collective) => {
-            mpi::copy_in_chunks(src, dst, (collective, site), chunks, &mut produce)?;
+            let work = (&mut produce as _, &mut consume as _);
+            mpi::copy_in_chunks(src, dst, (collective, site), chunks, work)?;
         }
         CopyPath::Bulk if s.device_slice().is_some() && d.device_slice().is_some() => {
             let device = src.device().expect("on a GPU (checked above)").clone();
             exchange::on_side_stream(&device, || {
+                let mut behind = exchange::Behind::default();
                 for chunk in chunks {
                     produce(src, chunk.clone())?;
-                    exchange::queue_in_place(src, dst, chunk)?;
+                    exchange::queue_in_place(src, dst, chunk.clone())?;
+                    behind.queued(dst, chunk, &mut consume)?;
                 }
-                Ok(())
+                behind.finish(dst, &mut consume)
             })?;
         }
         _ => {
-            for chunk in chunks {
+            for chunk in chunks.clone() {
                 produce(src, chunk)?;
             }
             copy(src, dst)?;
+            for chunk in chunks {
+                consume(dst, chunk)?;
+            }
         }
     }
     Ok(path)

@@ -132,6 +132,62 @@ impl Kernels {
         Ok(function)
     }
 
+    /// `source` compiled to LTO-IR for this GPU (`-dlto`, relocatable device code), for a
+    /// library to link into its own kernels: a cuFFT callback called `name`. Not cached:
+    /// the library's link at planning time costs more than this compile.
+    pub(crate) fn compile_lto(&self, name: &str, source: &str) -> Result<Vec<u8>> {
+        let target = self.target()?;
+        let arch = target.arch.replace("sm_", "compute_");
+        dump_source(name, source, " (LTO-IR)");
+        let options = [
+            format!("--gpu-architecture={arch}"),
+            "--relocatable-device-code=true".to_string(),
+            "-dlto".to_string(),
+        ];
+        let failed = |log: String| Error::Nvrtc {
+            kernel: name.to_string(),
+            log,
+            source_code: source.to_string(),
+        };
+        let code = std::ffi::CString::new(source).map_err(|e| failed(e.to_string()))?;
+        let program =
+            nvrtc::result::create_program(&code, None).map_err(|e| failed(format!("{e:?}")))?;
+        // SAFETY: `program` was created above and is destroyed once, below; the options
+        // are NUL-free strings that outlive the call; the LTO-IR buffer is as long as
+        // NVRTC says it is.
+        let compiled = unsafe {
+            match nvrtc::result::compile_program(program, &options) {
+                Ok(()) => {
+                    let mut size = 0;
+                    nvrtc::sys::nvrtcGetLTOIRSize(program, &mut size)
+                        .result()
+                        .and_then(|()| {
+                            let mut ir = vec![0u8; size];
+                            nvrtc::sys::nvrtcGetLTOIR(program, ir.as_mut_ptr().cast())
+                                .result()
+                                .map(|()| ir)
+                        })
+                        .map_err(|e| failed(format!("{e:?}")))
+                }
+                Err(e) => {
+                    let log = nvrtc::result::get_program_log(program).map_or_else(
+                        |_| format!("{e:?}"),
+                        |log| {
+                            let bytes: Vec<u8> = log.iter().map(|c| *c as u8).collect();
+                            String::from_utf8_lossy(&bytes)
+                                .trim_end_matches('\0')
+                                .to_string()
+                        },
+                    );
+                    Err(failed(log))
+                }
+            }
+        };
+        // SAFETY: created above, not used after this.
+        let _ = unsafe { nvrtc::result::destroy_program(program) };
+        compiled
+    }
+
     fn target(&self) -> Result<&Target> {
         self.target
         .get_or_init(|| {

@@ -318,6 +318,59 @@ pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
         .map_err(fail)
 }
 
+/// The consumer of a pipelined copy's chunks, one chunk behind their copies: chunk `i`
+/// is consumed on the device's stream after chunk `i + 1` is produced there, once chunk
+/// `i`'s copy on the side stream has arrived (an event recorded after it), so that the
+/// device's stream does not wait for a copy while it has a chunk to produce.
+#[derive(Default)]
+pub(crate) struct Behind {
+    waiting: Option<(Range<usize>, cudarc::driver::CudaEvent)>,
+}
+
+impl Behind {
+    /// Chunk `chunk`'s copy is queued on the side stream: the chunk before it is consumed.
+    pub(crate) fn queued<D: DataType>(
+        &mut self,
+        dst: &mut Array<D>,
+        chunk: Range<usize>,
+        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+    ) -> Result<()> {
+        let cuda = on_gpu(dst.device(), D::NAME)?;
+        let arrived = cuda
+            .side_stream()?
+            .record_event(None)
+            .map_err(|e| Error::driver("#copy", "marking a chunk's copy", e))?;
+        match self.waiting.replace((chunk, arrived)) {
+            Some(before) => Self::consume(dst, before, consume),
+            None => Ok(()),
+        }
+    }
+
+    /// The last chunk consumed, after its copy.
+    pub(crate) fn finish<D: DataType>(
+        &mut self,
+        dst: &mut Array<D>,
+        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+    ) -> Result<()> {
+        match self.waiting.take() {
+            Some(last) => Self::consume(dst, last, consume),
+            None => Ok(()),
+        }
+    }
+
+    fn consume<D: DataType>(
+        dst: &mut Array<D>,
+        (chunk, arrived): (Range<usize>, cudarc::driver::CudaEvent),
+        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+    ) -> Result<()> {
+        let cuda = on_gpu(dst.device(), D::NAME)?;
+        cuda.stream
+            .wait(&arrived)
+            .map_err(|e| Error::driver("#copy", "waiting for a chunk's copy", e))?;
+        consume(dst, chunk)
+    }
+}
+
 /// Runs `queue`, which queues copies on `device`'s two streams ([`queue_runs`],
 /// [`queue_in_place`]), then, whether it failed or not, orders the device's stream after
 /// the side stream and waits for both: nothing queued there outlives the call, so the arrays

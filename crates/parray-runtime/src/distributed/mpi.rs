@@ -253,6 +253,10 @@ fn meet<S: DataType, D: DataType>(site: &DetourSite) -> Result<(Job, String)> {
 /// (offsets of this rank's part) of the source.
 pub(crate) type Produce<'a, S> = dyn FnMut(&mut Array<S>, Range<usize>) -> Result<()> + 'a;
 
+/// The work that reads a chunk of a pipelined copy's destination once it has arrived
+/// (`copy::copy_in_chunks_then`), given the chunk's range of the source's part.
+pub(crate) type Consume<'a, D> = dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()> + 'a;
+
 /// [`copy`] pipelined with `produce` (`copy::copy_in_chunks`): for each `chunk` of this
 /// rank's part of the source, in order, `produce` queues the work making it, and the copy
 /// of its elements is queued on the device's side stream, where it overlaps the producing
@@ -265,19 +269,21 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
     src: &mut Array<S>,
     dst: &mut Array<D>,
     (collective, site): (Collective, &'static DetourSite),
-    chunks: impl Iterator<Item = Range<usize>>,
-    produce: &mut Produce<'_, S>,
+    chunks: impl Iterator<Item = Range<usize>> + Clone,
+    (produce, consume): (&mut Produce<'_, S>, &mut Consume<'_, D>),
 ) -> Result<()> {
     let (job, what) = meet::<S, D>(site)?;
     let line = site.line;
-    // Each chunk, produced; the ranks agree that all of them were.
-    let mut produced = |src: &mut Array<S>, chunk: Range<usize>| match produce(src, chunk) {
+    // Each chunk's producer and consumer; the ranks agree that every one of them ran.
+    let agreed = |done: Result<()>| match done {
         Ok(()) => agree(Point::Copy { line }, &what),
         Err(e) => {
             let _ = agree(Point::Failed { line }, &what);
             Err(e)
         }
     };
+    let mut produced = |src: &mut Array<S>, chunk: Range<usize>| agreed(produce(src, chunk));
+    let mut consumed = |dst: &mut Array<D>, chunk: Range<usize>| agreed(consume(dst, chunk));
     let pipelined = match on_gpu_by_digits::<S, D>(src, dst, collective) {
         Some((s, d, None)) if s.ranks == 1 && d.ranks == 1 => Some(None),
         Some((_, _, Some(ex))) => {
@@ -287,22 +293,28 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
         _ => None,
     };
     let Some(how) = pipelined else {
-        for chunk in chunks {
+        for chunk in chunks.clone() {
             produced(src, chunk)?;
         }
-        return copy(src, dst, collective, site);
+        copy(src, dst, collective, site)?;
+        for chunk in chunks {
+            consumed(dst, chunk)?;
+        }
+        return Ok(());
     };
     let device = src.device().expect("on a GPU (the digits say so)").clone();
     exchange::on_side_stream(&device, || {
+        let mut behind = exchange::Behind::default();
         for chunk in chunks {
             produced(src, chunk.clone())?;
             let range = chunk.start as u64..chunk.end as u64;
             match &how {
                 Some(ex) => exchange::queue_runs(src, dst, ex, (job.rank, range), site)?,
-                None => exchange::queue_in_place(src, dst, chunk)?,
+                None => exchange::queue_in_place(src, dst, chunk.clone())?,
             }
+            behind.queued(dst, chunk, &mut consumed)?;
         }
-        Ok(())
+        behind.finish(dst, &mut consumed)
     })
 }
 
