@@ -401,6 +401,7 @@ parray! {
     pub dmem float [6][8] MADE_T_STORE;
     pub float [#MADE_T_STORE_1][#MADE_T_STORE_0] MADE_T;
     pub cuda(float* m) [1][48] MAKE;
+    pub cuda(float* d) [1][48] DOUBLE;
 }
 
 /// A pipelined copy: each chunk made by a kernel (writing only its chunk), then copied; the
@@ -442,6 +443,54 @@ fn a_copy_in_chunks_copies_what_each_chunk_made() -> parray::Result<()> {
             .contains("MADE_FIVE_ROWS has 30 elements, which do not divide MADE's part of 48"),
         "{refused}"
     );
+    Ok(())
+}
+
+/// A pipelined copy with a consumer: each chunk of the destination, once its copy has
+/// arrived, doubled in place by a kernel that touches only that chunk; the consumers run
+/// in order, each after its producer, and the result is every element made, copied and
+/// doubled (on a GPU chunk `i` is consumed after chunk `i + 1` is made, while the copies
+/// run on the second stream).
+#[test]
+fn a_copy_in_chunks_then_consumes_each_chunk_after_its_copy() -> parray::Result<()> {
+    let mut made = MADE::create()?;
+    let mut same = MADE_COPY::create()?;
+    let steps = std::cell::RefCell::new(Vec::new());
+    let make = |m: &mut Array<MADE>, chunk: std::ops::Range<usize>| {
+        let (lo, hi) = (chunk.start, chunk.end);
+        steps.borrow_mut().push(("made", lo));
+        detour!(MAKE(m) {
+            let k = $tid$;
+            if k >= lo && k < hi {
+                m[k] = (k * 3 + 1) as f32;
+            }
+        })
+    };
+    let double = |d: &mut Array<MADE_COPY>, chunk: std::ops::Range<usize>| {
+        let (lo, hi) = (chunk.start, chunk.end);
+        steps.borrow_mut().push(("consumed", lo));
+        detour!(DOUBLE(d) {
+            let k = $tid$;
+            if k >= lo && k < hi {
+                d[k] = d[k] * 2.0;
+            }
+        })
+    };
+    parray::copy::copy_in_chunks_then::<MADE_CHUNK, _, _>(&mut made, &mut same, make, double)?;
+    let want: Vec<f32> = (0..48).map(|k| (k * 3 + 1) as f32 * 2.0).collect();
+    assert_eq!(same.to_vec()?, want);
+    // Every chunk consumed once, in order, after it was made.
+    let steps = steps.into_inner();
+    let consumed: Vec<usize> = steps
+        .iter()
+        .filter(|s| s.0 == "consumed")
+        .map(|s| s.1)
+        .collect();
+    assert_eq!(consumed, [0, 12, 24, 36]);
+    for at in consumed {
+        let when = |what| steps.iter().position(|s| *s == (what, at)).unwrap();
+        assert!(when("made") < when("consumed"), "{steps:?}");
+    }
     Ok(())
 }
 

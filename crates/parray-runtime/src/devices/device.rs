@@ -52,9 +52,9 @@ pub(crate) struct CudaDevice {
     fault: OnceLock<std::result::Result<Mutex<FaultRecord>, String>>,
     /// The device's cuBLAS handle, made on first use (`cublas::sgemm`).
     pub(crate) blas: OnceLock<std::result::Result<Mutex<cudarc::cublas::CudaBlas>, String>>,
-    /// The second stream, made on first use: the copies of a pipelined `#copy`
-    /// (`copy::copy_in_chunks`) and NCCL's messages run on it, beside the work of
-    /// `stream`, ordered with it by events.
+    /// The second stream, made on first use at the highest priority: the copies of a
+    /// pipelined `#copy` (`copy::copy_in_chunks`) and NCCL's messages run on it, beside
+    /// the work of `stream`, ordered with it by events.
     side: OnceLock<std::result::Result<Arc<CudaStream>, String>>,
 }
 
@@ -62,7 +62,19 @@ impl CudaDevice {
     /// The device's second stream ([`CudaDevice::side`]), made on first use.
     pub(crate) fn side_stream(&self) -> Result<&Arc<CudaStream>> {
         self.side
-            .get_or_init(|| self.stream.fork().map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                // At the highest priority: the copies are a pipeline's critical path, and
+                // their kernels (NCCL's, the rows kernel) then take the multiprocessors
+                // before the next block of the work they overlap, never after all of it.
+                let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+                    .map_err(|e| e.to_string())?;
+                let side = self
+                    .ctx
+                    .new_stream_with_priority(highest)
+                    .map_err(|e| e.to_string())?;
+                side.join(&self.stream).map_err(|e| e.to_string())?;
+                Ok(side)
+            })
             .as_ref()
             .map_err(|reason| Error::Driver {
                 type_name: "#copy",

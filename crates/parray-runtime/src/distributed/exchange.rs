@@ -318,6 +318,10 @@ pub(crate) fn queue_in_place<S: DataType, D: DataType<Elem = S::Elem>>(
         .map_err(fail)
 }
 
+/// The work that reads a chunk of a pipelined copy's destination once it has arrived
+/// (`copy::copy_in_chunks_then`), given the chunk's range of the source's part.
+pub(crate) type Consume<'a, D> = dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()> + 'a;
+
 /// The consumer of a pipelined copy's chunks, one chunk behind their copies: chunk `i`
 /// is consumed on the device's stream after chunk `i + 1` is produced there, once chunk
 /// `i`'s copy on the side stream has arrived (an event recorded after it), so that the
@@ -333,7 +337,7 @@ impl Behind {
         &mut self,
         dst: &mut Array<D>,
         chunk: Range<usize>,
-        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+        consume: &mut Consume<'_, D>,
     ) -> Result<()> {
         let cuda = on_gpu(dst.device(), D::NAME)?;
         let arrived = cuda
@@ -350,7 +354,7 @@ impl Behind {
     pub(crate) fn finish<D: DataType>(
         &mut self,
         dst: &mut Array<D>,
-        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+        consume: &mut Consume<'_, D>,
     ) -> Result<()> {
         match self.waiting.take() {
             Some(last) => Self::consume(dst, last, consume),
@@ -361,7 +365,7 @@ impl Behind {
     fn consume<D: DataType>(
         dst: &mut Array<D>,
         (chunk, arrived): (Range<usize>, cudarc::driver::CudaEvent),
-        consume: &mut dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()>,
+        consume: &mut Consume<'_, D>,
     ) -> Result<()> {
         let cuda = on_gpu(dst.device(), D::NAME)?;
         cuda.stream

@@ -253,10 +253,6 @@ fn meet<S: DataType, D: DataType>(site: &DetourSite) -> Result<(Job, String)> {
 /// (offsets of this rank's part) of the source.
 pub(crate) type Produce<'a, S> = dyn FnMut(&mut Array<S>, Range<usize>) -> Result<()> + 'a;
 
-/// The work that reads a chunk of a pipelined copy's destination once it has arrived
-/// (`copy::copy_in_chunks_then`), given the chunk's range of the source's part.
-pub(crate) type Consume<'a, D> = dyn FnMut(&mut Array<D>, Range<usize>) -> Result<()> + 'a;
-
 /// [`copy`] pipelined with `produce` (`copy::copy_in_chunks`): for each `chunk` of this
 /// rank's part of the source, in order, `produce` queues the work making it, and the copy
 /// of its elements is queued on the device's side stream, where it overlaps the producing
@@ -270,7 +266,7 @@ pub(crate) fn copy_in_chunks<S: DataType, D: DataType<Elem = S::Elem>>(
     dst: &mut Array<D>,
     (collective, site): (Collective, &'static DetourSite),
     chunks: impl Iterator<Item = Range<usize>> + Clone,
-    (produce, consume): (&mut Produce<'_, S>, &mut Consume<'_, D>),
+    (produce, consume): (&mut Produce<'_, S>, &mut exchange::Consume<'_, D>),
 ) -> Result<()> {
     let (job, what) = meet::<S, D>(site)?;
     let line = site.line;

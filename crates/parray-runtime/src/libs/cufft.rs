@@ -179,9 +179,16 @@ impl FftPlan {
             .bind_to_thread()
             .map_err(|e| driver(format!("binding {}: {e}", device.name())))?;
         let handle = Handle(result::create().map_err(|e| driver(format!("creating a plan: {e}")))?);
-        if let Some(store) = store {
-            let ir = cuda.kernels.compile_lto(&store.name, &store.source)?;
-            let name = std::ffi::CString::new(store.name.as_str()).expect("a C name");
+        // cuFFT reads the callback's LTO-IR and name when it plans, not when they are set:
+        // both live until the plan is made.
+        let callback = match store {
+            Some(store) => Some((
+                std::ffi::CString::new(store.name.as_str()).expect("a C name"),
+                cuda.kernels.compile_lto(&store.name, &store.source)?,
+            )),
+            None => None,
+        };
+        if let (Some(store), Some((name, ir))) = (store, &callback) {
             // SAFETY: libcufft is loaded (the plan was created); the symbol is CUDA 13's
             // `cufftXtSetJITCallback`, of the signature `SetJitCallback` declares.
             let set = unsafe { sys::culib().get::<SetJitCallback>(b"cufftXtSetJITCallback\0") }
