@@ -34,7 +34,18 @@ use rustfft::FftPlanner;
 
 /// The types of one size on one rank: the slab is the whole array, transformed in place.
 macro_rules! whole {
-    ($module:ident, $n:literal) => {
+    ($($module:ident: $n:literal;)*) => {
+        $(whole!(@one $module, $n);)*
+
+        /// The program for `--n` on one rank, if its types are declared.
+        fn on_one_rank(args: &Args) -> Option<parray::Result<bool>> {
+            match args.n {
+                $($n => Some($module::run(args)),)*
+                _ => None,
+            }
+        }
+    };
+    (@one $module:ident, $n:literal) => {
         // Generic code creates the arrays (`Array::<X>::new`), not `X::create`.
         #[allow(dead_code)]
         mod $module {
@@ -59,7 +70,18 @@ macro_rules! whole {
 /// xl` (rank `x_hi`'s slab), `y = y_hi M + yl` and, in chunks of `ZC = N / C` planes, `z =
 /// c ZC + zc`.
 macro_rules! slabs {
-    ($module:ident, $n:literal, $ranks:literal, $chunks:literal) => {
+    ($($module:ident: $n:literal, $ranks:literal, $chunks:literal;)*) => {
+        $(slabs!(@one $module, $n, $ranks, $chunks);)*
+
+        /// The program for `--n` and `--chunks` on `ranks` ranks, if its types are declared.
+        fn on_ranks(args: &Args, ranks: usize) -> Option<parray::Result<bool>> {
+            match (args.n, ranks, args.chunks) {
+                $(($n, $ranks, $chunks) => Some($module::run(args)),)*
+                _ => None,
+            }
+        }
+    };
+    (@one $module:ident, $n:literal, $ranks:literal, $chunks:literal) => {
         // Generic code creates the arrays (`Array::<X>::new`), not `X::create`.
         #[allow(dead_code)]
         mod $module {
@@ -92,21 +114,26 @@ macro_rules! slabs {
     };
 }
 
-whole!(n32_on_1, 32);
-whole!(n512_on_1, 512);
-whole!(n1024_on_1, 1024);
-slabs!(n32_on_2_in_4, 32, 2, 4);
-slabs!(n32_on_2_in_8, 32, 2, 8);
-slabs!(n32_on_4_in_4, 32, 4, 4);
-slabs!(n32_on_4_in_8, 32, 4, 8);
-slabs!(n512_on_2_in_4, 512, 2, 4);
-slabs!(n512_on_2_in_8, 512, 2, 8);
-slabs!(n512_on_4_in_4, 512, 4, 4);
-slabs!(n512_on_4_in_8, 512, 4, 8);
-slabs!(n1024_on_2_in_4, 1024, 2, 4);
-slabs!(n1024_on_2_in_8, 1024, 2, 8);
-slabs!(n1024_on_4_in_4, 1024, 4, 4);
-slabs!(n1024_on_4_in_8, 1024, 4, 8);
+whole! {
+    n32_on_1: 32;
+    n512_on_1: 512;
+    n1024_on_1: 1024;
+}
+
+slabs! {
+    n32_on_2_in_4: 32, 2, 4;
+    n32_on_2_in_8: 32, 2, 8;
+    n32_on_4_in_4: 32, 4, 4;
+    n32_on_4_in_8: 32, 4, 8;
+    n512_on_2_in_4: 512, 2, 4;
+    n512_on_2_in_8: 512, 2, 8;
+    n512_on_4_in_4: 512, 4, 4;
+    n512_on_4_in_8: 512, 4, 8;
+    n1024_on_2_in_4: 1024, 2, 4;
+    n1024_on_2_in_8: 1024, 2, 8;
+    n1024_on_4_in_4: 1024, 4, 4;
+    n1024_on_4_in_8: 1024, 4, 8;
+}
 
 /// The command line: `--n N` (32, 512 or 1024), `--chunks C` (of z: 4 or 8, 4 by default)
 /// and `--repeats R`.
@@ -627,27 +654,18 @@ fn main() -> parray::Result<()> {
         repeats: value("--repeats", 10),
     };
     let job = parray::mpi::job()?;
-    let ok = match (args.n, job.size, args.chunks) {
-        (32, 1, _) => n32_on_1::run(&args)?,
-        (512, 1, _) => n512_on_1::run(&args)?,
-        (1024, 1, _) => n1024_on_1::run(&args)?,
-        (32, 2, 4) => n32_on_2_in_4::run(&args)?,
-        (32, 2, 8) => n32_on_2_in_8::run(&args)?,
-        (32, 4, 4) => n32_on_4_in_4::run(&args)?,
-        (32, 4, 8) => n32_on_4_in_8::run(&args)?,
-        (512, 2, 4) => n512_on_2_in_4::run(&args)?,
-        (512, 2, 8) => n512_on_2_in_8::run(&args)?,
-        (512, 4, 4) => n512_on_4_in_4::run(&args)?,
-        (512, 4, 8) => n512_on_4_in_8::run(&args)?,
-        (1024, 2, 4) => n1024_on_2_in_4::run(&args)?,
-        (1024, 2, 8) => n1024_on_2_in_8::run(&args)?,
-        (1024, 4, 4) => n1024_on_4_in_4::run(&args)?,
-        (1024, 4, 8) => n1024_on_4_in_8::run(&args)?,
-        (n, ranks, chunks) => {
-            eprintln!("fft3d: no types declared for N = {n} on {ranks} ranks in {chunks} chunks (N 32, 512 or 1024 on 1, 2 or 4 ranks, in 4 or 8 chunks of z)");
-            std::process::exit(2);
-        }
+    let program = match job.size {
+        1 => on_one_rank(&args),
+        ranks => on_ranks(&args, ranks),
     };
+    let Some(ran) = program else {
+        eprintln!(
+            "fft3d: no types declared for N = {} on {} ranks in {} chunks (N 32, 512 or 1024 on 1, 2 or 4 ranks, in 4 or 8 chunks of z)",
+            args.n, job.size, args.chunks
+        );
+        std::process::exit(2);
+    };
+    let ok = ran?;
     if job.rank == 0 {
         println!("check: {}", if ok { "ok" } else { "FAILED" });
     }
