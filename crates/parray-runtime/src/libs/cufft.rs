@@ -209,17 +209,19 @@ impl FftPlan {
             .result()
             .map_err(|e| driver(format!("setting the store callback {}: {e}", store.name)))?;
         }
-        // SAFETY: `n` holds `dims.len()` sizes and is also the embedding of both sides
-        // (read, not written, by cuFFT); the handle is a created plan.
+        let sizes = n.as_mut_ptr();
+        // SAFETY: `sizes` points at `dims.len()` sizes, alive through the call, which are
+        // also the embedding of both sides (read, not written, by cuFFT); the handle is a
+        // created plan.
         unsafe {
             result::make_plan_many(
                 handle.0,
                 n.len() as c_int,
-                n.as_mut_ptr(),
-                n.clone().as_mut_ptr(),
+                sizes,
+                sizes,
                 istride,
                 idist,
-                n.clone().as_mut_ptr(),
+                sizes,
                 ostride,
                 odist,
                 sys::cufftType::CUFFT_C2C,
