@@ -791,6 +791,36 @@ impl Choice {
     }
 }
 
+/// The warp-specialised kernels' tile width for M x N, the plan a shape given at run time
+/// runs by: 128 x 256 tiles, unless there are so few of them (at most half the
+/// multiprocessors') that most of the grid would idle; then 128 x 128, twice the blocks.
+/// Measured on an H200 (SPEC.md 3.10, "Any shape"): the rule picks the faster width at
+/// 1000³ and 1000 x 1000 x 4000 (128) and at 2048³, 1024 x 4096 x 1024, 3000 x 5000 x
+/// 700 and 4096³ (256), in bf16, f16 and TF32.
+fn ws_width(m: usize, n: usize) -> usize {
+    let wide_tiles = m.div_ceil(TILE_ROWS) * n.div_ceil(WS_WIDTH);
+    if wide_tiles <= WS_BLOCKS / 2 {
+        128
+    } else {
+        WS_WIDTH
+    }
+}
+
+/// The label of a warp-specialised row of tiles `width` wide (A copied into padded rows
+/// first where `copied`), `*` on the width [`ws_width`] plans for the shape.
+fn ws_label(width: usize, planned: usize, copied: bool) -> &'static str {
+    match (width == planned, width, copied) {
+        (true, 128, false) => "parray ws 128*",
+        (true, 128, true) => "ws128*+#copy A",
+        (true, _, false) => "parray ws 256*",
+        (true, _, true) => "ws256*+#copy A",
+        (false, 128, false) => "parray ws 128",
+        (false, 128, true) => "ws128 + #copy A",
+        (false, _, false) => "parray ws 256",
+        (false, _, true) => "ws256 + #copy A",
+    }
+}
+
 /// The TF32 kernel's storage: A row-major, B K-major (stored N x K).
 const TF32_LAYOUT: &str = "rows, B K-major";
 
@@ -1010,21 +1040,23 @@ mod any_shape {
     /// padded rows by `#copy` each time (`ws + #copy A`).
     macro_rules! ws_row {
         ($case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty) => {
-            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q2, "parray ws", "ws + #copy A");
-            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q1, "parray ws 128", "ws128 + #copy A");
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q2, 256);
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q1, 128);
         };
-        (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $q:ty, $plain:literal, $copied:literal) => {
+        (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $q:ty, $width:literal) => {
             let rm = LAYOUTS[0].1;
-            match $case.shape.2 % 8 {
+            let (m, n, k) = $case.shape;
+            let planned = ws_width(m, n);
+            match k % 8 {
                 0 => $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                    $plain,
+                    ws_label($width, planned, false),
                     rm,
                     |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS, $q>(a, b, c)),
                 )?),
                 _ => {
                     let mut pad = Array::<$pad>::new()?;
                     $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                        $copied,
+                        ws_label($width, planned, true),
                         rm,
                         |a, b, c| {
                             parray::copy::copy(a, pad.view_mut::<$padded>())?;
@@ -1097,16 +1129,17 @@ mod any_shape {
         }
         if choice.wants_ws("tf32", rm) {
             let case = Case::<f32>::new::<DAF, DBF, DC>(shape, repeats, rows)?;
+            let planned = ws_width(shape.0, shape.1);
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    "parray ws",
+                    ws_label(256, planned, false),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q2>(a, b, c)),
                 )?,
             );
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    "parray ws 128",
+                    ws_label(128, planned, false),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q1>(a, b, c)),
                 )?,
@@ -1326,11 +1359,12 @@ fn main() -> parray::Result<()> {
     }
     if choice.ws {
         println!(
-            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16 or k8), more blocks where the shape has few tiles",
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16 or k8), and `*` marks the width the plan runs there: 128 where the shape has at most {} tiles of {TILE_ROWS}x{WS_WIDTH}",
             K_TILE / 2,
             (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
             WS_STAGES * (TILE_ROWS + WS_WIDTH) / (TILE_ROWS + 128),
             (TILE_ROWS + 128) * K_TILE * 2 / 1024,
+            WS_BLOCKS / 2,
         );
     }
     let repeats = gemm::repeats()?;
