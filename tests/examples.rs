@@ -21,14 +21,27 @@ fn run_example_status(name: &str, args: &[&str]) -> (bool, String, String) {
     run_example_env(name, args, &[])
 }
 
-/// Every example built once, in release mode, by one cargo: it compiles them side by side
-/// where each test's `cargo run` would wait for the others' (a large example's build is
-/// mostly one thread).
+/// The examples these tests do not run: `bench` needs a GPU (`cargo test` builds it, in
+/// the test profile), and the mpi examples need the `mpi` feature (`tests/mpi.rs`).
+const NOT_RUN_HERE: [&str; 3] = ["bench", "fft3d", "mpi_copies"];
+
+/// Every example these tests run built once, in release mode, by one cargo: it compiles
+/// them side by side where each test's `cargo run` would wait for the others' (a large
+/// example's build is mostly one thread).
 fn examples_built() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("the examples directory")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|f| f.strip_suffix(".rs").map(str::to_string))
+            .filter(|n| !NOT_RUN_HERE.contains(&n.as_str()))
+            .collect();
+        names.sort();
         let out = Command::new(env!("CARGO"))
-            .args(["build", "--release", "--quiet", "--examples"])
+            .args(["build", "--release", "--quiet"])
+            .args(names.iter().flat_map(|n| ["--example", n.as_str()]))
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .expect("cargo runs");
