@@ -43,7 +43,7 @@
 //! `--square 256|4096|8192` the square shape); `--m M --n N --k K` one row-major shape:
 //! any shape for the warp-specialised kernels (their edge tiles guarded, K's tail read as
 //! TMA's zeros; N a multiple of 8, and A's rows copied into rows padded to 8 elements
-//! first where K is not (`ws + #copy A`); TF32 K a multiple of 4), whole tiles for
+//! first where K is not (`ws256 + #copy A`); TF32 K a multiple of 4), whole tiles for
 //! `gemm_tc` (M a multiple of 128, N of the tile's width, K of 64); its kernels made at
 //! the first launch, the TMA maps planned at its sizes; `--source` prints the kernel (bf16
 //! row-major at 4096³ or the shape given, of 128 x 128 tiles unless `--tile 256` or
@@ -806,10 +806,10 @@ fn ws_width(m: usize, n: usize) -> usize {
     }
 }
 
-/// The label of a warp-specialised row of tiles `width` wide (A copied into padded rows
-/// first where `copied`), `*` on the width [`ws_width`] plans for the shape.
-fn ws_label(width: usize, planned: usize, copied: bool) -> &'static str {
-    match (width == planned, width, copied) {
+/// The label of a warp-specialised row of tiles `width` wide at `shape` (A copied into
+/// padded rows first where `copied`), `*` on the width [`ws_width`] plans for the shape.
+fn ws_label(width: usize, (m, n, _): Shape, copied: bool) -> &'static str {
+    match (width == ws_width(m, n), width, copied) {
         (true, 128, false) => "parray ws 128*",
         (true, 128, true) => "ws128*+#copy A",
         (true, _, false) => "parray ws 256*",
@@ -1037,7 +1037,7 @@ mod any_shape {
     /// `PADDED` A's padded rows and their view), of tiles 128 x 256 and 128 x 128 (more
     /// blocks where the shape has few tiles), where K is a multiple of 8: rows of A of a
     /// whole number of 16-byte steps, as TMA's strides are; otherwise A is copied into
-    /// padded rows by `#copy` each time (`ws + #copy A`).
+    /// padded rows by `#copy` each time (`ws256 + #copy A`, `ws128 + #copy A`).
     macro_rules! ws_row {
         ($case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty) => {
             ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q2, 256);
@@ -1045,18 +1045,16 @@ mod any_shape {
         };
         (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $q:ty, $width:literal) => {
             let rm = LAYOUTS[0].1;
-            let (m, n, k) = $case.shape;
-            let planned = ws_width(m, n);
-            match k % 8 {
+            match $case.shape.2 % 8 {
                 0 => $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                    ws_label($width, planned, false),
+                    ws_label($width, $case.shape, false),
                     rm,
                     |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS, $q>(a, b, c)),
                 )?),
                 _ => {
                     let mut pad = Array::<$pad>::new()?;
                     $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                        ws_label($width, planned, true),
+                        ws_label($width, $case.shape, true),
                         rm,
                         |a, b, c| {
                             parray::copy::copy(a, pad.view_mut::<$padded>())?;
@@ -1129,17 +1127,16 @@ mod any_shape {
         }
         if choice.wants_ws("tf32", rm) {
             let case = Case::<f32>::new::<DAF, DBF, DC>(shape, repeats, rows)?;
-            let planned = ws_width(shape.0, shape.1);
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    ws_label(256, planned, false),
+                    ws_label(256, shape, false),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q2>(a, b, c)),
                 )?,
             );
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    ws_label(128, planned, false),
+                    ws_label(128, shape, false),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q1>(a, b, c)),
                 )?,
