@@ -68,8 +68,17 @@ const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 o
 /// The warp-specialised kernel's tile width, stages and largest grid (gemm_ws's `S`, and
 /// the `GRIDWS` of its shapes: an H200's multiprocessors).
 const WS_WIDTH: usize = 256;
-const WS_STAGES: usize = 4;
 const WS_BLOCKS: usize = 132;
+
+/// The warp-specialised kernels' tile widths at a shape given at run time: gemm_ws's
+/// (`TW` of 4, 2 and 1 atoms) and gemm_tf32's (`TQ` of 2 and 1).
+const WS_WIDTHS: [usize; 3] = [256, 128, 64];
+const TF32_WIDTHS: [usize; 2] = [256, 128];
+
+/// gemm_ws's shared stages at a tile's width, its `S = 8 - P` of 16 + 8 P KiB.
+fn ws_stages(cols: usize) -> usize {
+    8 - cols / 64
+}
 
 /// The shared stages of a tile's width, the subprogram's `S = 2 + Q`.
 fn stages(cols: usize) -> usize {
@@ -250,12 +259,13 @@ subprog! {
     /// three warpgroups (384 threads, `[[3][[4][8][4]]]`), the last the producer (one thread
     /// issues TMA copies of whole k-tiles into `S` shared stages, its registers given up by
     /// `#setmaxnreg dec`), the first two the consumers (each 64 rows of the block's 128 x
-    /// 128 Q tile of C, Q = `dim(TQ_0)` (1 or 2), m64n(128 Q)k16 wgmmas straight from the
-    /// stages, 64 Q accumulators a thread, `#setmaxnreg inc`). A stage is a (full, empty)
-    /// pair of mbarriers: the producer waits for a stage's release, then copies A's 128 x 64
-    /// and B's 64 x 128 Q into it, completing on its full barrier; a consumer waits for it
-    /// full, issues its four k16 steps, and releases the stage its previous k-tile read once
-    /// `#mma wait 1` has completed that k-tile's group. The grid is persistent (`dim(TG_0)`
+    /// 64 P tile of C, P = `dim(TW_0)` (1, 2 or 4: the width in B's atoms of 64 columns),
+    /// m64n(64 P)k16 wgmmas straight from the stages, 32 P accumulators a thread,
+    /// `#setmaxnreg inc`). A stage is a (full, empty) pair of mbarriers: the producer waits
+    /// for a stage's release, then copies A's 128 x 64 and B's 64 x 64 P into it,
+    /// completing on its full barrier; a consumer waits for it full, issues its four k16
+    /// steps, and releases the stage its previous k-tile read once `#mma wait 1` has
+    /// completed that k-tile's group. The grid is persistent (`dim(TG_0)`
     /// blocks step through the tiles), and the stage and its phase run on across tiles, so
     /// the producer fills the next tile's stages while the consumers store this one's C. A,
     /// B and C of any layout the tiles line up with, of sizes literal or given at run time
@@ -264,16 +274,17 @@ subprog! {
     /// past their ends (SPEC 2.4), so an edge tile's TMA box reads zeros past the data (K's
     /// tail adds nothing), B's atoms wholly past N are not copied, and C's store is guarded;
     /// TMA's strides need rows of whole 16-byte steps (K and N multiples of 8).
-    pub fn gemm_ws<E, TA, TB, TC, TG, TQ>(da, db, dc) -> parray::Result<()> {
+    pub fn gemm_ws<E, TA, TB, TC, TG, TW>(da, db, dc) -> parray::Result<()> {
         parray! {
             const M = dim(TA_0);
             const K = dim(TA_1);
             const N = dim(TB_1);
-            const Q = dim(TQ_0);
-            // Stages of 16 + 16 Q KiB, 192 KiB of the 227 a block may have: four of 128 x
-            // 256 tiles, six of 128 x 128.
-            const S = 8 - 2 * Q;
-            const ROUNDS = ceil(ceil(M / 128) * ceil(N / (128 * Q)) / dim(TG_0));
+            // The tile's width in B's atoms of 64 columns: 1, 2 or 4.
+            const P = dim(TW_0);
+            // Stages of 16 + 8 P KiB, at most 192 KiB of the 227 a block may have: four of
+            // 128 x 256 tiles, six of 128 x 128, seven of 128 x 64.
+            const S = 8 - P;
+            const ROUNDS = ceil(ceil(M / 128) * ceil(N / (64 * P)) / dim(TG_0));
             // The tiles go in groups of GROUP rows of tiles, down each column of a group
             // before the next (Triton's grouped order): the 132 tiles in flight then read
             // 16 rows of A's tiles and 8 or 9 columns of B's, against 4 rows and all 32
@@ -281,7 +292,7 @@ subprog! {
             const GROUP = 16;
             // The producer warpgroup and two consumers; t2, t1, t0 of each as in gemm_tc.
             cuda(E* a, E* b, float* c) [dim(TG_0)][[3][[4][8][4]]] G;
-            rmem float [16*Q][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
+            rmem float [8*P][2][#G_1_1_0][#G_1_1_1][#G_1_1_2][2] ACC_REGS;
             float [[#ACC_REGS_2][#ACC_REGS_1][#ACC_REGS_3]][[#ACC_REGS_0][#ACC_REGS_4][#ACC_REGS_5]] ACC;
             // A's stages as TMA writes them: 128 rows (m / 8, m % 8) of 64 k, K-major in the
             // 128-byte swizzle (the 16-byte chunk ^ m % 8). Consumer w's k16 step s is its
@@ -290,26 +301,26 @@ subprog! {
             smem E [S][[16][8]][[8 ^ AS_1_1][8]] AS;
             E [#AS_1][#AS_2] A_STAGE;
             E [[8#AS_1_0][#AS_1_1]][[2#AS_2_0][#AS_2_1]] A_STEP;
-            // B's: 2 Q MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
+            // B's: P MN-major atoms of 64 n, each 64 rows of k in the 128-byte swizzle,
             // a k16 step 16 whole rows of each (`$BS[st][0][[2 * s][0]][[0][0]]$`).
-            smem E [S][2*Q][[8][8]][[8 ^ BS_2_1][8]] BS;
+            smem E [S][P][[8][8]][[8 ^ BS_2_1][8]] BS;
             E [#BS_2][#BS_3] B_ATOM_STAGE;
             E [[2#BS_2_0][#BS_2_1]][[#BS_1][#BS_3]] B_STEP;
             smem mbarrier [S] FULL;
             smem mbarrier [S] EMPTY;
-            // A's k-tiles (128 x 64) and B's (64 x 128 Q: 2 Q atoms of 64 k x 64 n, a TMA
-            // copy each, so that a row of B need not be a multiple of 128 Q), their pieces
+            // A's k-tiles (128 x 64) and B's (64 x 64 P: P atoms of 64 k x 64 n, a TMA
+            // copy each, so that a row of B need not be a multiple of 64 P), their pieces
             // covering the matrices past their ends (SPEC 2.4): an edge tile's box reads
             // TMA's zeros past the data, so the k-tail adds nothing to C.
             dmem E [[ceil(M/128)][128]#TA_0][[ceil(K/64)][64]#TA_1] AT;
             E [#AT_0_1][#AT_1_1] A_TILE;
-            dmem E [[ceil(K/64)][64]#TB_0][[ceil(N/(128*Q))][2*Q][64]#TB_1] BT;
+            dmem E [[ceil(K/64)][64]#TB_0][[ceil(N/(64*P))][P][64]#TB_1] BT;
             E [#BT_0_1][#BT_1_2] B_ATOM;
             // C in the accumulator's digits, as gemm_tc's; the edge
             // tiles' stores are guarded.
-            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/(128*Q))][16*Q][4][2]#TC_1] CQ;
+            dmem float [[ceil(M/128)][2][4][2][8]#TC_0][[ceil(N/(64*P))][8*P][4][2]#TC_1] CQ;
             float [#CQ_1_1][#CQ_0_3][#CQ_1_3] C_PART;
-            rmem float [16*Q][2][2] ACC_PART;
+            rmem float [8*P][2][2] ACC_PART;
         }
         detour!(G(da, db, dc) {
             #![min_blocks_per_sm(1)]
@@ -326,12 +337,12 @@ subprog! {
             let blocks = $dim(TG_0)$;
             let m = $dim(TC_0)$;
             let n = $dim(TC_1)$;
-            // Each stage's full barrier completes with the producer's 1 + 2 Q arrivals (A's
-            // copy and B's 2 Q atoms, each with its bytes, or an atom past N's end without
+            // Each stage's full barrier completes with the producer's 1 + P arrivals (A's
+            // copy and B's P atoms, each with its bytes, or an atom past N's end without
             // them), its empty barrier with one release from each consumer.
             if $tid_1$ == 0 {
                 for i in 0..S {
-                    #mbarrier init FULL(full + i) arrivals 1 + 2 * Q;
+                    #mbarrier init FULL(full + i) arrivals 1 + P;
                     #mbarrier init EMPTY(empty + i) arrivals 2;
                 }
             }
@@ -378,7 +389,7 @@ subprog! {
                         }
                         let pc = c + $CQ[[bm][w][$tid_1_1_0$][0][$tid_1_1_1$]][[bn][0][$tid_1_1_2$][0]]$;
                         let row = 128 * bm + 64 * w + 16 * $tid_1_1_0$ + $tid_1_1_1$;
-                        let col = 128 * Q * bn + 2 * $tid_1_1_2$;
+                        let col = 64 * P * bn + 2 * $tid_1_1_2$;
                         #copy ACC_PART(acc) to C_PART(pc) if |x, y, z| row + 8 * y < m && col + 8 * x + z < n;
                     }
                 }
@@ -401,8 +412,8 @@ subprog! {
                                 // An atom wholly past N's end is not copied (its box would
                                 // start past the tensor): the stage keeps what it held, which
                                 // reaches only columns of C that are not stored.
-                                for atom in 0..2 * Q {
-                                    if 128 * Q * bn + 64 * atom < n {
+                                for atom in 0..P {
+                                    if 64 * P * bn + 64 * atom < n {
                                         #copy async B_ATOM(b + $BT[[kt][0]][[bn][atom][0]]$) to B_ATOM_STAGE(sb + $BS[st][atom][[0][0]][[0][0]]$) on FULL(full + st);
                                     } else {
                                         #mbarrier arrive FULL(full + st);
@@ -552,7 +563,7 @@ subprog! {
 
 /// One measured product.
 pub struct Row {
-    pub kernel: &'static str,
+    pub kernel: String,
     /// The element of A and B: `bf16` or `f16`.
     pub elem: &'static str,
     pub layout: &'static str,
@@ -668,7 +679,7 @@ impl<E: Elem> Case<E> {
                 parray::gpu::cublas::gemm(&da, &db, &mut dc, E::MATH)
             })?;
             rows.push(Row {
-                kernel: "cuBLAS",
+                kernel: "cuBLAS".into(),
                 elem: E::NAME,
                 layout: "row-major",
                 shape,
@@ -686,7 +697,7 @@ impl<E: Elem> Case<E> {
     /// the kernel, apart; then timed), reads C back through `VC` and checks it.
     pub fn run<HA, HB, HC, VA, SA, VB, SB, VC, SC>(
         &self,
-        kernel: &'static str,
+        kernel: impl Into<String>,
         layout: &'static str,
         mut multiply: impl FnMut(&Array<SA>, &Array<SB>, &mut Array<SC>) -> parray::Result<()>,
     ) -> parray::Result<Row>
@@ -731,7 +742,7 @@ impl<E: Elem> Case<E> {
             }
         };
         Ok(Row {
-            kernel,
+            kernel: kernel.into(),
             elem: E::NAME,
             layout,
             shape: self.shape,
@@ -791,33 +802,32 @@ impl Choice {
     }
 }
 
-/// The warp-specialised kernels' tile width for M x N, the plan a shape given at run time
-/// runs by: 128 x 256 tiles, unless there are so few of them (at most half the
-/// multiprocessors') that most of the grid would idle; then 128 x 128, twice the blocks.
-/// Measured on an H200 (SPEC.md 3.10, "Any shape"): the rule picks the faster width at
-/// 1000³ and 1000 x 1000 x 4000 (128) and at 2048³, 1024 x 4096 x 1024, 3000 x 5000 x
-/// 700 and 4096³ (256), in bf16, f16 and TF32.
-fn ws_width(m: usize, n: usize) -> usize {
-    let wide_tiles = m.div_ceil(TILE_ROWS) * n.div_ceil(WS_WIDTH);
-    if wide_tiles <= WS_BLOCKS / 2 {
-        128
-    } else {
-        WS_WIDTH
-    }
+/// The warp-specialised kernels' tile width for M x N among `widths`, the plan a shape
+/// given at run time runs by: the width at which a multiprocessor reads the fewest bytes.
+/// A k-tile of a 128 x w tile is 128 x 64 of A and 64 x w of B, (128 + w) 128 bytes (in
+/// TF32's k-tiles of 32 floats too), and a multiprocessor makes ceil(tiles / 132) tiles:
+/// on an H200 each reads its k-tiles at about 40 bytes a cycle whatever the tile, more
+/// slowly than its tensor cores use them (SPEC.md 3.10, "The width a shape runs at").
+/// Ties go to the wider tile, whose blocks read less of L2 in all.
+fn ws_width(m: usize, n: usize, widths: &[usize]) -> usize {
+    let read =
+        |w: usize| (m.div_ceil(TILE_ROWS) * n.div_ceil(w)).div_ceil(WS_BLOCKS) * (TILE_ROWS + w);
+    widths
+        .iter()
+        .copied()
+        .min_by_key(|&w| (read(w), std::cmp::Reverse(w)))
+        .unwrap_or(WS_WIDTH)
 }
 
 /// The label of a warp-specialised row of tiles `width` wide at `shape` (A copied into
-/// padded rows first where `copied`), `*` on the width [`ws_width`] plans for the shape.
-fn ws_label(width: usize, (m, n, _): Shape, copied: bool) -> &'static str {
-    match (width == ws_width(m, n), width, copied) {
-        (true, 128, false) => "parray ws 128*",
-        (true, 128, true) => "ws128*+#copy A",
-        (true, _, false) => "parray ws 256*",
-        (true, _, true) => "ws256*+#copy A",
-        (false, 128, false) => "parray ws 128",
-        (false, 128, true) => "ws128 + #copy A",
-        (false, _, false) => "parray ws 256",
-        (false, _, true) => "ws256 + #copy A",
+/// padded rows first where `copied`), `*` on the width [`ws_width`] plans among `widths`.
+fn ws_label(width: usize, (m, n, _): Shape, copied: bool, widths: &[usize]) -> String {
+    let planned = width == ws_width(m, n, widths);
+    match (copied, planned) {
+        (false, false) => format!("parray ws {width}"),
+        (false, true) => format!("parray ws {width}*"),
+        (true, false) => format!("ws{width} + #copy A"),
+        (true, true) => format!("ws{width}*+#copy A"),
     }
 }
 
@@ -857,7 +867,7 @@ macro_rules! products_ws {
         $(
             if $want($layout) {
                 $rows.push($case.run::<$h, $h, HC, $v, $s, $v, $s, $vc, $sc>("parray ws", $layout, |a, b, c| {
-                    gemm_ws!(<$e, $v, $v, $vc, $grid, Q2>(a, b, c))
+                    gemm_ws!(<$e, $v, $v, $vc, $grid, W4>(a, b, c))
                 })?);
             }
         )*
@@ -960,10 +970,10 @@ macro_rules! square {
                     return gemm_tf32!(@source <F_ROWS, F_BT, C_ROWS, GRIDWS, Q2>);
                 }
                 match width {
-                    None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS, Q2>),
-                    None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS, Q2>),
-                    None if layout == blocks => gemm_ws!(@source <bf16, BLOCKS, BLOCKS, C_BLOCKS, GRIDWS, Q2>),
-                    None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS, Q2>),
+                    None if layout == halves => gemm_ws!(@source <bf16, HALVES, HALVES, C_HALVES, GRIDWS, W4>),
+                    None if layout == strips => gemm_ws!(@source <bf16, STRIPS, STRIPS, C_STRIPS, GRIDWS, W4>),
+                    None if layout == blocks => gemm_ws!(@source <bf16, BLOCKS, BLOCKS, C_BLOCKS, GRIDWS, W4>),
+                    None => gemm_ws!(@source <bf16, ROWS, ROWS, C_ROWS, GRIDWS, W4>),
                     Some(256) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID256, Q2>),
                     Some(_) => gemm_tc!(@source <bf16, ROWS, ROWS, C_ROWS, GRID128, Q1>),
                 }
@@ -973,9 +983,15 @@ macro_rules! square {
 }
 
 parray! {
-    // The tile's width over 128: Q1 the m64n128k16 tiles, Q2 the m64n256k16.
+    // gemm_tc's and gemm_tf32's tile width over 128: Q1 the m64n128k16 tiles, Q2 the
+    // m64n256k16.
     paged float [1] Q1;
     paged float [2] Q2;
+    // gemm_ws's in B's atoms of 64 columns: W1 the m64n64k16 tiles, W2 the m64n128k16, W4
+    // the m64n256k16.
+    paged float [1] W1;
+    paged float [2] W2;
+    paged float [4] W4;
 }
 
 // Under the emulation the warp-specialised kernel's grid is one block, which makes both
@@ -1034,31 +1050,32 @@ mod any_shape {
     }
 
     /// The warp-specialised kernel's rows on `E` storage (`DA`, `DB` row-major; `PAD` and
-    /// `PADDED` A's padded rows and their view), of tiles 128 x 256 and 128 x 128 (more
-    /// blocks where the shape has few tiles), where K is a multiple of 8: rows of A of a
-    /// whole number of 16-byte steps, as TMA's strides are; otherwise A is copied into
-    /// padded rows by `#copy` each time (`ws256 + #copy A`, `ws128 + #copy A`).
+    /// `PADDED` A's padded rows and their view), of tiles 128 x 256, 128 x 128 and 128 x 64
+    /// (more blocks where the shape has few tiles), where K is a multiple of 8: rows of A of
+    /// a whole number of 16-byte steps, as TMA's strides are; otherwise A is copied into
+    /// padded rows by `#copy` each time (`ws256 + #copy A`, ...).
     macro_rules! ws_row {
         ($case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty) => {
-            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q2, 256);
-            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, Q1, 128);
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, W4, 256);
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, W2, 128);
+            ws_row!(@width $case, $rows, $elem, $ha, $hb, $da, $db, $pad, $padded, W1, 64);
         };
-        (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $q:ty, $width:literal) => {
+        (@width $case:ident, $rows:ident, $elem:ty, $ha:ty, $hb:ty, $da:ty, $db:ty, $pad:ty, $padded:ty, $w:ty, $width:literal) => {
             let rm = LAYOUTS[0].1;
             match $case.shape.2 % 8 {
                 0 => $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                    ws_label($width, $case.shape, false),
+                    ws_label($width, $case.shape, false, &WS_WIDTHS),
                     rm,
-                    |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS, $q>(a, b, c)),
+                    |a, b, c| gemm_ws!(<$elem, $da, $db, DC, GRIDWS, $w>(a, b, c)),
                 )?),
                 _ => {
                     let mut pad = Array::<$pad>::new()?;
                     $rows.push($case.run::<$ha, $hb, HC, $da, $da, $db, $db, DC, DC>(
-                        ws_label($width, $case.shape, true),
+                        ws_label($width, $case.shape, true, &WS_WIDTHS),
                         rm,
                         |a, b, c| {
                             parray::copy::copy(a, pad.view_mut::<$padded>())?;
-                            gemm_ws!(<$elem, $padded, $db, DC, GRIDWS, $q>(&pad, b, c))
+                            gemm_ws!(<$elem, $padded, $db, DC, GRIDWS, $w>(&pad, b, c))
                         },
                     )?);
                 }
@@ -1129,14 +1146,14 @@ mod any_shape {
             let case = Case::<f32>::new::<DAF, DBF, DC>(shape, repeats, rows)?;
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    ws_label(256, shape, false),
+                    ws_label(256, shape, false, &TF32_WIDTHS),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q2>(a, b, c)),
                 )?,
             );
             rows.push(
                 case.run::<HAF, HBF, HC, DAF, DAF, F_BT, F_BT_STORE, DC, DC>(
-                    ws_label(128, shape, false),
+                    ws_label(128, shape, false, &TF32_WIDTHS),
                     TF32_LAYOUT,
                     |a, b, c| gemm_tf32!(<DAF, F_BT, DC, GRIDWS, Q1>(a, b, c)),
                 )?,
@@ -1150,7 +1167,7 @@ mod any_shape {
     pub fn source(shape: Shape, width: Option<usize>) -> parray::Result<&'static str> {
         bind(shape)?;
         match width {
-            None => gemm_ws!(@source <bf16, DA, DB, DC, GRIDWS, Q2>),
+            None => gemm_ws!(@source <bf16, DA, DB, DC, GRIDWS, W4>),
             Some(256) => gemm_tc!(@source <bf16, DA, DB, DC, GRID256, Q2>),
             Some(_) => gemm_tc!(@source <bf16, DA, DB, DC, GRID128, Q1>),
         }
@@ -1301,7 +1318,7 @@ pub fn matmul_rows() -> parray::Result<Vec<common::Run>> {
     Ok(rows
         .iter()
         .map(|r| common::Run {
-            variant: match (r.kernel, r.elem) {
+            variant: match (r.kernel.as_str(), r.elem) {
                 ("cuBLAS", "tf32") => "cuBLAS tf32",
                 ("cuBLAS", _) => "cuBLAS bf16",
                 ("parray ws", "tf32") => "tf32 wgmma ws (subprog)",
@@ -1356,12 +1373,14 @@ fn main() -> parray::Result<()> {
     }
     if choice.ws {
         println!(
-            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {WS_STAGES} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16 or k8), and `*` marks the width the plan runs there: 128 where the shape has at most {} tiles of {TILE_ROWS}x{WS_WIDTH}",
+            "tiles: C {TILE_ROWS}x{WS_WIDTH} a block of three warpgroups (384 threads: a producer, two consumers of 64 rows each), k-tiles of {K_TILE} by TMA ({} in tf32), {} shared stages of {} KiB on full and empty mbarriers, a persistent grid of at most {WS_BLOCKS} blocks, wgmma m64n{WS_WIDTH}k16 (k8 in tf32, B K-major); at a shape given by --m --n --k also C {TILE_ROWS}x128 (parray ws 128: {} stages of {} KiB, m64n128k16 or k8) and, in bf16 and f16, {TILE_ROWS}x64 (parray ws 64: {} stages of {} KiB, m64n64k16); `*` marks the width the plan runs there, the one whose k-tiles a multiprocessor reads the fewest bytes of",
             K_TILE / 2,
+            ws_stages(WS_WIDTH),
             (TILE_ROWS + WS_WIDTH) * K_TILE * 2 / 1024,
-            WS_STAGES * (TILE_ROWS + WS_WIDTH) / (TILE_ROWS + 128),
+            ws_stages(128),
             (TILE_ROWS + 128) * K_TILE * 2 / 1024,
-            WS_BLOCKS / 2,
+            ws_stages(64),
+            (TILE_ROWS + 64) * K_TILE * 2 / 1024,
         );
     }
     let repeats = gemm::repeats()?;

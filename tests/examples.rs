@@ -484,15 +484,18 @@ fn bf16_gemm_on_tensor_cores() {
         "{out}"
     );
     // The warp-specialised kernels at sizes given at run time: their TMA maps planned at
-    // the bound sizes, on tiles 128 x 256 and 128 x 128; two tiles of 128 x 256 would
-    // leave most of the grid idle, so the plan (`*`) is the narrower width.
+    // the bound sizes, on tiles 128 x 256, 128 x 128 and (bf16, f16) 128 x 64. Each block
+    // makes one tile at every width, so the plan (`*`) is the narrowest, whose k-tiles are
+    // the fewest bytes.
     for (kernel, elem) in [
         ("parray ws 256 ", "bf16"),
         ("parray ws 256 ", "f16 "),
         ("parray ws 256 ", "tf32"),
-        ("parray ws 128*", "bf16"),
-        ("parray ws 128*", "f16 "),
+        ("parray ws 128 ", "bf16"),
+        ("parray ws 128 ", "f16 "),
         ("parray ws 128*", "tf32"),
+        ("parray ws 64* ", "bf16"),
+        ("parray ws 64* ", "f16 "),
     ] {
         assert!(
             out.lines().any(|l| l.starts_with(kernel)
@@ -514,8 +517,10 @@ fn bf16_gemm_on_tensor_cores() {
     for (kernel, elem) in [
         ("ws256 + #copy A", "bf16"),
         ("ws256 + #copy A", "f16 "),
-        ("ws128*+#copy A", "bf16"),
-        ("ws128*+#copy A", "f16 "),
+        ("ws128 + #copy A", "bf16"),
+        ("ws128 + #copy A", "f16 "),
+        ("ws64*+#copy A", "bf16"),
+        ("ws64*+#copy A", "f16 "),
         ("parray ws 256 ", "tf32"),
         ("parray ws 128*", "tf32"),
     ] {
