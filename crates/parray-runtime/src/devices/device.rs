@@ -56,6 +56,9 @@ pub(crate) struct CudaDevice {
     /// pipelined `#copy` (`copy::copy_in_chunks`) and NCCL's messages run on it, beside
     /// the work of `stream`, ordered with it by events.
     side: OnceLock<std::result::Result<Arc<CudaStream>, String>>,
+    /// The TMA copies' tensor maps of the last launches, kept for the next one over the
+    /// same arrays.
+    pub(crate) tensor_maps: crate::devices::tensor_map::TensorMaps,
 }
 
 impl CudaDevice {
@@ -370,6 +373,7 @@ pub(crate) fn open_cuda(ordinal: usize) -> std::result::Result<Arc<CudaDevice>, 
                 fault: OnceLock::new(),
                 blas: OnceLock::new(),
                 side: OnceLock::new(),
+                tensor_maps: Default::default(),
             }))
         })
         .clone()

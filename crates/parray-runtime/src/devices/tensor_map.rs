@@ -8,10 +8,13 @@
 //! (the driver answers `CUDA_ERROR_INVALID_VALUE` alone). [`TensorMapSpec::encode`] calls
 //! the driver.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use cudarc::driver::sys;
 use cudarc::driver::DeviceRepr;
 use parray_layout::tma::{TmaPlan, GRANULE, MAX_STRIDE_BYTES};
-use parray_layout::ElemType;
+use parray_layout::{ElemType, Swizzle};
 
 use crate::error::{Error, Result};
 
@@ -167,11 +170,51 @@ impl TensorMapSpec {
     }
 }
 
+/// Which copy a tensor map is for: its plan (the address and length of its planned
+/// dimensions, which are kept for the process and so name them, its swizzle and zero fill)
+/// and its element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct MapSite {
+    pub dims: (usize, usize),
+    pub swizzle: Swizzle,
+    pub zero_fill: bool,
+    pub elem: ElemType,
+}
+
+/// A device's tensor maps: for each copy's plan, the last map encoded and the array it is
+/// over. `cuTensorMapEncodeTiled` is a function of its arguments alone, and encoding a
+/// GEMM's two maps took the host 5.7 µs of its 11 µs launch (SPEC.md 3.9, "TMA copies"),
+/// so a launch over the same array as the one before takes its map from here. One entry a
+/// plan: as many as the program has TMA copies.
+#[derive(Debug, Default)]
+pub(crate) struct TensorMaps(Mutex<HashMap<MapSite, (u64, u64, TensorMap)>>);
+
+impl TensorMaps {
+    /// The map of `site` over the array at `address` of `len` elements: the one kept for
+    /// them, else what `encode` makes (kept in its place).
+    pub(crate) fn get_or_encode(
+        &self,
+        site: MapSite,
+        address: u64,
+        len: u64,
+        encode: impl FnOnce() -> Result<TensorMap>,
+    ) -> Result<TensorMap> {
+        let mut maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match maps.get(&site) {
+            Some(&(a, l, map)) if (a, l) == (address, len) => Ok(map),
+            _ => {
+                let map = encode()?;
+                maps.insert(site, (address, len, map));
+                Ok(map)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use parray_layout::tma::TmaDim;
-    use parray_layout::Swizzle;
 
     /// gemm_bf16's A stage in core matrices (the planner's worked example).
     fn a_core(k: u64) -> TmaPlan {
@@ -245,5 +288,45 @@ mod tests {
             Ok(map) => assert!(map.opaque.iter().any(|w| *w != 0)),
             Err(e) => assert!(e.to_string().contains("`AT`"), "{e}"),
         }
+    }
+
+    #[test]
+    fn a_kept_map_serves_its_plan_over_the_same_array_alone() {
+        let maps = TensorMaps::default();
+        let site = |elem| MapSite {
+            dims: (0x40, 4),
+            swizzle: Swizzle::B128,
+            zero_fill: true,
+            elem,
+        };
+        let encoded = std::cell::Cell::new(0u64);
+        let get = |elem, address, len| {
+            maps.get_or_encode(site(elem), address, len, || {
+                encoded.set(encoded.get() + 1);
+                Ok(TensorMap {
+                    opaque: [encoded.get(); 16],
+                })
+            })
+            .unwrap()
+            .opaque[0]
+        };
+        // Encoded once, then kept; another array (or length, or element) is encoded
+        // again and takes the plan's place.
+        assert_eq!(get(ElemType::Bf16, 0x1000, 64), 1);
+        assert_eq!(get(ElemType::Bf16, 0x1000, 64), 1);
+        assert_eq!(get(ElemType::Bf16, 0x2000, 64), 2);
+        assert_eq!(get(ElemType::Bf16, 0x2000, 128), 3);
+        assert_eq!(get(ElemType::Half, 0x2000, 128), 4);
+        assert_eq!(get(ElemType::Bf16, 0x2000, 128), 3);
+        assert_eq!(get(ElemType::Bf16, 0x1000, 64), 5);
+        // A refusal is not kept.
+        let refused = maps.get_or_encode(site(ElemType::Float), 0x1000, 64, || {
+            Err(Error::TensorMap {
+                decl: "AT".into(),
+                rule: "test".into(),
+            })
+        });
+        assert!(refused.is_err());
+        assert_eq!(get(ElemType::Float, 0x1000, 64), 6);
     }
 }

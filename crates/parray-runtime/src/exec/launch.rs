@@ -107,6 +107,16 @@ impl TmaArg {
         self.map.plan(self.elem.size_bytes())
     }
 
+    /// Which copy its maps are for.
+    fn site(&self) -> crate::devices::tensor_map::MapSite {
+        crate::devices::tensor_map::MapSite {
+            dims: (self.map.dims.as_ptr() as usize, self.map.dims.len()),
+            swizzle: self.map.swizzle,
+            zero_fill: self.map.zero_fill,
+            elem: self.elem,
+        }
+    }
+
     /// The tensor map over the argument at `address` (`Error::TensorMap` naming the
     /// declaration and the driver's rule it breaks, or the driver's own error).
     pub fn encode(&self, address: u64) -> Result<crate::devices::tensor_map::TensorMap> {
@@ -388,12 +398,16 @@ pub(crate) unsafe fn run_on_gpu(
             _ => Vec::new(),
         })
         .collect();
-    // The TMA copies' tensor maps, over the arrays their parameters are given.
+    // The TMA copies' tensor maps, over the arrays their parameters are given (the last
+    // launch's where they are the same).
     let maps = launch
         .tma
         .iter()
         .map(|t| match values.get(t.param) {
-            Some(&KernelValue::Pointer { address, .. }) => t.encode(address),
+            Some(&KernelValue::Pointer { address, .. }) => {
+                cuda.tensor_maps
+                    .get_or_encode(t.site(), address, t.len, || t.encode(address))
+            }
             _ => Err(fail(format!(
                 "the TMA copy of `{}` reads an array the kernel is given, and its argument is not one",
                 t.decl
