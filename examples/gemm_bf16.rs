@@ -65,8 +65,8 @@ const TILE_ROWS: usize = 128;
 const K_TILE: usize = 64;
 const TILES_ARE: &str = "the tiles of C are 128 x 128 or 128 x 256 (--tile 128 or 256), or the warp-specialised kernel's 128 x 256 (--tile ws)";
 
-/// The warp-specialised kernel's tile width, stages and largest grid (gemm_ws's `S`, and
-/// the `GRIDWS` of its shapes: an H200's multiprocessors).
+/// The warp-specialised kernel's tile width at the fixed shapes and its largest grid (the
+/// `GRIDWS` of its shapes: an H200's multiprocessors).
 const WS_WIDTH: usize = 256;
 const WS_BLOCKS: usize = 132;
 
