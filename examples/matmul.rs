@@ -37,12 +37,8 @@ mod fig18b;
 #[allow(dead_code)]
 #[path = "fig21_sgemm.rs"]
 mod fig21;
-#[allow(dead_code)]
-#[path = "gemm_bf16.rs"]
-mod gemm_bf16;
-#[allow(dead_code)]
-#[path = "sgemm.rs"]
-mod sgemm;
+// The GEMMs their own examples run, from the examples' library (built once).
+use parray_examples::{gemm_bf16, sgemm};
 
 /// Print one variant's row as soon as it is measured; true when its check passed.
 macro_rules! row {

@@ -1,7 +1,7 @@
 //! The tuned SGEMM split over two GPUs: `C = A B` for row-major N x N matrices, a `pthd`
 //! thread per GPU. Thread t creates its part on its own device (`create_on`): its N/2 rows
 //! of A, all of B and its N/2 rows of C, and runs the tuned subprogram of
-//! `examples/sgemm.rs` there, its (N/2) x N x N instance. The inputs are made on the host
+//! `examples/shared/sgemm.rs` there, its (N/2) x N x N instance. The inputs are made on the host
 //! (pinned), each part uploaded by `#copy` from the host array of its rows, and each part
 //! of C gathered back by `#copy` into the host array of its rows.
 //!
@@ -15,13 +15,7 @@
 //! (N = 16384; `--n 8192` too); under the emulation two emulated devices and N = 512
 //! (`--small`), in CI.
 
-// The subprogram's example brings its own copy of `common`, as when it is built alone.
-#![allow(clippy::duplicate_mod)]
-
 mod common;
-#[allow(dead_code)]
-#[path = "sgemm.rs"]
-mod sgemm;
 
 use std::sync::Mutex;
 
@@ -29,7 +23,8 @@ use common::gemm::relative_error;
 use parray::gpu::{time_ms_on, Backend, Timing};
 use parray::prelude::*;
 use parray::{Array, DataType, Device, ThreadArray};
-use sgemm::{T128X256, UNSPLIT};
+// The subprogram from the examples' library, where `examples/sgemm.rs` runs it too.
+use parray_examples::sgemm::{self, T128X256, UNSPLIT};
 
 /// The GPUs the product is split over (a compile-time size: the parts' types depend on it).
 const G: usize = 2;

@@ -777,3 +777,33 @@ fn a_host_usize_past_32_bits_is_an_error_naming_it() {
     assert!(message.contains("`far` = 8589934592"), "{message}");
     assert!(message.contains("32-bit `usize`"), "{message}");
 }
+
+parray! {
+    dmem int [64 * 256] CHAIN;
+    cuda(int* src, int* dst) [64][256] SHIFT;
+}
+
+/// Launches back to back, each reading what other blocks of the launch before it wrote: on
+/// a GPU with programmatic dependent launch a kernel may start while the grid before it
+/// still runs (SPEC 4.2), and one that did not wait for that grid would read elements it
+/// had not written yet.
+#[test]
+fn each_launch_sees_the_whole_grid_before_it() -> parray::Result<()> {
+    let (mut a, mut b) = (CHAIN::create()?, CHAIN::create()?);
+    detour!(SHIFT(&a, &mut b) {
+        dst[$tid$] = 0;
+    })?;
+    let steps = 100;
+    for _ in 0..steps {
+        // Element t from t + 7 * 256 + 1: seven blocks on.
+        detour!(SHIFT(&b, &mut a) {
+            dst[$tid$] = src[($tid$ + 1793) % 16384] + 1;
+        })?;
+        std::mem::swap(&mut a, &mut b);
+    }
+    assert!(
+        b.to_vec()?.iter().all(|&x| x == steps),
+        "a launch read a stale element"
+    );
+    Ok(())
+}

@@ -1044,7 +1044,7 @@ fn quadratic_over_a_run_time_size_computes_every_element() -> parray::Result<()>
 parray! {
     // Rows of 999 floats (not a multiple of 4: no float4 reaches a row's elements), a
     // thread's tile one row by 4 columns, as the SGEMM's tile of B where a thread loads
-    // one row (examples/sgemm.rs at N = 999): its element k is `(k / 4) * 999 + k % 4`,
+    // one row (examples/shared/sgemm.rs at N = 999): its element k is `(k / 4) * 999 + k % 4`,
     // which the offset compiler folds to `k`, while the guard's digits stay `k / 4` and
     // `k % 4`.
     dmem float [6][999] RX;

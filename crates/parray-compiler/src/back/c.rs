@@ -332,6 +332,10 @@ fn entry(proved: &Proved, name: &str, dialect: Dialect, entry: Entry) -> String 
         _ if needs_sm90a(body) => out.push_str(SM90A),
         _ => {}
     }
+    let follows = dialect == Dialect::Cuda && entry == Entry::Kernel;
+    if follows {
+        out.push_str(FOLLOWS_PREVIOUS_GRID);
+    }
     out.push_str(&elem_declarations(body, dialect));
     out.push_str(&record_makers(body));
     let soa = soa_records(body);
@@ -470,6 +474,9 @@ fn entry(proved: &Proved, name: &str, dialect: Dialect, entry: Entry) -> String 
                 w.names[out_id.0 as usize]
             );
         }
+    }
+    if follows {
+        out.push_str(GRID_DEPENDENCY);
     }
     w.stmts(&body.stmts);
     // Only what the statements use: a pointer whose accesses are all proved needs no base,
@@ -2242,6 +2249,23 @@ pub const TENSOR_MAP: &str =
 /// runtime compiles such a kernel for `sm_90a` (plain sm_90 has neither), and only on an
 /// sm_90 GPU.
 pub const SM90A: &str = "// parray: wgmma, built for sm_90a\n";
+
+/// The line that opens every CUDA kernel (not HIP's, nor a cuFFT callback): the kernel
+/// waits for the grid before it in the stream to complete before it runs on, so the
+/// runtime may launch it while that grid's last blocks still run (programmatic dependent
+/// launch, sm_90 and later: SPEC 4.2), hiding the launch behind their tail.
+pub const FOLLOWS_PREVIOUS_GRID: &str =
+    "// parray: waits for the previous grid (programmatic dependent launch)\n";
+
+/// The kernel's first statements under [`FOLLOWS_PREVIOUS_GRID`]: wait for the grid
+/// before it (complete, its writes visible), then let the next one launch, whose blocks
+/// take each multiprocessor as this grid's leave it and wait there in turn. Before
+/// sm_90 there is no such launch, and nothing to wait for.
+const GRID_DEPENDENCY: &str = "#if __CUDA_ARCH__ >= 900
+    asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");
+    asm volatile(\"griddepcontrol.launch_dependents;\");
+#endif
+";
 
 /// Whether the body has a wgmma.
 fn has_wgmma(body: &Body) -> bool {

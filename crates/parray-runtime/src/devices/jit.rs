@@ -1,7 +1,9 @@
 //! NVRTC compilation of generated kernels, cached per device in memory and on disk.
 //!
 //! Options: only `--gpu-architecture=sm_XY` of the device, so the PTX is JIT-free on it
-//! (`sm_90a` for a kernel with a wgmma, which opens with [`SM90A`]).
+//! (`sm_90a` for a kernel with a wgmma, which opens with [`SM90A`]). A kernel that opens
+//! with [`FOLLOWS_PREVIOUS_GRID`] is launched, on sm_90 and later, while the grid before it
+//! may still run.
 //! No `--use_fast_math` (it would change results against the CPU emulation) and no
 //! `-default-device` (generated sources mark their own `__device__` helpers).
 
@@ -13,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{self, CompileError, CompileOptions, Ptx};
 
-use parray_compiler::back::c::SM90A;
+use parray_compiler::back::c::{FOLLOWS_PREVIOUS_GRID, SM90A};
 
 use crate::error::{Error, Result};
 
@@ -39,12 +41,17 @@ pub(crate) struct Kernels {
 pub(crate) struct Kernel {
     pub(crate) function: CudaFunction,
     pub(crate) module: Arc<CudaModule>,
+    /// Whether its launch may overlap the previous grid's tail: the kernel waits for that
+    /// grid first ([`FOLLOWS_PREVIOUS_GRID`]) and the GPU has programmatic dependent launch.
+    pub(crate) follows_previous_grid: bool,
 }
 
 /// What a compilation targets: the device's architecture and the NVRTC that compiles.
 struct Target {
     arch: String,
     nvrtc: String,
+    /// Programmatic dependent launch: compute capability 9.0 and later.
+    dependent_launch: bool,
 }
 
 impl Kernels {
@@ -95,12 +102,13 @@ impl Kernels {
             return Ok(f.clone());
         }
         dump_source(kernel, source, "");
+        let follows = target.dependent_launch && source.contains(FOLLOWS_PREVIOUS_GRID);
         let entry = cache_dir().map(|dir| dir.join(format!("{key:016x}.ptx")));
         let cached = entry
             .as_deref()
             .and_then(|path| std::fs::read_to_string(path).ok())
             .and_then(|text| parse_entry(&text).map(str::to_owned))
-            .and_then(|ptx| self.load(kernel, Ptx::from_src(ptx)).ok());
+            .and_then(|ptx| self.load(kernel, Ptx::from_src(ptx), follows).ok());
         let function = match cached {
             Some(f) => f,
             None => {
@@ -125,7 +133,7 @@ impl Kernels {
                     // Best effort: a cache that cannot be written costs a recompile, not a failure.
                     let _ = write_atomically(path, &format_entry(&ptx.to_src()));
                 }
-                self.load(kernel, ptx)?
+                self.load(kernel, ptx, follows)?
             }
         };
         loaded.insert(key, function.clone());
@@ -213,6 +221,7 @@ impl Kernels {
                 .map_err(|e| format!("the NVRTC version is unknown: {e:?}"))?;
             Ok(Target {
                 arch: format!("sm_{major}{minor}"),
+                dependent_launch: major >= 9,
                 nvrtc: format!("{v_major}.{v_minor}"),
             })
         })
@@ -222,13 +231,14 @@ impl Kernels {
         })
     }
 
-    fn load(&self, kernel: &str, ptx: Ptx) -> Result<Kernel> {
+    fn load(&self, kernel: &str, ptx: Ptx, follows_previous_grid: bool) -> Result<Kernel> {
         self.ctx
             .load_module(ptx)
             .and_then(|module| {
                 Ok(Kernel {
                     function: module.load_function(kernel)?,
                     module,
+                    follows_previous_grid,
                 })
             })
             .map_err(|e| Error::ModuleLoad {

@@ -2,10 +2,11 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::{self, CUfunction_attribute};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use parray_compiler::kernels::Kernel;
 use parray_layout::grid::CudaGrid;
 
@@ -299,6 +300,62 @@ fn launch_device(launch: &Launch, values: &[KernelValue]) -> Result<Device> {
     Device::from_id(first_device)
 }
 
+/// A kernel parameter as the driver takes it: the address of its bytes.
+fn param<T>(value: &T) -> *mut c_void {
+    (value as *const T).cast_mut().cast()
+}
+
+/// Launches `kernel` on `stream` as `shape` with `shared_bytes` of dynamic shared memory.
+/// A kernel that waits for the grid before it ([`jit::Kernel::follows_previous_grid`]) is
+/// launched with programmatic stream serialization, so that its blocks may start as that
+/// grid's last ones leave (SPEC 4.2); any other runs after the whole of it.
+///
+/// # Safety
+/// 1. `params` holds, in order, the address of each of the kernel's parameters, each a
+///    value of the parameter's type, alive until this returns (the driver copies them).
+/// 2. `stream` orders the launch after the work that writes what the kernel reads.
+unsafe fn launch_on(
+    stream: &CudaStream,
+    kernel: &jit::Kernel,
+    shape: &CudaGrid,
+    shared_bytes: u32,
+    params: &mut [*mut c_void],
+) -> std::result::Result<(), DriverError> {
+    let mut attributes = [sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            programmaticStreamSerializationAllowed: 1,
+        },
+    }];
+    let (grid, block): ((u32, u32, u32), (u32, u32, u32)) = (shape.grid.into(), shape.block.into());
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: shared_bytes,
+        hStream: stream.cu_stream(),
+        attrs: attributes.as_mut_ptr(),
+        numAttrs: u32::from(kernel.follows_previous_grid),
+    };
+    stream.context().bind_to_thread()?;
+    // SAFETY: `config` and its attributes outlive the call; the function belongs to the
+    // stream's context (it was loaded there); `params` as the caller guarantees (1), and
+    // the launch is ordered on `stream` (2).
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            kernel.function.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+}
+
 /// Launches `launch` on `stream`, one of `cuda`'s streams (the device's own, or its side
 /// stream for a pipelined copy), behind the work queued there.
 ///
@@ -414,36 +471,38 @@ pub(crate) unsafe fn run_on_gpu(
             ))),
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut builder = stream.launch_builder(function);
-    for (value, fields) in values.iter().zip(&structs) {
-        match value {
-            KernelValue::F32(v) => builder.arg(v),
-            KernelValue::F64(v) => builder.arg(v),
-            KernelValue::I32(v) => builder.arg(v),
-            KernelValue::U32(v) => builder.arg(v),
-            KernelValue::I64(v) => builder.arg(v),
-            KernelValue::U64(v) => builder.arg(v),
-            KernelValue::Pointer { address, .. } => builder.arg(address),
-            // The driver reads the parameter's bytes, the struct's, from its first field.
-            KernelValue::Fields { .. } => builder.arg(&fields[0]),
-        };
-    }
-    if let Some(address) = &fault_address {
-        builder.arg(address);
-    }
-    for map in &maps {
-        builder.arg(map);
-    }
-    let config = LaunchConfig {
-        grid_dim: launch.shape.grid.into(),
-        block_dim: launch.shape.block.into(),
-        shared_mem_bytes: launch.shared_bytes,
-    };
+    // The driver reads each parameter's bytes from its address: the values, an SoA
+    // parameter's struct (from its first field), the fault record, then the tensor maps.
+    let mut params: Vec<*mut c_void> = values
+        .iter()
+        .zip(&structs)
+        .map(|(value, fields)| match value {
+            KernelValue::F32(v) => param(v),
+            KernelValue::F64(v) => param(v),
+            KernelValue::I32(v) => param(v),
+            KernelValue::U32(v) => param(v),
+            KernelValue::I64(v) => param(v),
+            KernelValue::U64(v) => param(v),
+            KernelValue::Pointer { address, .. } => param(address),
+            KernelValue::Fields { .. } => param(&fields[0]),
+        })
+        .chain(fault_address.as_ref().map(param))
+        .chain(maps.iter().map(param))
+        .collect();
     // SAFETY: the arguments match the kernel (caller's contract): an SoA parameter is the
     // struct of one address per field, which `structs` holds contiguously, in field order;
     // each tensor map (the C's 64-byte aligned `parray_tensor_map`) follows the others;
-    // `values`, `structs` and `maps` outlive the launch, which copies them.
-    unsafe { builder.launch(config) }.map_err(|e| fail(e.to_string()))?;
+    // `values`, `structs`, `fault_address` and `maps` outlive the launch, which copies them.
+    unsafe {
+        launch_on(
+            stream,
+            &kernel,
+            &launch.shape,
+            launch.shared_bytes,
+            &mut params,
+        )
+    }
+    .map_err(|e| fail(e.to_string()))?;
     let wait = || {
         stream
             .synchronize()
