@@ -1,9 +1,9 @@
 //! The tuned SGEMM split over two GPUs: `C = A B` for row-major N x N matrices, a `pthd`
 //! thread per GPU. Thread t creates its part on its own device (`create_on`): its N/2 rows
 //! of A, all of B and its N/2 rows of C, and runs the tuned subprogram of
-//! `examples/shared/sgemm.rs` there, its (N/2) x N x N instance. The inputs are made on the host
-//! (pinned), each part uploaded by `#copy` from the host array of its rows, and each part
-//! of C gathered back by `#copy` into the host array of its rows.
+//! `examples/shared/sgemm.rs` there, its (N/2) x N x N instance. The inputs are made on
+//! the host (pinned), each part uploaded by `#copy` from the host array of its rows, and
+//! each part of C gathered back by `#copy` into the host array of its rows.
 //!
 //! The table: the subprogram on one GPU for the whole product, on both GPUs, cuBLAS on one
 //! GPU, each the median of the timed repeats after a warm-up (CUDA events on each GPU;
